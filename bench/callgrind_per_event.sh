@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Instructions per hold-model event, measured with callgrind by differencing two run lengths:
+#   Ir/event = (Ir(E2 events) - Ir(E1 events)) / (E2 - E1)
+# so process start-up, set-up of the N pending events and teardown cancel out.
+#
+# usage: bench/callgrind_per_event.sh BUILD_DIR [N] [E1] [E2] [MODEL...]
+#   BUILD_DIR  a build tree holding bench/kdsim_hold_callgrind (Release or RelWithDebInfo)
+#   N          pending events (default 1000)
+#   E1, E2     the two run lengths (default 1000000 and 2000000)
+#   MODEL      engine coroutine queue floor (default: all four)
+set -euo pipefail
+
+build=${1:?usage: $0 BUILD_DIR [N] [E1] [E2] [MODEL...]}
+n=${2:-1000}
+e1=${3:-1000000}
+e2=${4:-2000000}
+shift $(( $# < 4 ? $# : 4 ))
+models=("$@")
+[ ${#models[@]} -eq 0 ] && models=(engine coroutine queue floor)
+
+bin=${HOLD_BIN:-$build/bench/kdsim_hold_callgrind}
+[ -x "$bin" ] || { echo "no $bin: build the kdsim_hold_callgrind target first" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "valgrind not installed (apt-get install valgrind)" >&2; exit 1; }
+(( e2 > e1 )) || { echo "E2 must be larger than E1" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Total instructions executed (Ir) of one run, from the callgrind output's "summary:" line.
+instructions() {
+    local model=$1 events=$2 out="$tmp/cg.$1.$2"
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$model" "$n" "$events" \
+        >/dev/null 2>"$tmp/log"
+    awk '/^summary:/ { print $2 }' "$out"
+}
+
+printf '%-10s %8s %12s %16s %16s %10s\n' model N events Ir@E1 Ir@E2 Ir/event
+for m in "${models[@]}"; do
+    i1=$(instructions "$m" "$e1")
+    i2=$(instructions "$m" "$e2")
+    per=$(awk -v a="$i1" -v b="$i2" -v x="$e1" -v y="$e2" 'BEGIN { printf "%.1f", (b - a) / (y - x) }')
+    printf '%-10s %8s %12s %16s %16s %10s\n' "$m" "$n" "$e1/$e2" "$i1" "$i2" "$per"
+done

@@ -1,0 +1,56 @@
+#include "arch/arm/vfp.h"
+
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
+namespace kdsim::arch::arm {
+
+using kernel::Cat;
+
+bool Vfp::may_use_simd() const {
+    std::uint32_t pc = cpu_.preempt_count();
+    if (policy_ == SimdPolicy::ARM32_TASK_ONLY) return !kernel::in_interrupt(pc);
+    if (policy_ == SimdPolicy::ARM32_SOFTIRQ) return !kernel::in_hardirq(pc) && !cpu_.irqs_disabled();
+    return !kernel::in_hardirq(pc);
+}
+
+engine::Task<> Vfp::begin() {
+    if (!takes_bh()) kernel::preempt_disable(cpu_, "kernel_neon_begin");
+    fpexc_en_ = true;
+    TaskStruct& cur = *cpu_.current();
+    Cycles save = 0;
+    if (hw_state_ == &cur && !cur.kthread) save = save_user_state(cur, "kernel_neon_begin (vfp_save_state)");
+    hw_state_ = nullptr;
+    open_bracket("kernel_neon_begin");
+    charge_begin_end(costs_.begin + save);
+    if (takes_bh()) co_await kernel::local_bh_disable(cpu_);
+    if (save) co_await cpu_.exec(save, Cat::SIMD_SAVE_RESTORE);
+    co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
+}
+
+engine::Task<> Vfp::end() {
+    fpexc_en_ = false;
+    charge_begin_end(costs_.end);
+    co_await cpu_.exec(costs_.end, Cat::SIMD_BEGIN_END);
+    close_bracket();
+    if (takes_bh()) co_await kernel::local_bh_enable(cpu_);
+    else co_await kernel::preempt_enable(cpu_);
+}
+
+Cycles Vfp::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
+    Cycles c = 0;
+    if (fpexc_en_ && hw_state_ == &prev && !prev.kthread)
+        c = save_user_state(prev, "context switch (vfp_notifier)");
+    fpexc_en_ = false;
+    return c;
+}
+
+Cycles Vfp::user_simd_use(TaskStruct& t) {
+    if (fpexc_en_ && hw_state_ == &t) return 0;
+    fpexc_en_ = true;
+    if (hw_state_ == &t) return 0; // vfp_state_in_hw(): only re-enable the unit
+    hw_state_ = &t;
+    return restore_user_state(t);
+}
+
+} // namespace kdsim::arch::arm

@@ -1,0 +1,52 @@
+#include "arch/arm64/fpsimd.h"
+
+#include "kernel/softirq.h"
+
+namespace kdsim::arch::arm64 {
+
+using kernel::Cat;
+
+bool Fpsimd::may_use_simd() const {
+    std::uint32_t pc = cpu_.preempt_count();
+    return !kernel::in_hardirq(pc) && !cpu_.irqs_disabled() && !kernel::in_nmi(pc) && !busy_;
+}
+
+engine::Task<> Fpsimd::begin() {
+    busy_ = true;
+    TaskStruct& cur = *cpu_.current();
+    Cycles save = 0;
+    if (!cur.kthread && !cur.fpu_state_saved) save = save_user_state(cur, "kernel_neon_begin (fpsimd_save)");
+    last_state_ = nullptr; // fpsimd_flush_cpu_state()
+    cur.fpu_state_saved = true; // TIF_FOREIGN_FPSTATE
+    open_bracket("kernel_neon_begin");
+    charge_begin_end(costs_.begin + save);
+    co_await kernel::local_bh_disable(cpu_);
+    if (save) co_await cpu_.exec(save, Cat::SIMD_SAVE_RESTORE);
+    co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
+}
+
+engine::Task<> Fpsimd::end() {
+    charge_begin_end(costs_.end);
+    co_await cpu_.exec(costs_.end, Cat::SIMD_BEGIN_END);
+    close_bracket();
+    busy_ = false;
+    co_await kernel::local_bh_enable(cpu_);
+}
+
+Cycles Fpsimd::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct& next) {
+    Cycles c = 0;
+    if (!prev.kthread && !prev.fpu_state_saved) {
+        c = save_user_state(prev, "context switch (fpsimd_thread_switch)");
+        last_state_ = &prev;
+    }
+    if (!next.kthread) next.fpu_state_saved = last_state_ != &next;
+    return c;
+}
+
+Cycles Fpsimd::exit_to_user(Cpu&, TaskStruct& t) {
+    if (t.kthread || !t.fpu_state_saved) return 0;
+    last_state_ = &t;
+    return restore_user_state(t);
+}
+
+} // namespace kdsim::arch::arm64

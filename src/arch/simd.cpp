@@ -1,0 +1,122 @@
+#include "arch/simd.h"
+
+#include "arch/arm/vfp.h"
+#include "arch/arm64/fpsimd.h"
+#include "arch/x86/fpu.h"
+
+#include <bit>
+
+namespace kdsim::arch {
+
+std::string_view to_string(Arch a) {
+    switch (a) {
+    case Arch::X86_64: return "x86_64";
+    case Arch::ARM32: return "arm32";
+    case Arch::ARM64: return "arm64";
+    case Arch::PPC32_E500: return "ppc32-e500";
+    }
+    return "?";
+}
+
+std::optional<Arch> arch_from_string(std::string_view s) {
+    for (Arch a : {Arch::X86_64, Arch::ARM32, Arch::ARM64, Arch::PPC32_E500})
+        if (to_string(a) == s) return a;
+    return std::nullopt;
+}
+
+namespace {
+constexpr std::array<std::pair<SimdPolicy, std::string_view>, 7> POLICY_NAMES = {{
+    {SimdPolicy::X86_PREEMPT, "x86-preempt-disable"},
+    {SimdPolicy::X86_BH_OFF, "x86-bh-disable"},
+    {SimdPolicy::X86_UNSAFE_NO_INUSE, "x86-unsafe-no-inuse-check"},
+    {SimdPolicy::ARM32_TASK_ONLY, "arm32-task-only"},
+    {SimdPolicy::ARM32_SOFTIRQ, "arm32-softirq-neon"},
+    {SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH, "arm32-unsafe-softirq-neon-no-bh"},
+    {SimdPolicy::ARM64_BH_OFF, "arm64-bh-disable"},
+}};
+} // namespace
+
+std::string_view to_string(SimdPolicy p) {
+    for (auto& [pol, name] : POLICY_NAMES)
+        if (pol == p) return name;
+    return "?";
+}
+
+std::optional<SimdPolicy> simd_policy_from_string(std::string_view s) {
+    for (auto& [pol, name] : POLICY_NAMES)
+        if (name == s) return pol;
+    return std::nullopt;
+}
+
+Arch arch_of(SimdPolicy p) {
+    switch (p) {
+    case SimdPolicy::X86_PREEMPT:
+    case SimdPolicy::X86_BH_OFF:
+    case SimdPolicy::X86_UNSAFE_NO_INUSE: return Arch::X86_64;
+    case SimdPolicy::ARM32_TASK_ONLY:
+    case SimdPolicy::ARM32_SOFTIRQ:
+    case SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH: return Arch::ARM32;
+    case SimdPolicy::ARM64_BH_OFF: return Arch::ARM64;
+    }
+    return Arch::X86_64;
+}
+
+SimdUnit::SimdUnit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs)
+    : cpu_(cpu), policy_(policy), costs_(costs) {}
+
+void SimdUnit::open_bracket(const char* who) {
+    ++stats_.brackets;
+    if (depth_ == brackets_.size()) return;
+    SimdToken tok = cpu_.kernel_simd_token();
+    brackets_[depth_++] = Open{cpu_.now(), 0, tok, who};
+    cpu_.set_simd_regs(tok); // the kernel code now uses the registers
+}
+
+void SimdUnit::close_bracket() {
+    if (depth_ == 0) return;
+    Open o = brackets_[--depth_];
+    Tick len = cpu_.now() - o.start;
+    stats_.bytes += o.bytes;
+    unsigned k = o.bytes ? static_cast<unsigned>(std::bit_width(o.bytes) - 1) : 0;
+    if (k >= stats_.bytes_hist.size()) k = stats_.bytes_hist.size() - 1;
+    ++stats_.bytes_hist[k];
+    if (len > stats_.longest_bracket) {
+        stats_.longest_bracket = len;
+        stats_.longest_bracket_start = o.start;
+        stats_.longest_bracket_bytes = o.bytes;
+        stats_.longest_bracket_holder = std::string(o.who) + " in " +
+                                        std::string(kernel::to_string(cpu_.ctx_kind())) + " context of " +
+                                        (cpu_.current() ? cpu_.current()->describe() : "?");
+    }
+}
+
+Cycles SimdUnit::save_user_state(TaskStruct& t, const char* where) {
+    if (cpu_.simd_regs() != t.user_token) cpu_.report_clobber(t.user_token, cpu_.simd_regs(), where);
+    t.saved_user = t.user_token;
+    t.fpu_state_saved = true;
+    ++stats_.saves;
+    stats_.save_restore_cycles += costs_.save;
+    return costs_.save;
+}
+
+Cycles SimdUnit::restore_user_state(TaskStruct& t) {
+    cpu_.set_simd_regs(t.saved_user);
+    t.fpu_state_saved = false;
+    ++stats_.restores;
+    stats_.save_restore_cycles += costs_.restore;
+    return costs_.restore;
+}
+
+std::unique_ptr<SimdUnit> make_simd_unit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs) {
+    std::unique_ptr<SimdUnit> u;
+    switch (arch_of(policy)) {
+    case Arch::X86_64: u = std::make_unique<x86::Fpu>(cpu, policy, costs); break;
+    case Arch::ARM32: u = std::make_unique<arm::Vfp>(cpu, policy, costs); break;
+    case Arch::ARM64: u = std::make_unique<arm64::Fpsimd>(cpu, policy, costs); break;
+    case Arch::PPC32_E500: return nullptr;
+    }
+    cpu.set_arch_fpu(u.get());
+    return u;
+}
+
+} // namespace kdsim::arch

@@ -1,0 +1,132 @@
+// The SIMD/FPU unit of one CPU as the kernel drives it: who owns the register file, whether a
+// task's user state is live or saved, kernel-mode brackets (kernel_fpu_begin/end,
+// kernel_neon_begin/end) and may_use_simd(). One subclass per architecture mirrors that
+// architecture's code (x86/fpu.cpp, arm/vfp.cpp, arm64/fpsimd.cpp); the policy selects the
+// kernel version or variant. Register contents are functional: every bracket writes its own
+// owner token into the register file, and SIMD work checks the token it expects (see
+// Cpu::exec_simd), so a policy that lets one context overwrite another's live registers
+// produces a clobber finding through the mechanism itself, with no policy-specific detector.
+#pragma once
+
+#include "engine/task.h"
+#include "kernel/cpu.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kdsim::arch {
+
+using engine::Cycles;
+using engine::Tick;
+using kernel::Cpu;
+using kernel::SimdToken;
+using kernel::TaskStruct;
+
+enum class Arch : std::uint8_t { X86_64, ARM32, ARM64, PPC32_E500 };
+std::string_view to_string(Arch a);
+std::optional<Arch> arch_from_string(std::string_view s);
+
+// Kernel versions and variants of the kernel-mode SIMD rules.
+enum class SimdPolicy : std::uint8_t {
+    X86_PREEMPT,          // x86 until 2025: begin = preempt_disable; a softirq sees in_kernel_fpu
+    X86_BH_OFF,           // x86 d02198550423 (2025): begin takes fpregs_lock (BH off)
+    X86_UNSAFE_NO_INUSE,  // unsafe: irq_fpu_usable() without the in_kernel_fpu check
+    ARM32_TASK_ONLY,      // ARM before 9283/1: NEON only where !in_interrupt()
+    ARM32_SOFTIRQ,        // ARM 9283/1: NEON in softirq too, BH off around task-context NEON
+    ARM32_UNSAFE_SOFTIRQ_NO_BH, // unsafe: softirq NEON allowed, task NEON leaves BH on
+    ARM64_BH_OFF,         // arm64 5.13..6.7: NEON with softirqs disabled
+};
+std::string_view to_string(SimdPolicy p);
+std::optional<SimdPolicy> simd_policy_from_string(std::string_view s);
+Arch arch_of(SimdPolicy p);
+
+// [simd] section of a profile.
+struct SimdCosts {
+    Cycles begin = 0;   // kernel_*_begin bookkeeping without a save
+    Cycles end = 0;     // kernel_*_end
+    Cycles save = 0;    // saving live user state (XSAVE, vfp_save_state, fpsimd_save_state)
+    Cycles restore = 0; // restoring it (XRSTOR, vfp_load_state, fpsimd load)
+    std::uint64_t state_size = 0; // bytes
+};
+
+// Brackets and their costs, as reported.
+struct SimdStats {
+    std::uint64_t brackets = 0;
+    Cycles begin_end_cycles = 0;   // everything begin/end charged, saves included
+    std::uint64_t saves = 0;       // of user state, in begin or at context switch
+    std::uint64_t restores = 0;
+    Cycles save_restore_cycles = 0;
+    std::uint64_t bytes = 0;       // processed inside brackets
+    std::array<std::uint64_t, 24> bytes_hist{}; // bucket k: bytes in [2^k, 2^(k+1)), bucket 0 also holds 0
+    Tick longest_bracket = 0;
+    Tick longest_bracket_start = 0;
+    std::uint64_t longest_bracket_bytes = 0;
+    std::string longest_bracket_holder;
+    std::uint64_t fallbacks = 0;   // may_use_simd() was false where SIMD was wanted
+};
+
+class SimdUnit : public kernel::ArchFpu {
+public:
+    SimdUnit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs);
+    ~SimdUnit() override = default;
+
+    SimdPolicy policy() const { return policy_; }
+    Cpu& cpu() { return cpu_; }
+
+    // may_use_simd() / irq_fpu_usable() of this architecture and policy, for the running context.
+    virtual bool may_use_simd() const = 0;
+    // kernel_fpu_begin / kernel_neon_begin. Precondition: may_use_simd().
+    virtual engine::Task<> begin() = 0;
+    // kernel_fpu_end / kernel_neon_end; a preemption point. Must pair with begin().
+    virtual engine::Task<> end() = 0;
+    // The token the running bracket's SIMD work must find in the registers.
+    SimdToken bracket_token() const { return depth_ ? brackets_[depth_ - 1].token : SimdToken{}; }
+    bool in_bracket() const { return depth_ > 0; }
+
+    // A user task is about to execute SIMD instructions (the lazy-restore trap on arm32).
+    virtual Cycles user_simd_use(TaskStruct& t) { return 0; }
+
+    // Bytes the running bracket processed (for the bytes-per-bracket histogram).
+    void add_bracket_bytes(std::uint64_t n) {
+        if (depth_) brackets_[depth_ - 1].bytes += n;
+    }
+    void count_fallback() { ++stats_.fallbacks; }
+    const SimdStats& stats() const { return stats_; }
+
+protected:
+    // Bracket bookkeeping shared by all architectures.
+    void open_bracket(const char* who);
+    void close_bracket();
+    // Saves the registers as `t`'s user state, checking that they hold it.
+    Cycles save_user_state(TaskStruct& t, const char* where);
+    // Loads `t`'s saved user state into the registers.
+    Cycles restore_user_state(TaskStruct& t);
+    void charge_begin_end(Cycles c) { stats_.begin_end_cycles += c; }
+
+    Cpu& cpu_;
+    SimdPolicy policy_;
+    SimdCosts costs_;
+    SimdStats stats_;
+
+private:
+    struct Open {
+        Tick start;
+        std::uint64_t bytes;
+        SimdToken token;
+        const char* who;
+    };
+    std::array<Open, 4> brackets_{};
+    std::size_t depth_ = 0;
+};
+
+// Builds the unit for `policy` on `cpu` and installs it as the CPU's ArchFpu.
+std::unique_ptr<SimdUnit> make_simd_unit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs);
+
+// crypto_simd_usable(): the name crypto glue code uses.
+inline bool crypto_simd_usable(const SimdUnit& u) { return u.may_use_simd(); }
+
+} // namespace kdsim::arch

@@ -1,0 +1,2 @@
+#include "arch/simd.h"
+#include <gtest/gtest.h>

@@ -1,0 +1,136 @@
+#include "crypto/shash.h"
+
+#include "kernel/sched.h"
+
+#include <algorithm>
+#include <array>
+
+namespace kdsim::crypto {
+
+using kernel::Cat;
+
+namespace {
+constexpr std::array<std::string_view, HASH_IMPLS> IMPL_NAMES = {
+    "generic", "arm", "arm64", "neon", "ce", "ssse3", "avx", "avx2", "shani", "spe"};
+}
+
+std::string_view to_string(HashImpl i) { return IMPL_NAMES[static_cast<std::size_t>(i)]; }
+
+std::optional<HashImpl> hash_impl_from_string(std::string_view s) {
+    for (std::size_t i = 0; i < HASH_IMPLS; ++i)
+        if (IMPL_NAMES[i] == s) return static_cast<HashImpl>(i);
+    return std::nullopt;
+}
+
+bool uses_simd(HashImpl i) {
+    switch (i) {
+    case HashImpl::GENERIC:
+    case HashImpl::ARM:
+    case HashImpl::ARM64: return false;
+    default: return true;
+    }
+}
+
+std::string_view to_string(ChunkPolicy p) {
+    switch (p) {
+    case ChunkPolicy::NONE: return "none";
+    case ChunkPolicy::FIXED: return "fixed";
+    case ChunkPolicy::YIELD: return "yield";
+    }
+    return "?";
+}
+
+std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s) {
+    for (ChunkPolicy p : {ChunkPolicy::NONE, ChunkPolicy::FIXED, ChunkPolicy::YIELD})
+        if (to_string(p) == s) return p;
+    return std::nullopt;
+}
+
+HashImpl best_hash_impl(const HashCostTable& cost, HashAlg alg) {
+    for (HashImpl i : {HashImpl::SHANI, HashImpl::AVX2, HashImpl::AVX, HashImpl::SSSE3, HashImpl::CE, HashImpl::NEON,
+                       HashImpl::SPE, HashImpl::ARM64, HashImpl::ARM})
+        if (cost.has(alg, i)) return i;
+    return HashImpl::GENERIC;
+}
+
+namespace {
+
+// Feeds bytes [from, to) to the functional digest, flipping one byte if the chunk was
+// computed with clobbered registers.
+void feed(Digest* d, std::span<const std::uint8_t> data, std::uint64_t from, std::uint64_t to, bool clobbered) {
+    if (!d || to <= from) return;
+    auto chunk = data.subspan(from, to - from);
+    if (!clobbered) {
+        d->update(chunk);
+        return;
+    }
+    std::uint8_t first = static_cast<std::uint8_t>(chunk[0] ^ 0x5a);
+    d->update(std::span<const std::uint8_t>(&first, 1));
+    d->update(chunk.subspan(1));
+}
+
+} // namespace
+
+engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
+                                               HashImpl impl, const Chunking& chunking, std::uint64_t len,
+                                               bool functional, std::span<const std::uint8_t> data,
+                                               ShashStats& stats) {
+    kernel::Cpu& cpu = unit.cpu();
+    ShashOutcome out;
+    ++stats.calls;
+    stats.bytes += len;
+    std::optional<Digest> d;
+    if (functional) d.emplace(alg);
+
+    if (!uses_simd(impl) || !arch::crypto_simd_usable(unit)) {
+        // The glue's fallback: crypto_sha256_update() etc., the generic C code.
+        HashImpl used = uses_simd(impl) ? HashImpl::GENERIC : impl;
+        if (uses_simd(impl)) {
+            ++stats.fallback_calls;
+            unit.count_fallback();
+        }
+        const HashCost& c = *cost.get(alg, used);
+        co_await cpu.exec(c.bytes(0, len) + c.cycles_per_call, Cat::CRYPTO);
+        feed(d ? &*d : nullptr, data, 0, len, false);
+    } else {
+        ++stats.simd_calls;
+        out.used_simd = true;
+        const HashCost& c = *cost.get(alg, impl);
+        const std::uint64_t step = chunking.policy == ChunkPolicy::NONE ? std::max<std::uint64_t>(len, 1)
+                                                                        : std::max<std::uint64_t>(chunking.bytes, 1);
+        std::uint64_t pos = 0;
+        if (chunking.policy != ChunkPolicy::FIXED) co_await unit.begin();
+        do {
+            std::uint64_t next = std::min(len, pos + step);
+            const bool last = next == len;
+            if (chunking.policy == ChunkPolicy::FIXED) co_await unit.begin();
+            engine::Cycles work = c.bytes(pos, next) + (last ? c.cycles_per_call : 0);
+            bool clobbered = co_await cpu.exec_simd(work, Cat::CRYPTO, unit.bracket_token());
+            out.clobbered |= clobbered;
+            unit.add_bracket_bytes(next - pos);
+            feed(d ? &*d : nullptr, data, pos, next, clobbered);
+            pos = next;
+            if (chunking.policy == ChunkPolicy::FIXED) {
+                co_await unit.end();
+            } else if (chunking.policy == ChunkPolicy::YIELD && !last) {
+                // kernel_fpu_yield(): if (need_resched()) { end; cond_resched(); begin; }
+                cpu.note_resched_check();
+                if (cpu.need_resched()) {
+                    co_await unit.end();
+                    co_await kernel::cond_resched(cpu);
+                    co_await unit.begin();
+                }
+            }
+        } while (pos < len);
+        if (chunking.policy != ChunkPolicy::FIXED) co_await unit.end();
+    }
+
+    if (d) {
+        ++stats.digests_checked;
+        out.verified = d->final() == digest(alg, data);
+        if (!out.verified) ++stats.digest_mismatches;
+    }
+    co_return out;
+}
+
+} // namespace kdsim::crypto

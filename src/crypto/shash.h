@@ -1,0 +1,69 @@
+// The synchronous hash path as the kernel's arch glue runs it (crypto_shash_digest ->
+// arch/x86/crypto/sha256_ssse3_glue.c, arch/arm/crypto/sha256_neon_glue.c, ...): when the
+// implementation uses SIMD and crypto_simd_usable() holds, the data is hashed inside
+// kernel_fpu_begin/end (kernel_neon_begin/end) brackets; otherwise the generic C code runs.
+//
+// How long one bracket may run is the policy under study (E2):
+//  - none:  one bracket for the whole message (the 6.1 glue);
+//  - fixed: at most `bytes` per bracket, each its own begin/end (R. Elliott's bytes_per_fpu,
+//           2022);
+//  - yield: one bracket, but every `bytes` the loop checks need_resched() and, if set, ends
+//           the bracket, calls cond_resched() and begins again (H. Xu's proposal, the Dec 2022
+//           kernel_fpu_yield() series).
+// The final padding block and API overhead (cycles_per_call) are charged in the last bracket,
+// as sha256_finup does. In functional mode the bytes are really hashed with OpenSSL in the
+// same chunks; if the registers were clobbered during a chunk, that chunk's data is hashed
+// corrupted, so the digest no longer verifies.
+#pragma once
+
+#include "arch/simd.h"
+#include "crypto/digest.h"
+#include "crypto/hash_costs.h"
+#include "engine/task.h"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace kdsim::crypto {
+
+enum class ChunkPolicy : std::uint8_t { NONE, FIXED, YIELD };
+std::string_view to_string(ChunkPolicy p);
+std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s);
+
+struct Chunking {
+    ChunkPolicy policy = ChunkPolicy::NONE;
+    std::uint64_t bytes = 4096;
+};
+
+// What one crypto_shash_digest call did.
+struct ShashOutcome {
+    bool used_simd = false;
+    bool clobbered = false;   // a chunk found foreign register contents
+    bool verified = true;     // functional mode: digest matched the one-shot reference
+};
+
+// Counters across calls, per (algorithm) for the report.
+struct ShashStats {
+    std::uint64_t calls = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t simd_calls = 0;
+    std::uint64_t fallback_calls = 0;
+    std::uint64_t digests_checked = 0;
+    std::uint64_t digest_mismatches = 0;
+};
+
+// crypto_shash_digest(): hashes `len` bytes with `impl` on the running context of
+// `unit.cpu()`; in functional mode also really hashes `data` (data.size() == len).
+// Precondition: `cost` has entries for (alg, impl) and (alg, GENERIC).
+engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
+                                               HashImpl impl, const Chunking& chunking, std::uint64_t len,
+                                               bool functional, std::span<const std::uint8_t> data,
+                                               ShashStats& stats);
+
+// The implementation the kernel would register with the highest priority for `alg` on a CPU
+// with these costs (x86: shani > avx2 > avx > ssse3; arm: ce > neon > arm; arm64: ce > neon >
+// arm64; ppc: spe), or GENERIC.
+HashImpl best_hash_impl(const HashCostTable& cost, HashAlg alg);
+
+} // namespace kdsim::crypto

@@ -1,0 +1,54 @@
+// The discrete-event engine: simulated time, the pending-event set and the run loop, plus the
+// run's seed from which every consumer derives its own random stream. It knows nothing of
+// kernels, CPUs or packets; models schedule events on EventTargets they own.
+#pragma once
+
+#include "engine/event_queue.h"
+#include "engine/rng.h"
+#include "engine/time.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace kdsim::engine {
+
+class Simulation {
+public:
+    explicit Simulation(std::uint64_t seed = 1) : seed_(seed) { queue_.reserve(1024); }
+    Simulation(const Simulation&) = delete;
+    Simulation& operator=(const Simulation&) = delete;
+
+    Tick now() const { return now_; }
+    std::uint64_t seed() const { return seed_; }
+
+    // Schedules `target->on_event(arg)` at absolute time `t`. Precondition: t >= now().
+    void schedule_at(Tick t, EventTarget* target, std::uint64_t arg = 0) {
+        queue_.push(t < now_ ? now_ : t, target, arg);
+    }
+    void schedule_in(Tick delay, EventTarget* target, std::uint64_t arg = 0) {
+        queue_.push(now_ + delay, target, arg);
+    }
+
+    // A random stream of its own for the consumer named `stream`.
+    Rng rng(std::string_view stream) const { return Rng(seed_, stream); }
+
+    // Processes events in (time, sequence) order until none is left, stop() is called, or the
+    // next event lies after `until` (then now() == until). Returns the events processed.
+    std::uint64_t run(Tick until = TICK_MAX);
+
+    // Ends run() after the event being handled.
+    void stop() { stopped_ = true; }
+    bool stopped() const { return stopped_; }
+
+    std::uint64_t events_processed() const { return events_; }
+    std::size_t pending() const { return queue_.size(); }
+
+private:
+    EventQueue queue_;
+    Tick now_ = 0;
+    std::uint64_t seed_;
+    std::uint64_t events_ = 0;
+    bool stopped_ = false;
+};
+
+} // namespace kdsim::engine

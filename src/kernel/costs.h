@@ -1,0 +1,33 @@
+// The cycle costs the generic kernel model charges, loaded from an architecture profile
+// (data/profiles/<family>/<part>.toml, sections [sched], [irq], [irqflags], [bh]). The model
+// never holds a cost constant of its own; every figure here has a unit and a source in its file.
+#pragma once
+
+#include "engine/time.h"
+
+namespace kdsim::kernel {
+
+using engine::Cycles;
+
+struct KernelCosts {
+    // [sched]
+    Cycles context_switch = 0; // __schedule + switch_to, no FPU work
+    Cycles wakeup = 0;         // try_to_wake_up + enqueue + check_preempt_curr
+    Cycles tick = 0;           // scheduler_tick in the timer interrupt
+    Cycles cond_resched = 0;   // a cond_resched() call that does not reschedule
+    // [irq]
+    Cycles irq_entry = 0;
+    Cycles irq_exit = 0;
+    Cycles timer_handler = 0; // hrtimer_interrupt: expire one timer
+    Cycles softirq_round = 0; // __do_softirq overhead per restart round
+    // [irqflags]
+    Cycles local_irq_disable = 0;
+    Cycles local_irq_enable = 0;
+    Cycles local_irq_save = 0;
+    Cycles local_irq_restore = 0;
+    // [bh]
+    Cycles local_bh_disable = 0;
+    Cycles local_bh_enable = 0;
+};
+
+} // namespace kdsim::kernel

@@ -1,0 +1,524 @@
+// The dispatch loop of a simulated CPU: starting and interrupting execs, pushing and popping
+// contexts, preemption points. Scheduler, softirq and timer parts are in sched.cpp,
+// softirq.cpp and hrtimer.cpp. See cpu.h for the mechanism.
+#include "kernel/cpu.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace kdsim::kernel {
+
+namespace {
+constexpr std::size_t MAX_CLOBBER_REPORTS = 16;
+}
+
+std::string TaskStruct::describe() const {
+    return comm + " (pid " + std::to_string(pid) + ")";
+}
+
+Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts& costs,
+         const KernelConfig& cfg)
+    : sim_(sim), id_(id), clock_(clock), costs_(costs), cfg_(cfg),
+      tick_period_(engine::PS_PER_S / cfg.hz) {
+    timers_.reserve(16);
+    expired_.reserve(16);
+    softirq_frame_.kind = CtxKind::SOFTIRQ;
+    hardirq_frame_.kind = CtxKind::HARDIRQ;
+    for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
+        owner_names_.push_back(std::string("softirq ") + std::string(softirq_name(nr)) +
+                               " on cpu" + std::to_string(id_));
+        softirq_owner_[nr] = static_cast<std::uint32_t>(owner_names_.size() - 1);
+    }
+    owner_names_.push_back("hardirq on cpu" + std::to_string(id_));
+    hardirq_owner_ = static_cast<std::uint32_t>(owner_names_.size() - 1);
+
+    // The local timer interrupt drives hrtimers and the scheduler tick.
+    timer_vector_ = LOCAL_TIMER_VECTOR;
+    request_irq(timer_vector_, &Cpu::tick_handler, nullptr, "local_timer");
+    request_irq(RESCHEDULE_VECTOR, &Cpu::scheduler_ipi, nullptr, "reschedule_ipi");
+
+    idle_task_ = &create_task("swapper/" + std::to_string(id_), SchedPolicy::NORMAL, 0, true,
+                              idle_body(*this));
+    dequeue(*idle_task_);
+    idle_task_->pid = 0;
+    idle_task_->frame.st = Frame::St::IDLE;
+    ksoftirqd_ = &create_task("ksoftirqd/" + std::to_string(id_), SchedPolicy::NORMAL, 0, true,
+                              ksoftirqd_body(*this));
+    dequeue(*ksoftirqd_);
+    ksoftirqd_->state = TaskState::SLEEPING;
+}
+
+Cpu::~Cpu() {
+    for (TaskStruct* t : tasks_) delete t;
+}
+
+void Cpu::preempt_count_sub(std::uint32_t v) {
+    if (v > preempt_count_) {
+        std::fprintf(stderr, "kdsim internal error: preempt_count underflow on cpu%d (%#x - %#x)\n",
+                     id_, preempt_count_, v);
+        std::abort();
+    }
+    preempt_count_ -= v;
+}
+
+SimdToken Cpu::kernel_simd_token() {
+    ++simd_gen_;
+    Frame& f = *stack_[depth_ - 1];
+    switch (f.kind) {
+    case CtxKind::TASK: return SimdToken{current_task_->kernel_token.owner, simd_gen_};
+    case CtxKind::SOFTIRQ: return SimdToken{softirq_owner_[softirq_running_nr_], simd_gen_};
+    default: return SimdToken{hardirq_owner_, simd_gen_};
+    }
+}
+
+std::string Cpu::describe_token(SimdToken t) const {
+    if (t.owner == 0) return "no valid contents";
+    if (t.owner < owner_names_.size()) return owner_names_[t.owner];
+    return "owner " + std::to_string(t.owner);
+}
+
+void Cpu::request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
+    if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
+    irqs_[vector] = IrqDesc{fn, ctx, std::move(name), 0};
+}
+
+void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
+    softirq_vec_[nr] = SoftirqAction{fn, ctx};
+}
+
+// ---------------------------------------------------------------------------------------
+// Accounting and execs
+
+void Cpu::account(CtxKind kind, Cat cat, Cycles c) {
+    stats_.cycles[static_cast<std::size_t>(kind)][static_cast<std::size_t>(cat)] += c;
+}
+
+void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
+    Frame& f = *running_;
+    f.cont = h;
+    f.st = Frame::St::READY;
+    push_exec(f, e);
+}
+
+void Cpu::suspend_point(std::coroutine_handle<> h, Point p) {
+    Frame& f = *running_;
+    f.cont = h;
+    f.st = Frame::St::POINT;
+    f.point = p;
+}
+
+void Cpu::suspend_block(std::coroutine_handle<> h) {
+    Frame& f = *running_;
+    f.cont = h;
+    f.st = Frame::St::BLOCKED;
+    current_task_->state = TaskState::SLEEPING;
+}
+
+// Queues work in front of whatever the frame still has to do (switch and restore costs are
+// paid before the interrupted work resumes). Adjacent work of one category merges.
+void Cpu::push_exec(Frame& f, const PendingExec& e) {
+    if (f.nexecs > 0) {
+        PendingExec& top = f.execs[f.nexecs - 1];
+        if (!top.simd_check && !e.simd_check && top.cat == e.cat) {
+            top.remaining += e.remaining;
+            return;
+        }
+    }
+    if (f.nexecs == f.execs.size()) {
+        std::fprintf(stderr, "kdsim internal error: too much pending work on one context\n");
+        std::abort();
+    }
+    f.execs[f.nexecs++] = e;
+}
+
+bool Cpu::check_simd(const PendingExec& e, const char* where) {
+    if (simd_regs_ == e.expect) return false;
+    report_clobber(e.expect, simd_regs_, where);
+    return true;
+}
+
+void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where) {
+    ++stats_.simd_clobbers;
+    if (stats_.clobber_reports.size() < MAX_CLOBBER_REPORTS)
+        stats_.clobber_reports.push_back(
+            ClobberReport{now(), id_, describe_token(expected), describe_token(found), where});
+}
+
+void Cpu::start_exec(Frame& f) {
+    PendingExec& e = f.execs[f.nexecs - 1];
+    if (idle_) end_idle();
+    np_mark(false);
+    if (e.simd_check && check_simd(e, "start of SIMD work")) {
+        f.simd_clobbered = true;
+        e.expect = simd_regs_; // report the damage once per exec
+    }
+    exec_start_cycles_ = busy_cycles_;
+    exec_inflight_ = true;
+    Tick done = busy_base_ + clock_.to_ticks_ceil(busy_cycles_ + e.remaining);
+    sim_.schedule_at(done, this, (++exec_gen_ << 2) | EV_EXEC_DONE);
+}
+
+// An interrupt arrives while an exec is in flight: charge what was done, keep the rest.
+void Cpu::interrupt_exec() {
+    if (!exec_inflight_) return;
+    Frame& f = *stack_[depth_ - 1];
+    PendingExec& e = f.execs[f.nexecs - 1];
+    Cycles at = clock_.to_cycles(now() - busy_base_);
+    Cycles done = at > exec_start_cycles_ ? at - exec_start_cycles_ : 0;
+    if (done > e.remaining) done = e.remaining;
+    e.remaining -= done;
+    busy_cycles_ = exec_start_cycles_ + done;
+    account(f.kind, e.cat, done);
+    exec_inflight_ = false;
+    ++exec_gen_; // the scheduled completion is now stale
+}
+
+void Cpu::on_event(std::uint64_t arg) {
+    switch (arg & 3) {
+    case EV_EXEC_DONE: {
+        if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
+        exec_inflight_ = false;
+        Frame& f = *stack_[depth_ - 1];
+        PendingExec& e = f.execs[f.nexecs - 1];
+        busy_cycles_ = exec_start_cycles_ + e.remaining;
+        account(f.kind, e.cat, e.remaining);
+        e.remaining = 0;
+        if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
+        --f.nexecs;
+        run();
+        return;
+    }
+    case EV_TIMER:
+        timer_event_at_ = engine::TICK_MAX;
+        expire_timers();
+        arm_next_timer_event();
+        return;
+    case EV_KICK:
+        if (idle_ || !exec_inflight_) run();
+        return;
+    case EV_IPI: raise_irq(RESCHEDULE_VECTOR); return;
+    }
+}
+
+void Cpu::raise_irq(unsigned vector) {
+    pending_irqs_ |= (1ULL << vector);
+    if (in_run_) return; // the dispatch loop will see it
+    if (!irqs_disabled_) {
+        interrupt_exec();
+        run();
+    }
+}
+
+void Cpu::end_idle() {
+    idle_ = false;
+    stats_.idle_ticks += now() - idle_since_;
+    busy_base_ = now();
+    busy_cycles_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Context stack
+
+void Cpu::push_frame(Frame& f, CtxKind kind) {
+    f.kind = kind;
+    f.nexecs = 0;
+    f.simd_clobbered = false;
+    stack_[depth_++] = &f;
+}
+
+void Cpu::push_hardirq() {
+    unsigned vector = static_cast<unsigned>(__builtin_ctzll(pending_irqs_));
+    pending_irqs_ &= ~(1ULL << vector);
+    ++stats_.hardirqs;
+    ++irqs_[vector].count;
+    Frame& f = hardirq_frame_;
+    push_frame(f, CtxKind::HARDIRQ);
+    f.saved_irqs_disabled = irqs_disabled_;
+    f.vector = vector;
+    irqs_disabled_ = true;
+    preempt_count_add(HARDIRQ_OFFSET); // irq_enter
+    f.root = hardirq_root(*this, vector);
+    f.cont = f.root.handle();
+    f.st = Frame::St::READY;
+}
+
+void Cpu::push_softirq(bool from_irq_exit) {
+    Frame& f = softirq_frame_;
+    push_frame(f, CtxKind::SOFTIRQ);
+    f.from_irq_exit = from_irq_exit;
+    f.saved_irqs_disabled = irqs_disabled_;
+    irqs_disabled_ = true; // do_softirq: local_irq_save
+    f.root = do_softirq_root(*this);
+    f.cont = f.root.handle();
+    f.st = Frame::St::READY;
+}
+
+void Cpu::pop_frame() {
+    Frame& f = *stack_[depth_ - 1];
+    f.root.rethrow_if_failed();
+    f.root.reset();
+    --depth_;
+    switch (f.kind) {
+    case CtxKind::HARDIRQ: {
+        preempt_count_sub(HARDIRQ_OFFSET); // irq_exit
+        if (!in_interrupt(preempt_count_) && softirq_pending_) {
+            push_softirq(true);
+            softirq_frame_.saved_irqs_disabled = f.saved_irqs_disabled;
+            return;
+        }
+        return_from_interrupt(f.saved_irqs_disabled);
+        return;
+    }
+    case CtxKind::SOFTIRQ:
+        if (f.from_irq_exit) {
+            return_from_interrupt(f.saved_irqs_disabled);
+        } else {
+            irqs_disabled_ = f.saved_irqs_disabled; // do_softirq: local_irq_restore
+        }
+        return;
+    default: return;
+    }
+}
+
+// The exception-return path: back to the interrupted context, rescheduling first when
+// returning to user space or, under PREEMPT=full, to preemptible kernel code
+// (preempt_schedule_irq).
+void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
+    irqs_disabled_ = saved_irqs_disabled;
+    Frame& below = *stack_[depth_ - 1];
+    if (below.kind != CtxKind::TASK) return;
+    TaskStruct& t = *current_task_;
+    bool to_user = t.in_user;
+    bool preemptible = to_user || t.pid == 0 ||
+                       (cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_);
+    if (preemptible) np_mark(true);
+    if (preemptible && need_resched_) {
+        schedule(true);
+        return;
+    }
+    if (to_user && fpu_) {
+        Cycles c = fpu_->exit_to_user(*this, t);
+        if (c) push_exec(below, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+    }
+}
+
+void Cpu::handle_point(Frame& f) {
+    const bool task_ctx = f.kind == CtxKind::TASK;
+    switch (f.point) {
+    case Point::IRQ_ENABLE: break;
+    case Point::BH_ENABLE:
+        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) {
+            push_softirq(false);
+            return; // the point is handled again when the softirq frame pops
+        }
+        [[fallthrough]];
+    case Point::PREEMPT_ENABLE:
+        if (task_ctx && cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            if (need_resched_) {
+                schedule(true);
+                return;
+            }
+        }
+        break;
+    case Point::MIGHT_RESCHED:
+        if (cfg_.preempt != PreemptModel::VOLUNTARY) break;
+        [[fallthrough]];
+    case Point::COND_RESCHED:
+        if (task_ctx && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            if (need_resched_) {
+                schedule(true);
+                return;
+            }
+        }
+        break;
+    case Point::RETURN_TO_USER: {
+        TaskStruct& t = *current_task_;
+        np_mark(true);
+        if (need_resched_) {
+            schedule(true);
+            return;
+        }
+        t.in_user = true;
+        f.st = Frame::St::READY;
+        if (fpu_) {
+            Cycles c = fpu_->exit_to_user(*this, t);
+            if (c) push_exec(f, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+        }
+        return;
+    }
+    }
+    f.st = Frame::St::READY;
+}
+
+void Cpu::run() {
+    if (in_run_) return;
+    in_run_ = true;
+    for (;;) {
+        Frame& f = *stack_[depth_ - 1];
+        if (pending_irqs_ && !irqs_disabled_ && f.st != Frame::St::DONE) {
+            push_hardirq();
+            continue;
+        }
+        if (f.nexecs > 0) {
+            if (f.execs[f.nexecs - 1].remaining == 0) {
+                PendingExec& e = f.execs[f.nexecs - 1];
+                if (e.simd_check && check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
+                --f.nexecs;
+                continue;
+            }
+            start_exec(f);
+            break;
+        }
+        switch (f.st) {
+        case Frame::St::READY:
+            running_ = &f;
+            f.st = Frame::St::DONE; // unless the coroutine suspends on an awaitable
+            f.cont.resume();
+            running_ = nullptr;
+            if (!f.root.done() && f.st == Frame::St::DONE) {
+                std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
+                std::abort();
+            }
+            continue;
+        case Frame::St::POINT: handle_point(f); continue;
+        case Frame::St::BLOCKED: schedule(false); continue;
+        case Frame::St::DONE:
+            if (f.kind == CtxKind::TASK) {
+                f.root.rethrow_if_failed();
+                current_task_->state = TaskState::DEAD;
+                f.st = Frame::St::BLOCKED;
+                schedule(false);
+                continue;
+            }
+            pop_frame();
+            continue;
+        case Frame::St::IDLE:
+            if (need_resched_ || !runqueue_.empty()) {
+                schedule(false);
+                continue;
+            }
+            if (!idle_) {
+                np_mark(true);
+                np_close(now());
+                idle_ = true;
+                idle_since_ = now();
+                stats_.busy_ticks += now() - busy_base_;
+            }
+            in_run_ = false;
+            return;
+        }
+    }
+    in_run_ = false;
+}
+
+void Cpu::boot() {
+    // periodic scheduler tick
+    hrtimer_start(now() + tick_period_, &Cpu::sched_tick_fn, nullptr);
+    busy_base_ = now();
+    busy_cycles_ = 0;
+    TaskStruct* first = pick_next_task();
+    if (!first) first = idle_task_;
+    else dequeue(*first);
+    first->state = TaskState::RUNNING;
+    first->slice_start = now();
+    current_task_ = first;
+    depth_ = 0;
+    stack_[depth_++] = &first->frame;
+    if (first->in_user && fpu_)
+        if (Cycles c = fpu_->exit_to_user(*this, *first))
+            push_exec(first->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+    sim_.schedule_at(now(), this, EV_KICK);
+}
+
+void Cpu::finish() {
+    if (exec_inflight_) interrupt_exec();
+    if (idle_) {
+        stats_.idle_ticks += now() - idle_since_;
+        idle_since_ = now();
+    } else {
+        stats_.busy_ticks += now() - busy_base_;
+        busy_base_ = now();
+        busy_cycles_ = 0;
+        np_close(now());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Watchdog view: the longest span during which a reschedule request could not be honoured.
+
+bool Cpu::preemptible_now() const {
+    if (depth_ != 1 || idle_) return true;
+    const TaskStruct& t = *current_task_;
+    if (t.pid == 0) return true;
+    if (preempt_count_ != 0 || irqs_disabled_) return false;
+    return t.in_user || cfg_.preempt == PreemptModel::FULL;
+}
+
+// What keeps the CPU from rescheduling right now; captured cheaply, described only when the
+// span turns out to be the longest.
+Cpu::NpHolder Cpu::np_holder() const {
+    const Frame& top = *stack_[depth_ - 1];
+    NpHolder h;
+    h.task = current_task_;
+    h.holder = preempt_holder_;
+    h.vector = top.vector;
+    if (top.kind == CtxKind::HARDIRQ) h.why = NpHolder::HARDIRQ;
+    else if (top.kind == CtxKind::SOFTIRQ) h.why = NpHolder::SOFTIRQ;
+    else if (irqs_disabled_) h.why = NpHolder::IRQS_OFF;
+    else if (preempt_count_ & PREEMPT_MASK) h.why = NpHolder::PREEMPT_OFF;
+    else if (softirq_count(preempt_count_)) h.why = NpHolder::BH_OFF;
+    else h.why = NpHolder::KERNEL_CODE;
+    return h;
+}
+
+std::string Cpu::describe(const NpHolder& h) const {
+    std::string who = h.task ? h.task->describe() : "?";
+    switch (h.why) {
+    case NpHolder::HARDIRQ: return "hardirq " + irqs_[h.vector].name + " interrupting " + who;
+    case NpHolder::SOFTIRQ: return "softirq processing interrupting " + who;
+    case NpHolder::IRQS_OFF: return "IRQs disabled in " + who;
+    case NpHolder::PREEMPT_OFF: return std::string("preemption disabled by ") + h.holder + " in " + who;
+    case NpHolder::BH_OFF: return "bottom halves disabled in " + who;
+    case NpHolder::KERNEL_CODE: break;
+    }
+    return "kernel code of " + who + " (PREEMPT=" + std::string(to_string(cfg_.preempt)) +
+           ": no preemption point reached)";
+}
+
+void Cpu::np_close(Tick end) {
+    if (!np_open_) return;
+    np_open_ = false;
+    Tick len = end - np_start_;
+    if (len > stats_.longest_np_span) {
+        stats_.longest_np_span = len;
+        stats_.longest_np_span_start = np_start_;
+        stats_.longest_np_holder = describe(np_holder_);
+    }
+    if (len > cfg_.rcu_cpu_stall_timeout) ++stats_.rcu_stall_warnings;
+    if (len > cfg_.rcu_exp_cpu_stall_timeout) ++stats_.rcu_exp_stall_warnings;
+    if (len > cfg_.softlockup_thresh) ++stats_.soft_lockups;
+}
+
+// Called when time is about to pass (honour_point = false) or at a point where a pending
+// reschedule would be honoured (honour_point = true).
+void Cpu::np_mark(bool honour_point) {
+    if (honour_point) {
+        np_close(now());
+        return;
+    }
+    bool p = preemptible_now();
+    if (p) {
+        np_close(now());
+    } else if (!np_open_) {
+        np_open_ = true;
+        np_start_ = now();
+        np_holder_ = np_holder();
+    }
+}
+
+} // namespace kdsim::kernel

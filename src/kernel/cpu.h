@@ -1,0 +1,471 @@
+// One simulated CPU running the Linux kernel's execution contexts.
+//
+// State tracked: a stack of running contexts (the current task at the bottom, then a softirq,
+// a hardirq, an NMI), preempt_count, the IRQ mask, need_resched, pending interrupts and
+// softirqs, the per-CPU runqueue and hrtimers, the SIMD register file's owner token, and the
+// cycle clock of the current busy period.
+//
+// Every context runs a coroutine (engine::Task) written like the kernel code it models. A
+// coroutine spends CPU time only through `co_await cpu.exec(cycles, category)`; the CPU turns
+// that into one engine event at the exact completion tick. A worked sequence:
+//   1. task modprobe runs `co_await cpu.exec(40'000, Cat::CRYPTO)` inside kernel_fpu_begin/end;
+//      the CPU schedules its completion 40'000 cycles later.
+//   2. the timer's interrupt line fires 10'000 cycles in: the CPU charges those cycles, keeps
+//      30'000 as the exec's remainder, invalidates the completion event (generation counter),
+//      enters hardirq (preempt_count += HARDIRQ_OFFSET, IRQs masked) and starts the handler.
+//   3. the handler wakes the RT probe (need_resched). At irq_exit no softirq is pending; the
+//      return path sees preempt_count != 0 (the FPU bracket disabled preemption), so the
+//      30'000 cycles resume. kernel_fpu_end's preempt_enable() is the preemption point where
+//      a PREEMPT=full kernel switches to the probe; under voluntary the switch waits for
+//      cond_resched().
+// Preemption points are exactly the kernel's: preempt_enable() reaching zero, local_bh_enable()
+// (which first runs pending softirqs), return from interrupt to a preemptible context,
+// cond_resched(), return to user space, and blocking.
+//
+// Mirrors: kernel/softirq.c (irq_exit, __do_softirq, ksoftirqd), kernel/sched/core.c
+// (__schedule, preempt_schedule_irq, scheduler_tick, try_to_wake_up), kernel/time/hrtimer.c.
+// Simplified: tasks are pinned to a CPU (no load balancing); CFS is reduced to vruntime
+// order with the latency/min-granularity slice; RT is SCHED_FIFO only; one hardirq nests at
+// a time (handlers run with IRQs masked, as Linux runs them).
+#pragma once
+
+#include "engine/simulation.h"
+#include "engine/task.h"
+#include "engine/time.h"
+#include "kernel/costs.h"
+#include "kernel/preempt.h"
+#include "kernel/types.h"
+
+#include <array>
+#include <coroutine>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kdsim::kernel {
+
+using engine::Cycles;
+using engine::Tick;
+
+class Cpu;
+struct TaskStruct;
+
+// Kernel policies of one machine (scenario [machine.kernel]); defaults are Linux's.
+struct KernelConfig {
+    PreemptModel preempt = PreemptModel::VOLUNTARY;
+    std::uint32_t hz = 250;
+    Tick sched_latency = 6 * engine::PS_PER_MS;         // sysctl_sched_latency
+    Tick sched_min_granularity = 750 * engine::PS_PER_US; // sysctl_sched_min_granularity
+    Tick sched_wakeup_granularity = 1 * engine::PS_PER_MS;
+    Tick max_softirq_time = 2 * engine::PS_PER_MS;       // MAX_SOFTIRQ_TIME
+    std::uint32_t max_softirq_restart = 10;              // MAX_SOFTIRQ_RESTART
+    Tick rcu_cpu_stall_timeout = 21 * engine::PS_PER_S;  // CONFIG_RCU_CPU_STALL_TIMEOUT
+    Tick rcu_exp_cpu_stall_timeout = 21 * engine::PS_PER_S;
+    Tick softlockup_thresh = 20 * engine::PS_PER_S;      // 2 * watchdog_thresh
+};
+
+// The kernel's preemption points, each with its own rule for what may happen there.
+enum class Point : std::uint8_t {
+    IRQ_ENABLE,     // local_irq_enable/restore: pending interrupts are taken
+    BH_ENABLE,      // local_bh_enable: pending softirqs run, then preempt_enable's rule
+    PREEMPT_ENABLE, // preempt_enable: reschedules under PREEMPT=full when the count hits 0
+    COND_RESCHED,   // cond_resched: reschedules under none/voluntary
+    MIGHT_RESCHED,  // might_sleep(): reschedules under voluntary only
+    RETURN_TO_USER, // exit_to_user_mode: reschedule, then the arch's user-state restore
+};
+
+enum class TaskState : std::uint8_t { RUNNING, RUNNABLE, SLEEPING, DEAD };
+enum class SchedPolicy : std::uint8_t { NORMAL, FIFO };
+
+// Architecture hooks for SIMD/FPU state on the scheduler and user-return paths (arch/*).
+class ArchFpu {
+public:
+    virtual ~ArchFpu() = default;
+    // __switch_to: FPU state handling for prev -> next; returns the cycles it costs.
+    virtual Cycles switch_fpu(Cpu& cpu, TaskStruct& prev, TaskStruct& next) = 0;
+    // arch_exit_to_user_mode_prepare: lazy restore of current's user state; returns cycles.
+    virtual Cycles exit_to_user(Cpu& cpu, TaskStruct& t) = 0;
+};
+
+// Work a context still has to do before its coroutine continues.
+struct PendingExec {
+    Cycles remaining = 0;
+    Cat cat = Cat::OTHER;
+    bool simd_check = false; // the work uses SIMD registers that must hold `expect`
+    SimdToken expect{};
+};
+
+// One execution context on a CPU's stack: a task's, or a softirq/hardirq activation.
+struct Frame {
+    enum class St : std::uint8_t { READY, POINT, BLOCKED, IDLE, DONE };
+
+    CtxKind kind = CtxKind::TASK;
+    St st = St::READY;
+    Point point = Point::IRQ_ENABLE;
+    bool saved_irqs_disabled = false; // IRQ mask of the interrupted context
+    bool from_irq_exit = false;       // softirq frame started by irq_exit (vs local_bh_enable)
+    bool simd_clobbered = false;      // the last SIMD exec found foreign register contents
+    std::uint8_t nexecs = 0;
+    std::array<PendingExec, 6> execs{};
+    std::coroutine_handle<> cont;
+    engine::Task<> root;
+    TaskStruct* task = nullptr; // for TASK frames
+    unsigned vector = 0;        // for HARDIRQ frames
+};
+
+struct TaskStruct {
+    int pid = 0;
+    std::string comm;
+    SchedPolicy policy = SchedPolicy::NORMAL;
+    int rt_priority = 0; // 1..99 for FIFO
+    bool kthread = false; // PF_KTHREAD: owns no user FPU state
+    bool in_user = false; // executing in user mode
+    bool uses_user_simd = false;
+    TaskState state = TaskState::RUNNABLE;
+    Cpu* cpu = nullptr;
+    Frame frame;
+    // scheduler bookkeeping
+    Tick vruntime = 0;
+    Tick slice_start = 0;
+    Tick sum_exec = 0;
+    Tick last_ran = 0;
+    std::uint64_t nr_switches = 0;
+    // SIMD bookkeeping, interpreted by the arch (TIF_NEED_FPU_LOAD, TIF_FOREIGN_FPSTATE, ...)
+    SimdToken user_token{};    // the token this task's user state carries
+    SimdToken saved_user{};    // what was saved into thread.fpu / vfpstate
+    SimdToken kernel_token{};  // token of this task's kernel-mode SIMD use
+    bool fpu_state_saved = false; // registers do not hold our latest user state (NEED_FPU_LOAD)
+    // a name for reports
+    std::string describe() const;
+};
+
+using IrqHandler = engine::Task<> (*)(Cpu&, void* ctx);
+using SoftirqHandler = engine::Task<> (*)(Cpu&, void* ctx);
+// Runs in hardirq context at expiry; returns the cycles its work costs beyond the expiry itself.
+using TimerFn = Cycles (*)(Cpu&, void* ctx, Tick expiry);
+
+// Softirq vectors, include/linux/interrupt.h order.
+enum SoftirqNr : unsigned {
+    HI_SOFTIRQ,
+    TIMER_SOFTIRQ,
+    NET_TX_SOFTIRQ,
+    NET_RX_SOFTIRQ,
+    BLOCK_SOFTIRQ,
+    IRQ_POLL_SOFTIRQ,
+    TASKLET_SOFTIRQ,
+    SCHED_SOFTIRQ,
+    HRTIMER_SOFTIRQ,
+    RCU_SOFTIRQ,
+    NR_SOFTIRQS
+};
+std::string_view softirq_name(unsigned nr);
+
+// A finding: one context's live SIMD registers were found overwritten by another's.
+struct ClobberReport {
+    Tick time = 0;
+    int cpu = 0;
+    std::string victim;  // whose registers were expected
+    std::string culprit; // whose data was found
+    std::string where;   // "start of SIMD work" / "end of SIMD work"
+};
+
+struct CpuStats {
+    std::array<std::array<Cycles, CATS>, CTX_KINDS> cycles{};
+    Tick busy_ticks = 0;
+    Tick idle_ticks = 0;
+    std::uint64_t hardirqs = 0;
+    std::uint64_t softirq_runs = 0;     // __do_softirq invocations
+    std::uint64_t softirq_restarts = 0; // extra rounds inside one invocation
+    std::uint64_t ksoftirqd_wakeups = 0;
+    std::array<std::uint64_t, NR_SOFTIRQS> softirq_handled{};
+    std::uint64_t context_switches = 0;
+    std::uint64_t preemptions = 0; // involuntary switches
+    std::array<std::uint64_t, 4> irqflag_ops{}; // disable, enable, save, restore
+    std::uint64_t bh_disable_ops = 0;
+    // watchdog view
+    Tick longest_np_span = 0;
+    Tick longest_np_span_start = 0;
+    std::string longest_np_holder;
+    std::uint64_t rcu_stall_warnings = 0;
+    std::uint64_t rcu_exp_stall_warnings = 0;
+    std::uint64_t soft_lockups = 0;
+    // SIMD findings
+    std::uint64_t simd_clobbers = 0;
+    std::vector<ClobberReport> clobber_reports; // the first few, in order
+};
+
+class Cpu final : public engine::EventTarget {
+public:
+    Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts& costs,
+        const KernelConfig& cfg);
+    Cpu(const Cpu&) = delete;
+    Cpu& operator=(const Cpu&) = delete;
+    ~Cpu();
+
+    // --- identity and time -------------------------------------------------------------
+    int id() const { return id_; }
+    Tick now() const { return sim_.now(); }
+    engine::Simulation& sim() { return sim_; }
+    const engine::Clock& clock() const { return clock_; }
+    const KernelCosts& costs() const { return costs_; }
+    const KernelConfig& config() const { return cfg_; }
+    void set_arch_fpu(ArchFpu* fpu) { fpu_ = fpu; }
+    ArchFpu* arch_fpu() const { return fpu_; }
+
+    // --- preempt_count and masks --------------------------------------------------------
+    std::uint32_t preempt_count() const { return preempt_count_; }
+    void preempt_count_add(std::uint32_t v) { preempt_count_ += v; }
+    void preempt_count_sub(std::uint32_t v);
+    bool irqs_disabled() const { return irqs_disabled_; }
+    void set_irqs_disabled(bool d) { irqs_disabled_ = d; }
+    bool need_resched() const { return need_resched_; }
+    void set_need_resched() { need_resched_ = true; }
+    // Label of whoever last raised the PREEMPT field from zero (for "what held it").
+    void set_preempt_holder(const char* what) { preempt_holder_ = what; }
+    // Records that a reschedule request would be honoured here if one were pending (the
+    // need_resched() checks of yielding loops); closes the current non-preemptible span.
+    void note_resched_check() { np_mark(true); }
+
+    // --- contexts -----------------------------------------------------------------------
+    TaskStruct* current() const { return current_task_; }
+    CtxKind ctx_kind() const { return stack_[depth_ - 1]->kind; }
+    // A token naming the running context's kernel-mode SIMD use; a new generation each call.
+    SimdToken kernel_simd_token();
+    std::string describe_token(SimdToken t) const;
+
+    // --- the SIMD register file (hardware state) ---------------------------------------
+    SimdToken simd_regs() const { return simd_regs_; }
+    void set_simd_regs(SimdToken t) { simd_regs_ = t; }
+    // Whether the last exec_simd of the running context found its registers clobbered.
+    bool last_simd_clobbered() const { return stack_[depth_ - 1]->simd_clobbered; }
+
+    // --- awaitables: the only ways simulated code gives up the CPU ----------------------
+    struct [[nodiscard]] ExecAwaiter {
+        Cpu& cpu;
+        PendingExec e;
+        bool await_ready() const noexcept { return e.remaining == 0 && !e.simd_check; }
+        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_exec(h, e); }
+        // True when SIMD work found foreign contents in the register file.
+        bool await_resume() const noexcept { return e.simd_check && cpu.last_simd_clobbered(); }
+    };
+    // Spends `c` cycles of the running context on category `cat`.
+    ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, {}}}; }
+    // Spends `c` cycles computing with SIMD registers that must hold `expect` throughout.
+    ExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
+        return {*this, PendingExec{c, cat, true, expect}};
+    }
+
+    struct [[nodiscard]] PointAwaiter {
+        Cpu& cpu;
+        Point p;
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_point(h, p); }
+        void await_resume() const noexcept {}
+    };
+    PointAwaiter point(Point p) { return {*this, p}; }
+
+    // The running task sleeps until wake_up_process(). Precondition: task context.
+    struct [[nodiscard]] BlockAwaiter {
+        Cpu& cpu;
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_block(h); }
+        void await_resume() const noexcept {}
+    };
+    BlockAwaiter block() { return {*this}; }
+
+    // --- interrupts ---------------------------------------------------------------------
+    void request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name);
+    // The interrupt line `vector` of this CPU fires now (called from device/timer events).
+    void raise_irq(unsigned vector);
+    std::uint64_t irq_count(unsigned vector) const { return irqs_[vector].count; }
+
+    // --- softirqs (kernel/softirq.c) ---------------------------------------------------
+    void open_softirq(unsigned nr, SoftirqHandler fn, void* ctx);
+    // raise_softirq_irqoff: marks pending; outside interrupt context wakes ksoftirqd.
+    void raise_softirq_irqoff(unsigned nr);
+    std::uint32_t softirq_pending() const { return softirq_pending_; }
+
+    // --- timers (kernel/time/hrtimer.c) -------------------------------------------------
+    // Arms a one-shot hrtimer; `fn` runs in hardirq context at expiry. Returns a handle.
+    std::uint32_t hrtimer_start(Tick expiry, TimerFn fn, void* ctx);
+    void hrtimer_cancel(std::uint32_t handle);
+    std::uint64_t jiffies() const { return now() / tick_period_; }
+    Tick tick_period() const { return tick_period_; }
+
+    // --- tasks and the scheduler (kernel/sched) ----------------------------------------
+    // Creates a task pinned to this CPU, runnable at once; `body` is its (suspended) coroutine.
+    TaskStruct& create_task(std::string comm, SchedPolicy policy, int rt_priority, bool kthread,
+                            engine::Task<> body);
+    // try_to_wake_up: makes a sleeping task runnable and decides whether it preempts.
+    void wake_up_process(TaskStruct& t);
+    const std::vector<TaskStruct*>& tasks() const { return tasks_; }
+    TaskStruct& ksoftirqd() { return *ksoftirqd_; }
+
+    // Starts the periodic tick and the first task. Call once, before Simulation::run().
+    void boot();
+    // Closes the open accounting at the end of the run.
+    void finish();
+
+    const CpuStats& stats() const { return stats_; }
+    CpuStats& stats() { return stats_; }
+    // Counts a primitive of the IRQ-masking implementation (index: 0 disable .. 3 restore).
+    void count_irqflag_op(int which) { ++stats_.irqflag_ops[which]; }
+
+    // Reports a SIMD clobber finding (also called by arch code that detects one itself).
+    void report_clobber(SimdToken expected, SimdToken found, const char* where);
+
+    // The engine delivers this CPU's events here.
+    void on_event(std::uint64_t arg) override;
+
+    // Interrupt vectors the model itself uses.
+    static constexpr unsigned LOCAL_TIMER_VECTOR = 0;
+    static constexpr unsigned RESCHEDULE_VECTOR = 1;
+    static constexpr unsigned FIRST_DEVICE_VECTOR = 8;
+
+private:
+    friend struct CpuTestAccess;
+    enum EventKind : std::uint64_t { EV_EXEC_DONE = 0, EV_TIMER = 1, EV_KICK = 2, EV_IPI = 3 };
+
+    struct IrqDesc {
+        IrqHandler fn = nullptr;
+        void* ctx = nullptr;
+        std::string name;
+        std::uint64_t count = 0;
+    };
+    struct SoftirqAction {
+        SoftirqHandler fn = nullptr;
+        void* ctx = nullptr;
+    };
+    struct HrTimer {
+        Tick expiry;
+        TimerFn fn;
+        void* ctx;
+        std::uint32_t id;
+        bool armed;
+    };
+
+    // dispatch
+    void run();
+    void start_exec(Frame& f);
+    void account(CtxKind kind, Cat cat, Cycles c);
+    void interrupt_exec();
+    void push_frame(Frame& f, CtxKind kind);
+    void pop_frame();
+    void handle_point(Frame& f);
+    void return_from_interrupt(bool saved_irqs_disabled);
+    void push_hardirq();
+    void push_softirq(bool from_irq_exit);
+    void end_idle();
+    void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
+    void suspend_point(std::coroutine_handle<> h, Point p);
+    void suspend_block(std::coroutine_handle<> h);
+    bool check_simd(const PendingExec& e, const char* where);
+
+    // scheduler
+    void enqueue(TaskStruct& t);
+    void dequeue(TaskStruct& t);
+    TaskStruct* pick_next_task();
+    void schedule(bool preempt);
+    bool preempts(const TaskStruct& woken, const TaskStruct& curr) const;
+    void update_curr();
+    static engine::Task<> tick_handler(Cpu& cpu, void* ctx);
+    static engine::Task<> scheduler_ipi(Cpu& cpu, void* ctx);
+    static Cycles sched_tick_fn(Cpu& cpu, void* ctx, Tick expiry);
+    void push_exec(Frame& f, const PendingExec& e);
+
+    // softirq
+    static engine::Task<> do_softirq_root(Cpu& cpu);
+    engine::Task<> handle_softirqs();
+    void wakeup_softirqd();
+    static engine::Task<> ksoftirqd_body(Cpu& cpu);
+    static engine::Task<> hardirq_root(Cpu& cpu, unsigned vector);
+    static engine::Task<> idle_body(Cpu& cpu);
+
+    // timers
+    void arm_next_timer_event();
+    void expire_timers();
+
+    // watchdog view: non-preemptible spans
+    struct NpHolder {
+        enum Why : std::uint8_t { KERNEL_CODE, PREEMPT_OFF, BH_OFF, IRQS_OFF, SOFTIRQ, HARDIRQ } why;
+        const TaskStruct* task;
+        const char* holder;
+        unsigned vector;
+    };
+    bool preemptible_now() const;
+    NpHolder np_holder() const;
+    std::string describe(const NpHolder& h) const;
+    void np_mark(bool honour_point);
+    void np_close(Tick end);
+
+    engine::Simulation& sim_;
+    int id_;
+    engine::Clock clock_;
+    KernelCosts costs_;
+    KernelConfig cfg_;
+    ArchFpu* fpu_ = nullptr;
+
+    std::uint32_t preempt_count_ = 0;
+    bool irqs_disabled_ = false;
+    bool need_resched_ = false;
+    const char* preempt_holder_ = "";
+
+    // context stack: [task, softirq, hardirq, nmi]
+    std::array<Frame*, 4> stack_{};
+    std::size_t depth_ = 0;
+    TaskStruct* current_task_ = nullptr;
+    Frame* running_ = nullptr; // frame whose coroutine is executing right now
+    bool in_run_ = false;
+    Frame softirq_frame_;
+    Frame hardirq_frame_;
+
+    // exec in flight
+    bool exec_inflight_ = false;
+    std::uint64_t exec_gen_ = 0;
+    Tick busy_base_ = 0;      // start of the current busy period
+    Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
+    Cycles exec_start_cycles_ = 0;
+    bool idle_ = false;
+    Tick idle_since_ = 0;
+
+    // interrupts
+    std::array<IrqDesc, 64> irqs_{};
+    std::uint64_t pending_irqs_ = 0;
+    unsigned timer_vector_ = 0;
+
+    // softirqs
+    std::array<SoftirqAction, NR_SOFTIRQS> softirq_vec_{};
+    std::uint32_t softirq_pending_ = 0;
+
+    // timers: a small heap of armed timers; one engine event for the earliest
+    std::vector<HrTimer> timers_;
+    std::vector<HrTimer> expired_;
+    std::uint32_t next_timer_id_ = 1;
+    Tick timer_event_at_ = engine::TICK_MAX;
+    Tick tick_period_;
+
+    // scheduler
+    std::vector<TaskStruct*> tasks_; // owned
+    std::vector<TaskStruct*> runqueue_;
+    TaskStruct* idle_task_ = nullptr;
+    TaskStruct* ksoftirqd_ = nullptr;
+    Tick min_vruntime_ = 0;
+
+    // SIMD register file and owner descriptions
+    SimdToken simd_regs_{};
+    std::vector<std::string> owner_names_{""};
+    std::array<std::uint32_t, NR_SOFTIRQS> softirq_owner_{};
+    std::uint32_t hardirq_owner_ = 0;
+    std::uint32_t simd_gen_ = 0;
+    std::uint32_t softirq_running_nr_ = 0;
+
+    // watchdog view
+    bool np_open_ = false;
+    Tick np_start_ = 0;
+    NpHolder np_holder_{};
+
+    CpuStats stats_;
+    int next_pid_ = 1;
+};
+
+} // namespace kdsim::kernel

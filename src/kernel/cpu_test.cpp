@@ -1,0 +1,2 @@
+#include "kernel/cpu.h"
+#include <gtest/gtest.h>

@@ -1,0 +1,55 @@
+// Per-CPU high-resolution timers (kernel/time/hrtimer.c): armed timers are kept sorted by
+// expiry; the earliest has one engine event. At expiry the local timer interrupt is raised,
+// so a timer is late exactly when the CPU has interrupts masked, as on real hardware; the
+// callbacks run in hardirq context (hrtimer_interrupt), which also hosts the scheduler tick.
+#include "kernel/cpu.h"
+
+#include <algorithm>
+
+namespace kdsim::kernel {
+
+std::uint32_t Cpu::hrtimer_start(Tick expiry, TimerFn fn, void* ctx) {
+    HrTimer t{expiry, fn, ctx, next_timer_id_++, true};
+    auto it = std::upper_bound(timers_.begin(), timers_.end(), t, [](const HrTimer& a, const HrTimer& b) {
+        return a.expiry < b.expiry || (a.expiry == b.expiry && a.id < b.id);
+    });
+    timers_.insert(it, t);
+    arm_next_timer_event();
+    return t.id;
+}
+
+void Cpu::hrtimer_cancel(std::uint32_t handle) {
+    auto it = std::find_if(timers_.begin(), timers_.end(), [&](const HrTimer& t) { return t.id == handle; });
+    if (it != timers_.end()) timers_.erase(it);
+}
+
+void Cpu::arm_next_timer_event() {
+    if (timers_.empty()) return;
+    Tick first = timers_.front().expiry;
+    if (first < timer_event_at_) {
+        timer_event_at_ = first;
+        sim_.schedule_at(first, this, EV_TIMER);
+    }
+}
+
+void Cpu::expire_timers() {
+    std::size_t n = 0;
+    while (n < timers_.size() && timers_[n].expiry <= now()) ++n;
+    if (n == 0) return;
+    expired_.insert(expired_.end(), timers_.begin(), timers_.begin() + static_cast<std::ptrdiff_t>(n));
+    timers_.erase(timers_.begin(), timers_.begin() + static_cast<std::ptrdiff_t>(n));
+    raise_irq(timer_vector_);
+}
+
+// hrtimer_interrupt: run every expired timer's callback.
+engine::Task<> Cpu::tick_handler(Cpu& cpu, void*) {
+    std::size_t i = 0;
+    while (i < cpu.expired_.size()) {
+        HrTimer t = cpu.expired_[i++];
+        Cycles extra = t.fn(cpu, t.ctx, t.expiry);
+        co_await cpu.exec(cpu.costs_.timer_handler + extra, Cat::TIMER);
+    }
+    cpu.expired_.clear();
+}
+
+} // namespace kdsim::kernel

@@ -1,0 +1,159 @@
+// The per-CPU scheduler: runqueue, pick_next_task, __schedule with its switch costs, wake-ups
+// that decide on preemption, and the scheduler tick that ends time slices.
+//
+// Mirrors kernel/sched/core.c (__schedule, try_to_wake_up, scheduler_tick), fair.c and rt.c,
+// reduced to what latency questions need: SCHED_FIFO tasks by priority run before all others
+// and are never time-sliced; SCHED_NORMAL tasks run in vruntime order (all at nice 0), with
+// the slice max(sched_latency / nr_running, sched_min_granularity) enforced by the tick and
+// wake-up preemption when the woken task's vruntime leads by sched_wakeup_granularity.
+#include "kernel/cpu.h"
+
+#include <algorithm>
+
+namespace kdsim::kernel {
+
+TaskStruct& Cpu::create_task(std::string comm, SchedPolicy policy, int rt_priority, bool kthread,
+                             engine::Task<> body) {
+    auto* t = new TaskStruct;
+    t->pid = next_pid_++;
+    t->comm = std::move(comm);
+    t->policy = policy;
+    t->rt_priority = rt_priority;
+    t->kthread = kthread;
+    t->cpu = this;
+    t->frame.kind = CtxKind::TASK;
+    t->frame.task = t;
+    t->frame.root = std::move(body);
+    t->frame.cont = t->frame.root.handle();
+    t->frame.st = Frame::St::READY;
+    owner_names_.push_back("user registers of " + t->describe());
+    t->user_token = SimdToken{static_cast<std::uint32_t>(owner_names_.size() - 1), 0};
+    owner_names_.push_back("kernel-mode SIMD of " + t->describe());
+    t->kernel_token = SimdToken{static_cast<std::uint32_t>(owner_names_.size() - 1), 0};
+    t->saved_user = t->user_token; // a new task's user state starts in memory
+    t->fpu_state_saved = true;
+    t->vruntime = min_vruntime_;
+    t->state = TaskState::RUNNABLE;
+    tasks_.push_back(t);
+    runqueue_.push_back(t);
+    return *t;
+}
+
+void Cpu::enqueue(TaskStruct& t) { runqueue_.push_back(&t); }
+
+void Cpu::dequeue(TaskStruct& t) {
+    auto it = std::find(runqueue_.begin(), runqueue_.end(), &t);
+    if (it != runqueue_.end()) runqueue_.erase(it);
+}
+
+TaskStruct* Cpu::pick_next_task() {
+    TaskStruct* best = nullptr;
+    for (TaskStruct* t : runqueue_) {
+        if (!best) {
+            best = t;
+            continue;
+        }
+        if (t->policy == SchedPolicy::FIFO) {
+            if (best->policy != SchedPolicy::FIFO || t->rt_priority > best->rt_priority) best = t;
+        } else if (best->policy == SchedPolicy::NORMAL && t->vruntime < best->vruntime) {
+            best = t;
+        }
+    }
+    return best;
+}
+
+bool Cpu::preempts(const TaskStruct& woken, const TaskStruct& curr) const {
+    if (curr.pid == 0) return true;
+    if (woken.policy == SchedPolicy::FIFO)
+        return curr.policy != SchedPolicy::FIFO || woken.rt_priority > curr.rt_priority;
+    if (curr.policy == SchedPolicy::FIFO) return false;
+    return woken.vruntime + cfg_.sched_wakeup_granularity < curr.vruntime;
+}
+
+// update_curr: charge the running task's time to its vruntime.
+void Cpu::update_curr() {
+    TaskStruct* t = current_task_;
+    if (!t || t->pid == 0) return;
+    Tick delta = now() - t->last_ran;
+    t->last_ran = now();
+    t->sum_exec += delta;
+    if (t->policy == SchedPolicy::NORMAL) t->vruntime += delta;
+    Tick m = t->policy == SchedPolicy::NORMAL ? t->vruntime : min_vruntime_;
+    for (TaskStruct* q : runqueue_)
+        if (q->policy == SchedPolicy::NORMAL) m = std::min(m, q->vruntime);
+    min_vruntime_ = std::max(min_vruntime_, m);
+}
+
+// __schedule(). `preempt` is true for involuntary switches (the previous task stays runnable).
+void Cpu::schedule(bool preempt) {
+    TaskStruct* prev = current_task_;
+    update_curr();
+    if (prev->pid != 0 && prev->state == TaskState::RUNNING) {
+        prev->state = TaskState::RUNNABLE;
+        enqueue(*prev);
+    }
+    TaskStruct* next = pick_next_task();
+    if (next) dequeue(*next);
+    else next = idle_task_;
+    need_resched_ = false;
+    next->state = TaskState::RUNNING;
+    next->last_ran = now();
+    if (next == prev) return;
+
+    ++stats_.context_switches;
+    if (preempt) ++stats_.preemptions;
+    ++next->nr_switches;
+    Cycles fpu_cycles = fpu_ ? fpu_->switch_fpu(*this, *prev, *next) : 0;
+    current_task_ = next;
+    stack_[0] = &next->frame;
+    next->slice_start = now();
+    // Paid on the incoming side before it continues: switch_to, then the FPU work, then the
+    // restore on its way back to user space.
+    if (next->in_user && fpu_)
+        if (Cycles c = fpu_->exit_to_user(*this, *next))
+            push_exec(next->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+    if (fpu_cycles) push_exec(next->frame, PendingExec{fpu_cycles, Cat::SIMD_SAVE_RESTORE, false, {}});
+    push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, {}});
+}
+
+void Cpu::wake_up_process(TaskStruct& t) {
+    if (t.state != TaskState::SLEEPING) return;
+    Cpu& rq = *t.cpu;
+    if (t.policy == SchedPolicy::NORMAL) {
+        Tick floor = rq.min_vruntime_ > rq.cfg_.sched_latency / 2 ? rq.min_vruntime_ - rq.cfg_.sched_latency / 2 : 0;
+        t.vruntime = std::max(t.vruntime, floor);
+    }
+    t.state = TaskState::RUNNABLE;
+    rq.enqueue(t);
+    if (rq.current_task_ && rq.preempts(t, *rq.current_task_)) {
+        rq.need_resched_ = true;
+        // A remote CPU learns of it through the reschedule IPI; an idle one is kicked.
+        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_ ? EV_KICK : EV_IPI);
+    } else if (&rq != this && rq.idle_) {
+        sim_.schedule_at(now(), &rq, EV_KICK);
+    }
+}
+
+engine::Task<> Cpu::scheduler_ipi(Cpu& cpu, void*) { co_return; }
+
+// scheduler_tick: account the running task and end its slice if others wait.
+Cycles Cpu::sched_tick_fn(Cpu& cpu, void*, Tick expiry) {
+    cpu.hrtimer_start(expiry + cpu.tick_period_, &Cpu::sched_tick_fn, nullptr);
+    TaskStruct* curr = cpu.current_task_;
+    if (curr && curr->pid != 0 && curr->policy == SchedPolicy::NORMAL) {
+        cpu.update_curr();
+        std::size_t nr = 1;
+        bool fifo_waiting = false;
+        for (TaskStruct* q : cpu.runqueue_) {
+            if (q->policy == SchedPolicy::NORMAL) ++nr;
+            else fifo_waiting = true;
+        }
+        Tick slice = std::max<Tick>(cpu.cfg_.sched_latency / nr, cpu.cfg_.sched_min_granularity);
+        if (fifo_waiting || (nr > 1 && cpu.now() - curr->slice_start >= slice)) cpu.need_resched_ = true;
+    }
+    return cpu.costs_.tick;
+}
+
+engine::Task<> Cpu::idle_body(Cpu&) { co_return; }
+
+} // namespace kdsim::kernel

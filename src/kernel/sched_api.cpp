@@ -1,0 +1,49 @@
+// Scheduler entry points called from model code; see sched.h for their contracts.
+#include "kernel/sched.h"
+
+namespace kdsim::kernel {
+
+engine::Task<> preempt_enable(Cpu& cpu) {
+    cpu.preempt_count_sub(PREEMPT_OFFSET);
+    if (cpu.preempt_count() == 0) co_await cpu.point(Point::PREEMPT_ENABLE);
+}
+
+engine::Task<> cond_resched(Cpu& cpu) {
+    if (cpu.config().preempt == PreemptModel::FULL) co_return;
+    co_await cpu.exec(cpu.costs().cond_resched, Cat::SCHEDULER);
+    co_await cpu.point(Point::COND_RESCHED);
+}
+
+engine::Task<> might_resched(Cpu& cpu) {
+    if (cpu.config().preempt != PreemptModel::VOLUNTARY) co_return;
+    co_await cpu.exec(cpu.costs().cond_resched, Cat::SCHEDULER);
+    co_await cpu.point(Point::MIGHT_RESCHED);
+}
+
+engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t) {
+    co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER);
+    cpu.wake_up_process(t);
+}
+
+namespace {
+Cycles wake_sleeper(Cpu& cpu, void* ctx, Tick) {
+    cpu.wake_up_process(*static_cast<TaskStruct*>(ctx));
+    return cpu.costs().wakeup;
+}
+} // namespace
+
+engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry) {
+    TaskStruct* self = cpu.current();
+    if (expiry <= cpu.now()) co_return;
+    cpu.hrtimer_start(expiry, &wake_sleeper, self);
+    co_await cpu.block();
+}
+
+engine::Task<> syscall_enter(Cpu& cpu) {
+    cpu.current()->in_user = false;
+    co_return;
+}
+
+engine::Task<> syscall_exit(Cpu& cpu) { co_await cpu.point(Point::RETURN_TO_USER); }
+
+} // namespace kdsim::kernel

@@ -1,0 +1,106 @@
+// Softirq processing and interrupt entry/exit (kernel/softirq.c).
+//
+// irq_exit() runs pending softirqs when it leaves the last interrupt level (!in_interrupt());
+// local_bh_enable() runs them in the calling task. __do_softirq() handles the pending vectors
+// in bit order with interrupts enabled, re-reads the pending mask and restarts while less than
+// MAX_SOFTIRQ_TIME has passed (counted in jiffies, as the kernel does), need_resched() is
+// clear and fewer than MAX_SOFTIRQ_RESTART rounds ran; whatever remains is handed to the
+// per-CPU ksoftirqd thread, which runs it in task context at normal priority.
+// Simplified: ksoftirqd deferral (the 2016-2023 ksoftirqd_running() rule) is not modelled,
+// matching kernels after the 2023 revert.
+#include "kernel/softirq.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
+
+namespace kdsim::kernel {
+
+std::string_view softirq_name(unsigned nr) {
+    static constexpr std::string_view names[NR_SOFTIRQS] = {
+        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
+    return nr < NR_SOFTIRQS ? names[nr] : "?";
+}
+
+void Cpu::wakeup_softirqd() {
+    ++stats_.ksoftirqd_wakeups;
+    wake_up_process(*ksoftirqd_);
+}
+
+void Cpu::raise_softirq_irqoff(unsigned nr) {
+    softirq_pending_ |= 1u << nr;
+    if (!in_interrupt(preempt_count_)) wakeup_softirqd();
+}
+
+// handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
+engine::Task<> Cpu::handle_softirqs() {
+    const std::uint64_t end = jiffies() + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+    std::uint32_t max_restart = cfg_.max_softirq_restart;
+    preempt_count_add(SOFTIRQ_OFFSET);
+    ++stats_.softirq_runs;
+    for (;;) {
+        co_await exec(costs_.softirq_round, Cat::SOFTIRQ);
+        std::uint32_t pending = softirq_pending_;
+        softirq_pending_ = 0;
+        co_await local_irq_enable(*this);
+        for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
+            if (!(pending & (1u << nr)) || !softirq_vec_[nr].fn) continue;
+            softirq_running_nr_ = nr;
+            ++stats_.softirq_handled[nr];
+            co_await softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
+        }
+        co_await local_irq_disable(*this);
+        if (!softirq_pending_) break;
+        if (jiffies() < end && !need_resched_ && --max_restart) {
+            ++stats_.softirq_restarts;
+            continue;
+        }
+        wakeup_softirqd();
+        break;
+    }
+    preempt_count_sub(SOFTIRQ_OFFSET);
+}
+
+engine::Task<> Cpu::do_softirq_root(Cpu& cpu) { co_await cpu.handle_softirqs(); }
+
+// run_ksoftirqd() in its smpboot thread loop.
+engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
+    for (;;) {
+        if (!cpu.softirq_pending_) {
+            co_await cpu.block();
+            continue;
+        }
+        co_await local_irq_disable(cpu);
+        if (cpu.softirq_pending_) co_await cpu.handle_softirqs();
+        co_await local_irq_enable(cpu);
+        co_await cond_resched(cpu);
+    }
+}
+
+// The hardirq context: exception entry and irq_enter, the handler, irq_exit bookkeeping and
+// exception return. irq_exit's softirq processing and the return path are the Cpu's (pop_frame).
+engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
+    co_await cpu.exec(cpu.costs_.irq_entry, Cat::IRQ_ENTRY_EXIT);
+    IrqDesc& d = cpu.irqs_[vector];
+    co_await d.fn(cpu, d.ctx);
+    co_await cpu.exec(cpu.costs_.irq_exit, Cat::IRQ_ENTRY_EXIT);
+}
+
+engine::Task<> local_bh_disable(Cpu& cpu) {
+    ++cpu.stats().bh_disable_ops;
+    cpu.preempt_count_add(SOFTIRQ_DISABLE_OFFSET);
+    co_await cpu.exec(cpu.costs().local_bh_disable, Cat::BH_MASK);
+}
+
+engine::Task<> local_bh_enable(Cpu& cpu) {
+    cpu.preempt_count_sub(SOFTIRQ_DISABLE_OFFSET);
+    co_await cpu.exec(cpu.costs().local_bh_enable, Cat::BH_MASK);
+    co_await cpu.point(Point::BH_ENABLE);
+}
+
+engine::Task<> raise_softirq(Cpu& cpu, unsigned nr) {
+    bool flags = co_await local_irq_save(cpu);
+    cpu.raise_softirq_irqoff(nr);
+    co_await local_irq_restore(cpu, flags);
+}
+
+} // namespace kdsim::kernel

@@ -1,0 +1,34 @@
+#include "kernel/types.h"
+
+namespace kdsim::kernel {
+
+std::string_view to_string(CtxKind k) {
+    switch (k) {
+    case CtxKind::TASK: return "task";
+    case CtxKind::SOFTIRQ: return "softirq";
+    case CtxKind::HARDIRQ: return "hardirq";
+    case CtxKind::NMI: return "nmi";
+    case CtxKind::COUNT: break;
+    }
+    return "?";
+}
+
+std::string_view to_string(Cat c) {
+    static constexpr std::array<std::string_view, CATS> names = {
+        "user",    "crypto",   "simd_begin_end", "simd_save_restore", "irq_entry_exit",
+        "irq_mask", "bh_mask", "softirq",        "timer",             "scheduler",
+        "protocol", "driver",  "copy",           "cache_maintenance", "syscall",
+        "other"};
+    return names[static_cast<std::size_t>(c)];
+}
+
+std::string_view to_string(PreemptModel m) {
+    switch (m) {
+    case PreemptModel::NONE: return "none";
+    case PreemptModel::VOLUNTARY: return "voluntary";
+    case PreemptModel::FULL: return "full";
+    }
+    return "?";
+}
+
+} // namespace kdsim::kernel
