@@ -80,7 +80,7 @@ TEST(Clock, LargeCycleCountsConvertWithoutDrift) {
     EXPECT_EQ(c.to_cycles(86'400ull * PS_PER_S), day);
 }
 
-TEST(Clock, CyclesOfCeilTicksRoundTripsExactlyAtThreeClocks) {
+TEST(Clock, CyclesOfCeilTicksRoundTripsExactlyAtFourClocks) {
     // t = ceil(c * 1e12 / hz) satisfies c <= t * hz / 1e12 < c + hz / 1e12, and hz / 1e12 < 1
     // for any clock under 1 THz, so floor(t * hz / 1e12) == c.
     for (std::uint64_t hz : {800'000'000ull, 2'400'000'000ull, 3'000'000'000ull, 3'700'000'000ull}) {
@@ -182,6 +182,28 @@ TEST(EventQueue, RandomisedHundredThousandOpsMatchMultimapReference) {
         ref.erase(ref.begin());
     }
     EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, EveryHeapSizeUpTo300DrainsInOrder) {
+    // Each size has its own shape of last, partly filled node; all must drain sorted.
+    Rng rng(17, "sizes");
+    for (std::size_t n = 1; n <= 300; ++n) {
+        EventQueue q;
+        std::vector<std::pair<Tick, std::uint64_t>> want;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            Tick t = rng.below(50);
+            q.push(t, nullptr, i);
+            want.emplace_back(t, i);
+        }
+        std::stable_sort(want.begin(), want.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [t, id] : want) {
+            Event ev = q.pop();
+            ASSERT_EQ(ev.time, t) << "n=" << n;
+            ASSERT_EQ(ev.arg, id) << "n=" << n;
+        }
+        ASSERT_TRUE(q.empty());
+    }
 }
 
 TEST(EventQueue, SequenceNumbersAreAssignedInPushOrder) {

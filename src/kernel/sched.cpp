@@ -124,6 +124,7 @@ void Cpu::wake_up_process(TaskStruct& t) {
         t.vruntime = std::max(t.vruntime, floor);
     }
     t.state = TaskState::RUNNABLE;
+    if (t.frame.st == Frame::St::BLOCKED) t.frame.st = Frame::St::READY; // schedule() returns
     rq.enqueue(t);
     if (rq.current_task_ && rq.preempts(t, *rq.current_task_)) {
         rq.need_resched_ = true;

@@ -45,10 +45,13 @@ Cycles Vfp::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
     return c;
 }
 
+// The undefined-instruction trap of a user VFP/NEON instruction with FPEXC.EN clear. The
+// profile's `restore` figure is dominated by the trap itself, so it is charged for every trap,
+// also when vfp_state_in_hw() only re-enables the unit without loading.
 Cycles Vfp::user_simd_use(TaskStruct& t) {
     if (fpexc_en_ && hw_state_ == &t) return 0;
     fpexc_en_ = true;
-    if (hw_state_ == &t) return 0; // vfp_state_in_hw(): only re-enable the unit
+    if (hw_state_ == &t) return costs_.restore;
     hw_state_ = &t;
     return restore_user_state(t);
 }

@@ -29,7 +29,8 @@ public:
     engine::Task<> begin() override; // kernel_neon_begin()
     engine::Task<> end() override;   // kernel_neon_end()
     Cycles switch_fpu(Cpu& cpu, TaskStruct& prev, TaskStruct& next) override;
-    Cycles exit_to_user(Cpu& cpu, TaskStruct& t) override { return 0; }
+    // A user task that was in the middle of SIMD work traps on its first instruction back.
+    Cycles exit_to_user(Cpu& cpu, TaskStruct& t) override { return t.uses_user_simd ? user_simd_use(t) : 0; }
     Cycles user_simd_use(TaskStruct& t) override; // the VFP trap: vfp_support_entry
 
 private:

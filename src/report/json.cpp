@@ -1,0 +1,338 @@
+// JSON writer and reader for RunResults. Layout in docs/report-format.md.
+#include "report/report.h"
+
+#include "report/format.h"
+#include "report/rows.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace kdsim::report {
+
+using nlohmann::json;
+
+namespace {
+
+// A double as JSON: rounded to a fixed number of significant digits; NaN and infinities, which
+// JSON cannot hold, become null (and read back as NaN).
+json number(double v) {
+    if (!std::isfinite(v)) return nullptr;
+    return detail::round_significant(v);
+}
+
+json simd_json(const results::SimdResult& s) {
+    return {
+        {"brackets", s.brackets},
+        {"begin_end_cycles", s.begin_end_cycles},
+        {"saves", s.saves},
+        {"restores", s.restores},
+        {"save_restore_cycles", s.save_restore_cycles},
+        {"bytes", s.bytes},
+        {"bytes_per_bracket_log2_hist", s.bytes_per_bracket_log2_hist},
+        {"longest_bracket_us", number(s.longest_bracket_us)},
+        {"longest_bracket_cycles", s.longest_bracket_cycles},
+        {"longest_bracket_bytes", s.longest_bracket_bytes},
+        {"longest_bracket_start_us", number(s.longest_bracket_start_us)},
+        {"longest_bracket_holder", s.longest_bracket_holder},
+        {"fallbacks", s.fallbacks},
+    };
+}
+
+// Figures recomputed from the fields above, for readers that want them ready-made.
+json derived_json(const results::CpuResult& c, std::uint64_t clock_hz) {
+    json context_us = json::object();
+    for (const auto& [context, n] : detail::cycles_by_context(c)) context_us[context] = number(detail::cycles_to_us(n, clock_hz));
+    const auto& s = c.simd;
+    auto per_bracket = [&](std::uint64_t v) {
+        return s.brackets ? number(static_cast<double>(v) / static_cast<double>(s.brackets)) : json(nullptr);
+    };
+    return {
+        {"context_us", context_us},
+        {"category_cycles", detail::cycles_by_category(c)},
+        {"context_cycles", detail::cycles_by_context(c)},
+        {"total_cycles", detail::total_cycles(c)},
+        {"simd_begin_end_cycles_per_bracket", per_bracket(s.begin_end_cycles)},
+        {"simd_bytes_per_bracket", per_bracket(s.bytes)},
+    };
+}
+
+json cpu_json(const results::CpuResult& c, std::uint64_t clock_hz) {
+    json irqflag_ops = json::object();
+    for (std::size_t i = 0; i < 4; ++i) irqflag_ops[detail::IRQFLAG_OP_NAMES[i]] = c.irqflag_ops[i];
+    return {
+        {"id", c.id},
+        {"busy_us", number(c.busy_us)},
+        {"idle_us", number(c.idle_us)},
+        {"cycles", c.cycles},
+        {"hardirqs", c.hardirqs},
+        {"softirq_runs", c.softirq_runs},
+        {"softirq_restarts", c.softirq_restarts},
+        {"ksoftirqd_wakeups", c.ksoftirqd_wakeups},
+        {"context_switches", c.context_switches},
+        {"preemptions", c.preemptions},
+        {"irqflag_ops", irqflag_ops},
+        {"bh_disable_ops", c.bh_disable_ops},
+        {"longest_np_span_us", number(c.longest_np_span_us)},
+        {"longest_np_span_start_us", number(c.longest_np_span_start_us)},
+        {"longest_np_holder", c.longest_np_holder},
+        {"rcu_stall_warnings", c.rcu_stall_warnings},
+        {"rcu_exp_stall_warnings", c.rcu_exp_stall_warnings},
+        {"soft_lockups", c.soft_lockups},
+        {"simd_clobbers", c.simd_clobbers},
+        {"simd", simd_json(c.simd)},
+        {"derived", derived_json(c, clock_hz)},
+    };
+}
+
+// ---- reading -----------------------------------------------------------------------------
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+    throw std::runtime_error(fmt::format("results JSON: {}: {}", path.empty() ? "(top level)" : path, what));
+}
+
+std::string join_path(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+const json& member(const json& j, const std::string& path, std::string_view key) {
+    if (!j.is_object()) fail(path, fmt::format("expected an object, found {}", j.type_name()));
+    auto it = j.find(key);
+    if (it == j.end()) fail(path, fmt::format("missing key \"{}\"", key));
+    return *it;
+}
+
+std::string get_string(const json& j, const std::string& path, std::string_view key) {
+    const json& v = member(j, path, key);
+    if (!v.is_string()) fail(join_path(path, key), fmt::format("expected a string, found {}", v.type_name()));
+    return v.get<std::string>();
+}
+
+std::uint64_t as_u64(const json& v, const std::string& path) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    fail(path, fmt::format("expected a non-negative integer, found {} {}", v.type_name(), v.dump()));
+}
+
+std::uint64_t get_u64(const json& j, const std::string& path, std::string_view key) {
+    return as_u64(member(j, path, key), join_path(path, key));
+}
+
+int get_int(const json& j, const std::string& path, std::string_view key) {
+    const json& v = member(j, path, key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < std::numeric_limits<int>::min() ||
+        v.get<std::int64_t>() > std::numeric_limits<int>::max())
+        fail(join_path(path, key), fmt::format("expected an integer, found {} {}", v.type_name(), v.dump()));
+    return static_cast<int>(v.get<std::int64_t>());
+}
+
+double get_double(const json& j, const std::string& path, std::string_view key) {
+    const json& v = member(j, path, key);
+    if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (!v.is_number()) fail(join_path(path, key), fmt::format("expected a number, found {}", v.type_name()));
+    return v.get<double>();
+}
+
+bool get_bool(const json& j, const std::string& path, std::string_view key) {
+    const json& v = member(j, path, key);
+    if (!v.is_boolean()) fail(join_path(path, key), fmt::format("expected true or false, found {}", v.type_name()));
+    return v.get<bool>();
+}
+
+const json& get_array(const json& j, const std::string& path, std::string_view key) {
+    const json& v = member(j, path, key);
+    if (!v.is_array()) fail(join_path(path, key), fmt::format("expected an array, found {}", v.type_name()));
+    return v;
+}
+
+std::string item_path(const std::string& path, std::string_view key, std::size_t i) {
+    return fmt::format("{}[{}]", join_path(path, key), i);
+}
+
+results::SimdResult read_simd(const json& j, const std::string& p) {
+    results::SimdResult s;
+    s.brackets = get_u64(j, p, "brackets");
+    s.begin_end_cycles = get_u64(j, p, "begin_end_cycles");
+    s.saves = get_u64(j, p, "saves");
+    s.restores = get_u64(j, p, "restores");
+    s.save_restore_cycles = get_u64(j, p, "save_restore_cycles");
+    s.bytes = get_u64(j, p, "bytes");
+    const json& hist = get_array(j, p, "bytes_per_bracket_log2_hist");
+    for (std::size_t k = 0; k < hist.size(); ++k)
+        s.bytes_per_bracket_log2_hist.push_back(as_u64(hist[k], item_path(p, "bytes_per_bracket_log2_hist", k)));
+    s.longest_bracket_us = get_double(j, p, "longest_bracket_us");
+    s.longest_bracket_cycles = get_u64(j, p, "longest_bracket_cycles");
+    s.longest_bracket_bytes = get_u64(j, p, "longest_bracket_bytes");
+    s.longest_bracket_start_us = get_double(j, p, "longest_bracket_start_us");
+    s.longest_bracket_holder = get_string(j, p, "longest_bracket_holder");
+    s.fallbacks = get_u64(j, p, "fallbacks");
+    return s;
+}
+
+results::CpuResult read_cpu(const json& j, const std::string& p) {
+    results::CpuResult c;
+    c.id = get_int(j, p, "id");
+    c.busy_us = get_double(j, p, "busy_us");
+    c.idle_us = get_double(j, p, "idle_us");
+    const json& cycles = member(j, p, "cycles");
+    if (!cycles.is_object()) fail(join_path(p, "cycles"), "expected an object of contexts");
+    for (const auto& [context, by_cat] : cycles.items()) {
+        std::string cp = join_path(join_path(p, "cycles"), context);
+        if (!by_cat.is_object()) fail(cp, "expected an object of categories");
+        auto& out = c.cycles[context];
+        for (const auto& [category, n] : by_cat.items()) out[category] = as_u64(n, join_path(cp, category));
+    }
+    c.hardirqs = get_u64(j, p, "hardirqs");
+    c.softirq_runs = get_u64(j, p, "softirq_runs");
+    c.softirq_restarts = get_u64(j, p, "softirq_restarts");
+    c.ksoftirqd_wakeups = get_u64(j, p, "ksoftirqd_wakeups");
+    c.context_switches = get_u64(j, p, "context_switches");
+    c.preemptions = get_u64(j, p, "preemptions");
+    const json& ops = member(j, p, "irqflag_ops");
+    for (std::size_t i = 0; i < 4; ++i) c.irqflag_ops[i] = get_u64(ops, join_path(p, "irqflag_ops"), detail::IRQFLAG_OP_NAMES[i]);
+    c.bh_disable_ops = get_u64(j, p, "bh_disable_ops");
+    c.longest_np_span_us = get_double(j, p, "longest_np_span_us");
+    c.longest_np_span_start_us = get_double(j, p, "longest_np_span_start_us");
+    c.longest_np_holder = get_string(j, p, "longest_np_holder");
+    c.rcu_stall_warnings = get_u64(j, p, "rcu_stall_warnings");
+    c.rcu_exp_stall_warnings = get_u64(j, p, "rcu_exp_stall_warnings");
+    c.soft_lockups = get_u64(j, p, "soft_lockups");
+    c.simd_clobbers = get_u64(j, p, "simd_clobbers");
+    c.simd = read_simd(member(j, p, "simd"), join_path(p, "simd"));
+    return c;
+}
+
+results::MachineResult read_machine(const json& j, const std::string& p) {
+    results::MachineResult m;
+    m.name = get_string(j, p, "name");
+    m.profile = get_string(j, p, "profile");
+    m.arch = get_string(j, p, "arch");
+    m.clock_hz = get_u64(j, p, "clock_hz");
+    m.preempt = get_string(j, p, "preempt");
+    m.simd_policy = get_string(j, p, "simd_policy");
+    m.chunking = get_string(j, p, "chunking");
+    const json& overrides = get_array(j, p, "overrides");
+    for (std::size_t i = 0; i < overrides.size(); ++i) {
+        if (!overrides[i].is_string()) fail(item_path(p, "overrides", i), "expected a string");
+        m.overrides.push_back(overrides[i].get<std::string>());
+    }
+    const json& cpus = get_array(j, p, "cpus");
+    for (std::size_t i = 0; i < cpus.size(); ++i) m.cpus.push_back(read_cpu(cpus[i], item_path(p, "cpus", i)));
+    return m;
+}
+
+results::WorkloadResult read_workload(const json& j, const std::string& p) {
+    results::WorkloadResult w;
+    w.name = get_string(j, p, "name");
+    w.kind = get_string(j, p, "kind");
+    w.machine = get_string(j, p, "machine");
+    w.cpu = get_int(j, p, "cpu");
+    const json& metrics = get_array(j, p, "metrics");
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+        std::string mp = item_path(p, "metrics", i);
+        w.metrics.push_back({get_string(metrics[i], mp, "key"), get_double(metrics[i], mp, "value"),
+                             get_string(metrics[i], mp, "unit")});
+    }
+    return w;
+}
+
+results::ClobberResult read_clobber(const json& j, const std::string& p) {
+    results::ClobberResult c;
+    c.time_us = get_double(j, p, "time_us");
+    c.machine = get_string(j, p, "machine");
+    c.cpu = get_int(j, p, "cpu");
+    c.victim = get_string(j, p, "victim");
+    c.culprit = get_string(j, p, "culprit");
+    c.where = get_string(j, p, "where");
+    return c;
+}
+
+} // namespace
+
+json to_json(const results::RunResults& r) {
+    json machines = json::array();
+    for (const auto& m : r.machines) {
+        json cpus = json::array();
+        for (const auto& c : m.cpus) cpus.push_back(cpu_json(c, m.clock_hz));
+        machines.push_back({
+            {"name", m.name},
+            {"profile", m.profile},
+            {"arch", m.arch},
+            {"clock_hz", m.clock_hz},
+            {"preempt", m.preempt},
+            {"simd_policy", m.simd_policy},
+            {"chunking", m.chunking},
+            {"overrides", m.overrides},
+            {"cpus", cpus},
+        });
+    }
+    json workloads = json::array();
+    for (const auto& w : r.workloads) {
+        json metrics = json::array();
+        for (const auto& metric : w.metrics)
+            metrics.push_back({{"key", metric.key}, {"value", number(metric.value)}, {"unit", metric.unit}});
+        workloads.push_back({{"name", w.name}, {"kind", w.kind}, {"machine", w.machine}, {"cpu", w.cpu}, {"metrics", metrics}});
+    }
+    json clobbers = json::array();
+    for (const auto& c : r.clobbers)
+        clobbers.push_back({{"time_us", number(c.time_us)}, {"machine", c.machine}, {"cpu", c.cpu},
+                            {"victim", c.victim}, {"culprit", c.culprit}, {"where", c.where}});
+    return {
+        {"format", "kdsim-results"},
+        {"format_version", RESULTS_FORMAT_VERSION},
+        {"scenario", r.scenario},
+        {"scenario_path", r.scenario_path},
+        {"description", r.description},
+        {"seed", r.seed},
+        {"mode", r.mode},
+        {"simulated_us", number(r.simulated_us)},
+        {"events", r.events},
+        {"machines", machines},
+        {"workloads", workloads},
+        {"clobbers", clobbers},
+        {"clobber_count", r.clobber_count},
+        {"failed", r.failed},
+        {"failures", r.failures},
+    };
+}
+
+results::RunResults from_json(const json& j) {
+    const std::string top;
+    if (!j.is_object()) fail(top, fmt::format("expected an object, found {}", j.type_name()));
+    if (get_string(j, top, "format") != "kdsim-results") fail("format", "not a kdsim results file");
+    std::uint64_t version = get_u64(j, top, "format_version");
+    if (version != RESULTS_FORMAT_VERSION)
+        fail("format_version", fmt::format("version {} is not supported (this build reads {})", version, RESULTS_FORMAT_VERSION));
+
+    results::RunResults r;
+    r.scenario = get_string(j, top, "scenario");
+    r.scenario_path = get_string(j, top, "scenario_path");
+    r.description = get_string(j, top, "description");
+    r.seed = get_u64(j, top, "seed");
+    r.mode = get_string(j, top, "mode");
+    r.simulated_us = get_double(j, top, "simulated_us");
+    r.events = get_u64(j, top, "events");
+    const json& machines = get_array(j, top, "machines");
+    for (std::size_t i = 0; i < machines.size(); ++i) r.machines.push_back(read_machine(machines[i], item_path(top, "machines", i)));
+    const json& workloads = get_array(j, top, "workloads");
+    for (std::size_t i = 0; i < workloads.size(); ++i) r.workloads.push_back(read_workload(workloads[i], item_path(top, "workloads", i)));
+    const json& clobbers = get_array(j, top, "clobbers");
+    for (std::size_t i = 0; i < clobbers.size(); ++i) r.clobbers.push_back(read_clobber(clobbers[i], item_path(top, "clobbers", i)));
+    r.clobber_count = get_u64(j, top, "clobber_count");
+    r.failed = get_bool(j, top, "failed");
+    const json& failures = get_array(j, top, "failures");
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+        if (!failures[i].is_string()) fail(item_path(top, "failures", i), "expected a string");
+        r.failures.push_back(failures[i].get<std::string>());
+    }
+    return r;
+}
+
+std::string to_json_text(const results::RunResults& r) {
+    // Invalid UTF-8 in a name is replaced (U+FFFD) rather than making the whole file unwritable.
+    return to_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace kdsim::report

@@ -1,0 +1,243 @@
+// The terminal summary (SPEC section 3). Layout and an example of each section are in
+// docs/report-format.md.
+#include "report/report.h"
+
+#include "report/format.h"
+#include "report/rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+namespace kdsim::report {
+
+namespace {
+
+using namespace detail;
+
+constexpr std::size_t WIDTH = 100;
+constexpr std::size_t TOP_CATEGORIES = 8;
+
+std::string us_text(double us) { return grouped_fixed(us, 3) + " µs"; }
+
+struct Text {
+    std::string out;
+
+    template <typename... T>
+    void line(fmt::format_string<T...> f, T&&... args) {
+        fmt::format_to(std::back_inserter(out), f, std::forward<T>(args)...);
+        out += '\n';
+    }
+    // "<indent><label padded to width><value>"
+    void item(std::size_t indent, std::string_view label, std::size_t width, std::string_view value) {
+        out += std::string(indent, ' ');
+        out += pad_right(label, width);
+        out += value;
+        out += '\n';
+    }
+    void blank() { out += '\n'; }
+};
+
+constexpr std::size_t HEAD = 20; // label column of the header and machine blocks
+constexpr std::size_t LABEL = 25; // label column of the per-CPU blocks
+
+void header(Text& t, const results::RunResults& r) {
+    t.line("kdsim run summary: {}", r.scenario.empty() ? "(unnamed scenario)" : r.scenario);
+    t.item(2, "description", HEAD, r.description.empty() ? "(none)" : r.description);
+    if (!r.scenario_path.empty()) t.item(2, "scenario file", HEAD, r.scenario_path);
+    t.item(2, "seed", HEAD, std::to_string(r.seed));
+    t.item(2, "mode", HEAD, r.mode);
+    t.item(2, "simulated time", HEAD, us_text(r.simulated_us));
+    t.item(2, "events", HEAD, grouped(r.events));
+    for (const auto& m : r.machines)
+        if (!m.overrides.empty())
+            t.line("  PROFILE OVERRIDES on machine {}: {} figure{} replaced, see below", m.name, m.overrides.size(),
+                   m.overrides.size() == 1 ? "" : "s");
+}
+
+void machine_header(Text& t, const results::MachineResult& m) {
+    t.blank();
+    t.line("machine {}", m.name);
+    t.item(2, "profile", HEAD, m.profile);
+    t.item(2, "arch", HEAD, m.arch);
+    t.item(2, "clock", HEAD, m.clock_hz ? fmt::format("{} ({} Hz)", frequency(m.clock_hz), grouped(m.clock_hz)) : "unknown");
+    t.item(2, "preemption model", HEAD, m.preempt);
+    t.item(2, "SIMD policy", HEAD, m.simd_policy);
+    t.item(2, "chunking", HEAD, m.chunking);
+    if (m.overrides.empty()) {
+        t.item(2, "profile overrides", HEAD, "none (stock profile)");
+        return;
+    }
+    t.line("  PROFILE OVERRIDES: {} profile figure{} replaced by the scenario; these are not the stock values:",
+           m.overrides.size(), m.overrides.size() == 1 ? "" : "s");
+    for (const auto& o : m.overrides) t.line("    {}", o);
+}
+
+void cpu_time(Text& t, const results::MachineResult& m, const results::CpuResult& c) {
+    auto by_context = cycles_by_context(c);
+    double busy_from_cycles = 0;
+    for (const auto& [context, n] : by_context) busy_from_cycles += cycles_to_us(n, m.clock_hz);
+    double whole = busy_from_cycles + c.idle_us;
+
+    t.line("    {}{}{}", pad_right("CPU time by context", 22), pad_left("µs", 18), pad_left("share", 10));
+    for (const auto& context : context_order(by_context)) {
+        std::string value = m.clock_hz ? grouped_fixed(cycles_to_us(by_context[context], m.clock_hz), 3) : "n/a";
+        t.line("      {}{}{}", pad_right(context, 20), pad_left(value, 18),
+               pad_left(m.clock_hz ? percent(cycles_to_us(by_context[context], m.clock_hz), whole) : "-", 10));
+    }
+    t.line("      {}{}{}", pad_right("idle", 20), pad_left(grouped_fixed(c.idle_us, 3), 18), pad_left(percent(c.idle_us, whole), 10));
+    // busy_us is the model's own clock of busy time; the cycles should add up to it.
+    if (m.clock_hz && std::fabs(c.busy_us - busy_from_cycles) > std::max(1.0, 0.005 * c.busy_us))
+        t.line("      note: busy_us is {} but the cycles add up to {}", us_text(c.busy_us), us_text(busy_from_cycles));
+
+    auto by_category = cycles_by_category(c);
+    std::vector<std::pair<std::string, std::uint64_t>> categories(by_category.begin(), by_category.end());
+    std::stable_sort(categories.begin(), categories.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    double total = static_cast<double>(total_cycles(c));
+    t.line("    {}{}{}", pad_right("top cost categories", 22), pad_left("cycles", 18), pad_left("share", 10));
+    if (categories.empty()) t.line("      (no cycles recorded)");
+    std::uint64_t rest = 0;
+    for (std::size_t i = 0; i < categories.size(); ++i) {
+        if (i >= TOP_CATEGORIES && categories.size() > TOP_CATEGORIES + 1) {
+            rest += categories[i].second;
+            continue;
+        }
+        t.line("      {}{}{}", pad_right(categories[i].first, 20), pad_left(grouped(categories[i].second), 18),
+               pad_left(percent(static_cast<double>(categories[i].second), total), 10));
+    }
+    if (categories.size() > TOP_CATEGORIES + 1)
+        t.line("      {}{}{}", pad_right(fmt::format("other ({} categories)", categories.size() - TOP_CATEGORIES), 20),
+               pad_left(grouped(rest), 18), pad_left(percent(static_cast<double>(rest), total), 10));
+}
+
+std::string per_bracket(std::uint64_t v, std::uint64_t brackets) {
+    return grouped_fixed(static_cast<double>(v) / static_cast<double>(brackets), 1);
+}
+
+void simd(Text& t, const results::MachineResult& m, const results::CpuResult& c) {
+    const auto& s = c.simd;
+    bool hist_empty = std::all_of(s.bytes_per_bracket_log2_hist.begin(), s.bytes_per_bracket_log2_hist.end(),
+                                  [](std::uint64_t n) { return n == 0; });
+    if (s.brackets == 0 && s.saves == 0 && s.restores == 0 && s.fallbacks == 0 && s.bytes == 0 && hist_empty) {
+        t.item(4, "SIMD", LABEL + 2, "no kernel SIMD brackets");
+        return;
+    }
+    t.line("    SIMD");
+    t.item(6, "brackets", LABEL, grouped(s.brackets));
+    t.item(6, "begin/end", LABEL,
+           s.brackets ? fmt::format("{} cycles, {} per bracket", grouped(s.begin_end_cycles), per_bracket(s.begin_end_cycles, s.brackets))
+                      : fmt::format("{} cycles", grouped(s.begin_end_cycles)));
+    t.item(6, "saves / restores", LABEL,
+           fmt::format("{} / {}, {} cycles", grouped(s.saves), grouped(s.restores), grouped(s.save_restore_cycles)));
+    t.item(6, "bytes in brackets", LABEL,
+           s.brackets ? fmt::format("{}, mean {} per bracket", grouped(s.bytes), per_bracket(s.bytes, s.brackets)) : grouped(s.bytes));
+    std::vector<std::string> buckets;
+    for (std::size_t k = 0; k < s.bytes_per_bracket_log2_hist.size(); ++k)
+        if (s.bytes_per_bracket_log2_hist[k]) buckets.push_back(fmt::format("{}: {}", bucket_label(k), grouped(s.bytes_per_bracket_log2_hist[k])));
+    if (buckets.empty()) buckets.push_back("(empty)");
+    for (const auto& l : wrap(buckets, "      " + pad_right("bytes per bracket", LABEL), std::string(6 + LABEL, ' '), WIDTH))
+        t.line("{}", l);
+    std::string longest = fmt::format("{} cycles = {}, {} bytes", grouped(s.longest_bracket_cycles),
+                                      us_text(s.longest_bracket_us), grouped(s.longest_bracket_bytes));
+    t.item(6, "longest bracket", LABEL, longest);
+    t.item(6, "  held by", LABEL,
+           fmt::format("{}, from {}", s.longest_bracket_holder.empty() ? "(unknown)" : s.longest_bracket_holder,
+                       us_text(s.longest_bracket_start_us)));
+    t.item(6, "fallbacks (no SIMD)", LABEL, grouped(s.fallbacks));
+}
+
+void preemption(Text& t, const results::CpuResult& c) {
+    t.line("    preemption, interrupts and stalls");
+    t.item(6, "longest non-preemptible", LABEL, fmt::format("{}, from {}", us_text(c.longest_np_span_us), us_text(c.longest_np_span_start_us)));
+    t.item(6, "  held by", LABEL, c.longest_np_holder.empty() ? "(unknown)" : c.longest_np_holder);
+    t.item(6, "RCU stall warnings", LABEL, grouped(c.rcu_stall_warnings));
+    t.item(6, "RCU expedited stalls", LABEL, grouped(c.rcu_exp_stall_warnings));
+    t.item(6, "soft lockups", LABEL, grouped(c.soft_lockups));
+    t.item(6, "context switches", LABEL, grouped(c.context_switches));
+    t.item(6, "preemptions", LABEL, grouped(c.preemptions));
+    t.item(6, "hardirqs", LABEL, grouped(c.hardirqs));
+    t.item(6, "softirq runs", LABEL,
+           fmt::format("{}, restarts {}, ksoftirqd wake-ups {}", grouped(c.softirq_runs), grouped(c.softirq_restarts),
+                       grouped(c.ksoftirqd_wakeups)));
+    t.item(6, "local_irq_*", LABEL,
+           fmt::format("disable {}, enable {}, save {}, restore {}", grouped(c.irqflag_ops[0]), grouped(c.irqflag_ops[1]),
+                       grouped(c.irqflag_ops[2]), grouped(c.irqflag_ops[3])));
+    t.item(6, "local_bh_disable", LABEL, grouped(c.bh_disable_ops));
+    t.item(6, "SIMD clobbers", LABEL, grouped(c.simd_clobbers));
+}
+
+void workloads(Text& t, const results::RunResults& r) {
+    t.blank();
+    if (r.workloads.empty()) {
+        t.line("workloads: none");
+        return;
+    }
+    t.line("workloads");
+    for (const auto& w : r.workloads) {
+        t.line("  {}: {} on {} cpu {}", w.name, w.kind, w.machine, w.cpu);
+        std::size_t key_width = 0;
+        for (const auto& metric : w.metrics) key_width = std::max(key_width, columns(metric.key));
+        if (w.metrics.empty()) t.line("    (no metrics)");
+        for (const auto& metric : w.metrics)
+            t.line("    {} = {}{}{}", pad_right(metric.key, key_width), display(metric.value), metric.unit.empty() ? "" : " ", metric.unit);
+    }
+}
+
+void invariants(Text& t, const results::RunResults& r) {
+    t.blank();
+    t.line("invariant violations");
+    std::string shown = r.clobbers.size() == r.clobber_count || r.clobber_count == 0
+                            ? std::string()
+                            : fmt::format(" (first {} of {} shown)", r.clobbers.size(), grouped(r.clobber_count));
+    t.item(2, "SIMD register clobbers", LABEL, grouped(r.clobber_count) + shown);
+    for (std::size_t i = 0; i < r.clobbers.size(); ++i) {
+        const auto& c = r.clobbers[i];
+        t.line("    #{}  at {} on {} cpu {}", i + 1, us_text(c.time_us), c.machine, c.cpu);
+        t.line("        victim   {}", c.victim);
+        t.line("        culprit  {}", c.culprit);
+        t.line("        where    {}", c.where);
+    }
+    if (r.failures.empty()) {
+        t.item(2, "failures", LABEL, "none");
+    } else {
+        t.item(2, "failures", LABEL, grouped(r.failures.size()));
+        for (const auto& f : r.failures) t.line("    - {}", f);
+    }
+    if (!r.failed && (r.clobber_count > 0 || !r.failures.empty()))
+        t.line("  note: the run is not marked failed although violations are listed above");
+
+    if (!r.failed) {
+        t.line("RESULT: OK");
+        return;
+    }
+    std::string reasons;
+    for (const auto& f : r.failures) reasons += (reasons.empty() ? "" : "; ") + f;
+    if (reasons.empty() && r.clobber_count > 0)
+        reasons = fmt::format("{} SIMD register clobber{}", grouped(r.clobber_count), r.clobber_count == 1 ? "" : "s");
+    if (reasons.empty()) reasons = "no reason recorded";
+    t.line("RESULT: FAILED ({})", reasons);
+}
+
+} // namespace
+
+std::string summary_table(const results::RunResults& r) {
+    Text t;
+    header(t, r);
+    for (const auto& m : r.machines) {
+        machine_header(t, m);
+        for (const auto& c : m.cpus) {
+            t.blank();
+            t.line("  {} cpu {}", m.name, c.id);
+            cpu_time(t, m, c);
+            simd(t, m, c);
+            preemption(t, c);
+        }
+    }
+    workloads(t, r);
+    invariants(t, r);
+    return t.out;
+}
+
+} // namespace kdsim::report

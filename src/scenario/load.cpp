@@ -1,0 +1,680 @@
+// Scenario files (scenarios/**.toml) -> system::ScenarioConfig, with the profiles and
+// workload size lists they name. Format: docs/scenario-format.md.
+#include "scenario/toml_reader.h"
+
+#include "engine/rng.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <fstream>
+#include <map>
+
+namespace kdsim::scenario {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::describe;
+using detail::index_key;
+using detail::join_key;
+using detail::join_list;
+using detail::quote;
+using detail::Reader;
+
+// Errors reported for one size-list file before the rest are only counted.
+constexpr int MAX_ROW_ERRORS = 10;
+constexpr std::int64_t MAX_CPUS = 64;
+
+const std::vector<std::string_view> KINDS = {"module_load", "hash_list", "simd_user", "cyclictest", "softirq_load"};
+const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
+
+std::vector<std::string_view> workload_keys(std::string_view kind) {
+    std::vector<std::string_view> k = {"kind", "name", "cpu"};
+    auto add = [&](std::initializer_list<std::string_view> more) { k.insert(k.end(), more); };
+    const std::initializer_list<std::string_view> sizes = {"sizes",        "sizes_file", "size_column",
+                                                           "match_column", "match",      "sample"};
+    if (kind == "module_load") {
+        add({"alg", "impl"});
+        add(sizes);
+        add({"signature_trailer", "blacklist_hash", "user_time"});
+    } else if (kind == "hash_list") {
+        add({"alg", "impl"});
+        add(sizes);
+        add({"repeat", "cond_resched_between"});
+    } else if (kind == "simd_user") {
+        add({"chunk"});
+    } else if (kind == "cyclictest") {
+        add({"priority", "period", "loops"});
+    } else if (kind == "softirq_load") {
+        add({"period", "jitter", "alg", "impl", "bytes", "count"});
+    }
+    return k;
+}
+
+constexpr std::array<arch::SimdPolicy, 7> POLICIES = {
+    arch::SimdPolicy::X86_PREEMPT,     arch::SimdPolicy::X86_BH_OFF,    arch::SimdPolicy::X86_UNSAFE_NO_INUSE,
+    arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdPolicy::ARM32_SOFTIRQ, arch::SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH,
+    arch::SimdPolicy::ARM64_BH_OFF,
+};
+
+// Names of the policies of `a`, or of all policies.
+std::string policy_names(std::optional<arch::Arch> a) {
+    std::vector<std::string> names;
+    for (auto p : POLICIES)
+        if (!a || arch::arch_of(p) == *a) names.emplace_back(arch::to_string(p));
+    return names.empty() ? std::string("none (no SIMD policy is modelled for this architecture)") : join_list(names);
+}
+
+// The kernel-mode SIMD rules of Linux 6.1 (the kernel of the reference experiments) per arch.
+std::optional<arch::SimdPolicy> default_policy(arch::Arch a) {
+    switch (a) {
+    case arch::Arch::X86_64: return arch::SimdPolicy::X86_PREEMPT;
+    case arch::Arch::ARM32: return arch::SimdPolicy::ARM32_TASK_ONLY;
+    case arch::Arch::ARM64: return arch::SimdPolicy::ARM64_BH_OFF;
+    case arch::Arch::PPC32_E500: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+class ScenarioLoader {
+public:
+    ScenarioLoader(const fs::path& file, const LoadOptions& opts)
+        : file_(file), opts_(opts), display_(file.generic_string()), r_(display_, out_) {}
+
+    system::ScenarioConfig load();
+
+private:
+    void read_header(const toml::table& root, system::ScenarioConfig& cfg);
+    std::optional<system::MachineConfig> read_machine(const toml::table& m, const std::string& key, std::uint64_t seed);
+    void read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                     const system::Profile* profile, const toml::node* profile_node);
+    std::optional<system::Workload> read_workload(const toml::table& w, const std::string& wkey,
+                                                  const system::MachineConfig& mc, std::optional<int> cpus,
+                                                  const system::Profile* profile, bool machine_named,
+                                                  std::uint64_t seed, std::map<std::string, std::string>& names);
+    std::optional<crypto::HashAlg> read_alg(const toml::table& w, const std::string& wkey, bool required);
+    std::optional<crypto::HashImpl> read_impl(const toml::table& w, const std::string& wkey, crypto::HashAlg alg,
+                                              const system::Profile* profile);
+    std::optional<std::vector<std::uint64_t>> read_sizes(const toml::table& w, const std::string& wkey,
+                                                         std::optional<std::string> stream, std::uint64_t seed,
+                                                         std::uint64_t min_size, std::string_view min_reason);
+    const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);
+    const fs::path* root(const toml::node& at, const std::string& key);
+
+    const fs::path& file_;
+    LoadOptions opts_;
+    std::string display_;
+    std::vector<Diagnostic> out_;
+    Reader r_;
+    bool root_resolved_ = false;
+    std::optional<fs::path> root_;
+    std::map<std::string, std::optional<system::Profile>> profiles_;
+};
+
+const fs::path* ScenarioLoader::root(const toml::node& at, const std::string& key) {
+    if (root_resolved_) return root_ ? &*root_ : nullptr;
+    root_resolved_ = true;
+    std::error_code ec;
+    if (!opts_.root.empty()) {
+        if (fs::is_directory(opts_.root / "data" / "profiles", ec))
+            root_ = opts_.root;
+        else
+            r_.error(at, key,
+                     fmt::format("the root directory {} given holds no data/profiles directory",
+                                 detail::display_path(opts_.root)));
+        return root_ ? &*root_ : nullptr;
+    }
+    fs::path start = fs::absolute(file_, ec).parent_path();
+    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+        if (fs::is_directory(dir / "data" / "profiles", ec)) {
+            root_ = dir;
+            break;
+        }
+        if (dir == dir.parent_path()) break;
+    }
+    if (!root_)
+        r_.error(at, key,
+                 fmt::format("cannot find the repository root of {}: no directory at or above {} contains "
+                             "data/profiles (pass the root explicitly)",
+                             display_, start.generic_string()));
+    return root_ ? &*root_ : nullptr;
+}
+
+const system::Profile* ScenarioLoader::profile(const toml::node& at, const std::string& key, const std::string& name) {
+    if (auto it = profiles_.find(name); it != profiles_.end()) return it->second ? &*it->second : nullptr;
+    auto& slot = profiles_[name];
+    bool bad_name = name.find("..") != std::string::npos || name.front() == '/' || name.find('\\') != std::string::npos;
+    if (bad_name) {
+        r_.error(at, key,
+                 fmt::format("expected a profile name such as \"x86/intel-icelake-server\" (a path below "
+                             "data/profiles without .toml), found {}",
+                             quote(name)));
+        return nullptr;
+    }
+    const fs::path* rt = root(at, key);
+    if (!rt) return nullptr;
+    fs::path dir = *rt / "data" / "profiles";
+    fs::path path = dir / (name + ".toml");
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+        std::vector<std::string> have;
+        for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+             it.increment(ec)) {
+            if (it->is_regular_file(ec) && it->path().extension() == ".toml") {
+                fs::path rel = it->path().lexically_relative(dir);
+                rel.replace_extension();
+                have.push_back(rel.generic_string());
+            }
+        }
+        std::sort(have.begin(), have.end());
+        std::string hint = name.size() > 5 && name.ends_with(".toml") ? " (write the name without .toml)" : "";
+        r_.error(at, key,
+                 fmt::format("no profile file {}{}; the profiles are: {}", detail::display_path(path), hint,
+                             have.empty() ? std::string("none") : join_list(have)));
+        return nullptr;
+    }
+    std::size_t before = out_.size();
+    slot = detail::read_profile(path, detail::display_path(path), out_);
+    if (!slot)
+        r_.error(at, key,
+                 fmt::format("profile {} is invalid ({} error{}, reported with its file name)", quote(name),
+                             out_.size() - before, out_.size() - before == 1 ? "" : "s"));
+    return slot ? &*slot : nullptr;
+}
+
+void ScenarioLoader::read_header(const toml::table& root, system::ScenarioConfig& cfg) {
+    const toml::table* s = r_.table(root, "scenario", "scenario", true, "a table [scenario] with at least a name");
+    std::optional<std::uint64_t> seed;
+    std::optional<system::Mode> mode;
+    if (s) {
+        r_.check_keys(*s, "scenario", "[scenario]",
+                      {"name", "description", "seed", "mode", "max_duration", "duration"});
+        if (auto n = r_.string(*s, "name", "scenario.name", true)) cfg.name = *n;
+        if (auto d = r_.string(*s, "description", "scenario.description", false, false)) cfg.description = *d;
+        if (auto v = r_.integer(*s, "seed", "scenario.seed", false, 0, INT64_MAX))
+            seed = static_cast<std::uint64_t>(*v);
+        if (auto m = r_.choice(*s, "mode", "scenario.mode", false, {"timing", "functional"}))
+            mode = *m == 0 ? system::Mode::TIMING : system::Mode::FUNCTIONAL;
+        auto max = r_.duration(*s, "max_duration", "scenario.max_duration", false, true);
+        auto dur = r_.duration(*s, "duration", "scenario.duration", false, true);
+        if (max) cfg.max_duration = *max;
+        if (dur) {
+            cfg.duration = *dur;
+            if (max && *dur > *max)
+                r_.error(*s->get("duration"), "scenario.duration",
+                         fmt::format("expected at most max_duration ({}), found {}",
+                                     s->get("max_duration")->value_or(std::string_view{}),
+                                     describe(s->get("duration"))));
+            else if (!max && *dur > cfg.max_duration)
+                cfg.max_duration = *dur; // the default upper bound yields to an explicit duration
+        }
+    }
+    cfg.seed = opts_.seed_override.value_or(seed.value_or(1));
+    cfg.mode = opts_.mode_override.value_or(mode.value_or(system::Mode::TIMING));
+}
+
+void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                                 const system::Profile* profile, const toml::node* profile_node) {
+    std::string kkey = mkey + ".kernel";
+    const toml::table* k = r_.table(m, "kernel", kkey, false, "a table [machine.kernel]");
+    std::optional<arch::SimdPolicy> policy;
+    const toml::node* policy_node = nullptr;
+    if (k) {
+        r_.check_keys(*k, kkey, "[machine.kernel]",
+                      {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
+                       "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
+                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh"});
+        auto& kc = mc.kernel;
+        if (auto p = r_.choice(*k, "preempt", kkey + ".preempt", false, {"none", "voluntary", "full"}))
+            kc.preempt =
+                std::array{kernel::PreemptModel::NONE, kernel::PreemptModel::VOLUNTARY, kernel::PreemptModel::FULL}[*p];
+        if (const toml::node* hz = k->get("hz")) {
+            auto v = hz->value<std::int64_t>();
+            if (hz->is_integer() && (*v == 100 || *v == 250 || *v == 300 || *v == 1000))
+                kc.hz = static_cast<std::uint32_t>(*v);
+            else
+                r_.error(*hz, kkey + ".hz",
+                         fmt::format("expected one of 100, 250, 300, 1000 (CONFIG_HZ), found {}", describe(hz)));
+        }
+        if ((policy_node = k->get("simd_policy"))) {
+            std::string pkey = kkey + ".simd_policy";
+            const auto* s = policy_node->as_string();
+            auto p = s ? arch::simd_policy_from_string(s->get()) : std::nullopt;
+            if (!p) {
+                r_.error(*policy_node, pkey,
+                         fmt::format("unknown SIMD policy {}; expected one of: {}",
+                                     s ? quote(s->get()) : describe(policy_node), policy_names(std::nullopt)));
+            } else if (profile && arch::arch_of(*p) != profile->arch) {
+                r_.error(*policy_node, pkey,
+                         fmt::format("policy {} is for arch {}, but profile {} is {}; expected one of: {}",
+                                     quote(s->get()), arch::to_string(arch::arch_of(*p)), profile->name,
+                                     arch::to_string(profile->arch), policy_names(profile->arch)));
+            } else {
+                policy = p;
+            }
+        }
+        if (auto c = r_.choice(*k, "simd_chunking", kkey + ".simd_chunking", false, {"none", "fixed", "yield"}))
+            mc.chunking.policy =
+                std::array{crypto::ChunkPolicy::NONE, crypto::ChunkPolicy::FIXED, crypto::ChunkPolicy::YIELD}[*c];
+        if (auto b = r_.bytes(*k, "simd_chunk_bytes", kkey + ".simd_chunk_bytes", false, true)) mc.chunking.bytes = *b;
+        auto dur = [&](std::string_view name, engine::Tick& dst, bool positive) {
+            if (auto t = r_.duration(*k, name, join_key(kkey, name), false, positive)) dst = *t;
+        };
+        dur("sched_latency", kc.sched_latency, true);
+        dur("sched_min_granularity", kc.sched_min_granularity, true);
+        dur("sched_wakeup_granularity", kc.sched_wakeup_granularity, false);
+        dur("max_softirq_time", kc.max_softirq_time, true);
+        dur("rcu_cpu_stall_timeout", kc.rcu_cpu_stall_timeout, true);
+        dur("rcu_exp_cpu_stall_timeout", kc.rcu_exp_cpu_stall_timeout, true);
+        dur("softlockup_thresh", kc.softlockup_thresh, true);
+        if (auto v = r_.integer(*k, "max_softirq_restart", kkey + ".max_softirq_restart", false, 1, 1000))
+            kc.max_softirq_restart = static_cast<std::uint32_t>(*v);
+    }
+    if (policy) {
+        mc.simd_policy = *policy;
+    } else if (profile && !policy_node) {
+        if (auto d = default_policy(profile->arch))
+            mc.simd_policy = *d;
+        else if (profile_node)
+            r_.error(*profile_node, mkey + ".profile",
+                     fmt::format("profile {} is {}, for which no SIMD policy is modelled", profile->name,
+                                 arch::to_string(profile->arch)));
+    }
+}
+
+std::optional<crypto::HashAlg> ScenarioLoader::read_alg(const toml::table& w, const std::string& wkey, bool required) {
+    auto i = r_.choice(w, "alg", wkey + ".alg", required, ALGS);
+    if (!i) return std::nullopt;
+    return crypto::hash_alg_from_string(ALGS[*i]);
+}
+
+std::optional<crypto::HashImpl> ScenarioLoader::read_impl(const toml::table& w, const std::string& wkey,
+                                                          crypto::HashAlg alg, const system::Profile* profile) {
+    const toml::node* n = w.get("impl");
+    if (!n) return std::nullopt;
+    std::string key = wkey + ".impl";
+    const auto* s = n->as_string();
+    auto impl = s ? crypto::hash_impl_from_string(s->get()) : std::nullopt;
+    if (!impl) {
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < crypto::HASH_IMPLS; ++i)
+            names.emplace_back(crypto::to_string(static_cast<crypto::HashImpl>(i)));
+        r_.error(*n, key,
+                 fmt::format("unknown hash implementation {}; expected one of: {}", s ? quote(s->get()) : describe(n),
+                             join_list(names)));
+        return std::nullopt;
+    }
+    if (profile && !profile->hash.has(alg, *impl)) {
+        r_.error(*n, key,
+                 fmt::format("profile {} has no {} implementation {}; it has: {}", profile->name,
+                             crypto::to_string(alg), quote(s->get()), join_list(detail::impls_of(*profile, alg))));
+        return std::nullopt;
+    }
+    return impl;
+}
+
+std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml::table& w, const std::string& wkey,
+                                                                     std::optional<std::string> stream,
+                                                                     std::uint64_t seed, std::uint64_t min_size,
+                                                                     std::string_view min_reason) {
+    const toml::node* inline_sizes = w.get("sizes");
+    const toml::node* file_node = w.get("sizes_file");
+    if (!inline_sizes && !file_node) {
+        r_.missing(w, wkey + ".sizes", "sizes = [byte counts] or sizes_file = \"<TSV relative to the root>\"");
+        return std::nullopt;
+    }
+    if (inline_sizes && file_node) {
+        r_.error(*file_node, wkey + ".sizes_file", "expected either sizes or sizes_file, found both");
+        return std::nullopt;
+    }
+    // A size with where it came from, for the minimum-size check after sampling.
+    struct Row {
+        std::uint64_t size;
+        const toml::node* node; // inline element
+        std::size_t index;      // its index in sizes
+        int line;               // TSV line
+    };
+    std::vector<Row> rows;
+    std::string tsv_display;
+    bool ok = true;
+    if (inline_sizes) {
+        for (std::string_view k : {"size_column", "match_column", "match"}) {
+            if (const toml::node* n = w.get(k)) {
+                r_.error(*n, join_key(wkey, k), "only valid with sizes_file, not with an inline sizes list");
+                ok = false;
+            }
+        }
+        const toml::array* a = inline_sizes->as_array();
+        if (!a || a->empty()) {
+            r_.error(*inline_sizes, wkey + ".sizes",
+                     fmt::format("expected a non-empty list of byte counts, found {}", describe(inline_sizes)));
+            return std::nullopt;
+        }
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            auto b = r_.bytes(*a->get(i), index_key(wkey + ".sizes", i), false);
+            if (b)
+                rows.push_back({*b, a->get(i), i, 0});
+            else
+                ok = false;
+        }
+    } else {
+        auto rel = r_.string(w, "sizes_file", wkey + ".sizes_file", true);
+        auto size_col = r_.integer(w, "size_column", wkey + ".size_column", false, 1, 1000).value_or(2);
+        auto match_col = r_.integer(w, "match_column", wkey + ".match_column", false, 1, 1000);
+        auto match = r_.string(w, "match", wkey + ".match", false);
+        if (match_col.has_value() != match.has_value()) {
+            const toml::node* n = match_col ? w.get("match_column") : w.get("match");
+            if (n)
+                r_.error(*n, match_col ? wkey + ".match" : wkey + ".match_column",
+                         "match_column and match go together: give both or neither");
+            return std::nullopt;
+        }
+        if (!rel) return std::nullopt;
+        const fs::path* rt = root(*file_node, wkey + ".sizes_file");
+        if (!rt) return std::nullopt;
+        fs::path path = fs::path(*rel).is_absolute() ? fs::path(*rel) : *rt / *rel;
+        tsv_display = detail::display_path(path);
+        std::ifstream in(path);
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec) || !in) {
+            r_.error(*file_node, wkey + ".sizes_file",
+                     fmt::format("no sizes file {} (sizes_file is relative to the root, {})", tsv_display,
+                                 fs::absolute(*rt, ec).lexically_normal().generic_string()));
+            return std::nullopt;
+        }
+        Reader tsv(tsv_display, out_);
+        std::string line;
+        int lineno = 0;
+        int bad = 0;
+        auto row_error = [&](std::string msg) {
+            ok = false;
+            if (++bad <= MAX_ROW_ERRORS)
+                tsv.error(toml::source_position{static_cast<toml::source_index>(lineno), 1}, wkey + ".sizes_file",
+                          std::move(msg));
+        };
+        while (std::getline(in, line)) {
+            ++lineno;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.empty() || line.front() == '#') continue;
+            std::vector<std::string_view> cols;
+            std::string_view rest = line;
+            while (true) {
+                auto tab = rest.find('\t');
+                cols.push_back(rest.substr(0, tab));
+                if (tab == std::string_view::npos) break;
+                rest.remove_prefix(tab + 1);
+            }
+            std::int64_t need = std::max<std::int64_t>(size_col, match_col.value_or(0));
+            if (static_cast<std::int64_t>(cols.size()) < need) {
+                row_error(fmt::format("row has {} tab-separated column{}, expected at least {}", cols.size(),
+                                      cols.size() == 1 ? "" : "s", need));
+                continue;
+            }
+            if (match_col && cols[static_cast<std::size_t>(*match_col - 1)] != *match) continue;
+            std::string_view cell = cols[static_cast<std::size_t>(size_col - 1)];
+            std::uint64_t v = 0;
+            auto [p, e] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+            if (cell.empty() || e != std::errc() || p != cell.data() + cell.size()) {
+                row_error(fmt::format("expected a byte count (a non-negative integer) in column {}, found {}", size_col,
+                                      quote(cell)));
+                continue;
+            }
+            rows.push_back({v, nullptr, 0, lineno});
+        }
+        if (bad > MAX_ROW_ERRORS)
+            tsv.error(toml::source_position{static_cast<toml::source_index>(lineno), 1}, wkey + ".sizes_file",
+                      fmt::format("{} more bad rows not listed", bad - MAX_ROW_ERRORS));
+        if (ok && rows.empty()) {
+            r_.error(*file_node, wkey + ".sizes_file",
+                     fmt::format("expected a non-empty size list, found no rows in {}{}", tsv_display,
+                                 match ? fmt::format(" with column {} equal to {}", *match_col, quote(*match)) : ""));
+            return std::nullopt;
+        }
+    }
+    if (const toml::node* s = w.get("sample")) {
+        auto n = r_.integer(w, "sample", wkey + ".sample", false, 1, INT64_MAX);
+        if (n && ok && static_cast<std::uint64_t>(*n) > rows.size()) {
+            r_.error(*s, wkey + ".sample",
+                     fmt::format("expected at most {} (the sizes available), found {}", rows.size(), *n));
+            ok = false;
+        }
+        if (!n) ok = false;
+        if (ok && stream) {
+            // Partial Fisher-Yates: rows[0..k) become a uniform sample without replacement,
+            // in draw order.
+            engine::Rng rng(seed, *stream);
+            auto k = static_cast<std::size_t>(*n);
+            for (std::size_t i = 0; i < k; ++i) {
+                std::size_t j = i + static_cast<std::size_t>(rng.below(rows.size() - i));
+                std::swap(rows[i], rows[j]);
+            }
+            rows.resize(k);
+        }
+    }
+    if (!ok || !stream) return std::nullopt;
+    std::vector<std::uint64_t> sizes;
+    sizes.reserve(rows.size());
+    for (auto& row : rows) {
+        if (row.size < min_size) {
+            std::string msg =
+                fmt::format("a size of {} bytes is smaller than {} ({} bytes)", row.size, min_reason, min_size);
+            if (row.node)
+                r_.error(*row.node, index_key(wkey + ".sizes", row.index), std::move(msg));
+            else
+                Reader(tsv_display, out_)
+                    .error(toml::source_position{static_cast<toml::source_index>(row.line), 1}, wkey + ".sizes_file",
+                           std::move(msg));
+            ok = false;
+            continue;
+        }
+        sizes.push_back(row.size);
+    }
+    if (!ok) return std::nullopt;
+    return sizes;
+}
+
+std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table& w, const std::string& wkey,
+                                                              const system::MachineConfig& mc, std::optional<int> cpus,
+                                                              const system::Profile* profile, bool machine_named,
+                                                              std::uint64_t seed,
+                                                              std::map<std::string, std::string>& names) {
+    auto kind = r_.choice(w, "kind", wkey + ".kind", true, KINDS);
+    if (!kind) return std::nullopt;
+    std::string_view kname = KINDS[*kind];
+    r_.check_keys(w, wkey, fmt::format("a {} workload", kname), workload_keys(kname));
+    std::size_t before = r_.errors();
+
+    system::Workload wl;
+    switch (*kind) {
+    case 0: wl = system::ModuleLoadWorkload{}; break;
+    case 1: wl = system::HashListWorkload{}; break;
+    case 2: wl = system::SimdUserWorkload{}; break;
+    case 3: wl = system::CyclictestWorkload{}; break;
+    default: wl = system::SoftirqLoadWorkload{}; break;
+    }
+    std::string name = std::visit([](auto& x) { return x.name; }, wl);
+    if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
+    int cpu = 0;
+    if (auto c = r_.integer(w, "cpu", wkey + ".cpu", false, 0, MAX_CPUS - 1)) {
+        if (cpus && *c >= *cpus)
+            r_.error(*w.get("cpu"), wkey + ".cpu",
+                     fmt::format("expected a CPU of machine '{}' (0 to {}, it has cpus = {}), found {}", mc.name,
+                                 *cpus - 1, *cpus, *c));
+        else
+            cpu = static_cast<int>(*c);
+    }
+    if (auto [it, fresh] = names.emplace(name, wkey); !fresh) {
+        const toml::node* at = w.get("name");
+        std::string msg = fmt::format("duplicate workload name '{}' on machine '{}' (also {}); give each workload a "
+                                      "distinct name",
+                                      name, mc.name, it->second);
+        if (at)
+            r_.error(*at, wkey + ".name", std::move(msg));
+        else
+            r_.error(w, wkey + ".name", std::move(msg));
+    }
+    std::optional<std::string> stream;
+    if (machine_named) stream = fmt::format("sizes:{}/{}", mc.name, name);
+
+    auto alg_impl = [&](auto& x, bool required) {
+        if (auto a = read_alg(w, wkey, required)) {
+            x.alg = *a;
+            x.impl = read_impl(w, wkey, *a, profile);
+        }
+    };
+    std::visit(
+        [&](auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            x.name = name;
+            x.cpu = cpu;
+            if constexpr (std::is_same_v<T, system::ModuleLoadWorkload>) {
+                alg_impl(x, true);
+                if (auto t = r_.bytes(w, "signature_trailer", wkey + ".signature_trailer", false, false))
+                    x.signature_trailer = *t;
+                if (auto b = r_.boolean(w, "blacklist_hash", wkey + ".blacklist_hash", false)) x.blacklist_hash = *b;
+                if (auto t = r_.duration(w, "user_time", wkey + ".user_time", false, false)) x.user_time = *t;
+                if (auto s = read_sizes(w, wkey, stream, seed, x.signature_trailer, "signature_trailer"))
+                    x.sizes = std::move(*s);
+            } else if constexpr (std::is_same_v<T, system::HashListWorkload>) {
+                alg_impl(x, true);
+                if (auto v = r_.integer(w, "repeat", wkey + ".repeat", false, 1, UINT32_MAX))
+                    x.repeat = static_cast<std::uint32_t>(*v);
+                if (auto b = r_.boolean(w, "cond_resched_between", wkey + ".cond_resched_between", false))
+                    x.cond_resched_between = *b;
+                if (auto s = read_sizes(w, wkey, stream, seed, 0, "")) x.sizes = std::move(*s);
+            } else if constexpr (std::is_same_v<T, system::SimdUserWorkload>) {
+                if (auto t = r_.duration(w, "chunk", wkey + ".chunk", false, true)) x.chunk = *t;
+            } else if constexpr (std::is_same_v<T, system::CyclictestWorkload>) {
+                if (auto v = r_.integer(w, "priority", wkey + ".priority", false, 1, 99))
+                    x.priority = static_cast<int>(*v);
+                if (auto t = r_.duration(w, "period", wkey + ".period", false, true)) x.period = *t;
+                if (auto v = r_.integer(w, "loops", wkey + ".loops", false, 0, INT64_MAX))
+                    x.loops = static_cast<std::uint64_t>(*v);
+            } else {
+                if (auto t = r_.duration(w, "period", wkey + ".period", false, true)) x.period = *t;
+                if (auto t = r_.duration(w, "jitter", wkey + ".jitter", false, false)) x.jitter = *t;
+                if (w.contains("alg")) {
+                    alg_impl(x, false);
+                } else {
+                    x.impl = read_impl(w, wkey, x.alg, profile);
+                }
+                if (auto b = r_.bytes(w, "bytes", wkey + ".bytes", false, true)) x.bytes = *b;
+                if (auto v = r_.integer(w, "count", wkey + ".count", false, 0, INT64_MAX))
+                    x.count = static_cast<std::uint64_t>(*v);
+            }
+        },
+        wl);
+    if (r_.errors() != before) return std::nullopt;
+    return wl;
+}
+
+std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
+                                                                  std::uint64_t seed) {
+    r_.check_keys(m, mkey, "[[machine]]", {"name", "profile", "cpus", "kernel", "overrides", "workload"});
+    std::size_t before = out_.size();
+    system::MachineConfig mc;
+    auto name = r_.string(m, "name", mkey + ".name", true);
+    if (name) mc.name = *name;
+
+    const system::Profile* prof = nullptr;
+    const toml::node* profile_node = m.get("profile");
+    if (auto pn = r_.string(m, "profile", mkey + ".profile", true))
+        prof = profile(*profile_node, mkey + ".profile", *pn);
+    if (prof) mc.profile = *prof;
+
+    std::optional<int> cpus;
+    if (auto c = r_.integer(m, "cpus", mkey + ".cpus", true, 1, MAX_CPUS)) cpus = static_cast<int>(*c);
+    if (cpus) mc.cpus = *cpus;
+
+    read_kernel(m, mkey, mc, prof, profile_node);
+
+    if (const toml::table* ov =
+            r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {
+        for (auto&& [k, v] : *ov) {
+            std::string okey = join_key(mkey + ".overrides", k.str());
+            if (!prof) continue; // nothing to override; the profile's own error is reported
+            if (auto s = detail::apply_override(mc.profile, k.str(), v, okey, r_)) mc.overrides.push_back(*s);
+        }
+    }
+
+    if (const toml::array* ws = r_.array(m, "workload", mkey + ".workload", false, "[[machine.workload]] tables")) {
+        std::map<std::string, std::string> names; // workload name -> its key
+        for (std::size_t i = 0; i < ws->size(); ++i) {
+            std::string wkey = index_key(mkey + ".workload", i);
+            const toml::node* n = ws->get(i);
+            if (!n->is_table()) {
+                r_.error(*n, wkey, fmt::format("expected a [[machine.workload]] table, found {}", describe(n)));
+                continue;
+            }
+            if (auto wl = read_workload(*n->as_table(), wkey, mc, cpus, prof, name.has_value(), seed, names))
+                mc.workloads.push_back(std::move(*wl));
+        }
+    }
+    if (out_.size() != before) return std::nullopt;
+    return mc;
+}
+
+system::ScenarioConfig ScenarioLoader::load() {
+    system::ScenarioConfig cfg;
+    cfg.path = display_;
+    auto root = detail::parse_file(file_, r_);
+    if (!root) throw InputError(std::move(out_));
+
+    if (!root->contains("scenario") && root->contains("profile")) {
+        r_.error_file("scenario", "expected a table [scenario], found a profile ([profile]); load it as a profile");
+        throw InputError(std::move(out_));
+    }
+    r_.check_keys(*root, "", "a scenario (top level)", {"scenario", "machine"});
+    read_header(*root, cfg);
+
+    const toml::array* ms = r_.array(*root, "machine", "machine", true, "one or more [[machine]] tables");
+    if (ms && ms->empty()) r_.error(*ms, "machine", "expected one or more [[machine]] tables, found an empty array");
+    if (ms) {
+        std::map<std::string, std::string> seen;
+        for (std::size_t i = 0; i < ms->size(); ++i) {
+            std::string mkey = index_key("machine", i);
+            const toml::node* n = ms->get(i);
+            if (!n->is_table()) {
+                r_.error(*n, mkey, fmt::format("expected a [[machine]] table, found {}", describe(n)));
+                continue;
+            }
+            const toml::table& m = *n->as_table();
+            if (const toml::node* nm = m.get("name"); nm && nm->is_string()) {
+                auto [it, fresh] = seen.emplace(nm->as_string()->get(), mkey);
+                if (!fresh)
+                    r_.error(*nm, mkey + ".name",
+                             fmt::format("duplicate machine name {} (also {})", quote(it->first), it->second));
+            }
+            if (auto mc = read_machine(m, mkey, cfg.seed)) cfg.machines.push_back(std::move(*mc));
+        }
+    }
+    if (!out_.empty()) {
+        detail::sort_diagnostics(out_, display_);
+        throw InputError(std::move(out_));
+    }
+    return cfg;
+}
+
+} // namespace
+
+system::ScenarioConfig load_scenario(const std::filesystem::path& file, const LoadOptions& options) {
+    return ScenarioLoader(file, options).load();
+}
+
+FileKind detect_kind(const std::filesystem::path& file) {
+    std::vector<Diagnostic> out;
+    Reader r(file.generic_string(), out);
+    auto root = detail::parse_file(file, r);
+    if (!root) throw InputError(std::move(out));
+    bool profile = root->contains("profile"), scenario = root->contains("scenario");
+    if (profile && !scenario) return FileKind::PROFILE;
+    if (scenario && !profile) return FileKind::SCENARIO;
+    r.error_file("", profile ? "a file holds either a [scenario] or a [profile] table, not both"
+                             : "expected a [scenario] or [profile] table, found neither");
+    throw InputError(std::move(out));
+}
+
+} // namespace kdsim::scenario

@@ -1,0 +1,452 @@
+// Architecture profiles: data/profiles/<family>/<part>.toml -> system::Profile.
+//
+// Every figure is an inline table { value, unit, source }. A figure that is missing, has the
+// wrong unit or no source is an error, never a zero (SPEC 2.7). Integer figures (cycles,
+// bytes, Hz) may be written fractionally and are rounded to the nearest integer.
+#include "scenario/toml_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace kdsim::scenario::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Unit { CYCLES, BYTES, HZ, CYCLES_PER_BYTE };
+
+std::string_view unit_name(Unit u) {
+    switch (u) {
+    case Unit::CYCLES: return "cycles";
+    case Unit::BYTES: return "bytes";
+    case Unit::HZ: return "Hz";
+    case Unit::CYCLES_PER_BYTE: return "cycles/byte";
+    }
+    return "?";
+}
+
+std::string_view quantity(Unit u) {
+    switch (u) {
+    case Unit::CYCLES: return "number of cycles";
+    case Unit::BYTES: return "number of bytes";
+    case Unit::HZ: return "frequency in Hz";
+    case Unit::CYCLES_PER_BYTE: return "number of cycles per byte";
+    }
+    return "?";
+}
+
+// Integer figures above this are rejected: no cost or size comes near it, and it keeps
+// llround and later cycle arithmetic far from overflow.
+constexpr double INTEGER_FIGURE_MAX = 1e18;
+
+// An integer figure of the profile outside [hash]: where it lives in the file and in Profile.
+struct IntFigure {
+    std::string_view section;
+    std::string_view name;
+    Unit unit;
+    bool positive; // zero is an error (a clock, a cache line)
+    std::uint64_t& (*ref)(system::Profile&);
+};
+
+#define KDSIM_FIG(sec, nm, unit, pos, member)                                                                          \
+    IntFigure {                                                                                                        \
+        sec, nm, unit, pos, [](system::Profile& p) -> std::uint64_t& { return p.member; }                              \
+    }
+
+const std::array<IntFigure, 21> INT_FIGURES = {{
+    KDSIM_FIG("cpu", "clock", Unit::HZ, true, clock_hz),
+    KDSIM_FIG("cpu", "cache_line", Unit::BYTES, true, cache_line),
+    KDSIM_FIG("sched", "context_switch", Unit::CYCLES, false, kernel.context_switch),
+    KDSIM_FIG("sched", "wakeup", Unit::CYCLES, false, kernel.wakeup),
+    KDSIM_FIG("sched", "tick", Unit::CYCLES, false, kernel.tick),
+    KDSIM_FIG("sched", "cond_resched", Unit::CYCLES, false, kernel.cond_resched),
+    KDSIM_FIG("irq", "entry", Unit::CYCLES, false, kernel.irq_entry),
+    KDSIM_FIG("irq", "exit", Unit::CYCLES, false, kernel.irq_exit),
+    KDSIM_FIG("irq", "timer_handler", Unit::CYCLES, false, kernel.timer_handler),
+    KDSIM_FIG("irq", "softirq_round", Unit::CYCLES, false, kernel.softirq_round),
+    KDSIM_FIG("irqflags", "local_irq_disable", Unit::CYCLES, false, kernel.local_irq_disable),
+    KDSIM_FIG("irqflags", "local_irq_enable", Unit::CYCLES, false, kernel.local_irq_enable),
+    KDSIM_FIG("irqflags", "local_irq_save", Unit::CYCLES, false, kernel.local_irq_save),
+    KDSIM_FIG("irqflags", "local_irq_restore", Unit::CYCLES, false, kernel.local_irq_restore),
+    KDSIM_FIG("bh", "local_bh_disable", Unit::CYCLES, false, kernel.local_bh_disable),
+    KDSIM_FIG("bh", "local_bh_enable", Unit::CYCLES, false, kernel.local_bh_enable),
+    KDSIM_FIG("simd", "state_size", Unit::BYTES, false, simd.state_size),
+    KDSIM_FIG("simd", "begin", Unit::CYCLES, false, simd.begin),
+    KDSIM_FIG("simd", "end", Unit::CYCLES, false, simd.end),
+    KDSIM_FIG("simd", "save", Unit::CYCLES, false, simd.save),
+    KDSIM_FIG("simd", "restore", Unit::CYCLES, false, simd.restore),
+}};
+#undef KDSIM_FIG
+
+constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
+constexpr std::array<std::string_view, 8> TOP_KEYS = {"profile",  "cpu", "sched", "irq",
+                                                      "irqflags", "bh",  "simd",  "hash"};
+constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
+                                                 crypto::HashAlg::SHA512};
+
+std::string_view simd_unit_of(arch::Arch a) {
+    switch (a) {
+    case arch::Arch::X86_64: return "x86-fpu";
+    case arch::Arch::ARM32: return "arm32-neon";
+    case arch::Arch::ARM64: return "arm64-fpsimd";
+    case arch::Arch::PPC32_E500: return "ppc-spe";
+    }
+    return "?";
+}
+
+// The hash implementations the kernel has on each architecture.
+std::vector<crypto::HashImpl> impls_for(arch::Arch a) {
+    using crypto::HashImpl;
+    switch (a) {
+    case arch::Arch::X86_64:
+        return {HashImpl::GENERIC, HashImpl::SSSE3, HashImpl::AVX, HashImpl::AVX2, HashImpl::SHANI};
+    case arch::Arch::ARM32: return {HashImpl::GENERIC, HashImpl::ARM, HashImpl::NEON, HashImpl::CE};
+    case arch::Arch::ARM64: return {HashImpl::GENERIC, HashImpl::ARM64, HashImpl::NEON, HashImpl::CE};
+    case arch::Arch::PPC32_E500: return {HashImpl::GENERIC, HashImpl::SPE};
+    }
+    return {};
+}
+
+std::string figure_form(Unit u) { return fmt::format("a figure {{ value, unit = \"{}\", source }}", unit_name(u)); }
+
+// Reads parent[name] as a figure; returns its value when it is complete and valid (finite,
+// non-negative, right unit, a source).
+std::optional<double> read_figure(Reader& r, const toml::table& parent, std::string_view name, const std::string& key,
+                                  Unit unit) {
+    const toml::node* n = parent.get(name);
+    if (!n) {
+        r.missing(parent, key, figure_form(unit), "missing figures are never zero");
+        return std::nullopt;
+    }
+    const toml::table* fig = n->as_table();
+    if (!fig) {
+        std::string hint;
+        if (n->is_number())
+            hint = fmt::format(" (write {{ value = {}, unit = \"{}\", source = \"...\" }})",
+                               n->value<double>().value_or(0), unit_name(unit));
+        r.error(*n, key, fmt::format("expected {}, found {}{}", figure_form(unit), describe(n), hint));
+        return std::nullopt;
+    }
+    std::size_t before = r.errors();
+    r.check_keys(*fig, key, fmt::format("figure {}", key), {"value", "unit", "source"});
+
+    std::optional<double> value;
+    std::string vkey = join_key(key, "value");
+    const toml::node* v = fig->get("value");
+    if (!v) {
+        r.missing(*fig, vkey, fmt::format("a {}", quantity(unit)), "missing figures are never zero");
+    } else if (!v->is_number()) {
+        r.error(*v, vkey, fmt::format("expected a {}, found {}", quantity(unit), describe(v)));
+    } else {
+        double d = v->value<double>().value_or(0);
+        if (!std::isfinite(d))
+            r.error(*v, vkey, fmt::format("expected a finite {}, found {}", quantity(unit), describe(v)));
+        else if (d < 0)
+            r.error(*v, vkey, fmt::format("expected a non-negative {}, found {}", quantity(unit), describe(v)));
+        else
+            value = d;
+    }
+
+    std::string ukey = join_key(key, "unit");
+    const toml::node* u = fig->get("unit");
+    if (!u) {
+        r.missing(*fig, ukey, fmt::format("the unit \"{}\"", unit_name(unit)), "every figure states its unit");
+    } else if (!u->is_string() || u->as_string()->get() != unit_name(unit)) {
+        r.error(*u, ukey, fmt::format("expected the unit \"{}\", found {}", unit_name(unit), describe(u)));
+    }
+
+    std::string skey = join_key(key, "source");
+    const toml::node* s = fig->get("source");
+    constexpr std::string_view SOURCE_FORM = "a non-empty string citing where the figure comes from";
+    if (!s) {
+        r.missing(*fig, skey, SOURCE_FORM, "every figure cites a source");
+    } else if (!s->is_string() || s->as_string()->get().find_first_not_of(" \t") == std::string::npos) {
+        r.error(*s, skey, fmt::format("expected {}, found {}", SOURCE_FORM, describe(s)));
+    }
+
+    if (r.errors() != before) return std::nullopt;
+    return value;
+}
+
+// An integer figure: rounds, and checks `positive` and the upper bound at the value's position.
+std::optional<std::uint64_t> to_integer_figure(Reader& r, const toml::node& at, const std::string& key, double d,
+                                               Unit unit, bool positive) {
+    if (d > INTEGER_FIGURE_MAX) {
+        r.error(at, key, fmt::format("expected a {} of at most 1e18, found {}", quantity(unit), describe(&at)));
+        return std::nullopt;
+    }
+    auto v = static_cast<std::uint64_t>(std::llround(d));
+    if (positive && v == 0) {
+        r.error(at, key, fmt::format("expected a positive {}, found {}", quantity(unit), describe(&at)));
+        return std::nullopt;
+    }
+    return v;
+}
+
+// If `file` lies below a data/profiles directory, the profile name its path implies
+// ("x86/intel-icelake-server").
+std::optional<std::string> name_from_path(const fs::path& file) {
+    std::error_code ec;
+    fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
+    if (ec) abs = file.lexically_normal();
+    for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+        if (dir.filename() == "profiles" && dir.parent_path().filename() == "data") {
+            fs::path rel = abs.lexically_relative(dir);
+            rel.replace_extension();
+            return rel.generic_string();
+        }
+        if (dir == dir.parent_path()) break;
+    }
+    return std::nullopt;
+}
+
+void read_header(Reader& r, const toml::table& root, const fs::path& file, system::Profile& p) {
+    const toml::table* h =
+        r.table(root, "profile", "profile", true, "a table [profile] with name, arch and description");
+    if (!h) return;
+    r.check_keys(*h, "profile", "[profile]", {"name", "arch", "description"});
+    if (auto name = r.string(*h, "name", "profile.name", true)) {
+        auto expected = name_from_path(file);
+        if (expected && *name != *expected)
+            r.error(*h->get("name"), "profile.name",
+                    fmt::format("expected \"{}\" (the file's path under data/profiles, without .toml), found {}",
+                                *expected, quote(*name)));
+        else
+            p.name = *name;
+    }
+    const std::vector<std::string_view> arches = {"x86_64", "arm32", "arm64", "ppc32-e500"};
+    if (auto idx = r.choice(*h, "arch", "profile.arch", true, arches)) p.arch = *arch::arch_from_string(arches[*idx]);
+    if (auto d = r.string(*h, "description", "profile.description", true)) p.description = *d;
+}
+
+void read_sections(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
+    for (std::string_view sec : SECTIONS) {
+        std::vector<std::string_view> keys;
+        if (sec == "simd") keys.push_back("unit");
+        for (auto& f : INT_FIGURES)
+            if (f.section == sec) keys.push_back(f.name);
+        std::string what = fmt::format("a table [{}] with {}", sec, [&] {
+            std::string s;
+            for (auto k : keys) s += (s.empty() ? "" : ", ") + std::string(k);
+            return s;
+        }());
+        const toml::table* t = r.table(root, sec, std::string(sec), true, what);
+        if (!t) continue;
+        r.check_keys(*t, sec, fmt::format("[{}]", sec), keys);
+        if (sec == "simd") {
+            std::vector<std::string_view> units = {"x86-fpu", "arm32-neon", "arm64-fpsimd", "ppc-spe"};
+            if (auto idx = r.choice(*t, "unit", "simd.unit", true, units)) {
+                if (arch_ok && units[*idx] != simd_unit_of(p.arch))
+                    r.error(*t->get("unit"), "simd.unit",
+                            fmt::format("expected \"{}\" (the SIMD unit of arch {}), found \"{}\"",
+                                        simd_unit_of(p.arch), arch::to_string(p.arch), units[*idx]));
+                else
+                    p.simd_unit = std::string(units[*idx]);
+            }
+        }
+        for (auto& f : INT_FIGURES) {
+            if (f.section != sec) continue;
+            std::string key = fmt::format("{}.{}", sec, f.name);
+            auto d = read_figure(r, *t, f.name, key, f.unit);
+            if (!d) continue;
+            const toml::node& at = *t->get(f.name)->as_table()->get("value");
+            if (auto v = to_integer_figure(r, at, join_key(key, "value"), *d, f.unit, f.positive)) f.ref(p) = *v;
+        }
+    }
+}
+
+void read_hash(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
+    const toml::table* h =
+        r.table(root, "hash", "hash", true,
+                "tables [hash.<alg>.<impl>] with a generic implementation of sha1, sha256 and sha512");
+    if (!h) return;
+    r.check_keys(*h, "hash", "[hash] (hash algorithms)", {"sha1", "sha256", "sha512"});
+    for (crypto::HashAlg alg : ALGS) {
+        std::string_view an = crypto::to_string(alg);
+        std::string akey = fmt::format("hash.{}", an);
+        const toml::table* at =
+            r.table(*h, an, akey, true,
+                    fmt::format("a table [{}.generic] (every algorithm needs its generic implementation)", akey));
+        if (!at) continue;
+        if (!at->contains("generic"))
+            r.missing(*at, akey + ".generic",
+                      fmt::format("a table [{}.generic] with cycles_per_byte and cycles_per_call", akey),
+                      "every algorithm needs its generic implementation");
+        for (auto&& [k, node] : *at) {
+            std::string ikey = join_key(akey, k.str());
+            auto impl = crypto::hash_impl_from_string(k.str());
+            if (!impl) {
+                std::vector<std::string> names;
+                for (std::size_t i = 0; i < crypto::HASH_IMPLS; ++i)
+                    names.emplace_back(crypto::to_string(static_cast<crypto::HashImpl>(i)));
+                r.error(
+                    k.source().begin, ikey,
+                    fmt::format("unknown hash implementation '{}'; expected one of: {}", k.str(), join_list(names)));
+                continue;
+            }
+            if (arch_ok) {
+                auto allowed = impls_for(p.arch);
+                if (std::find(allowed.begin(), allowed.end(), *impl) == allowed.end()) {
+                    std::vector<std::string> names;
+                    for (auto i : allowed) names.emplace_back(crypto::to_string(i));
+                    r.error(k.source().begin, ikey,
+                            fmt::format("implementation '{}' does not exist on arch {}; expected one of: {}", k.str(),
+                                        arch::to_string(p.arch), join_list(names)));
+                    continue;
+                }
+            }
+            const toml::table* it = node.as_table();
+            if (!it) {
+                r.error(node, ikey,
+                        fmt::format("expected a table [{}] with cycles_per_byte and cycles_per_call, found {}", ikey,
+                                    describe(&node)));
+                continue;
+            }
+            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), {"cycles_per_byte", "cycles_per_call"});
+            auto cpb = read_figure(r, *it, "cycles_per_byte", ikey + ".cycles_per_byte", Unit::CYCLES_PER_BYTE);
+            auto cpc = read_figure(r, *it, "cycles_per_call", ikey + ".cycles_per_call", Unit::CYCLES);
+            std::optional<std::uint64_t> call;
+            if (cpc)
+                call = to_integer_figure(r, *it->get("cycles_per_call")->as_table()->get("value"),
+                                         ikey + ".cycles_per_call.value", *cpc, Unit::CYCLES, false);
+            if (cpb && call) p.hash.set(alg, *impl, crypto::HashCost{*cpb, *call});
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < crypto::HASH_IMPLS; ++i)
+        if (profile.hash.has(alg, static_cast<crypto::HashImpl>(i)))
+            names.emplace_back(crypto::to_string(static_cast<crypto::HashImpl>(i)));
+    return names;
+}
+
+std::optional<system::Profile> read_profile(const fs::path& file, const std::string& display,
+                                            std::vector<Diagnostic>& out) {
+    Reader r(display, out);
+    auto root = parse_file(file, r);
+    if (!root) return std::nullopt;
+
+    system::Profile p;
+    // Independent of the working directory, so that reports are identical everywhere.
+    auto implied = name_from_path(file);
+    p.path = implied ? fmt::format("data/profiles/{}.toml", *implied) : display;
+    if (!root->contains("profile") && root->contains("scenario")) {
+        r.error_file("profile", "expected a table [profile], found a scenario ([scenario]); load it as a scenario");
+        return std::nullopt;
+    }
+    if (!root->contains("profile")) r.missing(*root, "profile", "a table [profile] with name, arch and description");
+    r.check_keys(*root, "", "a profile (top level)", std::vector<std::string_view>(TOP_KEYS.begin(), TOP_KEYS.end()));
+    if (root->contains("profile")) read_header(r, *root, file, p);
+    // Arch-dependent checks only when the arch itself was read.
+    const toml::table* h = root->get_as<toml::table>("profile");
+    bool arch_ok = h && h->get("arch") && arch::arch_from_string(h->get("arch")->value_or(std::string_view{}));
+    read_sections(r, *root, p, arch_ok);
+    read_hash(r, *root, p, arch_ok);
+    if (r.errors()) return std::nullopt;
+    return p;
+}
+
+std::optional<std::string> apply_override(system::Profile& profile, std::string_view figure, const toml::node& value,
+                                          const std::string& key, Reader& r) {
+    // The figure: a fixed one or hash.<alg>.<impl>.<field>.
+    const IntFigure* fixed = nullptr;
+    for (auto& f : INT_FIGURES)
+        if (fmt::format("{}.{}", f.section, f.name) == figure) fixed = &f;
+
+    std::optional<crypto::HashAlg> alg;
+    std::optional<crypto::HashImpl> impl;
+    bool per_byte = false;
+    if (!fixed) {
+        std::vector<std::string_view> parts;
+        std::string_view rest = figure;
+        while (true) {
+            auto dot = rest.find('.');
+            parts.push_back(rest.substr(0, dot));
+            if (dot == std::string_view::npos) break;
+            rest.remove_prefix(dot + 1);
+        }
+        if (parts.size() == 4 && parts[0] == "hash" &&
+            (parts[3] == "cycles_per_byte" || parts[3] == "cycles_per_call")) {
+            alg = crypto::hash_alg_from_string(parts[1]);
+            impl = crypto::hash_impl_from_string(parts[2]);
+            per_byte = parts[3] == "cycles_per_byte";
+            if (!alg) {
+                r.error(value, key,
+                        fmt::format("unknown hash algorithm '{}'; expected one of: sha1, sha256, sha512", parts[1]));
+                return std::nullopt;
+            }
+            if (!impl || !profile.hash.has(*alg, *impl)) {
+                r.error(value, key,
+                        fmt::format("profile {} has no {} implementation '{}' to override; it has: {}", profile.name,
+                                    parts[1], parts[2], join_list(impls_of(profile, *alg))));
+                return std::nullopt;
+            }
+        } else {
+            std::vector<std::string> names;
+            for (auto& f : INT_FIGURES) names.push_back(fmt::format("{}.{}", f.section, f.name));
+            names.emplace_back("hash.<alg>.<impl>.cycles_per_byte");
+            names.emplace_back("hash.<alg>.<impl>.cycles_per_call");
+            r.error(value, key,
+                    fmt::format("unknown profile figure '{}'; expected one of: {}", figure, join_list(names)));
+            return std::nullopt;
+        }
+    }
+    Unit unit = fixed ? fixed->unit : per_byte ? Unit::CYCLES_PER_BYTE : Unit::CYCLES;
+
+    if (!value.is_number()) {
+        r.error(value, key,
+                fmt::format("expected a {} (in the profile's unit, {}), found {}", quantity(unit), unit_name(unit),
+                            describe(&value)));
+        return std::nullopt;
+    }
+    double d = value.value<double>().value_or(0);
+    if (!std::isfinite(d) || d < 0) {
+        r.error(value, key,
+                fmt::format("expected a finite, non-negative {}, found {}", quantity(unit), describe(&value)));
+        return std::nullopt;
+    }
+    if (per_byte) {
+        crypto::HashCost c = *profile.hash.get(*alg, *impl);
+        std::string s = fmt::format("{}: {} cycles/byte (profile: {} cycles/byte)", figure, d, c.cycles_per_byte);
+        c.cycles_per_byte = d;
+        profile.hash.set(*alg, *impl, c);
+        return s;
+    }
+    auto v = to_integer_figure(r, value, key, d, unit, fixed && fixed->positive);
+    if (!v) return std::nullopt;
+    std::uint64_t old;
+    if (fixed) {
+        old = fixed->ref(profile);
+        fixed->ref(profile) = *v;
+    } else {
+        crypto::HashCost c = *profile.hash.get(*alg, *impl);
+        old = c.cycles_per_call;
+        c.cycles_per_call = *v;
+        profile.hash.set(*alg, *impl, c);
+    }
+    return fmt::format("{}: {} {} (profile: {} {})", figure, *v, unit_name(unit), old, unit_name(unit));
+}
+
+} // namespace kdsim::scenario::detail
+
+namespace kdsim::scenario {
+
+system::Profile load_profile(const std::filesystem::path& file) {
+    std::vector<Diagnostic> out;
+    auto p = detail::read_profile(file, file.generic_string(), out);
+    if (!p) {
+        detail::sort_diagnostics(out, file.generic_string());
+        throw InputError(std::move(out));
+    }
+    return *p;
+}
+
+} // namespace kdsim::scenario

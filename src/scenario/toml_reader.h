@@ -1,0 +1,116 @@
+// Internal to the scenario layer: reading a parsed TOML table while collecting diagnostics.
+// Every getter reports what it expected and what it found, at the node's position (or, for a
+// missing key, at the header of the table that should hold it), and returns nullopt on error
+// so that the caller can go on and find the next error.
+#pragma once
+
+#include "engine/time.h"
+#include "scenario/load.h"
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kdsim::scenario::detail {
+
+// `parent.child`, quoting `child` when it is not a bare TOML key (`overrides."simd.save"`).
+std::string join_key(std::string_view parent, std::string_view child);
+// `parent[i]`.
+std::string index_key(std::string_view parent, std::size_t i);
+// A TOML string literal for `s` (escaped, cut after 60 characters).
+std::string quote(std::string_view s);
+// "a, b, c".
+std::string join_list(std::initializer_list<std::string_view> items);
+std::string join_list(const std::vector<std::string>& items);
+// What a node is, for "found ...": `nothing`, `integer 3`, `string "two"`, `a table`, ...
+std::string describe(const toml::node* n);
+
+class Reader {
+public:
+    Reader(std::string file, std::vector<Diagnostic>& out) : file_(std::move(file)), out_(out) {}
+
+    const std::string& file() const { return file_; }
+    std::size_t errors() const { return errors_; }
+
+    void error(const toml::source_position& at, std::string key, std::string message);
+    void error(const toml::node& at, std::string key, std::string message) {
+        error(at.source().begin, std::move(key), std::move(message));
+    }
+    // At the start of the file.
+    void error_file(std::string key, std::string message) {
+        error(toml::source_position{1, 1}, std::move(key), std::move(message));
+    }
+
+    // Reports every key of `tbl` not in `allowed`: "unknown key 'foo' in <where>; expected one of: ...".
+    void check_keys(const toml::table& tbl, std::string_view table_key, std::string_view where,
+                    std::initializer_list<std::string_view> allowed);
+    void check_keys(const toml::table& tbl, std::string_view table_key, std::string_view where,
+                    const std::vector<std::string_view>& allowed);
+
+    // Typed access to parent[name] (`key` is its full dotted name). `what` describes the
+    // expected value for the message. Missing + required, wrong type, or out of range: an
+    // error and nullopt. Missing + optional: nullopt and no error.
+    const toml::table* table(const toml::table& parent, std::string_view name, const std::string& key, bool required,
+                             std::string_view what);
+    const toml::array* array(const toml::table& parent, std::string_view name, const std::string& key, bool required,
+                             std::string_view what);
+    std::optional<std::string> string(const toml::table& parent, std::string_view name, const std::string& key,
+                                      bool required, bool non_empty = true);
+    std::optional<std::int64_t> integer(const toml::table& parent, std::string_view name, const std::string& key,
+                                        bool required, std::int64_t lo, std::int64_t hi);
+    std::optional<bool> boolean(const toml::table& parent, std::string_view name, const std::string& key,
+                                bool required);
+    // A duration string ("20 us"); `positive`: zero is an error.
+    std::optional<engine::Tick> duration(const toml::table& parent, std::string_view name, const std::string& key,
+                                         bool required, bool positive);
+    std::optional<engine::Tick> duration(const toml::node& n, const std::string& key, bool positive);
+    // A byte count: a non-negative integer or a string such as "4 KiB".
+    std::optional<std::uint64_t> bytes(const toml::table& parent, std::string_view name, const std::string& key,
+                                       bool required, bool positive);
+    std::optional<std::uint64_t> bytes(const toml::node& n, const std::string& key, bool positive);
+    // One of `names` (a string); returns its index.
+    std::optional<std::size_t> choice(const toml::table& parent, std::string_view name, const std::string& key,
+                                      bool required, const std::vector<std::string_view>& names);
+
+    // "found nothing" at the parent's header.
+    void missing(const toml::table& parent, const std::string& key, std::string_view what, std::string_view note = {});
+
+private:
+    std::string file_;
+    std::vector<Diagnostic>& out_;
+    std::size_t errors_ = 0;
+};
+
+// Reads and parses a TOML file. A read error, a syntax error or a file with no keys is
+// reported through `r` and gives nullopt.
+std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r);
+
+// Orders diagnostics by file (`first_file` first, then in order of appearance), line, column.
+void sort_diagnostics(std::vector<Diagnostic>& d, const std::string& first_file);
+
+// Path used in messages: relative to the working directory when the file lies below it.
+std::string display_path(const std::filesystem::path& p);
+
+// ---- profiles (profile.cpp) ----
+
+// Loads and validates a profile; nullopt after reporting its errors into `out`.
+// `display` names the file in diagnostics and in Profile::path.
+std::optional<system::Profile> read_profile(const std::filesystem::path& file, const std::string& display,
+                                            std::vector<Diagnostic>& out);
+
+// Replaces the profile figure named by the dotted `figure` key (as in a profile file, e.g.
+// "simd.save", "hash.sha256.avx2.cycles_per_byte") with `value`, in the figure's unit. Returns
+// "simd.save: 300 cycles (profile: 250 cycles)", or reports at `value`/`key` and gives nullopt.
+std::optional<std::string> apply_override(system::Profile& profile, std::string_view figure, const toml::node& value,
+                                          const std::string& key, Reader& r);
+
+// Names of the implementations of `alg` the profile has, in enum order.
+std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg);
+
+} // namespace kdsim::scenario::detail

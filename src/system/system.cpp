@@ -1,0 +1,189 @@
+#include "system/system.h"
+
+#include "workloads/background.h"
+#include "workloads/hashing.h"
+
+#include <set>
+
+namespace kdsim::system {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+    using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+int workload_cpu(const Workload& w) {
+    return std::visit([](const auto& x) { return x.cpu; }, w);
+}
+
+results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& clock) {
+    results::SimdResult r;
+    r.brackets = s.brackets;
+    r.begin_end_cycles = s.begin_end_cycles;
+    r.saves = s.saves;
+    r.restores = s.restores;
+    r.save_restore_cycles = s.save_restore_cycles;
+    r.bytes = s.bytes;
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < s.bytes_hist.size(); ++i)
+        if (s.bytes_hist[i]) last = i + 1;
+    r.bytes_per_bracket_log2_hist.assign(s.bytes_hist.begin(), s.bytes_hist.begin() + static_cast<std::ptrdiff_t>(last));
+    r.longest_bracket_us = engine::to_us(s.longest_bracket);
+    r.longest_bracket_cycles = clock.to_cycles(s.longest_bracket);
+    r.longest_bracket_bytes = s.longest_bracket_bytes;
+    r.longest_bracket_start_us = engine::to_us(s.longest_bracket_start);
+    r.longest_bracket_holder = s.longest_bracket_holder;
+    r.fallbacks = s.fallbacks;
+    return r;
+}
+
+} // namespace
+
+System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completion_(sim_) {
+    machines_.reserve(cfg.machines.size());
+    for (const MachineConfig& mc : cfg.machines) {
+        Machine& m = machines_.emplace_back();
+        m.cfg = &mc;
+        if (arch::arch_of(mc.simd_policy) != mc.profile.arch)
+            throw ConfigError("machine " + mc.name + ": SIMD policy " + std::string(arch::to_string(mc.simd_policy)) +
+                              " is for " + std::string(arch::to_string(arch::arch_of(mc.simd_policy))) +
+                              ", but profile " + mc.profile.name + " is " + std::string(arch::to_string(mc.profile.arch)));
+        engine::Clock clock(mc.profile.clock_hz);
+        for (int i = 0; i < mc.cpus; ++i) {
+            m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, mc.profile.kernel, mc.kernel));
+            m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
+            if (!m.simd.back())
+                throw ConfigError("machine " + mc.name + ": no SIMD unit model for " + std::string(arch::to_string(mc.profile.arch)));
+        }
+        std::set<int> softirq_cpus;
+        unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
+        for (const Workload& w : mc.workloads) {
+            int c = workload_cpu(w);
+            if (c < 0 || c >= mc.cpus)
+                throw ConfigError("machine " + mc.name + ": a workload names cpu " + std::to_string(c) + " of " +
+                                  std::to_string(mc.cpus));
+            workloads::Env env{sim_,   *m.cpus[static_cast<std::size_t>(c)], *m.simd[static_cast<std::size_t>(c)],
+                               mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_};
+            std::unique_ptr<workloads::Workload> wl = std::visit(
+                Overloaded{
+                    [&](const ModuleLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::ModuleLoad>(env, x);
+                    },
+                    [&](const HashListWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::HashList>(env, x);
+                    },
+                    [&](const SimdUserWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::SimdUser>(env, x);
+                    },
+                    [&](const CyclictestWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::Cyclictest>(env, x);
+                    },
+                    [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        if (!softirq_cpus.insert(x.cpu).second)
+                            throw ConfigError("machine " + mc.name + ": more than one softirq_load on cpu " +
+                                              std::to_string(x.cpu) + " (they would share NET_RX)");
+                        return std::make_unique<workloads::SoftirqLoad>(env, x, next_vector++);
+                    },
+                },
+                w);
+            m.workloads.push_back(std::move(wl));
+        }
+    }
+}
+
+System::~System() = default;
+
+results::RunResults System::run() {
+    for (Machine& m : machines_)
+        for (auto& w : m.workloads) w->start();
+    for (Machine& m : machines_)
+        for (auto& c : m.cpus) c->boot();
+    // A fixed duration runs to its end even when finite workloads end early; otherwise the
+    // run ends when the last finite workload does (Completion stops the engine), or at
+    // max_duration.
+    const engine::Tick until = cfg_.duration ? *cfg_.duration : cfg_.max_duration;
+    for (;;) {
+        sim_.run(until);
+        if (sim_.now() >= until || sim_.pending() == 0 || !cfg_.duration) break;
+    }
+    for (Machine& m : machines_)
+        for (auto& c : m.cpus) c->finish();
+    return collect();
+}
+
+results::RunResults System::collect() const {
+    results::RunResults r;
+    r.scenario = cfg_.name;
+    r.scenario_path = cfg_.path;
+    r.description = cfg_.description;
+    r.seed = cfg_.seed;
+    r.mode = cfg_.mode == Mode::FUNCTIONAL ? "functional" : "timing";
+    r.simulated_us = engine::to_us(sim_.now());
+    r.events = sim_.events_processed();
+    for (const Machine& m : machines_) {
+        const MachineConfig& mc = *m.cfg;
+        results::MachineResult mr;
+        mr.name = mc.name;
+        mr.profile = mc.profile.name;
+        mr.arch = std::string(arch::to_string(mc.profile.arch));
+        mr.clock_hz = mc.profile.clock_hz;
+        mr.preempt = std::string(kernel::to_string(mc.kernel.preempt));
+        mr.simd_policy = std::string(arch::to_string(mc.simd_policy));
+        mr.chunking = std::string(crypto::to_string(mc.chunking.policy));
+        if (mc.chunking.policy != crypto::ChunkPolicy::NONE) mr.chunking += " " + std::to_string(mc.chunking.bytes) + " bytes";
+        mr.overrides = mc.overrides;
+        for (std::size_t i = 0; i < m.cpus.size(); ++i) {
+            const kernel::Cpu& cpu = *m.cpus[i];
+            const kernel::CpuStats& s = cpu.stats();
+            results::CpuResult cr;
+            cr.id = cpu.id();
+            cr.busy_us = engine::to_us(s.busy_ticks);
+            cr.idle_us = engine::to_us(s.idle_ticks);
+            for (std::size_t k = 0; k < kernel::CTX_KINDS; ++k)
+                for (std::size_t c = 0; c < kernel::CATS; ++c)
+                    if (s.cycles[k][c])
+                        cr.cycles[std::string(kernel::to_string(static_cast<kernel::CtxKind>(k)))]
+                                 [std::string(kernel::to_string(static_cast<kernel::Cat>(c)))] = s.cycles[k][c];
+            cr.hardirqs = s.hardirqs;
+            cr.softirq_runs = s.softirq_runs;
+            cr.softirq_restarts = s.softirq_restarts;
+            cr.ksoftirqd_wakeups = s.ksoftirqd_wakeups;
+            cr.context_switches = s.context_switches;
+            cr.preemptions = s.preemptions;
+            cr.irqflag_ops = s.irqflag_ops;
+            cr.bh_disable_ops = s.bh_disable_ops;
+            cr.longest_np_span_us = engine::to_us(s.longest_np_span);
+            cr.longest_np_span_start_us = engine::to_us(s.longest_np_span_start);
+            cr.longest_np_holder = s.longest_np_holder;
+            cr.rcu_stall_warnings = s.rcu_stall_warnings;
+            cr.rcu_exp_stall_warnings = s.rcu_exp_stall_warnings;
+            cr.soft_lockups = s.soft_lockups;
+            cr.simd_clobbers = s.simd_clobbers;
+            cr.simd = simd_result(m.simd[i]->stats(), cpu.clock());
+            mr.cpus.push_back(std::move(cr));
+            r.clobber_count += s.simd_clobbers;
+            for (const kernel::ClobberReport& c : s.clobber_reports)
+                r.clobbers.push_back(results::ClobberResult{engine::to_us(c.time), mc.name, c.cpu, c.victim, c.culprit, c.where});
+        }
+        r.machines.push_back(std::move(mr));
+        for (const auto& w : m.workloads) r.workloads.push_back(w->result());
+    }
+    if (r.clobber_count) {
+        r.failed = true;
+        r.failures.push_back(std::to_string(r.clobber_count) + " SIMD register clobber(s): live registers of one context were overwritten by another");
+    }
+    for (const results::WorkloadResult& w : r.workloads)
+        for (const results::Metric& m : w.metrics)
+            if (m.key == "digest_mismatches" && m.value > 0) {
+                r.failed = true;
+                r.failures.push_back(w.name + ": " + std::to_string(static_cast<std::uint64_t>(m.value)) +
+                                     " digest(s) did not verify");
+            }
+    return r;
+}
+
+} // namespace kdsim::system

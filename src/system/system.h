@@ -1,0 +1,54 @@
+// A simulated system: builds the machines of a scenario (CPUs with their kernel model, one
+// SIMD unit per CPU, the workloads), runs the engine until the scenario's end condition and
+// turns the model's counters into plain results. This is where the layers meet; the model
+// below knows nothing of scenarios and the report above knows nothing of the model.
+#pragma once
+
+#include "arch/simd.h"
+#include "engine/simulation.h"
+#include "kernel/cpu.h"
+#include "results/results.h"
+#include "system/config.h"
+#include "workloads/workload.h"
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace kdsim::system {
+
+// An inconsistency only visible when assembling the model (reported like bad input).
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class System {
+public:
+    explicit System(const ScenarioConfig& cfg);
+    ~System();
+    System(const System&) = delete;
+    System& operator=(const System&) = delete;
+
+    // Runs the scenario to its end and returns what happened. Call once.
+    results::RunResults run();
+
+    engine::Simulation& sim() { return sim_; }
+
+private:
+    struct Machine {
+        const MachineConfig* cfg = nullptr;
+        std::vector<std::unique_ptr<kernel::Cpu>> cpus;
+        std::vector<std::unique_ptr<arch::SimdUnit>> simd;
+        std::vector<std::unique_ptr<workloads::Workload>> workloads;
+    };
+
+    results::RunResults collect() const;
+
+    const ScenarioConfig& cfg_;
+    engine::Simulation sim_;
+    workloads::Completion completion_;
+    std::vector<Machine> machines_;
+};
+
+} // namespace kdsim::system

@@ -1,0 +1,141 @@
+#include "workloads/background.h"
+
+#include "kernel/softirq.h"
+
+#include <algorithm>
+
+namespace kdsim::workloads {
+
+using kernel::Cat;
+
+void SimdUser::start() {
+    task_ = &env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, body(*this));
+    task_->in_user = true;
+    task_->uses_user_simd = true;
+}
+
+engine::Task<> SimdUser::body(SimdUser& w) {
+    kernel::Cpu& cpu = w.env_.cpu;
+    const Cycles chunk = std::max<Cycles>(1, cpu.clock().to_cycles(w.cfg_.chunk));
+    for (;;) {
+        if (Cycles trap = w.env_.simd.user_simd_use(*w.task_)) co_await cpu.exec(trap, Cat::SIMD_SAVE_RESTORE);
+        bool corrupted = co_await cpu.exec_simd(chunk, Cat::USER, w.task_->user_token);
+        ++w.steps_;
+        if (corrupted) ++w.corrupted_steps_;
+    }
+}
+
+results::WorkloadResult SimdUser::result() const {
+    auto r = base_result(cfg_.name, "simd_user");
+    add(r, "steps", static_cast<double>(steps_), "count");
+    add(r, "corrupted_steps", static_cast<double>(corrupted_steps_), "count");
+    add(r, "cpu_time_us", engine::to_us(task_ ? task_->sum_exec : 0), "us");
+    add(r, "context_switches_in", static_cast<double>(task_ ? task_->nr_switches : 0), "count");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+
+void Cyclictest::start() {
+    if (finite()) env_.completion.add();
+    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::FIFO, cfg_.priority, false, body(*this));
+    t.in_user = true;
+}
+
+engine::Task<> Cyclictest::body(Cyclictest& w) {
+    kernel::Cpu& cpu = w.env_.cpu;
+    engine::Tick next = cpu.now();
+    for (std::uint64_t i = 0; w.cfg_.loops == 0 || i < w.cfg_.loops; ++i) {
+        next += w.cfg_.period;
+        co_await kernel::syscall_enter(cpu);
+        co_await kernel::hrtimer_sleep_until(cpu, next);
+        co_await kernel::syscall_exit(cpu);
+        engine::Tick lat = cpu.now() - next;
+        if (w.samples_.empty() || lat > *std::max_element(w.samples_.begin(), w.samples_.end())) w.worst_at_ = next;
+        w.samples_.push_back(lat);
+    }
+    w.env_.completion.done();
+}
+
+results::WorkloadResult Cyclictest::result() const {
+    auto r = base_result(cfg_.name, "cyclictest");
+    add(r, "samples", static_cast<double>(samples_.size()), "count");
+    add(r, "latency_min_us", engine::to_us(percentile(samples_, 0)), "us");
+    add(r, "latency_p50_us", engine::to_us(percentile(samples_, 50)), "us");
+    add(r, "latency_p99_us", engine::to_us(percentile(samples_, 99)), "us");
+    add(r, "latency_p999_us", engine::to_us(percentile(samples_, 99.9)), "us");
+    add(r, "latency_max_us", engine::to_us(percentile(samples_, 100)), "us");
+    add(r, "worst_sample_at_us", engine::to_us(worst_at_), "us");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+
+SoftirqLoad::SoftirqLoad(Env env, SoftirqLoadWorkload cfg, unsigned vector)
+    : Workload(env), cfg_(std::move(cfg)), vector_(vector),
+      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)),
+      rng_(env.sim.rng("arrivals:" + env.machine + "/" + cfg_.name)) {}
+
+void SoftirqLoad::start() {
+    if (finite()) env_.completion.add();
+    env_.cpu.request_irq(vector_, &SoftirqLoad::irq_handler, this, cfg_.name);
+    env_.cpu.open_softirq(kernel::NET_RX_SOFTIRQ, &SoftirqLoad::net_rx_action, this);
+    env_.sim.schedule_in(cfg_.period, this);
+    if (env_.functional) buf_.resize(cfg_.bytes);
+}
+
+void SoftirqLoad::on_event(std::uint64_t) {
+    if (cfg_.count && raised_ >= cfg_.count) return;
+    ++raised_;
+    ++backlog_;
+    max_backlog_ = std::max(max_backlog_, backlog_);
+    engine::Tick gap = cfg_.period + (cfg_.jitter ? rng_.below(cfg_.jitter + 1) : 0);
+    env_.sim.schedule_in(gap, this);
+    env_.cpu.raise_irq(vector_);
+}
+
+// The device's interrupt handler: acknowledge and schedule the softirq (napi_schedule-like).
+engine::Task<> SoftirqLoad::irq_handler(kernel::Cpu& cpu, void* ctx) {
+    auto& w = *static_cast<SoftirqLoad*>(ctx);
+    ++w.handled_irqs_;
+    cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+    co_return;
+}
+
+// NET_RX: process every packet that arrived so far.
+engine::Task<> SoftirqLoad::net_rx_action(kernel::Cpu& cpu, void* ctx) {
+    auto& w = *static_cast<SoftirqLoad*>(ctx);
+    while (w.backlog_ > 0) {
+        --w.backlog_;
+        if (w.env_.functional)
+            for (auto& b : w.buf_) b = static_cast<std::uint8_t>(w.rng_.next());
+        std::span<const std::uint8_t> data(w.buf_.data(), w.env_.functional ? w.buf_.size() : 0);
+        crypto::ShashOutcome o = co_await crypto::crypto_shash_digest(w.env_.simd, w.env_.hash, w.cfg_.alg, w.impl_,
+                                                                      w.env_.chunking, w.cfg_.bytes,
+                                                                      w.env_.functional, data, w.stats_);
+        if (o.clobbered) ++w.clobbered_calls_;
+        ++w.processed_;
+    }
+    if (w.cfg_.count && w.processed_ >= w.cfg_.count && !w.done_) {
+        w.done_ = true;
+        w.env_.completion.done();
+    }
+}
+
+results::WorkloadResult SoftirqLoad::result() const {
+    auto r = base_result(cfg_.name, "softirq_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
+                                        std::string(crypto::to_string(impl_)));
+    add(r, "interrupts", static_cast<double>(raised_), "count");
+    add(r, "packets_processed", static_cast<double>(processed_), "count");
+    add(r, "max_backlog", static_cast<double>(max_backlog_), "count");
+    add(r, "simd_calls", static_cast<double>(stats_.simd_calls), "count");
+    add(r, "fallback_calls", static_cast<double>(stats_.fallback_calls), "count");
+    add(r, "clobbered_calls", static_cast<double>(clobbered_calls_), "count");
+    if (env_.functional) {
+        add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
+        add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
+    }
+    return r;
+}
+
+} // namespace kdsim::workloads

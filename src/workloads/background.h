@@ -1,0 +1,76 @@
+// Workloads that run alongside the work under study:
+//  - SimdUser: a user task computing with SIMD registers without pause, so the kernel always
+//    has live user state to save; it checks at every step that its registers still hold its
+//    data (what a user program would notice as corrupted floating-point results).
+//  - Cyclictest: rt-tests' cyclictest, one thread: SCHED_FIFO, clock_nanosleep(TIMER_ABSTIME)
+//    to each period boundary; the latency is the wake-up time seen back in user space minus
+//    the programmed expiry.
+//  - SoftirqLoad: a device interrupt that raises NET_RX_SOFTIRQ; the softirq hashes one
+//    packet-sized buffer (an IPsec-like HMAC) per interrupt through the arch glue, so it uses
+//    SIMD when may_use_simd() allows and falls back otherwise. Arrivals are periodic with an
+//    optional uniform random jitter (the run's only randomness besides sampled inputs).
+#pragma once
+
+#include "kernel/sched.h"
+#include "workloads/config.h"
+#include "workloads/workload.h"
+
+namespace kdsim::workloads {
+
+class SimdUser final : public Workload {
+public:
+    SimdUser(Env env, SimdUserWorkload cfg) : Workload(env), cfg_(std::move(cfg)) {}
+    void start() override;
+    bool finite() const override { return false; }
+    results::WorkloadResult result() const override;
+
+private:
+    static engine::Task<> body(SimdUser& w);
+    SimdUserWorkload cfg_;
+    kernel::TaskStruct* task_ = nullptr;
+    std::uint64_t steps_ = 0;
+    std::uint64_t corrupted_steps_ = 0;
+};
+
+class Cyclictest final : public Workload {
+public:
+    Cyclictest(Env env, CyclictestWorkload cfg) : Workload(env), cfg_(std::move(cfg)) {}
+    void start() override;
+    bool finite() const override { return cfg_.loops > 0; }
+    results::WorkloadResult result() const override;
+    const std::vector<engine::Tick>& samples() const { return samples_; }
+
+private:
+    static engine::Task<> body(Cyclictest& w);
+    CyclictestWorkload cfg_;
+    std::vector<engine::Tick> samples_;
+    engine::Tick worst_at_ = 0;
+};
+
+class SoftirqLoad final : public Workload, public engine::EventTarget {
+public:
+    SoftirqLoad(Env env, SoftirqLoadWorkload cfg, unsigned vector);
+    void start() override;
+    bool finite() const override { return cfg_.count > 0; }
+    results::WorkloadResult result() const override;
+    void on_event(std::uint64_t arg) override; // the device raises its interrupt
+
+private:
+    static engine::Task<> irq_handler(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<> net_rx_action(kernel::Cpu& cpu, void* ctx);
+    SoftirqLoadWorkload cfg_;
+    unsigned vector_;
+    crypto::HashImpl impl_;
+    engine::Rng rng_;
+    crypto::ShashStats stats_;
+    std::vector<std::uint8_t> buf_;
+    std::uint64_t raised_ = 0;
+    std::uint64_t handled_irqs_ = 0;
+    std::uint64_t backlog_ = 0;
+    std::uint64_t max_backlog_ = 0;
+    std::uint64_t processed_ = 0;
+    std::uint64_t clobbered_calls_ = 0;
+    bool done_ = false;
+};
+
+} // namespace kdsim::workloads

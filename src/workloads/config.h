@@ -1,0 +1,71 @@
+// Workload parameters as typed data (filled by the scenario layer from [[machine.workload]]).
+#pragma once
+
+#include "crypto/digest.h"
+#include "crypto/hash_costs.h"
+#include "engine/time.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kdsim::workloads {
+
+using engine::Tick;
+
+// A user process that loads kernel modules: per module, user-space work, then a syscall whose
+// kernel side hashes the module (module_sig_check; optionally Debian's blacklist hash of the
+// whole file), then return to user space.
+struct ModuleLoadWorkload {
+    std::string name = "modprobe";
+    int cpu = 0;
+    crypto::HashAlg alg = crypto::HashAlg::SHA256;
+    std::optional<crypto::HashImpl> impl; // default: the best the CPU has
+    std::vector<std::uint64_t> sizes;     // bytes per module
+    std::uint64_t signature_trailer = 0;  // bytes not covered by the signature hash
+    bool blacklist_hash = false;          // also hash the whole file
+    Tick user_time = 0;                   // user-space work before each load
+};
+
+// A kernel thread hashing a list of buffers (crypto self-tests, cryptomgr-like).
+struct HashListWorkload {
+    std::string name = "cryptomgr";
+    int cpu = 0;
+    crypto::HashAlg alg = crypto::HashAlg::SHA256;
+    std::optional<crypto::HashImpl> impl;
+    std::vector<std::uint64_t> sizes;
+    std::uint32_t repeat = 1;
+    bool cond_resched_between = true;
+};
+
+// A user task computing with SIMD registers all the time (live user state to save).
+struct SimdUserWorkload {
+    std::string name = "simd_user";
+    int cpu = 0;
+    Tick chunk = 20 * engine::PS_PER_US; // SIMD work between register checks
+};
+
+// cyclictest-like probe: a SCHED_FIFO task sleeping to absolute period boundaries.
+struct CyclictestWorkload {
+    std::string name = "cyclictest";
+    int cpu = 0;
+    int priority = 95;
+    Tick period = engine::PS_PER_MS;
+    std::uint64_t loops = 0; // 0: until the run ends
+};
+
+// A device interrupt raising NET_RX; the softirq hashes a packet-sized buffer (an IPsec-like
+// HMAC in softirq context), using SIMD when may_use_simd() allows.
+struct SoftirqLoadWorkload {
+    std::string name = "nic_rx";
+    int cpu = 0;
+    Tick period = 50 * engine::PS_PER_US;
+    Tick jitter = 0; // uniform random extra delay per interrupt
+    crypto::HashAlg alg = crypto::HashAlg::SHA256;
+    std::optional<crypto::HashImpl> impl;
+    std::uint64_t bytes = 1500;
+    std::uint64_t count = 0; // interrupts; 0: until the run ends
+};
+
+} // namespace kdsim::workloads

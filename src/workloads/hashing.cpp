@@ -1,0 +1,134 @@
+#include "workloads/hashing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kdsim::workloads {
+
+using kernel::Cat;
+
+engine::Tick percentile(std::vector<engine::Tick> samples, double p) {
+    if (samples.empty()) return 0;
+    std::sort(samples.begin(), samples.end());
+    auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(samples.size())));
+    if (rank == 0) rank = 1;
+    return samples[std::min(rank, samples.size()) - 1];
+}
+
+engine::Task<> HashWorkloadBase::hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len) {
+    std::span<const std::uint8_t> data;
+    if (env_.functional) data = std::span<const std::uint8_t>(buf_.data(), len);
+    crypto::ShashOutcome o = co_await crypto::crypto_shash_digest(env_.simd, env_.hash, alg, impl, env_.chunking, len,
+                                                                  env_.functional, data, stats_);
+    if (o.clobbered) ++clobbered_calls_;
+}
+
+void HashWorkloadBase::add_common(results::WorkloadResult& r, crypto::HashAlg alg, crypto::HashImpl impl) const {
+    engine::Tick elapsed = (done_ ? finished_ : env_.sim.now()) - started_;
+    add(r, "completed", done_ ? 1 : 0, "bool");
+    add(r, "buffers", static_cast<double>(buffers_), "count");
+    add(r, "hash_calls", static_cast<double>(stats_.calls), "count");
+    add(r, "bytes_hashed", static_cast<double>(stats_.bytes), "bytes");
+    add(r, "simd_calls", static_cast<double>(stats_.simd_calls), "count");
+    add(r, "fallback_calls", static_cast<double>(stats_.fallback_calls), "count");
+    add(r, "elapsed_us", engine::to_us(elapsed), "us");
+    add(r, "throughput_mb_per_s", elapsed ? static_cast<double>(stats_.bytes) / engine::to_us(elapsed) : 0, "MB/s");
+    add(r, "clobbered_calls", static_cast<double>(clobbered_calls_), "count");
+    if (env_.functional) {
+        add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
+        add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
+    }
+    (void)alg;
+    (void)impl;
+}
+
+// ---------------------------------------------------------------------------------------
+
+ModuleLoad::ModuleLoad(Env env, ModuleLoadWorkload cfg)
+    : HashWorkloadBase(env), cfg_(std::move(cfg)),
+      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
+
+void ModuleLoad::start() {
+    env_.completion.add();
+    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, modprobe(*this));
+    t.in_user = true;
+}
+
+// modprobe: for each module, user-space work, then finit_module().
+engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
+    kernel::Cpu& cpu = w.env_.cpu;
+    engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
+    const Cycles user_cycles = cpu.clock().to_cycles(w.cfg_.user_time);
+    w.started_ = cpu.now();
+    for (std::uint64_t size : w.cfg_.sizes) {
+        co_await cpu.exec(user_cycles, Cat::USER);
+        if (w.env_.functional) {
+            w.buf_.resize(size);
+            for (auto& b : w.buf_) b = static_cast<std::uint8_t>(rng.next());
+        }
+        engine::Tick t0 = cpu.now();
+        co_await kernel::syscall_enter(cpu);
+        // load_module -> module_sig_check: the signature covers the file less its trailer
+        std::uint64_t signed_len = size > w.cfg_.signature_trailer ? size - w.cfg_.signature_trailer : size;
+        co_await w.hash_buffer(w.cfg_.alg, w.impl_, signed_len);
+        if (w.cfg_.blacklist_hash) co_await w.hash_buffer(w.cfg_.alg, w.impl_, size);
+        co_await kernel::might_resched(cpu);
+        co_await kernel::syscall_exit(cpu);
+        w.load_times_.push_back(cpu.now() - t0);
+        ++w.buffers_;
+    }
+    w.finished_ = cpu.now();
+    w.done_ = true;
+    w.env_.completion.done();
+}
+
+results::WorkloadResult ModuleLoad::result() const {
+    auto r = base_result(cfg_.name, "module_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
+                                                std::string(crypto::to_string(impl_)));
+    add(r, "modules", static_cast<double>(cfg_.sizes.size()), "count");
+    add_common(r, cfg_.alg, impl_);
+    add(r, "load_p50_us", engine::to_us(percentile(load_times_, 50)), "us");
+    add(r, "load_p99_us", engine::to_us(percentile(load_times_, 99)), "us");
+    add(r, "load_max_us", engine::to_us(percentile(load_times_, 100)), "us");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+
+HashList::HashList(Env env, HashListWorkload cfg)
+    : HashWorkloadBase(env), cfg_(std::move(cfg)),
+      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
+
+void HashList::start() {
+    env_.completion.add();
+    env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, true, cryptomgr(*this));
+}
+
+engine::Task<> HashList::cryptomgr(HashList& w) {
+    kernel::Cpu& cpu = w.env_.cpu;
+    engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
+    w.started_ = cpu.now();
+    for (std::uint32_t r = 0; r < w.cfg_.repeat; ++r) {
+        for (std::uint64_t size : w.cfg_.sizes) {
+            if (w.env_.functional) {
+                w.buf_.resize(size);
+                for (auto& b : w.buf_) b = static_cast<std::uint8_t>(rng.next());
+            }
+            co_await w.hash_buffer(w.cfg_.alg, w.impl_, size);
+            ++w.buffers_;
+            if (w.cfg_.cond_resched_between) co_await kernel::cond_resched(cpu);
+        }
+    }
+    w.finished_ = cpu.now();
+    w.done_ = true;
+    w.env_.completion.done();
+}
+
+results::WorkloadResult HashList::result() const {
+    auto r = base_result(cfg_.name, "hash_list " + std::string(crypto::to_string(cfg_.alg)) + "-" +
+                                                std::string(crypto::to_string(impl_)));
+    add_common(r, cfg_.alg, impl_);
+    return r;
+}
+
+} // namespace kdsim::workloads

@@ -1,0 +1,58 @@
+// Hashing workloads of a boot (E2): a user process loading kernel modules, whose finit_module()
+// hashes each module for the signature check (kernel/module/signing.c, module_sig_check ->
+// mod_verify_sig; Debian adds a hash of the whole file for the blacklist check), and a kernel
+// thread hashing self-test vectors (crypto/testmgr.c, cryptomgr). Both call the arch glue
+// (crypto_shash_digest) and so exercise the SIMD bracket policy of the machine.
+#pragma once
+
+#include "crypto/digest.h"
+#include "kernel/sched.h"
+#include "workloads/config.h"
+#include "workloads/workload.h"
+
+namespace kdsim::workloads {
+
+class HashWorkloadBase : public Workload {
+public:
+    using Workload::Workload;
+    bool finite() const override { return true; }
+
+protected:
+    engine::Task<> hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len);
+    void add_common(results::WorkloadResult& r, crypto::HashAlg alg, crypto::HashImpl impl) const;
+
+    crypto::ShashStats stats_;
+    std::vector<std::uint8_t> buf_;
+    std::uint64_t buffers_ = 0;
+    engine::Tick started_ = 0;
+    engine::Tick finished_ = 0;
+    bool done_ = false;
+    std::uint64_t clobbered_calls_ = 0;
+};
+
+class ModuleLoad final : public HashWorkloadBase {
+public:
+    ModuleLoad(Env env, ModuleLoadWorkload cfg);
+    void start() override;
+    results::WorkloadResult result() const override;
+
+private:
+    static engine::Task<> modprobe(ModuleLoad& w);
+    ModuleLoadWorkload cfg_;
+    crypto::HashImpl impl_;
+    std::vector<engine::Tick> load_times_;
+};
+
+class HashList final : public HashWorkloadBase {
+public:
+    HashList(Env env, HashListWorkload cfg);
+    void start() override;
+    results::WorkloadResult result() const override;
+
+private:
+    static engine::Task<> cryptomgr(HashList& w);
+    HashListWorkload cfg_;
+    crypto::HashImpl impl_;
+};
+
+} // namespace kdsim::workloads

@@ -1,0 +1,78 @@
+// The interface every workload implements, and what it gets from the machine it runs on.
+// A workload creates its tasks, timers or interrupt sources when started and reports its own
+// metrics; a finite one (a list of modules to load) tells its Completion when it is done, so a
+// run can end when all finite work has ended.
+#pragma once
+
+#include "arch/simd.h"
+#include "crypto/hash_costs.h"
+#include "crypto/shash.h"
+#include "engine/simulation.h"
+#include "kernel/cpu.h"
+#include "results/results.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kdsim::workloads {
+
+using engine::Cycles;
+using engine::Tick;
+
+// Counts unfinished finite workloads; stops the simulation when the last one ends.
+class Completion {
+public:
+    explicit Completion(engine::Simulation& sim) : sim_(sim) {}
+    void add() { ++remaining_; }
+    void done() {
+        if (remaining_ > 0 && --remaining_ == 0) sim_.stop();
+    }
+    int remaining() const { return remaining_; }
+
+private:
+    engine::Simulation& sim_;
+    int remaining_ = 0;
+};
+
+struct Env {
+    engine::Simulation& sim;
+    kernel::Cpu& cpu;
+    arch::SimdUnit& simd;
+    const crypto::HashCostTable& hash;
+    crypto::Chunking chunking;
+    bool functional = false;
+    std::string machine;
+    Completion& completion;
+};
+
+class Workload {
+public:
+    explicit Workload(Env env) : env_(env) {}
+    virtual ~Workload() = default;
+    Workload(const Workload&) = delete;
+    Workload& operator=(const Workload&) = delete;
+
+    virtual void start() = 0;
+    virtual bool finite() const = 0;
+    virtual results::WorkloadResult result() const = 0;
+
+protected:
+    results::WorkloadResult base_result(const std::string& name, const std::string& kind) const {
+        results::WorkloadResult r;
+        r.name = name;
+        r.kind = kind;
+        r.machine = env_.machine;
+        r.cpu = env_.cpu.id();
+        return r;
+    }
+    static void add(results::WorkloadResult& r, std::string key, double value, std::string unit) {
+        r.metrics.push_back(results::Metric{std::move(key), value, std::move(unit)});
+    }
+    Env env_;
+};
+
+// Nearest-rank percentile of a sample set (sorted copy); 0 for an empty set.
+engine::Tick percentile(std::vector<engine::Tick> samples, double p);
+
+} // namespace kdsim::workloads
