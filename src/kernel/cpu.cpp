@@ -297,7 +297,7 @@ void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
     if (preemptible) np_mark(true);
     if (preemptible && need_resched_) {
         schedule(true);
-        return;
+        if (current_task_ != &t) return; // the switch queued the incoming task's restore
     }
     if (to_user && fpu_) {
         Cycles c = fpu_->exit_to_user(*this, t);
@@ -517,6 +517,10 @@ void Cpu::np_mark(bool honour_point) {
     } else if (!np_open_) {
         np_open_ = true;
         np_start_ = now();
+        np_holder_ = np_holder();
+    } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
+        // The span outlived the section that opened it: what really holds the CPU is kernel
+        // code with no preemption point under this preemption model.
         np_holder_ = np_holder();
     }
 }

@@ -39,7 +39,7 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
     if (kind == "module_load") {
         add({"alg", "impl"});
         add(sizes);
-        add({"signature_trailer", "blacklist_hash", "user_time"});
+        add({"signature_trailer", "blacklist_hash", "user_time", "repeat"});
     } else if (kind == "hash_list") {
         add({"alg", "impl"});
         add(sizes);
@@ -536,6 +536,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                     x.signature_trailer = *t;
                 if (auto b = r_.boolean(w, "blacklist_hash", wkey + ".blacklist_hash", false)) x.blacklist_hash = *b;
                 if (auto t = r_.duration(w, "user_time", wkey + ".user_time", false, false)) x.user_time = *t;
+                if (auto v = r_.integer(w, "repeat", wkey + ".repeat", false, 1, UINT32_MAX))
+                    x.repeat = static_cast<std::uint32_t>(*v);
                 if (auto s = read_sizes(w, wkey, stream, seed, x.signature_trailer, "signature_trailer"))
                     x.sizes = std::move(*s);
             } else if constexpr (std::is_same_v<T, system::HashListWorkload>) {

@@ -26,6 +26,7 @@ struct ModuleLoadWorkload {
     std::uint64_t signature_trailer = 0;  // bytes not covered by the signature hash
     bool blacklist_hash = false;          // also hash the whole file
     Tick user_time = 0;                   // user-space work before each load
+    std::uint32_t repeat = 1;             // passes over the list
 };
 
 // A kernel thread hashing a list of buffers (crypto self-tests, cryptomgr-like).

@@ -60,6 +60,7 @@ engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
     engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
     const Cycles user_cycles = cpu.clock().to_cycles(w.cfg_.user_time);
     w.started_ = cpu.now();
+    for (std::uint32_t pass = 0; pass < w.cfg_.repeat; ++pass)
     for (std::uint64_t size : w.cfg_.sizes) {
         co_await cpu.exec(user_cycles, Cat::USER);
         if (w.env_.functional) {
@@ -85,7 +86,7 @@ engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
 results::WorkloadResult ModuleLoad::result() const {
     auto r = base_result(cfg_.name, "module_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
                                                 std::string(crypto::to_string(impl_)));
-    add(r, "modules", static_cast<double>(cfg_.sizes.size()), "count");
+    add(r, "modules", static_cast<double>(cfg_.sizes.size()) * cfg_.repeat, "count");
     add_common(r, cfg_.alg, impl_);
     add(r, "load_p50_us", engine::to_us(percentile(load_times_, 50)), "us");
     add(r, "load_p99_us", engine::to_us(percentile(load_times_, 99)), "us");

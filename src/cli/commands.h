@@ -1,0 +1,56 @@
+// The subcommands of the kdsim binary.
+#pragma once
+
+#include "system/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kdsim::cli {
+
+inline constexpr int EXIT_OK = 0;
+inline constexpr int EXIT_FINDINGS = 1;
+inline constexpr int EXIT_BAD_INPUT = 2;
+inline constexpr int EXIT_INTERNAL = 3;
+
+struct CommonOptions {
+    std::optional<std::uint64_t> seed;
+    std::string mode; // "", "timing", "functional"
+    std::string root;
+};
+void add_common_options(CLI::App& app, CommonOptions& o);
+
+struct RunOptions {
+    std::string scenario;
+    CommonOptions common;
+    std::string json;
+    std::string csv;
+    bool quiet = false;
+};
+struct CompareOptions {
+    std::string a, b;
+    CommonOptions common;
+    std::string json;
+};
+struct CheckOptions {
+    std::vector<std::string> files;
+    std::string root;
+};
+struct ExperimentsOptions {
+    std::string dir = "scenarios";
+    std::vector<std::string> only;
+    std::string out;
+    bool brief = false;
+    CommonOptions common;
+};
+
+int cmd_run(const RunOptions& o);
+int cmd_compare(const CompareOptions& o);
+int cmd_check(const CheckOptions& o);
+int cmd_experiments(const ExperimentsOptions& o);
+
+} // namespace kdsim::cli

@@ -1,0 +1,63 @@
+// kdsim command line: run a scenario, compare two runs, check input files, run the reference
+// experiments. Exit status: 0 success, 1 the simulation found a violated invariant (a SIMD
+// register clobber, a digest that did not verify), 2 bad input (nothing is written),
+// 3 internal error.
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+int main(int argc, char** argv) {
+    using namespace kdsim::cli;
+    CLI::App app{"kdsim - the kernel datapath simulator: what does this kernel policy cost on that CPU?"};
+    app.set_version_flag("--version", "kdsim 0.1");
+    app.require_subcommand(1);
+
+    RunOptions run_opts;
+    auto* run = app.add_subcommand("run", "Simulate one scenario and print its summary");
+    run->add_option("scenario", run_opts.scenario, "Scenario file (TOML)")->required();
+    add_common_options(*run, run_opts.common);
+    run->add_option("--json", run_opts.json, "Write all results as JSON to this file");
+    run->add_option("--csv", run_opts.csv, "Write all metrics as CSV to this file");
+    run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line");
+
+    CompareOptions cmp_opts;
+    auto* cmp = app.add_subcommand("compare", "Run (or load) two scenarios and print them side by side with ratios");
+    cmp->add_option("before", cmp_opts.a, "Scenario (TOML) or saved results (JSON): the baseline")->required();
+    cmp->add_option("after", cmp_opts.b, "Scenario (TOML) or saved results (JSON): the change")->required();
+    add_common_options(*cmp, cmp_opts.common);
+    cmp->add_option("--json", cmp_opts.json, "Write the comparison as JSON to this file");
+
+    CheckOptions chk_opts;
+    auto* chk = app.add_subcommand("check", "Validate scenario or profile files without running them");
+    chk->add_option("files", chk_opts.files, "Scenario or profile files (TOML)")->required();
+    chk->add_option("--root", chk_opts.root, "Repository root holding data/ (default: found from the file)");
+
+    ExperimentsOptions exp_opts;
+    auto* exp = app.add_subcommand("experiments", "Run the shipped reference experiments and print their summaries");
+    exp->add_option("--dir", exp_opts.dir, "Folder holding one sub-folder per experiment")->capture_default_str();
+    exp->add_option("--only", exp_opts.only, "Run only these experiments (e.g. e2)");
+    exp->add_option("--out", exp_opts.out, "Write each run's JSON into this folder");
+    exp->add_flag("--brief", exp_opts.brief, "Print only the experiment tables, not every run's summary");
+    add_common_options(*exp, exp_opts.common);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : EXIT_BAD_INPUT;
+    }
+
+    try {
+        if (*run) return cmd_run(run_opts);
+        if (*cmp) return cmd_compare(cmp_opts);
+        if (*chk) return cmd_check(chk_opts);
+        if (*exp) return cmd_experiments(exp_opts);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kdsim: internal error: %s\n", e.what());
+        return EXIT_INTERNAL;
+    }
+    return EXIT_INTERNAL;
+}
