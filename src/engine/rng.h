@@ -61,6 +61,20 @@ public:
     // Uniform in [lo, hi]. Precondition: lo <= hi.
     std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + below(hi - lo + 1); }
 
+    // Fills `n` bytes with random data, eight bytes per draw (little-endian order of each draw).
+    void fill(std::uint8_t* p, std::size_t n) {
+        while (n >= 8) {
+            std::uint64_t v = next();
+            for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+            p += 8;
+            n -= 8;
+        }
+        if (n) {
+            std::uint64_t v = next();
+            for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+        }
+    }
+
     // Uniform double in [0, 1).
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 

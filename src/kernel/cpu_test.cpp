@@ -1,2 +1,230 @@
+// The execution-context machinery of one CPU, on a 1 GHz clock (1 cycle = 1 ns) with round
+// costs, so that every expected time is a sum worked out by hand in the test.
 #include "kernel/cpu.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
 #include <gtest/gtest.h>
+
+#include <vector>
+
+namespace kdsim::kernel {
+namespace {
+
+using engine::PS_PER_NS;
+using engine::PS_PER_US;
+
+KernelCosts round_costs() {
+    return KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
+                       .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
+                       .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,
+                       .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
+}
+
+KernelConfig quiet_config() {
+    KernelConfig c;
+    c.hz = 100; // first tick at 10 ms, after everything below
+    return c;
+}
+
+struct Observation {
+    Tick time;
+    std::uint32_t preempt_count;
+    CtxKind ctx;
+    std::string current;
+};
+
+struct Harness {
+    explicit Harness(KernelConfig cfg = quiet_config()) : cpu(sim, 0, engine::Clock(1'000'000'000), round_costs(), cfg) {}
+    engine::Simulation sim{1};
+    Cpu cpu;
+    std::vector<Observation> seen;
+    int reraise = 0; // how many more times the softirq handler raises itself
+
+    void observe() { seen.push_back({cpu.now(), cpu.preempt_count(), cpu.ctx_kind(), cpu.current()->comm}); }
+};
+
+engine::Task<> net_rx(Cpu& cpu, void* ctx) {
+    auto& h = *static_cast<Harness*>(ctx);
+    h.observe();
+    if (h.reraise > 0) {
+        --h.reraise;
+        cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+    }
+    co_await cpu.exec(1, Cat::OTHER);
+}
+
+engine::Task<> device_irq(Cpu& cpu, void*) {
+    cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+    co_return;
+}
+
+struct IrqAt final : engine::EventTarget {
+    Cpu& cpu;
+    unsigned vector;
+    IrqAt(Cpu& c, unsigned v) : cpu(c), vector(v) {}
+    void on_event(std::uint64_t) override { cpu.raise_irq(vector); }
+};
+
+engine::Task<> busy_kthread(Cpu& cpu, Harness& h, Cycles c) {
+    co_await cpu.exec(c, Cat::OTHER);
+    h.observe();
+}
+
+TEST(Softirq, RunsOnIrqExitInServingSoftirqContextAfterTheHandler) {
+    // A kernel thread computes for 100 us; a device interrupt at 10 us raises NET_RX.
+    // The softirq runs at irq exit: 10 us + irq entry 300 + irq exit 200 + __do_softirq round
+    // 100 + local_irq_enable 4 = 10.604 us, with SOFTIRQ_OFFSET set and no HARDIRQ bits.
+    // The thread finishes late by everything the interrupt cost: 300 + 200 + 100 + 4 +
+    // handler 1 + local_irq_disable 3 = 608 ns -> at 100.608 us.
+    Harness h;
+    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
+    IrqAt irq(h.cpu, v);
+    h.sim.schedule_at(10 * PS_PER_US, &irq);
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    ASSERT_EQ(h.seen.size(), 2u);
+    EXPECT_EQ(h.seen[0].time, 10'604 * PS_PER_NS);
+    EXPECT_EQ(h.seen[0].preempt_count, SOFTIRQ_OFFSET);
+    EXPECT_EQ(h.seen[0].ctx, CtxKind::SOFTIRQ);
+    EXPECT_EQ(h.seen[1].time, 100'608 * PS_PER_NS);
+    EXPECT_EQ(h.seen[1].preempt_count, 0u);
+    EXPECT_EQ(h.cpu.stats().softirq_runs, 1u);
+    EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
+}
+
+engine::Task<> bh_section(Cpu& cpu, Harness& h) {
+    co_await local_bh_disable(cpu);     // 4
+    co_await raise_softirq(cpu, NET_RX_SOFTIRQ); // save 12 + restore 5
+    co_await cpu.exec(1000, Cat::OTHER);
+    h.observe();                        // still in the BH-disabled section: not yet run
+    co_await local_bh_enable(cpu);      // 14, then the softirq runs here
+    h.observe();
+}
+
+TEST(Softirq, LocalBhEnableRunsWhatWasRaisedWhileBottomHalvesWereDisabled) {
+    // raise_softirq from task context with BH disabled does not wake ksoftirqd (in_interrupt()
+    // is true) and nothing runs until local_bh_enable: 4 + 12 + 5 + 1000 = 1021 ns, then
+    // bh_enable 14, __do_softirq round 100, local_irq_enable 4 -> handler at 1139 ns, in serving-
+    // softirq context on top of the task; the task continues after handler 1 + irq disable 3
+    // = 1143 ns.
+    Harness h;
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, bh_section(h.cpu, h));
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    ASSERT_EQ(h.seen.size(), 3u);
+    EXPECT_EQ(h.seen[0].time, 1021 * PS_PER_NS);
+    EXPECT_EQ(h.seen[0].preempt_count, SOFTIRQ_DISABLE_OFFSET);
+    EXPECT_EQ(h.seen[1].time, 1139 * PS_PER_NS);
+    EXPECT_EQ(h.seen[1].ctx, CtxKind::SOFTIRQ);
+    EXPECT_EQ(h.seen[1].current, "kthread");
+    EXPECT_EQ(h.seen[1].preempt_count, SOFTIRQ_OFFSET);
+    EXPECT_EQ(h.seen[2].time, 1143 * PS_PER_NS);
+    EXPECT_EQ(h.seen[2].preempt_count, 0u);
+    EXPECT_EQ(h.cpu.stats().ksoftirqd_wakeups, 0u);
+}
+
+TEST(Softirq, RestartsAtMostTenRoundsThenHandsTheRestToKsoftirqd) {
+    // The handler raises NET_RX again on each of its first 14 calls (15 calls in all). The
+    // irq-exit invocation runs 10 rounds (MAX_SOFTIRQ_RESTART = 10, so 9 restarts) and then
+    // wakes ksoftirqd, which runs the remaining 5 in task context (4 more restarts).
+    Harness h;
+    h.reraise = 14;
+    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    IrqAt irq(h.cpu, v);
+    h.sim.schedule_at(10 * PS_PER_US, &irq);
+    h.cpu.boot(); // nothing but idle and ksoftirqd
+    h.sim.run(5 * engine::PS_PER_MS);
+    ASSERT_EQ(h.seen.size(), 15u);
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(h.seen[i].ctx, CtxKind::SOFTIRQ) << i;
+        EXPECT_EQ(h.seen[i].current, "swapper/0") << i;
+    }
+    for (int i = 10; i < 15; ++i) {
+        EXPECT_EQ(h.seen[i].ctx, CtxKind::TASK) << i;
+        EXPECT_EQ(h.seen[i].current, "ksoftirqd/0") << i;
+        EXPECT_TRUE(in_serving_softirq(h.seen[i].preempt_count)) << i;
+    }
+    EXPECT_EQ(h.cpu.stats().softirq_runs, 2u);
+    EXPECT_EQ(h.cpu.stats().softirq_restarts, 13u);
+    EXPECT_EQ(h.cpu.stats().ksoftirqd_wakeups, 1u);
+}
+
+engine::Task<> irqs_off_section(Cpu& cpu, Harness& h) {
+    co_await local_irq_disable(cpu); // 3 ns
+    co_await cpu.exec(20'000, Cat::OTHER);
+    co_await local_irq_enable(cpu);  // the pending interrupt is taken here
+    h.observe();
+}
+
+TEST(Irq, AnInterruptRaisedWhileMaskedIsTakenAtUnmask) {
+    // The interrupt fires at 10 us, inside the 20 us IRQs-off section (3 ns .. 20.003 us). It
+    // is delivered right after local_irq_enable (4 ns): its softirq runs at 20.007 us + 300 +
+    // 200 + 100 + 4 = 20.611 us.
+    Harness h;
+    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, irqs_off_section(h.cpu, h));
+    IrqAt irq(h.cpu, v);
+    h.sim.schedule_at(10 * PS_PER_US, &irq);
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    ASSERT_EQ(h.seen.size(), 2u);
+    EXPECT_EQ(h.seen[0].time, 20'611 * PS_PER_NS);
+    EXPECT_EQ(h.cpu.stats().irqflag_ops[0], 2u); // ours and __do_softirq's
+    EXPECT_EQ(h.cpu.stats().irqflag_ops[1], 2u);
+}
+
+engine::Task<> rt_probe(Cpu& cpu, Harness& h, Tick at) {
+    co_await hrtimer_sleep_until(cpu, at);
+    h.observe();
+}
+
+engine::Task<> preempt_off_then_cond_resched(Cpu& cpu) {
+    preempt_disable(cpu, "test");
+    co_await cpu.exec(50'000, Cat::OTHER); // 0 .. 50 us
+    co_await preempt_enable(cpu);
+    co_await cpu.exec(50'000, Cat::OTHER); // 50 .. 100 us: preemptible only under full
+    co_await cond_resched(cpu);
+    co_await cpu.exec(10'000, Cat::OTHER);
+}
+
+Tick probe_wakeup(PreemptModel model) {
+    KernelConfig cfg = quiet_config();
+    cfg.preempt = model;
+    Harness h(cfg);
+    Cpu& cpu = h.cpu;
+    cpu.create_task("worker", SchedPolicy::NORMAL, 0, true, preempt_off_then_cond_resched(cpu));
+    cpu.create_task("probe", SchedPolicy::FIFO, 90, true, rt_probe(cpu, h, 10 * PS_PER_US));
+    cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    return h.seen.empty() ? 0 : h.seen[0].time;
+}
+
+TEST(Sched, AnRtWakeupWaitsForTheFirstPreemptionPointThePreemptionModelHonours) {
+    // The probe (SCHED_FIFO) runs first at t = 0, arms its timer for 10 us and sleeps; the
+    // switch to the worker costs 2000 ns, so the worker starts at 2 us. The timer interrupt at
+    // 10 us sets need_resched and takes 1900 ns (300 + 400 + 1000 + 200). The worker keeps
+    // preemption off for its first 50 us of work; under PREEMPT=full preempt_enable() switches
+    // at once and the probe runs after the 2000 ns switch. Under none and voluntary the switch
+    // waits for cond_resched() after 50 us more work and its 10 ns call.
+    const Tick start = 2000 * PS_PER_NS;
+    const Tick irq = 1900 * PS_PER_NS;
+    const Tick full = start + 50 * PS_PER_US + irq + 2000 * PS_PER_NS;
+    const Tick vol = start + 100 * PS_PER_US + irq + 10 * PS_PER_NS + 2000 * PS_PER_NS;
+    EXPECT_EQ(probe_wakeup(PreemptModel::FULL), full);
+    EXPECT_EQ(probe_wakeup(PreemptModel::VOLUNTARY), vol);
+    EXPECT_EQ(probe_wakeup(PreemptModel::NONE), vol);
+}
+
+} // namespace
+} // namespace kdsim::kernel

@@ -74,7 +74,8 @@ results::WorkloadResult Cyclictest::result() const {
 SoftirqLoad::SoftirqLoad(Env env, SoftirqLoadWorkload cfg, unsigned vector)
     : Workload(env), cfg_(std::move(cfg)), vector_(vector),
       impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)),
-      rng_(env.sim.rng("arrivals:" + env.machine + "/" + cfg_.name)) {}
+      rng_(env.sim.rng("arrivals:" + env.machine + "/" + cfg_.name)),
+      data_rng_(env.sim.rng("data:" + env.machine + "/" + cfg_.name)) {}
 
 void SoftirqLoad::start() {
     if (finite()) env_.completion.add();
@@ -108,7 +109,7 @@ engine::Task<> SoftirqLoad::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     while (w.backlog_ > 0) {
         --w.backlog_;
         if (w.env_.functional)
-            for (auto& b : w.buf_) b = static_cast<std::uint8_t>(w.rng_.next());
+            w.data_rng_.fill(w.buf_.data(), w.buf_.size());
         std::span<const std::uint8_t> data(w.buf_.data(), w.env_.functional ? w.buf_.size() : 0);
         crypto::ShashOutcome o = co_await crypto::crypto_shash_digest(w.env_.simd, w.env_.hash, w.cfg_.alg, w.impl_,
                                                                       w.env_.chunking, w.cfg_.bytes,

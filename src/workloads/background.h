@@ -61,7 +61,8 @@ private:
     SoftirqLoadWorkload cfg_;
     unsigned vector_;
     crypto::HashImpl impl_;
-    engine::Rng rng_;
+    engine::Rng rng_;      // arrival jitter
+    engine::Rng data_rng_; // packet bytes in functional mode (its own stream: timing must not depend on the mode)
     crypto::ShashStats stats_;
     std::vector<std::uint8_t> buf_;
     std::uint64_t raised_ = 0;

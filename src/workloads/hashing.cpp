@@ -65,7 +65,7 @@ engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
         co_await cpu.exec(user_cycles, Cat::USER);
         if (w.env_.functional) {
             w.buf_.resize(size);
-            for (auto& b : w.buf_) b = static_cast<std::uint8_t>(rng.next());
+            rng.fill(w.buf_.data(), w.buf_.size());
         }
         engine::Tick t0 = cpu.now();
         co_await kernel::syscall_enter(cpu);
@@ -113,7 +113,7 @@ engine::Task<> HashList::cryptomgr(HashList& w) {
         for (std::uint64_t size : w.cfg_.sizes) {
             if (w.env_.functional) {
                 w.buf_.resize(size);
-                for (auto& b : w.buf_) b = static_cast<std::uint8_t>(rng.next());
+                rng.fill(w.buf_.data(), w.buf_.size());
             }
             co_await w.hash_buffer(w.cfg_.alg, w.impl_, size);
             ++w.buffers_;

@@ -1,0 +1,191 @@
+// The claims of experiment E2 (issue: x86 FPU section bounding), checked on the shipped
+// scenarios. Every bound is computed here from the profile's own figures and the workload's
+// definition, never taken from a previous run's output.
+#include "report/report.h"
+#include "scenario/load.h"
+#include "system/system.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace kdsim {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path ROOT = KDSIM_SOURCE_DIR;
+
+results::RunResults run(const std::string& rel, std::optional<std::uint64_t> seed = std::nullopt) {
+    scenario::LoadOptions lo;
+    lo.seed_override = seed;
+    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / rel, lo);
+    system::System sys(cfg);
+    return sys.run();
+}
+
+double metric(const results::RunResults& r, const std::string& wl, const std::string& key) {
+    for (const auto& w : r.workloads)
+        if (w.name == wl)
+            for (const auto& m : w.metrics)
+                if (m.key == key) return m.value;
+    ADD_FAILURE() << "no metric " << wl << "." << key;
+    return -1;
+}
+
+const results::CpuResult& cpu0(const results::RunResults& r) { return r.machines.at(0).cpus.at(0); }
+
+struct E2 : ::testing::Test {
+    static void SetUpTestSuite() {
+        profile = scenario::load_profile(ROOT / "data/profiles/x86/intel-icelake-server.toml");
+        for (const char* s : {"none", "fixed-4k", "fixed-20k", "yield-4k", "yield-4k-alone", "none-probe",
+                              "fixed-4k-probe", "fixed-20k-probe", "yield-4k-probe", "fixed-4k-probe-full",
+                              "yield-4k-probe-full"})
+            runs[s] = run(std::string("scenarios/e2/") + s + ".toml");
+    }
+    // Upper bound of the probe's wake-up latency when the CPU can reschedule after at most one
+    // 4 KiB SHA-512 step: the step itself (with the final block and API cost), the bracket's
+    // end, cond_resched, the timer interrupt path with the wake-up, a tick that may coincide,
+    // the switch, and the probe's FPU restore. In microseconds.
+    static double one_chunk_bound_us() {
+        const auto& h = *profile.hash.get(crypto::HashAlg::SHA512, crypto::HashImpl::AVX2);
+        const auto& k = profile.kernel;
+        double cycles = 4096 * h.cycles_per_byte + static_cast<double>(h.cycles_per_call + profile.simd.begin +
+                        profile.simd.end + profile.simd.save + profile.simd.restore + k.cond_resched + k.irq_entry +
+                        k.irq_exit + 2 * k.timer_handler + k.wakeup + k.tick + k.context_switch);
+        return cycles / static_cast<double>(profile.clock_hz) * 1e6;
+    }
+    static inline system::Profile profile;
+    static inline std::map<std::string, results::RunResults> runs;
+};
+
+TEST_F(E2, EveryScenarioFinishesItsBootWorkWithoutFindings) {
+    for (const auto& [name, r] : runs) {
+        EXPECT_FALSE(r.failed) << name;
+        EXPECT_EQ(r.clobber_count, 0u) << name;
+        EXPECT_EQ(metric(r, "modprobe", "completed"), 1) << name;
+        EXPECT_EQ(metric(r, "modprobe", "modules"), 400) << name;
+    }
+}
+
+TEST_F(E2, ConditionalYieldEntersFarFewerBracketsAndSpendsFarLessInBeginEndThanFixedLimits) {
+    for (const char* p : {"", "-probe"}) {
+        const auto& y = cpu0(runs[std::string("yield-4k") + p]).simd;
+        const auto& f4 = cpu0(runs[std::string("fixed-4k") + p]).simd;
+        const auto& f20 = cpu0(runs[std::string("fixed-20k") + p]).simd;
+        EXPECT_LT(y.brackets * 3, f4.brackets) << p;
+        EXPECT_LT(y.brackets, f20.brackets) << p;
+        EXPECT_LT(y.begin_end_cycles * 2, f4.begin_end_cycles) << p;
+        EXPECT_LT(y.begin_end_cycles, f20.begin_end_cycles) << p;
+    }
+}
+
+TEST_F(E2, FixedLimitsBoundTheBracketToTheLimit) {
+    EXPECT_EQ(cpu0(runs["fixed-4k"]).simd.longest_bracket_bytes, 4096u);
+    EXPECT_EQ(cpu0(runs["fixed-20k"]).simd.longest_bracket_bytes, 20480u);
+}
+
+TEST_F(E2, WithNothingElseRunnableTheConditionalBracketSpansWholeBuffers) {
+    // One bracket per module (its signed part); the longest holds the largest module sampled.
+    const auto& r = runs["yield-4k-alone"];
+    EXPECT_EQ(cpu0(r).simd.brackets, 400u);
+    EXPECT_EQ(cpu0(r).simd.bytes, static_cast<std::uint64_t>(metric(r, "modprobe", "bytes_hashed")));
+    EXPECT_EQ(cpu0(r).simd.longest_bracket_bytes, cpu0(runs["none"]).simd.longest_bracket_bytes);
+    EXPECT_GT(cpu0(r).simd.longest_bracket_bytes, 64u * 1024);
+}
+
+TEST_F(E2, WithTheProbeItsWorstLatencyStaysNearOneChunkUnderTheConditionalYield) {
+    const double bound = one_chunk_bound_us();
+    for (const char* s : {"yield-4k-probe", "yield-4k-probe-full", "fixed-4k-probe-full"}) {
+        double mx = metric(runs[s], "cyclictest", "latency_max_us");
+        EXPECT_LE(mx, bound) << s;
+        EXPECT_GT(mx, 0.0) << s;
+    }
+}
+
+TEST_F(E2, UnderVoluntaryPreemptionFixedLimitsAloneDoNotHelpTheProbe) {
+    // preempt_enable() at the end of each fixed bracket is no preemption point under
+    // PREEMPT_VOLUNTARY: the probe waits for the whole module as with no limit at all.
+    const double bound = one_chunk_bound_us();
+    EXPECT_GT(metric(runs["fixed-4k-probe"], "cyclictest", "latency_max_us"), 10 * bound);
+    EXPECT_GT(metric(runs["none-probe"], "cyclictest", "latency_max_us"), 10 * bound);
+}
+
+// --- determinism ------------------------------------------------------------------------
+
+std::string json_of(const std::string& rel, std::optional<std::uint64_t> seed = std::nullopt) {
+    return report::to_json_text(run(rel, seed));
+}
+
+TEST(Determinism, TheSameScenarioAndSeedGiveByteIdenticalJson) {
+    for (const char* s : {"scenarios/e2/yield-4k-probe.toml", "scenarios/softirq-simd/x86-preempt-disable-kthread.toml"})
+        EXPECT_EQ(json_of(s), json_of(s)) << s;
+}
+
+TEST(Determinism, AnotherSeedChangesOnlyTheRandomParts) {
+    // E2's random part is the sample of modules: the self-test threads, whose inputs are fixed,
+    // report the same figures; the modprobe hashes other modules.
+    auto a = run("scenarios/e2/yield-4k.toml", 1);
+    auto b = run("scenarios/e2/yield-4k.toml", 2);
+    EXPECT_NE(metric(a, "modprobe", "bytes_hashed"), metric(b, "modprobe", "bytes_hashed"));
+    EXPECT_EQ(metric(a, "modprobe", "modules"), metric(b, "modprobe", "modules"));
+    for (const char* w : {"cryptomgr-sha1", "cryptomgr-sha256", "cryptomgr-sha512"}) {
+        EXPECT_EQ(metric(a, w, "bytes_hashed"), metric(b, w, "bytes_hashed")) << w;
+        EXPECT_EQ(metric(a, w, "hash_calls"), metric(b, w, "hash_calls")) << w;
+    }
+    // A scenario whose only randomness is packet arrival jitter: the same number of CPUs,
+    // workloads and policies, other arrival times.
+    auto c = run("scenarios/softirq-simd/x86-bh-disable-kthread.toml", 1);
+    auto d = run("scenarios/softirq-simd/x86-bh-disable-kthread.toml", 2);
+    EXPECT_NE(report::to_json_text(c), report::to_json_text(d));
+    EXPECT_EQ(c.workloads.size(), d.workloads.size());
+    EXPECT_EQ(c.clobber_count, 0u);
+    EXPECT_EQ(d.clobber_count, 0u);
+}
+
+TEST(Determinism, FunctionalAndTimingModesGiveTheSameTiming) {
+    scenario::LoadOptions t, f;
+    t.mode_override = system::Mode::TIMING;
+    f.mode_override = system::Mode::FUNCTIONAL;
+    auto ct = scenario::load_scenario(ROOT / "scenarios/softirq-simd/arm32-softirq-neon-kthread.toml", t);
+    auto cf = scenario::load_scenario(ROOT / "scenarios/softirq-simd/arm32-softirq-neon-kthread.toml", f);
+    ct.duration = cf.duration = 200 * engine::PS_PER_MS;
+    system::System st(ct), sf(cf);
+    auto rt = st.run();
+    auto rf = sf.run();
+    EXPECT_EQ(rt.events, rf.events);
+    EXPECT_EQ(rt.simulated_us, rf.simulated_us);
+    EXPECT_EQ(cpu0(rt).cycles, cpu0(rf).cycles);
+    EXPECT_GT(metric(rf, "kcryptd", "digests_checked"), 0);
+    EXPECT_EQ(metric(rf, "kcryptd", "digest_mismatches"), 0);
+}
+
+// --- unsafe policies --------------------------------------------------------------------
+
+TEST(Unsafe, EveryShippedUnsafeScenarioIsCaughtWithAClobberReport) {
+    for (const auto& e : fs::directory_iterator(ROOT / "scenarios/unsafe")) {
+        if (e.path().filename() == "experiment.toml") continue;
+        auto r = run(fs::relative(e.path(), ROOT).string());
+        EXPECT_TRUE(r.failed) << e.path();
+        EXPECT_GT(r.clobber_count, 0u) << e.path();
+        ASSERT_FALSE(r.clobbers.empty()) << e.path();
+        EXPECT_FALSE(r.clobbers[0].victim.empty());
+        EXPECT_NE(r.clobbers[0].culprit.find("softirq"), std::string::npos) << r.clobbers[0].culprit;
+    }
+}
+
+TEST(Unsafe, TheSafeTwinsReportNoClobberOverLongRandomisedRuns) {
+    for (std::uint64_t seed : {1, 2, 3}) {
+        for (const auto& e : fs::directory_iterator(ROOT / "scenarios/softirq-simd")) {
+            if (e.path().filename() == "experiment.toml") continue;
+            auto r = run(fs::relative(e.path(), ROOT).string(), seed);
+            EXPECT_FALSE(r.failed) << e.path() << " seed " << seed;
+            EXPECT_EQ(r.clobber_count, 0u) << e.path() << " seed " << seed;
+        }
+    }
+}
+
+} // namespace
+} // namespace kdsim
