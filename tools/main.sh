@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, and run the shipped reference experiments,
+# printing every run's summary, each experiment's table and its before/after comparisons.
+# Extra arguments go to `kdsim experiments` (e.g. --brief, --only e2, --out results/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup-deps.sh
+tools/build.sh
+./build/kdsim experiments --dir scenarios "$@"
