@@ -452,7 +452,8 @@ void Cpu::finish() {
 // Watchdog view: the longest span during which a reschedule request could not be honoured.
 
 bool Cpu::preemptible_now() const {
-    if (depth_ != 1 || idle_) return true;
+    if (idle_) return true;
+    if (depth_ != 1) return false; // interrupt context
     const TaskStruct& t = *current_task_;
     if (t.pid == 0) return true;
     if (preempt_count_ != 0 || irqs_disabled_) return false;
