@@ -7,6 +7,12 @@ packages=(
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev
 )
+# Opt-in: KDSIM_PEERS=1 also installs the peers of bench/peers (kdsim_peers_bench, built with
+# -DKDSIM_BUILD_PEERS=ON) and the measuring tools of bench/peers_callgrind.sh and
+# bench/scenario_speed.sh: ns-3 3.37, SimGrid 3.32, valgrind, GNU time.
+if [ "${KDSIM_PEERS:-0}" = 1 ]; then
+  packages+=(libns3-dev libsimgrid-dev valgrind time)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 
 #include "arch/arm/vfp.h"
 #include "arch/arm64/fpsimd.h"
+#include "arch/powerpc/spe.h"
 #include "arch/x86/fpu.h"
 
 #include <bit>
@@ -25,7 +26,7 @@ std::optional<Arch> arch_from_string(std::string_view s) {
 }
 
 namespace {
-constexpr std::array<std::pair<SimdPolicy, std::string_view>, 7> POLICY_NAMES = {{
+constexpr std::array<std::pair<SimdPolicy, std::string_view>, 9> POLICY_NAMES = {{
     {SimdPolicy::X86_PREEMPT, "x86-preempt-disable"},
     {SimdPolicy::X86_BH_OFF, "x86-bh-disable"},
     {SimdPolicy::X86_UNSAFE_NO_INUSE, "x86-unsafe-no-inuse-check"},
@@ -33,6 +34,8 @@ constexpr std::array<std::pair<SimdPolicy, std::string_view>, 7> POLICY_NAMES = 
     {SimdPolicy::ARM32_SOFTIRQ, "arm32-softirq-neon"},
     {SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH, "arm32-unsafe-softirq-neon-no-bh"},
     {SimdPolicy::ARM64_BH_OFF, "arm64-bh-disable"},
+    {SimdPolicy::PPC_SPE, "ppc-spe"},
+    {SimdPolicy::PPC_SPE_NO_ENABLE, "ppc-spe-no-enable"},
 }};
 } // namespace
 
@@ -57,6 +60,8 @@ Arch arch_of(SimdPolicy p) {
     case SimdPolicy::ARM32_SOFTIRQ:
     case SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH: return Arch::ARM32;
     case SimdPolicy::ARM64_BH_OFF: return Arch::ARM64;
+    case SimdPolicy::PPC_SPE:
+    case SimdPolicy::PPC_SPE_NO_ENABLE: return Arch::PPC32_E500;
     }
     return Arch::X86_64;
 }
@@ -113,7 +118,7 @@ std::unique_ptr<SimdUnit> make_simd_unit(Cpu& cpu, SimdPolicy policy, const Simd
     case Arch::X86_64: u = std::make_unique<x86::Fpu>(cpu, policy, costs); break;
     case Arch::ARM32: u = std::make_unique<arm::Vfp>(cpu, policy, costs); break;
     case Arch::ARM64: u = std::make_unique<arm64::Fpsimd>(cpu, policy, costs); break;
-    case Arch::PPC32_E500: return nullptr;
+    case Arch::PPC32_E500: u = std::make_unique<powerpc::Spe>(cpu, policy, costs); break;
     }
     cpu.set_arch_fpu(u.get());
     return u;

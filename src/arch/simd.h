@@ -39,6 +39,8 @@ enum class SimdPolicy : std::uint8_t {
     ARM32_SOFTIRQ,        // ARM 9283/1: NEON in softirq too, BH off around task-context NEON
     ARM32_UNSAFE_SOFTIRQ_NO_BH, // unsafe: softirq NEON allowed, task NEON leaves BH on
     ARM64_BH_OFF,         // arm64 5.13..6.7: NEON with softirqs disabled
+    PPC_SPE,              // e500: spe_begin = preempt_disable + enable_kernel_spe
+    PPC_SPE_NO_ENABLE,    // e500 glue that forgets enable_kernel_spe: every bracket traps (KernelSPE)
 };
 std::string_view to_string(SimdPolicy p);
 std::optional<SimdPolicy> simd_policy_from_string(std::string_view s);
@@ -51,6 +53,9 @@ struct SimdCosts {
     Cycles save = 0;    // saving live user state (XSAVE, vfp_save_state, fpsimd_save_state)
     Cycles restore = 0; // restoring it (XRSTOR, vfp_load_state, fpsimd load)
     std::uint64_t state_size = 0; // bytes
+    // Optional figures, required only where the mechanism exists (PowerPC SPE):
+    std::optional<Cycles> unavailable_trap;   // SPE-unavailable exception taken from kernel mode
+    std::optional<Cycles> kernel_use_warning; // its printk("SPE used in kernel ...") into the log
 };
 
 // Brackets and their costs, as reported.
@@ -67,6 +72,8 @@ struct SimdStats {
     std::uint64_t longest_bracket_bytes = 0;
     std::string longest_bracket_holder;
     std::uint64_t fallbacks = 0;   // may_use_simd() was false where SIMD was wanted
+    std::uint64_t kernel_traps = 0;        // SIMD-unavailable exceptions from kernel mode
+    std::uint64_t kernel_use_warnings = 0; // log lines they printed
 };
 
 class SimdUnit : public kernel::ArchFpu {
@@ -87,7 +94,7 @@ public:
     SimdToken bracket_token() const { return depth_ ? brackets_[depth_ - 1].token : SimdToken{}; }
     bool in_bracket() const { return depth_ > 0; }
 
-    // A user task is about to execute SIMD instructions (the lazy-restore trap on arm32).
+    // A user task is about to execute SIMD instructions (the lazy-restore trap on arm32/ppc).
     virtual Cycles user_simd_use(TaskStruct& t) { return 0; }
 
     // Bytes the running bracket processed (for the bytes-per-bracket histogram).

@@ -92,7 +92,7 @@ engine::Task<> bracket(kernel::Cpu& cpu, SimdUnit& u, Probe& p) {
 bool softirq_may_nest(SimdPolicy pol, std::uint32_t* pc_inside) {
     engine::Simulation sim;
     kernel::Cpu cpu(sim, 0, engine::Clock(1'000'000'000), costs(), kernel::KernelConfig{});
-    auto unit = make_simd_unit(cpu, pol, SimdCosts{.begin = 10, .end = 10, .save = 10, .restore = 10});
+    auto unit = make_simd_unit(cpu, pol, SimdCosts{.begin = 10, .end = 10, .save = 10, .restore = 10, .state_size = 0, .unavailable_trap = {}, .kernel_use_warning = {}});
     Probe p;
     cpu.create_task("kthread", kernel::SchedPolicy::NORMAL, 0, true, bracket(cpu, *unit, p));
     cpu.boot();

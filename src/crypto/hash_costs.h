@@ -14,7 +14,7 @@
 namespace kdsim::crypto {
 
 // Implementations as the kernel's arch glue names them.
-enum class HashImpl : std::uint8_t { GENERIC, ARM, ARM64, NEON, CE, SSSE3, AVX, AVX2, SHANI, SPE, COUNT };
+enum class HashImpl : std::uint8_t { GENERIC, ARM, ARM64, NEON, CE, SSSE3, AVX, AVX2, SHANI, SPE, PPC, COUNT };
 inline constexpr std::size_t HASH_IMPLS = static_cast<std::size_t>(HashImpl::COUNT);
 inline constexpr std::size_t HASH_ALGS = 3;
 
@@ -26,6 +26,9 @@ bool uses_simd(HashImpl i);
 struct HashCost {
     double cycles_per_byte = 0;
     engine::Cycles cycles_per_call = 0;
+    // Extra cycles of a call whose code and tables are not in the caches (optional figure,
+    // required only by scenarios that model cold caches).
+    std::optional<engine::Cycles> cold_start;
 
     // Cycles for bytes [from, to) of one message: per-byte work rounded so that chunks of one
     // message add up exactly to the whole.

@@ -11,7 +11,7 @@ using kernel::Cat;
 
 namespace {
 constexpr std::array<std::string_view, HASH_IMPLS> IMPL_NAMES = {
-    "generic", "arm", "arm64", "neon", "ce", "ssse3", "avx", "avx2", "shani", "spe"};
+    "generic", "arm", "arm64", "neon", "ce", "ssse3", "avx", "avx2", "shani", "spe", "ppc"};
 }
 
 std::string_view to_string(HashImpl i) { return IMPL_NAMES[static_cast<std::size_t>(i)]; }
@@ -26,7 +26,8 @@ bool uses_simd(HashImpl i) {
     switch (i) {
     case HashImpl::GENERIC:
     case HashImpl::ARM:
-    case HashImpl::ARM64: return false;
+    case HashImpl::ARM64:
+    case HashImpl::PPC: return false;
     default: return true;
     }
 }
@@ -48,7 +49,7 @@ std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s) {
 
 HashImpl best_hash_impl(const HashCostTable& cost, HashAlg alg) {
     for (HashImpl i : {HashImpl::SHANI, HashImpl::AVX2, HashImpl::AVX, HashImpl::SSSE3, HashImpl::CE, HashImpl::NEON,
-                       HashImpl::SPE, HashImpl::ARM64, HashImpl::ARM})
+                       HashImpl::SPE, HashImpl::ARM64, HashImpl::ARM, HashImpl::PPC})
         if (cost.has(alg, i)) return i;
     return HashImpl::GENERIC;
 }

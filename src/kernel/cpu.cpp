@@ -148,8 +148,12 @@ void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where)
 }
 
 void Cpu::start_exec(Frame& f) {
-    PendingExec& e = f.execs[f.nexecs - 1];
     if (idle_) end_idle();
+    if (f.execs[f.nexecs - 1].simd_check && !f.execs[f.nexecs - 1].arch_checked && fpu_) {
+        f.execs[f.nexecs - 1].arch_checked = true;
+        if (Cycles trap = fpu_->kernel_simd_exec(*this)) push_exec(f, PendingExec{trap, Cat::SIMD_TRAP, false, false, {}});
+    }
+    PendingExec& e = f.execs[f.nexecs - 1];
     np_mark(false);
     if (e.simd_check && check_simd(e, "start of SIMD work")) {
         f.simd_clobbered = true;
@@ -224,6 +228,7 @@ void Cpu::end_idle() {
 
 void Cpu::push_frame(Frame& f, CtxKind kind) {
     f.kind = kind;
+    f.serial = ++serial_counter_;
     f.nexecs = 0;
     f.simd_clobbered = false;
     stack_[depth_++] = &f;
@@ -301,7 +306,7 @@ void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
     }
     if (to_user && fpu_) {
         Cycles c = fpu_->exit_to_user(*this, t);
-        if (c) push_exec(below, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+        if (c) push_exec(below, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
     }
 }
 
@@ -347,7 +352,7 @@ void Cpu::handle_point(Frame& f) {
         f.st = Frame::St::READY;
         if (fpu_) {
             Cycles c = fpu_->exit_to_user(*this, t);
-            if (c) push_exec(f, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+            if (c) push_exec(f, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
         }
         return;
     }
@@ -431,7 +436,7 @@ void Cpu::boot() {
     stack_[depth_++] = &first->frame;
     if (first->in_user && fpu_)
         if (Cycles c = fpu_->exit_to_user(*this, *first))
-            push_exec(first->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
+            push_exec(first->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
     sim_.schedule_at(now(), this, EV_KICK);
 }
 

@@ -85,6 +85,9 @@ public:
     virtual Cycles switch_fpu(Cpu& cpu, TaskStruct& prev, TaskStruct& next) = 0;
     // arch_exit_to_user_mode_prepare: lazy restore of current's user state; returns cycles.
     virtual Cycles exit_to_user(Cpu& cpu, TaskStruct& t) = 0;
+    // Kernel code is about to execute SIMD instructions (once per exec): the cycles of an
+    // exception this takes first (e.g. PowerPC's SPE-unavailable trap), or 0.
+    virtual Cycles kernel_simd_exec(Cpu& cpu) { return 0; }
 };
 
 // Work a context still has to do before its coroutine continues.
@@ -92,6 +95,7 @@ struct PendingExec {
     Cycles remaining = 0;
     Cat cat = Cat::OTHER;
     bool simd_check = false; // the work uses SIMD registers that must hold `expect`
+    bool arch_checked = false; // ArchFpu::kernel_simd_exec was consulted
     SimdToken expect{};
 };
 
@@ -111,6 +115,7 @@ struct Frame {
     engine::Task<> root;
     TaskStruct* task = nullptr; // for TASK frames
     unsigned vector = 0;        // for HARDIRQ frames
+    std::uint64_t serial = 0;   // identifies this activation of the context (its saved MSR etc.)
 };
 
 struct TaskStruct {
@@ -229,6 +234,10 @@ public:
     // --- contexts -----------------------------------------------------------------------
     TaskStruct* current() const { return current_task_; }
     CtxKind ctx_kind() const { return stack_[depth_ - 1]->kind; }
+    // A number naming the running context's activation: a task keeps one for its life, every
+    // interrupt or softirq activation gets a new one.
+    std::uint64_t context_serial() const { return stack_[depth_ - 1]->serial; }
+    std::uint64_t new_context_serial() { return ++serial_counter_; }
     // A token naming the running context's kernel-mode SIMD use; a new generation each call.
     SimdToken kernel_simd_token();
     std::string describe_token(SimdToken t) const;
@@ -249,10 +258,10 @@ public:
         bool await_resume() const noexcept { return e.simd_check && cpu.last_simd_clobbered(); }
     };
     // Spends `c` cycles of the running context on category `cat`.
-    ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, {}}}; }
+    ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, false, {}}}; }
     // Spends `c` cycles computing with SIMD registers that must hold `expect` throughout.
     ExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
-        return {*this, PendingExec{c, cat, true, expect}};
+        return {*this, PendingExec{c, cat, true, false, expect}};
     }
 
     struct [[nodiscard]] PointAwaiter {
@@ -466,6 +475,7 @@ private:
 
     CpuStats stats_;
     int next_pid_ = 1;
+    std::uint64_t serial_counter_ = 0;
 };
 
 } // namespace kdsim::kernel

@@ -26,6 +26,7 @@ TaskStruct& Cpu::create_task(std::string comm, SchedPolicy policy, int rt_priori
     t->frame.root = std::move(body);
     t->frame.cont = t->frame.root.handle();
     t->frame.st = Frame::St::READY;
+    t->frame.serial = ++serial_counter_;
     owner_names_.push_back("user registers of " + t->describe());
     t->user_token = SimdToken{static_cast<std::uint32_t>(owner_names_.size() - 1), 0};
     owner_names_.push_back("kernel-mode SIMD of " + t->describe());
@@ -111,9 +112,9 @@ void Cpu::schedule(bool preempt) {
     // restore on its way back to user space.
     if (next->in_user && fpu_)
         if (Cycles c = fpu_->exit_to_user(*this, *next))
-            push_exec(next->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, {}});
-    if (fpu_cycles) push_exec(next->frame, PendingExec{fpu_cycles, Cat::SIMD_SAVE_RESTORE, false, {}});
-    push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, {}});
+            push_exec(next->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
+    if (fpu_cycles) push_exec(next->frame, PendingExec{fpu_cycles, Cat::SIMD_SAVE_RESTORE, false, false, {}});
+    push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
 }
 
 void Cpu::wake_up_process(TaskStruct& t) {

@@ -15,7 +15,7 @@ std::string_view to_string(CtxKind k) {
 
 std::string_view to_string(Cat c) {
     static constexpr std::array<std::string_view, CATS> names = {
-        "user",    "crypto",   "simd_begin_end", "simd_save_restore", "irq_entry_exit",
+        "user",    "crypto",   "simd_begin_end", "simd_save_restore", "simd_trap", "irq_entry_exit",
         "irq_mask", "bh_mask", "softirq",        "timer",             "scheduler",
         "protocol", "driver",  "copy",           "cache_maintenance", "syscall",
         "other"};

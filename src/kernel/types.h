@@ -19,6 +19,7 @@ enum class Cat : std::uint8_t {
     CRYPTO,            // hashing / cipher work
     SIMD_BEGIN_END,    // kernel_fpu_begin/end, kernel_neon_begin/end bookkeeping
     SIMD_SAVE_RESTORE, // saving and restoring SIMD register files (XSAVE/XRSTOR, vfp_save_state)
+    SIMD_TRAP,         // SIMD-unavailable exceptions taken from kernel mode, and their warnings
     IRQ_ENTRY_EXIT,    // exception entry, irq_enter/irq_exit, exception return
     IRQ_MASK,          // local_irq_disable/enable/save/restore
     BH_MASK,           // local_bh_disable/enable

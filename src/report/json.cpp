@@ -38,6 +38,8 @@ json simd_json(const results::SimdResult& s) {
         {"longest_bracket_start_us", number(s.longest_bracket_start_us)},
         {"longest_bracket_holder", s.longest_bracket_holder},
         {"fallbacks", s.fallbacks},
+        {"kernel_traps", s.kernel_traps},
+        {"kernel_use_warnings", s.kernel_use_warnings},
     };
 }
 
@@ -168,6 +170,8 @@ results::SimdResult read_simd(const json& j, const std::string& p) {
     s.longest_bracket_start_us = get_double(j, p, "longest_bracket_start_us");
     s.longest_bracket_holder = get_string(j, p, "longest_bracket_holder");
     s.fallbacks = get_u64(j, p, "fallbacks");
+    if (j.contains("kernel_traps")) s.kernel_traps = get_u64(j, p, "kernel_traps");
+    if (j.contains("kernel_use_warnings")) s.kernel_use_warnings = get_u64(j, p, "kernel_use_warnings");
     return s;
 }
 

@@ -409,13 +409,13 @@ TEST(Csv, RowCountEqualsTheNumberOfMetricsPutIn) {
     //             rcu_stall_warnings, rcu_exp_stall_warnings, soft_lockups,
     //             simd_clobbers                                                      19
     //   cycles:   5 (context, category) entries                                      5
-    //   simd:     11 fields + 14 histogram buckets                                  25
+    //   simd:     13 fields (incl. kernel_traps, kernel_use_warnings) + 14 buckets  27
     //   workload: 3 + 2 metrics                                                       5
     std::string csv = to_csv(sample());
     auto lines = lines_of(csv);
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines.front(), "section,machine,cpu,workload,key,value,unit");
-    EXPECT_EQ(lines.size() - 1, 4u + 1u + 19u + 5u + 25u + 5u);
+    EXPECT_EQ(lines.size() - 1, 4u + 1u + 19u + 5u + 27u + 5u);
 
     // One more workload metric is one more row.
     results::RunResults r = sample();

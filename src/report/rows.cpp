@@ -85,6 +85,8 @@ std::vector<Row> flatten(const results::RunResults& r) {
             simd.count("longest_bracket_bytes", s.longest_bracket_bytes, "bytes");
             simd.real("longest_bracket_start_us", s.longest_bracket_start_us, "us");
             simd.count("fallbacks", s.fallbacks, "count");
+            simd.count("kernel_traps", s.kernel_traps, "count");
+            simd.count("kernel_use_warnings", s.kernel_use_warnings, "count");
             for (std::size_t k = 0; k < s.bytes_per_bracket_log2_hist.size(); ++k)
                 simd.count("bytes_per_bracket_" + bucket_key(k), s.bytes_per_bracket_log2_hist[k], "brackets");
         }

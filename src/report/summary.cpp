@@ -146,6 +146,9 @@ void simd(Text& t, const results::MachineResult& m, const results::CpuResult& c)
            fmt::format("{}, from {}", s.longest_bracket_holder.empty() ? "(unknown)" : s.longest_bracket_holder,
                        us_text(s.longest_bracket_start_us)));
     t.item(6, "fallbacks (no SIMD)", LABEL, grouped(s.fallbacks));
+    if (s.kernel_traps || s.kernel_use_warnings)
+        t.item(6, "kernel-mode traps", LABEL,
+               grouped(s.kernel_traps) + ", " + grouped(s.kernel_use_warnings) + " warning line(s) logged");
 }
 
 void preemption(Text& t, const results::CpuResult& c) {

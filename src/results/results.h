@@ -41,6 +41,8 @@ struct SimdResult {
     double longest_bracket_start_us = 0;
     std::string longest_bracket_holder;
     std::uint64_t fallbacks = 0;
+    std::uint64_t kernel_traps = 0;        // SIMD-unavailable exceptions taken from kernel mode
+    std::uint64_t kernel_use_warnings = 0; // log lines they printed ("SPE used in kernel")
 };
 
 struct CpuResult {

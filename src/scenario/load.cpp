@@ -74,7 +74,7 @@ std::optional<arch::SimdPolicy> default_policy(arch::Arch a) {
     case arch::Arch::X86_64: return arch::SimdPolicy::X86_PREEMPT;
     case arch::Arch::ARM32: return arch::SimdPolicy::ARM32_TASK_ONLY;
     case arch::Arch::ARM64: return arch::SimdPolicy::ARM64_BH_OFF;
-    case arch::Arch::PPC32_E500: return std::nullopt;
+    case arch::Arch::PPC32_E500: return arch::SimdPolicy::PPC_SPE;
     }
     return std::nullopt;
 }

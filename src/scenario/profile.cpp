@@ -106,7 +106,7 @@ std::vector<crypto::HashImpl> impls_for(arch::Arch a) {
         return {HashImpl::GENERIC, HashImpl::SSSE3, HashImpl::AVX, HashImpl::AVX2, HashImpl::SHANI};
     case arch::Arch::ARM32: return {HashImpl::GENERIC, HashImpl::ARM, HashImpl::NEON, HashImpl::CE};
     case arch::Arch::ARM64: return {HashImpl::GENERIC, HashImpl::ARM64, HashImpl::NEON, HashImpl::CE};
-    case arch::Arch::PPC32_E500: return {HashImpl::GENERIC, HashImpl::SPE};
+    case arch::Arch::PPC32_E500: return {HashImpl::GENERIC, HashImpl::PPC, HashImpl::SPE};
     }
     return {};
 }
@@ -229,6 +229,12 @@ void read_sections(Reader& r, const toml::table& root, system::Profile& p, bool 
         if (sec == "simd") keys.push_back("unit");
         for (auto& f : INT_FIGURES)
             if (f.section == sec) keys.push_back(f.name);
+        std::vector<std::string_view> allowed = keys;
+        if (sec == "simd") {
+            // Optional figures: required only by the mechanisms that use them (SPE traps).
+            allowed.push_back("unavailable_trap");
+            allowed.push_back("kernel_use_warning");
+        }
         std::string what = fmt::format("a table [{}] with {}", sec, [&] {
             std::string s;
             for (auto k : keys) s += (s.empty() ? "" : ", ") + std::string(k);
@@ -236,8 +242,17 @@ void read_sections(Reader& r, const toml::table& root, system::Profile& p, bool 
         }());
         const toml::table* t = r.table(root, sec, std::string(sec), true, what);
         if (!t) continue;
-        r.check_keys(*t, sec, fmt::format("[{}]", sec), keys);
+        r.check_keys(*t, sec, fmt::format("[{}]", sec), allowed);
         if (sec == "simd") {
+            for (auto [name, member] : {std::pair{"unavailable_trap", &arch::SimdCosts::unavailable_trap},
+                                        std::pair{"kernel_use_warning", &arch::SimdCosts::kernel_use_warning}}) {
+                if (!t->contains(name)) continue;
+                std::string key = fmt::format("simd.{}", name);
+                if (auto d = read_figure(r, *t, name, key, Unit::CYCLES))
+                    if (auto v = to_integer_figure(r, *t->get(name)->as_table()->get("value"), join_key(key, "value"),
+                                                   *d, Unit::CYCLES, false))
+                        p.simd.*member = *v;
+            }
             std::vector<std::string_view> units = {"x86-fpu", "arm32-neon", "arm64-fpsimd", "ppc-spe"};
             if (auto idx = r.choice(*t, "unit", "simd.unit", true, units)) {
                 if (arch_ok && units[*idx] != simd_unit_of(p.arch))
@@ -306,14 +321,19 @@ void read_hash(Reader& r, const toml::table& root, system::Profile& p, bool arch
                                     describe(&node)));
                 continue;
             }
-            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), {"cycles_per_byte", "cycles_per_call"});
+            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), {"cycles_per_byte", "cycles_per_call", "cold_start"});
             auto cpb = read_figure(r, *it, "cycles_per_byte", ikey + ".cycles_per_byte", Unit::CYCLES_PER_BYTE);
             auto cpc = read_figure(r, *it, "cycles_per_call", ikey + ".cycles_per_call", Unit::CYCLES);
             std::optional<std::uint64_t> call;
             if (cpc)
                 call = to_integer_figure(r, *it->get("cycles_per_call")->as_table()->get("value"),
                                          ikey + ".cycles_per_call.value", *cpc, Unit::CYCLES, false);
-            if (cpb && call) p.hash.set(alg, *impl, crypto::HashCost{*cpb, *call});
+            std::optional<std::uint64_t> cold;
+            if (it->contains("cold_start"))
+                if (auto cs = read_figure(r, *it, "cold_start", ikey + ".cold_start", Unit::CYCLES))
+                    cold = to_integer_figure(r, *it->get("cold_start")->as_table()->get("value"),
+                                             ikey + ".cold_start.value", *cs, Unit::CYCLES, false);
+            if (cpb && call) p.hash.set(alg, *impl, crypto::HashCost{*cpb, *call, cold});
         }
     }
 }

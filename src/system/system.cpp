@@ -38,6 +38,8 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
     r.longest_bracket_start_us = engine::to_us(s.longest_bracket_start);
     r.longest_bracket_holder = s.longest_bracket_holder;
     r.fallbacks = s.fallbacks;
+    r.kernel_traps = s.kernel_traps;
+    r.kernel_use_warnings = s.kernel_use_warnings;
     return r;
 }
 
