@@ -153,5 +153,6 @@ void add_kdsim_cases(std::vector<Case>& out);
 void add_floor_cases(std::vector<Case>& out);
 void add_ns3_cases(std::vector<Case>& out);
 void add_simgrid_cases(std::vector<Case>& out);
+void add_experiment_cases(std::vector<Case>& out); // bench-only queue experiments
 
 } // namespace peers

@@ -4,6 +4,7 @@
 //               awaitable (an event whose arg is the coroutine handle), as kernel paths do.
 // Time is engine::Tick (picoseconds): delays are the shared ns draws times 1000.
 
+#include "calendar_queue.h"
 #include "common.h"
 
 #include "engine/simulation.h"
@@ -25,7 +26,10 @@ constexpr Tick PS = kdsim::engine::PS_PER_NS;
 
 bool all(const Spec&) { return true; }
 
-Outcome done(const Simulation& sim) { return {sim.now() / PS, PS}; }
+template <class Sim>
+Outcome done(const Sim& sim) {
+    return {sim.now() / PS, PS};
+}
 
 // ---- callbacks -------------------------------------------------------------------------------------
 
@@ -34,6 +38,7 @@ struct Ent {
     std::uint64_t left;
 };
 
+template <class Sim>
 class CbHold final : public EventTarget {
 public:
     explicit CbHold(const Spec& s) {
@@ -48,18 +53,20 @@ public:
         Ent& e = ent_[i];
         if (--e.left) sim_.schedule_in(hold_delay_ns(e.rng) * PS, this, i);
     }
-    Simulation sim_;
+    Sim sim_;
 
 private:
     std::vector<Ent> ent_;
 };
 
+template <class Sim>
 Outcome cb_hold(const Spec& s) {
-    CbHold h(s);
+    CbHold<Sim> h(s);
     h.sim_.run();
     return done(h.sim_);
 }
 
+template <class Sim>
 class CbQueue {
 public:
     explicit CbQueue(const Spec& s) : arrival_(this), departure_(this) {
@@ -69,14 +76,14 @@ public:
             sim_.schedule_at(queue_ia_ns(src_[i].rng) * PS, &arrival_, i);
         }
     }
-    Simulation sim_;
+    Sim sim_;
 
 private:
     struct Arrival final : EventTarget {
         CbQueue* q;
         explicit Arrival(CbQueue* q) : q(q) {}
         void on_event(std::uint64_t i) override {
-            Simulation& sim = q->sim_;
+            Sim& sim = q->sim_;
             meter_event(sim.now());
             q->fifo_.push(sim.now());
             if (!q->busy_) {
@@ -91,7 +98,7 @@ private:
         CbQueue* q;
         explicit Departure(CbQueue* q) : q(q) {}
         void on_event(std::uint64_t) override {
-            Simulation& sim = q->sim_;
+            Sim& sim = q->sim_;
             meter_event(sim.now());
             q->fifo_.pop();
             if (!q->fifo_.empty()) sim.schedule_in(kServiceNs * PS, this);
@@ -105,12 +112,14 @@ private:
     bool busy_ = false;
 };
 
+template <class Sim>
 Outcome cb_queue(const Spec& s) {
-    CbQueue q(s);
+    CbQueue<Sim> q(s);
     q.sim_.run();
     return done(q.sim_);
 }
 
+template <class Sim>
 class CbPingPong final : public EventTarget {
 public:
     explicit CbPingPong(const Spec& s) : k_(s.k) { sim_.schedule_in(kLatencyNs * PS, this, 1); }
@@ -120,14 +129,15 @@ public:
         if (side == 1) sim_.schedule_in(kLatencyNs * PS, this, 0);
         else if (++rounds_ < k_) sim_.schedule_in(kLatencyNs * PS, this, 1);
     }
-    Simulation sim_;
+    Sim sim_;
 
 private:
     std::uint64_t k_, rounds_ = 0;
 };
 
+template <class Sim>
 Outcome cb_pingpong(const Spec& s) {
-    CbPingPong p(s);
+    CbPingPong<Sim> p(s);
     p.sim_.run();
     return done(p.sim_);
 }
@@ -270,11 +280,12 @@ Outcome co_pingpong(const Spec& s) {
     return done(env->sim);
 }
 
+template <class Sim>
 Outcome cb_run(const Spec& s) {
     switch (s.w) {
-    case Workload::HOLD: return cb_hold(s);
-    case Workload::QUEUE: return cb_queue(s);
-    case Workload::PINGPONG: return cb_pingpong(s);
+    case Workload::HOLD: return cb_hold<Sim>(s);
+    case Workload::QUEUE: return cb_queue<Sim>(s);
+    case Workload::PINGPONG: return cb_pingpong<Sim>(s);
     }
     return {};
 }
@@ -290,8 +301,18 @@ Outcome co_run(const Spec& s) {
 
 } // namespace
 
+// Experiments kept in bench/ (not the engine): the callback models over the engine's run loop
+// copied into BenchSim, with the engine's 8-ary heap (a control: should equal kdsim-cb) and with
+// a calendar queue.
+void add_experiment_cases(std::vector<Case>& out) {
+    out.push_back({"xp-heap8", "experiment: BenchSim loop + engine::EventQueue (control)", "experiment", all,
+                   cb_run<BenchSim<kdsim::engine::EventQueue>>});
+    out.push_back({"xp-calq", "experiment: BenchSim loop + calendar queue (bench/peers/calendar_queue.h)",
+                   "experiment", all, cb_run<BenchSim<CalendarQueue>>});
+}
+
 void add_kdsim_cases(std::vector<Case>& out) {
-    out.push_back({"kdsim-cb", "kdsim engine, EventTarget callbacks", "kdsim", all, cb_run});
+    out.push_back({"kdsim-cb", "kdsim engine, EventTarget callbacks", "kdsim", all, cb_run<Simulation>});
     out.push_back({"kdsim-coro", "kdsim engine, Task<> coroutines + sleep awaitable", "kdsim", all, co_run});
 }
 

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 
 namespace kdsim::crypto {
 
+using engine::Cycles;
 using kernel::Cat;
 
 namespace {
@@ -70,12 +72,23 @@ void feed(Digest* d, std::span<const std::uint8_t> data, std::uint64_t from, std
     d->update(chunk.subspan(1));
 }
 
+// The cold-start penalty of this call, if the implementation is cold on this CPU.
+Cycles cold_start_cycles(const HashCost& c, HashAlg alg, HashImpl impl, HashCache* cache, engine::Tick now,
+                         ShashStats& stats) {
+    if (!cache || !cache->touch(alg, impl, now)) return 0;
+    if (!c.cold_start)
+        throw std::runtime_error("the profile has no hash." + std::string(to_string(alg)) + "." +
+                                 std::string(to_string(impl)) + ".cold_start figure, needed for cold caches");
+    ++stats.cold_calls;
+    return *c.cold_start;
+}
+
 } // namespace
 
 engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
                                                HashImpl impl, const Chunking& chunking, std::uint64_t len,
                                                bool functional, std::span<const std::uint8_t> data,
-                                               ShashStats& stats) {
+                                               ShashStats& stats, HashCache* cache) {
     kernel::Cpu& cpu = unit.cpu();
     ShashOutcome out;
     ++stats.calls;
@@ -91,12 +104,14 @@ engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashC
             unit.count_fallback();
         }
         const HashCost& c = *cost.get(alg, used);
-        co_await cpu.exec(c.bytes(0, len) + c.cycles_per_call, Cat::CRYPTO);
+        co_await cpu.exec(cold_start_cycles(c, alg, used, cache, cpu.now(), stats) + c.bytes(0, len) + c.cycles_per_call,
+                          Cat::CRYPTO);
         feed(d ? &*d : nullptr, data, 0, len, false);
     } else {
         ++stats.simd_calls;
         out.used_simd = true;
         const HashCost& c = *cost.get(alg, impl);
+        Cycles cold = cold_start_cycles(c, alg, impl, cache, cpu.now(), stats);
         const std::uint64_t step = chunking.policy == ChunkPolicy::NONE ? std::max<std::uint64_t>(len, 1)
                                                                         : std::max<std::uint64_t>(chunking.bytes, 1);
         std::uint64_t pos = 0;
@@ -105,7 +120,8 @@ engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashC
             std::uint64_t next = std::min(len, pos + step);
             const bool last = next == len;
             if (chunking.policy == ChunkPolicy::FIXED) co_await unit.begin();
-            engine::Cycles work = c.bytes(pos, next) + (last ? c.cycles_per_call : 0);
+            engine::Cycles work = cold + c.bytes(pos, next) + (last ? c.cycles_per_call : 0);
+            cold = 0;
             bool clobbered = co_await cpu.exec_simd(work, Cat::CRYPTO, unit.bracket_token());
             out.clobbered |= clobbered;
             unit.add_bracket_bytes(next - pos);

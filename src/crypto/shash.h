@@ -10,6 +10,8 @@
 //  - yield: one bracket, but every `bytes` the loop checks need_resched() and, if set, ends
 //           the bracket, calls cond_resched() and begins again (H. Xu's proposal, the Dec 2022
 //           kernel_fpu_yield() series).
+// A call whose implementation is cold in this CPU's caches (HashCache) first pays the
+// profile's cold_start cycles, inside its first bracket.
 // The final padding block and API overhead (cycles_per_call) are charged in the last bracket,
 // as sha256_finup does. In functional mode the bytes are really hashed with OpenSSL in the
 // same chunks; if the registers were clobbered during a chunk, that chunk's data is hashed
@@ -21,7 +23,9 @@
 #include "crypto/hash_costs.h"
 #include "engine/task.h"
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -43,6 +47,26 @@ struct ShashOutcome {
     bool verified = true;     // functional mode: digest matched the one-shot reference
 };
 
+// Which hash implementations' code and tables are warm in one CPU's caches.
+class HashCache {
+public:
+    explicit HashCache(std::optional<engine::Tick> cold_after) : cold_after_(cold_after) {}
+    // Records a call of (alg, impl) at `now`; true when it starts with cold caches.
+    bool touch(HashAlg alg, HashImpl impl, engine::Tick now) {
+        if (!cold_after_) return false;
+        std::size_t k = static_cast<std::size_t>(alg) * HASH_IMPLS + static_cast<std::size_t>(impl);
+        bool cold = !used_[k] || now - last_[k] >= *cold_after_;
+        used_[k] = true;
+        last_[k] = now;
+        return cold;
+    }
+
+private:
+    std::optional<engine::Tick> cold_after_;
+    std::array<engine::Tick, HASH_ALGS * HASH_IMPLS> last_{};
+    std::array<bool, HASH_ALGS * HASH_IMPLS> used_{};
+};
+
 // Counters across calls, per (algorithm) for the report.
 struct ShashStats {
     std::uint64_t calls = 0;
@@ -51,6 +75,7 @@ struct ShashStats {
     std::uint64_t fallback_calls = 0;
     std::uint64_t digests_checked = 0;
     std::uint64_t digest_mismatches = 0;
+    std::uint64_t cold_calls = 0;
 };
 
 // crypto_shash_digest(): hashes `len` bytes with `impl` on the running context of
@@ -59,7 +84,7 @@ struct ShashStats {
 engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
                                                HashImpl impl, const Chunking& chunking, std::uint64_t len,
                                                bool functional, std::span<const std::uint8_t> data,
-                                               ShashStats& stats);
+                                               ShashStats& stats, HashCache* cache = nullptr);
 
 // The implementation the kernel would register with the highest priority for `alg` on a CPU
 // with these costs (x86: shani > avx2 > avx > ssse3; arm: ce > neon > arm; arm64: ce > neon >

@@ -28,7 +28,8 @@ using detail::Reader;
 constexpr int MAX_ROW_ERRORS = 10;
 constexpr std::int64_t MAX_CPUS = 64;
 
-const std::vector<std::string_view> KINDS = {"module_load", "hash_list", "simd_user", "cyclictest", "softirq_load"};
+const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",
+                                            "cyclictest",  "softirq_load", "tcrypt"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -49,15 +50,17 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
     } else if (kind == "cyclictest") {
         add({"priority", "period", "loops"});
     } else if (kind == "softirq_load") {
-        add({"period", "jitter", "alg", "impl", "bytes", "count"});
+        add({"period", "jitter", "alg", "impl", "bytes", "count", "hmac", "cryptd"});
+    } else if (kind == "tcrypt") {
+        add({"alg", "impl", "block_size", "duration"});
     }
     return k;
 }
 
-constexpr std::array<arch::SimdPolicy, 7> POLICIES = {
+constexpr std::array<arch::SimdPolicy, 9> POLICIES = {
     arch::SimdPolicy::X86_PREEMPT,     arch::SimdPolicy::X86_BH_OFF,    arch::SimdPolicy::X86_UNSAFE_NO_INUSE,
     arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdPolicy::ARM32_SOFTIRQ, arch::SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH,
-    arch::SimdPolicy::ARM64_BH_OFF,
+    arch::SimdPolicy::ARM64_BH_OFF,    arch::SimdPolicy::PPC_SPE,       arch::SimdPolicy::PPC_SPE_NO_ENABLE,
 };
 
 // Names of the policies of `a`, or of all policies.
@@ -493,7 +496,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 1: wl = system::HashListWorkload{}; break;
     case 2: wl = system::SimdUserWorkload{}; break;
     case 3: wl = system::CyclictestWorkload{}; break;
-    default: wl = system::SoftirqLoadWorkload{}; break;
+    case 4: wl = system::SoftirqLoadWorkload{}; break;
+    default: wl = system::TcryptWorkload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -555,9 +559,15 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto t = r_.duration(w, "period", wkey + ".period", false, true)) x.period = *t;
                 if (auto v = r_.integer(w, "loops", wkey + ".loops", false, 0, INT64_MAX))
                     x.loops = static_cast<std::uint64_t>(*v);
+            } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
+                alg_impl(x, true);
+                if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;
+                if (auto t = r_.duration(w, "duration", wkey + ".duration", false, true)) x.duration = *t;
             } else {
                 if (auto t = r_.duration(w, "period", wkey + ".period", false, true)) x.period = *t;
                 if (auto t = r_.duration(w, "jitter", wkey + ".jitter", false, false)) x.jitter = *t;
+                if (auto b = r_.boolean(w, "hmac", wkey + ".hmac", false)) x.hmac = *b;
+                if (auto b = r_.boolean(w, "cryptd", wkey + ".cryptd", false)) x.cryptd = *b;
                 if (w.contains("alg")) {
                     alg_impl(x, false);
                 } else {
@@ -575,7 +585,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
 
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
-    r_.check_keys(m, mkey, "[[machine]]", {"name", "profile", "cpus", "kernel", "overrides", "workload"});
+    r_.check_keys(m, mkey, "[[machine]]",
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after"});
     std::size_t before = out_.size();
     system::MachineConfig mc;
     auto name = r_.string(m, "name", mkey + ".name", true);
@@ -592,6 +603,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (cpus) mc.cpus = *cpus;
 
     read_kernel(m, mkey, mc, prof, profile_node);
+    if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
 
     if (const toml::table* ov =
             r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {

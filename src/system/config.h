@@ -42,9 +42,10 @@ using workloads::HashListWorkload;
 using workloads::ModuleLoadWorkload;
 using workloads::SimdUserWorkload;
 using workloads::SoftirqLoadWorkload;
+using workloads::TcryptWorkload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
-                              SoftirqLoadWorkload>;
+                              SoftirqLoadWorkload, TcryptWorkload>;
 
 struct MachineConfig {
     std::string name;
@@ -54,6 +55,9 @@ struct MachineConfig {
     kernel::KernelConfig kernel;
     arch::SimdPolicy simd_policy = arch::SimdPolicy::X86_PREEMPT;
     crypto::Chunking chunking;
+    // Hash code and tables count as evicted from the caches when an implementation has not run
+    // on a CPU for this long (0: every call is cold); absent: always warm.
+    std::optional<Tick> hash_cold_after;
     std::vector<Workload> workloads;
 };
 

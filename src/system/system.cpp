@@ -58,8 +58,39 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, mc.profile.kernel, mc.kernel));
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
+            m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             if (!m.simd.back())
                 throw ConfigError("machine " + mc.name + ": no SIMD unit model for " + std::string(arch::to_string(mc.profile.arch)));
+        }
+        if (mc.simd_policy == arch::SimdPolicy::PPC_SPE_NO_ENABLE ||
+            (mc.profile.arch == arch::Arch::PPC32_E500 &&
+             (mc.profile.simd.unavailable_trap || mc.profile.simd.kernel_use_warning))) {
+            if (!mc.profile.simd.unavailable_trap || !mc.profile.simd.kernel_use_warning)
+                throw ConfigError("machine " + mc.name + ": profile " + mc.profile.name +
+                                  " lacks simd.unavailable_trap or simd.kernel_use_warning, needed by the "
+                                  "SPE-unavailable path");
+        }
+        if (mc.hash_cold_after) {
+            // Every implementation a workload may run (its own and the generic fallback) needs
+            // a cold_start figure.
+            for (const Workload& w : mc.workloads) {
+                std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> use = std::visit(
+                    [](const auto& x) -> std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> {
+                        if constexpr (requires { x.alg; }) return std::pair{x.alg, x.impl};
+                        else return std::nullopt;
+                    },
+                    w);
+                if (!use) continue;
+                crypto::HashImpl impl = use->second ? *use->second : crypto::best_hash_impl(mc.profile.hash, use->first);
+                for (crypto::HashImpl i : {impl, crypto::HashImpl::GENERIC}) {
+                    const auto& c = mc.profile.hash.get(use->first, i);
+                    if (c && !c->cold_start)
+                        throw ConfigError("machine " + mc.name + ": hash_cold_after needs hash." +
+                                          std::string(crypto::to_string(use->first)) + "." +
+                                          std::string(crypto::to_string(i)) + ".cold_start in profile " +
+                                          mc.profile.name);
+                }
+            }
         }
         std::set<int> softirq_cpus;
         unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
@@ -69,7 +100,8 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                 throw ConfigError("machine " + mc.name + ": a workload names cpu " + std::to_string(c) + " of " +
                                   std::to_string(mc.cpus));
             workloads::Env env{sim_,   *m.cpus[static_cast<std::size_t>(c)], *m.simd[static_cast<std::size_t>(c)],
-                               mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_};
+                               mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_,
+                               m.caches[static_cast<std::size_t>(c)].get()};
             std::unique_ptr<workloads::Workload> wl = std::visit(
                 Overloaded{
                     [&](const ModuleLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
@@ -83,6 +115,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                     },
                     [&](const CyclictestWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         return std::make_unique<workloads::Cyclictest>(env, x);
+                    },
+                    [&](const TcryptWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::Tcrypt>(env, x);
                     },
                     [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!softirq_cpus.insert(x.cpu).second)

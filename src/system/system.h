@@ -40,6 +40,7 @@ private:
         const MachineConfig* cfg = nullptr;
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
+        std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::vector<std::unique_ptr<workloads::Workload>> workloads;
     };
 

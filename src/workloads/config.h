@@ -67,6 +67,20 @@ struct SoftirqLoadWorkload {
     std::optional<crypto::HashImpl> impl;
     std::uint64_t bytes = 1500;
     std::uint64_t count = 0; // interrupts; 0: until the run ends
+    bool hmac = false;       // HMAC: an inner hash over key block + packet, an outer over key block + digest
+    bool cryptd = false;     // NET_RX hands each packet to a cryptd-like worker thread instead of hashing it
+};
+
+// tcrypt's hash speed test (crypto/tcrypt.c test_hash_speed, sec mode): `insmod tcrypt mode=3xx
+// sec=N` hashes one block size back to back for N seconds in the insmod system call and
+// reports operations and bytes per second.
+struct TcryptWorkload {
+    std::string name = "tcrypt";
+    int cpu = 0;
+    crypto::HashAlg alg = crypto::HashAlg::SHA256;
+    std::optional<crypto::HashImpl> impl;
+    std::uint64_t block_size = 2048;
+    Tick duration = engine::PS_PER_S; // tcrypt's sec=
 };
 
 } // namespace kdsim::workloads

@@ -19,7 +19,7 @@ engine::Task<> HashWorkloadBase::hash_buffer(crypto::HashAlg alg, crypto::HashIm
     std::span<const std::uint8_t> data;
     if (env_.functional) data = std::span<const std::uint8_t>(buf_.data(), len);
     crypto::ShashOutcome o = co_await crypto::crypto_shash_digest(env_.simd, env_.hash, alg, impl, env_.chunking, len,
-                                                                  env_.functional, data, stats_);
+                                                                  env_.functional, data, stats_, env_.cache);
     if (o.clobbered) ++clobbered_calls_;
 }
 
@@ -34,6 +34,7 @@ void HashWorkloadBase::add_common(results::WorkloadResult& r, crypto::HashAlg al
     add(r, "elapsed_us", engine::to_us(elapsed), "us");
     add(r, "throughput_mb_per_s", elapsed ? static_cast<double>(stats_.bytes) / engine::to_us(elapsed) : 0, "MB/s");
     add(r, "clobbered_calls", static_cast<double>(clobbered_calls_), "count");
+    if (env_.cache) add(r, "cold_calls", static_cast<double>(stats_.cold_calls), "count");
     if (env_.functional) {
         add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
         add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
@@ -128,6 +129,59 @@ engine::Task<> HashList::cryptomgr(HashList& w) {
 results::WorkloadResult HashList::result() const {
     auto r = base_result(cfg_.name, "hash_list " + std::string(crypto::to_string(cfg_.alg)) + "-" +
                                                 std::string(crypto::to_string(impl_)));
+    add_common(r, cfg_.alg, impl_);
+    return r;
+}
+
+} // namespace kdsim::workloads
+
+namespace kdsim::workloads {
+
+Tcrypt::Tcrypt(Env env, TcryptWorkload cfg)
+    : HashWorkloadBase(env), cfg_(std::move(cfg)),
+      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
+
+void Tcrypt::start() {
+    env_.completion.add();
+    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, insmod(*this));
+    t.in_user = true;
+}
+
+// test_ahash_jiffies(): digest the block back to back until `sec` seconds of jiffies passed.
+engine::Task<> Tcrypt::insmod(Tcrypt& w) {
+    kernel::Cpu& cpu = w.env_.cpu;
+    if (w.env_.functional) {
+        w.buf_.resize(w.cfg_.block_size);
+        w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name).fill(w.buf_.data(), w.buf_.size());
+    }
+    co_await kernel::syscall_enter(cpu);
+    w.started_ = cpu.now();
+    const std::uint64_t ticks = w.cfg_.duration / cpu.tick_period();
+    const std::uint64_t end = cpu.jiffies() + ticks;
+    while (cpu.jiffies() < end) {
+        engine::Tick t0 = cpu.now();
+        co_await w.hash_buffer(w.cfg_.alg, w.impl_, w.cfg_.block_size);
+        w.op_times_.push_back(cpu.now() - t0);
+        ++w.buffers_;
+    }
+    w.finished_ = cpu.now();
+    co_await kernel::syscall_exit(cpu);
+    w.done_ = true;
+    w.env_.completion.done();
+}
+
+results::WorkloadResult Tcrypt::result() const {
+    auto r = base_result(cfg_.name, "tcrypt " + std::string(crypto::to_string(cfg_.alg)) + "-" +
+                                        std::string(crypto::to_string(impl_)));
+    engine::Tick elapsed = (done_ ? finished_ : env_.sim.now()) - started_;
+    double secs = engine::to_s(elapsed);
+    add(r, "block_size", static_cast<double>(cfg_.block_size), "bytes");
+    add(r, "opers", static_cast<double>(buffers_), "count");
+    add(r, "opers_per_s", secs > 0 ? static_cast<double>(buffers_) / secs : 0, "1/s");
+    add(r, "mb_per_s", secs > 0 ? static_cast<double>(buffers_ * cfg_.block_size) / secs / 1e6 : 0, "MB/s");
+    add(r, "us_per_op_p50", engine::to_us(percentile(op_times_, 50)), "us");
+    add(r, "us_per_op_max", engine::to_us(percentile(op_times_, 100)), "us");
+    add(r, "us_first_op", op_times_.empty() ? 0 : engine::to_us(op_times_.front()), "us");
     add_common(r, cfg_.alg, impl_);
     return r;
 }

@@ -55,4 +55,17 @@ private:
     crypto::HashImpl impl_;
 };
 
+class Tcrypt final : public HashWorkloadBase {
+public:
+    Tcrypt(Env env, TcryptWorkload cfg);
+    void start() override;
+    results::WorkloadResult result() const override;
+
+private:
+    static engine::Task<> insmod(Tcrypt& w);
+    TcryptWorkload cfg_;
+    crypto::HashImpl impl_;
+    std::vector<engine::Tick> op_times_;
+};
+
 } // namespace kdsim::workloads

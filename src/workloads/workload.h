@@ -44,6 +44,7 @@ struct Env {
     bool functional = false;
     std::string machine;
     Completion& completion;
+    crypto::HashCache* cache = nullptr; // this CPU's cache state for hash code and tables
 };
 
 class Workload {

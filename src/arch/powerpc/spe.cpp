@@ -52,8 +52,9 @@ engine::Task<> Spe::end() {
     std::size_t slot = nest_ < saved_regs_.size() ? nest_ : saved_regs_.size() - 1;
     if (policy_ == SimdPolicy::PPC_SPE) {
         charge_begin_end(costs_.end);
+        // disable_kernel_spe(): clears MSR_SPE only with ppc_strict_facility_enable; by
+        // default the bit stays set until the context's next exception return.
         co_await cpu_.exec(costs_.end, Cat::SIMD_BEGIN_END);
-        set_msr_spe(false); // disable_kernel_spe()
     }
     close_bracket();
     cpu_.set_simd_regs(saved_regs_[slot]); // the assembler restored the registers it used

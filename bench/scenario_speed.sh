@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Model-level speed of every shipped scenario: wall time (median of REPS runs) of
+# `kdsim run --quiet` in timing and in functional mode, simulated time / wall time, model events
+# per second, peak RSS; then instructions per model event with callgrind on a few scenarios.
+#
+# usage: bench/scenario_speed.sh [KDSIM_BIN] [SCENARIO.toml ...]
+#   KDSIM_BIN  the kdsim binary (default: build/kdsim; a Release build for figures worth quoting)
+#   SCENARIO   default: scenarios/*/*.toml except experiment.toml files
+# Environment:
+#   REPS=3                 runs per scenario and mode (the median wall time is reported)
+#   PIN="taskset -c 1"     command prefix that pins each run ("" for none)
+#   CALLGRIND="a.toml b.toml"  scenarios measured with callgrind (default: scenarios/e2/fixed-4k.toml
+#                          and scenarios/softirq-simd/x86-bh-disable-syscall.toml; "" skips)
+#   CG_MODES="timing"      modes measured with callgrind ("timing functional" for both)
+#
+# Simulated time and events come from the run's --json output (`simulated_us`, `events`: see
+# docs/report-format.md); peak RSS from GNU time (%M, KiB). "x real time" is simulated seconds per
+# wall second. Callgrind: "Ir/ev in run" counts only instructions inside
+# kdsim::engine::Simulation::run (every event handler runs inside it; scenario loading, model
+# assembly and reporting do not), divided by the run's events; "Ir/ev whole" divides the whole
+# process's instructions by the same events.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=${1:-build/kdsim}
+shift || true
+[ -x "$bin" ] || { echo "no kdsim binary at $bin (tools/build.sh builds build/kdsim)" >&2; exit 1; }
+scen=("$@")
+if [ ${#scen[@]} -eq 0 ]; then
+    for f in scenarios/*/*.toml; do
+        [ "$(basename "$f")" = experiment.toml ] || scen+=("$f")
+    done
+fi
+reps=${REPS:-3}
+pin=${PIN-taskset -c 1}
+timebin=/usr/bin/time
+[ -x "$timebin" ] || { echo "GNU time missing: apt-get install time" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+jget() { # key file -> number
+    sed -n "s/.*\"$1\": *\([-0-9.eE+]*\).*/\1/p" "$2" | head -1
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# run MODE SCENARIO -> "wall_s rss_kib sim_us events rc" (medians / max over REPS)
+measure() {
+    local mode=$1 f=$2 walls=() rss=0 rc=0
+    for ((r = 0; r < reps; r++)); do
+        local t0 t1
+        t0=$(date +%s.%N)
+        set +e
+        $pin "$timebin" -f '%M' -o "$tmp/rss" "$bin" run --quiet --mode="$mode" --json "$tmp/out.json" "$f" >/dev/null 2>"$tmp/err"
+        rc=$?
+        set -e
+        t1=$(date +%s.%N)
+        walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
+        local m
+        m=$(tail -1 "$tmp/rss")
+        ((m > rss)) && rss=$m
+    done
+    local w
+    w=$(printf '%s\n' "${walls[@]}" | median)
+    echo "$w $rss $(jget simulated_us "$tmp/out.json") $(jget events "$tmp/out.json") $rc"
+}
+
+printf '%-44s %9s %10s | %9s %9s %8s %8s | %9s %9s %8s | %6s %s\n' scenario events "sim ms" \
+    "timing ms" "x real" "M ev/s" "RSS MiB" "func ms" "x real" "RSS MiB" "f/t" "exit"
+for f in "${scen[@]}"; do
+    read -r tw trss sim ev rc_t <<<"$(measure timing "$f")"
+    read -r fw frss sim_f ev_f rc_f <<<"$(measure functional "$f")"
+    if [ -z "$sim" ] || [ -z "$ev" ]; then
+        printf '%-44s  no JSON written (exit %s): %s\n' "$f" "$rc_t" "$(head -1 "$tmp/err")"
+        continue
+    fi
+    awk -v f="$f" -v ev="$ev" -v sim="$sim" -v tw="$tw" -v trss="$trss" -v fw="$fw" -v frss="$frss" \
+        -v rct="$rc_t" -v rcf="$rc_f" -v evf="$ev_f" 'BEGIN {
+        note = (evf != ev) ? sprintf(" (functional: %d events)", evf) : ""
+        printf "%-44s %9d %10.3f | %9.1f %9.1f %8.2f %8.1f | %9.1f %9.1f %8.1f | %6.2f %s/%s%s\n",
+            f, ev, sim / 1e3, tw * 1e3, (sim / 1e6) / tw, ev / tw / 1e6, trss / 1024,
+            fw * 1e3, (sim / 1e6) / fw, frss / 1024, fw / tw, rct, rcf, note }'
+done
+echo "(wall = median of $reps runs of the whole process, start-up included; x real = simulated s / wall s;"
+echo " M ev/s = events / wall s; RSS = max over runs; f/t = functional wall / timing wall; exit = kdsim's"
+echo " exit code in timing/functional mode: 1 means the scenario reported a failed invariant, by design)"
+
+cg=${CALLGRIND-scenarios/e2/fixed-4k.toml scenarios/softirq-simd/x86-bh-disable-syscall.toml}
+[ -z "$cg" ] && exit 0
+command -v valgrind >/dev/null || { echo "valgrind not installed: callgrind part skipped" >&2; exit 0; }
+echo
+printf '%-44s %-10s %9s %14s %14s %12s %12s\n' scenario mode events "Ir in run" "Ir whole" "Ir/ev in run" "Ir/ev whole"
+for f in $cg; do
+    for mode in ${CG_MODES:-timing}; do
+        set +e
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.run" --toggle-collect='kdsim::engine::Simulation::run*' \
+            "$bin" run --quiet --mode="$mode" --json "$tmp/cg.json" "$f" >/dev/null 2>"$tmp/cg.log"
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.all" \
+            "$bin" run --quiet --mode="$mode" "$f" >/dev/null 2>>"$tmp/cg.log"
+        set -e
+        ir_run=$(awk '/^summary:/ { print $2 }' "$tmp/cg.run")
+        ir_all=$(awk '/^summary:/ { print $2 }' "$tmp/cg.all")
+        ev=$(jget events "$tmp/cg.json")
+        awk -v f="$f" -v m="$mode" -v ev="$ev" -v a="$ir_run" -v b="$ir_all" 'BEGIN {
+            printf "%-44s %-10s %9d %14d %14d %12.1f %12.1f\n", f, m, ev, a, b, a / ev, b / ev }'
+    done
+done
+echo "(Ir in run: instructions executed inside kdsim::engine::Simulation::run, i.e. handling the events)"
