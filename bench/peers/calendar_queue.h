@@ -55,7 +55,7 @@ public:
         Node* n = take_min();
         kdsim::engine::Event ev{n->time, 0, n->target, n->arg};
         free_node(n);
-        if (--size_ < nb_ / 2 && nb_ > 16) resize(nb_ / 2);
+        if (--size_ < nb_ / 2 && nb_ > 2) resize(nb_ / 2);
         return ev;
     }
 
