@@ -28,6 +28,10 @@ struct KernelCosts {
     // [bh]
     Cycles local_bh_disable = 0;
     Cycles local_bh_enable = 0;
+    // The interrupt-masking implementation's extra work on every exception entry and return
+    // (0 for the architecture's plain masking; [irqmask.<impl>] of a profile otherwise).
+    Cycles irq_entry_extra = 0;
+    Cycles exception_return_extra = 0;
 };
 
 } // namespace kdsim::kernel

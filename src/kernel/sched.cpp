@@ -114,6 +114,11 @@ void Cpu::schedule(bool preempt) {
         if (Cycles c = fpu_->exit_to_user(*this, *next))
             push_exec(next->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
     if (fpu_cycles) push_exec(next->frame, PendingExec{fpu_cycles, Cat::SIMD_SAVE_RESTORE, false, false, {}});
+    // __schedule runs with the runqueue lock taken by raw_spin_lock_irq and released with
+    // interrupts re-enabled in finish_task_switch.
+    ++stats_.irqflag_ops[0];
+    ++stats_.irqflag_ops[1];
+    push_exec(next->frame, PendingExec{costs_.local_irq_disable + costs_.local_irq_enable, Cat::IRQ_MASK, false, false, {}});
     push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
 }
 

@@ -1,6 +1,8 @@
 // Scheduler entry points called from model code; see sched.h for their contracts.
 #include "kernel/sched.h"
 
+#include "kernel/irqflags.h"
+
 namespace kdsim::kernel {
 
 engine::Task<> preempt_enable(Cpu& cpu) {
@@ -21,8 +23,10 @@ engine::Task<> might_resched(Cpu& cpu) {
 }
 
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t) {
+    bool flags = co_await local_irq_save(cpu); // raw_spin_lock_irqsave(&p->pi_lock)
     co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER);
     cpu.wake_up_process(t);
+    co_await local_irq_restore(cpu, flags);
 }
 
 namespace {
@@ -41,9 +45,12 @@ engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry) {
 
 engine::Task<> syscall_enter(Cpu& cpu) {
     cpu.current()->in_user = false;
-    co_return;
+    co_await cpu.exec(cpu.costs().irq_entry_extra, Cat::IRQ_MASK);
 }
 
-engine::Task<> syscall_exit(Cpu& cpu) { co_await cpu.point(Point::RETURN_TO_USER); }
+engine::Task<> syscall_exit(Cpu& cpu) {
+    co_await cpu.point(Point::RETURN_TO_USER);
+    co_await cpu.exec(cpu.costs().exception_return_extra, Cat::IRQ_MASK);
+}
 
 } // namespace kdsim::kernel

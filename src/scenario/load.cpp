@@ -10,6 +10,7 @@
 #include <array>
 #include <charconv>
 #include <fstream>
+#include <cstdio>
 #include <map>
 
 namespace kdsim::scenario {
@@ -29,7 +30,7 @@ constexpr int MAX_ROW_ERRORS = 10;
 constexpr std::int64_t MAX_CPUS = 64;
 
 const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",
-                                            "cyclictest",  "softirq_load", "tcrypt"};
+                                            "cyclictest",  "softirq_load", "tcrypt", "arp_pingpong"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -53,6 +54,8 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
         add({"period", "jitter", "alg", "impl", "bytes", "count", "hmac", "cryptd"});
     } else if (kind == "tcrypt") {
         add({"alg", "impl", "block_size", "duration"});
+    } else if (kind == "arp_pingpong") {
+        add({"peer", "count", "interval"});
     }
     return k;
 }
@@ -229,7 +232,25 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
         r_.check_keys(*k, kkey, "[machine.kernel]",
                       {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
                        "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
-                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh"});
+                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking"});
+        if (const toml::node* im = k->get("irq_masking")) {
+            auto v = im->value<std::string>();
+            static const std::vector<std::pair<std::string, std::string>> MASKING = {
+                {"native", ""}, {"arm64-daif", "daif"}, {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}};
+            bool ok = false;
+            for (const auto& [name, table] : MASKING)
+                if (v && *v == name) {
+                    ok = true;
+                    mc.irq_masking = table;
+                    if (!table.empty() && profile && !profile->irqmask.count(table)) {
+                        r_.error(*im, kkey + ".irq_masking",
+                                 fmt::format("profile {} has no [irqmask.{}] figures for {}", profile->name, table, name));
+                    }
+                }
+            if (!ok)
+                r_.error(*im, kkey + ".irq_masking",
+                         fmt::format("expected one of: native, arm64-daif, arm64-pmr-off, arm64-pmr; found {}", describe(im)));
+        }
         auto& kc = mc.kernel;
         if (auto p = r_.choice(*k, "preempt", kkey + ".preempt", false, {"none", "voluntary", "full"}))
             kc.preempt =
@@ -497,7 +518,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 2: wl = system::SimdUserWorkload{}; break;
     case 3: wl = system::CyclictestWorkload{}; break;
     case 4: wl = system::SoftirqLoadWorkload{}; break;
-    default: wl = system::TcryptWorkload{}; break;
+    case 5: wl = system::TcryptWorkload{}; break;
+    default: wl = system::ArpPingPongWorkload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -559,6 +581,11 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto t = r_.duration(w, "period", wkey + ".period", false, true)) x.period = *t;
                 if (auto v = r_.integer(w, "loops", wkey + ".loops", false, 0, INT64_MAX))
                     x.loops = static_cast<std::uint64_t>(*v);
+            } else if constexpr (std::is_same_v<T, system::ArpPingPongWorkload>) {
+                if (auto v = r_.string(w, "peer", wkey + ".peer", true)) x.peer = *v;
+                if (auto v = r_.integer(w, "count", wkey + ".count", false, 1, INT64_MAX))
+                    x.count = static_cast<std::uint64_t>(*v);
+                if (auto t = r_.duration(w, "interval", wkey + ".interval", false, false)) x.interval = *t;
             } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
                 alg_impl(x, true);
                 if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;
@@ -641,7 +668,7 @@ system::ScenarioConfig ScenarioLoader::load() {
         r_.error_file("scenario", "expected a table [scenario], found a profile ([profile]); load it as a profile");
         throw InputError(std::move(out_));
     }
-    r_.check_keys(*root, "", "a scenario (top level)", {"scenario", "machine"});
+    r_.check_keys(*root, "", "a scenario (top level)", {"scenario", "machine", "link"});
     read_header(*root, cfg);
 
     const toml::array* ms = r_.array(*root, "machine", "machine", true, "one or more [[machine]] tables");
@@ -665,6 +692,62 @@ system::ScenarioConfig ScenarioLoader::load() {
             if (auto mc = read_machine(m, mkey, cfg.seed)) cfg.machines.push_back(std::move(*mc));
         }
     }
+    if (const toml::array* ls = r_.array(*root, "link", "link", false, "[[link]] tables")) {
+        for (std::size_t i = 0; i < ls->size(); ++i) {
+            std::string lkey = index_key("link", i);
+            const toml::table* l = ls->get(i)->as_table();
+            if (!l) {
+                r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
+                continue;
+            }
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency"});
+            system::LinkConfig lc;
+            if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {
+                std::vector<std::string> names;
+                for (std::size_t k = 0; k < ends->size(); ++k)
+                    if (auto v = ends->get(k)->value<std::string>()) names.push_back(*v);
+                bool ok = names.size() == 2 && names[0] != names[1];
+                for (const auto& nm : names) {
+                    bool found = false;
+                    for (const auto& m : cfg.machines) found = found || m.name == nm;
+                    ok = ok && found;
+                }
+                if (!ok)
+                    r_.error(*ends, lkey + ".ends", "expected the names of two distinct machines of this scenario");
+                else {
+                    lc.a = names[0];
+                    lc.b = names[1];
+                }
+            }
+            if (const toml::node* rate = l->get("rate")) {
+                auto v = rate->value<std::string>();
+                std::optional<std::uint64_t> bps;
+                if (v) {
+                    double x = 0;
+                    char unit[16] = {};
+                    if (std::sscanf(v->c_str(), "%lf %15s", &x, unit) == 2 && x > 0) {
+                        std::string u = unit;
+                        double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
+                        if (mult > 0) bps = static_cast<std::uint64_t>(x * mult);
+                    }
+                }
+                if (!bps) r_.error(*rate, lkey + ".rate", fmt::format("expected a rate such as \"1 Gbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}", describe(rate)));
+                else lc.rate_bps = *bps;
+            }
+            if (auto t = r_.duration(*l, "latency", lkey + ".latency", false, false)) lc.latency = *t;
+            cfg.links.push_back(lc);
+        }
+    }
+    for (auto& mc : cfg.machines)
+        for (auto& w : mc.workloads)
+            if (auto* pp = std::get_if<system::ArpPingPongWorkload>(&w)) {
+                bool linked = false;
+                for (const auto& l : cfg.links)
+                    linked = linked || (l.a == mc.name && l.b == pp->peer) || (l.b == mc.name && l.a == pp->peer);
+                if (!linked)
+                    r_.error_file("machine", fmt::format("machine '{}': arp_pingpong peer '{}' is not linked to it by a [[link]]",
+                                                         mc.name, pp->peer));
+            }
     if (!out_.empty()) {
         detail::sort_diagnostics(out_, display_);
         throw InputError(std::move(out_));

@@ -83,8 +83,8 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 8> TOP_KEYS = {"profile",  "cpu", "sched", "irq",
-                                                      "irqflags", "bh",  "simd",  "hash"};
+constexpr std::array<std::string_view, 10> TOP_KEYS = {"profile",  "cpu", "sched", "irq",     "irqflags",
+                                                       "bh",       "simd", "hash", "irqmask", "net"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -338,6 +338,70 @@ void read_hash(Reader& r, const toml::table& root, system::Profile& p, bool arch
     }
 }
 
+
+// Reads a table of cycle figures with exactly `names`; returns them in order when all are valid.
+std::optional<std::vector<std::uint64_t>> read_cycle_table(Reader& r, const toml::table& t, const std::string& key,
+                                                          const std::vector<std::string_view>& names) {
+    r.check_keys(t, key, fmt::format("[{}]", key), names);
+    std::vector<std::uint64_t> out;
+    bool ok = true;
+    for (std::string_view n : names) {
+        std::string k = fmt::format("{}.{}", key, n);
+        auto d = read_figure(r, t, n, k, Unit::CYCLES);
+        std::optional<std::uint64_t> v;
+        if (d) v = to_integer_figure(r, *t.get(n)->as_table()->get("value"), join_key(k, "value"), *d, Unit::CYCLES, false);
+        if (!v) ok = false;
+        else out.push_back(*v);
+    }
+    if (!ok) return std::nullopt;
+    return out;
+}
+
+// [net] and [irqmask.<impl>]: optional sections, required only by scenarios that use them.
+void read_optional_sections(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
+    if (const toml::node* n = root.get("net")) {
+        if (const toml::table* t = n->as_table()) {
+            static const std::vector<std::string_view> NET = {
+                "syscall",   "sock_sendmsg", "dev_queue_xmit",    "driver_xmit", "driver_rx_irq", "napi_poll",
+                "driver_rx", "netif_receive_skb", "arp_rcv", "packet_rcv",  "sock_recvmsg"};
+            if (auto v = read_cycle_table(r, *t, "net", NET)) {
+                net::NetCosts c;
+                std::uint64_t* f[] = {&c.syscall,   &c.sock_sendmsg,      &c.dev_queue_xmit, &c.driver_xmit,
+                                      &c.driver_rx_irq, &c.napi_poll,     &c.driver_rx,      &c.netif_receive_skb,
+                                      &c.arp_rcv,   &c.packet_rcv,        &c.sock_recvmsg};
+                for (std::size_t i = 0; i < NET.size(); ++i) *f[i] = (*v)[i];
+                p.net = c;
+            }
+        } else {
+            r.error(*n, "net", fmt::format("expected a table [net] of cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("irqmask")) {
+        const toml::table* t = n->as_table();
+        if (!t) {
+            r.error(*n, "irqmask", fmt::format("expected tables [irqmask.<impl>], found {}", describe(n)));
+            return;
+        }
+        std::vector<std::string_view> impls;
+        if (arch_ok && p.arch == arch::Arch::ARM64) impls = {"daif", "pmr_off", "pmr"};
+        r.check_keys(*t, "irqmask", "[irqmask] (masking implementations of this arch)", impls);
+        static const std::vector<std::string_view> IRQMASK = {"local_irq_disable", "local_irq_enable", "local_irq_save",
+                                                              "local_irq_restore", "irq_entry_extra",
+                                                              "exception_return_extra"};
+        for (auto&& [k, node] : *t) {
+            std::string key = join_key("irqmask", k.str());
+            const toml::table* it = node.as_table();
+            if (!it) {
+                r.error(node, key, fmt::format("expected a table [{}] of cycle figures, found {}", key, describe(&node)));
+                continue;
+            }
+            if (auto v = read_cycle_table(r, *it, key, IRQMASK))
+                p.irqmask[std::string(k.str())] =
+                    system::IrqMaskCosts{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], (*v)[5]};
+        }
+    }
+}
+
 } // namespace
 
 std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg) {
@@ -370,6 +434,7 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     bool arch_ok = h && h->get("arch") && arch::arch_from_string(h->get("arch")->value_or(std::string_view{}));
     read_sections(r, *root, p, arch_ok);
     read_hash(r, *root, p, arch_ok);
+    read_optional_sections(r, *root, p, arch_ok);
     if (r.errors()) return std::nullopt;
     return p;
 }

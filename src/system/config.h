@@ -9,9 +9,11 @@
 #include "engine/time.h"
 #include "kernel/costs.h"
 #include "kernel/cpu.h"
+#include "net/net_costs.h"
 #include "workloads/config.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -20,6 +22,12 @@
 namespace kdsim::system {
 
 using engine::Tick;
+
+// One interrupt-masking implementation's costs ([irqmask.<impl>] of a profile).
+struct IrqMaskCosts {
+    engine::Cycles local_irq_disable = 0, local_irq_enable = 0, local_irq_save = 0, local_irq_restore = 0;
+    engine::Cycles irq_entry_extra = 0, exception_return_extra = 0;
+};
 
 // A loaded architecture profile (data/profiles/<family>/<part>.toml).
 struct Profile {
@@ -33,6 +41,9 @@ struct Profile {
     kernel::KernelCosts kernel;
     arch::SimdCosts simd;
     crypto::HashCostTable hash;
+    // Optional sections, required by the mechanisms that use them:
+    std::optional<net::NetCosts> net;           // [net]: needed by machines with a NIC
+    std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
 };
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };
@@ -43,9 +54,10 @@ using workloads::ModuleLoadWorkload;
 using workloads::SimdUserWorkload;
 using workloads::SoftirqLoadWorkload;
 using workloads::TcryptWorkload;
+using workloads::ArpPingPongWorkload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
-                              SoftirqLoadWorkload, TcryptWorkload>;
+                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload>;
 
 struct MachineConfig {
     std::string name;
@@ -58,7 +70,17 @@ struct MachineConfig {
     // Hash code and tables count as evicted from the caches when an implementation has not run
     // on a CPU for this long (0: every call is cold); absent: always warm.
     std::optional<Tick> hash_cold_after;
+    // The interrupt-masking implementation: empty = the profile's [irqflags]; otherwise the name
+    // of one of its [irqmask.<impl>] tables (arm64: daif, pmr_off, pmr).
+    std::string irq_masking;
     std::vector<Workload> workloads;
+};
+
+// A link between two machines' NICs.
+struct LinkConfig {
+    std::string a, b;          // machine names
+    std::uint64_t rate_bps = 1'000'000'000;
+    Tick latency = engine::PS_PER_US;
 };
 
 struct ScenarioConfig {
@@ -70,6 +92,7 @@ struct ScenarioConfig {
     Tick max_duration = 60 * engine::PS_PER_S; // the run stops here at the latest
     std::optional<Tick> duration;              // run exactly this long (else: until finite workloads end)
     std::vector<MachineConfig> machines;
+    std::vector<LinkConfig> links;
 };
 
 } // namespace kdsim::system

@@ -2,6 +2,7 @@
 
 #include "workloads/background.h"
 #include "workloads/hashing.h"
+#include "workloads/pingpong.h"
 
 #include <set>
 
@@ -55,8 +56,22 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                               " is for " + std::string(arch::to_string(arch::arch_of(mc.simd_policy))) +
                               ", but profile " + mc.profile.name + " is " + std::string(arch::to_string(mc.profile.arch)));
         engine::Clock clock(mc.profile.clock_hz);
+        m.costs = mc.profile.kernel;
+        if (!mc.irq_masking.empty()) {
+            auto it = mc.profile.irqmask.find(mc.irq_masking);
+            if (it == mc.profile.irqmask.end())
+                throw ConfigError("machine " + mc.name + ": profile " + mc.profile.name + " has no [irqmask." +
+                                  mc.irq_masking + "] figures");
+            const IrqMaskCosts& q = it->second;
+            m.costs.local_irq_disable = q.local_irq_disable;
+            m.costs.local_irq_enable = q.local_irq_enable;
+            m.costs.local_irq_save = q.local_irq_save;
+            m.costs.local_irq_restore = q.local_irq_restore;
+            m.costs.irq_entry_extra = q.irq_entry_extra;
+            m.costs.exception_return_extra = q.exception_return_extra;
+        }
         for (int i = 0; i < mc.cpus; ++i) {
-            m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, mc.profile.kernel, mc.kernel));
+            m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, mc.kernel));
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             if (!m.simd.back())
@@ -94,6 +109,16 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         }
         std::set<int> softirq_cpus;
         unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
+        for (const LinkConfig& l : cfg.links)
+            if (l.a == mc.name || l.b == mc.name) {
+                if (!mc.profile.net)
+                    throw ConfigError("machine " + mc.name + " has a NIC, but profile " + mc.profile.name +
+                                      " has no [net] figures");
+                m.nic = std::make_unique<net::Nic>(*m.cpus[0], next_vector++, *mc.profile.net, mc.name + ".eth0");
+                m.stack = std::make_unique<net::Stack>(*m.nic);
+                softirq_cpus.insert(0); // the NIC owns NET_RX on CPU 0
+                break;
+            }
         for (const Workload& w : mc.workloads) {
             int c = workload_cpu(w);
             if (c < 0 || c >= mc.cpus)
@@ -116,19 +141,35 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                     [&](const CyclictestWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         return std::make_unique<workloads::Cyclictest>(env, x);
                     },
+                    [&](const ArpPingPongWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        if (!m.stack)
+                            throw ConfigError("machine " + mc.name + ": arp_pingpong needs a link to its peer");
+                        return std::make_unique<workloads::ArpPingPong>(env, x, *m.stack);
+                    },
                     [&](const TcryptWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         return std::make_unique<workloads::Tcrypt>(env, x);
                     },
                     [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!softirq_cpus.insert(x.cpu).second)
-                            throw ConfigError("machine " + mc.name + ": more than one softirq_load on cpu " +
-                                              std::to_string(x.cpu) + " (they would share NET_RX)");
+                            throw ConfigError("machine " + mc.name + ": cpu " + std::to_string(x.cpu) +
+                                              " already has a NET_RX user (another softirq_load or the NIC)");
                         return std::make_unique<workloads::SoftirqLoad>(env, x, next_vector++);
                     },
                 },
                 w);
             m.workloads.push_back(std::move(wl));
         }
+    }
+    for (const LinkConfig& l : cfg.links) {
+        Machine* a = nullptr;
+        Machine* b = nullptr;
+        for (Machine& m : machines_) {
+            if (m.cfg->name == l.a) a = &m;
+            if (m.cfg->name == l.b) b = &m;
+        }
+        if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
+        links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency));
+        links_.back()->attach(*a->nic, *b->nic);
     }
 }
 

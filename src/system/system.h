@@ -7,6 +7,9 @@
 #include "arch/simd.h"
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
+#include "net/link.h"
+#include "net/nic.h"
+#include "net/stack.h"
 #include "results/results.h"
 #include "system/config.h"
 #include "workloads/workload.h"
@@ -41,6 +44,9 @@ private:
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
+        std::unique_ptr<net::Nic> nic; // on CPU 0, when a link names this machine
+        std::unique_ptr<net::Stack> stack;
+        kernel::KernelCosts costs;     // the profile's, with the masking implementation applied
         std::vector<std::unique_ptr<workloads::Workload>> workloads;
     };
 
@@ -50,6 +56,7 @@ private:
     engine::Simulation sim_;
     workloads::Completion completion_;
     std::vector<Machine> machines_;
+    std::vector<std::unique_ptr<net::Link>> links_;
 };
 
 } // namespace kdsim::system

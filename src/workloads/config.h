@@ -83,4 +83,13 @@ struct TcryptWorkload {
     Tick duration = engine::PS_PER_S; // tcrypt's sec=
 };
 
+// arping-like link-layer ping-pong to a peer machine over a link (E4).
+struct ArpPingPongWorkload {
+    std::string name = "arping";
+    int cpu = 0;
+    std::string peer;        // the machine that answers
+    std::uint64_t count = 10000;
+    Tick interval = 0;       // pause between round trips (arping -w style); 0: back to back
+};
+
 } // namespace kdsim::workloads

@@ -1,0 +1,44 @@
+// A full-duplex Ethernet link between two NICs: each direction serialises frames at the link
+// rate (frame + preamble, SFD and inter-frame gap) and delivers them after the propagation and
+// PHY latency. Frames in flight live in a fixed ring per direction: no allocation per packet.
+#pragma once
+
+#include "engine/simulation.h"
+#include "net/packet.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace kdsim::net {
+
+class Nic;
+
+class Link final : public engine::EventTarget {
+public:
+    // rate in bits per second, latency in picoseconds.
+    Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency);
+    void attach(Nic& a, Nic& b);
+    // The NIC `from` puts a frame on the wire now (or when the wire is free).
+    void transmit(const Nic& from, const Packet& p);
+    void on_event(std::uint64_t arg) override;
+
+    std::uint64_t frames() const { return frames_; }
+
+private:
+    static constexpr std::uint32_t WIRE_OVERHEAD = 24; // preamble + SFD 8, IFG 12, FCS 4
+    struct Direction {
+        Nic* to = nullptr;
+        engine::Tick free_at = 0;
+        std::vector<Packet> ring;
+        std::size_t head = 0, count = 0;
+    };
+    engine::Simulation& sim_;
+    std::uint64_t rate_bps_;
+    engine::Tick latency_;
+    std::array<Direction, 2> dir_;
+    std::array<Nic*, 2> ends_{};
+    std::uint64_t frames_ = 0;
+};
+
+} // namespace kdsim::net

@@ -1,0 +1,24 @@
+// Per-packet costs of the network paths (the [net] section of a profile), in cycles.
+#pragma once
+
+#include "engine/time.h"
+
+namespace kdsim::net {
+
+using engine::Cycles;
+
+struct NetCosts {
+    Cycles syscall = 0;           // system call entry + exit
+    Cycles sock_sendmsg = 0;      // packet_sendmsg: skb alloc, copy from user
+    Cycles dev_queue_xmit = 0;    // __dev_queue_xmit + qdisc, excluding the driver
+    Cycles driver_xmit = 0;       // ndo_start_xmit: descriptor, doorbell
+    Cycles driver_rx_irq = 0;     // the device's interrupt handler: ack, mask, napi_schedule
+    Cycles napi_poll = 0;         // per poll call: bookkeeping, napi_complete_done, irq re-enable
+    Cycles driver_rx = 0;         // per received packet in the driver's poll
+    Cycles netif_receive_skb = 0; // protocol demux
+    Cycles arp_rcv = 0;           // arp_rcv + arp_process, reply built and handed to dev_queue_xmit
+    Cycles packet_rcv = 0;        // AF_PACKET delivery to a socket, wake-up excluded
+    Cycles sock_recvmsg = 0;      // packet_recvmsg: dequeue, copy to user
+};
+
+} // namespace kdsim::net

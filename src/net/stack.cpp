@@ -1,0 +1,75 @@
+#include "net/stack.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+Stack::Stack(Nic& nic) : nic_(nic) {
+    nic_.set_rx_handler(&Stack::netif_receive, this);
+    sk_queue_.reserve(64);
+}
+
+engine::Task<> Stack::dev_queue_xmit(Packet p) {
+    kernel::Cpu& cpu = nic_.cpu();
+    co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
+    co_await cpu.exec(nic_.costs().dev_queue_xmit, Cat::PROTOCOL);
+    co_await nic_.xmit(p);
+    co_await kernel::local_bh_enable(cpu);
+}
+
+engine::Task<> Stack::netif_receive(kernel::Cpu&, void* ctx, const Packet& p) {
+    auto& s = *static_cast<Stack*>(ctx);
+    if (p.kind == FrameKind::ARP_REQUEST) co_await s.arp_rcv(p);
+    else co_await s.packet_rcv(p);
+}
+
+// arp_process: a request for one of our addresses is answered at once, from NET_RX.
+engine::Task<> Stack::arp_rcv(const Packet& p) {
+    kernel::Cpu& cpu = nic_.cpu();
+    co_await cpu.exec(nic_.costs().arp_rcv, Cat::PROTOCOL);
+    Packet reply = p;
+    reply.kind = FrameKind::ARP_REPLY;
+    ++arp_replies_;
+    co_await dev_queue_xmit(reply);
+}
+
+// packet_rcv: queue to the socket (skb_queue_tail under spin_lock_irqsave), then
+// sock_def_readable wakes the reader.
+engine::Task<> Stack::packet_rcv(const Packet& p) {
+    kernel::Cpu& cpu = nic_.cpu();
+    co_await cpu.exec(nic_.costs().packet_rcv, Cat::PROTOCOL);
+    bool flags = co_await kernel::local_irq_save(cpu);
+    sk_queue_.push_back(p);
+    co_await kernel::local_irq_restore(cpu, flags);
+    if (waiter_) {
+        kernel::TaskStruct* t = waiter_;
+        waiter_ = nullptr;
+        flags = co_await kernel::local_irq_save(cpu); // __wake_up: wait-queue lock
+        co_await kernel::try_to_wake_up(cpu, *t);
+        co_await kernel::local_irq_restore(cpu, flags);
+    }
+}
+
+engine::Task<Packet> Stack::packet_recvmsg() {
+    kernel::Cpu& cpu = nic_.cpu();
+    while (sk_queue_.empty()) {
+        // skb_recv_datagram -> __skb_wait_for_more_packets: prepare_to_wait under the
+        // wait-queue lock, then schedule()
+        bool flags = co_await kernel::local_irq_save(cpu);
+        waiter_ = cpu.current();
+        co_await kernel::local_irq_restore(cpu, flags);
+        co_await cpu.block();
+    }
+    bool flags = co_await kernel::local_irq_save(cpu); // __skb_try_recv_datagram: queue lock
+    Packet p = sk_queue_.front();
+    sk_queue_.erase(sk_queue_.begin());
+    co_await kernel::local_irq_restore(cpu, flags);
+    co_await cpu.exec(nic_.costs().sock_recvmsg, Cat::COPY);
+    co_return p;
+}
+
+} // namespace kdsim::net
