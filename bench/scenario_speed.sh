@@ -49,9 +49,11 @@ measure() {
     local mode=$1 f=$2 walls=() rss=0 rc=0
     for ((r = 0; r < reps; r++)); do
         local t0 t1
+        rm -f "$tmp/out.json"
         t0=$(date +%s.%N)
         set +e
-        $pin "$timebin" -f '%M' -o "$tmp/rss" "$bin" run --quiet --mode="$mode" --json "$tmp/out.json" "$f" >/dev/null 2>"$tmp/err"
+        $pin "$timebin" -f '%M' -o "$tmp/rss" "$bin" run --quiet --mode="$mode" --json "$tmp/out.json" \
+            --root "$root" "$f" >/dev/null 2>"$tmp/err"
         rc=$?
         set -e
         t1=$(date +%s.%N)
@@ -62,28 +64,50 @@ measure() {
     done
     local w
     w=$(printf '%s\n' "${walls[@]}" | median)
+    [ -f "$tmp/out.json" ] || { echo "$w $rss - - $rc"; return; }
     echo "$w $rss $(jget simulated_us "$tmp/out.json") $(jget events "$tmp/out.json") $rc"
 }
 
-printf '%-44s %9s %10s | %9s %9s %8s %8s | %9s %9s %8s | %6s %s\n' scenario events "sim ms" \
-    "timing ms" "x real" "M ev/s" "RSS MiB" "func ms" "x real" "RSS MiB" "f/t" "exit"
+# The same scenario cut to 1 us of simulated time (its [scenario] duration replaced): what
+# loading, model assembly and reporting cost, to subtract from the whole-process wall time.
+cut_scenario() {
+    awk 'BEGIN { s = 0 }
+         /^\[scenario\]/ { print; print "duration = \"1 us\""; s = 1; next }
+         /^\[/ { s = 0 }
+         s && /^[ \t]*duration[ \t]*=/ { next }
+         { print }' "$1" >"$tmp/cut.toml"
+    echo "$tmp/cut.toml"
+}
+
+root=$(pwd)
+w=52
+printf "%-${w}s %8s %8s | %7s %7s %6s %7s %6s %6s | %7s %7s %6s %6s | %5s %s\n" scenario events "sim ms" \
+    "tim ms" "start" "x real" "x real" "M ev/s" "RSS" "fun ms" "x real" "M ev/s" "RSS" "f/t" "exit"
+printf "%-${w}s %8s %8s | %7s %7s %6s %7s %6s %6s | %7s %7s %6s %6s | %5s %s\n" "" "" "" \
+    "whole" "ms" "whole" "run" "run" "MiB" "whole" "run" "run" "MiB" "run" "t/f"
 for f in "${scen[@]}"; do
     read -r tw trss sim ev rc_t <<<"$(measure timing "$f")"
-    read -r fw frss sim_f ev_f rc_f <<<"$(measure functional "$f")"
-    if [ -z "$sim" ] || [ -z "$ev" ]; then
-        printf '%-44s  no JSON written (exit %s): %s\n' "$f" "$rc_t" "$(head -1 "$tmp/err")"
+    if [ "$sim" = - ]; then
+        printf "%-${w}s  not run: exit %s: %s\n" "$f" "$rc_t" "$(head -1 "$tmp/err")"
         continue
     fi
-    awk -v f="$f" -v ev="$ev" -v sim="$sim" -v tw="$tw" -v trss="$trss" -v fw="$fw" -v frss="$frss" \
-        -v rct="$rc_t" -v rcf="$rc_f" -v evf="$ev_f" 'BEGIN {
-        note = (evf != ev) ? sprintf(" (functional: %d events)", evf) : ""
-        printf "%-44s %9d %10.3f | %9.1f %9.1f %8.2f %8.1f | %9.1f %9.1f %8.1f | %6.2f %s/%s%s\n",
-            f, ev, sim / 1e3, tw * 1e3, (sim / 1e6) / tw, ev / tw / 1e6, trss / 1024,
-            fw * 1e3, (sim / 1e6) / fw, frss / 1024, fw / tw, rct, rcf, note }'
+    read -r fw frss sim_f ev_f rc_f <<<"$(measure functional "$f")"
+    read -r sw _ _ _ _ <<<"$(measure timing "$(cut_scenario "$f")")"
+    awk -v f="$f" -v w="$w" -v ev="$ev" -v sim="$sim" -v tw="$tw" -v trss="$trss" -v fw="$fw" -v frss="$frss" \
+        -v sw="$sw" -v rct="$rc_t" -v rcf="$rc_f" -v evf="$ev_f" 'BEGIN {
+        note = (evf != ev) ? sprintf(" (functional: %s events)", evf) : ""
+        tr = tw - sw; fr = fw - sw
+        if (tr <= 0) tr = 1e-9
+        if (fr <= 0) fr = 1e-9
+        printf "%-" w "s %8d %8.1f | %7.1f %7.1f %6.1f %7.1f %6.2f %6.1f | %7.1f %7.2f %6.2f %6.1f | %5.1f %s/%s%s\n",
+            f, ev, sim / 1e3, tw * 1e3, sw * 1e3, (sim / 1e6) / tw, (sim / 1e6) / tr, ev / tr / 1e6, trss / 1024,
+            fw * 1e3, (sim / 1e6) / fr, ev / fr / 1e6, frss / 1024, fr / tr, rct, rcf, note }'
 done
-echo "(wall = median of $reps runs of the whole process, start-up included; x real = simulated s / wall s;"
-echo " M ev/s = events / wall s; RSS = max over runs; f/t = functional wall / timing wall; exit = kdsim's"
-echo " exit code in timing/functional mode: 1 means the scenario reported a failed invariant, by design)"
+echo "(tim ms / fun ms: median wall time of $reps runs of the whole process in timing / functional mode;"
+echo " start ms: median wall of the same scenario cut to 1 us (loading, model assembly, report): the"
+echo " start-up; run = whole - start; x real = simulated s / wall s; M ev/s = events / run wall s;"
+echo " RSS = max over runs (GNU time); f/t = functional run wall / timing run wall; exit = kdsim's exit"
+echo " code, timing/functional: 1 = the scenario reports a failed invariant, by design)"
 
 cg=${CALLGRIND-scenarios/e2/fixed-4k.toml scenarios/softirq-simd/x86-bh-disable-syscall.toml}
 [ -z "$cg" ] && exit 0

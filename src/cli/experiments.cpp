@@ -47,6 +47,16 @@ std::optional<double> cpu_field(const results::CpuResult& c, const std::string& 
         {"longest_bracket_bytes", &results::SimdResult::longest_bracket_bytes},
         {"fallbacks", &results::SimdResult::fallbacks}};
     if (auto it = dbl.find(f); it != dbl.end()) return c.*(it->second);
+    static const std::map<std::string, std::size_t> irqflag = {{"disable", 0}, {"enable", 1}, {"save", 2}, {"restore", 3}};
+    if (f.rfind("irqflag_ops.", 0) == 0)
+        if (auto it = irqflag.find(f.substr(12)); it != irqflag.end()) return static_cast<double>(c.irqflag_ops[it->second]);
+    if (f.rfind("cycles.", 0) == 0) { // a category summed over contexts
+        std::string cat = f.substr(7);
+        double sum = 0;
+        for (const auto& [ctx, cats] : c.cycles)
+            if (auto it = cats.find(cat); it != cats.end()) sum += static_cast<double>(it->second);
+        return sum;
+    }
     if (auto it = u64.find(f); it != u64.end()) return static_cast<double>(c.*(it->second));
     if (f == "simd.longest_bracket_us") return c.simd.longest_bracket_us;
     if (f.rfind("simd.", 0) == 0)

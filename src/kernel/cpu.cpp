@@ -496,6 +496,14 @@ std::string Cpu::describe(const NpHolder& h) const {
            ": no preemption point reached)";
 }
 
+std::string Cpu::describe_np_state() const {
+    if (!np_open_) return "";
+    // The interrupt we are in is the wake-up's own: describe what it interrupted.
+    char since[64];
+    std::snprintf(since, sizeof since, " (for %.3f us before the wake-up)", engine::to_us(now() - np_start_));
+    return describe(np_holder_) + since;
+}
+
 void Cpu::np_close(Tick end) {
     if (!np_open_) return;
     np_open_ = false;

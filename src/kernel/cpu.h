@@ -227,6 +227,9 @@ public:
     void set_need_resched() { need_resched_ = true; }
     // Label of whoever last raised the PREEMPT field from zero (for "what held it").
     void set_preempt_holder(const char* what) { preempt_holder_ = what; }
+    // What keeps the CPU from rescheduling at this instant, and since when ("" if nothing):
+    // for explaining a late wake-up.
+    std::string describe_np_state() const;
     // Records that a reschedule request would be honoured here if one were pending (the
     // need_resched() checks of yielding loops); closes the current non-preemptible span.
     void note_resched_check() { np_mark(true); }

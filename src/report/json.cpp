@@ -239,6 +239,13 @@ results::WorkloadResult read_workload(const json& j, const std::string& p) {
         w.metrics.push_back({get_string(metrics[i], mp, "key"), get_double(metrics[i], mp, "value"),
                              get_string(metrics[i], mp, "unit")});
     }
+    if (j.contains("notes")) {
+        const json& notes = get_array(j, p, "notes");
+        for (std::size_t i = 0; i < notes.size(); ++i) {
+            std::string np = item_path(p, "notes", i);
+            w.notes.emplace_back(get_string(notes[i], np, "key"), get_string(notes[i], np, "text"));
+        }
+    }
     return w;
 }
 
@@ -277,7 +284,13 @@ json to_json(const results::RunResults& r) {
         json metrics = json::array();
         for (const auto& metric : w.metrics)
             metrics.push_back({{"key", metric.key}, {"value", number(metric.value)}, {"unit", metric.unit}});
-        workloads.push_back({{"name", w.name}, {"kind", w.kind}, {"machine", w.machine}, {"cpu", w.cpu}, {"metrics", metrics}});
+        json wl = {{"name", w.name}, {"kind", w.kind}, {"machine", w.machine}, {"cpu", w.cpu}, {"metrics", metrics}};
+        if (!w.notes.empty()) {
+            json notes = json::array();
+            for (const auto& [k, v] : w.notes) notes.push_back({{"key", k}, {"text", v}});
+            wl["notes"] = notes;
+        }
+        workloads.push_back(wl);
     }
     json clobbers = json::array();
     for (const auto& c : r.clobbers)

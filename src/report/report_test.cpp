@@ -79,8 +79,8 @@ results::RunResults sample(bool with_clobbers = false) {
     r.machines.push_back(m);
 
     r.workloads.push_back({"iperf-rx", "iperf", "dut", 0,
-                           {{"throughput_mbps", 941.2, "Mbit/s"}, {"packets", 80'000, "count"}, {"latency_p99_us", 120.5, "us"}}});
-    r.workloads.push_back({"probe", "cyclictest", "dut", 0, {{"latency_max_us", 61.75, "us"}, {"samples", 1'000, "count"}}});
+                           {{"throughput_mbps", 941.2, "Mbit/s"}, {"packets", 80'000, "count"}, {"latency_p99_us", 120.5, "us"}}, {}});
+    r.workloads.push_back({"probe", "cyclictest", "dut", 0, {{"latency_max_us", 61.75, "us"}, {"samples", 1'000, "count"}}, {}});
 
     if (with_clobbers) {
         r.clobbers.push_back({1'234.5, "dut", 0, "task simd-user (q8-q15 live)", "softirq NET_RX kernel_neon_begin", "chacha20_neon"});

@@ -185,6 +185,7 @@ void workloads(Text& t, const results::RunResults& r) {
         if (w.metrics.empty()) t.line("    (no metrics)");
         for (const auto& metric : w.metrics)
             t.line("    {} = {}{}{}", pad_right(metric.key, key_width), display(metric.value), metric.unit.empty() ? "" : " ", metric.unit);
+        for (const auto& [key, text] : w.notes) t.line("    {}: {}", key, text);
     }
 }
 

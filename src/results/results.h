@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kdsim::results {
@@ -76,6 +77,7 @@ struct WorkloadResult {
     std::string machine;
     int cpu = 0;
     std::vector<Metric> metrics;
+    std::vector<std::pair<std::string, std::string>> notes; // explanations, e.g. what caused the worst sample
 };
 
 struct MachineResult {

@@ -38,8 +38,16 @@ results::WorkloadResult SimdUser::result() const {
 
 void Cyclictest::start() {
     if (finite()) env_.completion.add();
-    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::FIFO, cfg_.priority, false, body(*this));
-    t.in_user = true;
+    task_ = &env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::FIFO, cfg_.priority, false, body(*this));
+    task_->in_user = true;
+}
+
+// hrtimer_wakeup for the probe's sleep: notes what the interrupted CPU was doing, then wakes it.
+engine::Cycles Cyclictest::expire(kernel::Cpu& cpu, void* ctx, engine::Tick) {
+    auto& w = *static_cast<Cyclictest*>(ctx);
+    w.state_at_expiry_ = cpu.describe_np_state();
+    cpu.wake_up_process(*w.task_);
+    return cpu.costs().wakeup;
 }
 
 engine::Task<> Cyclictest::body(Cyclictest& w) {
@@ -48,10 +56,18 @@ engine::Task<> Cyclictest::body(Cyclictest& w) {
     for (std::uint64_t i = 0; w.cfg_.loops == 0 || i < w.cfg_.loops; ++i) {
         next += w.cfg_.period;
         co_await kernel::syscall_enter(cpu);
-        co_await kernel::hrtimer_sleep_until(cpu, next);
+        w.state_at_expiry_.clear();
+        if (next > cpu.now()) {
+            cpu.hrtimer_start(next, &Cyclictest::expire, &w);
+            co_await cpu.block();
+        }
         co_await kernel::syscall_exit(cpu);
         engine::Tick lat = cpu.now() - next;
-        if (w.samples_.empty() || lat > *std::max_element(w.samples_.begin(), w.samples_.end())) w.worst_at_ = next;
+        if (w.samples_.empty() || lat > *std::max_element(w.samples_.begin(), w.samples_.end())) {
+            w.worst_at_ = next;
+            w.worst_cause_ = w.state_at_expiry_.empty() ? "nothing held the CPU: the wake-up path itself"
+                                                        : w.state_at_expiry_;
+        }
         w.samples_.push_back(lat);
     }
     w.env_.completion.done();
@@ -66,6 +82,7 @@ results::WorkloadResult Cyclictest::result() const {
     add(r, "latency_p999_us", engine::to_us(percentile(samples_, 99.9)), "us");
     add(r, "latency_max_us", engine::to_us(percentile(samples_, 100)), "us");
     add(r, "worst_sample_at_us", engine::to_us(worst_at_), "us");
+    if (!samples_.empty()) r.notes.emplace_back("worst sample held by", worst_cause_);
     return r;
 }
 

@@ -46,9 +46,13 @@ public:
 
 private:
     static engine::Task<> body(Cyclictest& w);
+    static engine::Cycles expire(kernel::Cpu& cpu, void* ctx, engine::Tick expiry);
     CyclictestWorkload cfg_;
+    kernel::TaskStruct* task_ = nullptr;
     std::vector<engine::Tick> samples_;
     engine::Tick worst_at_ = 0;
+    std::string state_at_expiry_; // what held the CPU when this period's timer fired
+    std::string worst_cause_;
 };
 
 class SoftirqLoad final : public Workload, public engine::EventTarget {
