@@ -96,17 +96,24 @@ for f in "${scen[@]}"; do
     awk -v f="$f" -v w="$w" -v ev="$ev" -v sim="$sim" -v tw="$tw" -v trss="$trss" -v fw="$fw" -v frss="$frss" \
         -v sw="$sw" -v rct="$rc_t" -v rcf="$rc_f" -v evf="$ev_f" 'BEGIN {
         note = (evf != ev) ? sprintf(" (functional: %s events)", evf) : ""
+        # The run part is whole - start-up; when that is under a fifth of the whole, it is lost in
+        # the noise of two wall-time medians and is not shown ("-"); f/t then compares whole times ("w").
         tr = tw - sw; fr = fw - sw
-        if (tr <= 0) tr = 1e-9
-        if (fr <= 0) fr = 1e-9
-        printf "%-" w "s %8d %8.1f | %7.1f %7.1f %6.1f %7.1f %6.2f %6.1f | %7.1f %7.2f %6.2f %6.1f | %5.1f %s/%s%s\n",
-            f, ev, sim / 1e3, tw * 1e3, sw * 1e3, (sim / 1e6) / tw, (sim / 1e6) / tr, ev / tr / 1e6, trss / 1024,
-            fw * 1e3, (sim / 1e6) / fr, ev / fr / 1e6, frss / 1024, fr / tr, rct, rcf, note }'
+        tok = tr >= 0.2 * tw; fok = fr >= 0.2 * fw
+        xr = tok ? sprintf("%7.1f", (sim / 1e6) / tr) : sprintf("%7s", "-")
+        er = tok ? sprintf("%6.2f", ev / tr / 1e6) : sprintf("%6s", "-")
+        xf = fok ? sprintf("%7.2f", (sim / 1e6) / fr) : sprintf("%7s", "-")
+        ef = fok ? sprintf("%6.2f", ev / fr / 1e6) : sprintf("%6s", "-")
+        ft = (tok && fok) ? sprintf("%5.1f", fr / tr) : sprintf("%4.1fw", fw / tw)
+        printf "%-" w "s %8d %8.1f | %7.1f %7.1f %6.1f %s %s %6.1f | %7.1f %s %s %6.1f | %s %s/%s%s\n",
+            f, ev, sim / 1e3, tw * 1e3, sw * 1e3, (sim / 1e6) / tw, xr, er, trss / 1024,
+            fw * 1e3, xf, ef, frss / 1024, ft, rct, rcf, note }'
 done
 echo "(tim ms / fun ms: median wall time of $reps runs of the whole process in timing / functional mode;"
 echo " start ms: median wall of the same scenario cut to 1 us (loading, model assembly, report): the"
 echo " start-up; run = whole - start; x real = simulated s / wall s; M ev/s = events / run wall s;"
-echo " RSS = max over runs (GNU time); f/t = functional run wall / timing run wall; exit = kdsim's exit"
+echo " \"-\": run under a fifth of the whole, lost in the noise; RSS = max over runs (GNU time);"
+echo " f/t = functional run wall / timing run wall (\"w\": whole-process walls instead); exit = kdsim's exit"
 echo " code, timing/functional: 1 = the scenario reports a failed invariant, by design)"
 
 cg=${CALLGRIND-scenarios/e2/fixed-4k.toml scenarios/softirq-simd/x86-bh-disable-syscall.toml}

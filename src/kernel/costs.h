@@ -32,6 +32,10 @@ struct KernelCosts {
     // (0 for the architecture's plain masking; [irqmask.<impl>] of a profile otherwise).
     Cycles irq_entry_extra = 0;
     Cycles exception_return_extra = 0;
+    // Lazy (soft) masking only: taking an interrupt that arrives while soft-masked (record it,
+    // hard-disable, return) and replaying it at unmask.
+    Cycles soft_mask_hit = 0;
+    Cycles soft_mask_replay = 0;
 };
 
 } // namespace kdsim::kernel

@@ -27,6 +27,7 @@ Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts
     expired_.reserve(16);
     softirq_frame_.kind = CtxKind::SOFTIRQ;
     hardirq_frame_.kind = CtxKind::HARDIRQ;
+    nmi_frame_.kind = CtxKind::NMI;
     for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
         owner_names_.push_back(std::string("softirq ") + std::string(softirq_name(nr)) +
                                " on cpu" + std::to_string(id_));
@@ -83,6 +84,11 @@ std::string Cpu::describe_token(SimdToken t) const {
 void Cpu::request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
     if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
     irqs_[vector] = IrqDesc{fn, ctx, std::move(name), 0};
+}
+
+void Cpu::request_nmi(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
+    request_irq(vector, fn, ctx, std::move(name));
+    nmi_vectors_ |= 1ULL << vector;
 }
 
 void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
@@ -210,8 +216,16 @@ void Cpu::on_event(std::uint64_t arg) {
 void Cpu::raise_irq(unsigned vector) {
     pending_irqs_ |= (1ULL << vector);
     if (in_run_) return; // the dispatch loop will see it
-    if (!irqs_disabled_) {
+    if (deliverable_irqs()) {
         interrupt_exec();
+        run();
+    } else if (irqs_disabled_ && cfg_.soft_irq_masking && !hard_disabled_ && !idle_ && depth_ > 0) {
+        // Lazy masking: the interrupt is taken at once, only to be recorded; the CPU then
+        // hard-disables so that further arrivals wait silently until the replay at unmask.
+        interrupt_exec();
+        hard_disabled_ = true;
+        ++soft_masked_irqs_;
+        push_exec(*stack_[depth_ - 1], PendingExec{costs_.soft_mask_hit, Cat::IRQ_MASK, false, false, {}});
         run();
     }
 }
@@ -235,16 +249,29 @@ void Cpu::push_frame(Frame& f, CtxKind kind) {
 }
 
 void Cpu::push_hardirq() {
-    unsigned vector = static_cast<unsigned>(__builtin_ctzll(pending_irqs_));
+    const std::uint64_t ready = deliverable_irqs();
+    // NMIs first: an NMI-priority vector passes the mask and preempts ordinary ones.
+    const std::uint64_t pick = (ready & nmi_vectors_ && cfg_.pseudo_nmi) ? (ready & nmi_vectors_) : ready;
+    unsigned vector = static_cast<unsigned>(__builtin_ctzll(pick));
     pending_irqs_ &= ~(1ULL << vector);
-    ++stats_.hardirqs;
     ++irqs_[vector].count;
-    Frame& f = hardirq_frame_;
-    push_frame(f, CtxKind::HARDIRQ);
+    const bool nmi = cfg_.pseudo_nmi && (nmi_vectors_ >> vector & 1);
+    Frame& f = nmi ? nmi_frame_ : hardirq_frame_;
+    push_frame(f, nmi ? CtxKind::NMI : CtxKind::HARDIRQ);
     f.saved_irqs_disabled = irqs_disabled_;
     f.vector = vector;
     irqs_disabled_ = true;
-    preempt_count_add(HARDIRQ_OFFSET); // irq_enter
+    if (nmi) {
+        ++nmis_;
+        preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET); // nmi_enter
+    } else {
+        ++stats_.hardirqs;
+        preempt_count_add(HARDIRQ_OFFSET); // irq_enter
+        if (hard_disabled_) { // soft masking: this is the replay of a recorded interrupt
+            hard_disabled_ = false;
+            push_exec(f, PendingExec{costs_.soft_mask_replay, Cat::IRQ_MASK, false, false, {}});
+        }
+    }
     f.root = hardirq_root(*this, vector);
     f.cont = f.root.handle();
     f.st = Frame::St::READY;
@@ -267,6 +294,10 @@ void Cpu::pop_frame() {
     f.root.reset();
     --depth_;
     switch (f.kind) {
+    case CtxKind::NMI:
+        preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET); // nmi_exit: no softirqs, no rescheduling
+        irqs_disabled_ = f.saved_irqs_disabled;
+        return;
     case CtxKind::HARDIRQ: {
         preempt_count_sub(HARDIRQ_OFFSET); // irq_exit
         if (!in_interrupt(preempt_count_) && softirq_pending_) {
@@ -365,7 +396,7 @@ void Cpu::run() {
     in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
-        if (pending_irqs_ && !irqs_disabled_ && f.st != Frame::St::DONE) {
+        if (deliverable_irqs() && f.st != Frame::St::DONE) {
             push_hardirq();
             continue;
         }
@@ -473,7 +504,7 @@ Cpu::NpHolder Cpu::np_holder() const {
     h.task = current_task_;
     h.holder = preempt_holder_;
     h.vector = top.vector;
-    if (top.kind == CtxKind::HARDIRQ) h.why = NpHolder::HARDIRQ;
+    if (top.kind == CtxKind::HARDIRQ || top.kind == CtxKind::NMI) h.why = NpHolder::HARDIRQ;
     else if (top.kind == CtxKind::SOFTIRQ) h.why = NpHolder::SOFTIRQ;
     else if (irqs_disabled_) h.why = NpHolder::IRQS_OFF;
     else if (preempt_count_ & PREEMPT_MASK) h.why = NpHolder::PREEMPT_OFF;

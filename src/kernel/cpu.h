@@ -62,6 +62,9 @@ struct KernelConfig {
     Tick rcu_cpu_stall_timeout = 21 * engine::PS_PER_S;  // CONFIG_RCU_CPU_STALL_TIMEOUT
     Tick rcu_exp_cpu_stall_timeout = 21 * engine::PS_PER_S;
     Tick softlockup_thresh = 20 * engine::PS_PER_S;      // 2 * watchdog_thresh
+    // Interrupt-masking mechanism (the costs are in KernelCosts):
+    bool soft_irq_masking = false; // PowerPC lazy masking: a flag; arrivals are recorded and replayed
+    bool pseudo_nmi = false;       // arm64 GIC priority masking: NMI-priority vectors pass the mask
 };
 
 // The kernel's preemption points, each with its own rule for what may happen there.
@@ -287,6 +290,11 @@ public:
 
     // --- interrupts ---------------------------------------------------------------------
     void request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name);
+    // request_nmi: with pseudo-NMI, the vector is delivered even while interrupts are masked
+    // (the PMR lets its priority through); otherwise it is an ordinary interrupt.
+    void request_nmi(unsigned vector, IrqHandler fn, void* ctx, std::string name);
+    std::uint64_t soft_masked_irqs() const { return soft_masked_irqs_; }
+    std::uint64_t nmis() const { return nmis_; }
     // The interrupt line `vector` of this CPU fires now (called from device/timer events).
     void raise_irq(unsigned vector);
     std::uint64_t irq_count(unsigned vector) const { return irqs_[vector].count; }
@@ -443,6 +451,16 @@ private:
     // interrupts
     std::array<IrqDesc, 64> irqs_{};
     std::uint64_t pending_irqs_ = 0;
+    std::uint64_t nmi_vectors_ = 0;   // vectors requested as NMIs (effective with pseudo_nmi)
+    bool hard_disabled_ = false;      // soft masking: an interrupt arrived and the CPU hard-disabled
+    std::uint64_t soft_masked_irqs_ = 0;
+    std::uint64_t nmis_ = 0;
+    Frame nmi_frame_;
+    std::uint64_t deliverable_irqs() const {
+        if (depth_ > 0 && stack_[depth_ - 1]->kind == CtxKind::NMI) return 0; // NMIs do not nest
+        if (!irqs_disabled_) return pending_irqs_;
+        return cfg_.pseudo_nmi ? (pending_irqs_ & nmi_vectors_) : 0;
+    }
     unsigned timer_vector_ = 0;
 
     // softirqs

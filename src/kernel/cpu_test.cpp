@@ -37,7 +37,8 @@ struct Observation {
 };
 
 struct Harness {
-    explicit Harness(KernelConfig cfg = quiet_config()) : cpu(sim, 0, engine::Clock(1'000'000'000), round_costs(), cfg) {}
+    explicit Harness(KernelConfig cfg = quiet_config(), KernelCosts costs = round_costs())
+        : cpu(sim, 0, engine::Clock(1'000'000'000), costs, cfg) {}
     engine::Simulation sim{1};
     Cpu cpu;
     std::vector<Observation> seen;
@@ -227,6 +228,108 @@ TEST(Sched, AnRtWakeupWaitsForTheFirstPreemptionPointThePreemptionModelHonours) 
     EXPECT_EQ(probe_wakeup(PreemptModel::FULL), full);
     EXPECT_EQ(probe_wakeup(PreemptModel::VOLUNTARY), vol);
     EXPECT_EQ(probe_wakeup(PreemptModel::NONE), vol);
+}
+
+
+engine::Task<> nmi_handler(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    co_return;
+}
+
+TEST(Irq, SoftMaskedInterruptIsRecordedAtOnceAndReplayedAtUnmask) {
+    // PowerPC lazy masking: local_irq_disable only sets a flag. The interrupt at 10 us is taken
+    // to be recorded (50 cycles charged to the masked section), the CPU hard-disables, and the
+    // interrupt is replayed at local_irq_enable: the section ends at 3 + 20'000 + 50 = 20'053 ns,
+    // enable 4 -> 20'057, replay 30 + entry 300 + exit 200 + softirq round 100 + irq enable 4
+    // -> the softirq runs at 20'691 ns.
+    KernelConfig cfg = quiet_config();
+    cfg.soft_irq_masking = true;
+    KernelCosts costs = round_costs();
+    costs.soft_mask_hit = 50;
+    costs.soft_mask_replay = 30;
+    Harness h(cfg, costs);
+    Cpu& cpu = h.cpu;
+    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    cpu.request_irq(v, &device_irq, nullptr, "dev");
+    cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, irqs_off_section(cpu, h));
+    IrqAt irq(cpu, v);
+    h.sim.schedule_at(10 * PS_PER_US, &irq);
+    cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    std::vector<Tick> softirq_at;
+    for (const auto& o : h.seen)
+        if (o.ctx == CtxKind::SOFTIRQ) softirq_at.push_back(o.time);
+    ASSERT_EQ(softirq_at.size(), 1u);
+    EXPECT_EQ(softirq_at[0], 20'691 * PS_PER_NS);
+    EXPECT_EQ(cpu.soft_masked_irqs(), 1u);
+}
+
+Tick nmi_time(bool pseudo_nmi, Tick* ordinary) {
+    // IRQs are masked from 3 ns to 20.003 us. An NMI-priority vector and an ordinary one both
+    // fire at 10 us. With priority masking (pseudo-NMI) the NMI passes the mask: its handler runs
+    // after the entry, at 10.300 us; the ordinary one waits for the unmask. Without it, both wait.
+    KernelConfig cfg = quiet_config();
+    cfg.pseudo_nmi = pseudo_nmi;
+    Harness h(cfg);
+    unsigned nmi = Cpu::FIRST_DEVICE_VECTOR, dev = Cpu::FIRST_DEVICE_VECTOR + 1;
+    h.cpu.request_nmi(nmi, &nmi_handler, &h, "pmu");
+    h.cpu.request_irq(dev, &device_irq, nullptr, "dev");
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, irqs_off_section(h.cpu, h));
+    IrqAt a(h.cpu, nmi), b(h.cpu, dev);
+    h.sim.schedule_at(10 * PS_PER_US, &a);
+    h.sim.schedule_at(10 * PS_PER_US, &b);
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    Tick t_nmi = 0;
+    *ordinary = 0;
+    for (const auto& o : h.seen) {
+        if (o.ctx == CtxKind::NMI) {
+            t_nmi = o.time;
+            EXPECT_TRUE(in_nmi(o.preempt_count));
+        } else if (o.ctx == CtxKind::SOFTIRQ) {
+            *ordinary = o.time;
+        } else if (o.ctx == CtxKind::HARDIRQ && !pseudo_nmi) {
+            t_nmi = o.time;
+        }
+    }
+    return t_nmi;
+}
+
+TEST(Irq, PriorityMaskingLetsAPseudoNmiThroughWhileOrdinaryInterruptsWait) {
+    Tick ordinary = 0;
+    EXPECT_EQ(nmi_time(true, &ordinary), 10'300 * PS_PER_NS);
+    EXPECT_GT(ordinary, 20 * PS_PER_US);
+    EXPECT_GT(nmi_time(false, &ordinary), 20 * PS_PER_US); // masked like any interrupt
+}
+
+engine::Task<> masking_path(Cpu& cpu) {
+    // 3 disable/enable pairs and 2 save/restore pairs
+    for (int i = 0; i < 3; ++i) {
+        co_await local_irq_disable(cpu);
+        co_await local_irq_enable(cpu);
+    }
+    for (int i = 0; i < 2; ++i) {
+        bool f = co_await local_irq_save(cpu);
+        co_await local_irq_restore(cpu, f);
+    }
+}
+
+TEST(Irq, AHandBuiltPathReportsExactlyItsMaskingOperationsAndTheirCost) {
+    // The path never switches (it runs first and ends): counts are its own 3, 3, 2, 2, plus the
+    // one disable/enable pair of __schedule when it exits. Cost charged to irq_mask:
+    // 3 x (3 + 4) + 2 x (12 + 5) + (3 + 4) = 62 cycles.
+    Harness h;
+    h.cpu.create_task("path", SchedPolicy::NORMAL, 0, true, masking_path(h.cpu));
+    h.cpu.boot();
+    h.sim.run(engine::PS_PER_MS);
+    const auto& st = h.cpu.stats();
+    EXPECT_EQ(st.irqflag_ops[0], 4u);
+    EXPECT_EQ(st.irqflag_ops[1], 4u);
+    EXPECT_EQ(st.irqflag_ops[2], 2u);
+    EXPECT_EQ(st.irqflag_ops[3], 2u);
+    EXPECT_EQ(st.cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::IRQ_MASK)], 62u);
 }
 
 } // namespace

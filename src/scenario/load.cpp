@@ -236,20 +236,29 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
         if (const toml::node* im = k->get("irq_masking")) {
             auto v = im->value<std::string>();
             static const std::vector<std::pair<std::string, std::string>> MASKING = {
-                {"native", ""}, {"arm64-daif", "daif"}, {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}};
+                {"native", ""},         {"x86-cli-sti", ""},   {"arm64-daif", "daif"},
+                {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}, {"ppc-soft-mask", "soft"}};
+            static const std::map<std::string, arch::Arch> ARCH_OF = {
+                {"x86-cli-sti", arch::Arch::X86_64}, {"arm64-daif", arch::Arch::ARM64}, {"arm64-pmr-off", arch::Arch::ARM64},
+                {"arm64-pmr", arch::Arch::ARM64}};
             bool ok = false;
             for (const auto& [name, table] : MASKING)
                 if (v && *v == name) {
                     ok = true;
                     mc.irq_masking = table;
-                    if (!table.empty() && profile && !profile->irqmask.count(table)) {
+                    if (auto a = ARCH_OF.find(name); a != ARCH_OF.end() && profile && profile->arch != a->second) {
+                        r_.error(*im, kkey + ".irq_masking",
+                                 fmt::format("{} is an {} masking implementation, but profile {} is {}", name,
+                                             arch::to_string(a->second), profile->name, arch::to_string(profile->arch)));
+                    } else if (!table.empty() && profile && !profile->irqmask.count(table)) {
                         r_.error(*im, kkey + ".irq_masking",
                                  fmt::format("profile {} has no [irqmask.{}] figures for {}", profile->name, table, name));
                     }
                 }
             if (!ok)
                 r_.error(*im, kkey + ".irq_masking",
-                         fmt::format("expected one of: native, arm64-daif, arm64-pmr-off, arm64-pmr; found {}", describe(im)));
+                         fmt::format("expected one of: native, x86-cli-sti, arm64-daif, arm64-pmr-off, arm64-pmr, "
+                                     "ppc-soft-mask; found {}", describe(im)));
         }
         auto& kc = mc.kernel;
         if (auto p = r_.choice(*k, "preempt", kkey + ".preempt", false, {"none", "voluntary", "full"}))

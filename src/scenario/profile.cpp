@@ -384,6 +384,7 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
         }
         std::vector<std::string_view> impls;
         if (arch_ok && p.arch == arch::Arch::ARM64) impls = {"daif", "pmr_off", "pmr"};
+        if (arch_ok && p.arch == arch::Arch::PPC32_E500) impls = {}; // 32-bit e500 masks with wrteei (MSR[EE]) only
         r.check_keys(*t, "irqmask", "[irqmask] (masking implementations of this arch)", impls);
         static const std::vector<std::string_view> IRQMASK = {"local_irq_disable", "local_irq_enable", "local_irq_save",
                                                               "local_irq_restore", "irq_entry_extra",
@@ -397,7 +398,7 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
             }
             if (auto v = read_cycle_table(r, *it, key, IRQMASK))
                 p.irqmask[std::string(k.str())] =
-                    system::IrqMaskCosts{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], (*v)[5]};
+                    system::IrqMaskCosts{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], (*v)[5], 0, 0};
         }
     }
 }

@@ -27,6 +27,7 @@ using engine::Tick;
 struct IrqMaskCosts {
     engine::Cycles local_irq_disable = 0, local_irq_enable = 0, local_irq_save = 0, local_irq_restore = 0;
     engine::Cycles irq_entry_extra = 0, exception_return_extra = 0;
+    engine::Cycles masked_interrupt = 0, replay = 0; // lazy soft masking only
 };
 
 // A loaded architecture profile (data/profiles/<family>/<part>.toml).

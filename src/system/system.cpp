@@ -69,9 +69,14 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.costs.local_irq_restore = q.local_irq_restore;
             m.costs.irq_entry_extra = q.irq_entry_extra;
             m.costs.exception_return_extra = q.exception_return_extra;
+            m.costs.soft_mask_hit = q.masked_interrupt;
+            m.costs.soft_mask_replay = q.replay;
         }
+        kernel::KernelConfig kc = mc.kernel;
+        kc.pseudo_nmi = mc.irq_masking == "pmr";        // priority masking lets NMI-priority vectors through
+        kc.soft_irq_masking = mc.irq_masking == "soft"; // PowerPC lazy masking
         for (int i = 0; i < mc.cpus; ++i) {
-            m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, mc.kernel));
+            m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             if (!m.simd.back())
