@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 
 #include "report/report.h"
+#include "results/lookup.h"
 #include "scenario/experiment.h"
 #include "scenario/load.h"
 #include "system/system.h"
@@ -76,12 +77,7 @@ std::optional<double> lookup(const results::RunResults& r, const std::string& pa
         std::string rest = path.substr(9);
         auto dot = rest.find('.');
         if (dot == std::string::npos) return std::nullopt;
-        std::string name = rest.substr(0, dot), key = rest.substr(dot + 1);
-        for (const auto& w : r.workloads)
-            if (w.name == name)
-                for (const auto& m : w.metrics)
-                    if (m.key == key) return m.value;
-        return std::nullopt;
+        return results::find_metric(r, rest.substr(0, dot), rest.substr(dot + 1));
     }
     if (path.rfind("cpu", 0) == 0 && !r.machines.empty()) {
         auto dot = path.find('.');

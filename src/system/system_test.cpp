@@ -3,6 +3,8 @@
 // each test).
 #include "system/system.h"
 
+#include "results/lookup.h"
+
 #include <gtest/gtest.h>
 
 namespace kdsim::system {
@@ -46,12 +48,9 @@ ScenarioConfig one_machine(arch::Arch a, arch::SimdPolicy pol, crypto::Chunking 
 }
 
 double metric(const results::RunResults& r, const std::string& wl, const std::string& key) {
-    for (const auto& w : r.workloads)
-        if (w.name == wl)
-            for (const auto& m : w.metrics)
-                if (m.key == key) return m.value;
-    ADD_FAILURE() << "no metric " << wl << "." << key;
-    return -1;
+    auto v = results::find_metric(r, wl, key);
+    if (!v) ADD_FAILURE() << "no metric " << wl << "." << key;
+    return v.value_or(-1);
 }
 
 TEST(Chunking, FixedLimitEntersOneBracketPerChunkAndPaysBeginEndEachTime) {

@@ -2,6 +2,7 @@
 // scenarios. Every bound is computed here from the profile's own figures and the workload's
 // definition, never taken from a previous run's output.
 #include "report/report.h"
+#include "helpers.h"
 #include "scenario/load.h"
 #include "system/system.h"
 
@@ -16,26 +17,13 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path ROOT = KDSIM_SOURCE_DIR;
+using testing::ROOT;
+using testing::cpu0;
+using testing::metric;
 
 results::RunResults run(const std::string& rel, std::optional<std::uint64_t> seed = std::nullopt) {
-    scenario::LoadOptions lo;
-    lo.seed_override = seed;
-    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / rel, lo);
-    system::System sys(cfg);
-    return sys.run();
+    return testing::run_scenario(rel, seed);
 }
-
-double metric(const results::RunResults& r, const std::string& wl, const std::string& key) {
-    for (const auto& w : r.workloads)
-        if (w.name == wl)
-            for (const auto& m : w.metrics)
-                if (m.key == key) return m.value;
-    ADD_FAILURE() << "no metric " << wl << "." << key;
-    return -1;
-}
-
-const results::CpuResult& cpu0(const results::RunResults& r) { return r.machines.at(0).cpus.at(0); }
 
 struct E2 : ::testing::Test {
     static void SetUpTestSuite() {

@@ -1,6 +1,7 @@
 // The claims of experiment E3 (PowerPC e500v2 SPE), on the shipped scenarios. Bounds come from
 // the profile's figures, the mechanism, or — for the tcrypt speed — the figures SPEC section 4
 // gives for calibration checks (E3 "given"); nothing is copied from a previous run.
+#include "helpers.h"
 #include "scenario/load.h"
 #include "system/system.h"
 
@@ -13,24 +14,11 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path ROOT = KDSIM_SOURCE_DIR;
+using testing::ROOT;
+using testing::cpu0;
+using testing::metric;
 
-results::RunResults run(const std::string& stem) {
-    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/e3" / (stem + ".toml"));
-    system::System sys(cfg);
-    return sys.run();
-}
-
-double metric(const results::RunResults& r, const std::string& wl, const std::string& key) {
-    for (const auto& w : r.workloads)
-        if (w.name == wl)
-            for (const auto& m : w.metrics)
-                if (m.key == key) return m.value;
-    ADD_FAILURE() << "no metric " << wl << "." << key;
-    return -1;
-}
-
-const results::CpuResult& cpu0(const results::RunResults& r) { return r.machines.at(0).cpus.at(0); }
+results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e3/" + stem + ".toml"); }
 
 TEST(E3, SpeSha256On2KiBBuffersIsWithinTenPercentOfTheGivenTcryptFigure) {
     // SPEC 4, E3 given: ~46 MB/s and ~22,000 hashes/s for 2 KiB SHA-256 with SPE on an 800 MHz P1014.

@@ -1,4 +1,5 @@
 // The claims of experiment E4 (ARM64 interrupt masking on an ARP ping-pong).
+#include "helpers.h"
 #include "scenario/load.h"
 #include "system/system.h"
 
@@ -10,22 +11,11 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path ROOT = KDSIM_SOURCE_DIR;
+using testing::ROOT;
+using testing::cpu0;
+using testing::metric;
 
-results::RunResults run(const std::string& stem) {
-    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/e4" / (stem + ".toml"));
-    system::System sys(cfg);
-    return sys.run();
-}
-
-double metric(const results::RunResults& r, const std::string& wl, const std::string& key) {
-    for (const auto& w : r.workloads)
-        if (w.name == wl)
-            for (const auto& m : w.metrics)
-                if (m.key == key) return m.value;
-    ADD_FAILURE() << "no metric " << wl << "." << key;
-    return -1;
-}
+results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e4/" + stem + ".toml"); }
 
 // Cycles charged to interrupt masking on every CPU of every machine.
 double irq_mask_cycles(const results::RunResults& r) {
