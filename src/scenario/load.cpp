@@ -237,10 +237,11 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
             auto v = im->value<std::string>();
             static const std::vector<std::pair<std::string, std::string>> MASKING = {
                 {"native", ""},         {"x86-cli-sti", ""},   {"arm64-daif", "daif"},
-                {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}, {"ppc-soft-mask", "soft"}};
+                {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}, {"arm64-pmr-nosync", "pmr_nosync"},
+                {"ppc-soft-mask", "soft"}};
             static const std::map<std::string, arch::Arch> ARCH_OF = {
                 {"x86-cli-sti", arch::Arch::X86_64}, {"arm64-daif", arch::Arch::ARM64}, {"arm64-pmr-off", arch::Arch::ARM64},
-                {"arm64-pmr", arch::Arch::ARM64}};
+                {"arm64-pmr", arch::Arch::ARM64}, {"arm64-pmr-nosync", arch::Arch::ARM64}};
             bool ok = false;
             for (const auto& [name, table] : MASKING)
                 if (v && *v == name) {
@@ -257,7 +258,7 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
                 }
             if (!ok)
                 r_.error(*im, kkey + ".irq_masking",
-                         fmt::format("expected one of: native, x86-cli-sti, arm64-daif, arm64-pmr-off, arm64-pmr, "
+                         fmt::format("expected one of: native, x86-cli-sti, arm64-daif, arm64-pmr-off, arm64-pmr, arm64-pmr-nosync, "
                                      "ppc-soft-mask; found {}", describe(im)));
         }
         auto& kc = mc.kernel;

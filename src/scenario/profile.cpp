@@ -383,7 +383,7 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
             return;
         }
         std::vector<std::string_view> impls;
-        if (arch_ok && p.arch == arch::Arch::ARM64) impls = {"daif", "pmr_off", "pmr"};
+        if (arch_ok && p.arch == arch::Arch::ARM64) impls = {"daif", "pmr_off", "pmr", "pmr_nosync"};
         if (arch_ok && p.arch == arch::Arch::PPC32_E500) impls = {}; // 32-bit e500 masks with wrteei (MSR[EE]) only
         r.check_keys(*t, "irqmask", "[irqmask] (masking implementations of this arch)", impls);
         static const std::vector<std::string_view> IRQMASK = {"local_irq_disable", "local_irq_enable", "local_irq_save",

@@ -73,7 +73,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.costs.soft_mask_replay = q.replay;
         }
         kernel::KernelConfig kc = mc.kernel;
-        kc.pseudo_nmi = mc.irq_masking == "pmr";        // priority masking lets NMI-priority vectors through
+        kc.pseudo_nmi = mc.irq_masking == "pmr" || mc.irq_masking == "pmr_nosync";        // priority masking lets NMI-priority vectors through
         kc.soft_irq_masking = mc.irq_masking == "soft"; // PowerPC lazy masking
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
