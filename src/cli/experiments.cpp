@@ -46,7 +46,9 @@ std::optional<double> cpu_field(const results::CpuResult& c, const std::string& 
         {"bytes", &results::SimdResult::bytes},
         {"longest_bracket_cycles", &results::SimdResult::longest_bracket_cycles},
         {"longest_bracket_bytes", &results::SimdResult::longest_bracket_bytes},
-        {"fallbacks", &results::SimdResult::fallbacks}};
+        {"fallbacks", &results::SimdResult::fallbacks},
+        {"kernel_traps", &results::SimdResult::kernel_traps},
+        {"kernel_use_warnings", &results::SimdResult::kernel_use_warnings}};
     if (auto it = dbl.find(f); it != dbl.end()) return c.*(it->second);
     static const std::map<std::string, std::size_t> irqflag = {{"disable", 0}, {"enable", 1}, {"save", 2}, {"restore", 3}};
     if (f.rfind("irqflag_ops.", 0) == 0)
