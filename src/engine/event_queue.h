@@ -33,14 +33,35 @@ static_assert(sizeof(Event) == 32);
 class EventQueue {
 public:
     void reserve(std::size_t n) { heap_.reserve(n); }
-    bool empty() const { return heap_.empty(); }
-    std::size_t size() const { return heap_.size(); }
+    bool empty() const { return heap_.size() == held_; }
+    std::size_t size() const { return heap_.size() - held_; }
     const Event& top() const { return heap_.front(); }
 
     void push(Tick time, EventTarget* target, std::uint64_t arg) {
         Event ev{time, next_seq_++, target, arg};
+        if (held_) {
+            // The event being handled still sits at the root: the first event its handler
+            // schedules takes its place with one sift-down, instead of a pop and a push.
+            held_ = 0;
+            sift_down(ev);
+            return;
+        }
         heap_.push_back(ev);
         sift_up(heap_.size() - 1, ev);
+    }
+
+    // Takes the earliest event for handling. It stays at the root until the handler's first
+    // push replaces it or finish_take() removes it. Precondition: !empty(), nothing taken.
+    Event take() {
+        held_ = 1;
+        return heap_.front();
+    }
+    // Ends the handling of the taken event (removes it unless a push already replaced it).
+    void finish_take() {
+        if (held_) {
+            held_ = 0;
+            pop();
+        }
     }
 
     // Removes and returns the earliest event. Precondition: !empty().
@@ -119,6 +140,7 @@ private:
 
     std::vector<Event> heap_;
     std::uint64_t next_seq_ = 0;
+    std::size_t held_ = 0; // 1 while a taken event still occupies the root
 };
 
 } // namespace kdsim::engine

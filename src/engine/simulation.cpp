@@ -10,9 +10,10 @@ std::uint64_t Simulation::run(Tick until) {
             if (until > now_) now_ = until; // a horizon already passed must not rewind time
             break;
         }
-        Event ev = queue_.pop();
+        Event ev = queue_.take();
         now_ = ev.time;
         ev.target->on_event(ev.arg);
+        queue_.finish_take();
         ++n;
     }
     events_ += n;
