@@ -102,7 +102,7 @@ void Cpu::schedule(bool preempt) {
     if (next == prev) return;
 
     ++stats_.context_switches;
-    if (preempt) ++stats_.preemptions;
+    if (preempt && prev->pid != 0) ++stats_.preemptions; // leaving idle is no preemption
     ++next->nr_switches;
     Cycles fpu_cycles = fpu_ ? fpu_->switch_fpu(*this, *prev, *next) : 0;
     current_task_ = next;
