@@ -126,13 +126,17 @@ void Cpu::suspend_block(std::coroutine_handle<> h) {
 // Queues work in front of whatever the frame still has to do (switch and restore costs are
 // paid before the interrupted work resumes). Adjacent work of one category merges.
 void Cpu::push_exec(Frame& f, const PendingExec& e) {
-    if (f.nexecs > 0) {
-        PendingExec& top = f.execs[f.nexecs - 1];
-        if (!top.simd_check && !e.simd_check && top.cat == e.cat) {
-            top.remaining += e.remaining;
-            return;
+    // Work of one category that is already queued absorbs more of the same: a context that is
+    // switched out and in again before it paid its switch costs owes them twice, not a deeper
+    // stack. Only the order in which queued overheads are paid changes, not their sum.
+    if (!e.simd_check)
+        for (std::size_t i = f.nexecs; i-- > 0;) {
+            PendingExec& q = f.execs[i];
+            if (!q.simd_check && q.cat == e.cat) {
+                q.remaining += e.remaining;
+                return;
+            }
         }
-    }
     if (f.nexecs == f.execs.size()) {
         std::fprintf(stderr, "kdsim internal error: too much pending work on one context\n");
         std::abort();

@@ -113,7 +113,7 @@ struct Frame {
     bool from_irq_exit = false;       // softirq frame started by irq_exit (vs local_bh_enable)
     bool simd_clobbered = false;      // the last SIMD exec found foreign register contents
     std::uint8_t nexecs = 0;
-    std::array<PendingExec, 6> execs{};
+    std::array<PendingExec, 8> execs{};
     std::coroutine_handle<> cont;
     engine::Task<> root;
     TaskStruct* task = nullptr; // for TASK frames

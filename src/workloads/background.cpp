@@ -149,10 +149,17 @@ engine::Task<> SoftirqLoad::process_packet() {
     }
 }
 
-// NET_RX: process every packet that arrived so far, or queue it to cryptd.
+// NET_RX: process the packets that arrived, at most a NAPI weight's worth per round (64, as
+// __napi_poll), re-raising NET_RX for the rest so that __do_softirq's restart limits and the
+// ksoftirqd hand-off apply; or queue each to cryptd.
 engine::Task<> SoftirqLoad::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     auto& w = *static_cast<SoftirqLoad*>(ctx);
-    while (w.backlog_ > 0) {
+    constexpr int WEIGHT = 64; // NAPI_POLL_WEIGHT
+    for (int done = 0; w.backlog_ > 0; ++done) {
+        if (done == WEIGHT) {
+            cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+            break;
+        }
         --w.backlog_;
         if (w.worker_) {
             // cryptd_enqueue_request(): per-CPU queue, then queue_work_on() wakes the worker
