@@ -144,9 +144,13 @@ void Cpu::push_exec(Frame& f, const PendingExec& e) {
     f.execs[f.nexecs++] = e;
 }
 
-bool Cpu::check_simd(const PendingExec& e, const char* where) {
+// Whether the registers hold foreign contents; each distinct overwrite is reported once.
+bool Cpu::check_simd(PendingExec& e, const char* where) {
     if (simd_regs_ == e.expect) return false;
-    report_clobber(e.expect, simd_regs_, where);
+    if (!(simd_regs_ == e.reported)) {
+        report_clobber(e.expect, simd_regs_, where);
+        e.reported = simd_regs_;
+    }
     return true;
 }
 
@@ -165,10 +169,7 @@ void Cpu::start_exec(Frame& f) {
     }
     PendingExec& e = f.execs[f.nexecs - 1];
     np_mark(false);
-    if (e.simd_check && check_simd(e, "start of SIMD work")) {
-        f.simd_clobbered = true;
-        e.expect = simd_regs_; // report the damage once per exec
-    }
+    if (e.simd_check && check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
     exec_start_cycles_ = busy_cycles_;
     exec_inflight_ = true;
     Tick done = busy_base_ + clock_.to_ticks_ceil(busy_cycles_ + e.remaining);

@@ -100,6 +100,7 @@ struct PendingExec {
     bool simd_check = false; // the work uses SIMD registers that must hold `expect`
     bool arch_checked = false; // ArchFpu::kernel_simd_exec was consulted
     SimdToken expect{};
+    SimdToken reported{}; // the foreign contents already reported for this work (each overwrite once)
 };
 
 // One execution context on a CPU's stack: a task's, or a softirq/hardirq activation.
@@ -267,7 +268,7 @@ public:
     ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, false, {}}}; }
     // Spends `c` cycles computing with SIMD registers that must hold `expect` throughout.
     ExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
-        return {*this, PendingExec{c, cat, true, false, expect}};
+        return {*this, PendingExec{c, cat, true, false, expect, {}}};
     }
 
     struct [[nodiscard]] PointAwaiter {
@@ -379,7 +380,7 @@ private:
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
     void suspend_point(std::coroutine_handle<> h, Point p);
     void suspend_block(std::coroutine_handle<> h);
-    bool check_simd(const PendingExec& e, const char* where);
+    bool check_simd(PendingExec& e, const char* where);
 
     // scheduler
     void enqueue(TaskStruct& t);
