@@ -83,8 +83,8 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 10> TOP_KEYS = {"profile",  "cpu", "sched", "irq",     "irqflags",
-                                                       "bh",       "simd", "hash", "irqmask", "net"};
+constexpr std::array<std::string_view, 11> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+                                                       "simd",    "hash", "irqmask", "net", "dma"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -357,8 +357,44 @@ std::optional<std::vector<std::uint64_t>> read_cycle_table(Reader& r, const toml
     return out;
 }
 
-// [net] and [irqmask.<impl>]: optional sections, required only by scenarios that use them.
+// [dma]: `coherent` (a bool, not a figure) and the cycle figures of the DMA API.
+void read_dma(Reader& r, const toml::table& root, system::Profile& p) {
+    const toml::node* n = root.get("dma");
+    if (!n) return;
+    const toml::table* t = n->as_table();
+    if (!t) {
+        r.error(*n, "dma", fmt::format("expected a table [dma] with coherent and cycle figures, found {}", describe(n)));
+        return;
+    }
+    static const std::vector<std::string_view> DMA = {
+        "map_call",       "unmap_call",       "sync_call",      "inner_inv_line",   "inner_clean_line", "inner_flush_line",
+        "outer_inv_line", "outer_clean_line", "outer_flush_line", "outer_sync",     "barrier"};
+    std::vector<std::string_view> allowed = DMA;
+    allowed.insert(allowed.begin(), "coherent");
+    r.check_keys(*t, "dma", "[dma]", allowed);
+    auto coherent = r.boolean(*t, "coherent", "dma.coherent", true);
+    devices::DmaCosts c;
+    engine::Cycles* f[] = {&c.map_call,       &c.unmap_call,       &c.sync_call,        &c.inner_inv_line,
+                           &c.inner_clean_line, &c.inner_flush_line, &c.outer_inv_line, &c.outer_clean_line,
+                           &c.outer_flush_line, &c.outer_sync,       &c.barrier};
+    bool ok = coherent.has_value();
+    for (std::size_t i = 0; i < DMA.size(); ++i) {
+        std::string k = fmt::format("dma.{}", DMA[i]);
+        auto d = read_figure(r, *t, DMA[i], k, Unit::CYCLES);
+        std::optional<std::uint64_t> v;
+        if (d) v = to_integer_figure(r, *t->get(DMA[i])->as_table()->get("value"), join_key(k, "value"), *d,
+                                     Unit::CYCLES, false);
+        if (v) *f[i] = *v;
+        else ok = false;
+    }
+    if (!ok) return;
+    c.coherent = *coherent;
+    p.dma = c;
+}
+
+// [net], [dma] and [irqmask.<impl>]: optional sections, required only by scenarios that use them.
 void read_optional_sections(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
+    read_dma(r, root, p);
     if (const toml::node* n = root.get("net")) {
         if (const toml::table* t = n->as_table()) {
             static const std::vector<std::string_view> NET = {

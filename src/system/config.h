@@ -6,6 +6,7 @@
 #include "arch/simd.h"
 #include "crypto/hash_costs.h"
 #include "crypto/shash.h"
+#include "devices/dma_costs.h"
 #include "engine/time.h"
 #include "kernel/costs.h"
 #include "kernel/cpu.h"
@@ -45,6 +46,7 @@ struct Profile {
     // Optional sections, required by the mechanisms that use them:
     std::optional<net::NetCosts> net;           // [net]: needed by machines with a NIC
     std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
+    std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
 };
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };

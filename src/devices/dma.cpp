@@ -1,0 +1,261 @@
+#include "devices/dma.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace kdsim::devices {
+
+std::string_view to_string(DmaDataDirection d) {
+    switch (d) {
+    case DMA_BIDIRECTIONAL: return "DMA_BIDIRECTIONAL";
+    case DMA_TO_DEVICE: return "DMA_TO_DEVICE";
+    case DMA_FROM_DEVICE: return "DMA_FROM_DEVICE";
+    }
+    return "?";
+}
+
+void DmaPlatform::report_stale_read(const StaleReadReport& r) {
+    ++findings_.stale_reads;
+    if (findings_.reports.size() < DmaFindings::MAX_REPORTS) findings_.reports.push_back(r);
+}
+
+DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size)
+    : platform_(&platform), id_(platform.new_buffer_id()), size_(size), line_(line_size) {
+    if (line_size == 0 || (line_size & (line_size - 1)) != 0)
+        throw std::invalid_argument("DmaBuffer: the cache line size must be a power of two");
+    if (size == 0) throw std::invalid_argument("DmaBuffer: a buffer has at least one byte");
+    bits_.assign((lines() + 63) / 64, 0);
+    inv_.assign(lines(), 0);
+    clean_.assign(lines(), 0);
+}
+
+namespace {
+
+enum class LineOp : std::uint8_t { INV, CLEAN, FLUSH };
+
+// The line operations of one range operation, in the kernel's order.
+struct RangeOps {
+    std::uint64_t main = 0;  // INV lines of an invalidate, CLEAN lines of a clean
+    std::uint64_t flush = 0; // clean+invalidate of the partial end lines of an invalidate
+};
+
+// v7_dma_inv_range / l2c210_inv_range (identical structure): partial first and last lines are
+// cleaned+invalidated, then every whole line in between is invalidated.
+template <class F>
+RangeOps inv_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, F&& f) {
+    RangeOps r;
+    const std::uint64_t mask = line - 1;
+    if (start & mask) {
+        start &= ~mask;
+        f(start / line, LineOp::FLUSH);
+        ++r.flush;
+        start += line;
+    }
+    if (end & mask) {
+        end &= ~mask;
+        f(end / line, LineOp::FLUSH);
+        ++r.flush;
+    }
+    for (; start < end; start += line) {
+        f(start / line, LineOp::INV);
+        ++r.main;
+    }
+    return r;
+}
+
+// v7_dma_clean_range: a do-while loop from the line holding `start` (at least one line);
+// l2c210_clean_range: the same as a while loop.
+template <class F>
+RangeOps clean_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, bool at_least_once, F&& f) {
+    RangeOps r;
+    start &= ~(line - 1);
+    if (at_least_once || start < end) do {
+            f(start / line, LineOp::CLEAN);
+            ++r.main;
+            start += line;
+        } while (start < end);
+    return r;
+}
+
+struct NoState {
+    void operator()(std::uint64_t, LineOp) const {}
+};
+
+// Maintenance of [offset, offset + len): `to_device` = __dma_page_cpu_to_dev (map,
+// sync_for_device), else __dma_page_dev_to_cpu (unmap, sync_for_cpu). Counts into `st` when
+// given and calls `apply` for each inner line operation. Returns the cycles.
+template <class F>
+engine::Cycles maintain(const DmaCosts& c, std::uint64_t line, std::uint64_t offset, std::uint64_t len,
+                        DmaDataDirection dir, bool to_device, DmaStats* st, F&& apply) {
+    const std::uint64_t end = offset + len;
+    engine::Cycles cyc = 0;
+    auto inner_inv = [&] {
+        RangeOps r = inv_range(offset, end, line, apply);
+        cyc += r.main * c.inner_inv_line + r.flush * c.inner_flush_line + c.barrier;
+        if (st) st->inner_inv += r.main, st->inner_flush += r.flush, ++st->barriers;
+    };
+    auto outer_inv = [&] {
+        RangeOps r = inv_range(offset, end, line, NoState{});
+        cyc += r.main * c.outer_inv_line + r.flush * c.outer_flush_line + c.outer_sync;
+        if (st) st->outer_inv += r.main, st->outer_flush += r.flush, ++st->outer_syncs;
+    };
+    if (to_device) {
+        if (dir == DMA_FROM_DEVICE) {
+            inner_inv(); // dmac_map_area -> v7_dma_inv_range
+            outer_inv(); // outer_inv_range
+        } else {
+            RangeOps r = clean_range(offset, end, line, true, apply); // v7_dma_clean_range
+            cyc += r.main * c.inner_clean_line + c.barrier;
+            RangeOps o = clean_range(offset, end, line, false, NoState{}); // outer_clean_range
+            cyc += o.main * c.outer_clean_line + c.outer_sync;
+            if (st) st->inner_clean += r.main, st->outer_clean += o.main, ++st->barriers, ++st->outer_syncs;
+        }
+    } else if (dir != DMA_TO_DEVICE) {
+        outer_inv(); // outer_inv_range first, then dmac_unmap_area -> v7_dma_inv_range
+        inner_inv();
+    }
+    return cyc;
+}
+
+void check_range(const DmaBuffer& b, std::size_t offset, std::size_t len, const char* what) {
+    if (offset > b.size() || len > b.size() - offset)
+        throw std::logic_error(std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                               ") outside DMA buffer " + std::to_string(b.id()) + " of " + std::to_string(b.size()) +
+                               " bytes");
+}
+
+void check_mapped(const DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir, const char* what) {
+    if (!b.mapped())
+        throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(b.id()) + " is not mapped");
+    if (offset > b.mapped_len() || len > b.mapped_len() - offset)
+        throw std::logic_error(std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                               ") outside the mapping of DMA buffer " + std::to_string(b.id()) + " (" +
+                               std::to_string(b.mapped_len()) + " bytes)");
+    if (dir != b.mapped_dir())
+        throw std::logic_error(std::string(what) + ": direction " + std::string(to_string(dir)) +
+                               " differs from the mapping's " + std::string(to_string(b.mapped_dir())));
+}
+
+} // namespace
+
+struct DmaOps {
+    // Does the maintenance (state and counts) and returns its cycles (without the fixed part).
+    static engine::Cycles run(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
+                              bool to_device) {
+        DmaPlatform& p = *b.platform_;
+        if (p.coherent()) return 0;
+        auto apply = [&b](std::uint64_t i, LineOp op) {
+            if (i >= b.lines()) return; // the clean loop's minimum iteration past a buffer's end
+            if (op != LineOp::CLEAN) {
+                ++b.inv_[i];
+                b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+            }
+            if (op != LineOp::INV) ++b.clean_[i];
+        };
+        return maintain(p.costs(), b.line_, offset, len, dir, to_device, &p.stats(), apply);
+    }
+    static void set_mapping(DmaBuffer& b, bool mapped, std::size_t len, DmaDataDirection dir) {
+        b.mapped_ = mapped;
+        b.mapped_len_ = len;
+        b.mapped_dir_ = dir;
+    }
+    static void mark(DmaBuffer& b, std::size_t i) { b.bits_[i / 64] |= std::uint64_t{1} << (i % 64); }
+};
+
+namespace {
+
+engine::Task<> charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
+    p.stats().cycles += c;
+    co_await cpu.exec(c, kernel::Cat::CACHE_MAINT);
+}
+
+} // namespace
+
+engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                              unsigned long attrs) {
+    check_range(buf, 0, len, "dma_map_single");
+    if (buf.mapped())
+        throw std::logic_error("dma_map_single: DMA buffer " + std::to_string(buf.id()) + " is already mapped");
+    DmaPlatform& p = buf.platform();
+    ++p.stats().maps;
+    // State first: a device write racing with the maintenance is then still seen as stale.
+    engine::Cycles c = p.costs().map_call;
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true);
+    DmaOps::set_mapping(buf, true, len, dir);
+    co_await charge(cpu, p, c);
+}
+
+engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                                      unsigned long attrs) {
+    check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
+    if (len != buf.mapped_len())
+        throw std::logic_error("dma_unmap_single_attrs: length " + std::to_string(len) + " differs from the mapped " +
+                               std::to_string(buf.mapped_len()));
+    DmaPlatform& p = buf.platform();
+    ++p.stats().unmaps;
+    engine::Cycles c = p.costs().unmap_call;
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false);
+    DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
+    co_await charge(cpu, p, c);
+}
+
+engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                       DmaDataDirection dir) {
+    check_mapped(buf, offset, len, dir, "dma_sync_single_for_cpu");
+    DmaPlatform& p = buf.platform();
+    ++p.stats().syncs_for_cpu;
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, false);
+    co_await charge(cpu, p, c);
+}
+
+engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                          DmaDataDirection dir) {
+    check_mapped(buf, offset, len, dir, "dma_sync_single_for_device");
+    DmaPlatform& p = buf.platform();
+    ++p.stats().syncs_for_device;
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, true);
+    co_await charge(cpu, p, c);
+}
+
+void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len) {
+    check_range(buf, offset, len, "device_write");
+    if (!buf.mapped() || buf.mapped_dir() == DMA_TO_DEVICE || offset + len > buf.mapped_len())
+        throw std::logic_error("device_write: DMA buffer " + std::to_string(buf.id()) +
+                               " is not mapped for the device to write [" + std::to_string(offset) + ", +" +
+                               std::to_string(len) + ")");
+    if (buf.platform().coherent() || len == 0) return;
+    for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
+        DmaOps::mark(buf, i);
+}
+
+bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
+    check_range(buf, offset, len, "cpu_read");
+    if (len == 0 || buf.platform().coherent()) return false;
+    const std::size_t line = buf.line_size();
+    std::size_t first_line = SIZE_MAX, last_line = 0;
+    for (std::size_t i = offset / line; i <= (offset + len - 1) / line; ++i)
+        if (buf.device_wrote(i)) {
+            first_line = std::min(first_line, i);
+            last_line = i;
+        }
+    if (first_line == SIZE_MAX) return false;
+    StaleReadReport r;
+    r.time = cpu.now();
+    r.cpu = cpu.id();
+    r.buffer = buf.id();
+    r.first = std::max<std::uint64_t>(offset, first_line * line);
+    r.end = std::min<std::uint64_t>(offset + len, (last_line + 1) * line);
+    r.read_offset = offset;
+    r.read_len = len;
+    buf.platform().report_stale_read(r);
+    return true;
+}
+
+engine::Cycles dma_maintenance_cycles(const DmaCosts& c, std::uint32_t line_size, std::size_t offset, std::size_t len,
+                                      DmaDataDirection dir, bool to_device) {
+    if (c.coherent) return 0;
+    return maintain(c, line_size, offset, len, dir, to_device, nullptr, NoState{});
+}
+
+} // namespace kdsim::devices

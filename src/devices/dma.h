@@ -1,0 +1,162 @@
+// The streaming DMA API of one machine: dma_map_single, dma_unmap_single_attrs,
+// dma_sync_single_for_cpu/for_device, with the cache maintenance a non-coherent CPU does and
+// what it costs, and a functional model of what the CPU reads from a DMA buffer.
+//
+// Mirrors: kernel/dma/mapping.c + kernel/dma/direct.h (dma_direct_map_page /
+// dma_direct_unmap_page / dma_direct_sync_single_for_cpu: DMA_ATTR_SKIP_CPU_SYNC skips the
+// sync, a coherent device skips all maintenance) and arch/arm/mm/dma-mapping.c with
+// arch/arm/mm/cache-v7.S and cache-l2x0.c (Linux 6.1):
+//   map / sync_for_device (__dma_page_cpu_to_dev): inner dmac_map_area, then the outer cache:
+//     FROM_DEVICE      -> v7_dma_inv_range   + outer_inv_range
+//     TO_DEVICE, BIDIR -> v7_dma_clean_range + outer_clean_range
+//   unmap / sync_for_cpu (__dma_page_dev_to_cpu), for every direction except TO_DEVICE:
+//     outer_inv_range, then v7_dma_inv_range (again: lines may have been speculatively
+//     refilled while the device owned the buffer).
+// So FROM_DEVICE is invalidated at map and at unmap/sync_for_cpu, TO_DEVICE is cleaned at map,
+// and BIDIRECTIONAL is cleaned at map and invalidated at unmap/sync_for_cpu.
+// Whole lines: an invalidate clean+invalidates a partial first and last line (so as not to lose
+// a neighbour's dirty bytes) and invalidates the lines between; a clean starts at the line
+// holding the first byte. Both loops are emulated instruction for instruction, including their
+// edge cases (a range inside one line gets two clean+invalidates; the clean loop runs at least
+// once). Buffers start on a cache-line boundary.
+//
+// Functional model: each line of a buffer carries one bit, "the device wrote it since the CPU
+// last invalidated it". A CPU read of such a line reads stale data: the read is counted and
+// reported (time, CPU, buffer, byte range) in the platform's findings, never silently. The
+// model is conservative in the way the kernel is: it assumes a speculative fill may always
+// have brought the old contents into the cache. On a coherent platform nothing is stale.
+// Not modelled: dirty CPU lines written back over device data, the device reading data the CPU
+// has not cleaned (TO_DEVICE correctness), arm64's clean-instead-of-invalidate at map time.
+#pragma once
+
+#include "devices/dma_costs.h"
+#include "engine/task.h"
+#include "engine/time.h"
+#include "kernel/cpu.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kdsim::devices {
+
+using engine::Tick;
+
+// include/linux/dma-direction.h values.
+enum DmaDataDirection : std::uint8_t { DMA_BIDIRECTIONAL = 0, DMA_TO_DEVICE = 1, DMA_FROM_DEVICE = 2 };
+std::string_view to_string(DmaDataDirection d);
+
+// include/linux/dma-mapping.h
+inline constexpr unsigned long DMA_ATTR_SKIP_CPU_SYNC = 1UL << 5;
+
+// A finding: the CPU read bytes of a DMA buffer that the device had written after the CPU's
+// last invalidation of their lines.
+struct StaleReadReport {
+    Tick time = 0;
+    int cpu = 0;
+    std::uint64_t buffer = 0; // DmaBuffer::id()
+    std::uint64_t first = 0;  // first stale byte read (offset in the buffer)
+    std::uint64_t end = 0;    // one past the last stale byte read
+    std::uint64_t read_offset = 0, read_len = 0; // the whole read
+};
+
+struct DmaFindings {
+    static constexpr std::size_t MAX_REPORTS = 16;
+    std::uint64_t stale_reads = 0;        // every stale read, counted
+    std::vector<StaleReadReport> reports; // the first MAX_REPORTS, in order
+};
+
+// Counts of what the API did (for attribution and tests).
+struct DmaStats {
+    std::uint64_t maps = 0, unmaps = 0, syncs_for_cpu = 0, syncs_for_device = 0;
+    std::uint64_t inner_inv = 0, inner_clean = 0, inner_flush = 0; // line operations
+    std::uint64_t outer_inv = 0, outer_clean = 0, outer_flush = 0;
+    std::uint64_t outer_syncs = 0, barriers = 0;
+    engine::Cycles cycles = 0; // everything charged to Cat::CACHE_MAINT by the API
+};
+
+// The DMA side of one machine: whether it is coherent, what maintenance costs, what was found.
+class DmaPlatform {
+public:
+    explicit DmaPlatform(const DmaCosts& costs) : costs_(costs) {}
+    DmaPlatform(const DmaPlatform&) = delete;
+    DmaPlatform& operator=(const DmaPlatform&) = delete;
+
+    const DmaCosts& costs() const { return costs_; }
+    bool coherent() const { return costs_.coherent; }
+    const DmaFindings& findings() const { return findings_; }
+    const DmaStats& stats() const { return stats_; }
+    DmaStats& stats() { return stats_; }
+
+    std::uint64_t new_buffer_id() { return ++next_id_; }
+    void report_stale_read(const StaleReadReport& r);
+
+private:
+    DmaCosts costs_;
+    DmaFindings findings_;
+    DmaStats stats_;
+    std::uint64_t next_id_ = 0;
+};
+
+// One buffer used for streaming DMA (an rx ring buffer, a tx frame), line-aligned.
+class DmaBuffer {
+public:
+    DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size);
+
+    DmaPlatform& platform() const { return *platform_; }
+    std::uint64_t id() const { return id_; }
+    std::size_t size() const { return size_; }
+    std::uint32_t line_size() const { return line_; }
+    std::size_t lines() const { return (size_ + line_ - 1) / line_; }
+
+    // Functional state of line `i`.
+    bool device_wrote(std::size_t i) const { return (bits_[i / 64] >> (i % 64)) & 1U; }
+    // How many times the inner cache maintenance invalidated / cleaned line `i` (a
+    // clean+invalidate counts as both). Outer-cache operations cover the same lines.
+    std::uint32_t invalidations(std::size_t i) const { return inv_[i]; }
+    std::uint32_t cleans(std::size_t i) const { return clean_[i]; }
+
+    bool mapped() const { return mapped_; }
+    std::size_t mapped_len() const { return mapped_len_; }
+    DmaDataDirection mapped_dir() const { return mapped_dir_; }
+
+private:
+    friend struct DmaOps;
+    DmaPlatform* platform_;
+    std::uint64_t id_;
+    std::size_t size_;
+    std::uint32_t line_;
+    std::vector<std::uint64_t> bits_;
+    std::vector<std::uint32_t> inv_, clean_;
+    bool mapped_ = false;
+    std::size_t mapped_len_ = 0;
+    DmaDataDirection mapped_dir_ = DMA_BIDIRECTIONAL;
+};
+
+// The API. Each call spends its cycles on `cpu` as Cat::CACHE_MAINT in one exec. Misuse (a range
+// outside the buffer or the mapping, unmapping what is not mapped) throws std::logic_error.
+engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                              unsigned long attrs = 0);
+engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                                      unsigned long attrs);
+inline engine::Task<> dma_unmap_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir) {
+    return dma_unmap_single_attrs(cpu, buf, len, dir, 0);
+}
+engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                       DmaDataDirection dir);
+engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                          DmaDataDirection dir);
+
+// The device writes [offset, offset + len) of the buffer (its DMA engine, no CPU time).
+void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len);
+// The CPU reads [offset, offset + len). Returns true, and reports the finding, when any byte read
+// lies in a line the device wrote after the CPU's last invalidation of it. Costs no cycles (the
+// caller charges its copy or parse).
+bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len);
+
+// The cycles one maintenance call costs, without doing it (for reports and planning):
+// op = the inner+outer work of map/sync_for_device (to_device = true) or unmap/sync_for_cpu.
+engine::Cycles dma_maintenance_cycles(const DmaCosts& c, std::uint32_t line_size, std::size_t offset,
+                                      std::size_t len, DmaDataDirection dir, bool to_device);
+
+} // namespace kdsim::devices

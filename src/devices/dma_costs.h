@@ -1,0 +1,30 @@
+// Costs of the DMA API on one platform (the optional [dma] section of a profile), in cycles.
+// Header-only so that system::Profile can hold it without linking the devices layer.
+#pragma once
+
+#include "engine/time.h"
+
+namespace kdsim::devices {
+
+using engine::Cycles;
+
+struct DmaCosts {
+    // Coherent platforms (x86: the device's writes snoop the CPU caches) do no cache
+    // maintenance: every call costs only its fixed part.
+    bool coherent = false;
+    Cycles map_call = 0;   // dma_map_single: call chain, direction tests, address translation
+    Cycles unmap_call = 0; // dma_unmap_single_attrs: call chain (and PG_dcache_clean marking on arm32)
+    Cycles sync_call = 0;  // dma_sync_single_for_cpu / _for_device: call chain
+    // Inner cache (L1, or L1+L2 to the point of coherency on ARMv8), per cache line:
+    Cycles inner_inv_line = 0;   // invalidate by VA (DCIMVAC / dc ivac)
+    Cycles inner_clean_line = 0; // clean by VA (DCCMVAC / dc cvac)
+    Cycles inner_flush_line = 0; // clean+invalidate by VA (DCCIMVAC / dc civac): partial lines of an invalidate
+    // Outer cache (an L2C-310/PL310 maintained by physical address), per line; 0 when there is none:
+    Cycles outer_inv_line = 0;   // write of L2X0_INV_LINE_PA
+    Cycles outer_clean_line = 0; // write of L2X0_CLEAN_LINE_PA
+    Cycles outer_flush_line = 0; // write of L2X0_CLEAN_INV_LINE_PA (partial lines of an invalidate)
+    Cycles outer_sync = 0;       // L2X0_CACHE_SYNC at the end of each outer range operation
+    Cycles barrier = 0;          // the dsb that ends each inner range operation
+};
+
+} // namespace kdsim::devices
