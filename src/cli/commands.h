@@ -48,9 +48,17 @@ struct ExperimentsOptions {
     CommonOptions common;
 };
 
+struct CalibrateOptions {
+    std::string out = "calibrated.toml";
+    bool quick = false;
+    std::string base = "x86/intel-icelake-server";
+    std::string internal_measure; // child mode (hidden option)
+};
+
 int cmd_run(const RunOptions& o);
 int cmd_compare(const CompareOptions& o);
 int cmd_check(const CheckOptions& o);
 int cmd_experiments(const ExperimentsOptions& o);
+int cmd_calibrate(const CalibrateOptions& o); // cli/calibrate.cpp
 
 } // namespace kdsim::cli

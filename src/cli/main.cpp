@@ -43,6 +43,15 @@ int main(int argc, char** argv) {
     exp->add_flag("--brief", exp_opts.brief, "Print only the experiment tables, not every run's summary");
     add_common_options(*exp, exp_opts.common);
 
+    CalibrateOptions cal_opts;
+    auto* cal = app.add_subcommand("calibrate", "Measure this machine (x86-64 Linux) into a complete profile");
+    cal->add_option("--out", cal_opts.out, "Profile file to write (atomically)")->capture_default_str();
+    cal->add_flag("--quick", cal_opts.quick, "Fewer sizes and samples: under a minute");
+    cal->add_option("--base", cal_opts.base,
+                    "Profile (name under data/profiles, or file) giving the figures user space cannot measure")
+        ->capture_default_str();
+    cal->add_option("--internal-measure", cal_opts.internal_measure, "(internal: child measurement)")->group("");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -55,6 +64,7 @@ int main(int argc, char** argv) {
         if (*cmp) return cmd_compare(cmp_opts);
         if (*chk) return cmd_check(chk_opts);
         if (*exp) return cmd_experiments(exp_opts);
+        if (*cal) return cmd_calibrate(cal_opts);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kdsim: internal error: %s\n", e.what());
         return EXIT_INTERNAL;

@@ -21,4 +21,18 @@ struct NetCosts {
     Cycles sock_recvmsg = 0;      // packet_recvmsg: dequeue, copy to user
 };
 
+// Per-segment costs of an established TCP stream ([tcp] of a profile).
+struct TcpCosts {
+    Cycles ip_rcv = 0;
+    Cycles tcp_v4_rcv = 0;
+    Cycles tcp_ack_send = 0;
+    Cycles tcp_ack_rcv = 0;
+    Cycles tcp_sendmsg = 0;
+    Cycles tcp_recvmsg = 0;
+    Cycles skb_free = 0;
+    Cycles rx_buffer_alloc = 0;
+    double copy_to_user_cold = 0; // cycles per byte, source not cached
+    double copy_from_user = 0;    // cycles per byte, source cached
+};
+
 } // namespace kdsim::net

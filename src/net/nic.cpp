@@ -19,13 +19,23 @@ Nic::Nic(kernel::Cpu& cpu, unsigned vector, const NetCosts& costs, std::string n
     cpu_.open_softirq(kernel::NET_RX_SOFTIRQ, &Nic::net_rx_action, this);
 }
 
+void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size) {
+    dma_ = &platform;
+    rx_dma_ = cfg;
+    bufs_.clear();
+    bufs_.reserve(ring_.size());
+    for (std::size_t i = 0; i < ring_.size(); ++i) bufs_.emplace_back(platform, cfg.buffer_size, line_size);
+}
+
 void Nic::receive_from_wire(const Packet& p) {
-    if (count_ == ring_.size()) {
+    if (count_ == ring_.size() || (dma_ && !ring_mapped_)) {
         ++stats_.rx_dropped;
         return;
     }
-    ring_[(head_ + count_) % ring_.size()] = p;
+    std::size_t slot = (head_ + count_) % ring_.size();
+    ring_[slot] = p;
     ++count_;
+    if (dma_) devices::device_write(bufs_[slot], 0, std::min<std::size_t>(p.len + 4, rx_dma_.buffer_size)); // + FCS
     if (irq_enabled_) {
         irq_enabled_ = false; // the driver masks the device interrupt until NAPI completes
         cpu_.raise_irq(vector_);
@@ -68,31 +78,70 @@ engine::Task<> Nic::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     co_await kernel::local_irq_enable(cpu);
 }
 
+// The driver's probe/open: every rx descriptor gets a mapped buffer.
+engine::Task<> Nic::map_ring() {
+    for (auto& b : bufs_) co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+    ring_mapped_ = true;
+}
+
+// The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
+// then reads the frame (headers now, payload at the copy to user): read here, over the whole
+// received length, because after this the buffer belongs to the CPU.
+engine::Task<> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
+    devices::DmaBuffer& b = bufs_[slot];
+    const std::size_t len = std::min<std::size_t>(p.len + 4, b.size());
+    switch (rx_dma_.strategy) {
+    case RxStrategy::FULL_SYNC:
+        co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+        break;
+    case RxStrategy::PARTIAL_SYNC:
+        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, len, devices::DMA_FROM_DEVICE);
+        co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
+                                                 devices::DMA_ATTR_SKIP_CPU_SYNC);
+        break;
+    case RxStrategy::SHORT_SYNC:
+        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, std::min(len, rx_dma_.short_sync_bytes),
+                                                  devices::DMA_FROM_DEVICE);
+        co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
+                                                 devices::DMA_ATTR_SKIP_CPU_SYNC);
+        break;
+    case RxStrategy::NONE: co_return;
+    }
+    if (devices::cpu_read(cpu_, b, 0, len)) ++stats_.stale_frames;
+    // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
+    co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+    co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+}
+
 engine::Task<int> Nic::napi_poll(int weight) {
     ++stats_.polls;
+    if (dma_ && !ring_mapped_) co_await map_ring();
     co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
     int done = 0;
     while (done < weight && count_ > 0) {
+        std::size_t slot = head_;
         Packet p = ring_[head_];
-        head_ = (head_ + 1) % ring_.size();
-        --count_;
         ++done;
         ++stats_.rx_frames;
+        stats_.rx_bytes += p.len;
         co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
+        if (dma_) co_await rx_buffer_handoff(slot, p);
+        head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
+        --count_;
         co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL);
         if (rx_fn_) co_await rx_fn_(cpu_, rx_ctx_, p);
     }
     co_return done;
 }
 
-engine::Task<> Nic::xmit(Packet p) {
+engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
-    bool flags = co_await kernel::local_irq_save(cpu_);
-    co_await cpu_.exec(costs_.driver_xmit, Cat::DRIVER);
+    bool flags = co_await kernel::local_irq_save(cpu);
+    co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
     ++stats_.tx_frames;
-    p.sent = cpu_.now();
+    p.sent = cpu.now();
     link_->transmit(*this, p);
-    co_await kernel::local_irq_restore(cpu_, flags);
+    co_await kernel::local_irq_restore(cpu, flags);
 }
 
 } // namespace kdsim::net

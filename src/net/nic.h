@@ -8,6 +8,7 @@
 #pragma once
 
 #include "engine/task.h"
+#include "devices/dma.h"
 #include "kernel/cpu.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
@@ -23,12 +24,28 @@ class Link;
 // The protocol layer's receive entry (netif_receive_skb's delivery), called in NET_RX context.
 using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
 
+// How the driver hands rx buffers to the stack (drivers/net/ethernet/microchip/lan743x_main.c):
+//  FULL_SYNC:    before the 2021 series: every completed buffer is dma_unmap_single'd over its
+//                whole size (an invalidation of every line) and a new buffer is mapped (another).
+//  PARTIAL_SYNC: a8db76d40e4d + 966df6ded24d: dma_sync_single_for_cpu of only the received
+//                length, dma_unmap_single_attrs(DMA_ATTR_SKIP_CPU_SYNC), then the refill mapping.
+//  SHORT_SYNC:   an unsafe variant that syncs fewer bytes than were received.
+enum class RxStrategy : std::uint8_t { NONE, FULL_SYNC, PARTIAL_SYNC, SHORT_SYNC };
+
+struct RxDmaConfig {
+    RxStrategy strategy = RxStrategy::NONE; // NONE: no DMA API modelled (coherent, free)
+    std::size_t buffer_size = 1536;
+    std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
+};
+
 struct NicStats {
     std::uint64_t rx_frames = 0;
     std::uint64_t tx_frames = 0;
     std::uint64_t rx_dropped = 0; // ring full
     std::uint64_t irqs = 0;
     std::uint64_t polls = 0;
+    std::uint64_t rx_bytes = 0;
+    std::uint64_t stale_frames = 0; // frames whose bytes the CPU read stale
 };
 
 class Nic {
@@ -40,10 +57,15 @@ public:
         rx_ctx_ = ctx;
     }
 
+    // Gives the rx ring DMA buffers handled by `cfg`'s strategy; they are mapped by a probe
+    // step at the first poll. Call before the run.
+    void set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size);
+    std::size_t ring_size() const { return ring_.size(); }
+
     // The device: a frame arrives from the wire and is written into the rx ring.
     void receive_from_wire(const Packet& p);
-    // ndo_start_xmit via the driver, in the caller's context (dev_queue_xmit's).
-    engine::Task<> xmit(Packet p);
+    // ndo_start_xmit via the driver, in the caller's context on `cpu` (dev_queue_xmit's).
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet p);
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const { return costs_; }
@@ -54,6 +76,8 @@ private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> net_rx_action(kernel::Cpu& cpu, void* ctx);
     engine::Task<int> napi_poll(int weight);
+    engine::Task<> rx_buffer_handoff(std::size_t slot, const Packet& p);
+    engine::Task<> map_ring();
 
     kernel::Cpu& cpu_;
     unsigned vector_;
@@ -67,6 +91,15 @@ private:
     bool irq_enabled_ = true; // the device's rx interrupt (masked while NAPI polls)
     bool napi_scheduled_ = false;
     NicStats stats_;
+    // DMA rx buffers, one per descriptor (only with an RxDmaConfig)
+    devices::DmaPlatform* dma_ = nullptr;
+    RxDmaConfig rx_dma_;
+    std::vector<devices::DmaBuffer> bufs_;
+    bool ring_mapped_ = false;
+    Cycles rx_buffer_alloc_ = 0;
+
+public:
+    void set_rx_buffer_alloc_cost(Cycles c) { rx_buffer_alloc_ = c; }
 };
 
 } // namespace kdsim::net

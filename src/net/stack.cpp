@@ -13,18 +13,23 @@ Stack::Stack(Nic& nic) : nic_(nic) {
     sk_queue_.reserve(64);
 }
 
-engine::Task<> Stack::dev_queue_xmit(Packet p) {
-    kernel::Cpu& cpu = nic_.cpu();
+engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(nic_.costs().dev_queue_xmit, Cat::PROTOCOL);
-    co_await nic_.xmit(p);
+    co_await nic_.xmit(cpu, p);
     co_await kernel::local_bh_enable(cpu);
 }
 
 engine::Task<> Stack::netif_receive(kernel::Cpu&, void* ctx, const Packet& p) {
     auto& s = *static_cast<Stack*>(ctx);
-    if (p.kind == FrameKind::ARP_REQUEST) co_await s.arp_rcv(p);
-    else co_await s.packet_rcv(p);
+    switch (p.kind) {
+    case FrameKind::ARP_REQUEST: co_await s.arp_rcv(p); break;
+    case FrameKind::ARP_REPLY: co_await s.packet_rcv(p); break;
+    case FrameKind::TCP_DATA:
+    case FrameKind::TCP_ACK:
+        if (s.tcp_) co_await s.tcp_->tcp_rcv(s.nic_.cpu(), p);
+        break;
+    }
 }
 
 // arp_process: a request for one of our addresses is answered at once, from NET_RX.
@@ -34,7 +39,7 @@ engine::Task<> Stack::arp_rcv(const Packet& p) {
     Packet reply = p;
     reply.kind = FrameKind::ARP_REPLY;
     ++arp_replies_;
-    co_await dev_queue_xmit(reply);
+    co_await dev_queue_xmit(cpu, reply);
 }
 
 // packet_rcv: queue to the socket (skb_queue_tail under spin_lock_irqsave), then
@@ -54,8 +59,7 @@ engine::Task<> Stack::packet_rcv(const Packet& p) {
     }
 }
 
-engine::Task<Packet> Stack::packet_recvmsg() {
-    kernel::Cpu& cpu = nic_.cpu();
+engine::Task<Packet> Stack::packet_recvmsg(kernel::Cpu& cpu) {
     while (sk_queue_.empty()) {
         // skb_recv_datagram -> __skb_wait_for_more_packets: prepare_to_wait under the
         // wait-queue lock, then schedule()

@@ -15,18 +15,26 @@
 
 namespace kdsim::net {
 
+// A TCP endpoint bound on a stack: receives its segments in NET_RX context.
+class TcpEndpoint {
+public:
+    virtual ~TcpEndpoint() = default;
+    virtual engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) = 0;
+};
+
 class Stack {
 public:
     explicit Stack(Nic& nic);
 
-    // __dev_queue_xmit: rcu_read_lock_bh, qdisc, the driver.
-    engine::Task<> dev_queue_xmit(Packet p);
+    // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver.
+    engine::Task<> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
 
     // The bound AF_PACKET socket: receives ARP replies.
     // packet_recvmsg: blocks the calling task until a frame is queued; returns it.
-    engine::Task<Packet> packet_recvmsg();
+    engine::Task<Packet> packet_recvmsg(kernel::Cpu& cpu);
 
     Nic& nic() { return nic_; }
+    void bind_tcp(TcpEndpoint& ep) { tcp_ = &ep; }
     std::uint64_t arp_replies_sent() const { return arp_replies_; }
 
 private:
@@ -37,6 +45,7 @@ private:
     Nic& nic_;
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
+    TcpEndpoint* tcp_ = nullptr;
     std::uint64_t arp_replies_ = 0;
 };
 

@@ -83,8 +83,8 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 11> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
-                                                       "simd",    "hash", "irqmask", "net", "dma"};
+constexpr std::array<std::string_view, 12> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+                                                       "simd",    "hash", "irqmask", "net", "dma", "tcp"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -410,6 +410,38 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
             }
         } else {
             r.error(*n, "net", fmt::format("expected a table [net] of cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("tcp")) {
+        if (const toml::table* t = n->as_table()) {
+            static const std::vector<std::string_view> CYC = {"ip_rcv",      "tcp_v4_rcv",  "tcp_ack_send",
+                                                              "tcp_ack_rcv", "tcp_sendmsg", "tcp_recvmsg",
+                                                              "skb_free",    "rx_buffer_alloc"};
+            std::vector<std::string_view> all = CYC;
+            all.push_back("copy_to_user_cold");
+            all.push_back("copy_from_user");
+            r.check_keys(*t, "tcp", "[tcp]", all);
+            net::TcpCosts c;
+            std::uint64_t* f[] = {&c.ip_rcv,      &c.tcp_v4_rcv,  &c.tcp_ack_send, &c.tcp_ack_rcv,
+                                  &c.tcp_sendmsg, &c.tcp_recvmsg, &c.skb_free,     &c.rx_buffer_alloc};
+            bool ok = true;
+            for (std::size_t i = 0; i < CYC.size(); ++i) {
+                std::string k = fmt::format("tcp.{}", CYC[i]);
+                auto d = read_figure(r, *t, CYC[i], k, Unit::CYCLES);
+                std::optional<std::uint64_t> v;
+                if (d) v = to_integer_figure(r, *t->get(CYC[i])->as_table()->get("value"), join_key(k, "value"), *d,
+                                             Unit::CYCLES, false);
+                if (v) *f[i] = *v;
+                else ok = false;
+            }
+            for (auto [name, member] : {std::pair{"copy_to_user_cold", &net::TcpCosts::copy_to_user_cold},
+                                        std::pair{"copy_from_user", &net::TcpCosts::copy_from_user}}) {
+                if (auto d = read_figure(r, *t, name, fmt::format("tcp.{}", name), Unit::CYCLES_PER_BYTE)) c.*member = *d;
+                else ok = false;
+            }
+            if (ok) p.tcp = c;
+        } else {
+            r.error(*n, "tcp", fmt::format("expected a table [tcp] of per-segment figures, found {}", describe(n)));
         }
     }
     if (const toml::node* n = root.get("irqmask")) {

@@ -45,6 +45,7 @@ struct Profile {
     crypto::HashCostTable hash;
     // Optional sections, required by the mechanisms that use them:
     std::optional<net::NetCosts> net;           // [net]: needed by machines with a NIC
+    std::optional<net::TcpCosts> tcp;           // [tcp]: needed by TCP streams
     std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
 };

@@ -27,12 +27,12 @@ engine::Task<> ArpPingPong::arping(ArpPingPong& w) {
         co_await kernel::syscall_enter(cpu);
         co_await cpu.exec(c.syscall, Cat::SYSCALL);
         co_await cpu.exec(c.sock_sendmsg, Cat::COPY);
-        co_await w.stack_.dev_queue_xmit(net::Packet{net::FrameKind::ARP_REQUEST, 42, i, 0});
+        co_await w.stack_.dev_queue_xmit(cpu, net::Packet{net::FrameKind::ARP_REQUEST, 42, i, 0, 0, 0, 0});
         co_await kernel::syscall_exit(cpu);
         // recvfrom(): blocks until the reply is queued
         co_await kernel::syscall_enter(cpu);
         co_await cpu.exec(c.syscall, Cat::SYSCALL);
-        (void)co_await w.stack_.packet_recvmsg();
+        (void)co_await w.stack_.packet_recvmsg(cpu);
         co_await kernel::syscall_exit(cpu);
         w.rtts_.push_back(cpu.now() - t0);
         if (w.cfg_.interval) co_await kernel::hrtimer_sleep_until(cpu, cpu.now() + w.cfg_.interval);

@@ -1,0 +1,308 @@
+// Cache flush, memcpy, futex wake-up/context switch and signal delivery measurements.
+#include "calibrate/primitives.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace kdsim::calibrate {
+
+namespace {
+
+inline std::uint64_t tsc_begin() {
+    _mm_lfence();
+    std::uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+}
+inline std::uint64_t tsc_end() {
+    unsigned aux;
+    std::uint64_t t = __rdtscp(&aux);
+    _mm_lfence();
+    return t;
+}
+
+long futex(std::atomic<int>* addr, int op, int val) {
+    return syscall(SYS_futex, reinterpret_cast<int*>(addr), op, val, nullptr, nullptr, 0);
+}
+
+} // namespace
+
+std::vector<FlushPoint> measure_flush(const CpuFeatures& cpu, const std::vector<std::size_t>& sizes, int samples) {
+    if (!cpu.clflush && !cpu.clflushopt) throw std::runtime_error("the CPU has neither CLFLUSHOPT nor CLFLUSH");
+    const std::size_t line = cpu.cache_line ? cpu.cache_line : 64;
+    std::vector<FlushPoint> out;
+    for (std::size_t size : sizes) {
+        std::size_t lines = (size + line - 1) / line;
+        auto* buf = static_cast<unsigned char*>(std::aligned_alloc(4096, (lines * line + 4095) / 4096 * 4096));
+        double flush_pl = 0, reread_pl = 0;
+        auto sample = [&]() {
+            std::memset(buf, 0x5a, lines * line); // dirty, cache-resident lines, as after a CPU write
+            volatile unsigned sink = 0;
+            std::uint64_t t0 = tsc_begin();
+            for (std::size_t i = 0; i < lines; ++i) {
+                if (cpu.clflushopt) asm volatile("clflushopt (%0)" ::"r"(buf + i * line) : "memory");
+                else asm volatile("clflush (%0)" ::"r"(buf + i * line) : "memory");
+            }
+            _mm_mfence();
+            std::uint64_t t1 = tsc_end();
+            unsigned acc = 0;
+            std::uint64_t t2 = tsc_begin();
+            for (std::size_t i = 0; i < lines; ++i) acc += *reinterpret_cast<volatile unsigned char*>(buf + i * line);
+            std::uint64_t t3 = tsc_end();
+            sink = acc;
+            (void)sink;
+            flush_pl = static_cast<double>(t1 - t0) / static_cast<double>(lines);
+            reread_pl = static_cast<double>(t3 - t2) / static_cast<double>(lines);
+        };
+        FlushPoint p;
+        p.size = size;
+        p.lines = lines;
+        for (int i = 0; i < 3; ++i) sample(); // warm-up
+        const double bound = 0.10;
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            std::vector<double> fl, rr;
+            for (int i = 0; i < samples; ++i) {
+                sample();
+                fl.push_back(flush_pl);
+                rr.push_back(reread_pl);
+            }
+            Stats sf = summarize(fl), sr = summarize(rr);
+            if (attempt == 1 || std::max(sf.spread, sr.spread) < std::max(p.flush.stats.spread, p.reread.stats.spread)) {
+                p.flush.stats = sf;
+                p.reread.stats = sr;
+            }
+            p.flush.attempts = p.reread.attempts = attempt;
+            if (std::max(p.flush.stats.spread, p.reread.stats.spread) <= bound) break;
+        }
+        p.flush.bound = p.reread.bound = bound;
+        p.flush.noisy = p.flush.stats.spread > bound;
+        p.reread.noisy = p.reread.stats.spread > bound;
+        out.push_back(p);
+        std::free(buf);
+    }
+    return out;
+}
+
+MemcpyResult measure_memcpy(const std::vector<std::size_t>& sizes, int samples) {
+    MemcpyResult r;
+    std::vector<unsigned char> src(4096, 0x33), dst(4096);
+    void* (*volatile cpy)(void*, const void*, std::size_t) = std::memcpy;
+    std::vector<double> x, y, w;
+    for (std::size_t len : sizes) {
+        const int inner = 256;
+        Measured m = measure([&] {
+            std::uint64_t t0 = tsc_begin();
+            for (int i = 0; i < inner; ++i) cpy(dst.data() + (i & 7) * 64, src.data(), len);
+            std::uint64_t t1 = tsc_end();
+            return static_cast<double>(t1 - t0) / inner;
+        }, samples, 3, 0.05, 3);
+        r.points.push_back({len, m});
+        x.push_back(static_cast<double>(len));
+        y.push_back(m.stats.median);
+        w.push_back(1.0 / std::max(1.0, m.stats.median * m.stats.median));
+    }
+    r.fit = fit_line(x, y, w);
+    return r;
+}
+
+// ---- futex ------------------------------------------------------------------------------------
+
+namespace {
+
+// SCHED_BATCH: a woken batch task never preempts the waker (check_preempt_wakeup returns early
+// for policy != SCHED_NORMAL), so on one CPU each handoff is exactly: a FUTEX_WAKE that wakes a
+// sleeper, then the waker's blocking FUTEX_WAIT with its switch to the woken thread.
+void set_batch(bool on) {
+    sched_param sp{};
+    sp.sched_priority = 0;
+    pthread_setschedparam(pthread_self(), on ? SCHED_BATCH : SCHED_OTHER, &sp);
+}
+
+// Per handoff in a ping-pong of `rounds` round trips between two threads on cpu_a and cpu_b.
+double pingpong(int cpu_a, int cpu_b, int rounds) {
+    std::atomic<int> f{0};
+    const bool same = cpu_a == cpu_b;
+    if (same) set_batch(true);
+    std::thread partner([&] {
+        pin_to_cpu(cpu_b);
+        if (same) set_batch(true);
+        for (int i = 0; i < rounds; ++i) {
+            int v;
+            while ((v = f.load()) != 1) futex(&f, FUTEX_WAIT_PRIVATE, v);
+            f.store(2);
+            futex(&f, FUTEX_WAKE_PRIVATE, 1);
+        }
+    });
+    pin_to_cpu(cpu_a);
+    std::uint64_t t0 = tsc_begin();
+    for (int i = 0; i < rounds; ++i) {
+        f.store(1);
+        futex(&f, FUTEX_WAKE_PRIVATE, 1);
+        int v;
+        while ((v = f.load()) != 2) futex(&f, FUTEX_WAIT_PRIVATE, v);
+    }
+    std::uint64_t t1 = tsc_end();
+    partner.join();
+    if (same) set_batch(false);
+    return static_cast<double>(t1 - t0) / (2.0 * rounds);
+}
+
+} // namespace
+
+FutexResult measure_futex(int cpu_a, std::optional<int> cpu_b, int samples, bool quick) {
+    FutexResult r;
+    pin_to_cpu(cpu_a);
+    std::atomic<int> idle{0};
+    r.wake_nowaiter = measure([&] {
+        std::uint64_t t0 = tsc_begin();
+        for (int i = 0; i < 64; ++i) futex(&idle, FUTEX_WAKE_PRIVATE, 1);
+        return static_cast<double>(tsc_end() - t0) / 64;
+    }, samples, 3, 0.05, 3);
+    r.wait_eagain = measure([&] {
+        std::uint64_t t0 = tsc_begin();
+        for (int i = 0; i < 64; ++i) futex(&idle, FUTEX_WAIT_PRIVATE, 1); // value differs: EAGAIN
+        return static_cast<double>(tsc_end() - t0) / 64;
+    }, samples, 3, 0.05, 3);
+    {
+        // The waker's cost of a FUTEX_WAKE that finds a sleeper on its own CPU (local runqueue,
+        // no IPI); both threads SCHED_BATCH so that the wakee does not preempt the waker.
+        std::atomic<int> f{0}, ready{0}, stop{0};
+        set_batch(true);
+        std::thread sleeper([&] {
+            pin_to_cpu(cpu_a);
+            set_batch(true);
+            while (!stop.load()) {
+                ready.store(1);
+                while (f.load() == 0 && !stop.load()) futex(&f, FUTEX_WAIT_PRIVATE, 0);
+                f.store(0);
+            }
+        });
+        auto one_wake = [&]() -> double {
+            for (int attempt = 0; attempt < 1000; ++attempt) {
+                // Yield (the CPU stays busy, no idle exit) until the sleeper has run and blocked.
+                while (ready.load() == 0) sched_yield();
+                ready.store(0);
+                f.store(1);
+                std::uint64_t t0 = tsc_begin();
+                long woke = futex(&f, FUTEX_WAKE_PRIVATE, 1);
+                std::uint64_t t1 = tsc_end();
+                if (woke == 1) return static_cast<double>(t1 - t0);
+            }
+            throw std::runtime_error("the futex sleeper never blocked");
+        };
+        r.wake_waiter_local = measure(one_wake, samples, 2, 0.10, 3);
+        stop.store(1);
+        f.store(1);
+        futex(&f, FUTEX_WAKE_PRIVATE, 1);
+        sleeper.join();
+        set_batch(false);
+    }
+    const int rounds = quick ? 100 : 300;
+    r.handoff_same_cpu = measure([&] { return pingpong(cpu_a, cpu_a, rounds); }, samples, 1, 0.10, 3);
+    if (cpu_b) {
+        r.handoff_cross_cpu = measure([&] { return pingpong(cpu_a, *cpu_b, rounds); }, samples, 1, 0.10, 3);
+        // The waker's cost of a FUTEX_WAKE that finds a sleeping waiter on the other CPU.
+        std::atomic<int> f{0}, ready{0}, stop{0};
+        std::thread sleeper([&] {
+            pin_to_cpu(*cpu_b);
+            while (!stop.load()) {
+                ready.store(1);
+                while (f.load() == 0 && !stop.load()) futex(&f, FUTEX_WAIT_PRIVATE, 0);
+                f.store(0);
+            }
+        });
+        pin_to_cpu(cpu_a);
+        auto one_wake = [&]() -> double {
+            for (int attempt = 0; attempt < 100; ++attempt) {
+                while (ready.load() == 0) _mm_pause();
+                std::uint64_t s = tsc_begin();
+                while (tsc_begin() - s < 200000) _mm_pause(); // let the sleeper block in the kernel
+                ready.store(0);
+                f.store(1);
+                std::uint64_t t0 = tsc_begin();
+                long woke = futex(&f, FUTEX_WAKE_PRIVATE, 1);
+                std::uint64_t t1 = tsc_end();
+                if (woke == 1) return static_cast<double>(t1 - t0);
+                while (f.load() != 0) _mm_pause(); // it had not slept yet: discard the sample
+            }
+            throw std::runtime_error("the futex sleeper never blocked");
+        };
+        r.wake_waiter = measure(one_wake, samples * 2, 2, 0.15, 3);
+        stop.store(1);
+        f.store(1);
+        futex(&f, FUTEX_WAKE_PRIVATE, 1);
+        sleeper.join();
+        r.cross_cpu = true;
+    }
+    return r;
+}
+
+// ---- signals ----------------------------------------------------------------------------------
+
+namespace {
+std::atomic<std::uint64_t> g_sig_tsc{0};
+void on_signal(int) { g_sig_tsc.store(__rdtsc(), std::memory_order_relaxed); }
+} // namespace
+
+SignalResult measure_signals(double tsc_hz, int samples) {
+    SignalResult r;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_usr1 {}, old_alrm {};
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGALRM, &sa, &old_alrm);
+    pid_t pid = getpid();
+    pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+    r.self_signal = measure([&] {
+        std::uint64_t t0 = tsc_begin();
+        for (int i = 0; i < 16; ++i) syscall(SYS_tgkill, pid, tid, SIGUSR1);
+        return static_cast<double>(tsc_end() - t0) / 16;
+    }, samples, 3, 0.05, 3);
+
+    timer_t timer;
+    sigevent sev {};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGALRM;
+    sev._sigev_un._tid = tid;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
+        sev.sigev_notify = SIGEV_SIGNAL;
+        if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) throw std::runtime_error("timer_create failed");
+    }
+    r.timer_latency = measure([&] {
+        g_sig_tsc.store(0);
+        timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        std::uint64_t c_now = tsc_begin();
+        itimerspec its {};
+        long ns = now.tv_nsec + 200000; // 200 us from now
+        its.it_value.tv_sec = now.tv_sec + ns / 1000000000;
+        its.it_value.tv_nsec = ns % 1000000000;
+        timer_settime(timer, TIMER_ABSTIME, &its, nullptr);
+        std::uint64_t expiry = c_now + static_cast<std::uint64_t>(200e-6 * tsc_hz);
+        std::uint64_t t_start = __rdtsc();
+        while (g_sig_tsc.load(std::memory_order_relaxed) == 0)
+            if (__rdtsc() - t_start > static_cast<std::uint64_t>(tsc_hz)) throw std::runtime_error("timer signal never arrived");
+        std::uint64_t got = g_sig_tsc.load();
+        return got > expiry ? static_cast<double>(got - expiry) : 0.0;
+    }, samples, 2, 0.25, 3);
+    timer_delete(timer);
+    sigaction(SIGUSR1, &old_usr1, nullptr);
+    sigaction(SIGALRM, &old_alrm, nullptr);
+    return r;
+}
+
+} // namespace kdsim::calibrate

@@ -1,0 +1,540 @@
+// kdsim calibrate: orchestrates the measurements, prints progress and a summary, assembles the
+// profile (measured figures + the figures user space cannot measure, copied from a base profile)
+// and writes it atomically after `kdsim check`'s loader has accepted it.
+#include "calibrate/calibrate.h"
+#include "calibrate/primitives.h"
+
+#include "report/report.h"
+#include "scenario/figures.h"
+#include "scenario/load.h"
+
+#include <fmt/format.h>
+#include <openssl/crypto.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace kdsim::calibrate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Progress {
+    int step = 0, total = 0;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    void next(const std::string& what) {
+        ++step;
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "[%2d/%d %6.1fs] %s\n", step, total, s, what.c_str());
+    }
+};
+
+std::string toml_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+        case '"': o += "\\\""; break;
+        case '\\': o += "\\\\"; break;
+        case '\n': o += "\\n"; break;
+        case '\t': o += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+            else o += c;
+        }
+    }
+    return o;
+}
+
+std::string iso_date() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
+}
+
+std::string host_name() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "host";
+    std::string s;
+    for (char c : std::string(buf))
+        s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
+    return s;
+}
+
+// A line of the profile: key = { value, unit, source }.
+struct Fig {
+    std::string value; // already formatted
+    std::string unit;
+    std::string source;
+};
+
+struct Ctx {
+    std::string cpu;
+    std::string date;
+    std::string measured_prefix() const { return "measured by kdsim calibrate on " + cpu + ", " + date; }
+    std::string src(const Measured& m, const std::string& how) const {
+        std::string s = fmt::format("{}, median of {}, spread {:.1f}%", measured_prefix(), m.stats.n,
+                                    m.stats.spread * 100);
+        if (m.noisy)
+            s += fmt::format(" (NOISY: spread {:.1f}% after {} repeats, above the {:.0f}% bound)", m.stats.spread * 100,
+                             m.attempts, m.bound * 100);
+        return s + "; " + how;
+    }
+};
+
+std::string int_value(double v) { return fmt::format("{}", static_cast<long long>(std::llround(std::max(0.0, v)))); }
+
+fs::path find_base(const std::string& base, const std::string& exe) {
+    fs::path p(base);
+    std::error_code ec;
+    if (p.extension() == ".toml" || fs::is_regular_file(p, ec)) return p;
+    std::vector<fs::path> starts = {fs::current_path(ec)};
+    if (!exe.empty()) starts.push_back(fs::path(exe).parent_path());
+#ifdef KDSIM_SOURCE_DIR
+    starts.emplace_back(KDSIM_SOURCE_DIR);
+#endif
+    for (fs::path dir : starts) {
+        for (; !dir.empty(); dir = dir.parent_path()) {
+            fs::path cand = dir / "data" / "profiles" / (base + ".toml");
+            if (fs::is_regular_file(cand, ec)) return cand;
+            if (dir == dir.parent_path()) break;
+        }
+    }
+    throw std::invalid_argument("cannot find base profile '" + base +
+                                "': no data/profiles/" + base + ".toml at or above the working directory or the "
+                                "kdsim binary (give a path to a profile file)");
+}
+
+// The profile name the loader demands for a file under data/profiles, else calibrated/<host>.
+std::string profile_name_for(const fs::path& out) {
+    std::error_code ec;
+    fs::path abs = fs::weakly_canonical(fs::absolute(out, ec), ec);
+    for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+        if (dir.filename() == "profiles" && dir.parent_path().filename() == "data") {
+            fs::path rel = abs.lexically_relative(dir);
+            rel.replace_extension();
+            return rel.generic_string();
+        }
+        if (dir == dir.parent_path()) break;
+    }
+    return "calibrated/" + host_name();
+}
+
+std::string check_writable(const fs::path& out) {
+    std::error_code ec;
+    fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    if (!fs::is_directory(dir, ec)) return "the directory " + dir.string() + " does not exist";
+    if (access(dir.c_str(), W_OK) != 0) return "the directory " + dir.string() + " is not writable";
+    if (fs::is_directory(out, ec)) return out.string() + " is a directory";
+    return "";
+}
+
+} // namespace
+
+int run(const Options& o) {
+    const fs::path out(o.out);
+    if (std::string why = check_writable(out); !why.empty()) {
+        std::fprintf(stderr, "kdsim calibrate: cannot write %s: %s; nothing was measured or written\n",
+                     o.out.c_str(), why.c_str());
+        return 2;
+    }
+    fs::path base_path;
+    std::map<std::string, scenario::RawFigure> base;
+    try {
+        base_path = find_base(o.base, o.exe);
+        (void)scenario::load_profile(base_path); // the base must itself be a valid profile
+        base = scenario::read_raw_figures(base_path);
+    } catch (const scenario::InputError& e) {
+        for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
+        std::fprintf(stderr, "kdsim calibrate: the base profile is invalid; nothing was measured or written\n");
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kdsim calibrate: %s; nothing was measured or written\n", e.what());
+        return 2;
+    }
+    if (base["profile.arch"].source != "x86_64") {
+        std::fprintf(stderr, "kdsim calibrate: base profile %s is for arch %s; this machine is x86_64\n",
+                     base_path.string().c_str(), base["profile.arch"].source.c_str());
+        return 2;
+    }
+    const std::string base_name = base["profile.name"].source;
+
+    CpuFeatures cpu = detect_cpu();
+    Ctx ctx{cpu.model, iso_date()};
+    std::vector<int> cpus = allowed_cpus();
+    const int cpu_a = cpus.empty() ? 0 : cpus.front();
+    std::optional<int> cpu_b;
+    if (cpus.size() > 1) cpu_b = cpus[1];
+    if (!pin_to_cpu(cpu_a)) std::fprintf(stderr, "kdsim calibrate: warning: cannot pin to CPU %d\n", cpu_a);
+
+    const int samples = o.quick ? 11 : 31;
+    const std::vector<std::size_t> hash_sizes =
+        o.quick ? std::vector<std::size_t>{16, 256, 4096, 65536}
+                : std::vector<std::size_t>{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+
+    Progress prog;
+    prog.total = 1 + 15 + 1 + 1 + 1 + 1 + 1 + 1;
+    std::fprintf(stderr, "kdsim calibrate%s: %s (%s), pinned to CPU %d; %d samples per figure\n",
+                 o.quick ? " --quick" : "", cpu.model.c_str(), cpu.vendor.c_str(), cpu_a, samples);
+
+    prog.next("TSC frequency against CLOCK_MONOTONIC (3 x 100 ms)");
+    TscInfo tsc = measure_tsc(3, 0.1);
+    std::fprintf(stderr, "        TSC %.6f GHz (spread %.3f%%)%s%s\n", tsc.hz / 1e9, tsc.stats.spread * 100,
+                 tsc.invariant ? ", invariant (constant_tsc nonstop_tsc)" : ", NOT flagged invariant",
+                 tsc.cpuid_hz > 0 ? fmt::format(", CPUID 0x15 says {:.6f} GHz", tsc.cpuid_hz / 1e9).c_str()
+                                  : ", CPUID 0x15 states no frequency");
+
+    // ---- hashes
+    struct HashOut {
+        std::string alg, impl;
+        HashRun run;
+        std::size_t n = 0;
+    };
+    std::vector<HashOut> hashes;
+    std::vector<std::string> unavailable;
+    for (const char* alg : HASH_ALGS) {
+        for (const char* impl : HASH_IMPLS) {
+            prog.next(fmt::format("{} {} (OPENSSL_ia32cap={})", alg, impl, ia32cap_mask(impl)));
+            if (auto why = hash_unavailable(cpu, alg, impl)) {
+                std::fprintf(stderr, "        unavailable: %s %s: %s; omitted from the profile\n", alg, impl,
+                             why->c_str());
+                unavailable.push_back(fmt::format("{}.{}: {}", alg, impl, *why));
+                continue;
+            }
+            // Several child processes (full run): the per-call cost at small sizes moves between
+            // processes by more than within one (memory layout); take the median of the runs and
+            // count the between-run range into the spread.
+            const int runs = o.quick ? 1 : 3;
+            std::vector<HashRun> rs;
+            for (int i = 0; i < runs; ++i) rs.push_back(spawn_hash_measurement(o.exe, alg, impl, hash_sizes, samples, cpu_a));
+            HashOut h{alg, impl, rs.front()};
+            if (runs > 1) {
+                for (std::size_t k = 0; k < hash_sizes.size(); ++k) {
+                    std::vector<double> med;
+                    double within = 0;
+                    bool noisy = false;
+                    int att = 1;
+                    for (auto& r : rs) {
+                        med.push_back(r.points[k].cycles.stats.median);
+                        within = std::max(within, r.points[k].cycles.stats.spread);
+                        noisy = noisy || r.points[k].cycles.noisy;
+                        att = std::max(att, r.points[k].cycles.attempts);
+                    }
+                    Stats between = summarize(med);
+                    double range = (*std::max_element(med.begin(), med.end()) - *std::min_element(med.begin(), med.end())) /
+                                   between.median;
+                    auto& p = h.run.points[k].cycles;
+                    p.stats.median = between.median;
+                    p.stats.spread = std::max(within, range);
+                    p.stats.n = rs.front().points[k].cycles.stats.n * static_cast<std::size_t>(runs);
+                    p.attempts = att;
+                    p.noisy = noisy || range > 0.05;
+                }
+                h.run.fit = fit_hash(h.run.points);
+            }
+            h.n = h.run.points.front().cycles.stats.n;
+            std::fprintf(stderr, "        %.3f cycles/byte, %.0f cycles/call (64 KiB: %.0f cycles)\n",
+                         h.run.fit.slope, h.run.fit.intercept, h.run.points.back().cycles.stats.median);
+            hashes.push_back(std::move(h));
+        }
+    }
+    // Did the masks take effect? Distinct code paths must differ in speed.
+    std::vector<std::string> verification;
+    for (const char* alg : HASH_ALGS) {
+        std::vector<const HashOut*> v;
+        for (auto& h : hashes)
+            if (h.alg == alg) v.push_back(&h);
+        for (std::size_t i = 0; i + 1 < v.size(); ++i)
+            for (std::size_t j = i + 1; j < v.size(); ++j) {
+                double a = v[i]->run.points.back().cycles.stats.median, b = v[j]->run.points.back().cycles.stats.median;
+                double diff = std::fabs(a - b) / std::min(a, b);
+                std::string line = fmt::format("{}: {} vs {} at 64 KiB: {:.0f} vs {:.0f} cycles ({:+.1f}%)", alg,
+                                               v[i]->impl, v[j]->impl, a, b, (b - a) / a * 100);
+                if (diff < 0.03) {
+                    line += " - NOT distinguishable: the mask may not have taken effect";
+                    std::fprintf(stderr, "kdsim calibrate: warning: %s\n", line.c_str());
+                }
+                verification.push_back(line);
+            }
+    }
+
+    // ---- XSAVE
+    prog.next("SIMD state save/restore (XSAVEOPT/XRSTOR of the XCR0 components)");
+    XsaveResult xs = measure_xsave(cpu, samples);
+    std::fprintf(stderr, "        XCR0 0x%llx, %u bytes: %s %.0f cycles, XRSTOR %.0f cycles\n",
+                 static_cast<unsigned long long>(cpu.xcr0), xs.state_size, xs.save_insn.c_str(),
+                 xs.save.stats.median, xs.restore.stats.median);
+
+    // ---- cache flush
+    prog.next(cpu.clflushopt ? "CLFLUSHOPT per line and re-read" : "CLFLUSH per line and re-read");
+    std::vector<std::size_t> flush_sizes =
+        o.quick ? std::vector<std::size_t>{1536, 9216} : std::vector<std::size_t>{1536, 2048, 4096, 6144, 9216};
+    auto flush = measure_flush(cpu, flush_sizes, samples);
+
+    prog.next("memcpy 64..1500 bytes");
+    auto mc = measure_memcpy({64, 128, 256, 512, 1024, 1500}, samples);
+
+    prog.next(cpu_b ? fmt::format("futex ping-pong (CPU {} alone, CPU {} <-> CPU {})", cpu_a, cpu_a, *cpu_b)
+                    : std::string("futex ping-pong (one CPU only)"));
+    auto fx = measure_futex(cpu_a, cpu_b, samples, o.quick);
+    pin_to_cpu(cpu_a);
+
+    prog.next("timer-signal delivery");
+    auto sig = measure_signals(tsc.hz, samples);
+
+    prog.next("assembling and checking the profile");
+    // Split of the same-CPU handoff (see docs/calibration.md):
+    //   handoff = wake syscall (no waiter) + wait syscall (EAGAIN path) + wakeup + context switch
+    //   wakeup  = extra cost of a FUTEX_WAKE that finds a sleeper (waker side, other CPU)
+    double sys_base = fx.wake_nowaiter.stats.median + fx.wait_eagain.stats.median;
+    double wakeup = std::max(0.0, fx.wake_waiter_local.stats.median - fx.wake_nowaiter.stats.median);
+    double cswitch = fx.handoff_same_cpu.stats.median - sys_base - wakeup;
+    bool cswitch_clamped = cswitch < 0;
+    cswitch = std::max(0.0, cswitch);
+
+    // ---- the profile text
+    const std::string cmd = std::string("kdsim calibrate") + (o.quick ? " --quick" : "") + " --base " + o.base;
+    std::string t;
+    t += fmt::format("# Calibrated profile written by `{}` on {} ({}), {}.\n", cmd, cpu.model, host_name(), ctx.date);
+    t += fmt::format("# Every cycle figure is in TSC cycles at {:.6f} GHz (the TSC frequency measured against\n"
+                     "# CLOCK_MONOTONIC; cpu.clock). Measured figures say \"measured by kdsim calibrate\"; the\n"
+                     "# figures user space cannot measure are copied from {} and say so. See docs/calibration.md.\n",
+                     tsc.hz / 1e9, base_name);
+    for (auto& u : unavailable) t += "# unavailable (omitted): " + u + "\n";
+    t += "\n[profile]\n";
+    t += fmt::format("name = \"{}\"\n", toml_escape(profile_name_for(out)));
+    t += "arch = \"x86_64\"\n";
+    t += fmt::format("description = \"{}\"\n",
+                     toml_escape(fmt::format("{} measured by kdsim calibrate{} on {}: TSC {:.3f} GHz, hashes through "
+                                             "OpenSSL {}, XSAVE state {} B; kernel-only figures from {}",
+                                             cpu.model, o.quick ? " --quick" : "", ctx.date, tsc.hz / 1e9,
+                                             OpenSSL_version(OPENSSL_VERSION_STRING), xs.state_size, base_name)));
+
+    std::map<std::string, Fig> measured;
+    {
+        Measured tm;
+        tm.stats = tsc.stats;
+        tm.bound = 0.01;
+        tm.noisy = tsc.stats.spread > 0.01;
+        measured["cpu.clock"] = {int_value(tsc.hz), "Hz",
+                                 ctx.src(tm, fmt::format("TSC ticks over 3 x 100 ms of CLOCK_MONOTONIC{}{}; all cycle "
+                                                         "figures of this profile are TSC cycles",
+                                                         tsc.invariant ? ", invariant TSC" : ", TSC not flagged invariant",
+                                                         tsc.cpuid_hz > 0 ? fmt::format(", CPUID 0x15 {:.0f} Hz", tsc.cpuid_hz) : ""))};
+    }
+    measured["cpu.cache_line"] = {std::to_string(cpu.cache_line ? cpu.cache_line : 64), "bytes",
+                                  ctx.measured_prefix() + ": read from CPUID.01H:EBX[15:8] (CLFLUSH line size) x 8"};
+    measured["sched.wakeup"] = {
+        int_value(wakeup), "cycles",
+        ctx.src(fx.wake_waiter_local,
+                fmt::format("FUTEX_WAKE that wakes a SCHED_BATCH thread sleeping on the same CPU (no wakeup "
+                            "preemption), timed on the waker ({:.0f} cycles), minus a FUTEX_WAKE finding no waiter "
+                            "({:.0f}): try_to_wake_up + enqueue on the local runqueue",
+                            fx.wake_waiter_local.stats.median, fx.wake_nowaiter.stats.median))};
+    measured["sched.context_switch"] = {
+        int_value(cswitch), "cycles",
+        ctx.src(fx.handoff_same_cpu,
+                fmt::format("futex ping-pong between two SCHED_BATCH threads pinned to one CPU (each handoff = one waking "
+                            "FUTEX_WAKE + one blocking FUTEX_WAIT and its switch): {:.0f} cycles per handoff minus the "
+                            "two futex syscalls' base cost ({:.0f} wake without waiter + {:.0f} wait EAGAIN) minus "
+                            "sched.wakeup ({:.0f}){}",
+                            fx.handoff_same_cpu.stats.median, fx.wake_nowaiter.stats.median,
+                            fx.wait_eagain.stats.median, wakeup, cswitch_clamped ? "; negative, clamped to 0" : ""))};
+    measured["simd.state_size"] = {
+        std::to_string(xs.state_size), "bytes",
+        ctx.measured_prefix() + fmt::format(": CPUID 0xD.0:EBX, standard-format XSAVE area for XCR0 0x{:x} "
+                                            "(compacted XSAVES area for XCR0|XSS: {} B, CPUID 0xD.1:EBX)",
+                                            cpu.xcr0, xs.compact_size)};
+    measured["simd.save"] = {
+        int_value(xs.save.stats.median), "cycles",
+        ctx.src(xs.save, fmt::format("{} of all XCR0 components (0x{:x}) right after the state was modified (YMM "
+                                     "written), fenced RDTSC/RDTSCP bracket minus its empty cost; the kernel uses "
+                                     "XSAVES (kernel-only)", xs.save_insn, cpu.xcr0))};
+    measured["simd.restore"] = {
+        int_value(xs.restore.stats.median), "cycles",
+        ctx.src(xs.restore, fmt::format("XRSTOR of all XCR0 components (0x{:x}) from a standard-format area, fenced "
+                                        "bracket minus its empty cost; the kernel uses XRSTORS (kernel-only)",
+                                        cpu.xcr0))};
+    for (auto& h : hashes) {
+        // The per-byte figure is fixed by the largest sizes, the per-call one by the smallest:
+        // each carries the spread of that end.
+        Measured m = h.run.points.back().cycles, mc = h.run.points.front().cycles;
+        m.bound = mc.bound = 0.05;
+        m.noisy = m.stats.spread > m.bound;
+        mc.noisy = mc.stats.spread > mc.bound;
+        std::string how = fmt::format("OpenSSL {} EVP init/update/final forced to its {} code with OPENSSL_ia32cap={}; "
+                                      "weighted least-squares fit of cycles(len) = per_call + per_byte x len over {} "
+                                      "sizes {}..{} B{}",
+                                      OpenSSL_version(OPENSSL_VERSION_STRING), h.impl, ia32cap_mask(h.impl), h.run.points.size(),
+                                      h.run.points.front().len, h.run.points.back().len,
+                                      o.quick ? "" : "; median of 3 child processes, spread includes their range");
+        std::string key = "hash." + h.alg + "." + h.impl;
+        measured[key + ".cycles_per_byte"] = {fmt::format("{:.4f}", std::max(0.0, h.run.fit.slope)), "cycles/byte",
+                                              ctx.src(m, how + fmt::format(" (spread at {} B)", h.run.points.back().len))};
+        std::string call_how = how;
+        if (h.run.fit.intercept < 0) call_how += fmt::format("; fitted intercept {:.0f} < 0, written as 0", h.run.fit.intercept);
+        measured[key + ".cycles_per_call"] = {int_value(h.run.fit.intercept), "cycles",
+                                              ctx.src(mc, call_how + fmt::format(" (spread at {} B)", h.run.points.front().len))};
+    }
+
+    auto copied = [&](const std::string& key) -> std::optional<Fig> {
+        auto it = base.find(key);
+        if (it == base.end() || it->second.unit.empty()) return std::nullopt;
+        const auto& f = it->second;
+        std::string v = f.integral ? int_value(f.value) : fmt::format("{}", f.value);
+        return Fig{v, f.unit, "not measured by kdsim calibrate; from " + base_name + ": " + f.source};
+    };
+    auto emit = [&](const std::string& key, const Fig& f) {
+        auto dot = key.rfind('.');
+        t += fmt::format("{} = {{ value = {}, unit = \"{}\", source = \"{}\" }}\n", key.substr(dot + 1), f.value,
+                         f.unit, toml_escape(f.source));
+    };
+    int n_measured = 0, n_copied = 0, n_coherent = 0;
+    auto section = [&](const std::string& sec, const std::vector<std::string>& keys, const std::string& extra = "") {
+        t += "\n[" + sec + "]\n" + extra;
+        for (auto& k : keys) {
+            std::string key = sec + "." + k;
+            if (auto it = measured.find(key); it != measured.end()) {
+                emit(key, it->second);
+                ++n_measured;
+            } else if (auto f = copied(key)) {
+                emit(key, *f);
+                ++n_copied;
+            } else {
+                throw std::runtime_error("base profile " + base_name + " lacks " + key);
+            }
+        }
+    };
+    section("cpu", {"clock", "cache_line"});
+    section("sched", {"context_switch", "wakeup", "tick", "cond_resched"});
+    section("irq", {"entry", "exit", "timer_handler", "softirq_round"});
+    section("irqflags", {"local_irq_disable", "local_irq_enable", "local_irq_save", "local_irq_restore"});
+    section("bh", {"local_bh_disable", "local_bh_enable"});
+    {
+        std::vector<std::string> simd = {"state_size", "begin", "end", "save", "restore"};
+        for (const char* opt : {"unavailable_trap", "kernel_use_warning"})
+            if (base.count(std::string("simd.") + opt)) simd.emplace_back(opt);
+        section("simd", simd, "unit = \"x86-fpu\"\n");
+    }
+    for (auto& h : hashes) {
+        std::string sec = "hash." + h.alg + "." + h.impl;
+        section(sec, {"cycles_per_byte", "cycles_per_call"});
+    }
+    // Optional sections of the base ([net], [irqmask.*]): copied whole, marked as not measured.
+    std::map<std::string, std::vector<std::string>> optional_secs;
+    for (auto& [key, f] : base) {
+        if (f.unit.empty()) continue;
+        if (key.rfind("net.", 0) == 0 || key.rfind("irqmask.", 0) == 0) {
+            auto dot = key.rfind('.');
+            optional_secs[key.substr(0, dot)].push_back(key.substr(dot + 1));
+        }
+    }
+    for (auto& [sec, keys] : optional_secs) section(sec, keys);
+    // [dma] (when the loader and the base have it): x86 DMA is cache-coherent, so the per-line
+    // maintenance figures are 0; the measured CLFLUSHOPT cost is a stand-in, documented only.
+    if (auto it = base.find("dma.coherent"); it != base.end() && it->second.is_bool) {
+        t += std::string("\n[dma]\ncoherent = ") + (it->second.value != 0 ? "true" : "false") + "\n";
+        for (auto& [key, f] : base) {
+            if (key.rfind("dma.", 0) != 0 || f.unit.empty()) continue;
+            std::string k = key.substr(4);
+            bool per_line = k.find("_line") != std::string::npos || k == "outer_sync" || k == "barrier";
+            if (per_line && it->second.value != 0) {
+                emit(key, Fig{"0", f.unit,
+                              "kdsim calibrate: x86 DMA is cache-coherent (devices snoop the CPU caches), dma-direct does "
+                              "no cache maintenance, so 0; the CLFLUSHOPT cost measured on this machine is a stand-in "
+                              "for non-coherent maintenance and is given in docs/calibration.md, not here"});
+                ++n_coherent;
+            } else if (auto c = copied(key)) {
+                emit(key, *c);
+                ++n_copied;
+            }
+        }
+    }
+
+    // Notes: measured, not profile keys (the loader has no [dma], [copy] or [signal] section).
+    std::vector<std::string> notes;
+    for (auto& p : flush)
+        notes.push_back(fmt::format("cache.flush_per_line[{} B, {} lines] = {:.1f} cycles ({} of dirty cached lines "
+                                    "+ MFENCE; spread {:.1f}%{}); re-read from memory {:.1f} cycles/line (spread {:.1f}%{})",
+                                    p.size, p.lines, p.flush.stats.median, cpu.clflushopt ? "CLFLUSHOPT" : "CLFLUSH",
+                                    p.flush.stats.spread * 100, p.flush.noisy ? ", NOISY" : "", p.reread.stats.median,
+                                    p.reread.stats.spread * 100, p.reread.noisy ? ", NOISY" : ""));
+    notes.push_back(fmt::format("memcpy 64..1500 B (L1-resident): {:.4f} cycles/byte + {:.0f} cycles/call "
+                                "(1500 B: {:.0f} cycles, spread {:.1f}%)",
+                                mc.fit.slope, mc.fit.intercept, mc.points.back().cycles.stats.median,
+                                mc.points.back().cycles.stats.spread * 100));
+    notes.push_back(fmt::format("futex syscall base: FUTEX_WAKE without waiter {:.0f} cycles, FUTEX_WAIT EAGAIN {:.0f} cycles",
+                                fx.wake_nowaiter.stats.median, fx.wait_eagain.stats.median));
+    notes.push_back(fmt::format("FUTEX_WAKE of a sleeper on the same CPU {:.0f} cycles (spread {:.1f}%)",
+                                fx.wake_waiter_local.stats.median, fx.wake_waiter_local.stats.spread * 100));
+    notes.push_back(fmt::format("futex handoff on one CPU {:.0f} cycles (spread {:.1f}%)", fx.handoff_same_cpu.stats.median,
+                                fx.handoff_same_cpu.stats.spread * 100));
+    if (fx.cross_cpu)
+        notes.push_back(fmt::format("wake-up latency (futex handoff between two CPUs) {:.0f} cycles = {:.2f} us "
+                                    "(spread {:.1f}%); waker-side FUTEX_WAKE of a sleeper {:.0f} cycles",
+                                    fx.handoff_cross_cpu.stats.median, fx.handoff_cross_cpu.stats.median / tsc.hz * 1e6,
+                                    fx.handoff_cross_cpu.stats.spread * 100, fx.wake_waiter.stats.median));
+    notes.push_back(fmt::format("signal delivery to self (tgkill -> handler -> sigreturn) {:.0f} cycles (spread {:.1f}%)",
+                                sig.self_signal.stats.median, sig.self_signal.stats.spread * 100));
+    notes.push_back(fmt::format("POSIX timer (SIGEV_SIGNAL) expiry -> handler entry {:.0f} cycles = {:.2f} us (spread {:.1f}%)",
+                                sig.timer_latency.stats.median, sig.timer_latency.stats.median / tsc.hz * 1e6,
+                                sig.timer_latency.stats.spread * 100));
+    t += "\n# Measured, not profile keys (the loader has no [dma], copy or signal section), TSC cycles:\n";
+    for (auto& n : notes) t += "# note: " + n + "\n";
+    t += "# Masking verification (distinct OpenSSL code paths must differ in speed):\n";
+    for (auto& v : verification) t += "#   " + v + "\n";
+
+    // Check with the loader `kdsim check` uses before anything is written.
+    fs::path tmp = fs::temp_directory_path() / fmt::format("kdsim-calibrate-{}.toml", static_cast<long>(getpid()));
+    try {
+        report::write_file_atomically(tmp, t);
+        (void)scenario::load_profile(tmp);
+        fs::remove(tmp);
+    } catch (const scenario::InputError& e) {
+        for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
+        std::fprintf(stderr, "kdsim calibrate: internal error: the assembled profile (kept at %s) does not load\n",
+                     tmp.string().c_str());
+        return 3;
+    }
+    try {
+        report::write_file_atomically(out, t);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kdsim calibrate: cannot write the profile: %s; nothing was written\n", e.what());
+        return 2;
+    }
+
+    // ---- summary on stdout
+    std::printf("kdsim calibrate: %s, TSC %.3f GHz, %s\n", cpu.model.c_str(), tsc.hz / 1e9, ctx.date.c_str());
+    std::printf("%-34s %14s  %s\n", "figure", "value", "spread");
+    for (auto& [k, f] : measured) {
+        std::string sp;
+        auto pos = f.source.find("spread ");
+        if (pos != std::string::npos) sp = f.source.substr(pos + 7, f.source.find_first_of(";(", pos) - pos - 7);
+        std::printf("%-34s %14s  %s%s\n", k.c_str(), (f.value + " " + (f.unit == "cycles/byte" ? "c/B" : f.unit)).c_str(),
+                    sp.c_str(), f.source.find("NOISY") != std::string::npos ? "  NOISY" : "");
+    }
+    for (auto& u : unavailable) std::printf("unavailable: %s\n", u.c_str());
+    for (auto& n : notes) std::printf("note: %s\n", n.c_str());
+    std::printf("masking verified by speed: %zu pairs of distinct OpenSSL code paths compared at 64 KiB\n",
+                verification.size());
+    for (auto& v : verification) std::printf("  %s\n", v.c_str());
+    std::printf("wrote %s: %d measured figures, %d copied from %s (not measurable from user space)%s\n",
+                o.out.c_str(), n_measured, n_copied, base_name.c_str(),
+                n_coherent ? fmt::format(", {} [dma] per-line figures 0 (coherent x86)", n_coherent).c_str() : "");
+    return 0;
+}
+
+} // namespace kdsim::calibrate

@@ -1,0 +1,117 @@
+#include "net/tcp.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+namespace {
+engine::Cycles per_byte(double cpb, std::uint64_t bytes) {
+    return static_cast<engine::Cycles>(std::llround(cpb * static_cast<double>(bytes)));
+}
+} // namespace
+
+TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap)
+    : stack_(stack), costs_(costs), window_cap_(window_cap), rwnd_(window_cap) {
+    stack_.bind_tcp(*this);
+}
+
+engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
+    co_await kernel::syscall_enter(cpu);
+    while (cpu.now() < stop_at) {
+        const std::uint64_t limit = std::min(window_cap_, rwnd_);
+        if (snd_nxt_ - snd_una_ + TCP_MSS > limit) {
+            // sk_stream_wait_memory: sleep until an ACK opens the window
+            waiter_ = &self;
+            co_await cpu.block();
+            continue;
+        }
+        // tcp_sendmsg: copy from user, build the segment, tcp_write_xmit -> ip_queue_xmit
+        co_await cpu.exec(per_byte(costs_.copy_from_user, TCP_MSS), Cat::COPY);
+        co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
+        Packet p{FrameKind::TCP_DATA, TCP_FRAME, snd_nxt_, 0, TCP_MSS, 0, 0};
+        snd_nxt_ += TCP_MSS;
+        ++segments_;
+        co_await stack_.dev_queue_xmit(cpu, p);
+        co_await kernel::might_resched(cpu);
+    }
+    co_await kernel::syscall_exit(cpu);
+}
+
+// tcp_ack: drop what was acknowledged, take the new window, wake the writer.
+engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_ack_rcv, Cat::PROTOCOL);
+    if (p.ack > snd_una_) snd_una_ = p.ack;
+    rwnd_ = p.window;
+    if (waiter_) {
+        kernel::TaskStruct* t = waiter_;
+        waiter_ = nullptr;
+        co_await kernel::try_to_wake_up(cpu, *t);
+    }
+}
+
+TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf)
+    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), last_window_(rcvbuf) {
+    stack_.bind_tcp(*this);
+}
+
+engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
+    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL);
+    last_window_ = window();
+    ++acks_;
+    unacked_segments_ = 0;
+    co_await stack_.dev_queue_xmit(cpu, Packet{FrameKind::TCP_ACK, TCP_ACK_FRAME, 0, 0, 0, rcv_nxt_, last_window_});
+}
+
+// tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK every second segment, wake the reader.
+engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
+    softirq_cpu_ = &cpu;
+    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv, Cat::PROTOCOL);
+    rcv_nxt_ = p.seq + p.payload;
+    unread_ += p.payload;
+    queue_.push_back(p.payload);
+    ++segments_;
+    if (++unacked_segments_ >= 2) co_await send_ack(cpu);
+    if (reader_) {
+        kernel::TaskStruct* t = reader_;
+        reader_ = nullptr;
+        co_await kernel::try_to_wake_up(cpu, *t); // sock_def_readable
+    }
+}
+
+// tcp_recvmsg: copy what is queued (up to 128 KiB per call), then tcp_cleanup_rbuf's window
+// update when the advertised window had become small.
+engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
+    for (;;) {
+        co_await kernel::syscall_enter(cpu);
+        while (queue_.empty()) {
+            reader_ = &self;
+            co_await cpu.block();
+        }
+        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL);
+        std::uint64_t copied = 0;
+        while (!queue_.empty() && copied < 128 * 1024) {
+            std::uint32_t n = queue_.front();
+            queue_.pop_front();
+            co_await cpu.exec(per_byte(costs_.copy_to_user_cold, n), Cat::COPY);
+            co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
+            unread_ -= n;
+            bytes_read_ += n;
+            copied += n;
+        }
+        if (last_window_ < 2 * TCP_MSS && window() >= 2 * TCP_MSS) {
+            co_await kernel::local_bh_disable(cpu);
+            co_await send_ack(cpu);
+            co_await kernel::local_bh_enable(cpu);
+        }
+        co_await kernel::syscall_exit(cpu);
+    }
+}
+
+} // namespace kdsim::net

@@ -1,0 +1,69 @@
+// An established TCP bulk stream (net/ipv4/tcp_input.c, tcp_output.c), reduced to what makes a
+// bulk transfer run at the speed of its slowest stage: the sender keeps at most the peer's
+// advertised window in flight (ACK clocking); the receiver processes each segment in NET_RX
+// (ip_rcv, tcp_v4_rcv), queues it for the reader, ACKs every second full segment (the
+// quick-ack/delayed-ACK rule for bulk data), and advertises the receive buffer left unread; the
+// reader copies to user space and, when the window had closed, sends a window update
+// (tcp_cleanup_rbuf). Not modelled: loss and retransmission (the model never drops a segment:
+// the window stays below the rx ring), congestion control (slow start, cwnd), SACK, timestamps,
+// GRO.
+#pragma once
+
+#include "engine/task.h"
+#include "kernel/cpu.h"
+#include "net/net_costs.h"
+#include "net/stack.h"
+
+#include <cstdint>
+#include <deque>
+
+namespace kdsim::net {
+
+inline constexpr std::uint32_t TCP_MSS = 1448;       // 1500 - 20 (IP) - 32 (TCP with timestamps)
+inline constexpr std::uint32_t TCP_FRAME = 1514;     // Ethernet frame of a full segment
+inline constexpr std::uint32_t TCP_ACK_FRAME = 66;
+
+class TcpSource final : public TcpEndpoint {
+public:
+    TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap);
+    // The sender task's body: writes segments as fast as the window allows until `stop_at`.
+    engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
+    engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
+    std::uint64_t bytes_acked() const { return snd_una_; }
+    std::uint64_t segments_sent() const { return segments_; }
+
+private:
+    Stack& stack_;
+    TcpCosts costs_;
+    std::uint64_t window_cap_;
+    std::uint64_t snd_una_ = 0, snd_nxt_ = 0, rwnd_;
+    std::uint64_t segments_ = 0;
+    kernel::TaskStruct* waiter_ = nullptr;
+};
+
+class TcpSink final : public TcpEndpoint {
+public:
+    TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf);
+    engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
+    // The reader task's body (iperf3's server): read and discard until the run ends.
+    engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
+    std::uint64_t bytes_read() const { return bytes_read_; }
+    std::uint64_t segments() const { return segments_; }
+    std::uint64_t acks_sent() const { return acks_; }
+
+private:
+    engine::Task<> send_ack(kernel::Cpu& cpu);
+    std::uint64_t window() const { return rcvbuf_ > unread_ ? rcvbuf_ - unread_ : 0; }
+
+    Stack& stack_;
+    TcpCosts costs_;
+    std::uint64_t rcvbuf_;
+    std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
+    std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0;
+    std::uint64_t last_window_ = 0;
+    std::deque<std::uint32_t> queue_; // payload sizes of segments not yet read
+    kernel::TaskStruct* reader_ = nullptr;
+    kernel::Cpu* softirq_cpu_ = nullptr;
+};
+
+} // namespace kdsim::net
