@@ -215,15 +215,19 @@ int cmd_experiments(const ExperimentsOptions& o) {
         std::fputs(experiment_table(x, runs).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {
-            bool run_ok = x.expect == "ok" ? !r.failed : (r.failed && r.clobber_count > 0);
+            bool stale = false;
+            for (const auto& f : r.failures) stale = stale || f.find("stale DMA read") != std::string::npos;
+            bool run_ok = x.expect == "ok" ? !r.failed : x.expect == "clobber" ? (r.failed && r.clobber_count > 0)
+                                                                               : (r.failed && stale);
             if (!run_ok) {
                 ok = false;
                 verdicts.push_back(x.id + ": " + n + (x.expect == "ok" ? " violated an invariant" : " was not caught"));
             }
         }
         std::printf("%s: %s (%s)\n", x.id.c_str(), ok ? "as expected" : "NOT AS EXPECTED",
-                    x.expect == "ok" ? "every run free of invariant violations"
-                                     : "every unsafe run must be caught with a clobber report");
+                    x.expect == "ok"        ? "every run free of invariant violations"
+                    : x.expect == "clobber" ? "every unsafe run must be caught with a clobber report"
+                                            : "every unsafe run must be caught with a stale-read report");
         all_ok = all_ok && ok;
     }
     std::printf("\nSUMMARY: %zu experiment(s); %s\n", exps.size(), all_ok ? "all as expected" : "some NOT as expected");

@@ -115,7 +115,6 @@ engine::Task<> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
 
 engine::Task<int> Nic::napi_poll(int weight) {
     ++stats_.polls;
-    if (dma_ && !ring_mapped_) co_await map_ring();
     co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
     int done = 0;
     while (done < weight && count_ > 0) {

@@ -61,6 +61,9 @@ public:
     // step at the first poll. Call before the run.
     void set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size);
     std::size_t ring_size() const { return ring_.size(); }
+    // ndo_open: maps every rx buffer. Frames arriving before it completes are dropped.
+    engine::Task<> open() { co_await map_ring(); }
+    const devices::DmaPlatform* dma() const { return dma_; }
 
     // The device: a frame arrives from the wire and is written into the rx ring.
     void receive_from_wire(const Packet& p);

@@ -2,6 +2,8 @@
 
 #include "scenario/toml_reader.h"
 
+#include <array>
+
 namespace kdsim::scenario {
 
 Experiment load_experiment(const std::filesystem::path& manifest) {
@@ -22,8 +24,8 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
         if (auto v = rd.string(*e, "id", "experiment.id", true)) x.id = *v;
         if (auto v = rd.string(*e, "title", "experiment.title", true)) x.title = *v;
         if (auto v = rd.string(*e, "question", "experiment.question", false)) x.question = *v;
-        if (auto v = rd.choice(*e, "expect", "experiment.expect", false, {"ok", "clobber"}))
-            x.expect = *v == 0 ? "ok" : "clobber";
+        if (auto v = rd.choice(*e, "expect", "experiment.expect", false, {"ok", "clobber", "stale"}))
+            x.expect = std::array{"ok", "clobber", "stale"}[*v];
         if (const toml::array* a = rd.array(*e, "scenarios", "experiment.scenarios", true, "a list of scenario files")) {
             for (std::size_t i = 0; i < a->size(); ++i) {
                 const toml::node& n = *a->get(i);

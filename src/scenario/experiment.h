@@ -25,7 +25,9 @@ struct Experiment {
     std::string id;
     std::string title;
     std::string question;
-    std::string expect = "ok"; // "ok": no run may fail; "clobber": every run must fail with a clobber
+    // "ok": no run may fail; "clobber": every run must fail with a clobber report; "stale": every
+    // run must fail with a stale DMA read.
+    std::string expect = "ok";
     std::filesystem::path dir;
     std::vector<std::filesystem::path> scenarios;
     std::vector<ExperimentColumn> columns;

@@ -29,8 +29,8 @@ using detail::Reader;
 constexpr int MAX_ROW_ERRORS = 10;
 constexpr std::int64_t MAX_CPUS = 64;
 
-const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",
-                                            "cyclictest",  "softirq_load", "tcrypt", "arp_pingpong"};
+const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",    "cyclictest",
+                                            "softirq_load", "tcrypt",      "arp_pingpong", "iperf3"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -56,6 +56,8 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
         add({"alg", "impl", "block_size", "duration"});
     } else if (kind == "arp_pingpong") {
         add({"peer", "count", "interval"});
+    } else if (kind == "iperf3") {
+        add({"peer", "sender_cpu", "window", "rcvbuf", "start"});
     }
     return k;
 }
@@ -529,7 +531,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 3: wl = system::CyclictestWorkload{}; break;
     case 4: wl = system::SoftirqLoadWorkload{}; break;
     case 5: wl = system::TcryptWorkload{}; break;
-    default: wl = system::ArpPingPongWorkload{}; break;
+    case 6: wl = system::ArpPingPongWorkload{}; break;
+    default: wl = system::Iperf3Workload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -596,6 +599,13 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto v = r_.integer(w, "count", wkey + ".count", false, 1, INT64_MAX))
                     x.count = static_cast<std::uint64_t>(*v);
                 if (auto t = r_.duration(w, "interval", wkey + ".interval", false, false)) x.interval = *t;
+            } else if constexpr (std::is_same_v<T, system::Iperf3Workload>) {
+                if (auto v = r_.string(w, "peer", wkey + ".peer", true)) x.peer = *v;
+                if (auto v = r_.integer(w, "sender_cpu", wkey + ".sender_cpu", false, 0, MAX_CPUS - 1))
+                    x.sender_cpu = static_cast<int>(*v);
+                if (auto b = r_.bytes(w, "window", wkey + ".window", false, true)) x.window = *b;
+                if (auto b = r_.bytes(w, "rcvbuf", wkey + ".rcvbuf", false, true)) x.rcvbuf = *b;
+                if (auto t = r_.duration(w, "start", wkey + ".start", false, false)) x.start = *t;
             } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
                 alg_impl(x, true);
                 if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;
@@ -623,7 +633,7 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after"});
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic"});
     std::size_t before = out_.size();
     system::MachineConfig mc;
     auto name = r_.string(m, "name", mkey + ".name", true);
@@ -641,6 +651,26 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
 
     read_kernel(m, mkey, mc, prof, profile_node);
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
+    if (const toml::table* nic = r_.table(m, "nic", mkey + ".nic", false, "a table [machine.nic]")) {
+        std::string nkey = mkey + ".nic";
+        r_.check_keys(*nic, nkey, "[machine.nic]", {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes"});
+        net::RxDmaConfig rx;
+        if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", true,
+                                {"full-sync", "partial-sync", "short-sync"}))
+            rx.strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
+                                     net::RxStrategy::SHORT_SYNC}[*st];
+        if (auto b = r_.bytes(*nic, "rx_buffer", nkey + ".rx_buffer", false, true)) {
+            if (*b < 1518)
+                r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
+                         fmt::format("expected a buffer that holds a 1518-byte frame (multi-buffer frames are not "
+                                     "modelled), found {} bytes", *b));
+            else
+                rx.buffer_size = *b;
+        }
+        if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
+        if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
+        mc.nic_rx = rx;
+    }
 
     if (const toml::table* ov =
             r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {
@@ -750,13 +780,15 @@ system::ScenarioConfig ScenarioLoader::load() {
     }
     for (auto& mc : cfg.machines)
         for (auto& w : mc.workloads)
-            if (auto* pp = std::get_if<system::ArpPingPongWorkload>(&w)) {
+            for (const std::string* peer : {std::get_if<system::ArpPingPongWorkload>(&w) ? &std::get_if<system::ArpPingPongWorkload>(&w)->peer : nullptr,
+                                             std::get_if<system::Iperf3Workload>(&w) ? &std::get_if<system::Iperf3Workload>(&w)->peer : nullptr}) {
+                if (!peer) continue;
                 bool linked = false;
                 for (const auto& l : cfg.links)
-                    linked = linked || (l.a == mc.name && l.b == pp->peer) || (l.b == mc.name && l.a == pp->peer);
+                    linked = linked || (l.a == mc.name && l.b == *peer) || (l.b == mc.name && l.a == *peer);
                 if (!linked)
-                    r_.error_file("machine", fmt::format("machine '{}': arp_pingpong peer '{}' is not linked to it by a [[link]]",
-                                                         mc.name, pp->peer));
+                    r_.error_file("machine", fmt::format("machine '{}': the workload's peer '{}' is not linked to it by a [[link]]",
+                                                         mc.name, *peer));
             }
     if (!out_.empty()) {
         detail::sort_diagnostics(out_, display_);

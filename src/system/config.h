@@ -11,6 +11,7 @@
 #include "kernel/costs.h"
 #include "kernel/cpu.h"
 #include "net/net_costs.h"
+#include "net/nic.h"
 #include "workloads/config.h"
 
 #include <cstdint>
@@ -59,9 +60,10 @@ using workloads::SimdUserWorkload;
 using workloads::SoftirqLoadWorkload;
 using workloads::TcryptWorkload;
 using workloads::ArpPingPongWorkload;
+using workloads::Iperf3Workload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
-                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload>;
+                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload>;
 
 struct MachineConfig {
     std::string name;
@@ -77,6 +79,9 @@ struct MachineConfig {
     // The interrupt-masking implementation: empty = the profile's [irqflags]; otherwise the name
     // of one of its [irqmask.<impl>] tables (arm64: daif, pmr_off, pmr).
     std::string irq_masking;
+    // [machine.nic]: the rx buffer strategy of the NIC's driver (absent: no DMA API modelled)
+    std::optional<net::RxDmaConfig> nic_rx;
+    std::size_t nic_rx_ring = 128;
     std::vector<Workload> workloads;
 };
 

@@ -3,12 +3,15 @@
 #include "workloads/background.h"
 #include "workloads/hashing.h"
 #include "workloads/pingpong.h"
+#include "workloads/iperf3.h"
 
 #include <set>
 
 namespace kdsim::system {
 
 namespace {
+
+engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
 
 template <class... Ts>
 struct Overloaded : Ts... {
@@ -48,6 +51,12 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
 
 System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completion_(sim_) {
     machines_.reserve(cfg.machines.size());
+    struct Deferred {
+        Machine* m;
+        const Iperf3Workload* w;
+        workloads::Env env;
+    };
+    std::vector<Deferred> deferred;
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
@@ -119,8 +128,18 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                 if (!mc.profile.net)
                     throw ConfigError("machine " + mc.name + " has a NIC, but profile " + mc.profile.name +
                                       " has no [net] figures");
-                m.nic = std::make_unique<net::Nic>(*m.cpus[0], next_vector++, *mc.profile.net, mc.name + ".eth0");
+                m.nic = std::make_unique<net::Nic>(*m.cpus[0], next_vector++, *mc.profile.net, mc.name + ".eth0",
+                                                   mc.nic_rx_ring);
                 m.stack = std::make_unique<net::Stack>(*m.nic);
+                if (mc.nic_rx) {
+                    if (!mc.profile.dma || !mc.profile.tcp)
+                        throw ConfigError("machine " + mc.name + ": [machine.nic] needs the [dma] and [tcp] figures of profile " +
+                                          mc.profile.name);
+                    m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+                    m.nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
+                    m.nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
+                    m.cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*m.nic));
+                }
                 softirq_cpus.insert(0); // the NIC owns NET_RX on CPU 0
                 break;
             }
@@ -146,6 +165,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                     [&](const CyclictestWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         return std::make_unique<workloads::Cyclictest>(env, x);
                     },
+                    [&](const Iperf3Workload& x) -> std::unique_ptr<workloads::Workload> {
+                        deferred.push_back({&m, &x, env});
+                        return nullptr; // built once every machine exists
+                    },
                     [&](const ArpPingPongWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!m.stack)
                             throw ConfigError("machine " + mc.name + ": arp_pingpong needs a link to its peer");
@@ -162,7 +185,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                     },
                 },
                 w);
-            m.workloads.push_back(std::move(wl));
+            if (wl) m.workloads.push_back(std::move(wl));
         }
     }
     for (const LinkConfig& l : cfg.links) {
@@ -175,6 +198,22 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
         links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency));
         links_.back()->attach(*a->nic, *b->nic);
+    }
+    for (const Deferred& d : deferred) {
+        Machine* peer = nullptr;
+        for (Machine& m : machines_)
+            if (m.cfg->name == d.w->peer) peer = &m;
+        const MachineConfig& mc = *d.m->cfg;
+        if (!peer || !peer->stack || !d.m->stack)
+            throw ConfigError("machine " + mc.name + ": iperf3 needs a link to its peer '" + d.w->peer + "'");
+        if (!mc.profile.tcp || !peer->cfg->profile.tcp)
+            throw ConfigError("machine " + mc.name + ": iperf3 needs the [tcp] figures of both profiles");
+        if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
+            throw ConfigError("machine " + mc.name + ": iperf3 sender_cpu is not a CPU of '" + d.w->peer + "'");
+        engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
+        d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
+            d.env, *d.w, *d.m->stack, *mc.profile.tcp, *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)],
+            *peer->stack, *peer->cfg->profile.tcp, stop));
     }
 }
 
@@ -259,6 +298,17 @@ results::RunResults System::collect() const {
         r.failed = true;
         r.failures.push_back(std::to_string(r.clobber_count) + " SIMD register clobber(s): live registers of one context were overwritten by another");
     }
+    for (const Machine& m : machines_)
+        if (m.dma && m.dma->findings().stale_reads) {
+            r.failed = true;
+            r.failures.push_back(m.cfg->name + ": " + std::to_string(m.dma->findings().stale_reads) +
+                                 " stale DMA read(s): the CPU read buffer lines the device wrote after their last "
+                                 "invalidation (first at " +
+                                 std::to_string(engine::to_us(m.dma->findings().reports[0].time)) + " us, bytes " +
+                                 std::to_string(m.dma->findings().reports[0].first) + "-" +
+                                 std::to_string(m.dma->findings().reports[0].end) + " of buffer " +
+                                 std::to_string(m.dma->findings().reports[0].buffer) + ")");
+        }
     for (const results::WorkloadResult& w : r.workloads)
         for (const results::Metric& m : w.metrics)
             if (m.key == "digest_mismatches" && m.value > 0) {

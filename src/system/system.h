@@ -7,6 +7,7 @@
 #include "arch/simd.h"
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
+#include "devices/dma.h"
 #include "net/link.h"
 #include "net/nic.h"
 #include "net/stack.h"
@@ -44,6 +45,7 @@ private:
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
+        std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<net::Nic> nic; // on CPU 0, when a link names this machine
         std::unique_ptr<net::Stack> stack;
         kernel::KernelCosts costs;     // the profile's, with the masking implementation applied

@@ -92,4 +92,15 @@ struct ArpPingPongWorkload {
     Tick interval = 0;       // pause between round trips (arping -w style); 0: back to back
 };
 
+// iperf3-like TCP bulk stream: the peer machine sends, this machine receives (E5).
+struct Iperf3Workload {
+    std::string name = "iperf3";
+    int cpu = 0;                  // the receiving iperf3 server's CPU
+    std::string peer;             // the sending machine
+    int sender_cpu = 0;
+    std::uint64_t window = 128 * 1024; // sender's cap on bytes in flight
+    std::uint64_t rcvbuf = 128 * 1024; // receiver's buffer (advertised window when empty)
+    Tick start = 5 * engine::PS_PER_MS; // connection set-up; the stream starts here
+};
+
 } // namespace kdsim::workloads
