@@ -140,7 +140,9 @@ TscInfo measure_tsc(int windows, double window_s) {
         __cpuid_count(0x15, 0, a, b, c, d);
         if (a && b && c) t.cpuid_hz = static_cast<double>(c) * b / a;
     }
-    std::string flags = " " + cpuinfo_field("flags") + " ";
+    std::string flags = " ";
+    flags += cpuinfo_field("flags");
+    flags += ' ';
     t.invariant = flags.find(" constant_tsc ") != std::string::npos && flags.find(" nonstop_tsc ") != std::string::npos;
     return t;
 }
@@ -362,7 +364,10 @@ LineFit fit_hash(const std::vector<HashPoint>& points) {
 HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, const std::string& impl,
                                const std::vector<std::size_t>& sizes, int samples, int cpu) {
     std::string lens;
-    for (std::size_t s : sizes) lens += (lens.empty() ? "" : ",") + std::to_string(s);
+    for (std::size_t s : sizes) {
+        if (!lens.empty()) lens += ',';
+        lens += std::to_string(s);
+    }
     std::string spec = alg + ":" + impl + ":" + lens + ":" + std::to_string(samples) + ":" + std::to_string(cpu);
     std::string cap = ia32cap_mask(impl);
     int fds[2];
