@@ -106,6 +106,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
             copied += n;
         }
         if (last_window_ < 2 * TCP_MSS && window() >= 2 * TCP_MSS) {
+            ++window_updates_;
             co_await kernel::local_bh_disable(cpu);
             co_await send_ack(cpu);
             co_await kernel::local_bh_enable(cpu);

@@ -50,6 +50,7 @@ public:
     std::uint64_t bytes_read() const { return bytes_read_; }
     std::uint64_t segments() const { return segments_; }
     std::uint64_t acks_sent() const { return acks_; }
+    std::uint64_t window_updates() const { return window_updates_; }
 
 private:
     engine::Task<> send_ack(kernel::Cpu& cpu);
@@ -59,7 +60,7 @@ private:
     TcpCosts costs_;
     std::uint64_t rcvbuf_;
     std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
-    std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0;
+    std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0, window_updates_ = 0;
     std::uint64_t last_window_ = 0;
     std::deque<std::uint32_t> queue_; // payload sizes of segments not yet read
     kernel::TaskStruct* reader_ = nullptr;

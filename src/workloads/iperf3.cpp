@@ -33,6 +33,10 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "segments_received", static_cast<double>(sink_.segments()), "count");
     add(r, "rx_packets_per_s", secs > 0 ? static_cast<double>(nic.rx_frames) / secs : 0, "1/s");
     add(r, "acks_sent", static_cast<double>(sink_.acks_sent()), "count");
+    add(r, "window_updates", static_cast<double>(sink_.window_updates()), "count");
+    add(r, "segments_sent", static_cast<double>(source_.segments_sent()), "count");
+    add(r, "bytes_acked", static_cast<double>(source_.bytes_acked()), "bytes");
+    add(r, "link_frames_to_receiver", static_cast<double>(peer_stack_.nic().stats().tx_frames), "count");
     add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
     add(r, "stale_frames", static_cast<double>(nic.stale_frames), "count");
     if (const devices::DmaPlatform* d = stack_.nic().dma()) {
