@@ -5,6 +5,7 @@
 // whose message is the drained OpenSSL error queue -- except the final tag
 // check of aead_open, whose failure is the expected "not authentic" answer.
 #include "crypto/aead.h"
+#include "crypto/openssl_error.h"
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -19,6 +20,8 @@
 namespace kdsim::crypto {
 namespace {
 
+using detail::throw_openssl_error;
+
 constexpr AeadAlg kAllAlgs[] = {AeadAlg::CHACHA20_POLY1305, AeadAlg::AES_128_GCM, AeadAlg::AES_256_GCM};
 
 // Largest chunk handed to a single EVP_*Update call (its length is an int).
@@ -31,22 +34,6 @@ const EVP_CIPHER* evp_cipher(AeadAlg alg) {
         case AeadAlg::AES_256_GCM: return EVP_aes_256_gcm();
     }
     throw std::invalid_argument("kdsim::crypto: unknown AeadAlg");
-}
-
-[[noreturn]] void throw_openssl_error(std::string_view what) {
-    std::string msg = "kdsim::crypto: ";
-    msg += what;
-    msg += " failed";
-    bool first = true;
-    while (unsigned long code = ERR_get_error()) {
-        char buf[256];
-        ERR_error_string_n(code, buf, sizeof buf);
-        msg += first ? ": " : "; ";
-        msg += buf;
-        first = false;
-    }
-    if (first) msg += " (no OpenSSL error queued)";
-    throw std::runtime_error(msg);
 }
 
 struct CipherCtxFree {

@@ -3,8 +3,8 @@
 // per Digest, and turns every failed EVP call into a std::runtime_error whose
 // message is the drained OpenSSL error queue.
 #include "crypto/digest.h"
+#include "crypto/openssl_error.h"
 
-#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #include <stdexcept>
@@ -13,6 +13,8 @@
 namespace kdsim::crypto {
 namespace {
 
+using detail::throw_openssl_error;
+
 const EVP_MD* evp_md(HashAlg alg) {
     switch (alg) {
         case HashAlg::SHA1: return EVP_sha1();
@@ -20,22 +22,6 @@ const EVP_MD* evp_md(HashAlg alg) {
         case HashAlg::SHA512: return EVP_sha512();
     }
     throw std::invalid_argument("kdsim::crypto: unknown HashAlg");
-}
-
-[[noreturn]] void throw_openssl_error(std::string_view what) {
-    std::string msg = "kdsim::crypto: ";
-    msg += what;
-    msg += " failed";
-    bool first = true;
-    while (unsigned long code = ERR_get_error()) {
-        char buf[256];
-        ERR_error_string_n(code, buf, sizeof buf);
-        msg += first ? ": " : "; ";
-        msg += buf;
-        first = false;
-    }
-    if (first) msg += " (no OpenSSL error queued)";
-    throw std::runtime_error(msg);
 }
 
 }  // namespace

@@ -780,9 +780,13 @@ system::ScenarioConfig ScenarioLoader::load() {
     }
     for (auto& mc : cfg.machines)
         for (auto& w : mc.workloads)
-            for (const std::string* peer : {std::get_if<system::ArpPingPongWorkload>(&w) ? &std::get_if<system::ArpPingPongWorkload>(&w)->peer : nullptr,
-                                             std::get_if<system::Iperf3Workload>(&w) ? &std::get_if<system::Iperf3Workload>(&w)->peer : nullptr}) {
-                if (!peer) continue;
+            // Workloads with a peer machine (arp_pingpong, iperf3) need a link to it.
+            if (const std::string* peer = std::visit(
+                    [](const auto& x) -> const std::string* {
+                        if constexpr (requires { x.peer; }) return &x.peer;
+                        else return nullptr;
+                    },
+                    w)) {
                 bool linked = false;
                 for (const auto& l : cfg.links)
                     linked = linked || (l.a == mc.name && l.b == *peer) || (l.b == mc.name && l.a == *peer);

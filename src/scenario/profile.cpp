@@ -340,9 +340,13 @@ void read_hash(Reader& r, const toml::table& root, system::Profile& p, bool arch
 
 
 // Reads a table of cycle figures with exactly `names`; returns them in order when all are valid.
+// `other_keys` are further keys the table may hold, read by the caller.
 std::optional<std::vector<std::uint64_t>> read_cycle_table(Reader& r, const toml::table& t, const std::string& key,
-                                                          const std::vector<std::string_view>& names) {
-    r.check_keys(t, key, fmt::format("[{}]", key), names);
+                                                          const std::vector<std::string_view>& names,
+                                                          const std::vector<std::string_view>& other_keys = {}) {
+    std::vector<std::string_view> allowed = names;
+    allowed.insert(allowed.end(), other_keys.begin(), other_keys.end());
+    r.check_keys(t, key, fmt::format("[{}]", key), allowed);
     std::vector<std::uint64_t> out;
     bool ok = true;
     for (std::string_view n : names) {
@@ -417,22 +421,13 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
             static const std::vector<std::string_view> CYC = {"ip_rcv",      "tcp_v4_rcv",  "tcp_ack_send",
                                                               "tcp_ack_rcv", "tcp_sendmsg", "tcp_recvmsg",
                                                               "skb_free",    "rx_buffer_alloc"};
-            std::vector<std::string_view> all = CYC;
-            all.push_back("copy_to_user_cold");
-            all.push_back("copy_from_user");
-            r.check_keys(*t, "tcp", "[tcp]", all);
             net::TcpCosts c;
-            std::uint64_t* f[] = {&c.ip_rcv,      &c.tcp_v4_rcv,  &c.tcp_ack_send, &c.tcp_ack_rcv,
-                                  &c.tcp_sendmsg, &c.tcp_recvmsg, &c.skb_free,     &c.rx_buffer_alloc};
-            bool ok = true;
-            for (std::size_t i = 0; i < CYC.size(); ++i) {
-                std::string k = fmt::format("tcp.{}", CYC[i]);
-                auto d = read_figure(r, *t, CYC[i], k, Unit::CYCLES);
-                std::optional<std::uint64_t> v;
-                if (d) v = to_integer_figure(r, *t->get(CYC[i])->as_table()->get("value"), join_key(k, "value"), *d,
-                                             Unit::CYCLES, false);
-                if (v) *f[i] = *v;
-                else ok = false;
+            auto cycles = read_cycle_table(r, *t, "tcp", CYC, {"copy_to_user_cold", "copy_from_user"});
+            bool ok = cycles.has_value();
+            if (ok) {
+                std::uint64_t* f[] = {&c.ip_rcv,      &c.tcp_v4_rcv,  &c.tcp_ack_send, &c.tcp_ack_rcv,
+                                      &c.tcp_sendmsg, &c.tcp_recvmsg, &c.skb_free,     &c.rx_buffer_alloc};
+                for (std::size_t i = 0; i < CYC.size(); ++i) *f[i] = (*cycles)[i];
             }
             for (auto [name, member] : {std::pair{"copy_to_user_cold", &net::TcpCosts::copy_to_user_cold},
                                         std::pair{"copy_from_user", &net::TcpCosts::copy_from_user}}) {

@@ -23,7 +23,7 @@ engine::Task<> HashWorkloadBase::hash_buffer(crypto::HashAlg alg, crypto::HashIm
     if (o.clobbered) ++clobbered_calls_;
 }
 
-void HashWorkloadBase::add_common(results::WorkloadResult& r, crypto::HashAlg alg, crypto::HashImpl impl) const {
+void HashWorkloadBase::add_common(results::WorkloadResult& r) const {
     engine::Tick elapsed = (done_ ? finished_ : env_.sim.now()) - started_;
     add(r, "completed", done_ ? 1 : 0, "bool");
     add(r, "buffers", static_cast<double>(buffers_), "count");
@@ -39,8 +39,6 @@ void HashWorkloadBase::add_common(results::WorkloadResult& r, crypto::HashAlg al
         add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
         add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
     }
-    (void)alg;
-    (void)impl;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -88,7 +86,7 @@ results::WorkloadResult ModuleLoad::result() const {
     auto r = base_result(cfg_.name, "module_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
                                                 std::string(crypto::to_string(impl_)));
     add(r, "modules", static_cast<double>(cfg_.sizes.size()) * cfg_.repeat, "count");
-    add_common(r, cfg_.alg, impl_);
+    add_common(r);
     add(r, "load_p50_us", engine::to_us(percentile(load_times_, 50)), "us");
     add(r, "load_p99_us", engine::to_us(percentile(load_times_, 99)), "us");
     add(r, "load_max_us", engine::to_us(percentile(load_times_, 100)), "us");
@@ -129,7 +127,7 @@ engine::Task<> HashList::cryptomgr(HashList& w) {
 results::WorkloadResult HashList::result() const {
     auto r = base_result(cfg_.name, "hash_list " + std::string(crypto::to_string(cfg_.alg)) + "-" +
                                                 std::string(crypto::to_string(impl_)));
-    add_common(r, cfg_.alg, impl_);
+    add_common(r);
     return r;
 }
 
@@ -182,7 +180,7 @@ results::WorkloadResult Tcrypt::result() const {
     add(r, "us_per_op_p50", engine::to_us(percentile(op_times_, 50)), "us");
     add(r, "us_per_op_max", engine::to_us(percentile(op_times_, 100)), "us");
     add(r, "us_first_op", op_times_.empty() ? 0 : engine::to_us(op_times_.front()), "us");
-    add_common(r, cfg_.alg, impl_);
+    add_common(r);
     return r;
 }
 

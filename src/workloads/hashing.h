@@ -19,7 +19,7 @@ public:
 
 protected:
     engine::Task<> hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len);
-    void add_common(results::WorkloadResult& r, crypto::HashAlg alg, crypto::HashImpl impl) const;
+    void add_common(results::WorkloadResult& r) const;
 
     crypto::ShashStats stats_;
     std::vector<std::uint8_t> buf_;
