@@ -63,7 +63,8 @@ engine::Task<> Cyclictest::body(Cyclictest& w) {
         }
         co_await kernel::syscall_exit(cpu);
         engine::Tick lat = cpu.now() - next;
-        if (w.samples_.empty() || lat > *std::max_element(w.samples_.begin(), w.samples_.end())) {
+        if (w.samples_.empty() || lat > w.worst_) {
+            w.worst_ = lat;
             w.worst_at_ = next;
             w.worst_cause_ = w.state_at_expiry_.empty() ? "nothing held the CPU: the wake-up path itself"
                                                         : w.state_at_expiry_;

@@ -50,6 +50,7 @@ private:
     CyclictestWorkload cfg_;
     kernel::TaskStruct* task_ = nullptr;
     std::vector<engine::Tick> samples_;
+    engine::Tick worst_ = 0;    // the largest sample so far
     engine::Tick worst_at_ = 0;
     std::string state_at_expiry_; // what held the CPU when this period's timer fired
     std::string worst_cause_;
