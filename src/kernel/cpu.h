@@ -304,6 +304,9 @@ public:
     void open_softirq(unsigned nr, SoftirqHandler fn, void* ctx);
     // raise_softirq_irqoff: marks pending; outside interrupt context wakes ksoftirqd.
     void raise_softirq_irqoff(unsigned nr);
+    // __raise_softirq_irqoff: marks pending only; it runs at the next irq exit or
+    // local_bh_enable (napi_schedule uses this form).
+    void __raise_softirq_irqoff(unsigned nr) { softirq_pending_ |= 1u << nr; }
     std::uint32_t softirq_pending() const { return softirq_pending_; }
 
     // --- timers (kernel/time/hrtimer.c) -------------------------------------------------

@@ -18,7 +18,7 @@ std::string_view to_string(Cat c) {
         "user",    "crypto",   "simd_begin_end", "simd_save_restore", "simd_trap", "irq_entry_exit",
         "irq_mask", "bh_mask", "softirq",        "timer",             "scheduler",
         "protocol", "driver",  "copy",           "cache_maintenance", "syscall",
-        "other"};
+        "queueing", "virt",    "other"};
     return names[static_cast<std::size_t>(c)];
 }
 

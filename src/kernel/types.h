@@ -31,6 +31,8 @@ enum class Cat : std::uint8_t {
     COPY,
     CACHE_MAINT,
     SYSCALL,           // kernel entry/exit for system calls
+    QUEUEING,          // handing work to another context: workqueues, cryptd, ptr_rings
+    VIRT,              // virtualisation: guest exits, interrupt injection, host backend work
     OTHER,
     COUNT
 };

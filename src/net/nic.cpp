@@ -8,15 +8,11 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-namespace {
-constexpr int NAPI_POLL_WEIGHT = 64; // include/linux/netdevice.h
-constexpr int NETDEV_BUDGET = 300;   // net.core.netdev_budget
-} // namespace
-
-Nic::Nic(kernel::Cpu& cpu, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring)
-    : cpu_(cpu), vector_(vector), costs_(costs), name_(std::move(name)), ring_(ring) {
+Nic::Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring)
+    : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), ring_(ring) {
+    napi_.poll = &Nic::napi_poll;
+    napi_.ctx = this;
     cpu_.request_irq(vector_, &Nic::rx_irq, this, name_ + "-rx");
-    cpu_.open_softirq(kernel::NET_RX_SOFTIRQ, &Nic::net_rx_action, this);
 }
 
 void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size) {
@@ -47,35 +43,7 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
     auto& n = *static_cast<Nic*>(ctx);
     ++n.stats_.irqs;
     co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER);
-    // __napi_schedule: local_irq_save; list_add_tail(poll_list); __raise_softirq_irqoff
-    bool flags = co_await kernel::local_irq_save(cpu);
-    n.napi_scheduled_ = true;
-    cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
-    co_await kernel::local_irq_restore(cpu, flags);
-}
-
-// net_rx_action: poll the scheduled NAPI instances within netdev_budget.
-engine::Task<> Nic::net_rx_action(kernel::Cpu& cpu, void* ctx) {
-    auto& n = *static_cast<Nic*>(ctx);
-    co_await kernel::local_irq_disable(cpu); // list_splice_init(&sd->poll_list, &list)
-    co_await kernel::local_irq_enable(cpu);
-    int budget = NETDEV_BUDGET;
-    while (n.napi_scheduled_ && budget > 0) {
-        int work = co_await n.napi_poll(NAPI_POLL_WEIGHT);
-        budget -= work;
-        if (work < NAPI_POLL_WEIGHT) {
-            // napi_complete_done: off the poll list, device interrupt re-enabled
-            n.napi_scheduled_ = false;
-            n.irq_enabled_ = true;
-            if (n.count_ > 0) { // a frame came in meanwhile: the device raises at once
-                n.irq_enabled_ = false;
-                cpu.raise_irq(n.vector_);
-            }
-        }
-    }
-    if (n.napi_scheduled_) cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ); // budget spent: time squeeze
-    co_await kernel::local_irq_disable(cpu); // splice the rest back, re-raise if needed
-    co_await kernel::local_irq_enable(cpu);
+    co_await n.softnet_.napi_schedule(n.napi_);
 }
 
 // The driver's probe/open: every rx descriptor gets a mapped buffer.
@@ -87,7 +55,7 @@ engine::Task<> Nic::map_ring() {
 // The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
 // then reads the frame (headers now, payload at the copy to user): read here, over the whole
 // received length, because after this the buffer belongs to the CPU.
-engine::Task<> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
+engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
     devices::DmaBuffer& b = bufs_[slot];
     const std::size_t len = std::min<std::size_t>(p.len + 4, b.size());
     switch (rx_dma_.strategy) {
@@ -105,15 +73,33 @@ engine::Task<> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
         co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
                                                  devices::DMA_ATTR_SKIP_CPU_SYNC);
         break;
-    case RxStrategy::NONE: co_return;
+    case RxStrategy::NONE: co_return false;
     }
-    if (devices::cpu_read(cpu_, b, 0, len)) ++stats_.stale_frames;
+    const bool stale = devices::cpu_read(cpu_, b, 0, len);
+    if (stale) ++stats_.stale_frames;
     // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
     co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
     co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
 }
 
-engine::Task<int> Nic::napi_poll(int weight) {
+// The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
+// drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
+// frame came in meanwhile).
+engine::Task<int> Nic::napi_poll(kernel::Cpu&, void* ctx, int budget) {
+    auto& n = *static_cast<Nic*>(ctx);
+    int done = co_await n.poll_ring(budget);
+    if (done < budget) {
+        napi_complete_done(n.napi_);
+        n.irq_enabled_ = true;
+        if (n.count_ > 0) {
+            n.irq_enabled_ = false;
+            n.cpu_.raise_irq(n.vector_);
+        }
+    }
+    co_return done;
+}
+
+engine::Task<int> Nic::poll_ring(int weight) {
     ++stats_.polls;
     co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
     int done = 0;
@@ -124,11 +110,11 @@ engine::Task<int> Nic::napi_poll(int weight) {
         ++stats_.rx_frames;
         stats_.rx_bytes += p.len;
         co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
-        if (dma_) co_await rx_buffer_handoff(slot, p);
+        if (dma_ && co_await rx_buffer_handoff(slot, p)) p.corrupt = true;
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
         --count_;
         co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL);
-        if (rx_fn_) co_await rx_fn_(cpu_, rx_ctx_, p);
+        co_await deliver(cpu_, p);
     }
     co_return done;
 }

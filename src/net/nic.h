@@ -1,7 +1,6 @@
-// A NIC and its driver, reduced to what a latency ping-pong needs: an rx descriptor ring,
-// an rx interrupt on one CPU, NAPI polling from NET_RX_SOFTIRQ (net/core/dev.c net_rx_action,
-// __napi_poll with weight 64, netdev_budget 300), and ndo_start_xmit onto a Link. DMA is coherent
-// here; non-coherent DMA, buffer sizes and interrupt moderation belong to the network issue.
+// A NIC and its driver (a lan743x-like one): an rx descriptor ring, an rx interrupt on one CPU,
+// NAPI polling from NET_RX_SOFTIRQ (napi.h: net_rx_action, weight 64, netdev_budget 300), the
+// rx buffers' DMA API strategy on non-coherent platforms, and ndo_start_xmit onto a Link.
 // Every path masks interrupts through the kernel's primitives (napi_schedule's
 // local_irq_save, net_rx_action's local_irq_disable, the driver's tx spin_lock_irqsave), so a
 // masking implementation's cost falls out of the packet count.
@@ -10,6 +9,8 @@
 #include "engine/task.h"
 #include "devices/dma.h"
 #include "kernel/cpu.h"
+#include "net/napi.h"
+#include "net/netdevice.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
 
@@ -20,9 +21,6 @@
 namespace kdsim::net {
 
 class Link;
-
-// The protocol layer's receive entry (netif_receive_skb's delivery), called in NET_RX context.
-using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
 
 // How the driver hands rx buffers to the stack (drivers/net/ethernet/microchip/lan743x_main.c):
 //  FULL_SYNC:    before the 2021 series: every completed buffer is dma_unmap_single'd over its
@@ -38,24 +36,10 @@ struct RxDmaConfig {
     std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
 };
 
-struct NicStats {
-    std::uint64_t rx_frames = 0;
-    std::uint64_t tx_frames = 0;
-    std::uint64_t rx_dropped = 0; // ring full
-    std::uint64_t irqs = 0;
-    std::uint64_t polls = 0;
-    std::uint64_t rx_bytes = 0;
-    std::uint64_t stale_frames = 0; // frames whose bytes the CPU read stale
-};
-
-class Nic {
+class Nic final : public NetDevice {
 public:
-    Nic(kernel::Cpu& cpu, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
+    Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
     void attach(Link& link) { link_ = &link; }
-    void set_rx_handler(RxHandler fn, void* ctx) {
-        rx_fn_ = fn;
-        rx_ctx_ = ctx;
-    }
 
     // Gives the rx ring DMA buffers handled by `cfg`'s strategy; they are mapped by a probe
     // step at the first poll. Call before the run.
@@ -63,37 +47,31 @@ public:
     std::size_t ring_size() const { return ring_.size(); }
     // ndo_open: maps every rx buffer. Frames arriving before it completes are dropped.
     engine::Task<> open() { co_await map_ring(); }
-    const devices::DmaPlatform* dma() const { return dma_; }
+    const devices::DmaPlatform* dma() const override { return dma_; }
 
     // The device: a frame arrives from the wire and is written into the rx ring.
     void receive_from_wire(const Packet& p);
-    // ndo_start_xmit via the driver, in the caller's context on `cpu` (dev_queue_xmit's).
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p);
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
 
     kernel::Cpu& cpu() { return cpu_; }
-    const NetCosts& costs() const { return costs_; }
-    const NicStats& stats() const { return stats_; }
-    const std::string& name() const { return name_; }
+    const NetCosts& costs() const override { return costs_; }
 
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
-    static engine::Task<> net_rx_action(kernel::Cpu& cpu, void* ctx);
-    engine::Task<int> napi_poll(int weight);
-    engine::Task<> rx_buffer_handoff(std::size_t slot, const Packet& p);
+    static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
+    engine::Task<int> poll_ring(int weight);
+    engine::Task<bool> rx_buffer_handoff(std::size_t slot, const Packet& p); // true: read stale
     engine::Task<> map_ring();
 
+    Softnet& softnet_;
     kernel::Cpu& cpu_;
+    NapiStruct napi_;
     unsigned vector_;
     NetCosts costs_;
-    std::string name_;
     Link* link_ = nullptr;
-    RxHandler rx_fn_ = nullptr;
-    void* rx_ctx_ = nullptr;
     std::vector<Packet> ring_;
     std::size_t head_ = 0, count_ = 0;
     bool irq_enabled_ = true; // the device's rx interrupt (masked while NAPI polls)
-    bool napi_scheduled_ = false;
-    NicStats stats_;
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)
     devices::DmaPlatform* dma_ = nullptr;
     RxDmaConfig rx_dma_;

@@ -1,5 +1,7 @@
-// A frame as the model moves it: its length and what kind of frame it is; the bytes are not
-// carried (the ping-pong needs none; functional payloads belong to the network issue).
+// A frame as the model moves it: its length, what kind of frame it is and the header fields the
+// modelled protocols read. Payload bytes are not carried in the frame: in functional mode a
+// tunnel keeps the ciphertext of each packet in its PacketStore, indexed by the packet's
+// tunnel counter (tunnel.h).
 #pragma once
 
 #include "engine/time.h"
@@ -8,7 +10,7 @@
 
 namespace kdsim::net {
 
-enum class FrameKind : std::uint8_t { ARP_REQUEST, ARP_REPLY, TCP_DATA, TCP_ACK };
+enum class FrameKind : std::uint8_t { ARP_REQUEST, ARP_REPLY, TCP_DATA, TCP_ACK, WG_DATA, ESP };
 
 struct Packet {
     FrameKind kind = FrameKind::ARP_REQUEST;
@@ -18,6 +20,13 @@ struct Packet {
     std::uint32_t payload = 0; // TCP payload bytes
     std::uint64_t ack = 0;     // TCP_ACK: next byte expected
     std::uint64_t window = 0;  // TCP_ACK: advertised receive window, bytes
+    // Tunnelled frames (WG_DATA, ESP): the inner packet's kind and length, and the sender's
+    // per-tunnel counter (WireGuard's nonce counter, ESP's sequence number).
+    FrameKind inner = FrameKind::TCP_DATA;
+    std::uint32_t inner_len = 0;
+    std::uint64_t counter = 0;
+    // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
+    bool corrupt = false;
 };
 
 } // namespace kdsim::net

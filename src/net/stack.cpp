@@ -8,7 +8,7 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-Stack::Stack(Nic& nic) : nic_(nic) {
+Stack::Stack(NetDevice& dev) : nic_(dev) {
     nic_.set_rx_handler(&Stack::netif_receive, this);
     sk_queue_.reserve(64);
 }
@@ -20,21 +20,31 @@ engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_enable(cpu);
 }
 
-engine::Task<> Stack::netif_receive(kernel::Cpu&, void* ctx, const Packet& p) {
+engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
+    if (tunnel_) co_await tunnel_->xmit(cpu, p);
+    else co_await dev_queue_xmit(cpu, p);
+}
+
+engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
+    if (tcp_ && (p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK)) co_await tcp_->tcp_rcv(cpu, p);
+}
+
+engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& s = *static_cast<Stack*>(ctx);
     switch (p.kind) {
-    case FrameKind::ARP_REQUEST: co_await s.arp_rcv(p); break;
-    case FrameKind::ARP_REPLY: co_await s.packet_rcv(p); break;
+    case FrameKind::ARP_REQUEST: co_await s.arp_rcv(cpu, p); break;
+    case FrameKind::ARP_REPLY: co_await s.packet_rcv(cpu, p); break;
     case FrameKind::TCP_DATA:
-    case FrameKind::TCP_ACK:
-        if (s.tcp_) co_await s.tcp_->tcp_rcv(s.nic_.cpu(), p);
+    case FrameKind::TCP_ACK: co_await s.ip_local_deliver(cpu, p); break;
+    case FrameKind::WG_DATA:
+    case FrameKind::ESP:
+        if (s.tunnel_) co_await s.tunnel_->rcv(cpu, p);
         break;
     }
 }
 
 // arp_process: a request for one of our addresses is answered at once, from NET_RX.
-engine::Task<> Stack::arp_rcv(const Packet& p) {
-    kernel::Cpu& cpu = nic_.cpu();
+engine::Task<> Stack::arp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(nic_.costs().arp_rcv, Cat::PROTOCOL);
     Packet reply = p;
     reply.kind = FrameKind::ARP_REPLY;
@@ -44,8 +54,7 @@ engine::Task<> Stack::arp_rcv(const Packet& p) {
 
 // packet_rcv: queue to the socket (skb_queue_tail under spin_lock_irqsave), then
 // sock_def_readable wakes the reader.
-engine::Task<> Stack::packet_rcv(const Packet& p) {
-    kernel::Cpu& cpu = nic_.cpu();
+engine::Task<> Stack::packet_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(nic_.costs().packet_rcv, Cat::PROTOCOL);
     bool flags = co_await kernel::local_irq_save(cpu);
     sk_queue_.push_back(p);

@@ -8,41 +8,60 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
-#include "net/nic.h"
+#include "net/netdevice.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace kdsim::net {
 
-// A TCP endpoint bound on a stack: receives its segments in NET_RX context.
+// A TCP endpoint bound on a stack: receives its segments in NET_RX context (or wherever the
+// tunnel delivering them runs).
 class TcpEndpoint {
 public:
     virtual ~TcpEndpoint() = default;
     virtual engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) = 0;
 };
 
+// A tunnel device on the stack (WireGuard, an IPsec SA): takes the stack's outgoing inner
+// packets and its incoming encapsulated ones.
+class Tunnel {
+public:
+    virtual ~Tunnel() = default;
+    // The route's output for inner packets (wg_xmit, xfrm_output), in the caller's context.
+    virtual engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) = 0;
+    // The encapsulated packet's receive handler (udp encap_rcv -> wg_packet_receive, xfrm4_rcv).
+    virtual engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) = 0;
+};
+
 class Stack {
 public:
-    explicit Stack(Nic& nic);
+    explicit Stack(NetDevice& dev);
 
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver.
     engine::Task<> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
+    // The output route of a locally generated IP packet: through the tunnel when one is
+    // configured, else straight to the device.
+    engine::Task<> ip_output(kernel::Cpu& cpu, Packet p);
+    // Local delivery of an IP packet (after decapsulation too): to the bound TCP endpoint.
+    engine::Task<> ip_local_deliver(kernel::Cpu& cpu, const Packet& p);
+    void set_tunnel(Tunnel& t) { tunnel_ = &t; }
 
     // The bound AF_PACKET socket: receives ARP replies.
     // packet_recvmsg: blocks the calling task until a frame is queued; returns it.
     engine::Task<Packet> packet_recvmsg(kernel::Cpu& cpu);
 
-    Nic& nic() { return nic_; }
+    NetDevice& nic() { return nic_; }
     void bind_tcp(TcpEndpoint& ep) { tcp_ = &ep; }
     std::uint64_t arp_replies_sent() const { return arp_replies_; }
 
 private:
     static engine::Task<> netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p);
-    engine::Task<> arp_rcv(const Packet& p);
-    engine::Task<> packet_rcv(const Packet& p);
+    engine::Task<> arp_rcv(kernel::Cpu& cpu, const Packet& p);
+    engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);
 
-    Nic& nic_;
+    NetDevice& nic_;
+    Tunnel* tunnel_ = nullptr;
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
     TcpEndpoint* tcp_ = nullptr;

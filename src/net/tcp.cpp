@@ -17,8 +17,8 @@ engine::Cycles per_byte(double cpb, std::uint64_t bytes) {
 }
 } // namespace
 
-TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap)
-    : stack_(stack), costs_(costs), window_cap_(window_cap), rwnd_(window_cap) {
+TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss)
+    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), rwnd_(window_cap) {
     stack_.bind_tcp(*this);
 }
 
@@ -26,19 +26,23 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
     co_await kernel::syscall_enter(cpu);
     while (cpu.now() < stop_at) {
         const std::uint64_t limit = std::min(window_cap_, rwnd_);
-        if (snd_nxt_ - snd_una_ + TCP_MSS > limit) {
+        if (snd_nxt_ - snd_una_ + mss_ > limit) {
             // sk_stream_wait_memory: sleep until an ACK opens the window
             waiter_ = &self;
             co_await cpu.block();
             continue;
         }
         // tcp_sendmsg: copy from user, build the segment, tcp_write_xmit -> ip_queue_xmit
-        co_await cpu.exec(per_byte(costs_.copy_from_user, TCP_MSS), Cat::COPY);
+        co_await cpu.exec(per_byte(costs_.copy_from_user, mss_), Cat::COPY);
         co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
-        Packet p{FrameKind::TCP_DATA, TCP_FRAME, snd_nxt_, 0, TCP_MSS, 0, 0};
-        snd_nxt_ += TCP_MSS;
+        Packet p{};
+        p.kind = FrameKind::TCP_DATA;
+        p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
+        p.seq = snd_nxt_;
+        p.payload = mss_;
+        snd_nxt_ += mss_;
         ++segments_;
-        co_await stack_.dev_queue_xmit(cpu, p);
+        co_await stack_.ip_output(cpu, p);
         co_await kernel::might_resched(cpu);
     }
     co_await kernel::syscall_exit(cpu);
@@ -66,7 +70,12 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
     last_window_ = window();
     ++acks_;
     unacked_segments_ = 0;
-    co_await stack_.dev_queue_xmit(cpu, Packet{FrameKind::TCP_ACK, TCP_ACK_FRAME, 0, 0, 0, rcv_nxt_, last_window_});
+    Packet ack{};
+    ack.kind = FrameKind::TCP_ACK;
+    ack.len = TCP_ACK_FRAME;
+    ack.ack = rcv_nxt_;
+    ack.window = last_window_;
+    co_await stack_.ip_output(cpu, ack);
 }
 
 // tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK every second segment, wake the reader.

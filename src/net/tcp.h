@@ -20,12 +20,16 @@
 namespace kdsim::net {
 
 inline constexpr std::uint32_t TCP_MSS = 1448;       // 1500 - 20 (IP) - 32 (TCP with timestamps)
-inline constexpr std::uint32_t TCP_FRAME = 1514;     // Ethernet frame of a full segment
+inline constexpr std::uint32_t TCP_IP_HEADERS = 52;  // IPv4 20 + TCP with timestamps 32
+inline constexpr std::uint32_t ETH_HEADER = 14;
+inline constexpr std::uint32_t TCP_FRAME = TCP_MSS + TCP_IP_HEADERS + ETH_HEADER; // 1514
 inline constexpr std::uint32_t TCP_ACK_FRAME = 66;
+// The MSS of a route with this MTU.
+constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP_HEADERS; }
 
 class TcpSource final : public TcpEndpoint {
 public:
-    TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap);
+    TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss = TCP_MSS);
     // The sender task's body: writes segments as fast as the window allows until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
@@ -36,6 +40,7 @@ private:
     Stack& stack_;
     TcpCosts costs_;
     std::uint64_t window_cap_;
+    std::uint32_t mss_;
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, rwnd_;
     std::uint64_t segments_ = 0;
     kernel::TaskStruct* waiter_ = nullptr;

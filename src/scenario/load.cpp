@@ -633,7 +633,7 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic"});
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel"});
     std::size_t before = out_.size();
     system::MachineConfig mc;
     auto name = r_.string(m, "name", mkey + ".name", true);
@@ -670,6 +670,36 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
         if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
         if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
         mc.nic_rx = rx;
+    }
+
+    if (const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]")) {
+        std::string tkey = mkey + ".tunnel";
+        r_.check_keys(*tun, tkey, "[machine.tunnel]", {"kind", "aead", "peer"});
+        system::MachineConfig::Tunnel t;
+        if (auto k = r_.choice(*tun, "kind", tkey + ".kind", true, {"wireguard", "esp"}))
+            t.kind = *k == 0 ? net::TunnelKind::WIREGUARD : net::TunnelKind::ESP;
+        if (auto a = r_.choice(*tun, "aead", tkey + ".aead", true, {"chacha20-poly1305", "aes-128-gcm", "aes-256-gcm"}))
+            t.aead = *crypto::aead_alg_from_string(std::array<std::string_view, 3>{"chacha20-poly1305", "aes-128-gcm",
+                                                                                  "aes-256-gcm"}[*a]);
+        if (auto pe = r_.string(*tun, "peer", tkey + ".peer", true)) t.peer = *pe;
+        if (t.kind == net::TunnelKind::WIREGUARD && t.aead != crypto::AeadAlg::CHACHA20_POLY1305 && tun->get("aead"))
+            r_.error(*tun->get("aead"), tkey + ".aead",
+                     fmt::format("expected \"chacha20-poly1305\" (WireGuard has no other cipher), found \"{}\"",
+                                 crypto::to_string(t.aead)));
+        if (prof && tun->get("aead") && tun->get("kind")) {
+            if (!prof->tunnel)
+                r_.error(*tun, tkey, fmt::format("a tunnel needs the [tunnel] figures of profile {}, which has none", prof->name));
+            const auto choice = t.kind == net::TunnelKind::WIREGUARD
+                                    ? crypto::AeadDriverChoice{crypto::AeadDriver::LIB_CHACHAPOLY, false}
+                                    : crypto::select_esp_driver(mc.simd_policy, t.aead, prof->cipher);
+            if (arch::arch_of(mc.simd_policy) == prof->arch)
+                if (auto missing = crypto::aead_missing_costs(prof->cipher, choice.driver, t.aead))
+                    r_.error(*tun->get("aead"), tkey + ".aead",
+                             fmt::format("{} through {} on {} needs {} in profile {}, which lacks it",
+                                         crypto::to_string(t.aead), crypto::to_string(choice.driver),
+                                         arch::to_string(prof->arch), *missing, prof->name));
+        }
+        mc.tunnel = t;
     }
 
     if (const toml::table* ov =
@@ -740,8 +770,14 @@ system::ScenarioConfig ScenarioLoader::load() {
                 r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
                 continue;
             }
-            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency"});
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu"});
             system::LinkConfig lc;
+            if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio"}))
+                lc.kind = *k == 0 ? system::LinkConfig::Kind::ETHERNET : system::LinkConfig::Kind::VIRTIO;
+            if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
+                lc.vhost_cpu = static_cast<int>(*v);
+            if (l->get("vhost_cpu") && lc.kind != system::LinkConfig::Kind::VIRTIO)
+                r_.error(*l->get("vhost_cpu"), lkey + ".vhost_cpu", "vhost_cpu belongs to a kind = \"virtio\" link");
             if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {
                 std::vector<std::string> names;
                 for (std::size_t k = 0; k < ends->size(); ++k)
@@ -775,8 +811,51 @@ system::ScenarioConfig ScenarioLoader::load() {
                 else lc.rate_bps = *bps;
             }
             if (auto t = r_.duration(*l, "latency", lkey + ".latency", false, false)) lc.latency = *t;
+            if (lc.kind == system::LinkConfig::Kind::VIRTIO && !lc.b.empty()) {
+                for (const auto& m : cfg.machines)
+                    if (m.name == lc.b) {
+                        if (lc.vhost_cpu >= m.cpus)
+                            r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *l, lkey + ".vhost_cpu",
+                                     fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name, m.cpus - 1,
+                                                 lc.vhost_cpu));
+                        if (!m.profile.virt)
+                            r_.error(*l, lkey + ".kind",
+                                     fmt::format("a virtio link needs the [virt] figures of the host's profile {}, which has none",
+                                                 m.profile.name));
+                    }
+            }
+            for (const auto& prev : cfg.links)
+                for (const std::string& e : {lc.a, lc.b})
+                    if (!e.empty() && (prev.a == e || prev.b == e))
+                        r_.error(*l, lkey + ".ends",
+                                 fmt::format("machine '{}' is already an end of another link (one network device per machine)", e));
             cfg.links.push_back(lc);
         }
+    }
+    // Tunnel ends must name each other and agree on the tunnel.
+    for (const auto& mc : cfg.machines) {
+        if (!mc.tunnel) continue;
+        const system::MachineConfig* peer = nullptr;
+        for (const auto& o : cfg.machines)
+            if (o.name == mc.tunnel->peer) peer = &o;
+        std::string where = fmt::format("machine '{}': [machine.tunnel]", mc.name);
+        if (!peer || peer == &mc) {
+            r_.error_file("machine", fmt::format("{} peer '{}' is not another machine of this scenario", where, mc.tunnel->peer));
+            continue;
+        }
+        if (!peer->tunnel || peer->tunnel->peer != mc.name)
+            r_.error_file("machine", fmt::format("{} names peer '{}', whose [machine.tunnel] does not name '{}' back", where,
+                                                 peer->name, mc.name));
+        else if (peer->tunnel->kind != mc.tunnel->kind || peer->tunnel->aead != mc.tunnel->aead)
+            r_.error_file("machine", fmt::format("{} is {} with {}, but its peer '{}' says {} with {}: the tunnel peers disagree",
+                                                 where, net::to_string(mc.tunnel->kind), crypto::to_string(mc.tunnel->aead),
+                                                 peer->name, net::to_string(peer->tunnel->kind),
+                                                 crypto::to_string(peer->tunnel->aead)));
+        bool linked = false;
+        for (const auto& l : cfg.links)
+            linked = linked || (l.a == mc.name && l.b == peer->name) || (l.b == mc.name && l.a == peer->name);
+        if (!linked)
+            r_.error_file("machine", fmt::format("{} peer '{}' is not linked to it by a [[link]]", where, peer->name));
     }
     for (auto& mc : cfg.machines)
         for (auto& w : mc.workloads)

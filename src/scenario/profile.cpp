@@ -83,8 +83,9 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 12> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
-                                                       "simd",    "hash", "irqmask", "net", "dma", "tcp"};
+constexpr std::array<std::string_view, 15> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+                                                       "simd",    "hash", "irqmask", "net", "dma", "tcp",
+                                                       "cipher", "tunnel", "virt"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -396,9 +397,120 @@ void read_dma(Reader& r, const toml::table& root, system::Profile& p) {
     p.dma = c;
 }
 
+// The cipher implementations the kernel has on each architecture.
+std::vector<crypto::CipherImpl> cipher_impls_for(arch::Arch a) {
+    using crypto::CipherImpl;
+    switch (a) {
+    case arch::Arch::X86_64:
+        return {CipherImpl::GENERIC, CipherImpl::SSSE3, CipherImpl::AVX2, CipherImpl::AVX512, CipherImpl::AESNI,
+                CipherImpl::VAES};
+    case arch::Arch::ARM32:
+        return {CipherImpl::GENERIC, CipherImpl::ARM, CipherImpl::NEON, CipherImpl::BSAES, CipherImpl::CE};
+    case arch::Arch::ARM64:
+        return {CipherImpl::GENERIC, CipherImpl::ARM64, CipherImpl::NEON, CipherImpl::BSAES, CipherImpl::CE};
+    case arch::Arch::PPC32_E500: return {CipherImpl::GENERIC};
+    }
+    return {};
+}
+
+// [cipher.<prim>.<impl>]: optional; each table has cycles_per_byte and cycles_per_call.
+void read_cipher(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
+    const toml::node* n = root.get("cipher");
+    if (!n) return;
+    const toml::table* t = n->as_table();
+    if (!t) {
+        r.error(*n, "cipher", fmt::format("expected tables [cipher.<primitive>.<impl>], found {}", describe(n)));
+        return;
+    }
+    std::vector<std::string_view> prims;
+    for (std::size_t i = 0; i < crypto::CIPHER_PRIMS; ++i) prims.push_back(crypto::to_string(static_cast<crypto::CipherPrim>(i)));
+    r.check_keys(*t, "cipher", "[cipher] (primitives)", prims);
+    const auto impls = arch_ok ? cipher_impls_for(p.arch) : std::vector<crypto::CipherImpl>{};
+    for (auto&& [pk, pnode] : *t) {
+        auto prim = crypto::cipher_prim_from_string(pk.str());
+        if (!prim) continue; // reported by check_keys
+        std::string pkey = join_key("cipher", pk.str());
+        const toml::table* pt = pnode.as_table();
+        if (!pt) {
+            r.error(pnode, pkey, fmt::format("expected tables [{}.<impl>], found {}", pkey, describe(&pnode)));
+            continue;
+        }
+        for (auto&& [ik, inode] : *pt) {
+            std::string ikey = join_key(pkey, ik.str());
+            auto impl = crypto::cipher_impl_from_string(ik.str());
+            if (!impl || (arch_ok && std::find(impls.begin(), impls.end(), *impl) == impls.end())) {
+                std::vector<std::string> names;
+                for (auto i : impls) names.emplace_back(crypto::to_string(i));
+                r.error(inode, ikey,
+                        fmt::format("unknown {} implementation '{}' for this architecture; expected one of: {}",
+                                    pk.str(), ik.str(), join_list(names)));
+                continue;
+            }
+            const toml::table* it = inode.as_table();
+            if (!it) {
+                r.error(inode, ikey,
+                        fmt::format("expected a table [{}] with cycles_per_byte and cycles_per_call, found {}", ikey,
+                                    describe(&inode)));
+                continue;
+            }
+            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), {"cycles_per_byte", "cycles_per_call"});
+            auto cpb = read_figure(r, *it, "cycles_per_byte", join_key(ikey, "cycles_per_byte"), Unit::CYCLES_PER_BYTE);
+            auto call = read_figure(r, *it, "cycles_per_call", join_key(ikey, "cycles_per_call"), Unit::CYCLES);
+            std::optional<std::uint64_t> calli;
+            if (call)
+                calli = to_integer_figure(r, *it->get("cycles_per_call")->as_table()->get("value"),
+                                          join_key(join_key(ikey, "cycles_per_call"), "value"), *call, Unit::CYCLES,
+                                          false);
+            if (cpb && calli) p.cipher.set(*prim, *impl, crypto::CipherCost{*cpb, *calli});
+        }
+    }
+}
+
+// [tunnel] and [virt]: optional cycle tables.
+void read_tunnel_virt(Reader& r, const toml::table& root, system::Profile& p) {
+    if (const toml::node* n = root.get("tunnel")) {
+        if (const toml::table* t = n->as_table()) {
+            static const std::vector<std::string_view> TUN = {
+                "wg_xmit",    "wg_encrypt", "wg_tx",         "wg_rx",          "wg_decrypt", "wg_rx_poll",
+                "esp_output", "esp_input",  "aead_request",  "cryptd_enqueue", "queue_work", "process_one_work"};
+            if (auto v = read_cycle_table(r, *t, "tunnel", TUN)) {
+                net::TunnelCosts c;
+                std::uint64_t* f[] = {&c.wg_xmit,    &c.wg_encrypt,   &c.wg_tx,          &c.wg_rx,
+                                      &c.wg_decrypt, &c.wg_rx_poll,   &c.esp_output,     &c.esp_input,
+                                      &c.aead_request, &c.cryptd_enqueue, &c.workqueue.queue_work,
+                                      &c.workqueue.process_one_work};
+                for (std::size_t i = 0; i < TUN.size(); ++i) *f[i] = (*v)[i];
+                p.tunnel = c;
+            }
+        } else {
+            r.error(*n, "tunnel", fmt::format("expected a table [tunnel] of cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("virt")) {
+        if (const toml::table* t = n->as_table()) {
+            static const std::vector<std::string_view> VIRT = {"exit_mmio", "virq_delivery", "virq_inject",
+                                                               "vhost_tx",  "vhost_rx",      "tun_xmit"};
+            net::VirtCosts c;
+            auto v = read_cycle_table(r, *t, "virt", VIRT, {"copy_per_byte"});
+            bool ok = v.has_value();
+            if (ok) {
+                std::uint64_t* f[] = {&c.exit_mmio, &c.virq_delivery, &c.virq_inject, &c.vhost_tx, &c.vhost_rx, &c.tun_xmit};
+                for (std::size_t i = 0; i < VIRT.size(); ++i) *f[i] = (*v)[i];
+            }
+            if (auto d = read_figure(r, *t, "copy_per_byte", "virt.copy_per_byte", Unit::CYCLES_PER_BYTE)) c.copy_per_byte = *d;
+            else ok = false;
+            if (ok) p.virt = c;
+        } else {
+            r.error(*n, "virt", fmt::format("expected a table [virt] of cycle figures, found {}", describe(n)));
+        }
+    }
+}
+
 // [net], [dma] and [irqmask.<impl>]: optional sections, required only by scenarios that use them.
 void read_optional_sections(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
     read_dma(r, root, p);
+    read_cipher(r, root, p, arch_ok);
+    read_tunnel_virt(r, root, p);
     if (const toml::node* n = root.get("net")) {
         if (const toml::table* t = n->as_table()) {
             static const std::vector<std::string_view> NET = {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "arch/simd.h"
+#include "crypto/cipher_costs.h"
 #include "crypto/hash_costs.h"
 #include "crypto/shash.h"
 #include "devices/dma_costs.h"
@@ -12,6 +13,8 @@
 #include "kernel/cpu.h"
 #include "net/net_costs.h"
 #include "net/nic.h"
+#include "net/tunnel.h"
+#include "net/virtio.h"
 #include "workloads/config.h"
 
 #include <cstdint>
@@ -49,6 +52,9 @@ struct Profile {
     std::optional<net::TcpCosts> tcp;           // [tcp]: needed by TCP streams
     std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
+    crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
+    std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
+    std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
 };
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };
@@ -82,14 +88,25 @@ struct MachineConfig {
     // [machine.nic]: the rx buffer strategy of the NIC's driver (absent: no DMA API modelled)
     std::optional<net::RxDmaConfig> nic_rx;
     std::size_t nic_rx_ring = 128;
+    // [machine.tunnel]: a WireGuard or ESP tunnel to `peer` carrying this machine's IP traffic
+    struct Tunnel {
+        net::TunnelKind kind = net::TunnelKind::WIREGUARD;
+        crypto::AeadAlg aead = crypto::AeadAlg::CHACHA20_POLY1305;
+        std::string peer;
+    };
+    std::optional<Tunnel> tunnel;
     std::vector<Workload> workloads;
 };
 
-// A link between two machines' NICs.
+// A link between two machines: an Ethernet cable between their NICs, or virtio-net between a
+// KVM guest (a) and its host (b), whose vhost worker runs on the host's `vhost_cpu`.
 struct LinkConfig {
+    enum class Kind : std::uint8_t { ETHERNET, VIRTIO };
+    Kind kind = Kind::ETHERNET;
     std::string a, b;          // machine names
     std::uint64_t rate_bps = 1'000'000'000;
     Tick latency = engine::PS_PER_US;
+    int vhost_cpu = 0;
 };
 
 struct ScenarioConfig {

@@ -121,28 +121,14 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                 }
             }
         }
+    }
+    build_network();
+    for (Machine& m : machines_) {
+        const MachineConfig& mc = *m.cfg;
         std::set<int> softirq_cpus;
-        unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
-        for (const LinkConfig& l : cfg.links)
-            if (l.a == mc.name || l.b == mc.name) {
-                if (!mc.profile.net)
-                    throw ConfigError("machine " + mc.name + " has a NIC, but profile " + mc.profile.name +
-                                      " has no [net] figures");
-                m.nic = std::make_unique<net::Nic>(*m.cpus[0], next_vector++, *mc.profile.net, mc.name + ".eth0",
-                                                   mc.nic_rx_ring);
-                m.stack = std::make_unique<net::Stack>(*m.nic);
-                if (mc.nic_rx) {
-                    if (!mc.profile.dma || !mc.profile.tcp)
-                        throw ConfigError("machine " + mc.name + ": [machine.nic] needs the [dma] and [tcp] figures of profile " +
-                                          mc.profile.name);
-                    m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
-                    m.nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
-                    m.nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
-                    m.cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*m.nic));
-                }
-                softirq_cpus.insert(0); // the NIC owns NET_RX on CPU 0
-                break;
-            }
+        unsigned next_vector = m.next_vector;
+        if (!m.softnet.empty())
+            for (int i = 0; i < mc.cpus; ++i) softirq_cpus.insert(i); // the stack owns NET_RX on every CPU
         for (const Workload& w : mc.workloads) {
             int c = workload_cpu(w);
             if (c < 0 || c >= mc.cpus)
@@ -188,17 +174,6 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             if (wl) m.workloads.push_back(std::move(wl));
         }
     }
-    for (const LinkConfig& l : cfg.links) {
-        Machine* a = nullptr;
-        Machine* b = nullptr;
-        for (Machine& m : machines_) {
-            if (m.cfg->name == l.a) a = &m;
-            if (m.cfg->name == l.b) b = &m;
-        }
-        if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
-        links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency));
-        links_.back()->attach(*a->nic, *b->nic);
-    }
     for (const Deferred& d : deferred) {
         Machine* peer = nullptr;
         for (Machine& m : machines_)
@@ -211,9 +186,122 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
             throw ConfigError("machine " + mc.name + ": iperf3 sender_cpu is not a CPU of '" + d.w->peer + "'");
         engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
+        auto end_of = [](Machine& x) {
+            workloads::Iperf3End e;
+            e.stack = x.stack.get();
+            e.tcp = &*x.cfg->profile.tcp;
+            e.tunnel = x.tunnel.get();
+            for (const auto& c : x.cpus) e.cpus.push_back(c.get());
+            return e;
+        };
+        // the MSS of the route: the tunnel's inner MTU when the stream goes through one
+        std::uint32_t mss = net::TCP_MSS;
+        for (Machine* x : {d.m, peer})
+            if (x->tunnel) mss = std::min(mss, net::tcp_mss_for_mtu(x->tunnel->inner_mtu()));
         d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
-            d.env, *d.w, *d.m->stack, *mc.profile.tcp, *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)],
-            *peer->stack, *peer->cfg->profile.tcp, stop));
+            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mss, stop));
+    }
+}
+
+// The network: per-CPU softnet data of every networked machine, its device (a NIC on an
+// Ethernet link, virtio-net in a guest, a tap in a host) on CPU 0, the stack, links and vhost
+// workers, then the tunnels (per-CPU workqueue pools, the shared channel).
+void System::build_network() {
+    auto find = [&](const std::string& name) -> Machine* {
+        for (Machine& m : machines_)
+            if (m.cfg->name == name) return &m;
+        return nullptr;
+    };
+    auto networked = [&](Machine& m) {
+        if (!m.softnet.empty()) return;
+        const MachineConfig& mc = *m.cfg;
+        if (!mc.profile.net)
+            throw ConfigError("machine " + mc.name + " has a network device, but profile " + mc.profile.name +
+                              " has no [net] figures");
+        for (auto& c : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*c));
+    };
+    for (const LinkConfig& l : cfg_.links) {
+        Machine* a = find(l.a);
+        Machine* b = find(l.b);
+        if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
+        networked(*a);
+        networked(*b);
+        if (l.kind == LinkConfig::Kind::ETHERNET) {
+            for (Machine* m : {a, b}) {
+                const MachineConfig& mc = *m->cfg;
+                auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
+                                                      mc.name + ".eth0", mc.nic_rx_ring);
+                if (mc.nic_rx) {
+                    if (!mc.profile.dma || !mc.profile.tcp)
+                        throw ConfigError("machine " + mc.name +
+                                          ": [machine.nic] needs the [dma] and [tcp] figures of profile " + mc.profile.name);
+                    m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+                    nic->set_rx_dma(*m->dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
+                    nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
+                    m->cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
+                }
+                m->stack = std::make_unique<net::Stack>(*nic);
+                m->device = std::move(nic);
+            }
+            links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency));
+            links_.back()->attach(static_cast<net::Nic&>(*a->device), static_cast<net::Nic&>(*b->device));
+        } else {
+            const MachineConfig& guest = *a->cfg;
+            const MachineConfig& host = *b->cfg;
+            if (!host.profile.virt)
+                throw ConfigError("virtio link " + l.a + " - " + l.b + ": profile " + host.profile.name +
+                                  " of the host has no [virt] figures");
+            if (guest.nic_rx || host.nic_rx)
+                throw ConfigError("virtio link " + l.a + " - " + l.b + ": [machine.nic] describes a DMA NIC, not virtio");
+            const net::VirtCosts& v = *host.profile.virt;
+            auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, *guest.profile.net, v,
+                                                         guest.name + ".eth0");
+            auto tap = std::make_unique<net::Tap>(*host.profile.net, v, host.name + ".tap0");
+            vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,
+                                                           "vhost-" + guest.name));
+            a->stack = std::make_unique<net::Stack>(*vdev);
+            b->stack = std::make_unique<net::Stack>(*tap);
+            a->device = std::move(vdev);
+            b->device = std::move(tap);
+        }
+    }
+    for (Machine& m : machines_) {
+        const MachineConfig& mc = *m.cfg;
+        if (!mc.tunnel) continue;
+        Machine* peer = find(mc.tunnel->peer);
+        if (!peer || !m.stack || !mc.profile.tunnel)
+            throw ConfigError("machine " + mc.name + ": its tunnel needs a link to '" + mc.tunnel->peer +
+                              "' and the [tunnel] figures of its profile");
+        // one channel per pair, made by whichever end comes first
+        net::TunnelChannel* channel = peer->channel;
+        int side = 1;
+        if (!channel) {
+            channels_.push_back(std::make_unique<net::TunnelChannel>(mc.tunnel->aead, cfg_.mode == Mode::FUNCTIONAL));
+            channel = channels_.back().get();
+            side = 0;
+        }
+        m.channel = channel;
+        for (auto& c : m.cpus)
+            m.pools.push_back(std::make_unique<kernel::WorkerPool>(*c, mc.profile.tunnel->workqueue,
+                                                                   "kworker/" + std::to_string(c->id()) + ":1"));
+        net::TunnelEnv env;
+        env.stack = m.stack.get();
+        for (std::size_t i = 0; i < m.cpus.size(); ++i)
+            env.cpus.push_back(net::TunnelCpu{m.cpus[i].get(), m.simd[i].get(), m.softnet[i].get(), m.pools[i].get()});
+        env.cipher = &mc.profile.cipher;
+        env.costs = *mc.profile.tunnel;
+        const auto choice = mc.tunnel->kind == net::TunnelKind::WIREGUARD
+                                ? crypto::AeadDriverChoice{crypto::AeadDriver::LIB_CHACHAPOLY, false}
+                                : crypto::select_esp_driver(mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
+        if (auto missing = crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead))
+            throw ConfigError("machine " + mc.name + ": its tunnel needs " + *missing + " in profile " + mc.profile.name);
+        env.driver = choice.driver;
+        env.driver_async = choice.async_wrapped;
+        env.channel = channel;
+        env.side = side;
+        if (mc.tunnel->kind == net::TunnelKind::WIREGUARD) m.tunnel = std::make_unique<net::WireGuard>(std::move(env));
+        else m.tunnel = std::make_unique<net::Esp>(std::move(env));
+        m.stack->set_tunnel(*m.tunnel);
     }
 }
 

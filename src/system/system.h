@@ -11,6 +11,9 @@
 #include "net/link.h"
 #include "net/nic.h"
 #include "net/stack.h"
+#include "net/tunnel.h"
+#include "net/virtio.h"
+#include "kernel/workqueue.h"
 #include "results/results.h"
 #include "system/config.h"
 #include "workloads/workload.h"
@@ -46,19 +49,27 @@ private:
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
-        std::unique_ptr<net::Nic> nic; // on CPU 0, when a link names this machine
+        std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
+        std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
         std::unique_ptr<net::Stack> stack;
+        std::vector<std::unique_ptr<kernel::WorkerPool>> pools; // per CPU, on machines with a tunnel
+        std::unique_ptr<net::TunnelBase> tunnel;
+        net::TunnelChannel* channel = nullptr;
+        unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
         kernel::KernelCosts costs;     // the profile's, with the masking implementation applied
         std::vector<std::unique_ptr<workloads::Workload>> workloads;
     };
 
     results::RunResults collect() const;
+    void build_network();
 
     const ScenarioConfig& cfg_;
     engine::Simulation sim_;
     workloads::Completion completion_;
     std::vector<Machine> machines_;
     std::vector<std::unique_ptr<net::Link>> links_;
+    std::vector<std::unique_ptr<net::Vhost>> vhosts_;
+    std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
 };
 
 } // namespace kdsim::system

@@ -1,13 +1,15 @@
 #include "workloads/iperf3.h"
 
+#include "devices/dma.h"
 #include "kernel/sched.h"
 
 namespace kdsim::workloads {
 
-Iperf3::Iperf3(Env env, Iperf3Workload cfg, net::Stack& stack, const net::TcpCosts& rx_costs, kernel::Cpu& peer_cpu,
-               net::Stack& peer_stack, const net::TcpCosts& tx_costs, engine::Tick stop_at)
-    : Workload(env), cfg_(std::move(cfg)), stack_(stack), peer_cpu_(peer_cpu), peer_stack_(peer_stack),
-      stop_at_(stop_at), sink_(stack, rx_costs, cfg_.rcvbuf), source_(peer_stack, tx_costs, cfg_.window) {}
+Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
+               engine::Tick stop_at)
+    : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
+      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at), sink_(stack_, *rx_.tcp, cfg_.rcvbuf),
+      source_(peer_stack_, *tx_.tcp, cfg_.window, mss) {}
 
 void Iperf3::start() {
     server_task_ = &env_.cpu.create_task(cfg_.name + "-s", kernel::SchedPolicy::NORMAL, 0, false, server(*this));
@@ -38,6 +40,36 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "bytes_acked", static_cast<double>(source_.bytes_acked()), "bytes");
     add(r, "link_frames_to_receiver", static_cast<double>(peer_stack_.nic().stats().tx_frames), "count");
     add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
+    add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
+    add(r, "receiver_tx_dropped", static_cast<double>(nic.tx_dropped), "count");
+    const double segs = static_cast<double>(sink_.segments() ? sink_.segments() : 1);
+    for (const auto* tun : {rx_.tunnel, tx_.tunnel}) {
+        if (!tun) continue;
+        const std::string side = tun == rx_.tunnel ? "receiver_tunnel_" : "sender_tunnel_";
+        const net::TunnelStats& t = tun->stats();
+        add(r, side + "auth_failures", static_cast<double>(t.auth_failures), "count");
+        add(r, side + "ring_drops", static_cast<double>(t.ring_drops), "count");
+        add(r, side + "sync_crypts", static_cast<double>(t.sync_crypts), "count");
+        add(r, side + "async_crypts", static_cast<double>(t.async_crypts), "count");
+        add(r, side + "cryptd_max_queue", static_cast<double>(t.cryptd_max_queue), "count");
+        add(r, side + "simd_passes", static_cast<double>(t.aead.simd_steps), "count");
+        add(r, side + "scalar_passes", static_cast<double>(t.aead.scalar_steps), "count");
+        add(r, side + "simd_fallbacks", static_cast<double>(t.aead.fallbacks), "count");
+        add(r, side + "decrypted", static_cast<double>(t.decrypted), "count");
+        add(r, side + "encrypted", static_cast<double>(t.encrypted), "count");
+    }
+    // cycles per received segment, per machine and mechanism (all CPUs, all contexts)
+    for (const auto* end : {&rx_, &tx_}) {
+        std::array<engine::Cycles, kernel::CATS> per{};
+        for (const kernel::Cpu* c : end->cpus)
+            for (std::size_t k = 0; k < kernel::CTX_KINDS; ++k)
+                for (std::size_t i = 0; i < kernel::CATS; ++i) per[i] += c->stats().cycles[k][i];
+        const std::string side = end == &rx_ ? "receiver_cycles_per_segment." : "sender_cycles_per_segment.";
+        for (std::size_t i = 0; i < kernel::CATS; ++i)
+            if (per[i] && static_cast<kernel::Cat>(i) != kernel::Cat::USER)
+                add(r, side + std::string(kernel::to_string(static_cast<kernel::Cat>(i))),
+                    static_cast<double>(per[i]) / segs, "cycles");
+    }
     add(r, "stale_frames", static_cast<double>(nic.stale_frames), "count");
     if (const devices::DmaPlatform* d = stack_.nic().dma()) {
         double pkts = static_cast<double>(nic.rx_frames ? nic.rx_frames : 1);

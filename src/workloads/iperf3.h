@@ -1,10 +1,12 @@
-// iperf3-like TCP bulk stream (E5): `iperf3 -c` on the peer machine writes as fast as the window
-// allows; `iperf3 -s` on this machine reads and discards. Reports the receiver's and the
-// sender's throughput like iperf3's closing lines, packets per second, and the cycles per
-// packet the receiving NIC's DMA API spent on cache maintenance.
+// iperf3-like TCP bulk stream (E1, E5): `iperf3 -c` on the peer machine writes as fast as the
+// window allows; `iperf3 -s` on this machine reads and discards. Reports the receiver's and the
+// sender's throughput like iperf3's closing lines, packets per second, drops and where they
+// happened, the tunnels' counters (authentication failures, sync vs cryptd crypts) and, per
+// machine, the cycles per segment broken down by mechanism.
 #pragma once
 
 #include "net/tcp.h"
+#include "net/tunnel.h"
 #include "workloads/config.h"
 #include "workloads/workload.h"
 
@@ -12,11 +14,19 @@
 
 namespace kdsim::workloads {
 
+// One end of the stream: its stack, its tunnel (if any) and all CPUs of its machine.
+struct Iperf3End {
+    net::Stack* stack = nullptr;
+    const net::TcpCosts* tcp = nullptr;
+    const net::TunnelBase* tunnel = nullptr;
+    std::vector<const kernel::Cpu*> cpus;
+};
+
 class Iperf3 final : public Workload {
 public:
-    // `env` is the receiver's; the sender runs on `peer_cpu` with `peer_stack`.
-    Iperf3(Env env, Iperf3Workload cfg, net::Stack& stack, const net::TcpCosts& rx_costs, kernel::Cpu& peer_cpu,
-           net::Stack& peer_stack, const net::TcpCosts& tx_costs, engine::Tick stop_at);
+    // `env` is the receiver's; the sender runs on `peer_cpu`.
+    Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
+           engine::Tick stop_at);
     void start() override;
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
@@ -25,6 +35,7 @@ private:
     static engine::Task<> server(Iperf3& w);
     static engine::Task<> client(Iperf3& w);
     Iperf3Workload cfg_;
+    Iperf3End rx_, tx_;
     net::Stack& stack_;
     kernel::Cpu& peer_cpu_;
     net::Stack& peer_stack_;

@@ -1,0 +1,79 @@
+// Cycle costs of the cipher and MAC primitives the packet paths run (the [cipher.<prim>.<impl>]
+// tables of an architecture profile): one entry per (primitive, implementation) a CPU has, with
+// the implementation named as the kernel's arch glue names its code.
+#pragma once
+
+#include "engine/time.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kdsim::crypto {
+
+// Primitives as the kernel composes them: lib/crypto/chacha20poly1305.c calls chacha20 and
+// poly1305 separately; crypto/gcm.c composes ctr(aes) and ghash; fused drivers (gcm-aes-ce,
+// generic-gcm-aesni, the stitched chacha20-poly1305 of OpenSSL) are primitives of their own.
+enum class CipherPrim : std::uint8_t {
+    CHACHA20, POLY1305, CHACHA20_POLY1305, AES128_CTR, AES256_CTR, GHASH, AES128_GCM, AES256_GCM, COUNT
+};
+inline constexpr std::size_t CIPHER_PRIMS = static_cast<std::size_t>(CipherPrim::COUNT);
+
+enum class CipherImpl : std::uint8_t {
+    GENERIC, // portable C
+    ARM,     // arm32 scalar assembler (chacha_doarm, poly1305_blocks_arm)
+    ARM64,   // arm64 scalar assembler
+    NEON,    // ARM NEON / Advanced SIMD
+    BSAES,   // bit-sliced AES on NEON (aes-neonbs)
+    CE,      // ARMv8 Crypto Extensions (AES, PMULL)
+    SSSE3, AVX2, AVX512, AESNI, VAES,
+    COUNT
+};
+inline constexpr std::size_t CIPHER_IMPLS = static_cast<std::size_t>(CipherImpl::COUNT);
+
+std::string_view to_string(CipherPrim p);
+std::optional<CipherPrim> cipher_prim_from_string(std::string_view s);
+std::string_view to_string(CipherImpl i);
+std::optional<CipherImpl> cipher_impl_from_string(std::string_view s);
+// Whether the implementation runs on the SIMD/FPU unit (needs a kernel_*_begin/end bracket).
+bool uses_simd(CipherImpl i);
+
+struct CipherCost {
+    double cycles_per_byte = 0;
+    engine::Cycles cycles_per_call = 0;
+    engine::Cycles bytes(std::uint64_t from, std::uint64_t to) const {
+        return static_cast<engine::Cycles>(std::llround(static_cast<double>(to) * cycles_per_byte) -
+                                           std::llround(static_cast<double>(from) * cycles_per_byte));
+    }
+};
+
+class CipherCostTable {
+public:
+    void set(CipherPrim p, CipherImpl i, CipherCost c) { t_[idx(p)][static_cast<std::size_t>(i)] = c; }
+    const std::optional<CipherCost>& get(CipherPrim p, CipherImpl i) const { return t_[idx(p)][static_cast<std::size_t>(i)]; }
+    bool has(CipherPrim p, CipherImpl i) const { return get(p, i).has_value(); }
+    bool has(CipherPrim p) const {
+        for (const auto& c : t_[idx(p)])
+            if (c) return true;
+        return false;
+    }
+    // The implementation the crypto API would pick: the fastest SIMD one (highest cra_priority),
+    // or, with `simd` false, the fastest one that needs no SIMD unit.
+    std::optional<CipherImpl> best(CipherPrim p, bool simd) const {
+        std::optional<CipherImpl> b;
+        for (std::size_t i = 0; i < CIPHER_IMPLS; ++i) {
+            const auto& c = t_[idx(p)][i];
+            if (!c || uses_simd(static_cast<CipherImpl>(i)) != simd) continue;
+            if (!b || c->cycles_per_byte < get(p, *b)->cycles_per_byte) b = static_cast<CipherImpl>(i);
+        }
+        return b;
+    }
+
+private:
+    static std::size_t idx(CipherPrim p) { return static_cast<std::size_t>(p); }
+    std::array<std::array<std::optional<CipherCost>, CIPHER_IMPLS>, CIPHER_PRIMS> t_{};
+};
+
+} // namespace kdsim::crypto

@@ -1,0 +1,68 @@
+// What the protocol layers see of a network device (struct net_device + its netdev_ops): the
+// transmit entry (ndo_start_xmit), the receive hook the stack registers, and counters. A
+// physical NIC (nic.h), a virtio-net guest device and a host tap device (virtio.h) implement it.
+#pragma once
+
+#include "engine/task.h"
+#include "kernel/cpu.h"
+#include "net/net_costs.h"
+#include "net/packet.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kdsim::devices {
+class DmaPlatform;
+}
+
+namespace kdsim::net {
+
+// The protocol layer's receive entry (netif_receive_skb's delivery), called in the receiving
+// context (NET_RX softirq, or a task with BH disabled for a tap) on `cpu`.
+using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
+
+struct NicStats {
+    std::uint64_t rx_frames = 0;
+    std::uint64_t tx_frames = 0;
+    std::uint64_t rx_dropped = 0; // rx ring (or backend queue) full
+    std::uint64_t tx_dropped = 0; // tx queue full
+    std::uint64_t irqs = 0;
+    std::uint64_t polls = 0;
+    std::uint64_t rx_bytes = 0;
+    std::uint64_t stale_frames = 0; // frames whose bytes the CPU read stale
+    std::uint64_t kicks = 0;        // virtio: notifications to the host (guest exits)
+};
+
+class NetDevice {
+public:
+    explicit NetDevice(std::string name) : name_(std::move(name)) {}
+    virtual ~NetDevice() = default;
+    NetDevice(const NetDevice&) = delete;
+    NetDevice& operator=(const NetDevice&) = delete;
+
+    void set_rx_handler(RxHandler fn, void* ctx) {
+        rx_fn_ = fn;
+        rx_ctx_ = ctx;
+    }
+    // ndo_start_xmit, in the caller's context on `cpu` (dev_queue_xmit's).
+    virtual engine::Task<> xmit(kernel::Cpu& cpu, Packet p) = 0;
+    virtual const NetCosts& costs() const = 0;
+    // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
+    virtual const devices::DmaPlatform* dma() const { return nullptr; }
+
+    const NicStats& stats() const { return stats_; }
+    const std::string& name() const { return name_; }
+
+protected:
+    engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {
+        if (rx_fn_) co_await rx_fn_(cpu, rx_ctx_, p);
+    }
+    NicStats stats_;
+    std::string name_;
+
+private:
+    RxHandler rx_fn_ = nullptr;
+    void* rx_ctx_ = nullptr;
+};
+
+} // namespace kdsim::net

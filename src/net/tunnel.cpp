@@ -1,0 +1,351 @@
+#include "net/tunnel.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/preempt.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+#include "net/tcp.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+std::string_view to_string(TunnelKind k) { return k == TunnelKind::WIREGUARD ? "wireguard" : "esp"; }
+
+// ---- functional bytes ----------------------------------------------------------------------
+
+TunnelChannel::TunnelChannel(crypto::AeadAlg alg, bool functional) : alg_(alg), functional_(functional) {
+    key_.resize(crypto::key_size(alg));
+    for (std::size_t i = 0; i < key_.size(); ++i) key_[i] = static_cast<std::uint8_t>(0x40 + i);
+    if (functional_)
+        for (auto& s : store_) s.resize(SLOTS);
+}
+
+void TunnelChannel::plaintext(std::uint64_t counter, std::uint32_t len) {
+    pt_.resize(len);
+    std::uint64_t x = counter * 0x9E3779B97F4A7C15ull + 1;
+    for (std::uint32_t i = 0; i < len; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        pt_[i] = static_cast<std::uint8_t>(x);
+    }
+}
+
+namespace {
+std::array<std::uint8_t, 12> nonce_of(std::uint64_t counter) {
+    std::array<std::uint8_t, 12> n{}; // WireGuard: 4 zero bytes + little-endian counter
+    for (int i = 0; i < 8; ++i) n[4 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(counter >> (8 * i));
+    return n;
+}
+} // namespace
+
+void TunnelChannel::seal(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
+    if (!functional_) return;
+    plaintext(counter, len);
+    auto nonce = nonce_of(counter);
+    Slot& s = store_[static_cast<std::size_t>(side)][counter % SLOTS];
+    s.counter = counter;
+    s.bytes = crypto::aead_seal(alg_, key_, nonce, {}, pt_);
+    if (corrupt) s.bytes[0] ^= 0x5a;
+}
+
+bool TunnelChannel::open(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
+    if (!functional_) return !corrupt;
+    Slot& s = store_[static_cast<std::size_t>(1 - side)][counter % SLOTS];
+    if (s.counter != counter) throw std::logic_error("tunnel store: packet overwritten while in flight");
+    if (corrupt) s.bytes[s.bytes.size() / 2] ^= 0xa5;
+    auto nonce = nonce_of(counter);
+    auto pt = crypto::aead_open(alg_, key_, nonce, {}, s.bytes);
+    if (!pt) return false;
+    plaintext(counter, len);
+    if (*pt != pt_) ++mismatches_;
+    return true;
+}
+
+// ---- common ----------------------------------------------------------------------------------
+
+engine::Task<bool> TunnelBase::crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc) {
+    co_await cpu.exec(env_.costs.aead_request, Cat::CRYPTO);
+    crypto::AeadOutcome o = co_await crypto::aead_crypt(*on(cpu).simd, *env_.cipher, env_.driver,
+                                                        env_.channel->alg(), len, assoc, stats_.aead);
+    co_return o.clobbered;
+}
+
+namespace {
+std::uint32_t pad_to(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a * a; }
+constexpr std::uint32_t IP_UDP = 28;
+constexpr std::uint32_t WG_HEADER = 16; // type, receiver index, counter
+constexpr std::uint32_t TAG = 16;
+} // namespace
+
+// ---- WireGuard -------------------------------------------------------------------------------
+
+WireGuard::WireGuard(TunnelEnv env) : TunnelBase(std::move(env)) {
+    const std::size_t n = env_.cpus.size();
+    encrypt_.wg = decrypt_.wg = this;
+    enc_ctx_.reserve(n);
+    dec_ctx_.reserve(n);
+    encrypt_.work.resize(n);
+    decrypt_.work.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        enc_ctx_.push_back({this, i});
+        dec_ctx_.push_back({this, i});
+        encrypt_.work[i] = kernel::WorkStruct{&WireGuard::encrypt_worker, &enc_ctx_[i], false};
+        decrypt_.work[i] = kernel::WorkStruct{&WireGuard::decrypt_worker, &dec_ctx_[i], false};
+    }
+    tx_work_ = kernel::WorkStruct{&WireGuard::tx_worker, this, false};
+    napi_.poll = &WireGuard::rx_poll;
+    napi_.ctx = this;
+    // the round-robin cursors start at the last CPU, so the first pick is CPU 0
+    encrypt_.last_cpu = decrypt_.last_cpu = n - 1;
+}
+
+// wg_queue_enqueue_per_device_and_peer: the peer's ordered queue, the device ring, a worker.
+engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p) {
+    if (q.ring.size() >= MAX_QUEUED_PACKETS) {
+        ++stats_.ring_drops; // ptr_ring_produce_bh fails: the packet is freed
+        co_return;
+    }
+    peer.items.push_back(Item{p, State::UNCRYPTED});
+    q.ring.push_back(peer.base + peer.items.size() - 1);
+    q.last_cpu = (q.last_cpu + 1) % env_.cpus.size(); // wg_cpumask_next_online
+    co_await env_.cpus[q.last_cpu].pool->queue_work(cpu, q.work[q.last_cpu]);
+}
+
+engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
+    ++stats_.tx_packets;
+    co_await cpu.exec(env_.costs.wg_xmit, Cat::PROTOCOL);
+    Packet outer = inner;
+    outer.kind = FrameKind::WG_DATA;
+    outer.inner = inner.kind;
+    outer.inner_len = inner.len;
+    outer.counter = next_counter_++;
+    const std::uint32_t ip_len = inner.len - ETH_HEADER;
+    outer.len = ETH_HEADER + IP_UDP + WG_HEADER + pad_to(ip_len, 16) + TAG;
+    co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
+}
+
+// wg_packet_encrypt_worker: drain the device ring in task context.
+engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
+    WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
+    for (;;) {
+        co_await kernel::local_bh_disable(cpu); // ptr_ring_consume_bh
+        const bool empty = wg.encrypt_.ring.empty();
+        std::uint64_t n = 0;
+        if (!empty) {
+            n = wg.encrypt_.ring.front();
+            wg.encrypt_.ring.pop_front();
+        }
+        co_await kernel::local_bh_enable(cpu);
+        if (empty) break;
+        Item& it = wg.tx_.at(n);
+        co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
+        const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
+        bool clobbered = co_await wg.crypt(cpu, plain, 0);
+        wg.env_.channel->seal(wg.env_.side, it.p.counter, plain, clobbered);
+        ++wg.stats_.encrypted;
+        wg.tx_.at(n).state = State::CRYPTED; // wg_queue_enqueue_per_peer_tx
+        co_await wg.env_.cpus[wg.tx_cpu_].pool->queue_work(cpu, wg.tx_work_);
+        co_await kernel::cond_resched(cpu);
+    }
+}
+
+// wg_packet_tx_worker: send the encrypted in-order prefix of the peer's queue.
+engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
+    WireGuard& wg = *static_cast<WireGuard*>(ctx);
+    while (!wg.tx_.items.empty() && wg.tx_.items.front().state != State::UNCRYPTED) {
+        Packet p = wg.tx_.items.front().p;
+        wg.tx_.items.pop_front();
+        ++wg.tx_.base;
+        co_await cpu.exec(wg.env_.costs.wg_tx, Cat::PROTOCOL);
+        ++wg.stats_.tx_sent;
+        co_await wg.env_.stack->dev_queue_xmit(cpu, p);
+        co_await kernel::cond_resched(cpu);
+    }
+}
+
+engine::Task<> WireGuard::rcv(kernel::Cpu& cpu, const Packet& outer) {
+    ++stats_.rx_packets;
+    co_await cpu.exec(env_.costs.wg_rx, Cat::PROTOCOL);
+    co_await queue_to_crypt(cpu, decrypt_, rx_, outer);
+}
+
+// wg_packet_decrypt_worker
+engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
+    WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
+    for (;;) {
+        co_await kernel::local_bh_disable(cpu); // ptr_ring_consume_bh: pending NET_RX runs at its unlock
+        const bool empty = wg.decrypt_.ring.empty();
+        std::uint64_t n = 0;
+        if (!empty) {
+            n = wg.decrypt_.ring.front();
+            wg.decrypt_.ring.pop_front();
+        }
+        co_await kernel::local_bh_enable(cpu);
+        if (empty) break;
+        co_await cpu.exec(wg.env_.costs.wg_decrypt, Cat::PROTOCOL);
+        const Packet& p = wg.rx_.at(n).p;
+        const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);
+        bool clobbered = co_await wg.crypt(cpu, plain, 0);
+        const bool ok = wg.env_.channel->open(wg.env_.side, p.counter, plain, clobbered || p.corrupt);
+        ++wg.stats_.decrypted;
+        if (!ok) ++wg.stats_.auth_failures;
+        wg.rx_.at(n).state = ok ? State::CRYPTED : State::DEAD;
+        co_await wg.on(cpu).softnet->napi_schedule(wg.napi_); // wg_queue_enqueue_per_peer_rx
+        co_await kernel::cond_resched(cpu);
+    }
+}
+
+// wg_packet_rx_poll: in order; stop at the first packet still being decrypted.
+engine::Task<int> WireGuard::rx_poll(kernel::Cpu& cpu, void* ctx, int budget) {
+    WireGuard& wg = *static_cast<WireGuard*>(ctx);
+    int done = 0;
+    while (done < budget && !wg.rx_.items.empty()) {
+        Item& it = wg.rx_.items.front();
+        if (it.state == State::UNCRYPTED) {
+            ++wg.stats_.reordered_waits;
+            break;
+        }
+        const bool ok = it.state == State::CRYPTED;
+        Packet inner = it.p;
+        wg.rx_.items.pop_front();
+        ++wg.rx_.base;
+        ++done;
+        if (!ok) continue;
+        co_await cpu.exec(wg.env_.costs.wg_rx_poll, Cat::PROTOCOL);
+        inner.kind = inner.inner;
+        inner.len = inner.inner_len;
+        ++wg.stats_.delivered;
+        co_await wg.env_.stack->ip_local_deliver(cpu, inner);
+    }
+    if (done < budget) napi_complete_done(wg.napi_);
+    co_return done;
+}
+
+// ---- ESP -----------------------------------------------------------------------------------
+
+namespace {
+constexpr std::uint32_t ESP_HEADER = 8, ESP_IV = 8, ESP_TRAILER = 2, OUTER_IP = 20;
+} // namespace
+
+Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
+    for (std::size_t i = 0; i < env_.cpus.size(); ++i) {
+        auto q = std::make_unique<CryptdQueue>();
+        q->esp = this;
+        q->work = kernel::WorkStruct{&Esp::cryptd_queue_worker, q.get(), false};
+        cryptd_.push_back(std::move(q));
+    }
+}
+
+// esp4_get_mtu for a tunnel-mode SA on a 1500-byte device with a 4-byte block and 16-byte ICV.
+std::uint32_t Esp::inner_mtu() const {
+    return ((1500 - OUTER_IP - ESP_HEADER - ESP_IV - TAG) & ~3u) - ESP_TRAILER;
+}
+
+bool Esp::goes_async(kernel::Cpu& cpu) const {
+    if (!env_.driver_async) return false;
+    const auto& me = env_.cpus[static_cast<std::size_t>(cpu.id())];
+    if (!arch::crypto_simd_usable(*me.simd)) return true;
+    // in_atomic() && cryptd_aead_queued(): keep the order of requests already queued
+    return cpu.preempt_count() != 0 && !cryptd_[static_cast<std::size_t>(cpu.id())]->q.empty();
+}
+
+engine::Task<bool> Esp::cryptd_enqueue(kernel::Cpu& cpu, const Packet& p, bool decrypt) {
+    CryptdQueue& q = *cryptd_[static_cast<std::size_t>(cpu.id())];
+    co_await kernel::local_bh_disable(cpu);
+    co_await cpu.exec(env_.costs.cryptd_enqueue, Cat::QUEUEING);
+    const bool full = q.q.size() >= CRYPTD_MAX_CPU_QLEN;
+    if (!full) {
+        q.q.push_back(Request{p, decrypt});
+        stats_.cryptd_max_queue = std::max<std::uint64_t>(stats_.cryptd_max_queue, q.q.size());
+        co_await on(cpu).pool->queue_work(cpu, q.work);
+    }
+    co_await kernel::local_bh_enable(cpu);
+    if (full) ++stats_.ring_drops; // -ENOSPC: the packet is dropped
+    co_return !full;
+}
+
+// cryptd_queue_worker: one request per run, then re-queue while more wait.
+engine::Task<> Esp::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
+    CryptdQueue& q = *static_cast<CryptdQueue*>(ctx);
+    Esp& esp = *q.esp;
+    co_await kernel::local_bh_disable(cpu);
+    const bool empty = q.q.empty();
+    Request r{};
+    if (!empty) {
+        r = q.q.front();
+        q.q.pop_front();
+    }
+    co_await kernel::local_bh_enable(cpu);
+    if (empty) co_return;
+    // cryptd_aead_crypt: the child AEAD in task context, the completion with BH disabled
+    const std::uint32_t len = r.decrypt ? r.p.inner_len - ETH_HEADER : r.p.inner_len - ETH_HEADER;
+    bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER);
+    co_await kernel::local_bh_disable(cpu);
+    if (r.decrypt) co_await esp.input_finish(cpu, r.p, clobbered);
+    else co_await esp.output_finish(cpu, r.p, clobbered);
+    co_await kernel::local_bh_enable(cpu);
+    if (!q.q.empty()) co_await esp.on(cpu).pool->queue_work(cpu, q.work);
+}
+
+engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
+    ++stats_.tx_packets;
+    co_await cpu.exec(env_.costs.esp_output, Cat::PROTOCOL);
+    Packet outer = inner;
+    outer.kind = FrameKind::ESP;
+    outer.inner = inner.kind;
+    outer.inner_len = inner.len;
+    outer.counter = next_seq_++;
+    const std::uint32_t ip_len = inner.len - ETH_HEADER;
+    outer.len = ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + pad_to(ip_len + ESP_TRAILER, 4) + TAG;
+    if (goes_async(cpu)) {
+        ++stats_.async_crypts;
+        co_await cryptd_enqueue(cpu, outer, false);
+        co_return;
+    }
+    ++stats_.sync_crypts;
+    bool clobbered = co_await crypt(cpu, ip_len, ESP_HEADER);
+    co_await output_finish(cpu, outer, clobbered);
+}
+
+// esp_output_done -> xfrm_output_resume: the frame leaves through the device.
+engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
+    env_.channel->seal(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered);
+    ++stats_.encrypted;
+    ++stats_.tx_sent;
+    co_await env_.stack->dev_queue_xmit(cpu, outer);
+}
+
+engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
+    ++stats_.rx_packets;
+    co_await cpu.exec(env_.costs.esp_input, Cat::PROTOCOL);
+    if (goes_async(cpu)) {
+        ++stats_.async_crypts;
+        co_await cryptd_enqueue(cpu, outer, true);
+        co_return;
+    }
+    ++stats_.sync_crypts;
+    bool clobbered = co_await crypt(cpu, outer.inner_len - ETH_HEADER, ESP_HEADER);
+    co_await input_finish(cpu, outer, clobbered);
+}
+
+// esp_input_done2 -> xfrm_input_resume: the inner packet goes up the stack.
+engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
+    const bool ok = env_.channel->open(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered || outer.corrupt);
+    ++stats_.decrypted;
+    if (!ok) {
+        ++stats_.auth_failures;
+        co_return;
+    }
+    Packet inner = outer;
+    inner.kind = outer.inner;
+    inner.len = outer.inner_len;
+    ++stats_.delivered;
+    co_await env_.stack->ip_local_deliver(cpu, inner);
+}
+
+} // namespace kdsim::net

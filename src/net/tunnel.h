@@ -1,0 +1,221 @@
+// The two tunnels of E1, as their kernel drivers run them:
+//
+// WireGuard (drivers/net/wireguard: send.c, receive.c, queueing.h). Transmit: wg_xmit ->
+// wg_packet_send_staged_packets in the sender's context puts each packet on the device-wide
+// encrypt ring and the peer's ordered tx queue, then queue_work_on() a CPU chosen round-robin;
+// the per-CPU encrypt worker (kworker, task context) drains the ring with ptr_ring_consume_bh,
+// encrypts with lib chacha20poly1305 and queues the peer's transmit work on the peer's serial
+// CPU, which sends the in-order prefix of encrypted packets (udp_tunnel_xmit_skb).
+// Receive: the UDP encap handler in NET_RX (wg_packet_receive -> wg_packet_consume_data) puts
+// the packet on the decrypt ring and the peer's rx queue and queues the decrypt worker of a
+// round-robin CPU; the worker decrypts and napi_schedule()s the peer's NAPI on its own CPU;
+// wg_packet_rx_poll (NET_RX) delivers the in-order prefix of decrypted packets (replay
+// counter, GRO). Rings hold MAX_QUEUED_PACKETS (1024); a full ring drops.
+//
+// IPsec ESP (net/ipv4/esp4.c, crypto/simd.c, crypto/cryptd.c). esp_output in the sender's
+// context and esp_input in NET_RX call crypto_aead_encrypt/decrypt. The AEAD driver may be
+// wrapped by crypto/simd.c: then the request goes to cryptd when !crypto_simd_usable(), or
+// when in_atomic() and cryptd already holds requests (ordering); cryptd queues it on this
+// CPU's queue (cryptd_max_cpu_qlen 1000) and its work item, run by this CPU's kworker,
+// dequeues ONE request per run (re-queueing itself while more wait), decrypts in task context
+// and calls the completion (xfrm_input_resume / xfrm_output_resume) with BH disabled.
+//
+// Functional mode: the sender really seals each packet (OpenSSL EVP through crypto/aead.h)
+// and keeps the ciphertext in the channel's store under the packet's counter; the receiver
+// opens it. A pass whose SIMD registers were clobbered, or a frame read stale from a DMA
+// buffer, corrupts the bytes first, so authentication fails and the packet is dropped.
+#pragma once
+
+#include "arch/simd.h"
+#include "crypto/aead.h"
+#include "crypto/aead_path.h"
+#include "crypto/cipher_costs.h"
+#include "engine/task.h"
+#include "kernel/workqueue.h"
+#include "net/napi.h"
+#include "net/stack.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kdsim::net {
+
+// [tunnel] figures of a profile, cycles per packet (AEAD work excluded: it comes from [cipher]).
+struct TunnelCosts {
+    Cycles wg_xmit = 0;      // wg_xmit + send_staged_packets: skb checks, queueing, per packet
+    Cycles wg_encrypt = 0;   // encrypt worker per packet beyond the AEAD: skb_cow, padding, header
+    Cycles wg_tx = 0;        // tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)
+    Cycles wg_rx = 0;        // NET_RX: udp_rcv -> encap_rcv -> wg_packet_receive -> consume_data
+    Cycles wg_decrypt = 0;   // decrypt worker per packet beyond the AEAD
+    Cycles wg_rx_poll = 0;   // peer NAPI per packet: counter_validate, endpoint, napi_gro_receive
+    Cycles esp_output = 0;   // xfrm_output + esp_output + esp_output_tail, AEAD excluded
+    Cycles esp_input = 0;    // xfrm4_rcv + xfrm_input + esp_input + esp_input_done2
+    Cycles aead_request = 0; // crypto_aead_{en,de}crypt: request, scatterlist walk set-up
+    Cycles cryptd_enqueue = 0;   // cryptd_enqueue_request under BH off (queue_work apart)
+    kernel::WorkqueueCosts workqueue;
+};
+
+enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
+std::string_view to_string(TunnelKind k);
+
+// The key and the functional ciphertext stores of one tunnel between two machines.
+class TunnelChannel {
+public:
+    TunnelChannel(crypto::AeadAlg alg, bool functional);
+    crypto::AeadAlg alg() const { return alg_; }
+    bool functional() const { return functional_; }
+    // The sender (side 0 or 1) seals `counter`'s plaintext; the receiver opens it. `corrupt`
+    // flips a byte of the ciphertext first. Returns false when authentication fails.
+    void seal(int side, std::uint64_t counter, std::uint32_t len, bool corrupt);
+    bool open(int side, std::uint64_t counter, std::uint32_t len, bool corrupt);
+    std::uint64_t payload_mismatches() const { return mismatches_; }
+
+private:
+    static constexpr std::size_t SLOTS = 8192; // > any number of packets in flight
+    struct Slot {
+        std::uint64_t counter = ~0ull;
+        std::vector<std::uint8_t> bytes;
+    };
+    void plaintext(std::uint64_t counter, std::uint32_t len);
+    crypto::AeadAlg alg_;
+    bool functional_;
+    std::vector<std::uint8_t> key_;
+    std::array<std::vector<Slot>, 2> store_;
+    std::vector<std::uint8_t> pt_;
+    std::uint64_t mismatches_ = 0;
+};
+
+// One CPU of the machine as a tunnel sees it.
+struct TunnelCpu {
+    kernel::Cpu* cpu = nullptr;
+    arch::SimdUnit* simd = nullptr;
+    Softnet* softnet = nullptr;
+    kernel::WorkerPool* pool = nullptr;
+};
+
+struct TunnelEnv {
+    Stack* stack = nullptr;
+    std::vector<TunnelCpu> cpus;
+    const crypto::CipherCostTable* cipher = nullptr;
+    TunnelCosts costs;
+    crypto::AeadDriver driver = crypto::AeadDriver::LIB_CHACHAPOLY;
+    bool driver_async = false; // wrapped by crypto/simd.c: may go through cryptd
+    TunnelChannel* channel = nullptr;
+    int side = 0;              // which end of the channel this machine is
+};
+
+struct TunnelStats {
+    std::uint64_t tx_packets = 0;       // inner packets handed to the tunnel
+    std::uint64_t encrypted = 0;
+    std::uint64_t tx_sent = 0;          // outer packets handed to the device
+    std::uint64_t rx_packets = 0;       // outer packets received
+    std::uint64_t decrypted = 0;
+    std::uint64_t delivered = 0;        // inner packets delivered to the stack
+    std::uint64_t auth_failures = 0;    // dropped: authentication failed
+    std::uint64_t ring_drops = 0;       // dropped: a crypt ring or the cryptd queue was full
+    std::uint64_t sync_crypts = 0;      // AEAD ran in the calling context
+    std::uint64_t async_crypts = 0;     // AEAD went through cryptd
+    std::uint64_t cryptd_max_queue = 0;
+    std::uint64_t reordered_waits = 0;  // WireGuard: an rx poll stopped at a packet still being decrypted
+    crypto::AeadPathStats aead;
+};
+
+class TunnelBase : public Tunnel {
+public:
+    explicit TunnelBase(TunnelEnv env) : env_(std::move(env)) {}
+    const TunnelStats& stats() const { return stats_; }
+    virtual TunnelKind kind() const = 0;
+    // The MTU of the tunnel's inner route (an inner TCP segment's IP length at most).
+    virtual std::uint32_t inner_mtu() const = 0;
+
+protected:
+    TunnelCpu& on(kernel::Cpu& cpu) { return env_.cpus[static_cast<std::size_t>(cpu.id())]; }
+    // The AEAD in the running context; returns true when its result is garbage (clobbered).
+    engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc);
+    TunnelEnv env_;
+    TunnelStats stats_;
+};
+
+class WireGuard final : public TunnelBase {
+public:
+    static constexpr std::size_t MAX_QUEUED_PACKETS = 1024;
+    static constexpr std::uint32_t MTU = 1420; // wg-quick's default
+    explicit WireGuard(TunnelEnv env);
+    TunnelKind kind() const override { return TunnelKind::WIREGUARD; }
+    std::uint32_t inner_mtu() const override { return MTU; }
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
+    engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
+
+private:
+    enum class State : std::uint8_t { UNCRYPTED, CRYPTED, DEAD };
+    struct Item {
+        Packet p;
+        State state = State::UNCRYPTED;
+    };
+    // a crypt queue: the device-wide ring and its per-CPU work items
+    struct CryptQueue {
+        std::deque<std::size_t> ring; // indices into the peer queue's items, by absolute number
+        std::vector<kernel::WorkStruct> work;
+        std::size_t last_cpu = 0;
+        WireGuard* wg = nullptr;
+    };
+    struct PeerQueue {
+        std::deque<Item> items;
+        std::uint64_t base = 0; // absolute number of items.front()
+        Item& at(std::uint64_t n) { return items[static_cast<std::size_t>(n - base)]; }
+    };
+    struct WorkCtx {
+        WireGuard* wg;
+        std::size_t cpu;
+    };
+    engine::Task<> queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p);
+    static engine::Task<> encrypt_worker(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<> decrypt_worker(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<> tx_worker(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<int> rx_poll(kernel::Cpu& cpu, void* ctx, int budget);
+
+    CryptQueue encrypt_, decrypt_;
+    PeerQueue tx_, rx_;
+    std::vector<WorkCtx> enc_ctx_, dec_ctx_;
+    kernel::WorkStruct tx_work_;
+    std::size_t tx_cpu_ = 0; // peer->serial_work_cpu
+    NapiStruct napi_;
+    std::uint64_t next_counter_ = 0;
+};
+
+class Esp final : public TunnelBase {
+public:
+    static constexpr std::size_t CRYPTD_MAX_CPU_QLEN = 1000;
+    explicit Esp(TunnelEnv env);
+    TunnelKind kind() const override { return TunnelKind::ESP; }
+    std::uint32_t inner_mtu() const override;
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
+    engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
+
+private:
+    struct Request {
+        Packet p;
+        bool decrypt = false;
+    };
+    struct CryptdQueue {
+        Esp* esp = nullptr;
+        std::deque<Request> q;
+        kernel::WorkStruct work;
+    };
+    // crypto/simd.c's choice for this request in the running context.
+    bool goes_async(kernel::Cpu& cpu) const;
+    engine::Task<bool> cryptd_enqueue(kernel::Cpu& cpu, const Packet& p, bool decrypt);
+    static engine::Task<> cryptd_queue_worker(kernel::Cpu& cpu, void* ctx);
+    engine::Task<> output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
+    engine::Task<> input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
+
+    std::vector<std::unique_ptr<CryptdQueue>> cryptd_;
+    std::uint64_t next_seq_ = 0;
+};
+
+} // namespace kdsim::net

@@ -1,0 +1,133 @@
+// Paravirtual networking between a KVM guest and its host, as virtio-net with vhost-net runs it:
+//
+// Guest (drivers/net/virtio_net.c): start_xmit adds the frame to the tx virtqueue and kicks the
+// host only when the host asked for notifications (virtqueue_kick_prepare: vhost disables them
+// while it is processing): the kick is an MMIO write that exits to the hypervisor (ioeventfd),
+// paid by the vCPU. Receive: the host injects an interrupt (irqfd -> vGIC); the vCPU pays the
+// exit and re-entry that deliver it, then vring_interrupt disables further callbacks and
+// schedules NAPI; virtnet_poll takes used buffers (refilling the ring) and re-enables
+// callbacks when drained (virtqueue_napi_complete).
+//
+// Host (drivers/vhost/net.c, drivers/net/tun.c): the vhost worker (a kthread of the host,
+// pinned) runs handle_tx: copies each frame out of guest memory into an skb and hands it to
+// the tap (tun_get_user -> tun_rx_batched: netif_receive_skb under local_bh_disable, in the
+// worker's context), up to VHOST_NET_PKT_WEIGHT frames per run; and handle_rx: frames the host
+// stack sent to the tap (tun_net_xmit: ptr_ring of txqueuelen 500, then sk_data_ready wakes the
+// worker) are copied into the guest's rx buffers, and the guest is signalled (irqfd) when it
+// has callbacks enabled.
+//
+// The guest's vCPUs are modelled as dedicated host cores (a separate machine whose CPUs are the
+// vCPUs): exits and injections are cycles of those CPUs, the backend's work cycles of host CPUs.
+// Not modelled: tx-completion interrupts (napi_tx), mergeable buffers and GSO over virtio,
+// event-index details, the vCPU threads competing with host tasks for cores.
+#pragma once
+
+#include "engine/simulation.h"
+#include "kernel/cpu.h"
+#include "net/napi.h"
+#include "net/netdevice.h"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+namespace kdsim::net {
+
+// [virt] figures of the host profile, cycles of the host's cores (the vCPUs run on the same).
+struct VirtCosts {
+    Cycles exit_mmio = 0;       // a guest MMIO write trapping to the host and back (kick)
+    Cycles virq_delivery = 0;   // the vCPU's exit and re-entry that deliver an injected interrupt
+    Cycles virq_inject = 0;     // host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick
+    Cycles vhost_tx = 0;        // host: handle_tx per frame, tun_get_user, skb build
+    Cycles vhost_rx = 0;        // host: handle_rx per frame, descriptor handling
+    double copy_per_byte = 0;   // host: copy between guest memory and skb, cycles per byte
+    Cycles tun_xmit = 0;        // host: tun_net_xmit per frame (ptr_ring produce)
+};
+
+class Vhost;
+
+class VirtioNet final : public NetDevice, public engine::EventTarget {
+public:
+    static constexpr std::size_t VQ_SIZE = 256;
+    VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, const VirtCosts& virt, std::string name);
+    void attach(Vhost& host) { host_ = &host; }
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    const NetCosts& costs() const override { return costs_; }
+
+    // Host side: whether a used rx buffer can be filled; fills it.
+    bool rx_has_room() const { return rx_.size() < VQ_SIZE; }
+    void rx_fill(const Packet& p);
+    // Host side: vhost_signal. True when the guest had callbacks enabled (an injection).
+    bool signal();
+    void on_event(std::uint64_t arg) override; // the injected interrupt reaches the vCPU
+
+private:
+    static engine::Task<> vring_interrupt(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<int> virtnet_poll(kernel::Cpu& cpu, void* ctx, int budget);
+
+    Softnet& softnet_;
+    kernel::Cpu& cpu_;
+    unsigned vector_;
+    NetCosts costs_;
+    VirtCosts virt_;
+    NapiStruct napi_;
+    Vhost* host_ = nullptr;
+    std::deque<Packet> rx_;
+    bool callbacks_ = true;
+};
+
+// The host's tap device: its xmit feeds the vhost worker's rx side.
+class Tap final : public NetDevice {
+public:
+    static constexpr std::size_t TXQUEUELEN = 500;
+    Tap(const NetCosts& costs, const VirtCosts& virt, std::string name);
+    void attach(Vhost& host) { host_ = &host; }
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    const NetCosts& costs() const override { return costs_; }
+    // The vhost worker hands a guest frame to the host stack (netif_receive_skb).
+    engine::Task<> receive(kernel::Cpu& cpu, const Packet& p);
+    void count_tx_drop() { ++stats_.tx_dropped; }
+
+private:
+    NetCosts costs_;
+    VirtCosts virt_;
+    Vhost* host_ = nullptr;
+};
+
+struct VhostStats {
+    std::uint64_t tx_frames = 0;  // guest -> host
+    std::uint64_t rx_frames = 0;  // host -> guest
+    std::uint64_t injections = 0; // interrupts injected into the guest
+    std::uint64_t runs = 0;
+    std::uint64_t guest_rx_full = 0; // runs that stopped because the guest had no rx buffers
+};
+
+class Vhost {
+public:
+    static constexpr int VHOST_NET_PKT_WEIGHT = 256;
+    Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name);
+    // Guest kick (ioeventfd): queue the frame; returns whether the guest must exit to notify.
+    bool guest_tx(const Packet& p, kernel::Cpu& guest_cpu);
+    // tun_net_xmit: the host stack's frame for the guest; false when the ring is full.
+    bool tap_tx(const Packet& p);
+    engine::Task<> wake(kernel::Cpu& caller);
+    // The guest returned rx buffers: the worker may continue (called from guest context).
+    void guest_rx_refilled(kernel::Cpu& guest_cpu);
+    const VhostStats& stats() const { return stats_; }
+
+private:
+    static engine::Task<> worker(Vhost& v);
+
+    kernel::Cpu& cpu_;
+    VirtCosts virt_;
+    VirtioNet& guest_;
+    Tap& tap_;
+    kernel::TaskStruct* task_ = nullptr;
+    std::deque<Packet> txq_, rxq_;
+    bool notify_ = true;   // the guest must kick for new tx frames
+    bool sleeping_ = false;
+    bool waiting_rx_room_ = false;
+    VhostStats stats_;
+};
+
+} // namespace kdsim::net
