@@ -106,6 +106,7 @@ void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     Frame& f = *running_;
     f.cont = h;
     f.st = Frame::St::READY;
+    if (e.simd_check) f.simd_clobbered = false; // the finding is per SIMD exec
     push_exec(f, e);
 }
 

@@ -112,7 +112,7 @@ struct Frame {
     Point point = Point::IRQ_ENABLE;
     bool saved_irqs_disabled = false; // IRQ mask of the interrupted context
     bool from_irq_exit = false;       // softirq frame started by irq_exit (vs local_bh_enable)
-    bool simd_clobbered = false;      // the last SIMD exec found foreign register contents
+    bool simd_clobbered = false;      // the current (or last) SIMD exec found foreign register contents
     std::uint8_t nexecs = 0;
     std::array<PendingExec, 8> execs{};
     std::coroutine_handle<> cont;

@@ -25,6 +25,8 @@ struct Packet {
     FrameKind inner = FrameKind::TCP_DATA;
     std::uint32_t inner_len = 0;
     std::uint64_t counter = 0;
+    // The TCP connection a segment belongs to (one per iperf3 stream).
+    std::uint16_t flow = 0;
     // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
     bool corrupt = false;
 };

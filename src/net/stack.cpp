@@ -26,7 +26,8 @@ engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
 }
 
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
-    if (tcp_ && (p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK)) co_await tcp_->tcp_rcv(cpu, p);
+    if ((p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK) && p.flow < tcp_.size() && tcp_[p.flow])
+        co_await tcp_[p.flow]->tcp_rcv(cpu, p);
 }
 
 engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {

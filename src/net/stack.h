@@ -52,7 +52,11 @@ public:
     engine::Task<Packet> packet_recvmsg(kernel::Cpu& cpu);
 
     NetDevice& nic() { return nic_; }
-    void bind_tcp(TcpEndpoint& ep) { tcp_ = &ep; }
+    // Binds the endpoint of connection `flow` (its segments carry that flow number).
+    void bind_tcp(std::uint16_t flow, TcpEndpoint& ep) {
+        if (tcp_.size() <= flow) tcp_.resize(flow + 1u, nullptr);
+        tcp_[flow] = &ep;
+    }
     std::uint64_t arp_replies_sent() const { return arp_replies_; }
 
 private:
@@ -64,7 +68,7 @@ private:
     Tunnel* tunnel_ = nullptr;
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
-    TcpEndpoint* tcp_ = nullptr;
+    std::vector<TcpEndpoint*> tcp_; // by flow
     std::uint64_t arp_replies_ = 0;
 };
 

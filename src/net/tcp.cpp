@@ -17,9 +17,10 @@ engine::Cycles per_byte(double cpb, std::uint64_t bytes) {
 }
 } // namespace
 
-TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss)
-    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), rwnd_(window_cap) {
-    stack_.bind_tcp(*this);
+TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
+                     std::uint16_t flow)
+    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow), rwnd_(window_cap) {
+    stack_.bind_tcp(flow_, *this);
 }
 
 engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
@@ -40,6 +41,7 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
         p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
         p.seq = snd_nxt_;
         p.payload = mss_;
+        p.flow = flow_;
         snd_nxt_ += mss_;
         ++segments_;
         co_await stack_.ip_output(cpu, p);
@@ -60,9 +62,9 @@ engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     }
 }
 
-TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf)
-    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), last_window_(rcvbuf) {
-    stack_.bind_tcp(*this);
+TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint16_t flow)
+    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), flow_(flow), last_window_(rcvbuf) {
+    stack_.bind_tcp(flow_, *this);
 }
 
 engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
@@ -75,6 +77,7 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
     ack.len = TCP_ACK_FRAME;
     ack.ack = rcv_nxt_;
     ack.window = last_window_;
+    ack.flow = flow_;
     co_await stack_.ip_output(cpu, ack);
 }
 

@@ -57,7 +57,7 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
     } else if (kind == "arp_pingpong") {
         add({"peer", "count", "interval"});
     } else if (kind == "iperf3") {
-        add({"peer", "sender_cpu", "window", "rcvbuf", "start"});
+        add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel"});
     }
     return k;
 }
@@ -606,6 +606,7 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto b = r_.bytes(w, "window", wkey + ".window", false, true)) x.window = *b;
                 if (auto b = r_.bytes(w, "rcvbuf", wkey + ".rcvbuf", false, true)) x.rcvbuf = *b;
                 if (auto t = r_.duration(w, "start", wkey + ".start", false, false)) x.start = *t;
+                if (auto v = r_.integer(w, "parallel", wkey + ".parallel", false, 1, 128)) x.parallel = static_cast<int>(*v);
             } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
                 alg_impl(x, true);
                 if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;

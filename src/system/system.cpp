@@ -174,6 +174,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             if (wl) m.workloads.push_back(std::move(wl));
         }
     }
+    std::uint16_t next_flow = 0;
     for (const Deferred& d : deferred) {
         Machine* peer = nullptr;
         for (Machine& m : machines_)
@@ -199,7 +200,8 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         for (Machine* x : {d.m, peer})
             if (x->tunnel) mss = std::min(mss, net::tcp_mss_for_mtu(x->tunnel->inner_mtu()));
         d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
-            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mss, stop));
+            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mss, next_flow, stop));
+        next_flow = static_cast<std::uint16_t>(next_flow + d.w->parallel);
     }
 }
 
@@ -397,6 +399,22 @@ results::RunResults System::collect() const {
                                  std::to_string(m.dma->findings().reports[0].end) + " of buffer " +
                                  std::to_string(m.dma->findings().reports[0].buffer) + ")");
         }
+    std::set<const net::TunnelChannel*> reported;
+    for (const Machine& m : machines_) {
+        if (!m.tunnel) continue;
+        const net::TunnelStats& t = m.tunnel->stats();
+        if (t.auth_failures) {
+            r.failed = true;
+            r.failures.push_back(m.cfg->name + ": " + std::to_string(t.auth_failures) + " " +
+                                 std::string(net::to_string(m.tunnel->kind())) +
+                                 " packet(s) failed authentication and were dropped");
+        }
+        if (m.channel && m.channel->payload_mismatches() && reported.insert(m.channel).second) {
+            r.failed = true;
+            r.failures.push_back(m.cfg->name + ": " + std::to_string(m.channel->payload_mismatches()) +
+                                 " decrypted packet(s) did not match what was sent");
+        }
+    }
     for (const results::WorkloadResult& w : r.workloads)
         for (const results::Metric& m : w.metrics)
             if (m.key == "digest_mismatches" && m.value > 0) {

@@ -101,6 +101,7 @@ struct Iperf3Workload {
     std::uint64_t window = 128 * 1024; // sender's cap on bytes in flight
     std::uint64_t rcvbuf = 128 * 1024; // receiver's buffer (advertised window when empty)
     Tick start = 5 * engine::PS_PER_MS; // connection set-up; the stream starts here
+    int parallel = 1;             // iperf3 -P: streams, each its own connection and task pair
 };
 
 } // namespace kdsim::workloads

@@ -6,22 +6,31 @@
 namespace kdsim::workloads {
 
 Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
-               engine::Tick stop_at)
+               std::uint16_t first_flow, engine::Tick stop_at)
     : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
-      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at), sink_(stack_, *rx_.tcp, cfg_.rcvbuf),
-      source_(peer_stack_, *tx_.tcp, cfg_.window, mss) {}
-
-void Iperf3::start() {
-    server_task_ = &env_.cpu.create_task(cfg_.name + "-s", kernel::SchedPolicy::NORMAL, 0, false, server(*this));
-    client_task_ = &peer_cpu_.create_task(cfg_.name + "-c", kernel::SchedPolicy::NORMAL, 0, false, client(*this));
-    server_task_->in_user = client_task_->in_user = true;
+      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at) {
+    for (int i = 0; i < cfg_.parallel; ++i) {
+        const auto flow = static_cast<std::uint16_t>(first_flow + i);
+        streams_.push_back(std::unique_ptr<Stream>(new Stream{net::TcpSink(stack_, *rx_.tcp, cfg_.rcvbuf, flow),
+                                                              net::TcpSource(peer_stack_, *tx_.tcp, cfg_.window, mss, flow)}));
+    }
 }
 
-engine::Task<> Iperf3::server(Iperf3& w) { co_await w.sink_.read_loop(w.env_.cpu, *w.server_task_); }
+void Iperf3::start() {
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+        Stream& s = *streams_[i];
+        const std::string suffix = streams_.size() > 1 ? "." + std::to_string(i) : "";
+        s.server = &env_.cpu.create_task(cfg_.name + "-s" + suffix, kernel::SchedPolicy::NORMAL, 0, false, server(*this, s));
+        s.client = &peer_cpu_.create_task(cfg_.name + "-c" + suffix, kernel::SchedPolicy::NORMAL, 0, false, client(*this, s));
+        s.server->in_user = s.client->in_user = true;
+    }
+}
 
-engine::Task<> Iperf3::client(Iperf3& w) {
+engine::Task<> Iperf3::server(Iperf3& w, Stream& s) { co_await s.sink.read_loop(w.env_.cpu, *s.server); }
+
+engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
     co_await kernel::hrtimer_sleep_until(w.peer_cpu_, w.cfg_.start);
-    co_await w.source_.send_loop(w.peer_cpu_, *w.client_task_, w.stop_at_);
+    co_await s.source.send_loop(w.peer_cpu_, *s.client, w.stop_at_);
 }
 
 results::WorkloadResult Iperf3::result() const {
@@ -29,20 +38,29 @@ results::WorkloadResult Iperf3::result() const {
     engine::Tick end = std::min(env_.sim.now(), stop_at_);
     double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
     const auto& nic = stack_.nic().stats();
-    add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(sink_.bytes_read()) * 8 / secs / 1e6 : 0, "Mbit/s");
-    add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(source_.bytes_acked()) * 8 / secs / 1e6 : 0, "Mbit/s");
-    add(r, "receiver_bytes", static_cast<double>(sink_.bytes_read()), "bytes");
-    add(r, "segments_received", static_cast<double>(sink_.segments()), "count");
+    std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0;
+    for (const auto& st : streams_) {
+        bytes_read += st->sink.bytes_read();
+        segments += st->sink.segments();
+        acks += st->sink.acks_sent();
+        updates += st->sink.window_updates();
+        sent += st->source.segments_sent();
+        acked += st->source.bytes_acked();
+    }
+    add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
+    add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(acked) * 8 / secs / 1e6 : 0, "Mbit/s");
+    add(r, "receiver_bytes", static_cast<double>(bytes_read), "bytes");
+    add(r, "segments_received", static_cast<double>(segments), "count");
     add(r, "rx_packets_per_s", secs > 0 ? static_cast<double>(nic.rx_frames) / secs : 0, "1/s");
-    add(r, "acks_sent", static_cast<double>(sink_.acks_sent()), "count");
-    add(r, "window_updates", static_cast<double>(sink_.window_updates()), "count");
-    add(r, "segments_sent", static_cast<double>(source_.segments_sent()), "count");
-    add(r, "bytes_acked", static_cast<double>(source_.bytes_acked()), "bytes");
+    add(r, "acks_sent", static_cast<double>(acks), "count");
+    add(r, "window_updates", static_cast<double>(updates), "count");
+    add(r, "segments_sent", static_cast<double>(sent), "count");
+    add(r, "bytes_acked", static_cast<double>(acked), "bytes");
     add(r, "link_frames_to_receiver", static_cast<double>(peer_stack_.nic().stats().tx_frames), "count");
     add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
     add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
     add(r, "receiver_tx_dropped", static_cast<double>(nic.tx_dropped), "count");
-    const double segs = static_cast<double>(sink_.segments() ? sink_.segments() : 1);
+    const double segs = static_cast<double>(segments ? segments : 1);
     for (const auto* tun : {rx_.tunnel, tx_.tunnel}) {
         if (!tun) continue;
         const std::string side = tun == rx_.tunnel ? "receiver_tunnel_" : "sender_tunnel_";

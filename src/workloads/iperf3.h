@@ -25,25 +25,29 @@ struct Iperf3End {
 class Iperf3 final : public Workload {
 public:
     // `env` is the receiver's; the sender runs on `peer_cpu`.
+    // The streams use TCP connections (flows) first_flow .. first_flow + parallel - 1.
     Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
-           engine::Tick stop_at);
+           std::uint16_t first_flow, engine::Tick stop_at);
     void start() override;
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
 
 private:
-    static engine::Task<> server(Iperf3& w);
-    static engine::Task<> client(Iperf3& w);
+    struct Stream {
+        net::TcpSink sink;
+        net::TcpSource source;
+        kernel::TaskStruct* server = nullptr;
+        kernel::TaskStruct* client = nullptr;
+    };
+    static engine::Task<> server(Iperf3& w, Stream& s);
+    static engine::Task<> client(Iperf3& w, Stream& s);
     Iperf3Workload cfg_;
     Iperf3End rx_, tx_;
     net::Stack& stack_;
     kernel::Cpu& peer_cpu_;
     net::Stack& peer_stack_;
     engine::Tick stop_at_;
-    net::TcpSink sink_;
-    net::TcpSource source_;
-    kernel::TaskStruct* server_task_ = nullptr;
-    kernel::TaskStruct* client_task_ = nullptr;
+    std::vector<std::unique_ptr<Stream>> streams_;
 };
 
 } // namespace kdsim::workloads
