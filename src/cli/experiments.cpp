@@ -70,8 +70,24 @@ std::optional<double> cpu_field(const results::CpuResult& c, const std::string& 
 }
 
 // Resolves a manifest metric path against one run's results:
-//   cpu<N>.<field>, cpu<N>.simd.<field>, workload.<name>.<key>, run.<clobbers|simulated_us|events>
+//   cpu<N>.<field>, cpu<N>.simd.<field> (of the first machine), machine.<name>.cpu<N>.<field>,
+//   workload.<name>.<key>, run.<clobbers|simulated_us|events>
 std::optional<double> lookup(const results::RunResults& r, const std::string& path) {
+    if (path.rfind("machine.", 0) == 0) {
+        std::string rest = path.substr(8);
+        auto dot = rest.find('.');
+        if (dot == std::string::npos || rest.compare(dot + 1, 3, "cpu") != 0) return std::nullopt;
+        const std::string name = rest.substr(0, dot), cpu = rest.substr(dot + 1);
+        auto dot2 = cpu.find('.');
+        if (dot2 == std::string::npos) return std::nullopt;
+        int id = -1;
+        std::from_chars(cpu.data() + 3, cpu.data() + dot2, id);
+        for (const auto& m : r.machines)
+            if (m.name == name)
+                for (const auto& c : m.cpus)
+                    if (c.id == id) return cpu_field(c, cpu.substr(dot2 + 1));
+        return std::nullopt;
+    }
     if (path == "run.clobbers") return static_cast<double>(r.clobber_count);
     if (path == "run.simulated_us") return r.simulated_us;
     if (path == "run.events") return static_cast<double>(r.events);
