@@ -12,6 +12,7 @@
 #include <fstream>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace kdsim::scenario {
 
@@ -118,6 +119,8 @@ private:
     std::vector<Diagnostic> out_;
     Reader r_;
     bool root_resolved_ = false;
+    std::map<std::string, std::pair<const toml::table*, std::string>> tunnel_at_; // machine -> its [machine.tunnel], key
+    std::set<std::string> declared_; // every machine name, also of machines that failed to load
     std::optional<fs::path> root_;
     std::map<std::string, std::optional<system::Profile>> profiles_;
 };
@@ -683,11 +686,13 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
             t.aead = *crypto::aead_alg_from_string(std::array<std::string_view, 3>{"chacha20-poly1305", "aes-128-gcm",
                                                                                   "aes-256-gcm"}[*a]);
         if (auto pe = r_.string(*tun, "peer", tkey + ".peer", true)) t.peer = *pe;
+        if (name) tunnel_at_[*name] = {tun, tkey};
         if (t.kind == net::TunnelKind::WIREGUARD && t.aead != crypto::AeadAlg::CHACHA20_POLY1305 && tun->get("aead"))
             r_.error(*tun->get("aead"), tkey + ".aead",
                      fmt::format("expected \"chacha20-poly1305\" (WireGuard has no other cipher), found \"{}\"",
                                  crypto::to_string(t.aead)));
-        if (prof && tun->get("aead") && tun->get("kind")) {
+        const bool consistent = t.kind == net::TunnelKind::ESP || t.aead == crypto::AeadAlg::CHACHA20_POLY1305;
+        if (prof && tun->get("aead") && tun->get("kind") && consistent) {
             if (!prof->tunnel)
                 r_.error(*tun, tkey, fmt::format("a tunnel needs the [tunnel] figures of profile {}, which has none", prof->name));
             const auto choice = t.kind == net::TunnelKind::WIREGUARD
@@ -755,6 +760,7 @@ system::ScenarioConfig ScenarioLoader::load() {
             }
             const toml::table& m = *n->as_table();
             if (const toml::node* nm = m.get("name"); nm && nm->is_string()) {
+                declared_.insert(nm->as_string()->get());
                 auto [it, fresh] = seen.emplace(nm->as_string()->get(), mkey);
                 if (!fresh)
                     r_.error(*nm, mkey + ".name",
@@ -835,28 +841,33 @@ system::ScenarioConfig ScenarioLoader::load() {
     }
     // Tunnel ends must name each other and agree on the tunnel.
     for (const auto& mc : cfg.machines) {
-        if (!mc.tunnel) continue;
+        if (!mc.tunnel || !tunnel_at_.count(mc.name)) continue;
+        const auto& [node, tkey] = tunnel_at_.at(mc.name);
+        const toml::node& at = node->get("peer") ? *node->get("peer") : *node;
         const system::MachineConfig* peer = nullptr;
         for (const auto& o : cfg.machines)
             if (o.name == mc.tunnel->peer) peer = &o;
-        std::string where = fmt::format("machine '{}': [machine.tunnel]", mc.name);
+        if (!peer && declared_.count(mc.tunnel->peer)) continue; // that machine's own errors are reported
         if (!peer || peer == &mc) {
-            r_.error_file("machine", fmt::format("{} peer '{}' is not another machine of this scenario", where, mc.tunnel->peer));
+            r_.error(at, tkey + ".peer",
+                     fmt::format("expected the name of another machine of this scenario, found '{}'", mc.tunnel->peer));
             continue;
         }
         if (!peer->tunnel || peer->tunnel->peer != mc.name)
-            r_.error_file("machine", fmt::format("{} names peer '{}', whose [machine.tunnel] does not name '{}' back", where,
-                                                 peer->name, mc.name));
+            r_.error(at, tkey + ".peer",
+                     fmt::format("machine '{}' names peer '{}', whose [machine.tunnel] does not name '{}' back", mc.name,
+                                 peer->name, mc.name));
         else if (peer->tunnel->kind != mc.tunnel->kind || peer->tunnel->aead != mc.tunnel->aead)
-            r_.error_file("machine", fmt::format("{} is {} with {}, but its peer '{}' says {} with {}: the tunnel peers disagree",
-                                                 where, net::to_string(mc.tunnel->kind), crypto::to_string(mc.tunnel->aead),
-                                                 peer->name, net::to_string(peer->tunnel->kind),
-                                                 crypto::to_string(peer->tunnel->aead)));
+            r_.error(*node, tkey,
+                     fmt::format("the tunnel peers disagree: '{}' says {} with {}, its peer '{}' says {} with {}", mc.name,
+                                 net::to_string(mc.tunnel->kind), crypto::to_string(mc.tunnel->aead), peer->name,
+                                 net::to_string(peer->tunnel->kind), crypto::to_string(peer->tunnel->aead)));
         bool linked = false;
         for (const auto& l : cfg.links)
             linked = linked || (l.a == mc.name && l.b == peer->name) || (l.b == mc.name && l.a == peer->name);
         if (!linked)
-            r_.error_file("machine", fmt::format("{} peer '{}' is not linked to it by a [[link]]", where, peer->name));
+            r_.error(at, tkey + ".peer",
+                     fmt::format("machine '{}' has no [[link]] to its tunnel peer '{}'", mc.name, peer->name));
     }
     for (auto& mc : cfg.machines)
         for (auto& w : mc.workloads)

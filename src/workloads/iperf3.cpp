@@ -60,6 +60,9 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
     add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
     add(r, "receiver_tx_dropped", static_cast<double>(nic.tx_dropped), "count");
+    add(r, "receiver_device_irqs", static_cast<double>(nic.irqs), "count");
+    add(r, "sender_device_kicks", static_cast<double>(peer_stack_.nic().stats().kicks), "count");
+    add(r, "receiver_device_kicks", static_cast<double>(nic.kicks), "count");
     const double segs = static_cast<double>(segments ? segments : 1);
     for (const auto* tun : {rx_.tunnel, tx_.tunnel}) {
         if (!tun) continue;
