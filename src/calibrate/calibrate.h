@@ -55,8 +55,12 @@ struct CpuFeatures {
     bool ssse3 = false, avx = false, avx2 = false, bmi1 = false, bmi2 = false, sha = false, xop = false;
     bool osxsave = false, xsaveopt = false, xsavec = false, clflush = false, clflushopt = false;
     bool avx512f = false;
+    bool aes = false, pclmul = false, movbe = false, vaes = false, vpclmulqdq = false;
     unsigned cache_line = 0; // CPUID.1:EBX[15:8] * 8
     std::uint64_t xcr0 = 0;
+    // The raw CPUID words OpenSSL builds its capability vector from (OPENSSL_ia32_cpuid):
+    // leaf 1 EAX (signature), ECX, EDX; leaf 7.0 EBX, ECX; leaf 0x80000001 ECX (AMD XOP).
+    std::uint32_t leaf1_eax = 0, leaf1_ecx = 0, leaf1_edx = 0, leaf7_ebx = 0, leaf7_ecx = 0, ext1_ecx = 0;
     bool intel() const { return vendor == "GenuineIntel"; }
 };
 CpuFeatures detect_cpu();
@@ -94,15 +98,41 @@ struct HashRun {
     LineFit fit; // cycles(len) = per_call + per_byte * len, weighted by 1/cycles^2 (relative error);
                  // left zero when only one size was measured
 };
-// Child side: hashes each size with EVP (init/update/final on one reused context), prints one line
-// per size "len median q1 q3 n attempts noisy" to stdout.
-int internal_measure(const std::string& spec); // "alg:impl:len,len,...:samples:cpu"
-// Parent side: runs `exe calibrate --internal-measure ...` with OPENSSL_ia32cap set. Throws
-// std::runtime_error when the child fails.
+bool is_hash_alg(const std::string& name);
+
+// A child measurement: "alg:impl:len,len,...:samples:cpu". `alg` is a hash (HASH_ALGS, impl one of
+// HASH_IMPLS) or a cipher primitive (CIPHER_PRIMS in ciphers.h, impl one of CIPHER_IMPLS).
+struct MeasureSpec {
+    std::string alg, impl;
+    std::vector<std::size_t> sizes; // 1 B .. 1 MiB each
+    int samples = 0;
+    int cpu = 0;
+    bool cipher = false;
+};
+// Throws std::invalid_argument with a message naming what is wrong (unknown algorithm, unknown
+// implementation name for that algorithm's family, a bad size, count or CPU number).
+MeasureSpec parse_measure_spec(const std::string& spec);
+// The OPENSSL_ia32cap value the child for this spec runs with (ia32cap_mask or cipher_ia32cap_mask).
+std::string spec_mask(const MeasureSpec& m);
+
+// Child side (`kdsim calibrate --internal-measure SPEC`): rejects a bad spec, or an OPENSSL_ia32cap
+// that is not spec_mask(spec), with exit status 2; then measures each size (hashes: EVP
+// init/update/final on one reused context; ciphers: see ciphers.h) and prints one line per size,
+// "len median q1 q3 n attempts noisy" (cipher children first print "check <hex digest>").
+int internal_measure(const std::string& spec);
+// Parent side: runs `exe calibrate --internal-measure SPEC` with OPENSSL_ia32cap=mask and returns
+// what it printed. Throws std::runtime_error when the child fails.
+std::string run_measuring_child(const std::string& exe, const std::string& spec, const std::string& mask,
+                                const std::string& what);
+// Parses a child's output (n_sizes point lines; a "check" line goes to *check when given).
+HashRun parse_child_points(const std::string& text, std::size_t n_sizes, const std::string& what, std::string* check);
 HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, const std::string& impl,
                                const std::vector<std::size_t>& sizes, int samples, int cpu);
 // Fits the line to measured points.
 LineFit fit_hash(const std::vector<HashPoint>& points);
+// Several child processes' runs of one measurement: median per size; spread = the larger of the
+// within-process spread and the range between processes (NOISY above 5 %); fit redone.
+HashRun combine_runs(const std::vector<HashRun>& runs);
 
 // ---- the other primitives ---------------------------------------------------------------------
 

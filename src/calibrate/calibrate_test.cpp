@@ -2,12 +2,23 @@
 // construction), and measurements that must be positive, finite and ordered where physics orders
 // them. No measured figure is asserted beyond that.
 #include "calibrate/calibrate.h"
+#include "calibrate/ciphers.h"
 #include "calibrate/primitives.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
 
 using namespace kdsim::calibrate;
 
@@ -109,18 +120,41 @@ TEST(Machine, XsaveSaveAndRestoreArePositive) {
 
 TEST(Machine, FlushPerLineAndReReadArePositive) {
     CpuFeatures cpu = detect_cpu();
-    auto v = measure_flush(cpu, {1536, 9216}, 5);
-    ASSERT_EQ(v.size(), 2u);
-    for (auto& p : v) {
-        EXPECT_GT(p.flush.stats.median, 0);
+    auto r = measure_flush(cpu, {1536, 4096, 9216}, 5);
+    ASSERT_EQ(r.points.size(), 3u);
+    EXPECT_EQ(r.points[0].lines, 24u);
+    EXPECT_EQ(r.points[2].lines, 144u);
+    for (auto& p : r.points) {
+        EXPECT_GT(p.dirty.stats.median, 0);
+        EXPECT_GT(p.clean.stats.median, 0);
         EXPECT_GT(p.reread.stats.median, 0);
     }
+    // Flushing 144 lines costs more in all than flushing 24 (whatever the per-line cost).
+    EXPECT_GT(r.points[2].dirty.stats.median * 144, r.points[0].dirty.stats.median * 24);
+    EXPECT_GT(r.dirty_fit.slope, 0);
+    EXPECT_TRUE(std::isfinite(r.dirty_fit.intercept) && std::isfinite(r.clean_fit.slope) &&
+                std::isfinite(r.reread_fit.slope));
 }
 
 TEST(Machine, MemcpyLongerCopiesCostMore) {
-    auto r = measure_memcpy({64, 1500}, 7);
+    auto r = measure_memcpy({64, 1500, 9000}, 7);
+    ASSERT_EQ(r.points.size(), 3u);
     EXPECT_GT(r.points[0].cycles.stats.median, 0);
     EXPECT_GT(r.points[1].cycles.stats.median, r.points[0].cycles.stats.median);
+    EXPECT_GT(r.points[2].cycles.stats.median, r.points[1].cycles.stats.median);
+    EXPECT_GT(r.fit.slope, 0);
+}
+
+TEST(Machine, TimerSignalRoundTripIsMeasured) {
+    TscInfo t = measure_tsc(1, 0.02);
+    SignalResult s = measure_signals(t.hz, 5);
+    EXPECT_GT(s.self_signal.stats.median, 0);
+    EXPECT_GT(s.timer_round_trip.stats.median, 0);
+    EXPECT_EQ(s.timer_round_trip.stats.n, 5u);
+    // The gap around a signal contains the handler: both parts are positive and add up to it.
+    EXPECT_GT(s.timer_to_handler.stats.median, 0);
+    EXPECT_GT(s.handler_to_thread.stats.median, 0);
+    EXPECT_TRUE(std::isfinite(s.timer_round_trip.stats.median));
 }
 
 TEST(Hash, GenericFitIsPositiveAndLongerHashesCostMore) {
@@ -151,4 +185,250 @@ TEST(Hash, Avx2IsNotSlowerThanGenericAt64KiB) {
     HashRun g = spawn_hash_measurement(KDSIM_EXE, "sha512", "generic", {65536}, 5, c);
     HashRun a = spawn_hash_measurement(KDSIM_EXE, "sha512", "avx2", {65536}, 5, c);
     EXPECT_LE(a.points[0].cycles.stats.median, 1.25 * g.points[0].cycles.stats.median); // see above
+}
+
+// ---- ciphers ------------------------------------------------------------------------------------
+
+// The masks, written out by hand from OpenSSL's documented bit numbers (OPENSSL_ia32cap(3)): the
+// first word is CPUID.1:EDX | CPUID.1:ECX << 32, the second CPUID.7:EBX | CPUID.7:ECX << 32.
+//   P1 (ECX.1) bits: 1 PCLMULQDQ, 11 XOP (AMD), 12 FMA, 25 AES-NI, 28 AVX, 29 F16C
+//     -> ssse3 clears 1,11,12,25,28,29 = 0x32001802 << 32; aesni clears 11,12,28,29 = 0x30001800 << 32;
+//        avx2/vaes/avx512 clear XOP only = 0x800 << 32
+//   P2 (EBX.7) bits: 3 BMI1, 5 AVX2, 8 BMI2, 29 SHA; AVX-512 16 F, 17 DQ, 21 IFMA, 26 PF, 27 ER,
+//     28 CD, 30 BW, 31 VL = 0xdc230000; with BMI1/AVX2/BMI2/SHA = 0xfc230128
+//   P3 (ECX.7) bits: 9 VAES, 10 VPCLMULQDQ = 0x600 << 32
+TEST(CipherMasks, EachImplementationNameHasTheDerivedMask) {
+    const std::map<std::string, std::string> want = {
+        {"generic", "~0x32181a0306800000:~0xe00fc230128"}, // the hashes' generic mask
+        {"ssse3", "~0x3200180200000000:~0x600fc230128"},
+        {"aesni", "~0x3000180000000000:~0x600fc230128"},
+        {"avx2", "~0x80000000000:~0x600dc230000"},
+        {"vaes", "~0x80000000000:~0xdc230000"},
+        {"avx512", "~0x80000000000:~0x0"},
+    };
+    ASSERT_EQ(std::size(CIPHER_IMPLS), want.size());
+    for (const char* impl : CIPHER_IMPLS) EXPECT_EQ(cipher_ia32cap_mask(impl), want.at(impl)) << impl;
+    EXPECT_EQ(cipher_ia32cap_mask("generic"), ia32cap_mask("generic"));
+    EXPECT_THROW(cipher_ia32cap_mask("avx"), std::invalid_argument);
+    EXPECT_THROW(cipher_ia32cap_mask("shani"), std::invalid_argument);
+    EXPECT_THROW(cipher_ia32cap_mask(""), std::invalid_argument);
+}
+
+TEST(CipherMasks, ApplyingAMaskFollowsCpuidC) {
+    Ia32Cap c;
+    c.p[0] = 0x178bfbff;
+    c.p[1] = 0x7ed8320b;
+    c.p[2] = 0x219c97a9;
+    c.p[3] = 0x0040069c;
+    Ia32Cap m = apply_ia32cap(c, "~0x200000000000000:~0x20"); // AES-NI (P1 bit 25), AVX2 (P2 bit 5)
+    EXPECT_EQ(m.p[0], c.p[0] | (1u << 10)); // bit 10 marks the vector initialised
+    EXPECT_EQ(m.p[1], c.p[1] & ~(1u << 25));
+    EXPECT_EQ(m.p[2], c.p[2] & ~(1u << 5));
+    EXPECT_EQ(m.p[3], c.p[3]);
+    Ia32Cap no_colon = apply_ia32cap(c, "~0x0");
+    EXPECT_EQ(no_colon.p[2], 0u); // without ":..." OpenSSL zeroes P2 and P3
+    EXPECT_EQ(no_colon.p[3], 0u);
+    Ia32Cap fxsr = apply_ia32cap(c, "~0x1000000:~0x0"); // FXSR also masks PCLMULQDQ, XOP, AES-NI, AVX
+    EXPECT_EQ(fxsr.p[1], c.p[1] & ~(1u << 1 | 1u << 11 | 1u << 25 | 1u << 28));
+    EXPECT_THROW(apply_ia32cap(c, "~zz:~0x0"), std::invalid_argument);
+}
+
+namespace {
+// Two CPUs by their CPUID words: an AMD Zen 3 like this one (AES-NI, PCLMULQDQ, AVX2, VAES,
+// no AVX-512) and an Intel Ice Lake server (AVX-512 F/DQ/IFMA/BW/VL, VAES).
+CpuFeatures zen3() {
+    CpuFeatures f;
+    f.vendor = "AuthenticAMD";
+    f.leaf1_eax = 0x00a00f11;
+    f.leaf1_ecx = 0x7ef8320b; // SSE3 PCLMUL SSSE3 FMA CX16 SSE4.1/4.2 MOVBE POPCNT AES XSAVE OSXSAVE AVX F16C RDRAND
+    f.leaf1_edx = 0x178bfbff;
+    f.leaf7_ebx = 0x219c97a9; // BMI1 AVX2 BMI2 ... SHA, no AVX-512
+    f.leaf7_ecx = 0x0040069c; // VAES VPCLMULQDQ
+    f.xcr0 = 0x7;
+    return f;
+}
+CpuFeatures icelake() {
+    CpuFeatures f;
+    f.vendor = "GenuineIntel";
+    f.leaf1_eax = 0x000606a6;
+    f.leaf1_ecx = 0x7ffefbff;
+    f.leaf1_edx = 0xbfebfbff;
+    f.leaf7_ebx = 0xf3bfb7ef; // AVX2, AVX512 F DQ IFMA CD BW VL, SHA
+    f.leaf7_ecx = 0x40417f5e; // VAES VPCLMULQDQ ...
+    f.xcr0 = 0xe7;
+    return f;
+}
+std::set<std::string> available(const CpuFeatures& cpu, const std::string& prim) {
+    std::set<std::string> out;
+    for (const char* impl : CIPHER_IMPLS)
+        if (!cipher_unavailable(cpu, prim, impl)) out.insert(impl);
+    return out;
+}
+} // namespace
+
+TEST(CipherDispatch, Zen3RunsTheseOpenSsl30Paths) {
+    CpuFeatures z = zen3();
+    using S = std::set<std::string>;
+    EXPECT_EQ(available(z, "chacha20"), (S{"generic", "ssse3", "avx2"}));
+    EXPECT_EQ(available(z, "poly1305"), (S{"generic", "avx2"})); // no SSSE3 Poly1305: ssse3 runs scalar
+    EXPECT_EQ(available(z, "chacha20-poly1305"), (S{"generic", "ssse3", "avx2"}));
+    EXPECT_EQ(available(z, "aes128-ctr"), (S{"generic", "ssse3", "aesni"}));
+    EXPECT_EQ(available(z, "aes128-gcm"), (S{"generic", "ssse3", "aesni"}));
+    EXPECT_EQ(available(z, "aes256-gcm"), (S{"generic", "ssse3", "aesni"}));
+    // AES-GCM with AVX on runs the stitched AVX code, which has no [cipher] name; VAES is never used.
+    EXPECT_EQ(forced_cipher_path(z, "aes128-gcm", "avx2"), "avx");
+    EXPECT_NE(cipher_unavailable(z, "aes128-gcm", "vaes")->find("never tests the VAES"), std::string::npos);
+    EXPECT_NE(cipher_unavailable(z, "chacha20", "avx512")->find("AVX-512"), std::string::npos);
+    EXPECT_EQ(forced_cipher_path(z, "aes128-ctr", "generic"), "generic");
+    EXPECT_EQ(forced_cipher_path(z, "aes128-gcm", "ssse3"), "ssse3");
+}
+
+TEST(CipherDispatch, IceLakeAddsAvx512AndNoCpuMeansGeneric) {
+    CpuFeatures i = icelake();
+    EXPECT_TRUE(available(i, "chacha20").count("avx512"));
+    EXPECT_TRUE(available(i, "poly1305").count("avx512"));
+    EXPECT_TRUE(available(i, "chacha20-poly1305").count("avx512"));
+    EXPECT_FALSE(available(i, "aes128-gcm").count("avx512"));
+    CpuFeatures skx = i;
+    skx.leaf1_eax = 0x00050654; // Skylake-X: OpenSSL suppresses AVX512F; ChaCha20 still runs its VL code
+    skx.leaf7_ebx &= ~(1u << 21); // no IFMA
+    EXPECT_EQ(forced_cipher_path(skx, "chacha20", "avx512"), "avx512");
+    EXPECT_EQ(forced_cipher_path(skx, "poly1305", "avx512"), "avx2");
+    CpuFeatures none;
+    none.vendor = "GenuineIntel";
+    for (const char* prim : CIPHER_PRIMS) EXPECT_EQ(available(none, prim), (std::set<std::string>{"generic"})) << prim;
+    EXPECT_THROW(cipher_unavailable(none, "aes192-gcm", "generic"), std::invalid_argument);
+}
+
+TEST(ChildSpec, UnknownNamesAreRejectedWithAClearError) {
+    MeasureSpec ok = parse_measure_spec("aes128-gcm:aesni:16,65536:5:0");
+    EXPECT_TRUE(ok.cipher);
+    EXPECT_EQ(ok.sizes, (std::vector<std::size_t>{16, 65536}));
+    EXPECT_FALSE(parse_measure_spec("sha256:shani:64:3:1").cipher);
+    auto error_of = [](const std::string& spec) {
+        try {
+            parse_measure_spec(spec);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("(accepted)");
+    };
+    EXPECT_NE(error_of("md5:generic:16:3:0").find("unknown algorithm 'md5'; expected one of: sha1"), std::string::npos);
+    EXPECT_NE(error_of("aes128-gcm:shani:16:3:0").find("unknown cipher implementation 'shani' for aes128-gcm"),
+              std::string::npos);
+    EXPECT_NE(error_of("sha256:aesni:16:3:0").find("unknown hash implementation 'aesni' for sha256"),
+              std::string::npos);
+    EXPECT_NE(error_of("chacha20:generic:0:3:0").find("size '0'"), std::string::npos);
+    EXPECT_NE(error_of("chacha20:generic:16:x:0").find("sample count 'x'"), std::string::npos);
+    EXPECT_NE(error_of("chacha20:generic:16:3").find("bad measurement spec"), std::string::npos);
+}
+
+namespace {
+// Runs `kdsim calibrate --internal-measure spec` with OPENSSL_ia32cap=mask (unset when empty);
+// returns the exit status and stderr.
+std::pair<int, std::string> run_child(const std::string& spec, const std::string& mask) {
+    std::string cmd = (mask.empty() ? std::string("env -u OPENSSL_ia32cap ") : "OPENSSL_ia32cap='" + mask + "' ") +
+                      "'" KDSIM_EXE "' calibrate --internal-measure '" + spec + "' 2>&1 >/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return {-1, ""};
+    std::string err;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) err += buf;
+    int st = pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, err};
+}
+} // namespace
+
+TEST(ChildSpec, TheChildRejectsUnknownNamesAndAForeignMask) {
+    auto [st1, e1] = run_child("aes128-gcm:bogus:16:3:0", cipher_ia32cap_mask("generic"));
+    EXPECT_EQ(st1, 2);
+    EXPECT_NE(e1.find("unknown cipher implementation 'bogus'"), std::string::npos) << e1;
+    auto [st2, e2] = run_child("rc4:generic:16:3:0", cipher_ia32cap_mask("generic"));
+    EXPECT_EQ(st2, 2);
+    EXPECT_NE(e2.find("unknown algorithm 'rc4'"), std::string::npos) << e2;
+    // Measuring "aesni" under the generic mask would label the generic code aesni: refused.
+    auto [st3, e3] = run_child("aes128-gcm:aesni:16:3:0", cipher_ia32cap_mask("generic"));
+    EXPECT_EQ(st3, 2);
+    EXPECT_NE(e3.find("must run with OPENSSL_ia32cap=" + cipher_ia32cap_mask("aesni")), std::string::npos) << e3;
+    auto [st4, e4] = run_child("chacha20:generic:16:3:0", "");
+    EXPECT_EQ(st4, 2);
+    EXPECT_NE(e4.find("found it unset"), std::string::npos) << e4;
+}
+
+TEST(Cipher, ReferenceDigestIsPerPrimitive) {
+    std::set<std::string> seen;
+    for (const char* prim : CIPHER_PRIMS) {
+        std::string d = cipher_reference_digest(prim);
+        EXPECT_EQ(d.size(), 64u) << prim;
+        EXPECT_EQ(d, cipher_reference_digest(prim)) << prim; // deterministic
+        seen.insert(d);
+    }
+    EXPECT_EQ(seen.size(), std::size(CIPHER_PRIMS));
+}
+
+// The quick run's cipher part, exactly as `kdsim calibrate --quick` does it, rendered as profile
+// text: one table per primitive and implementation, each with two positive finite figures, and a
+// generic table for every primitive.
+TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
+    CpuFeatures cpu = detect_cpu();
+    CipherPlan plan;
+    plan.exe = KDSIM_EXE;
+    plan.sizes = {16, 256, 4096, 65536};
+    plan.samples = 11;
+    plan.runs = 1;
+    plan.cpu = allowed_cpus().front();
+    std::vector<std::string> unavailable;
+    auto ms = measure_ciphers(cpu, plan, &unavailable, {}, {});
+    std::string text = cipher_tables_toml(ms, cpu.model, "2026-01-01", true);
+
+    std::regex header(R"re(^\[cipher\.([a-z0-9-]+)\.([a-z0-9]+)\]$)re");
+    std::regex figure(R"re(^(cycles_per_byte|cycles_per_call) = \{ value = ([^,]+), unit = "([^"]+)", source = "(.*)" \}$)re");
+    std::map<std::string, std::set<std::string>> tables;
+    std::istringstream in(text);
+    std::string line, prim, impl;
+    int figures = 0;
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (line.empty()) continue;
+        if (std::regex_match(line, m, header)) {
+            prim = m[1];
+            impl = m[2];
+            EXPECT_TRUE(is_cipher_prim(prim)) << line;
+            EXPECT_TRUE(is_cipher_impl(impl)) << line;
+            EXPECT_TRUE(tables[prim].insert(impl).second) << "duplicate " << line;
+            continue;
+        }
+        ASSERT_TRUE(std::regex_match(line, m, figure)) << "unexpected line: " << line;
+        double v = std::stod(m[2]);
+        EXPECT_TRUE(std::isfinite(v) && v > 0) << prim << "." << impl << " " << line;
+        EXPECT_EQ(m[3], m[1] == "cycles_per_byte" ? "cycles/byte" : "cycles") << line;
+        if (m[1] == "cycles_per_call") {
+            EXPECT_EQ(m[2].str().find('.'), std::string::npos) << "integer: " << line;
+        }
+        EXPECT_EQ(m[4].str().rfind(cpu.model + ", 2026-01-01, measured by kdsim calibrate: ", 0), 0u) << line;
+        ++figures;
+    }
+    ASSERT_EQ(tables.size(), std::size(CIPHER_PRIMS)); // every primitive is there ...
+    for (auto& [p, impls] : tables) EXPECT_TRUE(impls.count("generic")) << p; // ... with its generic table
+    std::size_t n_tables = 0;
+    for (auto& [p, impls] : tables) n_tables += impls.size();
+    EXPECT_EQ(figures, static_cast<int>(2 * n_tables));
+    // Tables are exactly the named measurements; everything else was reported unavailable.
+    std::size_t named = 0;
+    for (auto& m : ms) named += m.named;
+    EXPECT_EQ(named, n_tables);
+    EXPECT_EQ(n_tables + unavailable.size(), std::size(CIPHER_PRIMS) * std::size(CIPHER_IMPLS));
+}
+
+TEST(Cipher, AesNiGcmIsNotSlowerPerByteThanGeneric) {
+    CpuFeatures cpu = detect_cpu();
+    if (cipher_unavailable(cpu, "aes128-gcm", "aesni")) GTEST_SKIP() << "no AES-NI AES-GCM path on this CPU";
+    int c = allowed_cpus().front();
+    HashRun g = spawn_cipher_measurement(KDSIM_EXE, "aes128-gcm", "generic", {4096, 65536}, 5, c);
+    HashRun a = spawn_cipher_measurement(KDSIM_EXE, "aes128-gcm", "aesni", {4096, 65536}, 5, c);
+    ASSERT_GT(g.fit.slope, 0);
+    ASSERT_GT(a.fit.slope, 0);
+    // Physics orders them (AES-NI + PCLMULQDQ is several times faster than tables); the 1.25 factor
+    // only absorbs the noise of a shared machine running other tests at the same time.
+    EXPECT_LE(a.fit.slope, 1.25 * g.fit.slope);
 }

@@ -1,5 +1,7 @@
 // Timing base, statistics, CPU detection and the in-process measurements of kdsim calibrate.
 #include "calibrate/calibrate.h"
+#include "calibrate/ciphers.h"
+#include "calibrate/tsc.h"
 
 #include <openssl/evp.h>
 
@@ -88,18 +90,6 @@ Measured measure(const std::function<double()>& sample, int n, int warmup, doubl
 
 // ---- TSC --------------------------------------------------------------------------------------
 
-static inline std::uint64_t tsc_begin() {
-    _mm_lfence();
-    std::uint64_t t = __rdtsc();
-    _mm_lfence();
-    return t;
-}
-static inline std::uint64_t tsc_end() {
-    unsigned aux;
-    std::uint64_t t = __rdtscp(&aux);
-    _mm_lfence();
-    return t;
-}
 static double mono_s() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -163,7 +153,13 @@ CpuFeatures detect_cpu() {
     f.model = cpuinfo_field("model name");
     if (f.model.empty()) f.model = f.vendor;
     __cpuid(1, a, b, c, d);
+    f.leaf1_eax = a;
+    f.leaf1_ecx = c;
+    f.leaf1_edx = d;
     f.ssse3 = c & (1u << 9);
+    f.pclmul = c & (1u << 1);
+    f.movbe = c & (1u << 22);
+    f.aes = c & (1u << 25);
     f.osxsave = c & (1u << 27);
     bool avx_bit = c & (1u << 28);
     f.clflush = d & (1u << 19);
@@ -177,6 +173,10 @@ CpuFeatures detect_cpu() {
     f.avx = avx_bit && ymm_os;
     if (maxleaf >= 7) {
         __cpuid_count(7, 0, a, b, c, d);
+        f.leaf7_ebx = b;
+        f.leaf7_ecx = c;
+        f.vaes = (c & (1u << 9)) && ymm_os;
+        f.vpclmulqdq = (c & (1u << 10)) && ymm_os;
         f.bmi1 = b & (1u << 3);
         f.avx2 = (b & (1u << 5)) && ymm_os;
         f.bmi2 = b & (1u << 8);
@@ -192,6 +192,7 @@ CpuFeatures detect_cpu() {
     __cpuid(0x80000000, a, b, c, d);
     if (a >= 0x80000001) {
         __cpuid(0x80000001, a, b, c, d);
+        f.ext1_ecx = c;
         f.xop = c & (1u << 11);
     }
     return f;
@@ -230,7 +231,7 @@ std::string ia32cap_mask(const std::string& impl) {
     const std::uint64_t BMI1 = 1ull << 3, AVX2 = 1ull << 5, BMI2 = 1ull << 8, SHA = 1ull << 29;
     const std::uint64_t AVX512 = (1ull << 16) | (1ull << 17) | (1ull << 21) | (1ull << 26) | (1ull << 27) |
                                  (1ull << 28) | (1ull << 30) | (1ull << 31);
-    const std::uint64_t VEC1 = (1ull << (32 + 9)) | (1ull << (32 + 10)) | (1ull << (32 + 11)); // VAES VPCLMUL GFNI...
+    const std::uint64_t VEC1 = (1ull << (32 + 9)) | (1ull << (32 + 10)) | (1ull << (32 + 11)); // P3: VAES VPCLMULQDQ AVX512-VNNI
     std::uint64_t m0 = 0, m1 = 0;
     if (impl == "generic") {
         m0 = SSSE3 | XOP | AVX | OTHER_SIMD0;
@@ -309,25 +310,71 @@ static std::vector<std::string> split(const std::string& s, char sep) {
     return out;
 }
 
-int internal_measure(const std::string& spec) {
+bool is_hash_alg(const std::string& name) {
+    return std::find_if(std::begin(HASH_ALGS), std::end(HASH_ALGS), [&](const char* a) { return name == a; }) !=
+           std::end(HASH_ALGS);
+}
+
+static std::string join_names(const char* const* b, const char* const* e) {
+    std::string out;
+    for (; b != e; ++b) out += std::string(out.empty() ? "" : ", ") + *b;
+    return out;
+}
+
+static long long parse_int(const std::string& field, const std::string& what, long long lo, long long hi) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(field, &used, 10);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (field.empty() || used != field.size() || v < lo || v > hi)
+        throw std::invalid_argument(what + " '" + field + "' is not an integer in " + std::to_string(lo) + ".." +
+                                    std::to_string(hi));
+    return v;
+}
+
+MeasureSpec parse_measure_spec(const std::string& spec) {
     auto parts = split(spec, ':');
-    if (parts.size() != 5) {
-        std::fprintf(stderr, "kdsim calibrate: bad --internal-measure spec '%s'\n", spec.c_str());
-        return 2;
+    if (parts.size() != 5)
+        throw std::invalid_argument("bad measurement spec '" + spec + "': expected alg:impl:len,len,...:samples:cpu");
+    MeasureSpec m;
+    m.alg = parts[0];
+    m.impl = parts[1];
+    if (is_hash_alg(m.alg)) {
+        m.cipher = false;
+        if (std::find_if(std::begin(HASH_IMPLS), std::end(HASH_IMPLS), [&](const char* i) { return m.impl == i; }) ==
+            std::end(HASH_IMPLS))
+            throw std::invalid_argument("unknown hash implementation '" + m.impl + "' for " + m.alg +
+                                        "; expected one of: " + join_names(std::begin(HASH_IMPLS), std::end(HASH_IMPLS)));
+    } else if (is_cipher_prim(m.alg)) {
+        m.cipher = true;
+        if (!is_cipher_impl(m.impl))
+            throw std::invalid_argument("unknown cipher implementation '" + m.impl + "' for " + m.alg +
+                                        "; expected one of: " +
+                                        join_names(std::begin(CIPHER_IMPLS), std::end(CIPHER_IMPLS)));
+    } else {
+        throw std::invalid_argument("unknown algorithm '" + m.alg + "'; expected one of: " +
+                                    join_names(std::begin(HASH_ALGS), std::end(HASH_ALGS)) + ", " +
+                                    join_names(std::begin(CIPHER_PRIMS), std::end(CIPHER_PRIMS)));
     }
-    const EVP_MD* md = parts[0] == "sha1" ? EVP_sha1() : parts[0] == "sha256" ? EVP_sha256()
-                     : parts[0] == "sha512" ? EVP_sha512() : nullptr;
-    if (!md) {
-        std::fprintf(stderr, "kdsim calibrate: unknown hash algorithm '%s'; expected sha1, sha256 or sha512\n",
-                     parts[0].c_str());
-        return 2;
-    }
-    int samples = std::atoi(parts[3].c_str());
-    pin_to_cpu(std::atoi(parts[4].c_str()));
+    for (const std::string& ls : split(parts[2], ','))
+        m.sizes.push_back(static_cast<std::size_t>(parse_int(ls, "size", 1, 1 << 20)));
+    if (m.sizes.empty()) throw std::invalid_argument("bad measurement spec '" + spec + "': no sizes");
+    m.samples = static_cast<int>(parse_int(parts[3], "sample count", 1, 10000));
+    m.cpu = static_cast<int>(parse_int(parts[4], "CPU number", 0, CPU_SETSIZE - 1));
+    return m;
+}
+
+std::string spec_mask(const MeasureSpec& m) { return m.cipher ? cipher_ia32cap_mask(m.impl) : ia32cap_mask(m.impl); }
+
+static int hash_child(const MeasureSpec& m) {
+    const EVP_MD* md = m.alg == "sha1" ? EVP_sha1() : m.alg == "sha256" ? EVP_sha256() : EVP_sha512();
+    pin_to_cpu(m.cpu);
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     unsigned char out[EVP_MAX_MD_SIZE];
-    for (const std::string& ls : split(parts[2], ',')) {
-        std::size_t len = std::strtoull(ls.c_str(), nullptr, 10);
+    for (std::size_t len : m.sizes) {
         std::vector<unsigned char> buf(len);
         for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<unsigned char>(i * 131 + 7);
         std::size_t inner = std::max<std::size_t>(1, 131072 / (len + 256));
@@ -343,12 +390,38 @@ int internal_measure(const std::string& spec) {
             std::uint64_t t1 = tsc_end();
             return static_cast<double>(t1 - t0) / static_cast<double>(inner);
         };
-        Measured m = measure(sample, samples, 3, 0.05, 5);
-        std::printf("%zu %.6f %.6f %.6f %zu %d %d\n", len, m.stats.median, m.stats.q1, m.stats.q3, m.stats.n,
-                    m.attempts, m.noisy ? 1 : 0);
+        Measured r = measure(sample, m.samples, 3, 0.05, 5);
+        std::printf("%zu %.6f %.6f %.6f %zu %d %d\n", len, r.stats.median, r.stats.q1, r.stats.q3, r.stats.n,
+                    r.attempts, r.noisy ? 1 : 0);
     }
     std::fflush(stdout);
     return 0;
+}
+
+int internal_measure(const std::string& spec) {
+    MeasureSpec m;
+    try {
+        m = parse_measure_spec(spec);
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "kdsim calibrate: --internal-measure: %s\n", e.what());
+        return 2;
+    }
+    // The figures are labelled with the implementation name: refuse to measure under another mask.
+    const std::string want = spec_mask(m);
+    const char* have = std::getenv("OPENSSL_ia32cap");
+    if (!have || want != have) {
+        std::fprintf(stderr,
+                     "kdsim calibrate: --internal-measure: %s %s must run with OPENSSL_ia32cap=%s (found %s); "
+                     "OpenSSL reads it once, at start-up\n",
+                     m.alg.c_str(), m.impl.c_str(), want.c_str(), have ? have : "it unset");
+        return 2;
+    }
+    try {
+        return m.cipher ? cipher_child(m) : hash_child(m);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kdsim calibrate: --internal-measure %s: %s\n", spec.c_str(), e.what());
+        return 3;
+    }
 }
 
 LineFit fit_hash(const std::vector<HashPoint>& points) {
@@ -361,15 +434,8 @@ LineFit fit_hash(const std::vector<HashPoint>& points) {
     return fit_line(x, y, w);
 }
 
-HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, const std::string& impl,
-                               const std::vector<std::size_t>& sizes, int samples, int cpu) {
-    std::string lens;
-    for (std::size_t s : sizes) {
-        if (!lens.empty()) lens += ',';
-        lens += std::to_string(s);
-    }
-    std::string spec = alg + ":" + impl + ":" + lens + ":" + std::to_string(samples) + ":" + std::to_string(cpu);
-    std::string cap = ia32cap_mask(impl);
+std::string run_measuring_child(const std::string& exe, const std::string& spec, const std::string& mask,
+                                const std::string& what) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
     pid_t pid = fork();
@@ -378,7 +444,7 @@ HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, c
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        setenv("OPENSSL_ia32cap", cap.c_str(), 1);
+        setenv("OPENSSL_ia32cap", mask.c_str(), 1);
         execl(exe.c_str(), exe.c_str(), "calibrate", "--internal-measure", spec.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
@@ -391,23 +457,101 @@ HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, c
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw std::runtime_error("the measuring child process for " + alg + " " + impl + " (" + exe + ") failed");
+        throw std::runtime_error("the measuring child process for " + what + " (" + exe + ") failed");
+    return text;
+}
+
+HashRun parse_child_points(const std::string& text, std::size_t n_sizes, const std::string& what,
+                           std::string* check) {
     HashRun run;
     std::istringstream in(text);
-    HashPoint p;
-    int noisy = 0;
-    while (in >> p.len >> p.cycles.stats.median >> p.cycles.stats.q1 >> p.cycles.stats.q3 >> p.cycles.stats.n >>
-           p.cycles.attempts >> noisy) {
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("check ", 0) == 0) {
+            if (check) *check = line.substr(6);
+            continue;
+        }
+        std::istringstream ls(line);
+        HashPoint p;
+        int noisy = 0;
+        if (!(ls >> p.len >> p.cycles.stats.median >> p.cycles.stats.q1 >> p.cycles.stats.q3 >> p.cycles.stats.n >>
+              p.cycles.attempts >> noisy))
+            throw std::runtime_error("the measuring child process for " + what + " printed '" + line + "'");
         p.cycles.noisy = noisy != 0;
         p.cycles.bound = 0.05;
         p.cycles.stats.spread =
             p.cycles.stats.median > 0 ? (p.cycles.stats.q3 - p.cycles.stats.q1) / p.cycles.stats.median : 0;
         run.points.push_back(p);
     }
-    if (run.points.size() != sizes.size())
-        throw std::runtime_error("the measuring child process for " + alg + " " + impl + " gave incomplete output");
+    if (run.points.size() != n_sizes)
+        throw std::runtime_error("the measuring child process for " + what + " gave incomplete output");
     if (run.points.size() >= 2) run.fit = fit_hash(run.points); // one size: points only
     return run;
+}
+
+static std::string spec_string(const std::string& alg, const std::string& impl, const std::vector<std::size_t>& sizes,
+                               int samples, int cpu) {
+    std::string lens;
+    for (std::size_t s : sizes) {
+        if (!lens.empty()) lens += ',';
+        lens += std::to_string(s);
+    }
+    return alg + ":" + impl + ":" + lens + ":" + std::to_string(samples) + ":" + std::to_string(cpu);
+}
+
+HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, const std::string& impl,
+                               const std::vector<std::size_t>& sizes, int samples, int cpu) {
+    std::string what = alg + " " + impl;
+    std::string text = run_measuring_child(exe, spec_string(alg, impl, sizes, samples, cpu), ia32cap_mask(impl), what);
+    return parse_child_points(text, sizes.size(), what, nullptr);
+}
+
+HashRun spawn_cipher_measurement(const std::string& exe, const std::string& prim, const std::string& impl,
+                                 const std::vector<std::size_t>& sizes, int samples, int cpu) {
+    std::string what = prim + " " + impl;
+    std::string text =
+        run_measuring_child(exe, spec_string(prim, impl, sizes, samples, cpu), cipher_ia32cap_mask(impl), what);
+    std::string check;
+    HashRun r = parse_child_points(text, sizes.size(), what, &check);
+    // The masked code path must compute what the unmasked one computes (a mask that left OpenSSL
+    // with an inconsistent set of capabilities would show here).
+    std::string want = cipher_reference_digest(prim);
+    if (check != want)
+        throw std::runtime_error("the " + what + " code path OpenSSL ran with OPENSSL_ia32cap=" +
+                                 cipher_ia32cap_mask(impl) + " computed a different result (digest " +
+                                 (check.empty() ? "missing" : check) + ", expected " + want + ")");
+    return r;
+}
+
+/// Combines several child processes' runs of the same measurement: the median per size, the
+/// spread the larger of the within-process spread and the range between processes.
+HashRun combine_runs(const std::vector<HashRun>& rs) {
+    if (rs.empty()) throw std::invalid_argument("combine_runs: no runs");
+    HashRun out = rs.front();
+    if (rs.size() == 1) return out;
+    for (std::size_t k = 0; k < out.points.size(); ++k) {
+        std::vector<double> med;
+        double within = 0;
+        bool noisy = false;
+        int att = 1;
+        for (auto& r : rs) {
+            med.push_back(r.points.at(k).cycles.stats.median);
+            within = std::max(within, r.points[k].cycles.stats.spread);
+            noisy = noisy || r.points[k].cycles.noisy;
+            att = std::max(att, r.points[k].cycles.attempts);
+        }
+        Stats between = summarize(med);
+        double range =
+            (*std::max_element(med.begin(), med.end()) - *std::min_element(med.begin(), med.end())) / between.median;
+        auto& p = out.points[k].cycles;
+        p.stats.median = between.median;
+        p.stats.spread = std::max(within, range);
+        p.stats.n = rs.front().points[k].cycles.stats.n * rs.size();
+        p.attempts = att;
+        p.noisy = noisy || range > 0.05;
+    }
+    if (out.points.size() >= 2) out.fit = fit_hash(out.points);
+    return out;
 }
 
 // ---- XSAVE ------------------------------------------------------------------------------------

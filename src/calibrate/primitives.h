@@ -4,17 +4,25 @@
 #include "calibrate/calibrate.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kdsim::calibrate {
 
-// CLFLUSHOPT (or CLFLUSH) of every line of a dirty, cache-resident buffer (+ MFENCE), and the
-// re-read of one byte per line from memory afterwards; cycles per line.
+// CLFLUSHOPT (or CLFLUSH) of every line of a cache-resident buffer (+ MFENCE), the lines either
+// just written (dirty: memset) or just read (clean: written, flushed, then read back); and the
+// re-read of one byte per line from memory after the dirty flush. All per 64-byte line; the fits
+// are cycles(lines) = per_call + per_line x lines over the buffer sizes.
 struct FlushPoint {
     std::size_t size = 0, lines = 0;
-    Measured flush, reread;
+    Measured dirty, clean, reread; // cycles per line
 };
-std::vector<FlushPoint> measure_flush(const CpuFeatures& cpu, const std::vector<std::size_t>& sizes, int samples);
+struct FlushResult {
+    std::string insn; // "CLFLUSHOPT" or "CLFLUSH"
+    std::vector<FlushPoint> points;
+    LineFit dirty_fit, clean_fit, reread_fit; // zero when fewer than two sizes
+};
+FlushResult measure_flush(const CpuFeatures& cpu, const std::vector<std::size_t>& sizes, int samples);
 
 struct MemcpyResult {
     struct Point {
@@ -24,7 +32,8 @@ struct MemcpyResult {
     std::vector<Point> points;
     LineFit fit;
 };
-// memcpy between L1-resident buffers, cycles per call, fitted per call + per byte.
+// memcpy with a hot (cache-resident) source and destination, cycles per call, fitted per call +
+// per byte (weighted by 1/cycles^2).
 MemcpyResult measure_memcpy(const std::vector<std::size_t>& sizes, int samples);
 
 struct FutexResult {
@@ -41,6 +50,13 @@ FutexResult measure_futex(int cpu_a, std::optional<int> cpu_b, int samples, bool
 struct SignalResult {
     Measured self_signal;   // tgkill to self: syscall + signal frame + handler + sigreturn
     Measured timer_latency; // POSIX timer (SIGEV_SIGNAL) expiry -> handler entry, busy thread
+    // A periodic POSIX timer (timer_create + sigaction handler) interrupting a thread that spins
+    // reading the TSC: the gap in the thread's TSC readings around each signal = timer interrupt +
+    // signal delivery + handler + sigreturn, i.e. what one timer signal costs the thread.
+    Measured timer_round_trip;
+    Measured timer_to_handler;  // the part of the gap before the handler's first instruction
+    Measured handler_to_thread; // the part after it (handler return, sigreturn, back in the loop)
+    double period_us = 0;
 };
 SignalResult measure_signals(double tsc_hz, int samples);
 

@@ -2,6 +2,7 @@
 // profile (measured figures + the figures user space cannot measure, copied from a base profile)
 // and writes it atomically after `kdsim check`'s loader has accepted it.
 #include "calibrate/calibrate.h"
+#include "calibrate/ciphers.h"
 #include "calibrate/primitives.h"
 
 #include "report/report.h"
@@ -186,7 +187,7 @@ int run(const Options& o) {
                 : std::vector<std::size_t>{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
 
     Progress prog;
-    prog.total = 1 + 15 + 1 + 1 + 1 + 1 + 1 + 1;
+    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1;
     std::fprintf(stderr, "kdsim calibrate%s: %s (%s), pinned to CPU %d; %d samples per figure\n",
                  o.quick ? " --quick" : "", cpu.model.c_str(), cpu.vendor.c_str(), cpu_a, samples);
 
@@ -220,55 +221,61 @@ int run(const Options& o) {
             const int runs = o.quick ? 1 : 3;
             std::vector<HashRun> rs;
             for (int i = 0; i < runs; ++i) rs.push_back(spawn_hash_measurement(o.exe, alg, impl, hash_sizes, samples, cpu_a));
-            HashOut h{alg, impl, rs.front()};
-            if (runs > 1) {
-                for (std::size_t k = 0; k < hash_sizes.size(); ++k) {
-                    std::vector<double> med;
-                    double within = 0;
-                    bool noisy = false;
-                    int att = 1;
-                    for (auto& r : rs) {
-                        med.push_back(r.points[k].cycles.stats.median);
-                        within = std::max(within, r.points[k].cycles.stats.spread);
-                        noisy = noisy || r.points[k].cycles.noisy;
-                        att = std::max(att, r.points[k].cycles.attempts);
-                    }
-                    Stats between = summarize(med);
-                    double range = (*std::max_element(med.begin(), med.end()) - *std::min_element(med.begin(), med.end())) /
-                                   between.median;
-                    auto& p = h.run.points[k].cycles;
-                    p.stats.median = between.median;
-                    p.stats.spread = std::max(within, range);
-                    p.stats.n = rs.front().points[k].cycles.stats.n * static_cast<std::size_t>(runs);
-                    p.attempts = att;
-                    p.noisy = noisy || range > 0.05;
-                }
-                h.run.fit = fit_hash(h.run.points);
-            }
+            HashOut h{alg, impl, combine_runs(rs)};
             h.n = h.run.points.front().cycles.stats.n;
             std::fprintf(stderr, "        %.3f cycles/byte, %.0f cycles/call (64 KiB: %.0f cycles)\n",
                          h.run.fit.slope, h.run.fit.intercept, h.run.points.back().cycles.stats.median);
             hashes.push_back(std::move(h));
         }
     }
+    // ---- ciphers and AEADs (ciphers.h): one child process per primitive and implementation
+    CipherPlan plan;
+    plan.exe = o.exe;
+    plan.sizes = hash_sizes;
+    plan.samples = samples;
+    plan.runs = o.quick ? 1 : 3;
+    plan.cpu = cpu_a;
+    std::vector<CipherMeasurement> ciphers = measure_ciphers(
+        cpu, plan, &unavailable,
+        [&](const std::string& prim) {
+            prog.next(fmt::format("{} ({})", prim, fmt::join(std::begin(CIPHER_IMPLS), std::end(CIPHER_IMPLS), ", ")));
+        },
+        [&](const CipherMeasurement& c) {
+            std::fprintf(stderr, "        %-7s %.3f cycles/byte, %.0f cycles/call (64 KiB: %.0f cycles)%s\n",
+                         c.impl.c_str(), c.run.fit.slope, c.run.fit.intercept, c.run.points.back().cycles.stats.median,
+                         c.named ? "" : fmt::format(" - OpenSSL's {} path, no [cipher] name: a comment only", c.path).c_str());
+        });
+    for (auto& u : unavailable)
+        if (u.rfind("cipher.", 0) == 0) std::fprintf(stderr, "        unavailable: %s\n", u.c_str());
+
     // Did the masks take effect? Distinct code paths must differ in speed.
     std::vector<std::string> verification;
-    for (const char* alg : HASH_ALGS) {
-        std::vector<const HashOut*> v;
-        for (auto& h : hashes)
-            if (h.alg == alg) v.push_back(&h);
+    auto verify = [&](const std::string& what, const std::vector<std::pair<std::string, double>>& v) {
         for (std::size_t i = 0; i + 1 < v.size(); ++i)
             for (std::size_t j = i + 1; j < v.size(); ++j) {
-                double a = v[i]->run.points.back().cycles.stats.median, b = v[j]->run.points.back().cycles.stats.median;
+                double a = v[i].second, b = v[j].second;
                 double diff = std::fabs(a - b) / std::min(a, b);
-                std::string line = fmt::format("{}: {} vs {} at 64 KiB: {:.0f} vs {:.0f} cycles ({:+.1f}%)", alg,
-                                               v[i]->impl, v[j]->impl, a, b, (b - a) / a * 100);
+                std::string line = fmt::format("{}: {} vs {} at 64 KiB: {:.0f} vs {:.0f} cycles ({:+.1f}%)", what,
+                                               v[i].first, v[j].first, a, b, (b - a) / a * 100);
                 if (diff < 0.03) {
                     line += " - NOT distinguishable: the mask may not have taken effect";
                     std::fprintf(stderr, "kdsim calibrate: warning: %s\n", line.c_str());
                 }
                 verification.push_back(line);
             }
+    };
+    for (const char* alg : HASH_ALGS) {
+        std::vector<std::pair<std::string, double>> v;
+        for (auto& h : hashes)
+            if (h.alg == alg) v.emplace_back(h.impl, h.run.points.back().cycles.stats.median);
+        verify(alg, v);
+    }
+    for (const char* prim : CIPHER_PRIMS) {
+        std::vector<std::pair<std::string, double>> v;
+        for (auto& c : ciphers)
+            if (c.prim == prim) v.emplace_back(c.named ? c.impl : c.path + " (" + c.impl + " mask)",
+                                               c.run.points.back().cycles.stats.median);
+        verify(prim, v);
     }
 
     // ---- XSAVE
@@ -279,13 +286,17 @@ int run(const Options& o) {
                  xs.save.stats.median, xs.restore.stats.median);
 
     // ---- cache flush
-    prog.next(cpu.clflushopt ? "CLFLUSHOPT per line and re-read" : "CLFLUSH per line and re-read");
+    prog.next(cpu.clflushopt ? "CLFLUSHOPT per line (dirty and clean lines) and re-read"
+                             : "CLFLUSH per line (dirty and clean lines) and re-read");
     std::vector<std::size_t> flush_sizes =
-        o.quick ? std::vector<std::size_t>{1536, 9216} : std::vector<std::size_t>{1536, 2048, 4096, 6144, 9216};
+        o.quick ? std::vector<std::size_t>{1536, 4096, 9216} : std::vector<std::size_t>{1536, 2048, 4096, 6144, 9216};
     auto flush = measure_flush(cpu, flush_sizes, samples);
 
-    prog.next("memcpy 64..1500 bytes");
-    auto mc = measure_memcpy({64, 128, 256, 512, 1024, 1500}, samples);
+    const std::vector<std::size_t> memcpy_sizes =
+        o.quick ? std::vector<std::size_t>{64, 512, 1500, 9000}
+                : std::vector<std::size_t>{64, 128, 256, 512, 1024, 1500, 4096, 9000};
+    prog.next("memcpy 64..9000 bytes (hot source)");
+    auto mc = measure_memcpy(memcpy_sizes, samples);
 
     prog.next(cpu_b ? fmt::format("futex ping-pong (CPU {} alone, CPU {} <-> CPU {})", cpu_a, cpu_a, *cpu_b)
                     : std::string("futex ping-pong (one CPU only)"));
@@ -318,8 +329,8 @@ int run(const Options& o) {
     t += fmt::format("name = \"{}\"\n", toml_escape(profile_name_for(out)));
     t += "arch = \"x86_64\"\n";
     t += fmt::format("description = \"{}\"\n",
-                     toml_escape(fmt::format("{} measured by kdsim calibrate{} on {}: TSC {:.3f} GHz, hashes through "
-                                             "OpenSSL {}, XSAVE state {} B; kernel-only figures from {}",
+                     toml_escape(fmt::format("{} measured by kdsim calibrate{} on {}: TSC {:.3f} GHz, hashes and ciphers "
+                                             "through OpenSSL {}, XSAVE state {} B; kernel-only figures from {}",
                                              cpu.model, o.quick ? " --quick" : "", ctx.date, tsc.hz / 1e9,
                                              OpenSSL_version(OPENSSL_VERSION_STRING), xs.state_size, base_name)));
 
@@ -433,6 +444,11 @@ int run(const Options& o) {
         std::string sec = "hash." + h.alg + "." + h.impl;
         section(sec, {"cycles_per_byte", "cycles_per_call"});
     }
+    // [cipher.<prim>.<impl>] (ciphers.h): the named measurements, generic first.
+    t += cipher_tables_toml(ciphers, cpu.model, ctx.date, o.quick);
+    int n_cipher = 0;
+    for (auto& c : ciphers) n_cipher += c.named ? 2 : 0;
+    n_measured += n_cipher;
     // Optional sections of the base ([net], [irqmask.*]): copied whole, marked as not measured.
     std::map<std::string, std::vector<std::string>> optional_secs;
     for (auto& [key, f] : base) {
@@ -455,7 +471,8 @@ int run(const Options& o) {
                 emit(key, Fig{"0", f.unit,
                               "kdsim calibrate: x86 DMA is cache-coherent (devices snoop the CPU caches), dma-direct does "
                               "no cache maintenance, so 0; the CLFLUSHOPT cost measured on this machine is a stand-in "
-                              "for non-coherent maintenance and is given in docs/calibration.md, not here"});
+                              "for non-coherent maintenance, given in docs/calibration.md and in the '# measured:' comments at the end "
+                              "of this file"});
                 ++n_coherent;
             } else if (auto c = copied(key)) {
                 emit(key, *c);
@@ -464,36 +481,57 @@ int run(const Options& o) {
         }
     }
 
-    // Notes: measured, not profile keys (the loader has no [dma], [copy] or [signal] section).
+    // Notes: measured, not profile keys (kdsim's [dma] schema is fixed, and the loader has no copy or
+    // signal section): a "# measured:" comment block in the profile, the same lines on stdout.
     std::vector<std::string> notes;
-    for (auto& p : flush)
-        notes.push_back(fmt::format("cache.flush_per_line[{} B, {} lines] = {:.1f} cycles ({} of dirty cached lines "
-                                    "+ MFENCE; spread {:.1f}%{}); re-read from memory {:.1f} cycles/line (spread {:.1f}%{})",
-                                    p.size, p.lines, p.flush.stats.median, cpu.clflushopt ? "CLFLUSHOPT" : "CLFLUSH",
-                                    p.flush.stats.spread * 100, p.flush.noisy ? ", NOISY" : "", p.reread.stats.median,
-                                    p.reread.stats.spread * 100, p.reread.noisy ? ", NOISY" : ""));
-    notes.push_back(fmt::format("memcpy 64..1500 B (L1-resident): {:.4f} cycles/byte + {:.0f} cycles/call "
-                                "(1500 B: {:.0f} cycles, spread {:.1f}%)",
-                                mc.fit.slope, mc.fit.intercept, mc.points.back().cycles.stats.median,
-                                mc.points.back().cycles.stats.spread * 100));
+    auto pct = [](const Measured& m) {
+        return fmt::format("spread {:.1f}%{}", m.stats.spread * 100, m.noisy ? " NOISY" : "");
+    };
+    const std::string fl = flush.insn;
+    for (auto& p : flush.points)
+        notes.push_back(fmt::format("{} {} B ({} lines), per line (+ MFENCE): dirty {:.1f} cycles ({}), clean {:.1f} "
+                                    "cycles ({}); re-read from memory after it {:.1f} cycles/line ({})",
+                                    fl, p.size, p.lines, p.dirty.stats.median, pct(p.dirty), p.clean.stats.median,
+                                    pct(p.clean), p.reread.stats.median, pct(p.reread)));
+    if (flush.points.size() >= 2) {
+        auto fit = [](const LineFit& f) { return fmt::format("{:.0f} cycles/call + {:.1f} cycles/line", f.intercept, f.slope); };
+        notes.push_back(fmt::format("{} fit over {}..{} B: dirty lines {}; clean lines {}; re-read from memory {}", fl,
+                                    flush.points.front().size, flush.points.back().size, fit(flush.dirty_fit),
+                                    fit(flush.clean_fit), fit(flush.reread_fit)));
+    }
+    for (auto& p : mc.points)
+        notes.push_back(fmt::format("memcpy {} B (hot source): {:.0f} cycles = {:.3f} cycles/byte ({})", p.len,
+                                    p.cycles.stats.median, p.cycles.stats.median / static_cast<double>(p.len),
+                                    pct(p.cycles)));
+    if (mc.points.size() >= 2)
+        notes.push_back(fmt::format("memcpy fit {}..{} B: {:.4f} cycles/byte + {:.0f} cycles/call", mc.points.front().len,
+                                    mc.points.back().len, mc.fit.slope, mc.fit.intercept));
     notes.push_back(fmt::format("futex syscall base: FUTEX_WAKE without waiter {:.0f} cycles, FUTEX_WAIT EAGAIN {:.0f} cycles",
                                 fx.wake_nowaiter.stats.median, fx.wait_eagain.stats.median));
-    notes.push_back(fmt::format("FUTEX_WAKE of a sleeper on the same CPU {:.0f} cycles (spread {:.1f}%)",
-                                fx.wake_waiter_local.stats.median, fx.wake_waiter_local.stats.spread * 100));
-    notes.push_back(fmt::format("futex handoff on one CPU {:.0f} cycles (spread {:.1f}%)", fx.handoff_same_cpu.stats.median,
-                                fx.handoff_same_cpu.stats.spread * 100));
+    notes.push_back(fmt::format("FUTEX_WAKE of a sleeper on the same CPU {:.0f} cycles ({})",
+                                fx.wake_waiter_local.stats.median, pct(fx.wake_waiter_local)));
+    notes.push_back(fmt::format("futex handoff on one CPU {:.0f} cycles ({})", fx.handoff_same_cpu.stats.median,
+                                pct(fx.handoff_same_cpu)));
     if (fx.cross_cpu)
         notes.push_back(fmt::format("wake-up latency (futex handoff between two CPUs) {:.0f} cycles = {:.2f} us "
-                                    "(spread {:.1f}%); waker-side FUTEX_WAKE of a sleeper {:.0f} cycles",
+                                    "({}); waker-side FUTEX_WAKE of a sleeper {:.0f} cycles",
                                     fx.handoff_cross_cpu.stats.median, fx.handoff_cross_cpu.stats.median / tsc.hz * 1e6,
-                                    fx.handoff_cross_cpu.stats.spread * 100, fx.wake_waiter.stats.median));
-    notes.push_back(fmt::format("signal delivery to self (tgkill -> handler -> sigreturn) {:.0f} cycles (spread {:.1f}%)",
-                                sig.self_signal.stats.median, sig.self_signal.stats.spread * 100));
-    notes.push_back(fmt::format("POSIX timer (SIGEV_SIGNAL) expiry -> handler entry {:.0f} cycles = {:.2f} us (spread {:.1f}%)",
+                                    pct(fx.handoff_cross_cpu), fx.wake_waiter.stats.median));
+    notes.push_back(fmt::format("signal delivery to self (tgkill -> handler -> sigreturn) {:.0f} cycles ({})",
+                                sig.self_signal.stats.median, pct(sig.self_signal)));
+    notes.push_back(fmt::format("timer signal round trip (periodic POSIX timer, {:.0f} us, SIGALRM to a spinning thread: "
+                                "interrupt + delivery + handler + sigreturn) {:.0f} cycles = {:.2f} us ({}): {:.0f} "
+                                "before the handler's first instruction, {:.0f} after it",
+                                sig.period_us, sig.timer_round_trip.stats.median,
+                                sig.timer_round_trip.stats.median / tsc.hz * 1e6, pct(sig.timer_round_trip),
+                                sig.timer_to_handler.stats.median, sig.handler_to_thread.stats.median));
+    notes.push_back(fmt::format("POSIX timer (SIGEV_SIGNAL) expiry -> handler entry {:.0f} cycles = {:.2f} us ({})",
                                 sig.timer_latency.stats.median, sig.timer_latency.stats.median / tsc.hz * 1e6,
-                                sig.timer_latency.stats.spread * 100));
-    t += "\n# Measured, not profile keys (the loader has no [dma], copy or signal section), TSC cycles:\n";
-    for (auto& n : notes) t += "# note: " + n + "\n";
+                                pct(sig.timer_latency)));
+    for (auto& n : cipher_unnamed_notes(ciphers)) notes.push_back(n);
+    t += "\n# Measured, not profile keys (kdsim's [dma] schema is fixed; no copy or signal section), TSC cycles;\n"
+         "# medians of the samples, spread = IQR / median (docs/calibration.md):\n";
+    for (auto& n : notes) t += "# measured: " + n + "\n";
     t += "# Masking verification (distinct OpenSSL code paths must differ in speed):\n";
     for (auto& v : verification) t += "#   " + v + "\n";
 
@@ -518,16 +556,27 @@ int run(const Options& o) {
 
     // ---- summary on stdout
     std::printf("kdsim calibrate: %s, TSC %.3f GHz, %s\n", cpu.model.c_str(), tsc.hz / 1e9, ctx.date.c_str());
-    std::printf("%-34s %14s  %s\n", "figure", "value", "spread");
+    std::printf("%-48s %14s  %s\n", "figure", "value", "spread");
     for (auto& [k, f] : measured) {
         std::string sp;
         auto pos = f.source.find("spread ");
         if (pos != std::string::npos) sp = f.source.substr(pos + 7, f.source.find_first_of(";(", pos) - pos - 7);
-        std::printf("%-34s %14s  %s%s\n", k.c_str(), (f.value + " " + (f.unit == "cycles/byte" ? "c/B" : f.unit)).c_str(),
+        std::printf("%-48s %14s  %s%s\n", k.c_str(), (f.value + " " + (f.unit == "cycles/byte" ? "c/B" : f.unit)).c_str(),
                     sp.c_str(), f.source.find("NOISY") != std::string::npos ? "  NOISY" : "");
     }
+    for (auto& c : ciphers) {
+        if (!c.named) continue;
+        const auto& b = c.run.points.back().cycles;
+        const auto& f = c.run.points.front().cycles;
+        std::printf("%-48s %14s  %.1f%%%s\n", fmt::format("cipher.{}.{}.cycles_per_byte", c.prim, c.impl).c_str(),
+                    fmt::format("{:.4f} c/B", std::max(0.0, c.run.fit.slope)).c_str(), b.stats.spread * 100,
+                    b.noisy || b.stats.spread > 0.05 ? "  NOISY" : "");
+        std::printf("%-48s %14s  %.1f%%%s\n", fmt::format("cipher.{}.{}.cycles_per_call", c.prim, c.impl).c_str(),
+                    fmt::format("{} cycles", int_value(c.run.fit.intercept)).c_str(), f.stats.spread * 100,
+                    f.noisy || f.stats.spread > 0.05 ? "  NOISY" : "");
+    }
     for (auto& u : unavailable) std::printf("unavailable: %s\n", u.c_str());
-    for (auto& n : notes) std::printf("note: %s\n", n.c_str());
+    for (auto& n : notes) std::printf("measured: %s\n", n.c_str());
     std::printf("masking verified by speed: %zu pairs of distinct OpenSSL code paths compared at 64 KiB\n",
                 verification.size());
     for (auto& v : verification) std::printf("  %s\n", v.c_str());
