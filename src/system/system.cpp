@@ -193,6 +193,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             e.tcp = &*x.cfg->profile.tcp;
             e.tunnel = x.tunnel.get();
             for (const auto& c : x.cpus) e.cpus.push_back(c.get());
+            for (const auto& sd : x.softnet) e.softnet.push_back(sd.get());
             return e;
         };
         // the MSS of the route: the tunnel's inner MTU when the stream goes through one

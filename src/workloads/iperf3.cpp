@@ -79,6 +79,17 @@ results::WorkloadResult Iperf3::result() const {
         add(r, side + "decrypted", static_cast<double>(t.decrypted), "count");
         add(r, side + "encrypted", static_cast<double>(t.encrypted), "count");
     }
+    // /proc/net/softnet_stat of each end: NET_RX runs that ran out of budget or time
+    for (const auto* end : {&rx_, &tx_}) {
+        std::uint64_t squeeze = 0, polls = 0;
+        for (const net::Softnet* sd : end->softnet) {
+            squeeze += sd->stats().time_squeeze;
+            polls += sd->stats().polls;
+        }
+        const std::string side = end == &rx_ ? "receiver_" : "sender_";
+        add(r, side + "time_squeeze", static_cast<double>(squeeze), "count");
+        add(r, side + "napi_polls", static_cast<double>(polls), "count");
+    }
     // cycles per received segment, per machine and mechanism (all CPUs, all contexts)
     for (const auto* end : {&rx_, &tx_}) {
         std::array<engine::Cycles, kernel::CATS> per{};

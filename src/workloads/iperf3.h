@@ -20,6 +20,7 @@ struct Iperf3End {
     const net::TcpCosts* tcp = nullptr;
     const net::TunnelBase* tunnel = nullptr;
     std::vector<const kernel::Cpu*> cpus;
+    std::vector<const net::Softnet*> softnet; // per CPU, for the NET_RX counters
 };
 
 class Iperf3 final : public Workload {
