@@ -61,4 +61,14 @@ int cmd_check(const CheckOptions& o);
 int cmd_experiments(const ExperimentsOptions& o);
 int cmd_calibrate(const CalibrateOptions& o); // cli/calibrate.cpp
 
+struct ValidateOptions {
+    bool quick = false;
+    std::optional<double> max_error;
+    std::string profile;
+    std::string out;
+    std::string scenarios;
+    std::vector<std::string> only;
+};
+int cmd_validate(const ValidateOptions& o); // cli/validate.cpp
+
 } // namespace kdsim::cli

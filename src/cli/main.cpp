@@ -52,6 +52,16 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     cal->add_option("--internal-measure", cal_opts.internal_measure, "(internal: child measurement)")->group("");
 
+    ValidateOptions val_opts;
+    auto* val = app.add_subcommand("validate", "Run real datapath configurations here and compare them with their simulation");
+    val->add_flag("--quick", val_opts.quick, "One tiny configuration per kind, one repeat, quick calibration");
+    val->add_option("--max-error", val_opts.max_error, "Exit 1 when any compared error exceeds this percentage")
+        ->check(CLI::NonNegativeNumber);
+    val->add_option("--profile", val_opts.profile, "Profile file to simulate with (default: calibrate this machine now)");
+    val->add_option("--out", val_opts.out, "Write the comparison as JSON to this file (atomically)");
+    val->add_option("--scenarios", val_opts.scenarios, "Folder of the simulated twins (default: scenarios/validate)");
+    val->add_option("--only", val_opts.only, "Run only these configurations");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -65,6 +75,7 @@ int main(int argc, char** argv) {
         if (*chk) return cmd_check(chk_opts);
         if (*exp) return cmd_experiments(exp_opts);
         if (*cal) return cmd_calibrate(cal_opts);
+        if (*val) return cmd_validate(val_opts);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kdsim: internal error: %s\n", e.what());
         return EXIT_INTERNAL;

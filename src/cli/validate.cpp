@@ -1,0 +1,38 @@
+// `kdsim validate`: a real datapath on this machine against its simulated twin (src/validate,
+// docs/validation.md).
+#include "cli/commands.h"
+
+#include "validate/validate.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <exception>
+
+namespace kdsim::cli {
+
+int cmd_validate(const ValidateOptions& o) {
+    validate::Options v;
+    v.quick = o.quick;
+    v.max_error = o.max_error;
+    v.profile = o.profile;
+    v.out = o.out;
+    v.scenarios = o.scenarios;
+    v.only = o.only;
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) {
+        std::fprintf(stderr, "kdsim validate: cannot find its own executable (/proc/self/exe)\n");
+        return EXIT_INTERNAL;
+    }
+    v.exe.assign(buf, static_cast<std::size_t>(n));
+    try {
+        return validate::run(v);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kdsim validate: internal error: %s\n", e.what());
+        return EXIT_INTERNAL;
+    }
+}
+
+} // namespace kdsim::cli
