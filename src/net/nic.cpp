@@ -23,19 +23,46 @@ void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std
     for (std::size_t i = 0; i < ring_.size(); ++i) bufs_.emplace_back(platform, cfg.buffer_size, line_size);
 }
 
+std::size_t Nic::descriptors_for(std::uint32_t len) const {
+    if (!dma_ || !rx_dma_.multi_buffer) return 1;
+    return (static_cast<std::size_t>(len) + 4 + rx_dma_.buffer_size - 1) / rx_dma_.buffer_size; // + FCS
+}
+
 void Nic::receive_from_wire(const Packet& p) {
-    if (count_ == ring_.size() || (dma_ && !ring_mapped_)) {
+    const std::size_t k = descriptors_for(p.len);
+    if (count_ + k > ring_.size() || (dma_ && !ring_mapped_)) {
         ++stats_.rx_dropped;
         return;
     }
-    std::size_t slot = (head_ + count_) % ring_.size();
-    ring_[slot] = p;
-    ++count_;
-    if (dma_) devices::device_write(bufs_[slot], 0, std::min<std::size_t>(p.len + 4, rx_dma_.buffer_size)); // + FCS
-    if (irq_enabled_) {
-        irq_enabled_ = false; // the driver masks the device interrupt until NAPI completes
-        cpu_.raise_irq(vector_);
+    // the frame goes to the first descriptor; its bytes are spread over k buffers
+    std::size_t left = p.len + 4; // + FCS
+    for (std::size_t i = 0; i < k; ++i) {
+        std::size_t slot = (head_ + count_) % ring_.size();
+        ring_[slot] = p;
+        ++count_;
+        const std::size_t here = std::min(left, rx_dma_.buffer_size);
+        if (dma_) devices::device_write(bufs_[slot], 0, here);
+        left -= here;
     }
+    if (irq_enabled_) raise_rx_irq();
+}
+
+void Nic::raise_rx_irq() {
+    const engine::Tick due = irq_raised_once_ ? last_irq_ + rx_usecs_ : 0;
+    if (cpu_.now() >= due) {
+        irq_enabled_ = false; // the driver masks the device interrupt until NAPI completes
+        irq_raised_once_ = true;
+        last_irq_ = cpu_.now();
+        cpu_.raise_irq(vector_);
+    } else if (!irq_timer_armed_) {
+        irq_timer_armed_ = true; // the moderation timer holds it back
+        cpu_.sim().schedule_at(due, this, 0);
+    }
+}
+
+void Nic::on_event(std::uint64_t) {
+    irq_timer_armed_ = false;
+    if (irq_enabled_ && count_ > 0) raise_rx_irq();
 }
 
 // The driver's interrupt handler: ack and mask the device interrupt, napi_schedule().
@@ -55,9 +82,8 @@ engine::Task<> Nic::map_ring() {
 // The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
 // then reads the frame (headers now, payload at the copy to user): read here, over the whole
 // received length, because after this the buffer belongs to the CPU.
-engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, const Packet& p) {
+engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     devices::DmaBuffer& b = bufs_[slot];
-    const std::size_t len = std::min<std::size_t>(p.len + 4, b.size());
     switch (rx_dma_.strategy) {
     case RxStrategy::FULL_SYNC:
         co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
@@ -91,10 +117,7 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu&, void* ctx, int budget) {
     if (done < budget) {
         napi_complete_done(n.napi_);
         n.irq_enabled_ = true;
-        if (n.count_ > 0) {
-            n.irq_enabled_ = false;
-            n.cpu_.raise_irq(n.vector_);
-        }
+        if (n.count_ > 0) n.raise_rx_irq(); // a frame came in meanwhile
     }
     co_return done;
 }
@@ -104,15 +127,23 @@ engine::Task<int> Nic::poll_ring(int weight) {
     co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
     int done = 0;
     while (done < weight && count_ > 0) {
-        std::size_t slot = head_;
         Packet p = ring_[head_];
         ++done;
         ++stats_.rx_frames;
         stats_.rx_bytes += p.len;
-        co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
-        if (dma_ && co_await rx_buffer_handoff(slot, p)) p.corrupt = true;
-        head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
-        --count_;
+        // each descriptor of the frame: its completion, its buffer's hand-off and refill
+        // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
+        const std::size_t k = descriptors_for(p.len);
+        std::size_t left = p.len + 4;
+        for (std::size_t i = 0; i < k; ++i) {
+            const std::size_t slot = head_;
+            const std::size_t here = std::min(left, dma_ ? rx_dma_.buffer_size : left);
+            left -= here;
+            co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
+            if (dma_ && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+            head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
+            --count_;
+        }
         co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL);
         co_await deliver(cpu_, p);
     }

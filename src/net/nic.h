@@ -34,9 +34,10 @@ struct RxDmaConfig {
     RxStrategy strategy = RxStrategy::NONE; // NONE: no DMA API modelled (coherent, free)
     std::size_t buffer_size = 1536;
     std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
+    bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
 };
 
-class Nic final : public NetDevice {
+class Nic final : public NetDevice, public engine::EventTarget {
 public:
     Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
     void attach(Link& link) { link_ = &link; }
@@ -52,6 +53,9 @@ public:
     // The device: a frame arrives from the wire and is written into the rx ring.
     void receive_from_wire(const Packet& p);
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
+    void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
+    void on_event(std::uint64_t arg) override; // a moderated interrupt is due
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
@@ -60,7 +64,11 @@ private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
     engine::Task<int> poll_ring(int weight);
-    engine::Task<bool> rx_buffer_handoff(std::size_t slot, const Packet& p); // true: read stale
+    engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
+    // Descriptors a frame of `len` bytes (FCS excluded) occupies.
+    std::size_t descriptors_for(std::uint32_t len) const;
+    // The device raises its rx interrupt, now or when moderation allows.
+    void raise_rx_irq();
     engine::Task<> map_ring();
 
     Softnet& softnet_;
@@ -72,6 +80,10 @@ private:
     std::vector<Packet> ring_;
     std::size_t head_ = 0, count_ = 0;
     bool irq_enabled_ = true; // the device's rx interrupt (masked while NAPI polls)
+    engine::Tick rx_usecs_ = 0;
+    engine::Tick last_irq_ = 0;
+    bool irq_timer_armed_ = false;
+    bool irq_raised_once_ = false;
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)
     devices::DmaPlatform* dma_ = nullptr;
     RxDmaConfig rx_dma_;

@@ -657,23 +657,34 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     if (const toml::table* nic = r_.table(m, "nic", mkey + ".nic", false, "a table [machine.nic]")) {
         std::string nkey = mkey + ".nic";
-        r_.check_keys(*nic, nkey, "[machine.nic]", {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes"});
+        r_.check_keys(*nic, nkey, "[machine.nic]",
+                      {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs"});
         net::RxDmaConfig rx;
-        if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", true,
-                                {"full-sync", "partial-sync", "short-sync"}))
+        bool strategy = false;
+        if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
+                                {"full-sync", "partial-sync", "short-sync"})) {
             rx.strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
                                      net::RxStrategy::SHORT_SYNC}[*st];
+            strategy = true;
+        }
+        if (auto mb = r_.boolean(*nic, "multi_buffer", nkey + ".multi_buffer", false)) rx.multi_buffer = *mb;
         if (auto b = r_.bytes(*nic, "rx_buffer", nkey + ".rx_buffer", false, true)) {
-            if (*b < 1518)
+            if (*b < 1518 && !rx.multi_buffer)
                 r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
-                         fmt::format("expected a buffer that holds a 1518-byte frame (multi-buffer frames are not "
-                                     "modelled), found {} bytes", *b));
+                         fmt::format("expected a buffer that holds a 1518-byte frame (MTU 1500), or multi_buffer = "
+                                     "true, found {} bytes", *b));
+            else if (*b < 64)
+                r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
+                         fmt::format("expected at least 64 bytes per buffer, found {}", *b));
             else
                 rx.buffer_size = *b;
+            if (!strategy)
+                r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer", "rx_buffer needs an rx_strategy (the DMA API use)");
         }
+        if (auto t = r_.duration(*nic, "rx_usecs", nkey + ".rx_usecs", false, false)) mc.nic_rx_usecs = *t;
         if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
         if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
-        mc.nic_rx = rx;
+        if (strategy) mc.nic_rx = rx;
     }
 
     if (const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]")) {

@@ -88,6 +88,7 @@ struct MachineConfig {
     // [machine.nic]: the rx buffer strategy of the NIC's driver (absent: no DMA API modelled)
     std::optional<net::RxDmaConfig> nic_rx;
     std::size_t nic_rx_ring = 128;
+    Tick nic_rx_usecs = 0; // interrupt moderation: minimum time between two rx interrupts
     // [machine.tunnel]: a WireGuard or ESP tunnel to `peer` carrying this machine's IP traffic
     struct Tunnel {
         net::TunnelKind kind = net::TunnelKind::WIREGUARD;

@@ -234,6 +234,7 @@ void System::build_network() {
                 const MachineConfig& mc = *m->cfg;
                 auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
                                                       mc.name + ".eth0", mc.nic_rx_ring);
+                nic->set_rx_usecs(mc.nic_rx_usecs);
                 if (mc.nic_rx) {
                     if (!mc.profile.dma || !mc.profile.tcp)
                         throw ConfigError("machine " + mc.name +

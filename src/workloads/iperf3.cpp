@@ -108,6 +108,8 @@ results::WorkloadResult Iperf3::result() const {
         add(r, "cache_maint_cycles_per_packet", static_cast<double>(d->stats().cycles) / pkts, "cycles");
         add(r, "dma_line_invalidates_per_packet",
             static_cast<double>(d->stats().inner_inv + d->stats().inner_flush) / pkts, "count");
+        add(r, "dma_syncs_for_cpu_per_packet", static_cast<double>(d->stats().syncs_for_cpu) / pkts, "count");
+        add(r, "dma_maps_per_packet", static_cast<double>(d->stats().maps) / pkts, "count");
     }
     return r;
 }
