@@ -1,6 +1,7 @@
 #include "net/tcp.h"
 
 #include "kernel/irqflags.h"
+#include "kernel/preempt.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
 
@@ -18,24 +19,45 @@ engine::Cycles per_byte(double cpb, std::uint64_t bytes) {
 } // namespace
 
 TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
-                     std::uint16_t flow)
-    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow), rwnd_(window_cap) {
+                     std::uint16_t flow, std::uint64_t sndbuf)
+    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow),
+      sndbuf_(sndbuf ? sndbuf : 2 * window_cap), rwnd_(window_cap) {
     stack_.bind_tcp(flow_, *this);
 }
 
+// iperf3's writer: write() calls of 128 KiB. tcp_sendmsg holds the socket (lock_sock), copies
+// each segment's worth into the send queue, pushes what the window allows, and sleeps in
+// sk_stream_wait_memory (releasing the socket) when the send buffer is full.
 engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
-    co_await kernel::syscall_enter(cpu);
     while (cpu.now() < stop_at) {
-        const std::uint64_t limit = std::min(window_cap_, rwnd_);
-        if (snd_nxt_ - snd_una_ + mss_ > limit) {
-            // sk_stream_wait_memory: sleep until an ACK opens the window
-            waiter_ = &self;
-            co_await cpu.block();
-            continue;
+        co_await kernel::syscall_enter(cpu);
+        owned_ = true; // lock_sock
+        for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu.now() < stop_at;) {
+            if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
+                co_await release_sock(cpu); // sk_wait_event releases the socket while sleeping
+                if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
+                    waiter_ = &self;
+                    co_await cpu.block();
+                }
+                owned_ = true;
+                continue;
+            }
+            co_await cpu.exec(per_byte(costs_.copy_from_user, mss_), Cat::COPY);
+            write_seq_ += mss_;
+            written += mss_;
+            co_await tcp_write_xmit(cpu); // tcp_push
+            co_await kernel::might_resched(cpu);
         }
-        // tcp_sendmsg: copy from user, build the segment, tcp_write_xmit -> ip_queue_xmit
-        co_await cpu.exec(per_byte(costs_.copy_from_user, mss_), Cat::COPY);
-        co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
+        co_await release_sock(cpu);
+        co_await kernel::syscall_exit(cpu);
+    }
+}
+
+// tcp_write_xmit: one segment per loop, claimed before any cycle is spent, so that the writer
+// and an ACK in softirq never send the same bytes. tcp_sendmsg's figure (skb, headers, IP output)
+// is charged where the segment leaves.
+engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
+    while (snd_nxt_ + mss_ <= write_seq_ && snd_nxt_ - snd_una_ + mss_ <= std::min(window_cap_, rwnd_)) {
         Packet p{};
         p.kind = FrameKind::TCP_DATA;
         p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
@@ -44,22 +66,45 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
         p.flow = flow_;
         snd_nxt_ += mss_;
         ++segments_;
+        if (kernel::in_interrupt(cpu.preempt_count())) ++softirq_segments_; // softirq or BH disabled
+        co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
         co_await stack_.ip_output(cpu, p);
-        co_await kernel::might_resched(cpu);
     }
-    co_await kernel::syscall_exit(cpu);
 }
 
-// tcp_ack: drop what was acknowledged, take the new window, wake the writer.
-engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_ack_rcv, Cat::PROTOCOL);
-    if (p.ack > snd_una_) snd_una_ = p.ack;
-    rwnd_ = p.window;
-    if (waiter_) {
+// tcp_ack: drop what was acknowledged, take the new window, send what it allows
+// (tcp_data_snd_check), wake the writer when the send buffer has room (sk_stream_write_space).
+engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window) {
+    co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
+    if (ack > snd_una_) snd_una_ = ack;
+    rwnd_ = window;
+    co_await tcp_write_xmit(cpu);
+    if (waiter_ && write_seq_ - snd_una_ + mss_ <= sndbuf_) {
         kernel::TaskStruct* t = waiter_;
         waiter_ = nullptr;
         co_await kernel::try_to_wake_up(cpu, *t);
     }
+}
+
+// tcp_v4_rcv for an ACK: processed at once, or queued to the socket's backlog while the
+// writer owns the socket (sk_add_backlog), to be processed at its release_sock.
+engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(costs_.ip_rcv, Cat::PROTOCOL);
+    if (owned_) {
+        ++backlogged_;
+        backlog_.push_back(Ack{p.ack, p.window});
+        co_return;
+    }
+    co_await tcp_ack(cpu, p.ack, p.window);
+}
+
+engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
+    while (!backlog_.empty()) {
+        Ack a = backlog_.front();
+        backlog_.pop_front();
+        co_await tcp_ack(cpu, a.ack, a.window);
+    }
+    owned_ = false;
 }
 
 TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint16_t flow)

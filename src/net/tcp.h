@@ -1,6 +1,9 @@
 // An established TCP bulk stream (net/ipv4/tcp_input.c, tcp_output.c), reduced to what makes a
-// bulk transfer run at the speed of its slowest stage: the sender keeps at most the peer's
-// advertised window in flight (ACK clocking); the receiver processes each segment in NET_RX
+// bulk transfer run at the speed of its slowest stage: the writer copies into the send queue
+// (up to sndbuf ahead of what was acknowledged) in write() calls of 128 KiB holding the socket
+// lock; segments leave by tcp_write_xmit, at most the peer's advertised window in flight, either
+// from the writer (tcp_push) or from ACK processing (tcp_ack -> tcp_data_snd_check) in NET_RX,
+// or from release_sock's backlog when an ACK arrived while the writer owned the socket; the receiver processes each segment in NET_RX
 // (ip_rcv, tcp_v4_rcv), queues it for the reader, ACKs every second full segment (the
 // quick-ack/delayed-ACK rule for bulk data), and advertises the receive buffer left unread; the
 // reader copies to user space and, when the window had closed, sends a window update
@@ -30,21 +33,36 @@ constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP
 class TcpSource final : public TcpEndpoint {
 public:
     TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss = TCP_MSS,
-              std::uint16_t flow = 0);
+              std::uint16_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */);
     // The sender task's body: writes segments as fast as the window allows until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     std::uint64_t bytes_acked() const { return snd_una_; }
     std::uint64_t segments_sent() const { return segments_; }
+    // Segments sent in softirq or with bottom halves disabled (e.g. from a cryptd completion).
+    std::uint64_t segments_sent_in_bh() const { return softirq_segments_; }
+    std::uint64_t backlogged_acks() const { return backlogged_; }
 
 private:
+    static constexpr std::uint64_t WRITE_BLOCK = 128 * 1024; // iperf3's default TCP write size
+    // tcp_write_xmit: send queued data while the window allows, in the caller's context.
+    engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
+    engine::Task<> tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window);
+    // release_sock: ACKs queued while the writer held the socket, processed in its context.
+    engine::Task<> release_sock(kernel::Cpu& cpu);
     Stack& stack_;
     TcpCosts costs_;
     std::uint64_t window_cap_;
     std::uint32_t mss_;
     std::uint16_t flow_;
-    std::uint64_t snd_una_ = 0, snd_nxt_ = 0, rwnd_;
-    std::uint64_t segments_ = 0;
+    std::uint64_t sndbuf_;
+    std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
+    std::uint64_t segments_ = 0, softirq_segments_ = 0, backlogged_ = 0;
+    bool owned_ = false; // the writer holds the socket lock
+    struct Ack {
+        std::uint64_t ack, window;
+    };
+    std::deque<Ack> backlog_;
     kernel::TaskStruct* waiter_ = nullptr;
 };
 

@@ -38,7 +38,8 @@ results::WorkloadResult Iperf3::result() const {
     engine::Tick end = std::min(env_.sim.now(), stop_at_);
     double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
     const auto& nic = stack_.nic().stats();
-    std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0;
+    std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0, sent_softirq = 0,
+                  backlogged = 0;
     for (const auto& st : streams_) {
         bytes_read += st->sink.bytes_read();
         segments += st->sink.segments();
@@ -46,6 +47,8 @@ results::WorkloadResult Iperf3::result() const {
         updates += st->sink.window_updates();
         sent += st->source.segments_sent();
         acked += st->source.bytes_acked();
+        sent_softirq += st->source.segments_sent_in_bh();
+        backlogged += st->source.backlogged_acks();
     }
     add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
     add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(acked) * 8 / secs / 1e6 : 0, "Mbit/s");
@@ -55,6 +58,8 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "acks_sent", static_cast<double>(acks), "count");
     add(r, "window_updates", static_cast<double>(updates), "count");
     add(r, "segments_sent", static_cast<double>(sent), "count");
+    add(r, "segments_sent_in_bh", static_cast<double>(sent_softirq), "count");
+    add(r, "acks_backlogged", static_cast<double>(backlogged), "count");
     add(r, "bytes_acked", static_cast<double>(acked), "bytes");
     add(r, "link_frames_to_receiver", static_cast<double>(peer_stack_.nic().stats().tx_frames), "count");
     add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
@@ -77,6 +82,7 @@ results::WorkloadResult Iperf3::result() const {
         add(r, side + "scalar_passes", static_cast<double>(t.aead.scalar_steps), "count");
         add(r, side + "simd_fallbacks", static_cast<double>(t.aead.fallbacks), "count");
         add(r, side + "decrypted", static_cast<double>(t.decrypted), "count");
+        add(r, side + "rx_packets", static_cast<double>(t.rx_packets), "count");
         add(r, side + "encrypted", static_cast<double>(t.encrypted), "count");
     }
     // /proc/net/softnet_stat of each end: NET_RX runs that ran out of budget or time
