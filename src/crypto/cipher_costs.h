@@ -59,8 +59,9 @@ public:
             if (c) return true;
         return false;
     }
-    // The implementation the crypto API would pick: the fastest SIMD one (highest cra_priority),
-    // or, with `simd` false, the fastest one that needs no SIMD unit.
+    // The implementation used: the SIMD one with the fewest cycles per byte or, with `simd`
+    // false, the fastest one that needs no SIMD unit. (For the drivers modelled, the kernel's
+    // cra_priority order is also the speed order: ce > neon > bsaes > scalar, vaes > aesni.)
     std::optional<CipherImpl> best(CipherPrim p, bool simd) const {
         std::optional<CipherImpl> b;
         for (std::size_t i = 0; i < CIPHER_IMPLS; ++i) {

@@ -794,6 +794,11 @@ system::ScenarioConfig ScenarioLoader::load() {
                 lc.kind = *k == 0 ? system::LinkConfig::Kind::ETHERNET : system::LinkConfig::Kind::VIRTIO;
             if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
                 lc.vhost_cpu = static_cast<int>(*v);
+            if (lc.kind == system::LinkConfig::Kind::VIRTIO)
+                for (const char* k : {"rate", "latency"})
+                    if (const toml::node* n = l->get(k))
+                        r_.error(*n, lkey + "." + k,
+                                 fmt::format("a virtio link has no {} (the vhost worker's copy is its speed)", k));
             if (l->get("vhost_cpu") && lc.kind != system::LinkConfig::Kind::VIRTIO)
                 r_.error(*l->get("vhost_cpu"), lkey + ".vhost_cpu", "vhost_cpu belongs to a kind = \"virtio\" link");
             if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {
