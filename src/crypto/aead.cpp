@@ -120,6 +120,65 @@ std::size_t nonce_size(AeadAlg alg) noexcept {
     return 0;
 }
 
+AeadKey::AeadKey(AeadAlg alg, std::span<const std::uint8_t> key) : alg_(alg), enc_(nullptr), dec_(nullptr) {
+    const std::array<std::uint8_t, 12> zero{};
+    check_sizes(alg, key, zero);
+    enc_ = make_ctx(alg, 1, key, zero).release();
+    try {
+        dec_ = make_ctx(alg, 0, key, zero).release();
+    } catch (...) {
+        EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(enc_));
+        throw;
+    }
+}
+
+AeadKey::~AeadKey() {
+    EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(enc_));
+    EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(dec_));
+}
+
+void AeadKey::seal(std::span<const std::uint8_t> nonce, std::span<const std::uint8_t> aad,
+                   std::span<const std::uint8_t> plaintext, std::vector<std::uint8_t>& out) {
+    if (nonce.size() != nonce_size(alg_)) throw std::invalid_argument("kdsim::crypto: AeadKey::seal: wrong nonce size");
+    auto* ctx = static_cast<EVP_CIPHER_CTX*>(enc_);
+    if (EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce.data(), 1) != 1) throw_openssl_error("EVP_CipherInit_ex (nonce)");
+    update(ctx, nullptr, aad);
+    out.resize(plaintext.size() + tag_size);
+    std::size_t len = update(ctx, out.data(), plaintext);
+    int final_len = 0;
+    if (EVP_EncryptFinal_ex(ctx, out.data() + len, &final_len) != 1) throw_openssl_error("EVP_EncryptFinal_ex");
+    len += static_cast<std::size_t>(final_len);
+    if (len != plaintext.size()) throw std::runtime_error("kdsim::crypto: AEAD ciphertext length mismatch");
+    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag_size), out.data() + len) != 1)
+        throw_openssl_error("EVP_CTRL_AEAD_GET_TAG");
+}
+
+bool AeadKey::open(std::span<const std::uint8_t> nonce, std::span<const std::uint8_t> aad,
+                   std::span<const std::uint8_t> ciphertext_and_tag, std::vector<std::uint8_t>& out) {
+    if (nonce.size() != nonce_size(alg_)) throw std::invalid_argument("kdsim::crypto: AeadKey::open: wrong nonce size");
+    out.clear();
+    if (ciphertext_and_tag.size() < tag_size) return false;
+    const auto ciphertext = ciphertext_and_tag.first(ciphertext_and_tag.size() - tag_size);
+    std::array<std::uint8_t, tag_size> tag{};
+    std::copy_n(ciphertext_and_tag.end() - tag_size, tag_size, tag.begin());
+    auto* ctx = static_cast<EVP_CIPHER_CTX*>(dec_);
+    if (EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce.data(), 0) != 1) throw_openssl_error("EVP_CipherInit_ex (nonce)");
+    update(ctx, nullptr, aad);
+    out.resize(ciphertext.size() + 1); // +1: never hand OpenSSL a null buffer
+    std::size_t len = update(ctx, out.data(), ciphertext);
+    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_size), tag.data()) != 1)
+        throw_openssl_error("EVP_CTRL_AEAD_SET_TAG");
+    int final_len = 0;
+    if (EVP_DecryptFinal_ex(ctx, out.data() + len, &final_len) != 1) {
+        OPENSSL_cleanse(out.data(), out.size());
+        ERR_clear_error();
+        out.clear();
+        return false;
+    }
+    out.resize(len + static_cast<std::size_t>(final_len));
+    return true;
+}
+
 std::vector<std::uint8_t> aead_seal(AeadAlg alg, std::span<const std::uint8_t> key,
                                     std::span<const std::uint8_t> nonce, std::span<const std::uint8_t> aad,
                                     std::span<const std::uint8_t> plaintext) {

@@ -43,4 +43,28 @@ std::optional<std::vector<std::uint8_t>> aead_open(AeadAlg alg, std::span<const 
                                                    std::span<const std::uint8_t> aad,
                                                    std::span<const std::uint8_t> ciphertext_and_tag);
 
+// One key kept ready for many messages: the cipher contexts (and AES key schedule) are set up
+// once, each message only sets its nonce, and results go into caller-owned buffers, so that a
+// stream of packets allocates nothing per packet once the buffers have grown. Same results as
+// aead_seal / aead_open.
+class AeadKey {
+public:
+    AeadKey(AeadAlg alg, std::span<const std::uint8_t> key);
+    ~AeadKey();
+    AeadKey(const AeadKey&) = delete;
+    AeadKey& operator=(const AeadKey&) = delete;
+    AeadAlg alg() const noexcept { return alg_; }
+    // out = ciphertext || tag.
+    void seal(std::span<const std::uint8_t> nonce, std::span<const std::uint8_t> aad,
+              std::span<const std::uint8_t> plaintext, std::vector<std::uint8_t>& out);
+    // out = plaintext when authentic (returns true); false otherwise (out is then wiped).
+    bool open(std::span<const std::uint8_t> nonce, std::span<const std::uint8_t> aad,
+              std::span<const std::uint8_t> ciphertext_and_tag, std::vector<std::uint8_t>& out);
+
+private:
+    AeadAlg alg_;
+    void* enc_; // EVP_CIPHER_CTX
+    void* dec_;
+};
+
 }  // namespace kdsim::crypto

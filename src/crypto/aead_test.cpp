@@ -206,6 +206,25 @@ TEST_P(AeadPublished, OpenOfPublishedCiphertextAndTagRecoversPlaintext) {
     EXPECT_EQ(to_hex(*opened), to_hex(v.plaintext));
 }
 
+TEST_P(AeadPublished, AReusedKeyObjectSealsAndOpensThePublishedVectorTwiceInARow) {
+    const Vector& v = GetParam();
+    AeadKey k(v.alg, v.key);
+    Bytes out, plain;
+    for (int round = 0; round < 2; ++round) { // the second message reuses the contexts and buffers
+        k.seal(v.nonce, v.aad, v.plaintext, out);
+        EXPECT_EQ(to_hex(std::span(out).first(v.plaintext.size())), to_hex(v.ciphertext)) << round;
+        EXPECT_EQ(to_hex(std::span(out).last(tag_size)), to_hex(v.tag)) << round;
+        ASSERT_TRUE(k.open(v.nonce, v.aad, concat(v.ciphertext, v.tag), plain)) << round;
+        EXPECT_EQ(to_hex(plain), to_hex(v.plaintext)) << round;
+    }
+    Bytes bad = concat(v.ciphertext, v.tag);
+    bad.front() ^= 0x01;
+    EXPECT_FALSE(k.open(v.nonce, v.aad, bad, plain));
+    EXPECT_TRUE(plain.empty());
+    // and a good message after the failure still opens
+    EXPECT_TRUE(k.open(v.nonce, v.aad, concat(v.ciphertext, v.tag), plain));
+}
+
 TEST_P(AeadPublished, OpenOfPublishedCiphertextWithFlippedTagBitFails) {
     const Vector& v = GetParam();
     Bytes input = concat(v.ciphertext, v.tag);

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,16 +78,19 @@ public:
 
 private:
     static constexpr std::size_t SLOTS = 8192; // > any number of packets in flight
+    static constexpr std::size_t PATTERN = 1 << 17;
     struct Slot {
         std::uint64_t counter = ~0ull;
         std::vector<std::uint8_t> bytes;
     };
-    void plaintext(std::uint64_t counter, std::uint32_t len);
+    // The bytes of packet `counter`: a window into a fixed random pattern, the counter in front.
+    std::span<const std::uint8_t> plaintext(std::uint64_t counter, std::uint32_t len);
     crypto::AeadAlg alg_;
     bool functional_;
     std::vector<std::uint8_t> key_;
+    std::unique_ptr<crypto::AeadKey> aead_;
     std::array<std::vector<Slot>, 2> store_;
-    std::vector<std::uint8_t> pt_;
+    std::vector<std::uint8_t> pattern_, pt_, opened_;
     std::uint64_t mismatches_ = 0;
 };
 
