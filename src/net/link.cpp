@@ -7,9 +7,9 @@
 
 namespace kdsim::net {
 
-Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency)
+Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue)
     : sim_(sim), rate_bps_(rate_bps), latency_(latency) {
-    for (auto& d : dir_) d.ring.resize(1024);
+    for (auto& d : dir_) d.ring.resize(std::max<std::size_t>(queue, 1));
 }
 
 void Link::attach(Nic& a, Nic& b) {
@@ -20,10 +20,10 @@ void Link::attach(Nic& a, Nic& b) {
     b.attach(*this);
 }
 
-void Link::transmit(const Nic& from, const Packet& p) {
+bool Link::transmit(const Nic& from, const Packet& p) {
     std::size_t d = &from == ends_[0] ? 0 : 1;
     Direction& dir = dir_[d];
-    if (dir.count == dir.ring.size()) throw std::runtime_error("link: more frames in flight than the ring holds");
+    if (dir.count == dir.ring.size()) return false;
     std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
     engine::Tick start = std::max(sim_.now(), dir.free_at);
     engine::Tick ser = static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
@@ -32,6 +32,7 @@ void Link::transmit(const Nic& from, const Packet& p) {
     ++dir.count;
     sim_.schedule_at(dir.free_at + latency_, this, d);
     ++frames_;
+    return true;
 }
 
 void Link::on_event(std::uint64_t d) {

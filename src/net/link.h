@@ -16,11 +16,13 @@ class Nic;
 
 class Link final : public engine::EventTarget {
 public:
-    // rate in bits per second, latency in picoseconds.
-    Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency);
+    // rate in bits per second, latency in picoseconds; `queue`: frames each direction holds
+    // (waiting for the wire or on it) before the sender's queue overflows.
+    Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue = 1000);
     void attach(Nic& a, Nic& b);
-    // The NIC `from` puts a frame on the wire now (or when the wire is free).
-    void transmit(const Nic& from, const Packet& p);
+    // The NIC `from` puts a frame on the wire now (or when the wire is free); false when the
+    // direction's queue is full and the frame is dropped.
+    bool transmit(const Nic& from, const Packet& p);
     void on_event(std::uint64_t arg) override;
 
     std::uint64_t frames() const { return frames_; }

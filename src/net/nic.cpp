@@ -154,9 +154,9 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
-    ++stats_.tx_frames;
     p.sent = cpu.now();
-    link_->transmit(*this, p);
+    if (link_->transmit(*this, p)) ++stats_.tx_frames;
+    else ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
     co_await kernel::local_irq_restore(cpu, flags);
 }
 

@@ -788,14 +788,15 @@ system::ScenarioConfig ScenarioLoader::load() {
                 r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
                 continue;
             }
-            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu"});
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue"});
             system::LinkConfig lc;
+            if (auto q = r_.integer(*l, "queue", lkey + ".queue", false, 1, 1'000'000)) lc.queue = static_cast<std::size_t>(*q);
             if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio"}))
                 lc.kind = *k == 0 ? system::LinkConfig::Kind::ETHERNET : system::LinkConfig::Kind::VIRTIO;
             if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
                 lc.vhost_cpu = static_cast<int>(*v);
             if (lc.kind == system::LinkConfig::Kind::VIRTIO)
-                for (const char* k : {"rate", "latency"})
+                for (const char* k : {"rate", "latency", "queue"})
                     if (const toml::node* n = l->get(k))
                         r_.error(*n, lkey + "." + k,
                                  fmt::format("a virtio link has no {} (the vhost worker's copy is its speed)", k));

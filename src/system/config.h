@@ -107,6 +107,7 @@ struct LinkConfig {
     std::string a, b;          // machine names
     std::uint64_t rate_bps = 1'000'000'000;
     Tick latency = engine::PS_PER_US;
+    std::size_t queue = 1000; // frames per direction (txqueuelen + the wire)
     int vhost_cpu = 0;
 };
 

@@ -247,7 +247,7 @@ void System::build_network() {
                 m->stack = std::make_unique<net::Stack>(*nic);
                 m->device = std::move(nic);
             }
-            links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency));
+            links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency, l.queue));
             links_.back()->attach(static_cast<net::Nic&>(*a->device), static_cast<net::Nic&>(*b->device));
         } else {
             const MachineConfig& guest = *a->cfg;

@@ -1,6 +1,8 @@
 #include "workloads/iperf3.h"
 
 #include "devices/dma.h"
+
+#include <cstdio>
 #include "kernel/sched.h"
 
 namespace kdsim::workloads {
@@ -49,6 +51,18 @@ results::WorkloadResult Iperf3::result() const {
         acked += st->source.bytes_acked();
         sent_softirq += st->source.segments_sent_in_bh();
         backlogged += st->source.backlogged_acks();
+    }
+    // iperf3's closing lines: interval, transfer, bitrate, for both ends
+    {
+        auto line = [&](double bytes) {
+            const double mb = bytes / (1024.0 * 1024.0);
+            const double mbit = secs > 0 ? bytes * 8 / secs / 1e6 : 0;
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec", secs, mb, mbit);
+            return std::string(buf);
+        };
+        r.notes.emplace_back("sender  ", line(static_cast<double>(acked)) + "  (" + std::to_string(sent) + " segments)");
+        r.notes.emplace_back("receiver", line(static_cast<double>(bytes_read)));
     }
     add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
     add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(acked) * 8 / secs / 1e6 : 0, "Mbit/s");

@@ -156,3 +156,32 @@ TEST(E1, TheSameScenarioAndSeedGiveByteIdenticalResults) {
 
 } // namespace
 } // namespace kdsim
+
+namespace kdsim {
+namespace {
+
+TEST(E1Tcp, RaisingTheCryptoCostMakesTheStreamCpuBoundOnTheDecryptingCpu) {
+    // ESP after the change, host -> guest: the guest decrypts in NET_RX on vCPU 0. Four times the
+    // AES-GCM cost per byte must lower throughput and leave vCPU 0 (nearly) never idle.
+    auto run_with = [](double factor) {
+        system::ScenarioConfig cfg = scenario::load_scenario(testing::ROOT / "scenarios/e1/esp-gcm-h2g-softirq.toml");
+        cfg.duration = 50 * engine::PS_PER_MS;
+        for (auto& m : cfg.machines)
+            if (m.name == "guest") {
+                auto c = *m.profile.cipher.get(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::CE);
+                c.cycles_per_byte *= factor;
+                m.profile.cipher.set(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::CE, c);
+            }
+        system::System sys(cfg);
+        return sys.run();
+    };
+    auto base = run_with(1.0);
+    auto slow = run_with(4.0);
+    EXPECT_LT(testing::metric(slow, "iperf3", "receiver_mbit_s"), 0.8 * testing::metric(base, "iperf3", "receiver_mbit_s"));
+    const auto& vcpu0 = slow.machines.at(0).cpus.at(0);
+    // idle only before the stream starts at 5 ms, and under 5 % of the 45 ms after
+    EXPECT_LT(vcpu0.idle_us, 5000 + 0.05 * 45000);
+}
+
+} // namespace
+} // namespace kdsim
