@@ -35,4 +35,11 @@ struct TcpCosts {
     double copy_from_user = 0;    // cycles per byte, source cached
 };
 
+// Per-datagram costs of a UDP stream ([udp] of a profile); copies use [tcp]'s per-byte figures.
+struct UdpCosts {
+    Cycles udp_sendmsg = 0; // udp_sendmsg -> ip_make_skb -> udp_send_skb -> ip output, copy excluded
+    Cycles udp_rcv = 0;     // ip_rcv + __udp4_lib_rcv + udp_queue_rcv_skb (socket queue), wake excluded
+    Cycles udp_recvmsg = 0; // udp_recvmsg: dequeue, skb free; copy excluded
+};
+
 } // namespace kdsim::net

@@ -26,7 +26,8 @@ engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
 }
 
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
-    if ((p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK) && p.flow < tcp_.size() && tcp_[p.flow])
+    if ((p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK || p.kind == FrameKind::UDP_DATA) &&
+        p.flow < tcp_.size() && tcp_[p.flow])
         co_await tcp_[p.flow]->tcp_rcv(cpu, p);
 }
 
@@ -36,7 +37,8 @@ engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p
     case FrameKind::ARP_REQUEST: co_await s.arp_rcv(cpu, p); break;
     case FrameKind::ARP_REPLY: co_await s.packet_rcv(cpu, p); break;
     case FrameKind::TCP_DATA:
-    case FrameKind::TCP_ACK: co_await s.ip_local_deliver(cpu, p); break;
+    case FrameKind::TCP_ACK:
+    case FrameKind::UDP_DATA: co_await s.ip_local_deliver(cpu, p); break;
     case FrameKind::WG_DATA:
     case FrameKind::ESP:
         if (s.tunnel_) co_await s.tunnel_->rcv(cpu, p);

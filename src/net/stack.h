@@ -15,8 +15,8 @@
 
 namespace kdsim::net {
 
-// A TCP endpoint bound on a stack: receives its segments in NET_RX context (or wherever the
-// tunnel delivering them runs).
+// A TCP or UDP endpoint bound on a stack: receives its segments in NET_RX context (or wherever
+// the tunnel delivering them runs).
 class TcpEndpoint {
 public:
     virtual ~TcpEndpoint() = default;

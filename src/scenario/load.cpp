@@ -58,7 +58,7 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
     } else if (kind == "arp_pingpong") {
         add({"peer", "count", "interval"});
     } else if (kind == "iperf3") {
-        add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel"});
+        add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"});
     }
     return k;
 }
@@ -610,6 +610,32 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto b = r_.bytes(w, "rcvbuf", wkey + ".rcvbuf", false, true)) x.rcvbuf = *b;
                 if (auto t = r_.duration(w, "start", wkey + ".start", false, false)) x.start = *t;
                 if (auto v = r_.integer(w, "parallel", wkey + ".parallel", false, 1, 128)) x.parallel = static_cast<int>(*v);
+                if (auto pr = r_.choice(w, "protocol", wkey + ".protocol", false, {"tcp", "udp"})) x.udp = *pr == 1;
+                if (const toml::node* br = w.get("bitrate")) {
+                    auto v = br->value<std::string>();
+                    std::optional<std::uint64_t> bps;
+                    if (v) {
+                        double num = 0;
+                        char unit[16] = {};
+                        if (std::sscanf(v->c_str(), "%lf %15s", &num, unit) == 2 && num > 0) {
+                            std::string u = unit;
+                            double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
+                            if (mult > 0) bps = static_cast<std::uint64_t>(num * mult);
+                        }
+                    }
+                    if (!bps)
+                        r_.error(*br, wkey + ".bitrate",
+                                 fmt::format("expected a rate such as \"500 Mbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}",
+                                             describe(br)));
+                    else
+                        x.bitrate = *bps;
+                    if (!x.udp) r_.error(*br, wkey + ".bitrate", "bitrate paces a protocol = \"udp\" stream only");
+                }
+                if (auto b = r_.bytes(w, "length", wkey + ".length", false, true)) {
+                    if (!x.udp) r_.error(*w.get("length"), wkey + ".length", "length is the datagram size of a protocol = \"udp\" stream");
+                    else if (*b > 65507) r_.error(*w.get("length"), wkey + ".length", fmt::format("expected at most 65507 bytes, found {}", *b));
+                    else x.length = static_cast<std::uint32_t>(*b);
+                }
             } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
                 alg_impl(x, true);
                 if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;

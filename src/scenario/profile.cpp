@@ -83,9 +83,9 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 15> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+constexpr std::array<std::string_view, 16> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
                                                        "simd",    "hash", "irqmask", "net", "dma", "tcp",
-                                                       "cipher", "tunnel", "virt"};
+                                                       "cipher", "tunnel", "virt", "udp"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -484,6 +484,14 @@ void read_tunnel_virt(Reader& r, const toml::table& root, system::Profile& p) {
             }
         } else {
             r.error(*n, "tunnel", fmt::format("expected a table [tunnel] of cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("udp")) {
+        if (const toml::table* t = n->as_table()) {
+            if (auto v = read_cycle_table(r, *t, "udp", {"udp_sendmsg", "udp_rcv", "udp_recvmsg"}))
+                p.udp = net::UdpCosts{(*v)[0], (*v)[1], (*v)[2]};
+        } else {
+            r.error(*n, "udp", fmt::format("expected a table [udp] of per-datagram cycle figures, found {}", describe(n)));
         }
     }
     if (const toml::node* n = root.get("virt")) {

@@ -191,17 +191,25 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             workloads::Iperf3End e;
             e.stack = x.stack.get();
             e.tcp = &*x.cfg->profile.tcp;
+            e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
+            e.net = &*x.cfg->profile.net;
             e.tunnel = x.tunnel.get();
             for (const auto& c : x.cpus) e.cpus.push_back(c.get());
             for (const auto& sd : x.softnet) e.softnet.push_back(sd.get());
             return e;
         };
-        // the MSS of the route: the tunnel's inner MTU when the stream goes through one
-        std::uint32_t mss = net::TCP_MSS;
+        // the route's MTU: the tunnel's inner MTU when the stream goes through one
+        std::uint32_t mtu = 1500;
         for (Machine* x : {d.m, peer})
-            if (x->tunnel) mss = std::min(mss, net::tcp_mss_for_mtu(x->tunnel->inner_mtu()));
+            if (x->tunnel) mtu = std::min(mtu, x->tunnel->inner_mtu());
+        if (d.w->udp && (!mc.profile.udp || !peer->cfg->profile.udp))
+            throw ConfigError("machine " + mc.name + ": a UDP iperf3 stream needs the [udp] figures of both profiles (" +
+                              mc.profile.name + ", " + peer->cfg->profile.name + ")");
+        if (d.w->udp && d.w->length + net::UDP_IP_HEADERS > mtu)
+            throw ConfigError("machine " + mc.name + ": iperf3 length " + std::to_string(d.w->length) +
+                              " does not fit the route's MTU " + std::to_string(mtu) + " (no IP fragmentation modelled)");
         d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
-            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mss, next_flow, stop));
+            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mtu, next_flow, stop));
         next_flow = static_cast<std::uint16_t>(next_flow + d.w->parallel);
     }
 }

@@ -102,6 +102,9 @@ struct Iperf3Workload {
     std::uint64_t rcvbuf = 128 * 1024; // receiver's buffer (advertised window when empty)
     Tick start = 5 * engine::PS_PER_MS; // connection set-up; the stream starts here
     int parallel = 1;             // iperf3 -P: streams, each its own connection and task pair
+    bool udp = false;             // iperf3 -u
+    std::uint64_t bitrate = 1'000'000; // -b, bits/s per stream (UDP; iperf3's default 1 Mbit/s)
+    std::uint32_t length = 0;     // -l, UDP datagram payload (0: the route's MTU - 28)
 };
 
 } // namespace kdsim::workloads

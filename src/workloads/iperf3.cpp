@@ -7,14 +7,25 @@
 
 namespace kdsim::workloads {
 
-Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
+Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
                std::uint16_t first_flow, engine::Tick stop_at)
     : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
       peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at) {
+    if (cfg_.udp && cfg_.length == 0) cfg_.length = mtu - net::UDP_IP_HEADERS;
     for (int i = 0; i < cfg_.parallel; ++i) {
         const auto flow = static_cast<std::uint16_t>(first_flow + i);
-        streams_.push_back(std::unique_ptr<Stream>(new Stream{net::TcpSink(stack_, *rx_.tcp, cfg_.rcvbuf, flow),
-                                                              net::TcpSource(peer_stack_, *tx_.tcp, cfg_.window, mss, flow)}));
+        auto s = std::make_unique<Stream>();
+        if (cfg_.udp) {
+            s->usink = std::make_unique<net::UdpSink>(stack_, *rx_.udp, *rx_.net, rx_.tcp->copy_to_user_cold, cfg_.rcvbuf,
+                                                      flow);
+            s->usource = std::make_unique<net::UdpSource>(peer_stack_, *tx_.udp, *tx_.net, tx_.tcp->copy_from_user,
+                                                          cfg_.length, cfg_.bitrate, flow);
+        } else {
+            s->sink = std::make_unique<net::TcpSink>(stack_, *rx_.tcp, cfg_.rcvbuf, flow);
+            s->source = std::make_unique<net::TcpSource>(peer_stack_, *tx_.tcp, cfg_.window,
+                                                         net::tcp_mss_for_mtu(mtu), flow);
+        }
+        streams_.push_back(std::move(s));
     }
 }
 
@@ -28,14 +39,59 @@ void Iperf3::start() {
     }
 }
 
-engine::Task<> Iperf3::server(Iperf3& w, Stream& s) { co_await s.sink.read_loop(w.env_.cpu, *s.server); }
+engine::Task<> Iperf3::server(Iperf3& w, Stream& s) {
+    if (s.usink) co_await s.usink->read_loop(w.env_.cpu, *s.server);
+    else co_await s.sink->read_loop(w.env_.cpu, *s.server);
+}
 
 engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
     co_await kernel::hrtimer_sleep_until(w.peer_cpu_, w.cfg_.start);
-    co_await s.source.send_loop(w.peer_cpu_, *s.client, w.stop_at_);
+    if (s.usource) co_await s.usource->send_loop(w.peer_cpu_, w.stop_at_);
+    else co_await s.source->send_loop(w.peer_cpu_, *s.client, w.stop_at_);
+}
+
+results::WorkloadResult Iperf3::udp_result() const {
+    auto r = base_result(cfg_.name, "iperf3 udp");
+    engine::Tick end = std::min(env_.sim.now(), stop_at_);
+    double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
+    std::uint64_t sent = 0, got = 0, bytes_read = 0, rcvbuf_drops = 0, sent_bytes = 0;
+    for (const auto& st : streams_) {
+        sent += st->usource->datagrams();
+        sent_bytes += st->usource->bytes();
+        got += st->usink->datagrams();
+        bytes_read += st->usink->bytes_read();
+        rcvbuf_drops += st->usink->rcvbuf_drops();
+    }
+    const double lost = static_cast<double>(sent - std::min(sent, got));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec  %llu datagrams", secs,
+                  static_cast<double>(sent_bytes) / 1048576.0, secs > 0 ? static_cast<double>(sent_bytes) * 8 / secs / 1e6 : 0,
+                  static_cast<unsigned long long>(sent));
+    r.notes.emplace_back("sender  ", buf);
+    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec  %.0f/%llu (%.2g%%) lost or in flight", secs,
+                  static_cast<double>(bytes_read) / 1048576.0, secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0,
+                  lost, static_cast<unsigned long long>(sent), sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
+    r.notes.emplace_back("receiver", buf);
+    const auto& nic = stack_.nic().stats();
+    add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(sent_bytes) * 8 / secs / 1e6 : 0, "Mbit/s");
+    add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
+    add(r, "datagrams_sent", static_cast<double>(sent), "count");
+    add(r, "datagrams_received", static_cast<double>(got), "count");
+    add(r, "datagrams_lost", lost, "count");
+    add(r, "socket_rcvbuf_drops", static_cast<double>(rcvbuf_drops), "count");
+    add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
+    add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
+    for (const auto* tun : {rx_.tunnel, tx_.tunnel})
+        if (tun) {
+            const std::string side = tun == rx_.tunnel ? "receiver_tunnel_" : "sender_tunnel_";
+            add(r, side + "ring_drops", static_cast<double>(tun->stats().ring_drops), "count");
+            add(r, side + "auth_failures", static_cast<double>(tun->stats().auth_failures), "count");
+        }
+    return r;
 }
 
 results::WorkloadResult Iperf3::result() const {
+    if (cfg_.udp) return udp_result();
     auto r = base_result(cfg_.name, "iperf3 tcp");
     engine::Tick end = std::min(env_.sim.now(), stop_at_);
     double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
@@ -43,14 +99,14 @@ results::WorkloadResult Iperf3::result() const {
     std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0, sent_softirq = 0,
                   backlogged = 0;
     for (const auto& st : streams_) {
-        bytes_read += st->sink.bytes_read();
-        segments += st->sink.segments();
-        acks += st->sink.acks_sent();
-        updates += st->sink.window_updates();
-        sent += st->source.segments_sent();
-        acked += st->source.bytes_acked();
-        sent_softirq += st->source.segments_sent_in_bh();
-        backlogged += st->source.backlogged_acks();
+        bytes_read += st->sink->bytes_read();
+        segments += st->sink->segments();
+        acks += st->sink->acks_sent();
+        updates += st->sink->window_updates();
+        sent += st->source->segments_sent();
+        acked += st->source->bytes_acked();
+        sent_softirq += st->source->segments_sent_in_bh();
+        backlogged += st->source->backlogged_acks();
     }
     // iperf3's closing lines: interval, transfer, bitrate, for both ends
     {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "net/tcp.h"
+#include "net/udp.h"
 #include "net/tunnel.h"
 #include "workloads/config.h"
 #include "workloads/workload.h"
@@ -18,6 +19,8 @@ namespace kdsim::workloads {
 struct Iperf3End {
     net::Stack* stack = nullptr;
     const net::TcpCosts* tcp = nullptr;
+    const net::UdpCosts* udp = nullptr; // with a UDP stream
+    const net::NetCosts* net = nullptr;
     const net::TunnelBase* tunnel = nullptr;
     std::vector<const kernel::Cpu*> cpus;
     std::vector<const net::Softnet*> softnet; // per CPU, for the NET_RX counters
@@ -26,8 +29,9 @@ struct Iperf3End {
 class Iperf3 final : public Workload {
 public:
     // `env` is the receiver's; the sender runs on `peer_cpu`.
-    // The streams use TCP connections (flows) first_flow .. first_flow + parallel - 1.
-    Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mss,
+    // The streams use flows first_flow .. first_flow + parallel - 1. `mtu` is the route's (the
+    // tunnel's inner MTU, or 1500).
+    Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
            std::uint16_t first_flow, engine::Tick stop_at);
     void start() override;
     bool finite() const override { return false; }
@@ -35,11 +39,14 @@ public:
 
 private:
     struct Stream {
-        net::TcpSink sink;
-        net::TcpSource source;
+        std::unique_ptr<net::TcpSink> sink; // TCP
+        std::unique_ptr<net::TcpSource> source;
+        std::unique_ptr<net::UdpSink> usink; // UDP
+        std::unique_ptr<net::UdpSource> usource;
         kernel::TaskStruct* server = nullptr;
         kernel::TaskStruct* client = nullptr;
     };
+    results::WorkloadResult udp_result() const;
     static engine::Task<> server(Iperf3& w, Stream& s);
     static engine::Task<> client(Iperf3& w, Stream& s);
     Iperf3Workload cfg_;

@@ -1,0 +1,94 @@
+#include "net/udp.h"
+
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+#include "net/tcp.h"
+
+#include <cmath>
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+namespace {
+Cycles per_byte(double cpb, std::uint64_t n) { return static_cast<Cycles>(std::llround(cpb * static_cast<double>(n))); }
+} // namespace
+
+UdpSource::UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user,
+                     std::uint32_t length, std::uint64_t bitrate, std::uint16_t flow)
+    : stack_(stack), costs_(costs), net_(net), copy_from_user_(copy_from_user), length_(length), bitrate_(bitrate),
+      flow_(flow) {
+    stack_.bind_tcp(flow_, *this);
+}
+
+// iperf3 -u: datagram n is due at start + n * length * 8 / bitrate; when ahead of schedule the
+// sender sleeps until the next one is due (iperf3 paces in its main loop the same way).
+engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
+    const engine::Tick start = cpu.now();
+    const auto due = [&](std::uint64_t n) {
+        return start + static_cast<engine::Tick>(static_cast<unsigned __int128>(n) * length_ * 8 * engine::PS_PER_S /
+                                                 bitrate_);
+    };
+    while (cpu.now() < stop_at) {
+        if (cpu.now() < due(sent_)) {
+            co_await kernel::hrtimer_sleep_until(cpu, due(sent_));
+            continue;
+        }
+        co_await kernel::syscall_enter(cpu);
+        co_await cpu.exec(net_.syscall, Cat::SYSCALL);
+        co_await cpu.exec(per_byte(copy_from_user_, length_), Cat::COPY);
+        co_await cpu.exec(costs_.udp_sendmsg, Cat::PROTOCOL);
+        Packet p{};
+        p.kind = FrameKind::UDP_DATA;
+        p.len = length_ + UDP_IP_HEADERS + ETH_HEADER;
+        p.seq = sent_;
+        p.payload = length_;
+        p.flow = flow_;
+        ++sent_;
+        co_await stack_.ip_output(cpu, p);
+        co_await kernel::syscall_exit(cpu);
+    }
+}
+
+UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
+                 std::uint16_t flow)
+    : costs_(costs), net_(net), copy_to_user_(copy_to_user), rcvbuf_(rcvbuf) {
+    stack.bind_tcp(flow, *this);
+}
+
+engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(costs_.udp_rcv, Cat::PROTOCOL);
+    if (queued_bytes_ + p.payload > rcvbuf_) {
+        ++drops_; // __udp_queue_rcv_skb: sk_rmem_alloc over sk_rcvbuf
+        co_return;
+    }
+    queued_bytes_ += p.payload;
+    queue_.push_back(p.payload);
+    ++received_;
+    if (reader_) {
+        kernel::TaskStruct* t = reader_;
+        reader_ = nullptr;
+        co_await kernel::try_to_wake_up(cpu, *t); // sock_def_readable
+    }
+}
+
+engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
+    for (;;) {
+        co_await kernel::syscall_enter(cpu);
+        while (queue_.empty()) {
+            reader_ = &self;
+            co_await cpu.block();
+        }
+        co_await cpu.exec(net_.syscall, Cat::SYSCALL);
+        const std::uint32_t n = queue_.front();
+        queue_.pop_front();
+        queued_bytes_ -= n;
+        co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL);
+        co_await cpu.exec(per_byte(copy_to_user_, n), Cat::COPY);
+        bytes_read_ += n;
+        co_await kernel::syscall_exit(cpu);
+    }
+}
+
+} // namespace kdsim::net

@@ -1,0 +1,61 @@
+// A UDP stream as iperf3 -u runs it (net/ipv4/udp.c): the sender writes one datagram per
+// sendto() at a paced rate (its pacing timer sleeps between bursts, like iperf3's); each
+// datagram goes through udp_sendmsg and the route's output. The receiver queues datagrams to
+// the socket in NET_RX (udp_queue_rcv_skb) while the receive buffer has room, counting a drop
+// otherwise (UDP RcvbufErrors), and its reader copies them out one recvfrom() at a time.
+#pragma once
+
+#include "engine/task.h"
+#include "kernel/cpu.h"
+#include "net/net_costs.h"
+#include "net/stack.h"
+
+#include <cstdint>
+#include <deque>
+
+namespace kdsim::net {
+
+inline constexpr std::uint32_t UDP_IP_HEADERS = 28; // IPv4 20 + UDP 8
+
+class UdpSource final : public TcpEndpoint {
+public:
+    UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user, std::uint32_t length,
+              std::uint64_t bitrate, std::uint16_t flow);
+    // The sender task's body until `stop_at`.
+    engine::Task<> send_loop(kernel::Cpu& cpu, engine::Tick stop_at);
+    engine::Task<> tcp_rcv(kernel::Cpu&, const Packet&) override { co_return; } // nothing comes back
+    std::uint64_t datagrams() const { return sent_; }
+    std::uint64_t bytes() const { return sent_ * length_; }
+
+private:
+    Stack& stack_;
+    UdpCosts costs_;
+    NetCosts net_;
+    double copy_from_user_;
+    std::uint32_t length_;
+    std::uint64_t bitrate_;
+    std::uint16_t flow_;
+    std::uint64_t sent_ = 0;
+};
+
+class UdpSink final : public TcpEndpoint {
+public:
+    UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
+            std::uint16_t flow);
+    engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override; // udp_rcv
+    engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
+    std::uint64_t datagrams() const { return received_; }
+    std::uint64_t bytes_read() const { return bytes_read_; }
+    std::uint64_t rcvbuf_drops() const { return drops_; }
+
+private:
+    UdpCosts costs_;
+    NetCosts net_;
+    double copy_to_user_;
+    std::uint64_t rcvbuf_;
+    std::uint64_t queued_bytes_ = 0, received_ = 0, bytes_read_ = 0, drops_ = 0;
+    std::deque<std::uint32_t> queue_;
+    kernel::TaskStruct* reader_ = nullptr;
+};
+
+} // namespace kdsim::net
