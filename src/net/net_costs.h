@@ -3,9 +3,17 @@
 
 #include "engine/time.h"
 
+#include <cmath>
+#include <cstdint>
+
 namespace kdsim::net {
 
 using engine::Cycles;
+
+// Cycles of a per-byte cost over `bytes`, rounded.
+inline Cycles per_byte(double cycles_per_byte, std::uint64_t bytes) {
+    return static_cast<Cycles>(std::llround(cycles_per_byte * static_cast<double>(bytes)));
+}
 
 struct NetCosts {
     Cycles syscall = 0;           // system call entry + exit

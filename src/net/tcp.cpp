@@ -12,11 +12,6 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-namespace {
-engine::Cycles per_byte(double cpb, std::uint64_t bytes) {
-    return static_cast<engine::Cycles>(std::llround(cpb * static_cast<double>(bytes)));
-}
-} // namespace
 
 TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
                      std::uint16_t flow, std::uint64_t sndbuf)

@@ -126,13 +126,9 @@ engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQu
 engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.wg_xmit, Cat::PROTOCOL);
-    Packet outer = inner;
-    outer.kind = FrameKind::WG_DATA;
-    outer.inner = inner.kind;
-    outer.inner_len = inner.len;
-    outer.counter = next_counter_++;
     const std::uint32_t ip_len = inner.len - ETH_HEADER;
-    outer.len = ETH_HEADER + IP_UDP + WG_HEADER + pad_to(ip_len, 16) + TAG;
+    const Packet outer = encapsulate(inner, FrameKind::WG_DATA, next_counter_++,
+                                     ETH_HEADER + IP_UDP + WG_HEADER + pad_to(ip_len, 16) + TAG);
     co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
 }
 
@@ -302,13 +298,9 @@ engine::Task<> Esp::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
 engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.esp_output, Cat::PROTOCOL);
-    Packet outer = inner;
-    outer.kind = FrameKind::ESP;
-    outer.inner = inner.kind;
-    outer.inner_len = inner.len;
-    outer.counter = next_seq_++;
     const std::uint32_t ip_len = inner.len - ETH_HEADER;
-    outer.len = ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + pad_to(ip_len + ESP_TRAILER, 4) + TAG;
+    const Packet outer = encapsulate(inner, FrameKind::ESP, next_seq_++,
+                                     ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + pad_to(ip_len + ESP_TRAILER, 4) + TAG);
     if (goes_async(cpu)) {
         ++stats_.async_crypts;
         co_await cryptd_enqueue(cpu, outer, false);

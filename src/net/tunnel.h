@@ -139,6 +139,16 @@ public:
 
 protected:
     TunnelCpu& on(kernel::Cpu& cpu) { return env_.cpus[static_cast<std::size_t>(cpu.id())]; }
+    // The outer frame carrying `inner` (its kind and length kept for the receiver).
+    static Packet encapsulate(const Packet& inner, FrameKind kind, std::uint64_t counter, std::uint32_t outer_len) {
+        Packet outer = inner;
+        outer.kind = kind;
+        outer.inner = inner.kind;
+        outer.inner_len = inner.len;
+        outer.counter = counter;
+        outer.len = outer_len;
+        return outer;
+    }
     // The AEAD in the running context; returns true when its result is garbage (clobbered).
     engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc);
     TunnelEnv env_;

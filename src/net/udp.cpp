@@ -11,9 +11,6 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-namespace {
-Cycles per_byte(double cpb, std::uint64_t n) { return static_cast<Cycles>(std::llround(cpb * static_cast<double>(n))); }
-} // namespace
 
 UdpSource::UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user,
                      std::uint32_t length, std::uint64_t bitrate, std::uint16_t flow)

@@ -10,11 +10,6 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-namespace {
-Cycles copy_cost(double cpb, std::uint32_t len) {
-    return static_cast<Cycles>(std::llround(cpb * static_cast<double>(len)));
-}
-} // namespace
 
 // ---- guest ---------------------------------------------------------------------------------
 
@@ -169,7 +164,7 @@ engine::Task<> Vhost::worker(Vhost& v) {
             progress = true;
             ++v.stats_.tx_frames;
             co_await cpu.exec(v.virt_.vhost_tx, Cat::VIRT);
-            co_await cpu.exec(copy_cost(v.virt_.copy_per_byte, p.len), Cat::COPY);
+            co_await cpu.exec(per_byte(v.virt_.copy_per_byte, p.len), Cat::COPY);
             co_await kernel::local_bh_disable(cpu); // tun_rx_batched
             co_await v.tap_.receive(cpu, p);
             co_await kernel::local_bh_enable(cpu);
@@ -187,7 +182,7 @@ engine::Task<> Vhost::worker(Vhost& v) {
             progress = true;
             ++v.stats_.rx_frames;
             co_await cpu.exec(v.virt_.vhost_rx, Cat::VIRT);
-            co_await cpu.exec(copy_cost(v.virt_.copy_per_byte, p.len), Cat::COPY);
+            co_await cpu.exec(per_byte(v.virt_.copy_per_byte, p.len), Cat::COPY);
             v.guest_.rx_fill(p);
             filled = true;
         }

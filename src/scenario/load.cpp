@@ -612,23 +612,7 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto v = r_.integer(w, "parallel", wkey + ".parallel", false, 1, 128)) x.parallel = static_cast<int>(*v);
                 if (auto pr = r_.choice(w, "protocol", wkey + ".protocol", false, {"tcp", "udp"})) x.udp = *pr == 1;
                 if (const toml::node* br = w.get("bitrate")) {
-                    auto v = br->value<std::string>();
-                    std::optional<std::uint64_t> bps;
-                    if (v) {
-                        double num = 0;
-                        char unit[16] = {};
-                        if (std::sscanf(v->c_str(), "%lf %15s", &num, unit) == 2 && num > 0) {
-                            std::string u = unit;
-                            double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
-                            if (mult > 0) bps = static_cast<std::uint64_t>(num * mult);
-                        }
-                    }
-                    if (!bps)
-                        r_.error(*br, wkey + ".bitrate",
-                                 fmt::format("expected a rate such as \"500 Mbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}",
-                                             describe(br)));
-                    else
-                        x.bitrate = *bps;
+                    if (auto bps = r_.rate(*br, wkey + ".bitrate")) x.bitrate = *bps;
                     if (!x.udp) r_.error(*br, wkey + ".bitrate", "bitrate paces a protocol = \"udp\" stream only");
                 }
                 if (auto b = r_.bytes(w, "length", wkey + ".length", false, true)) {
@@ -845,21 +829,8 @@ system::ScenarioConfig ScenarioLoader::load() {
                     lc.b = names[1];
                 }
             }
-            if (const toml::node* rate = l->get("rate")) {
-                auto v = rate->value<std::string>();
-                std::optional<std::uint64_t> bps;
-                if (v) {
-                    double x = 0;
-                    char unit[16] = {};
-                    if (std::sscanf(v->c_str(), "%lf %15s", &x, unit) == 2 && x > 0) {
-                        std::string u = unit;
-                        double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
-                        if (mult > 0) bps = static_cast<std::uint64_t>(x * mult);
-                    }
-                }
-                if (!bps) r_.error(*rate, lkey + ".rate", fmt::format("expected a rate such as \"1 Gbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}", describe(rate)));
-                else lc.rate_bps = *bps;
-            }
+            if (const toml::node* rate = l->get("rate"))
+                if (auto bps = r_.rate(*rate, lkey + ".rate")) lc.rate_bps = *bps;
             if (auto t = r_.duration(*l, "latency", lkey + ".latency", false, false)) lc.latency = *t;
             if (lc.kind == system::LinkConfig::Kind::VIRTIO && !lc.b.empty()) {
                 for (const auto& m : cfg.machines)

@@ -322,6 +322,21 @@ std::optional<engine::Tick> Reader::duration(const toml::node& n, const std::str
     return t;
 }
 
+std::optional<std::uint64_t> Reader::rate(const toml::node& n, const std::string& key) {
+    if (auto v = n.value<std::string>()) {
+        double x = 0;
+        char unit[16] = {};
+        if (std::sscanf(v->c_str(), "%lf %15s", &x, unit) == 2 && x > 0) {
+            const std::string u = unit;
+            const double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
+            if (mult > 0) return static_cast<std::uint64_t>(x * mult);
+        }
+    }
+    error(n, key,
+          fmt::format("expected a rate such as \"1 Gbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}", describe(&n)));
+    return std::nullopt;
+}
+
 std::optional<std::uint64_t> Reader::bytes(const toml::table& parent, std::string_view name, const std::string& key,
                                            bool required, bool positive) {
     const toml::node* n = parent.get(name);

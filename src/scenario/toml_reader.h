@@ -70,6 +70,8 @@ public:
     std::optional<engine::Tick> duration(const toml::table& parent, std::string_view name, const std::string& key,
                                          bool required, bool positive);
     std::optional<engine::Tick> duration(const toml::node& n, const std::string& key, bool positive);
+    // A bit rate such as "1 Gbit/s" (Gbit/s, Mbit/s, kbit/s, bit/s; > 0), in bits per second.
+    std::optional<std::uint64_t> rate(const toml::node& n, const std::string& key);
     // A byte count: a non-negative integer or a string such as "4 KiB".
     std::optional<std::uint64_t> bytes(const toml::table& parent, std::string_view name, const std::string& key,
                                        bool required, bool positive);
