@@ -105,6 +105,15 @@ WireGuard::WireGuard(TunnelEnv env) : TunnelBase(std::move(env)) {
         decrypt_.work[i] = kernel::WorkStruct{&WireGuard::decrypt_worker, &dec_ctx_[i], false};
     }
     tx_work_ = kernel::WorkStruct{&WireGuard::tx_worker, this, false};
+    for (std::size_t i = 0; i < n; ++i) {
+        kernel::Cpu& c = *env_.cpus[i].cpu;
+        enc_pool_.push_back(std::make_unique<kernel::WorkerPool>(c, env_.costs.workqueue, "kworker/" + std::to_string(i) + ":wg-enc"));
+        dec_pool_.push_back(std::make_unique<kernel::WorkerPool>(c, env_.costs.workqueue, "kworker/" + std::to_string(i) + ":wg-dec"));
+    }
+    tx_pool_ = std::make_unique<kernel::WorkerPool>(*env_.cpus[tx_cpu_].cpu, env_.costs.workqueue,
+                                                    "kworker/" + std::to_string(tx_cpu_) + ":wg-tx");
+    encrypt_.pools = &enc_pool_;
+    decrypt_.pools = &dec_pool_;
     napi_.poll = &WireGuard::rx_poll;
     napi_.ctx = this;
     // the round-robin cursors start at the last CPU, so the first pick is CPU 0
@@ -120,7 +129,7 @@ engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQu
     peer.items.push_back(Item{p, State::UNCRYPTED});
     q.ring.push_back(peer.base + peer.items.size() - 1);
     q.last_cpu = (q.last_cpu + 1) % env_.cpus.size(); // wg_cpumask_next_online
-    co_await env_.cpus[q.last_cpu].pool->queue_work(cpu, q.work[q.last_cpu]);
+    co_await (*q.pools)[q.last_cpu]->queue_work(cpu, q.work[q.last_cpu]);
 }
 
 engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
@@ -152,7 +161,7 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         wg.env_.channel->seal(wg.env_.side, it.p.counter, plain, clobbered);
         ++wg.stats_.encrypted;
         wg.tx_.at(n).state = State::CRYPTED; // wg_queue_enqueue_per_peer_tx
-        co_await wg.env_.cpus[wg.tx_cpu_].pool->queue_work(cpu, wg.tx_work_);
+        co_await wg.tx_pool_->queue_work(cpu, wg.tx_work_);
         co_await kernel::cond_resched(cpu);
     }
 }
@@ -241,6 +250,8 @@ Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
         q->esp = this;
         q->work = kernel::WorkStruct{&Esp::cryptd_queue_worker, q.get(), false};
         cryptd_.push_back(std::move(q));
+        cryptd_pool_.push_back(std::make_unique<kernel::WorkerPool>(*env_.cpus[i].cpu, env_.costs.workqueue,
+                                                                    "kworker/" + std::to_string(i) + ":cryptd"));
     }
 }
 
@@ -265,7 +276,7 @@ engine::Task<bool> Esp::cryptd_enqueue(kernel::Cpu& cpu, const Packet& p, bool d
     if (!full) {
         q.q.push_back(Request{p, decrypt});
         stats_.cryptd_max_queue = std::max<std::uint64_t>(stats_.cryptd_max_queue, q.q.size());
-        co_await on(cpu).pool->queue_work(cpu, q.work);
+        co_await cryptd_pool_[static_cast<std::size_t>(cpu.id())]->queue_work(cpu, q.work);
     }
     co_await kernel::local_bh_enable(cpu);
     if (full) ++stats_.ring_drops; // -ENOSPC: the packet is dropped
@@ -292,7 +303,7 @@ engine::Task<> Esp::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
     if (r.decrypt) co_await esp.input_finish(cpu, r.p, clobbered);
     else co_await esp.output_finish(cpu, r.p, clobbered);
     co_await kernel::local_bh_enable(cpu);
-    if (!q.q.empty()) co_await esp.on(cpu).pool->queue_work(cpu, q.work);
+    if (!q.q.empty()) co_await esp.cryptd_pool_[static_cast<std::size_t>(cpu.id())]->queue_work(cpu, q.work);
 }
 
 engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {

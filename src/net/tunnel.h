@@ -20,6 +20,10 @@
 // dequeues ONE request per run (re-queueing itself while more wait), decrypts in task context
 // and calls the completion (xfrm_input_resume / xfrm_output_resume) with BH disabled.
 //
+// Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
+// workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
+// model gives each work item kind its own kworker per CPU (kernel::WorkerPool).
+//
 // Functional mode: the sender really seals each packet (OpenSSL EVP through crypto/aead.h)
 // and keeps the ciphertext in the channel's store under the packet's counter; the receiver
 // opens it. A pass whose SIMD registers were clobbered, or a frame read stale from a DMA
@@ -99,7 +103,6 @@ struct TunnelCpu {
     kernel::Cpu* cpu = nullptr;
     arch::SimdUnit* simd = nullptr;
     Softnet* softnet = nullptr;
-    kernel::WorkerPool* pool = nullptr;
 };
 
 struct TunnelEnv {
@@ -175,6 +178,7 @@ private:
     struct CryptQueue {
         std::deque<std::size_t> ring; // indices into the peer queue's items, by absolute number
         std::vector<kernel::WorkStruct> work;
+        std::vector<std::unique_ptr<kernel::WorkerPool>>* pools = nullptr;
         std::size_t last_cpu = 0;
         WireGuard* wg = nullptr;
     };
@@ -193,6 +197,8 @@ private:
     static engine::Task<> tx_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> rx_poll(kernel::Cpu& cpu, void* ctx, int budget);
 
+    std::vector<std::unique_ptr<kernel::WorkerPool>> enc_pool_, dec_pool_; // per CPU
+    std::unique_ptr<kernel::WorkerPool> tx_pool_;                           // on tx_cpu_
     CryptQueue encrypt_, decrypt_;
     PeerQueue tx_, rx_;
     std::vector<WorkCtx> enc_ctx_, dec_ctx_;
@@ -229,6 +235,7 @@ private:
     engine::Task<> input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
 
     std::vector<std::unique_ptr<CryptdQueue>> cryptd_;
+    std::vector<std::unique_ptr<kernel::WorkerPool>> cryptd_pool_; // per CPU: cryptd_wq's kworker
     std::uint64_t next_seq_ = 0;
 };
 

@@ -216,7 +216,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
 
 // The network: per-CPU softnet data of every networked machine, its device (a NIC on an
 // Ethernet link, virtio-net in a guest, a tap in a host) on CPU 0, the stack, links and vhost
-// workers, then the tunnels (per-CPU workqueue pools, the shared channel).
+// workers, then the tunnels (with their kworkers) and the channel they share.
 void System::build_network() {
     auto find = [&](const std::string& name) -> Machine* {
         for (Machine& m : machines_)
@@ -293,13 +293,10 @@ void System::build_network() {
             side = 0;
         }
         m.channel = channel;
-        for (auto& c : m.cpus)
-            m.pools.push_back(std::make_unique<kernel::WorkerPool>(*c, mc.profile.tunnel->workqueue,
-                                                                   "kworker/" + std::to_string(c->id()) + ":1"));
         net::TunnelEnv env;
         env.stack = m.stack.get();
         for (std::size_t i = 0; i < m.cpus.size(); ++i)
-            env.cpus.push_back(net::TunnelCpu{m.cpus[i].get(), m.simd[i].get(), m.softnet[i].get(), m.pools[i].get()});
+            env.cpus.push_back(net::TunnelCpu{m.cpus[i].get(), m.simd[i].get(), m.softnet[i].get()});
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
         const auto choice = mc.tunnel->kind == net::TunnelKind::WIREGUARD

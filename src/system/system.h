@@ -52,7 +52,6 @@ private:
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
         std::unique_ptr<net::Stack> stack;
-        std::vector<std::unique_ptr<kernel::WorkerPool>> pools; // per CPU, on machines with a tunnel
         std::unique_ptr<net::TunnelBase> tunnel;
         net::TunnelChannel* channel = nullptr;
         unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
