@@ -31,7 +31,8 @@ constexpr int MAX_ROW_ERRORS = 10;
 constexpr std::int64_t MAX_CPUS = 64;
 
 const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",    "cyclictest",
-                                            "softirq_load", "tcrypt",      "arp_pingpong", "iperf3"};
+                                            "softirq_load", "tcrypt",      "arp_pingpong", "iperf3",
+                                            "rx_flood"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -57,6 +58,8 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
         add({"alg", "impl", "block_size", "duration"});
     } else if (kind == "arp_pingpong") {
         add({"peer", "count", "interval"});
+    } else if (kind == "rx_flood") {
+        add({"alg", "payload", "buffer", "flush", "cryptd", "cryptd_qlen", "weight", "budget", "priority"});
     } else if (kind == "iperf3") {
         add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"});
     }
@@ -535,7 +538,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 4: wl = system::SoftirqLoadWorkload{}; break;
     case 5: wl = system::TcryptWorkload{}; break;
     case 6: wl = system::ArpPingPongWorkload{}; break;
-    default: wl = system::Iperf3Workload{}; break;
+    case 7: wl = system::Iperf3Workload{}; break;
+    default: wl = system::RxFloodWorkload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -620,6 +624,53 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                     else if (*b > 65507) r_.error(*w.get("length"), wkey + ".length", fmt::format("expected at most 65507 bytes, found {}", *b));
                     else x.length = static_cast<std::uint32_t>(*b);
                 }
+            } else if constexpr (std::is_same_v<T, system::RxFloodWorkload>) {
+                if (auto a = r_.choice(w, "alg", wkey + ".alg", false, {"aes-128-gcm", "chacha20-poly1305", "aes-256-gcm"}))
+                    x.alg = std::array{crypto::AeadAlg::AES_128_GCM, crypto::AeadAlg::CHACHA20_POLY1305,
+                                       crypto::AeadAlg::AES_256_GCM}[*a];
+                if (auto b = r_.bytes(w, "payload", wkey + ".payload", false, true)) {
+                    if (*b > 65535)
+                        r_.error(*w.get("payload"), wkey + ".payload", fmt::format("expected at most 65535 bytes, found {}", *b));
+                    else
+                        x.payload = *b;
+                }
+                if (auto b = r_.bytes(w, "buffer", wkey + ".buffer", false, true)) {
+                    if (*b % 64 != 0)
+                        r_.error(*w.get("buffer"), wkey + ".buffer",
+                                 fmt::format("expected a multiple of 64 bytes (whole cache lines), found {}", *b));
+                    else
+                        x.buffer = *b;
+                }
+                // the frame is written with 16-byte stores: it must fit the buffer rounded up to 16
+                if ((workloads::rx_frame_len(x.payload) + 15) / 16 * 16 > x.buffer) {
+                    const toml::node* at = w.get("buffer") ? w.get("buffer") : w.get("payload");
+                    std::string msg = fmt::format("a frame of {} bytes (payload {} + 66 bytes of headers and ICV, "
+                                                  "rounded up to 16) does not fit a {}-byte buffer",
+                                                  (workloads::rx_frame_len(x.payload) + 15) / 16 * 16, x.payload, x.buffer);
+                    if (at)
+                        r_.error(*at, wkey + (w.get("buffer") ? ".buffer" : ".payload"), std::move(msg));
+                    else
+                        r_.error(w, wkey + ".payload", std::move(msg));
+                }
+                if (auto f = r_.choice(w, "flush", wkey + ".flush", false, {"none", "full", "rxlen"})) {
+                    x.flush = std::array{workloads::RxFlush::NONE, workloads::RxFlush::FULL_BUFFER,
+                                         workloads::RxFlush::RECEIVED_LENGTH}[*f];
+                    if (x.flush != workloads::RxFlush::NONE && profile && (!profile->dma || profile->dma->coherent))
+                        r_.error(*w.get("flush"), wkey + ".flush",
+                                 fmt::format("flush = \"{}\" is charged with the [dma] inner_inv_line of a non-coherent "
+                                             "platform; profile {} {}",
+                                             *f == 1 ? "full" : "rxlen", profile->name,
+                                             profile->dma ? "has a coherent [dma] (coherent = true)" : "has no [dma]"));
+                }
+                if (auto b = r_.boolean(w, "cryptd", wkey + ".cryptd", false)) x.cryptd = *b;
+                if (auto v = r_.integer(w, "cryptd_qlen", wkey + ".cryptd_qlen", false, 1, 1'000'000)) {
+                    x.cryptd_qlen = static_cast<std::uint64_t>(*v);
+                    if (!x.cryptd)
+                        r_.error(*w.get("cryptd_qlen"), wkey + ".cryptd_qlen", "cryptd_qlen bounds the queue of cryptd = true only");
+                }
+                if (auto v = r_.integer(w, "weight", wkey + ".weight", false, 1, 4096)) x.weight = static_cast<int>(*v);
+                if (auto v = r_.integer(w, "budget", wkey + ".budget", false, 1, 1'000'000)) x.budget = static_cast<int>(*v);
+                if (auto v = r_.integer(w, "priority", wkey + ".priority", false, 0, 99)) x.priority = static_cast<int>(*v);
             } else if constexpr (std::is_same_v<T, system::TcryptWorkload>) {
                 alg_impl(x, true);
                 if (auto b = r_.bytes(w, "block_size", wkey + ".block_size", false, true)) x.block_size = *b;

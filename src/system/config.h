@@ -68,9 +68,11 @@ using workloads::SoftirqLoadWorkload;
 using workloads::TcryptWorkload;
 using workloads::ArpPingPongWorkload;
 using workloads::Iperf3Workload;
+using workloads::RxFloodWorkload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
-                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload>;
+                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload,
+                              RxFloodWorkload>;
 
 struct MachineConfig {
     std::string name;

@@ -4,6 +4,7 @@
 #include "workloads/hashing.h"
 #include "workloads/pingpong.h"
 #include "workloads/iperf3.h"
+#include "workloads/rxflood.h"
 
 #include <set>
 
@@ -45,6 +46,43 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
     r.kernel_traps = s.kernel_traps;
     r.kernel_use_warnings = s.kernel_use_warnings;
     return r;
+}
+
+crypto::CipherPrim aead_prim(crypto::AeadAlg a) {
+    switch (a) {
+    case crypto::AeadAlg::CHACHA20_POLY1305: return crypto::CipherPrim::CHACHA20_POLY1305;
+    case crypto::AeadAlg::AES_128_GCM: return crypto::CipherPrim::AES128_GCM;
+    case crypto::AeadAlg::AES_256_GCM: return crypto::CipherPrim::AES256_GCM;
+    }
+    return crypto::CipherPrim::AES128_GCM;
+}
+
+// rx_flood's per-packet costs from the machine's profile: the fused AEAD primitive (the fastest
+// SIMD implementation, else the fastest scalar one) and, with a flush, the [dma] per-line figure.
+workloads::RxFloodCosts rx_flood_costs(const MachineConfig& mc, const RxFloodWorkload& x) {
+    const Profile& p = mc.profile;
+    workloads::RxFloodCosts c;
+    const crypto::CipherPrim prim = aead_prim(x.alg);
+    std::optional<crypto::CipherImpl> impl = p.cipher.best(prim, true);
+    if (!impl) impl = p.cipher.best(prim, false);
+    if (!impl)
+        throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' needs a [cipher." +
+                          std::string(crypto::to_string(prim)) + ".<impl>] table in profile " + p.name +
+                          ", which has none");
+    const crypto::CipherCost& cc = *p.cipher.get(prim, *impl);
+    c.decrypt_per_call = cc.cycles_per_call;
+    c.decrypt_per_byte = cc.cycles_per_byte;
+    c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
+    if (x.flush != workloads::RxFlush::NONE) {
+        if (!p.dma || p.dma->coherent)
+            throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' flush needs a non-coherent [dma] "
+                              "(inner_inv_line) in profile " + p.name + (p.dma ? ", whose [dma] is coherent" : ", which has no [dma]"));
+        const std::uint64_t line = p.cache_line ? p.cache_line : 64;
+        const std::uint64_t bytes = x.flush == workloads::RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
+        c.flush_lines = (bytes + line - 1) / line;
+        c.flush_per_packet = static_cast<engine::Cycles>(c.flush_lines) * p.dma->inner_inv_line + p.dma->barrier;
+    }
+    return c;
 }
 
 } // namespace
@@ -105,7 +143,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             for (const Workload& w : mc.workloads) {
                 std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> use = std::visit(
                     [](const auto& x) -> std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> {
-                        if constexpr (requires { x.alg; }) return std::pair{x.alg, x.impl};
+                        if constexpr (requires { x.alg; x.impl; }) return std::pair{x.alg, x.impl};
                         else return std::nullopt;
                     },
                     w);
@@ -162,6 +200,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                     },
                     [&](const TcryptWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         return std::make_unique<workloads::Tcrypt>(env, x);
+                    },
+                    [&](const RxFloodWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        return std::make_unique<workloads::RxFlood>(env, x, rx_flood_costs(mc, x));
                     },
                     [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!softirq_cpus.insert(x.cpu).second)

@@ -31,8 +31,10 @@ struct Prediction {
     double wall_s = 0;      // how long the simulation took
 };
 
-// For a hashing configuration: what in the loaded twin differs from the real configuration
-// (machine, kernel policy, chunking, the hashing workload, the probe), or nullopt when it matches.
+// What in the loaded twin differs from the real configuration, or nullopt when it matches. Hashing:
+// machine, kernel policy, chunking, the hashing workload, the probe. Packets: one machine with one
+// rx_flood workload of the same algorithm, payload, buffer, flush, cryptd (and queue bound), NAPI
+// weight and budget, and a fixed duration.
 std::optional<std::string> twin_mismatch(const Config& c, const system::ScenarioConfig& s);
 
 // Gives every machine of `s` the profile `p` (the calibrated one); an error message when that

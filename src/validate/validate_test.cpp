@@ -311,6 +311,70 @@ TEST(Twin, ShippedHashingTwinsMatchTheRealConfigurations) {
     EXPECT_EQ(n, 2);
 }
 
+TEST(Twin, ShippedPacketTwinsMatchTheRealConfigurations) {
+    const fs::path dir = fs::path(KDSIM_SOURCE_DIR) / "scenarios" / "validate";
+    int n = 0;
+    for (const Config& c : configurations()) {
+        if (c.kind == Kind::HASH) continue;
+        if (c.kind == Kind::FLUSH) { // none shipped: see the reason simulate_twin gives
+            EXPECT_FALSE(fs::exists(dir / (c.name + ".toml"))) << c.name;
+            continue;
+        }
+        ++n;
+        auto s = kdsim::scenario::load_scenario(dir / (c.name + ".toml"));
+        EXPECT_EQ(twin_mismatch(c, s), std::nullopt) << c.name << ": " << twin_mismatch(c, s).value_or("");
+        auto& w = std::get<kdsim::system::RxFloodWorkload>(s.machines[0].workloads[0]);
+        // One setting changed is a mismatch.
+        for (int k = 0; k < 6; ++k) {
+            auto t = s;
+            auto& x = std::get<kdsim::system::RxFloodWorkload>(t.machines[0].workloads[0]);
+            switch (k) {
+            case 0: x.payload += 1; break;
+            case 1: x.alg = w.alg == kdsim::crypto::AeadAlg::AES_128_GCM ? kdsim::crypto::AeadAlg::CHACHA20_POLY1305
+                                                                         : kdsim::crypto::AeadAlg::AES_128_GCM; break;
+            case 2: x.cryptd = !x.cryptd; break;
+            case 3: x.buffer = 9216; break;
+            case 4: x.flush = kdsim::workloads::RxFlush::FULL_BUFFER; break;
+            case 5: x.budget = 64; break;
+            }
+            EXPECT_NE(twin_mismatch(c, t), std::nullopt) << c.name << " change " << k;
+        }
+    }
+    EXPECT_EQ(n, 8);
+}
+
+TEST(Twin, PacketTwinRunsWithAProfileThatHasCipherFigures) {
+    const fs::path root(KDSIM_SOURCE_DIR);
+    auto p = kdsim::scenario::load_profile(root / "data" / "profiles" / "x86" / "amd-zen3.toml");
+    const Config* inl = nullptr;
+    for (const Config& c : configurations())
+        if (c.name == "rx-inline-1420-aes-128-gcm") inl = &c;
+    ASSERT_NE(inl, nullptr);
+    const fs::path file = root / "scenarios" / "validate" / (inl->name + ".toml");
+    // the placeholder has no [cipher] tables: assembled, it is refused with the reason
+    Prediction none = simulate_twin(*inl, file, {}, p);
+    EXPECT_FALSE(none.ok);
+    EXPECT_NE(none.reason.find("cipher.aes128-gcm"), std::string::npos) << none.reason;
+    p.cipher.set(kdsim::crypto::CipherPrim::AES128_GCM, kdsim::crypto::CipherImpl::AESNI, {1.0, 1000});
+    Prediction pr = simulate_twin(*inl, file, {}, p);
+    ASSERT_TRUE(pr.ok) << pr.reason;
+    // 1000 + 1420 cycles a packet, plus the ticks and rounds: a little less than clock / 2420
+    const double ideal = static_cast<double>(p.clock_hz) / 2420;
+    EXPECT_LT(pr.values.at(M_THROUGHPUT), ideal);
+    EXPECT_GT(pr.values.at(M_THROUGHPUT), ideal * 0.98);
+    EXPECT_EQ(pr.values.count(M_LONGEST_BRACKET), 0u); // no kernel SIMD bracket: not predicted
+}
+
+TEST(Twin, FlushConfigurationsSayWhyTheyHaveNoTwin) {
+    for (const Config& c : configurations()) {
+        if (c.kind != Kind::FLUSH) continue;
+        auto p = kdsim::scenario::load_profile(fs::path(KDSIM_SOURCE_DIR) / "data" / "profiles" / "x86" / "amd-zen3.toml");
+        Prediction pr = simulate_twin(c, fs::path(KDSIM_SOURCE_DIR) / "scenarios" / "validate" / (c.name + ".toml"), {}, p);
+        EXPECT_FALSE(pr.ok);
+        EXPECT_NE(pr.reason.find("coherent [dma]"), std::string::npos) << pr.reason;
+    }
+}
+
 TEST(Twin, ProfileReplacementRefusesOverridesAndMissingImplementations) {
     const fs::path root(KDSIM_SOURCE_DIR);
     auto s = kdsim::scenario::load_scenario(root / "scenarios" / "validate" / "hash-yield-4k.toml");

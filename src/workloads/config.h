@@ -1,6 +1,7 @@
 // Workload parameters as typed data (filled by the scenario layer from [[machine.workload]]).
 #pragma once
 
+#include "crypto/aead.h"
 #include "crypto/digest.h"
 #include "crypto/hash_costs.h"
 #include "engine/time.h"
@@ -106,5 +107,32 @@ struct Iperf3Workload {
     std::uint64_t bitrate = 1'000'000; // -b, bits/s per stream (UDP; iperf3's default 1 Mbit/s)
     std::uint32_t length = 0;     // -l, UDP datagram payload (0: the route's MTU - 28)
 };
+
+
+// A flood of ESP-like AEAD packets received on one CPU, as the user-space datapath of `kdsim
+// validate` runs it (src/validate/datapath.cpp): a device on another core keeps the rx ring full;
+// the rx task polls it in NET_RX-like rounds (polls of `weight` packets while `budget` lasts),
+// optionally flushes each buffer's lines (a non-coherent dma_sync_single_for_cpu stand-in), and
+// decrypts each payload with the fused AEAD primitive of the profile ([cipher.<prim>.<impl>]),
+// or hands it to a cryptd-like worker task on the same CPU.
+enum class RxFlush : std::uint8_t { NONE, FULL_BUFFER, RECEIVED_LENGTH };
+
+struct RxFloodWorkload {
+    std::string name = "rx";
+    int cpu = 0;
+    crypto::AeadAlg alg = crypto::AeadAlg::AES_128_GCM;
+    std::uint64_t payload = 1420;       // ESP payload bytes per packet
+    std::uint64_t buffer = 1536;        // bytes per rx buffer
+    RxFlush flush = RxFlush::NONE;
+    bool cryptd = false;                // hand each packet to the worker task
+    std::uint64_t cryptd_qlen = 1000;   // its bounded queue (a full queue drops the packet)
+    int weight = 64;                    // packets per poll
+    int budget = 300;                   // packets per round (net.core.netdev_budget)
+    int priority = 0;                   // 0: SCHED_NORMAL; 1..99: SCHED_FIFO at this priority
+};
+
+// Bytes on the wire per packet of rx_flood (and of the real datapath): Ethernet + IPv4 (34),
+// SPI + sequence number + explicit IV (16), the ciphertext, the 16-byte ICV.
+inline constexpr std::uint64_t rx_frame_len(std::uint64_t payload) { return 34 + 16 + payload + 16; }
 
 } // namespace kdsim::workloads
