@@ -529,6 +529,21 @@ int run(const Options& o) {
                                 sig.timer_latency.stats.median, sig.timer_latency.stats.median / tsc.hz * 1e6,
                                 pct(sig.timer_latency)));
     for (auto& n : cipher_unnamed_notes(ciphers)) notes.push_back(n);
+    // [flush]: the user-space stand-in for non-coherent DMA sync that rx_flood (kdsim validate's
+    // flush twins) charges: flushing lines another writer just dirtied, then reading them back.
+    if (flush.points.size() >= 2) {
+        const std::string src = ctx.measured_prefix() + ": " + fl + " of a just-written buffer + MFENCE, and the re-read " +
+                                "of its lines from memory, least-squares fit over " + std::to_string(flush.points.front().size) +
+                                ".." + std::to_string(flush.points.back().size) + " B";
+        t += "\n# [flush]: user-space stand-in for non-coherent DMA sync (rx_flood, kdsim validate)\n[flush]\n";
+        t += fmt::format("per_call = {{ value = {}, unit = \"cycles\", source = \"{} (intercepts: flush {:.0f}, re-read {:.0f})\" }}\n",
+                         int_value(std::max(0.0, flush.dirty_fit.intercept + flush.reread_fit.intercept)), toml_escape(src),
+                         flush.dirty_fit.intercept, flush.reread_fit.intercept);
+        t += fmt::format("dirty_line = {{ value = {:.3f}, unit = \"cycles\", source = \"{} (slope of the flush)\" }}\n",
+                         std::max(0.0, flush.dirty_fit.slope), toml_escape(src));
+        t += fmt::format("reread_line = {{ value = {:.3f}, unit = \"cycles\", source = \"{} (slope of the re-read)\" }}\n",
+                         std::max(0.0, flush.reread_fit.slope), toml_escape(src));
+    }
     t += "\n# Measured, not profile keys (kdsim's [dma] schema is fixed; no copy or signal section), TSC cycles;\n"
          "# medians of the samples, spread = IQR / median (docs/calibration.md):\n";
     for (auto& n : notes) t += "# measured: " + n + "\n";

@@ -27,4 +27,13 @@ struct DmaCosts {
     Cycles barrier = 0;          // the dsb that ends each inner range operation
 };
 
+// A user-space stand-in for non-coherent DMA sync on a coherent machine ([flush] of a profile,
+// written by kdsim calibrate): flushing a buffer the device (another core) wrote, line by line
+// with CLFLUSHOPT, and reading the lines back from memory.
+struct FlushCosts {
+    Cycles per_call = 0;        // fixed cost of one buffer's flush + re-read (fences, loop set-up)
+    double dirty_line = 0;      // cycles per flushed dirty line
+    double reread_line = 0;     // cycles per line the CPU then reads back from memory (the received ones)
+};
+
 } // namespace kdsim::devices

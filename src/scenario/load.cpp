@@ -655,10 +655,11 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                 if (auto f = r_.choice(w, "flush", wkey + ".flush", false, {"none", "full", "rxlen"})) {
                     x.flush = std::array{workloads::RxFlush::NONE, workloads::RxFlush::FULL_BUFFER,
                                          workloads::RxFlush::RECEIVED_LENGTH}[*f];
-                    if (x.flush != workloads::RxFlush::NONE && profile && (!profile->dma || profile->dma->coherent))
+                    if (x.flush != workloads::RxFlush::NONE && profile && !profile->flush &&
+                        (!profile->dma || profile->dma->coherent))
                         r_.error(*w.get("flush"), wkey + ".flush",
-                                 fmt::format("flush = \"{}\" is charged with the [dma] inner_inv_line of a non-coherent "
-                                             "platform; profile {} {}",
+                                 fmt::format("flush = \"{}\" is charged with a [flush] table (kdsim calibrate's stand-in) or "
+                                             "the [dma] inner_inv_line of a non-coherent platform; profile {} has no [flush] and {}",
                                              *f == 1 ? "full" : "rxlen", profile->name,
                                              profile->dma ? "has a coherent [dma] (coherent = true)" : "has no [dma]"));
                 }

@@ -83,9 +83,9 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 16> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+constexpr std::array<std::string_view, 17> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
                                                        "simd",    "hash", "irqmask", "net", "dma", "tcp",
-                                                       "cipher", "tunnel", "virt", "udp"};
+                                                       "cipher", "tunnel", "virt", "udp", "flush"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -492,6 +492,22 @@ void read_tunnel_virt(Reader& r, const toml::table& root, system::Profile& p) {
                 p.udp = net::UdpCosts{(*v)[0], (*v)[1], (*v)[2]};
         } else {
             r.error(*n, "udp", fmt::format("expected a table [udp] of per-datagram cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("flush")) {
+        if (const toml::table* t = n->as_table()) {
+            devices::FlushCosts c;
+            auto v = read_cycle_table(r, *t, "flush", {"per_call"}, {"dirty_line", "reread_line"});
+            bool ok = v.has_value();
+            if (ok) c.per_call = (*v)[0];
+            for (auto [name, member] : {std::pair{"dirty_line", &devices::FlushCosts::dirty_line},
+                                        std::pair{"reread_line", &devices::FlushCosts::reread_line}}) {
+                if (auto d = read_figure(r, *t, name, fmt::format("flush.{}", name), Unit::CYCLES)) c.*member = *d;
+                else ok = false;
+            }
+            if (ok) p.flush = c;
+        } else {
+            r.error(*n, "flush", fmt::format("expected a table [flush] of cache-flush figures, found {}", describe(n)));
         }
     }
     if (const toml::node* n = root.get("virt")) {

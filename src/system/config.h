@@ -51,6 +51,7 @@ struct Profile {
     std::optional<net::NetCosts> net;           // [net]: needed by machines with a NIC
     std::optional<net::TcpCosts> tcp;           // [tcp]: needed by TCP streams (and copy figures for UDP)
     std::optional<net::UdpCosts> udp;           // [udp]: needed by UDP streams
+    std::optional<devices::FlushCosts> flush;    // [flush]: rx_flood's flush on a coherent machine
     std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels

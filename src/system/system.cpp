@@ -73,10 +73,20 @@ workloads::RxFloodCosts rx_flood_costs(const MachineConfig& mc, const RxFloodWor
     c.decrypt_per_call = cc.cycles_per_call;
     c.decrypt_per_byte = cc.cycles_per_byte;
     c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
-    if (x.flush != workloads::RxFlush::NONE) {
+    if (x.flush != workloads::RxFlush::NONE && p.flush) {
+        // the user-space stand-in measured by kdsim calibrate: CLFLUSHOPT of the flushed lines,
+        // then the CPU reads the received frame's lines back from memory
+        const std::uint64_t line = p.cache_line ? p.cache_line : 64;
+        const std::uint64_t bytes = x.flush == workloads::RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
+        const std::uint64_t read_lines = (workloads::rx_frame_len(x.payload) + line - 1) / line;
+        c.flush_lines = (bytes + line - 1) / line;
+        c.flush_per_packet = p.flush->per_call + static_cast<engine::Cycles>(std::llround(
+                                                     static_cast<double>(c.flush_lines) * p.flush->dirty_line +
+                                                     static_cast<double>(read_lines) * p.flush->reread_line));
+    } else if (x.flush != workloads::RxFlush::NONE) {
         if (!p.dma || p.dma->coherent)
             throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' flush needs a non-coherent [dma] "
-                              "(inner_inv_line) in profile " + p.name + (p.dma ? ", whose [dma] is coherent" : ", which has no [dma]"));
+                              "(inner_inv_line) or a [flush] table in profile " + p.name + (p.dma ? ", whose [dma] is coherent" : ", which has no [dma]"));
         const std::uint64_t line = p.cache_line ? p.cache_line : 64;
         const std::uint64_t bytes = x.flush == workloads::RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
         c.flush_lines = (bytes + line - 1) / line;

@@ -189,11 +189,7 @@ Prediction simulate_twin(const Config& c, const fs::path& scenario_file, const f
     p.scenario = scenario_file.generic_string();
     std::error_code ec;
     if (!fs::is_regular_file(scenario_file, ec)) {
-        p.reason = c.kind == Kind::FLUSH
-                       ? "none shipped: rx_flood charges a flush with the [dma] inner_inv_line of a non-coherent "
-                         "platform, and every x86 profile, the calibrated one included, has a coherent [dma] with "
-                         "per-line figures 0 (calibrate keeps its CLFLUSHOPT figures as notes); docs/validation.md"
-                       : p.scenario + " does not exist yet";
+        p.reason = p.scenario + " does not exist yet";
         return p;
     }
     auto t0 = std::chrono::steady_clock::now();

@@ -9,6 +9,8 @@
 #include "scenario/load.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -316,10 +318,6 @@ TEST(Twin, ShippedPacketTwinsMatchTheRealConfigurations) {
     int n = 0;
     for (const Config& c : configurations()) {
         if (c.kind == Kind::HASH) continue;
-        if (c.kind == Kind::FLUSH) { // none shipped: see the reason simulate_twin gives
-            EXPECT_FALSE(fs::exists(dir / (c.name + ".toml"))) << c.name;
-            continue;
-        }
         ++n;
         auto s = kdsim::scenario::load_scenario(dir / (c.name + ".toml"));
         EXPECT_EQ(twin_mismatch(c, s), std::nullopt) << c.name << ": " << twin_mismatch(c, s).value_or("");
@@ -333,14 +331,17 @@ TEST(Twin, ShippedPacketTwinsMatchTheRealConfigurations) {
             case 1: x.alg = w.alg == kdsim::crypto::AeadAlg::AES_128_GCM ? kdsim::crypto::AeadAlg::CHACHA20_POLY1305
                                                                          : kdsim::crypto::AeadAlg::AES_128_GCM; break;
             case 2: x.cryptd = !x.cryptd; break;
-            case 3: x.buffer = 9216; break;
-            case 4: x.flush = kdsim::workloads::RxFlush::FULL_BUFFER; break;
+            case 3: x.buffer = x.buffer == 9216 ? 1536 : 9216; break;
+            case 4:
+                x.flush = x.flush == kdsim::workloads::RxFlush::FULL_BUFFER ? kdsim::workloads::RxFlush::RECEIVED_LENGTH
+                                                                            : kdsim::workloads::RxFlush::FULL_BUFFER;
+                break;
             case 5: x.budget = 64; break;
             }
             EXPECT_NE(twin_mismatch(c, t), std::nullopt) << c.name << " change " << k;
         }
     }
-    EXPECT_EQ(n, 8);
+    EXPECT_EQ(n, 12);
 }
 
 TEST(Twin, PacketTwinRunsWithAProfileThatHasCipherFigures) {
@@ -351,7 +352,8 @@ TEST(Twin, PacketTwinRunsWithAProfileThatHasCipherFigures) {
         if (c.name == "rx-inline-1420-aes-128-gcm") inl = &c;
     ASSERT_NE(inl, nullptr);
     const fs::path file = root / "scenarios" / "validate" / (inl->name + ".toml");
-    // the placeholder has no [cipher] tables: assembled, it is refused with the reason
+    // without [cipher] tables the twin is refused with the reason
+    p.cipher = kdsim::crypto::CipherCostTable{};
     Prediction none = simulate_twin(*inl, file, {}, p);
     EXPECT_FALSE(none.ok);
     EXPECT_NE(none.reason.find("cipher.aes128-gcm"), std::string::npos) << none.reason;
@@ -365,14 +367,26 @@ TEST(Twin, PacketTwinRunsWithAProfileThatHasCipherFigures) {
     EXPECT_EQ(pr.values.count(M_LONGEST_BRACKET), 0u); // no kernel SIMD bracket: not predicted
 }
 
-TEST(Twin, FlushConfigurationsSayWhyTheyHaveNoTwin) {
+TEST(Twin, FlushTwinsChargeTheProfilesFlushStandInAndNeedIt) {
+    const fs::path root(KDSIM_SOURCE_DIR);
+    auto p = kdsim::scenario::load_profile(root / "data" / "profiles" / "x86" / "amd-zen3.toml");
+    ASSERT_TRUE(p.flush.has_value());
+    std::map<std::string, double> pps;
     for (const Config& c : configurations()) {
         if (c.kind != Kind::FLUSH) continue;
-        auto p = kdsim::scenario::load_profile(fs::path(KDSIM_SOURCE_DIR) / "data" / "profiles" / "x86" / "amd-zen3.toml");
-        Prediction pr = simulate_twin(c, fs::path(KDSIM_SOURCE_DIR) / "scenarios" / "validate" / (c.name + ".toml"), {}, p);
-        EXPECT_FALSE(pr.ok);
-        EXPECT_NE(pr.reason.find("coherent [dma]"), std::string::npos) << pr.reason;
+        const fs::path file = root / "scenarios" / "validate" / (c.name + ".toml");
+        Prediction pr = simulate_twin(c, file, {}, p);
+        ASSERT_TRUE(pr.ok) << c.name << ": " << pr.reason;
+        pps[c.name] = pr.values.at(M_THROUGHPUT);
+        auto bare = p;
+        bare.flush.reset(); // coherent [dma] and no stand-in: refused, saying why
+        Prediction none = simulate_twin(c, file, {}, bare);
+        EXPECT_FALSE(none.ok) << c.name;
+        EXPECT_NE(none.reason.find("[flush]"), std::string::npos) << none.reason;
     }
+    // 144 lines flushed per packet cost more than 24
+    EXPECT_LT(pps.at("rx-flush-9k-full"), pps.at("rx-flush-9k-rxlen"));
+    EXPECT_EQ(pps.at("rx-flush-1536-full"), pps.at("rx-flush-1536-rxlen")); // both 24 lines
 }
 
 TEST(Twin, ProfileReplacementRefusesOverridesAndMissingImplementations) {

@@ -34,6 +34,7 @@ system::ScenarioConfig flood(workloads::RxFloodWorkload w, engine::Tick duration
     dma.inner_inv_line = 10;
     dma.barrier = 7;
     m.profile.dma = dma;
+    m.profile.flush.reset(); // the [dma] path unless a test sets the [flush] stand-in
     m.workloads.push_back(w);
     cfg.machines.push_back(std::move(m));
     return cfg;
@@ -71,6 +72,21 @@ TEST(RxFlood, ScalarImplementationWhenThePrimitiveHasNoSimdOne) {
     auto r = run(flood(w));
     EXPECT_EQ(testing::metric(r, "rx", "decrypt_cycles"), 700 + 64 * 5);
     EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), expected_pps(1020, 0.02), 1e-6);
+}
+
+TEST(RxFlood, TheCalibratedFlushStandInIsChargedPerCallPlusPerLine) {
+    workloads::RxFloodWorkload w;
+    w.payload = 1000;
+    w.buffer = 9216;
+    w.flush = workloads::RxFlush::FULL_BUFFER;
+    auto cfg = flood(w);
+    cfg.machines[0].profile.flush = devices::FlushCosts{100, 2.0, 3.0}; // preferred over [dma]
+    auto r = run(cfg);
+    // 144 lines flushed x 2 + the received frame's lines read back x 3 + 100, + 3000 decrypt
+    const double read_lines = std::ceil(static_cast<double>(workloads::rx_frame_len(1000)) / 64);
+    const double per_packet = 100 + 144 * 2.0 + read_lines * 3.0 + 3000;
+    EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), expected_pps(per_packet, 0.02), 1e-6);
+    EXPECT_EQ(testing::metric(r, "rx", "flush_lines_per_packet"), 144);
 }
 
 TEST(RxFlood, FlushOfTheFullBufferOrTheReceivedLength) {
