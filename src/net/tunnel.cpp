@@ -51,20 +51,38 @@ std::array<std::uint8_t, 12> nonce_of(std::uint64_t counter) {
 }
 } // namespace
 
+TunnelChannel::Slot& TunnelChannel::slot_for_seal(int side, std::uint64_t counter) {
+    auto& store = store_[static_cast<std::size_t>(side)];
+    Slot* s = &store[counter % store.size()];
+    // A slot still holding an unopened packet from less than one store-length ago: grow. (An
+    // older unopened one was dropped on the way and is reused.)
+    if (s->in_flight && s->counter + store.size() * 4 > counter) {
+        std::vector<Slot> bigger(store.size() * 2);
+        for (Slot& old : store)
+            if (old.counter != ~0ull) bigger[old.counter % bigger.size()] = std::move(old);
+        store = std::move(bigger);
+        s = &store[counter % store.size()];
+    }
+    return *s;
+}
+
 void TunnelChannel::seal(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
     if (!functional_) return;
     auto pt = plaintext(counter, len);
     auto nonce = nonce_of(counter);
-    Slot& s = store_[static_cast<std::size_t>(side)][counter % SLOTS];
+    Slot& s = slot_for_seal(side, counter);
     s.counter = counter;
+    s.in_flight = true;
     aead_->seal(nonce, {}, pt, s.bytes);
     if (corrupt) s.bytes[0] ^= 0x5a;
 }
 
 bool TunnelChannel::open(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
     if (!functional_) return !corrupt;
-    Slot& s = store_[static_cast<std::size_t>(1 - side)][counter % SLOTS];
-    if (s.counter != counter) throw std::logic_error("tunnel store: packet overwritten while in flight");
+    auto& store = store_[static_cast<std::size_t>(1 - side)];
+    Slot& s = store[counter % store.size()];
+    if (s.counter != counter) throw std::logic_error("tunnel store: a packet was opened that was never sealed");
+    s.in_flight = false;
     if (corrupt) s.bytes[s.bytes.size() / 2] ^= 0xa5;
     auto nonce = nonce_of(counter);
     if (!aead_->open(nonce, {}, s.bytes, opened_)) return false;

@@ -81,12 +81,16 @@ public:
     std::uint64_t payload_mismatches() const { return mismatches_; }
 
 private:
-    static constexpr std::size_t SLOTS = 8192; // > any number of packets in flight
+    static constexpr std::size_t SLOTS = 8192; // initial store size per direction; it doubles when needed
     static constexpr std::size_t PATTERN = 1 << 17;
     struct Slot {
         std::uint64_t counter = ~0ull;
+        bool in_flight = false; // sealed and not yet opened (or dropped before it was)
         std::vector<std::uint8_t> bytes;
     };
+    // The slot for `counter` on the sending side; the store grows rather than overwrite a
+    // packet still in flight (packets dropped on the way keep their slot until it is reused).
+    Slot& slot_for_seal(int side, std::uint64_t counter);
     // The bytes of packet `counter`: a window into a fixed random pattern, the counter in front.
     std::span<const std::uint8_t> plaintext(std::uint64_t counter, std::uint32_t len);
     crypto::AeadAlg alg_;
