@@ -16,6 +16,12 @@ using kernel::Cat;
 
 std::string_view to_string(TunnelKind k) { return k == TunnelKind::WIREGUARD ? "wireguard" : "esp"; }
 
+crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy policy, crypto::AeadAlg alg,
+                                            const crypto::CipherCostTable& t) {
+    if (kind == TunnelKind::WIREGUARD) return {crypto::AeadDriver::LIB_CHACHAPOLY, false};
+    return crypto::select_esp_driver(policy, alg, t);
+}
+
 // ---- functional bytes ----------------------------------------------------------------------
 
 TunnelChannel::TunnelChannel(crypto::AeadAlg alg, bool functional) : alg_(alg), functional_(functional) {
@@ -159,19 +165,25 @@ engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
     co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
 }
 
+// ptr_ring_consume_bh on a crypt ring: the next packet's number, or none when it is empty.
+engine::Task<std::optional<std::uint64_t>> WireGuard::ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q) {
+    co_await kernel::local_bh_disable(cpu);
+    std::optional<std::uint64_t> n;
+    if (!q.ring.empty()) {
+        n = q.ring.front();
+        q.ring.pop_front();
+    }
+    co_await kernel::local_bh_enable(cpu);
+    co_return n;
+}
+
 // wg_packet_encrypt_worker: drain the device ring in task context.
 engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
     WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
     for (;;) {
-        co_await kernel::local_bh_disable(cpu); // ptr_ring_consume_bh
-        const bool empty = wg.encrypt_.ring.empty();
-        std::uint64_t n = 0;
-        if (!empty) {
-            n = wg.encrypt_.ring.front();
-            wg.encrypt_.ring.pop_front();
-        }
-        co_await kernel::local_bh_enable(cpu);
-        if (empty) break;
+        const std::optional<std::uint64_t> next = co_await ptr_ring_consume_bh(cpu, wg.encrypt_);
+        if (!next) break;
+        const std::uint64_t n = *next;
         Item& it = wg.tx_.at(n);
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
@@ -208,15 +220,10 @@ engine::Task<> WireGuard::rcv(kernel::Cpu& cpu, const Packet& outer) {
 engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
     WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
     for (;;) {
-        co_await kernel::local_bh_disable(cpu); // ptr_ring_consume_bh: pending NET_RX runs at its unlock
-        const bool empty = wg.decrypt_.ring.empty();
-        std::uint64_t n = 0;
-        if (!empty) {
-            n = wg.decrypt_.ring.front();
-            wg.decrypt_.ring.pop_front();
-        }
-        co_await kernel::local_bh_enable(cpu);
-        if (empty) break;
+        // pending NET_RX (raised by napi_schedule below) runs at the consume's local_bh_enable
+        const std::optional<std::uint64_t> next = co_await ptr_ring_consume_bh(cpu, wg.decrypt_);
+        if (!next) break;
+        const std::uint64_t n = *next;
         co_await cpu.exec(wg.env_.costs.wg_decrypt, Cat::PROTOCOL);
         const Packet& p = wg.rx_.at(n).p;
         const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);

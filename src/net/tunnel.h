@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +68,11 @@ struct TunnelCosts {
 
 enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
 std::string_view to_string(TunnelKind k);
+
+// The AEAD driver a tunnel of this kind ends up with on a kernel with this SIMD policy:
+// WireGuard always uses lib chacha20poly1305; ESP as crypto::select_esp_driver says.
+crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy policy, crypto::AeadAlg alg,
+                                            const crypto::CipherCostTable& t);
 
 // The key and the functional ciphertext stores of one tunnel between two machines.
 class TunnelChannel {
@@ -196,6 +202,7 @@ private:
         std::size_t cpu;
     };
     engine::Task<> queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p);
+    static engine::Task<std::optional<std::uint64_t>> ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q);
     static engine::Task<> encrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> decrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> tx_worker(kernel::Cpu& cpu, void* ctx);

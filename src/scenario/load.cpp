@@ -768,9 +768,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
         if (prof && tun->get("aead") && tun->get("kind") && consistent) {
             if (!prof->tunnel)
                 r_.error(*tun, tkey, fmt::format("a tunnel needs the [tunnel] figures of profile {}, which has none", prof->name));
-            const auto choice = t.kind == net::TunnelKind::WIREGUARD
-                                    ? crypto::AeadDriverChoice{crypto::AeadDriver::LIB_CHACHAPOLY, false}
-                                    : crypto::select_esp_driver(mc.simd_policy, t.aead, prof->cipher);
+            const auto choice = net::tunnel_aead_driver(t.kind, mc.simd_policy, t.aead, prof->cipher);
             if (arch::arch_of(mc.simd_policy) == prof->arch)
                 if (auto missing = crypto::aead_missing_costs(prof->cipher, choice.driver, t.aead))
                     r_.error(*tun->get("aead"), tkey + ".aead",

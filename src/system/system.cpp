@@ -350,9 +350,7 @@ void System::build_network() {
             env.cpus.push_back(net::TunnelCpu{m.cpus[i].get(), m.simd[i].get(), m.softnet[i].get()});
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
-        const auto choice = mc.tunnel->kind == net::TunnelKind::WIREGUARD
-                                ? crypto::AeadDriverChoice{crypto::AeadDriver::LIB_CHACHAPOLY, false}
-                                : crypto::select_esp_driver(mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
+        const auto choice = net::tunnel_aead_driver(mc.tunnel->kind, mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
         if (auto missing = crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead))
             throw ConfigError("machine " + mc.name + ": its tunnel needs " + *missing + " in profile " + mc.profile.name);
         env.driver = choice.driver;
