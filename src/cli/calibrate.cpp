@@ -22,13 +22,12 @@ int cmd_calibrate(const CalibrateOptions& o) {
     c.out = o.out;
     c.quick = o.quick;
     c.base = o.base;
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) {
+    auto exe = self_exe();
+    if (!exe) {
         std::fprintf(stderr, "kdsim calibrate: cannot find its own executable (/proc/self/exe)\n");
         return EXIT_INTERNAL;
     }
-    c.exe.assign(buf, static_cast<std::size_t>(n));
+    c.exe = *exe;
     try {
         return calibrate::run(c);
     } catch (const std::exception& e) {

@@ -4,12 +4,22 @@
 #include "scenario/load.h"
 #include "system/system.h"
 
+#include <climits>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 namespace kdsim::cli {
+
+std::optional<std::string> self_exe() {
+    char buf[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+}
 
 namespace fs = std::filesystem;
 

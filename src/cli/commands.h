@@ -12,6 +12,10 @@
 
 namespace kdsim::cli {
 
+// This binary's path (/proc/self/exe), for the child processes calibrate and validate start;
+// nullopt when the kernel does not say.
+std::optional<std::string> self_exe();
+
 inline constexpr int EXIT_OK = 0;
 inline constexpr int EXIT_FINDINGS = 1;
 inline constexpr int EXIT_BAD_INPUT = 2;

@@ -20,13 +20,12 @@ int cmd_validate(const ValidateOptions& o) {
     v.out = o.out;
     v.scenarios = o.scenarios;
     v.only = o.only;
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) {
+    auto exe = self_exe();
+    if (!exe) {
         std::fprintf(stderr, "kdsim validate: cannot find its own executable (/proc/self/exe)\n");
         return EXIT_INTERNAL;
     }
-    v.exe.assign(buf, static_cast<std::size_t>(n));
+    v.exe = *exe;
     try {
         return validate::run(v);
     } catch (const std::exception& e) {
