@@ -50,10 +50,25 @@ engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
     else co_await s.source->send_loop(w.peer_cpu_, *s.client, w.stop_at_);
 }
 
+namespace {
+double mbit_per_s(double bytes, double secs) { return secs > 0 ? bytes * 8 / secs / 1e6 : 0; }
+// The interval, transfer and bitrate columns of iperf3's closing lines.
+std::string interval_line(double bytes, double secs) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec", secs, bytes / (1024.0 * 1024.0),
+                  mbit_per_s(bytes, secs));
+    return buf;
+}
+} // namespace
+
+double Iperf3::seconds() const {
+    const engine::Tick end = std::min(env_.sim.now(), stop_at_);
+    return end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
+}
+
 results::WorkloadResult Iperf3::udp_result() const {
     auto r = base_result(cfg_.name, "iperf3 udp");
-    engine::Tick end = std::min(env_.sim.now(), stop_at_);
-    double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
+    const double secs = seconds();
     std::uint64_t sent = 0, got = 0, bytes_read = 0, rcvbuf_drops = 0, sent_bytes = 0;
     for (const auto& st : streams_) {
         sent += st->usource->datagrams();
@@ -63,18 +78,15 @@ results::WorkloadResult Iperf3::udp_result() const {
         rcvbuf_drops += st->usink->rcvbuf_drops();
     }
     const double lost = static_cast<double>(sent - std::min(sent, got));
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec  %llu datagrams", secs,
-                  static_cast<double>(sent_bytes) / 1048576.0, secs > 0 ? static_cast<double>(sent_bytes) * 8 / secs / 1e6 : 0,
-                  static_cast<unsigned long long>(sent));
-    r.notes.emplace_back("sender  ", buf);
-    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec  %.0f/%llu (%.2g%%) lost or in flight", secs,
-                  static_cast<double>(bytes_read) / 1048576.0, secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0,
-                  lost, static_cast<unsigned long long>(sent), sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
-    r.notes.emplace_back("receiver", buf);
+    char buf[96];
+    r.notes.emplace_back("sender  ", interval_line(static_cast<double>(sent_bytes), secs) + "  " + std::to_string(sent) +
+                                         " datagrams");
+    std::snprintf(buf, sizeof buf, "  %.0f/%llu (%.2g%%) lost or in flight", lost, static_cast<unsigned long long>(sent),
+                  sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
+    r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs) + buf);
     const auto& nic = stack_.nic().stats();
-    add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(sent_bytes) * 8 / secs / 1e6 : 0, "Mbit/s");
-    add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
+    add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(sent_bytes), secs), "Mbit/s");
+    add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "datagrams_sent", static_cast<double>(sent), "count");
     add(r, "datagrams_received", static_cast<double>(got), "count");
     add(r, "datagrams_lost", lost, "count");
@@ -93,8 +105,7 @@ results::WorkloadResult Iperf3::udp_result() const {
 results::WorkloadResult Iperf3::result() const {
     if (cfg_.udp) return udp_result();
     auto r = base_result(cfg_.name, "iperf3 tcp");
-    engine::Tick end = std::min(env_.sim.now(), stop_at_);
-    double secs = end > cfg_.start ? engine::to_s(end - cfg_.start) : 0;
+    const double secs = seconds();
     const auto& nic = stack_.nic().stats();
     std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0, sent_softirq = 0,
                   backlogged = 0;
@@ -108,20 +119,12 @@ results::WorkloadResult Iperf3::result() const {
         sent_softirq += st->source->segments_sent_in_bh();
         backlogged += st->source->backlogged_acks();
     }
-    // iperf3's closing lines: interval, transfer, bitrate, for both ends
-    {
-        auto line = [&](double bytes) {
-            const double mb = bytes / (1024.0 * 1024.0);
-            const double mbit = secs > 0 ? bytes * 8 / secs / 1e6 : 0;
-            char buf[128];
-            std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec", secs, mb, mbit);
-            return std::string(buf);
-        };
-        r.notes.emplace_back("sender  ", line(static_cast<double>(acked)) + "  (" + std::to_string(sent) + " segments)");
-        r.notes.emplace_back("receiver", line(static_cast<double>(bytes_read)));
-    }
-    add(r, "receiver_mbit_s", secs > 0 ? static_cast<double>(bytes_read) * 8 / secs / 1e6 : 0, "Mbit/s");
-    add(r, "sender_mbit_s", secs > 0 ? static_cast<double>(acked) * 8 / secs / 1e6 : 0, "Mbit/s");
+    // iperf3's closing lines for both ends
+    r.notes.emplace_back("sender  ",
+                         interval_line(static_cast<double>(acked), secs) + "  (" + std::to_string(sent) + " segments)");
+    r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs));
+    add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
+    add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(acked), secs), "Mbit/s");
     add(r, "receiver_bytes", static_cast<double>(bytes_read), "bytes");
     add(r, "segments_received", static_cast<double>(segments), "count");
     add(r, "rx_packets_per_s", secs > 0 ? static_cast<double>(nic.rx_frames) / secs : 0, "1/s");

@@ -47,6 +47,7 @@ private:
         kernel::TaskStruct* client = nullptr;
     };
     results::WorkloadResult udp_result() const;
+    double seconds() const; // the stream's length so far: from its start to now or its end
     static engine::Task<> server(Iperf3& w, Stream& s);
     static engine::Task<> client(Iperf3& w, Stream& s);
     Iperf3Workload cfg_;
