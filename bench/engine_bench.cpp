@@ -3,6 +3,8 @@
 //   BM_EngineHold     Simulation + EventTarget callback (the engine as models use it)
 //   BM_CoroutineHold  Simulation + one root Task<> per entity looping co_await sleep(delay)
 //   BM_EventQueueHold engine::EventQueue alone, no run loop or virtual call
+//   BM_HeapQueueHold  engine::HeapEventQueue alone: the engine's single heap before the two-tier
+//                     EventQueue (the control)
 //   BM_FloorHold      std::priority_queue of 24-byte PODs, no engine: the floor
 //
 // Each iteration processes kBatch events. items_per_second is events per CPU second; the
@@ -53,12 +55,14 @@ void hold(benchmark::State& state) {
 void BM_EngineHold(benchmark::State& s) { hold<CallbackHold>(s); }
 void BM_CoroutineHold(benchmark::State& s) { hold<CoroutineHold>(s); }
 void BM_EventQueueHold(benchmark::State& s) { hold<QueueHold>(s); }
+void BM_HeapQueueHold(benchmark::State& s) { hold<HeapQueueHold>(s); }
 void BM_FloorHold(benchmark::State& s) { hold<FloorHold>(s); }
 
 #define KDSIM_HOLD_ARGS ->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_EngineHold) KDSIM_HOLD_ARGS;
 BENCHMARK(BM_CoroutineHold) KDSIM_HOLD_ARGS;
 BENCHMARK(BM_EventQueueHold) KDSIM_HOLD_ARGS;
+BENCHMARK(BM_HeapQueueHold) KDSIM_HOLD_ARGS;
 BENCHMARK(BM_FloorHold) KDSIM_HOLD_ARGS;
 
 } // namespace

@@ -1,6 +1,6 @@
 // Runs the hold model for a given number of events and exits; no timing of its own.
 //
-//   kdsim_hold_callgrind MODEL N EVENTS     MODEL: engine | coroutine | queue | floor
+//   kdsim_hold_callgrind MODEL N EVENTS     MODEL: engine | coroutine | queue | heapqueue | floor
 //
 // Used by bench/callgrind_per_event.sh, which runs it under callgrind at two EVENTS counts and
 // divides the difference in instructions by the difference in events (set-up, warm-up and
@@ -34,7 +34,7 @@ int run(std::size_t n, std::uint64_t events) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s engine|coroutine|queue|floor N EVENTS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s engine|coroutine|queue|heapqueue|floor N EVENTS\n", argv[0]);
         return 2;
     }
     const std::string_view model = argv[1];
@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     if (model == "engine") return run<CallbackHold>(n, events);
     if (model == "coroutine") return run<CoroutineHold>(n, events);
     if (model == "queue") return run<QueueHold>(n, events);
+    if (model == "heapqueue") return run<HeapQueueHold>(n, events);
     if (model == "floor") return run<FloorHold>(n, events);
     std::fprintf(stderr, "unknown model '%s'\n", argv[1]);
     return 2;

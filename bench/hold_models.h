@@ -8,6 +8,8 @@
 //   CoroutineHold  - the engine driving N root Task<> coroutines, each looping
 //                    `co_await sleep(delay)`; an event's arg carries the handle to resume.
 //   QueueHold      - engine::EventQueue alone, without the Simulation run loop.
+//   HeapQueueHold  - engine::HeapEventQueue alone: the single 8-ary heap the engine used before
+//                    its two-tier EventQueue, kept as the control.
 //   FloorHold      - no engine at all: std::priority_queue of 24-byte PODs.
 //
 // Each model's run(k) processes exactly k events (k > 0) and can be called repeatedly.
@@ -109,9 +111,10 @@ private:
     std::vector<engine::Task<>> tasks_; // last member: frames are destroyed first
 };
 
-class QueueHold {
+template <class Queue>
+class QueueHoldOf {
 public:
-    explicit QueueHold(std::size_t n) : rng_(kHoldSeed, "hold") {
+    explicit QueueHoldOf(std::size_t n) : rng_(kHoldSeed, "hold") {
         q_.reserve(1024);
         for (std::size_t i = 0; i < n; ++i) q_.push(hold_delay(rng_), nullptr, i);
     }
@@ -126,10 +129,12 @@ public:
     std::size_t pending() const { return q_.size(); }
 
 private:
-    engine::EventQueue q_;
+    Queue q_;
     Rng rng_;
     Tick now_ = 0;
 };
+using QueueHold = QueueHoldOf<engine::EventQueue>;
+using HeapQueueHold = QueueHoldOf<engine::HeapEventQueue>;
 
 class FloorHold {
 public:

@@ -302,11 +302,11 @@ Outcome co_run(const Spec& s) {
 } // namespace
 
 // Experiments kept in bench/ (not the engine): the callback models over the engine's run loop
-// copied into BenchSim, with the engine's 8-ary heap (a control: should equal kdsim-cb) and with
-// a calendar queue.
+// copied into BenchSim, with the engine's former single 8-ary heap (engine::HeapEventQueue, the
+// control for the two-tier EventQueue that kdsim-cb now uses) and with a calendar queue.
 void add_experiment_cases(std::vector<Case>& out) {
-    out.push_back({"xp-heap8", "experiment: BenchSim loop + engine::EventQueue (control)", "experiment", all,
-                   cb_run<BenchSim<kdsim::engine::EventQueue>>});
+    out.push_back({"xp-heap8", "experiment: BenchSim loop + engine::HeapEventQueue (the former engine heap)", "experiment",
+                   all, cb_run<BenchSim<kdsim::engine::HeapEventQueue>>});
     out.push_back({"xp-calq", "experiment: BenchSim loop + calendar queue (bench/peers/calendar_queue.h)",
                    "experiment", all, cb_run<BenchSim<CalendarQueue>>});
 }

@@ -1,146 +1,254 @@
-// The pending-event set: an 8-ary min-heap of 32-byte POD events in one contiguous array,
-// ordered by (time, insertion sequence). Ties are broken by insertion order, never by pointer
-// values, so a run is reproducible on any machine. Cancellation is the owner's business: an
-// owner that may invalidate an event puts a generation number in `arg` and ignores stale ones,
-// which is cheaper than removing from the middle of the heap.
+// The pending-event set, ordered by (time, insertion sequence). Ties are broken by insertion
+// order, never by pointer values, so a run is reproducible on any machine and the order does
+// not depend on how the set is built. Cancellation is the owner's business: an owner that may
+// invalidate an event puts a generation number in `arg` and ignores stale ones, which is
+// cheaper than removing from the middle of the set.
+//
+// Two tiers, after the ladder queue (Tang, Goh and Thng, ACM TOMACS 15(3), 2005):
+//  - near: a small 8-ary heap (EventHeap) holding every event earlier than `limit_`;
+//  - far: the later events, unsorted, in buckets of 2^shift_ ps that together span one "year"
+//    [base_, year_end_), and beyond the year in an overflow list. Buckets are lists of
+//    8-event chunks from one pool, so storage is contiguous per chunk and never doubles.
+// When the heap runs dry, the next non-empty bucket moves into it and `limit_` advances to
+// that bucket's end. When the year is used up, the overflow is spread over a new year whose
+// bucket width is chosen from the overflow's time span and count (about `per_bucket` events a
+// bucket). While few events are pending, the heap alone holds them (`limit_` = TICK_MAX, only
+// events at TICK_MAX itself wait in the overflow) and nothing is bucketed; it spills into the
+// far tier when it grows past `spill_at`.
+// Each event is copied a bounded number of times (into a bucket or the overflow, at most once
+// from the overflow into a bucket, once into the heap), and the heap stays small, so the cost
+// per event no longer grows with the log of the pending count. docs/performance.md has the
+// measurements.
 #pragma once
 
+#include "engine/event_heap.h"
 #include "engine/time.h"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kdsim::engine {
 
-// Something that receives events. `arg` is the owner's own payload (often a generation).
-class EventTarget {
-public:
-    virtual void on_event(std::uint64_t arg) = 0;
-
-protected:
-    ~EventTarget() = default;
-};
-
-struct Event {
-    Tick time;
-    std::uint64_t seq;
-    EventTarget* target;
-    std::uint64_t arg;
-};
-static_assert(sizeof(Event) == 32);
-
 class EventQueue {
 public:
-    void reserve(std::size_t n) { heap_.reserve(n); }
-    bool empty() const { return heap_.size() == held_; }
-    std::size_t size() const { return heap_.size() - held_; }
-    const Event& top() const { return heap_.front(); }
+    struct Tuning {
+        std::size_t per_bucket = 8;    // events per bucket aimed at when a year is laid out
+        std::size_t spill_at = 256;    // heap-only size at which events are spread over buckets
+        std::size_t heap_only_max = 64; // a year is not laid out for this many events or fewer
+    };
 
-    void push(Tick time, EventTarget* target, std::uint64_t arg) {
-        Event ev{time, next_seq_++, target, arg};
-        if (held_) {
-            // The event being handled still sits at the root: the first event its handler
-            // schedules takes its place with one sift-down, instead of a pop and a push.
-            held_ = 0;
-            sift_down(ev);
-            return;
-        }
-        heap_.push_back(ev);
-        sift_up(heap_.size() - 1, ev);
+    EventQueue() = default;
+    explicit EventQueue(Tuning t) : tuning_(t) {}
+    EventQueue(const EventQueue&) = delete;
+    EventQueue& operator=(const EventQueue&) = delete;
+
+    void reserve(std::size_t n) { near_.reserve(n < tuning_.spill_at ? n : tuning_.spill_at + 1); }
+    bool empty() const { return size() == 0; }
+    std::size_t size() const { return near_.size() - held_ + far_count_; }
+    // The earliest event. Precondition: !empty().
+    const Event& top() {
+        if (near_.empty()) refill();
+        return near_.front();
     }
 
-    // Takes the earliest event for handling. It stays at the root until the handler's first
-    // push replaces it or finish_take() removes it. Precondition: !empty(), nothing taken.
+    void push(Tick time, EventTarget* target, std::uint64_t arg) {
+        const Event ev{time, next_seq_++, target, arg};
+        if (time < limit_) {
+            if (held_) {
+                // The event being handled still sits at the heap's root: the first event its
+                // handler schedules into the heap takes its place with one sift-down.
+                held_ = 0;
+                near_.replace_top(ev);
+                return;
+            }
+            near_.push(ev);
+            if (heap_only_ && near_.size() > tuning_.spill_at) spill();
+            return;
+        }
+        ++far_count_;
+        list_push(time < year_end_ ? buckets_[(time - base_) >> shift_] : overflow_, ev);
+    }
+
+    // Takes the earliest event for handling. It stays at the heap's root until the handler's
+    // first push into the heap replaces it or finish_take() removes it.
+    // Precondition: !empty(), nothing taken.
     Event take() {
+        if (near_.empty()) refill();
         held_ = 1;
-        return heap_.front();
+        return near_.front();
     }
     // Ends the handling of the taken event (removes it unless a push already replaced it).
     void finish_take() {
         if (held_) {
             held_ = 0;
-            pop();
+            near_.pop();
         }
     }
-
-    // Removes and returns the earliest event. Precondition: !empty().
+    // Removes and returns the earliest event. Precondition: !empty(), nothing taken.
     Event pop() {
-        Event out = heap_.front();
-        Event last = heap_.back();
-        heap_.pop_back();
-        if (!heap_.empty()) sift_down(last);
-        return out;
+        if (near_.empty()) refill();
+        return near_.pop();
+    }
+
+    // Bytes held by the set's storage (heap array, chunk pool, bucket table).
+    std::size_t storage_bytes() const {
+        return near_.capacity() * sizeof(Event) + slabs_.size() * SLAB * sizeof(Chunk) +
+               buckets_.capacity() * sizeof(List);
     }
 
 private:
-    // Arity. 8 rather than 2 or 4: half or a third of the levels to descend, and the children
-    // of a level are compared by the branch-free tournament below, so the extra comparisons run
-    // in parallel. See docs/performance.md for the measurements behind the choice.
-    static constexpr std::size_t D = 8;
+    static constexpr std::uint32_t NIL = 0xffffffffu;
+    static constexpr unsigned CHUNK = 8;
+    static constexpr unsigned SLAB_BITS = 8; // 256 chunks of 264 B per slab
+    static constexpr std::uint32_t SLAB = 1u << SLAB_BITS;
 
-    // (time, seq) compared as one 128-bit number: a compare and a subtract-with-borrow, no
-    // branch. Heap comparisons follow random keys, so a branch here would often mispredict.
-    static bool before(const Event& a, const Event& b) {
-        using U = unsigned __int128;
-        return ((U(a.time) << 64) | a.seq) < ((U(b.time) << 64) | b.seq);
-    }
+    struct Chunk {
+        Event ev[CHUNK];
+        std::uint32_t next;
+    };
+    struct List {
+        std::uint32_t head = NIL, tail = NIL, count = 0;
+    };
 
-    // Index of the least of h[f] .. h[f + 7], by a tournament compiled without branches.
-    static std::size_t least_of_full_node(const Event* h, std::size_t f) {
-        static_assert(D == 8);
-        std::size_t a0 = f + before(h[f + 1], h[f]);
-        std::size_t a1 = f + 2 + before(h[f + 3], h[f + 2]);
-        std::size_t a2 = f + 4 + before(h[f + 5], h[f + 4]);
-        std::size_t a3 = f + 6 + before(h[f + 7], h[f + 6]);
-        std::size_t b0 = before(h[a1], h[a0]) ? a1 : a0;
-        std::size_t b1 = before(h[a3], h[a2]) ? a3 : a2;
-        return before(h[b1], h[b0]) ? b1 : b0;
-    }
+    Chunk& chunk(std::uint32_t i) { return slabs_[i >> SLAB_BITS][i & (SLAB - 1)]; }
 
-    void sift_up(std::size_t i, const Event& ev) {
-        while (i > 0) {
-            std::size_t parent = (i - 1) / D;
-            if (!before(ev, heap_[parent])) break;
-            heap_[i] = heap_[parent];
-            i = parent;
+    std::uint32_t alloc_chunk() {
+        if (free_ != NIL) {
+            const std::uint32_t i = free_;
+            free_ = chunk(i).next;
+            return i;
         }
-        heap_[i] = ev;
+        if (nchunks_ % SLAB == 0) slabs_.emplace_back(new Chunk[SLAB]);
+        return nchunks_++;
+    }
+    void free_chunk(std::uint32_t i) {
+        chunk(i).next = free_;
+        free_ = i;
     }
 
-    void sift_down(const Event& ev) {
-        const std::size_t n = heap_.size();
-        Event* h = heap_.data();
-        std::size_t i = 0;
-        // Nodes with all D children.
+    void list_push(List& l, const Event& ev) {
+        const unsigned k = l.count % CHUNK;
+        if (k == 0) {
+            const std::uint32_t c = alloc_chunk();
+            chunk(c).next = NIL;
+            if (l.count == 0) l.head = c;
+            else chunk(l.tail).next = c;
+            l.tail = c;
+        }
+        chunk(l.tail).ev[k] = ev;
+        ++l.count;
+    }
+    // Calls f on every event of `l` in insertion order, returning its chunks to the pool as
+    // they are emptied (f may push onto other lists), and leaves `l` empty.
+    template <class F>
+    void list_drain(List& l, F&& f) {
+        std::uint32_t c = l.head;
+        for (std::uint32_t left = l.count; left > 0;) {
+            Chunk& ch = chunk(c);
+            const unsigned n = left < CHUNK ? left : CHUNK;
+            for (unsigned k = 0; k < n; ++k) f(ch.ev[k]);
+            left -= n;
+            const std::uint32_t next = ch.next;
+            free_chunk(c);
+            c = next;
+        }
+        l = List{};
+    }
+
+    // Moves the next non-empty bucket into the heap, laying out a new year first if this one
+    // is used up. Precondition: the heap is empty and the far tier is not.
+    void refill() {
         for (;;) {
-            std::size_t first = i * D + 1;
-            if (first + D > n) break;
-            std::size_t best = least_of_full_node(h, first);
-            if (!before(h[best], ev)) {
-                h[i] = ev;
+            while (cur_ < nb_) {
+                List& b = buckets_[cur_++];
+                if (b.count == 0) continue;
+                far_count_ -= b.count;
+                list_drain(b, [this](const Event& ev) { near_.push(ev); });
+                limit_ = cur_ == nb_ ? year_end_ : base_ + (Tick(cur_) << shift_);
                 return;
             }
-            h[i] = h[best];
-            i = best;
+            lay_out_year();
+            if (!near_.empty()) return;
         }
-        // At most one node has between 1 and D - 1 children, and they are leaves.
-        std::size_t first = i * D + 1;
-        if (first < n) {
-            std::size_t best = first;
-            for (std::size_t c = first + 1; c < n; ++c)
-                if (before(h[c], h[best])) best = c;
-            if (before(h[best], ev)) {
-                h[i] = h[best];
-                i = best;
-            }
-        }
-        h[i] = ev;
     }
 
-    std::vector<Event> heap_;
+    // Spreads the overflow over a new year, or, for a few events, puts them all in the heap.
+    // Precondition: the heap and every bucket are empty; the overflow is not.
+    void lay_out_year() {
+        Tick lo = TICK_MAX, hi = 0;
+        {
+            std::uint32_t c = overflow_.head;
+            for (std::uint32_t left = overflow_.count; left > 0;) {
+                const Chunk& ch = chunk(c);
+                const unsigned n = left < CHUNK ? left : CHUNK;
+                for (unsigned k = 0; k < n; ++k) {
+                    lo = ch.ev[k].time < lo ? ch.ev[k].time : lo;
+                    hi = ch.ev[k].time > hi ? ch.ev[k].time : hi;
+                }
+                left -= n;
+                c = ch.next;
+            }
+        }
+        const std::size_t n = overflow_.count;
+        far_count_ -= n;
+        nb_ = cur_ = 0;
+        if (n <= tuning_.heap_only_max) {
+            list_drain(overflow_, [this](const Event& ev) { near_.push(ev); });
+            limit_ = TICK_MAX;
+            year_end_ = 0;
+            heap_only_ = true;
+            return;
+        }
+        const Tick span = hi - lo;
+        const std::size_t want = n / tuning_.per_bucket > 0 ? n / tuning_.per_bucket : 1;
+        // The bucket width is the power of two just above span / want, so at most want + 1
+        // buckets cover the span.
+        unsigned shift = static_cast<unsigned>(std::bit_width(span / want));
+        if (shift > 63) shift = 63;
+        nb_ = static_cast<std::size_t>(span >> shift) + 1;
+        if (buckets_.size() < nb_) buckets_.resize(nb_);
+        base_ = lo;
+        shift_ = shift;
+        const unsigned __int128 end = static_cast<unsigned __int128>(lo) + (static_cast<unsigned __int128>(nb_) << shift);
+        year_end_ = end > TICK_MAX ? TICK_MAX : static_cast<Tick>(end);
+        far_count_ += n;
+        list_drain(overflow_, [this](const Event& ev) { list_push(buckets_[(ev.time - base_) >> shift_], ev); });
+        limit_ = lo;
+        heap_only_ = false;
+    }
+
+    // The heap alone has grown past spill_at: moves its events to the overflow, so the next
+    // take lays out a year. Precondition: heap_only_, nothing taken.
+    void spill() {
+        const Event* h = near_.data();
+        for (std::size_t i = 0, n = near_.size(); i < n; ++i) list_push(overflow_, h[i]);
+        far_count_ += near_.size();
+        near_.clear();
+        limit_ = 0;
+        year_end_ = 0;
+        nb_ = cur_ = 0;
+        heap_only_ = false;
+    }
+
+    Tuning tuning_{};
+    EventHeap near_;
+    Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
+    bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
+    std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
     std::uint64_t next_seq_ = 0;
-    std::size_t held_ = 0; // 1 while a taken event still occupies the root
+
+    std::size_t far_count_ = 0;
+    std::vector<List> buckets_;
+    std::size_t nb_ = 0, cur_ = 0; // buckets in this year; the next one to move into the heap
+    Tick base_ = 0, year_end_ = 0;
+    unsigned shift_ = 0;
+    List overflow_;
+
+    std::vector<std::unique_ptr<Chunk[]>> slabs_;
+    std::uint32_t nchunks_ = 0, free_ = NIL;
 };
 
 } // namespace kdsim::engine
