@@ -25,8 +25,9 @@ struct Packet {
     FrameKind inner = FrameKind::TCP_DATA;
     std::uint32_t inner_len = 0;
     std::uint64_t counter = 0;
-    // The TCP connection a segment belongs to (one per iperf3 stream).
-    std::uint16_t flow = 0;
+    // The connection or UDP socket pair a segment or datagram belongs to (one per iperf3 stream,
+    // one per udp_flows flow).
+    std::uint32_t flow = 0;
     // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
     bool corrupt = false;
 };

@@ -26,9 +26,16 @@ engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
 }
 
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
-    if ((p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK || p.kind == FrameKind::UDP_DATA) &&
-        p.flow < tcp_.size() && tcp_[p.flow])
+    if (p.kind != FrameKind::TCP_DATA && p.kind != FrameKind::TCP_ACK && p.kind != FrameKind::UDP_DATA) co_return;
+    if (p.flow < tcp_.size() && tcp_[p.flow]) {
         co_await tcp_[p.flow]->tcp_rcv(cpu, p);
+        co_return;
+    }
+    for (const FlowRange& r : ranges_)
+        if (p.flow - r.first < r.count) {
+            co_await r.ep->tcp_rcv(cpu, p);
+            co_return;
+        }
 }
 
 engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {

@@ -53,9 +53,14 @@ public:
 
     NetDevice& nic() { return nic_; }
     // Binds the endpoint of connection `flow` (its segments carry that flow number).
-    void bind_tcp(std::uint16_t flow, TcpEndpoint& ep) {
-        if (tcp_.size() <= flow) tcp_.resize(flow + 1u, nullptr);
+    void bind_tcp(std::uint32_t flow, TcpEndpoint& ep) {
+        if (tcp_.size() <= flow) tcp_.resize(flow + std::size_t{1}, nullptr);
         tcp_[flow] = &ep;
+    }
+    // Binds one endpoint to the `count` flows from `first` on: a socket table that finds the
+    // flow's own socket itself (udp_table.h). Flows bound by bind_tcp take precedence.
+    void bind_flow_range(std::uint32_t first, std::uint32_t count, TcpEndpoint& ep) {
+        ranges_.push_back(FlowRange{first, count, &ep});
     }
     std::uint64_t arp_replies_sent() const { return arp_replies_; }
 
@@ -69,6 +74,11 @@ private:
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
     std::vector<TcpEndpoint*> tcp_; // by flow
+    struct FlowRange {
+        std::uint32_t first, count;
+        TcpEndpoint* ep;
+    };
+    std::vector<FlowRange> ranges_;
     std::uint64_t arp_replies_ = 0;
 };
 

@@ -14,7 +14,7 @@ using kernel::Cat;
 
 
 TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
-                     std::uint16_t flow, std::uint64_t sndbuf)
+                     std::uint32_t flow, std::uint64_t sndbuf)
     : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow),
       sndbuf_(sndbuf ? sndbuf : 2 * window_cap), rwnd_(window_cap) {
     stack_.bind_tcp(flow_, *this);
@@ -102,7 +102,7 @@ engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
     owned_ = false;
 }
 
-TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint16_t flow)
+TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow)
     : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), flow_(flow), last_window_(rcvbuf) {
     stack_.bind_tcp(flow_, *this);
 }

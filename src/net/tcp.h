@@ -33,7 +33,7 @@ constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP
 class TcpSource final : public TcpEndpoint {
 public:
     TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss = TCP_MSS,
-              std::uint16_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */);
+              std::uint32_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */);
     // The sender task's body: writes segments as fast as the window allows until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
@@ -54,7 +54,7 @@ private:
     TcpCosts costs_;
     std::uint64_t window_cap_;
     std::uint32_t mss_;
-    std::uint16_t flow_;
+    std::uint32_t flow_;
     std::uint64_t sndbuf_;
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
     std::uint64_t segments_ = 0, softirq_segments_ = 0, backlogged_ = 0;
@@ -68,7 +68,7 @@ private:
 
 class TcpSink final : public TcpEndpoint {
 public:
-    TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint16_t flow = 0);
+    TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow = 0);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     // The reader task's body (iperf3's server): read and discard until the run ends.
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
@@ -84,7 +84,7 @@ private:
     Stack& stack_;
     TcpCosts costs_;
     std::uint64_t rcvbuf_;
-    std::uint16_t flow_;
+    std::uint32_t flow_;
     std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
     std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0, window_updates_ = 0;
     std::uint64_t last_window_ = 0;

@@ -13,7 +13,7 @@ using kernel::Cat;
 
 
 UdpSource::UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user,
-                     std::uint32_t length, std::uint64_t bitrate, std::uint16_t flow)
+                     std::uint32_t length, std::uint64_t bitrate, std::uint32_t flow)
     : stack_(stack), costs_(costs), net_(net), copy_from_user_(copy_from_user), length_(length), bitrate_(bitrate),
       flow_(flow) {
     stack_.bind_tcp(flow_, *this);
@@ -49,7 +49,7 @@ engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
 }
 
 UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
-                 std::uint16_t flow)
+                 std::uint32_t flow)
     : costs_(costs), net_(net), copy_to_user_(copy_to_user), rcvbuf_(rcvbuf) {
     stack.bind_tcp(flow, *this);
 }

@@ -20,7 +20,7 @@ inline constexpr std::uint32_t UDP_IP_HEADERS = 28; // IPv4 20 + UDP 8
 class UdpSource final : public TcpEndpoint {
 public:
     UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user, std::uint32_t length,
-              std::uint64_t bitrate, std::uint16_t flow);
+              std::uint64_t bitrate, std::uint32_t flow);
     // The sender task's body until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu&, const Packet&) override { co_return; } // nothing comes back
@@ -34,14 +34,14 @@ private:
     double copy_from_user_;
     std::uint32_t length_;
     std::uint64_t bitrate_;
-    std::uint16_t flow_;
+    std::uint32_t flow_;
     std::uint64_t sent_ = 0;
 };
 
 class UdpSink final : public TcpEndpoint {
 public:
     UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
-            std::uint16_t flow);
+            std::uint32_t flow);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override; // udp_rcv
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
     std::uint64_t datagrams() const { return received_; }

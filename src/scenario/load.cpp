@@ -32,7 +32,7 @@ constexpr std::int64_t MAX_CPUS = 64;
 
 const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",    "cyclictest",
                                             "softirq_load", "tcrypt",      "arp_pingpong", "iperf3",
-                                            "rx_flood"};
+                                            "rx_flood",    "udp_flows"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -62,6 +62,8 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
         add({"alg", "payload", "buffer", "flush", "cryptd", "cryptd_qlen", "weight", "budget", "priority"});
     } else if (kind == "iperf3") {
         add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"});
+    } else if (kind == "udp_flows") {
+        add({"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"});
     }
     return k;
 }
@@ -539,7 +541,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 5: wl = system::TcryptWorkload{}; break;
     case 6: wl = system::ArpPingPongWorkload{}; break;
     case 7: wl = system::Iperf3Workload{}; break;
-    default: wl = system::RxFloodWorkload{}; break;
+    case 8: wl = system::RxFloodWorkload{}; break;
+    default: wl = system::UdpFlowsWorkload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -624,6 +627,26 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                     else if (*b > 65507) r_.error(*w.get("length"), wkey + ".length", fmt::format("expected at most 65507 bytes, found {}", *b));
                     else x.length = static_cast<std::uint32_t>(*b);
                 }
+            } else if constexpr (std::is_same_v<T, system::UdpFlowsWorkload>) {
+                if (auto v = r_.string(w, "peer", wkey + ".peer", true)) x.peer = *v;
+                if (auto v = r_.integer(w, "sender_cpu", wkey + ".sender_cpu", false, 0, MAX_CPUS - 1))
+                    x.sender_cpu = static_cast<int>(*v);
+                if (auto v = r_.integer(w, "flows", wkey + ".flows", true, 1, system::UdpFlowsWorkload::MAX_FLOWS))
+                    x.flows = static_cast<std::uint32_t>(*v);
+                if (auto t = r_.duration(w, "interval", wkey + ".interval", true, true)) x.interval = *t;
+                if (auto v = r_.integer(w, "count", wkey + ".count", false, 0, UINT32_MAX))
+                    x.count = static_cast<std::uint64_t>(*v);
+                if (auto b = r_.bytes(w, "length", wkey + ".length", false, true)) {
+                    if (*b > 65507) r_.error(*w.get("length"), wkey + ".length", fmt::format("expected at most 65507 bytes, found {}", *b));
+                    else x.length = static_cast<std::uint32_t>(*b);
+                }
+                if (auto b = r_.bytes(w, "rcvbuf", wkey + ".rcvbuf", false, true)) {
+                    if (*b < x.length)
+                        r_.error(*w.get("rcvbuf"), wkey + ".rcvbuf",
+                                 fmt::format("expected at least one datagram ({} bytes), found {}", x.length, *b));
+                    else x.rcvbuf = *b;
+                }
+                if (auto t = r_.duration(w, "start", wkey + ".start", false, false)) x.start = *t;
             } else if constexpr (std::is_same_v<T, system::RxFloodWorkload>) {
                 if (auto a = r_.choice(w, "alg", wkey + ".alg", false, {"aes-128-gcm", "chacha20-poly1305", "aes-256-gcm"}))
                     x.alg = std::array{crypto::AeadAlg::AES_128_GCM, crypto::AeadAlg::CHACHA20_POLY1305,

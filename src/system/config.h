@@ -70,10 +70,11 @@ using workloads::TcryptWorkload;
 using workloads::ArpPingPongWorkload;
 using workloads::Iperf3Workload;
 using workloads::RxFloodWorkload;
+using workloads::UdpFlowsWorkload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
                               SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload,
-                              RxFloodWorkload>;
+                              RxFloodWorkload, UdpFlowsWorkload>;
 
 struct MachineConfig {
     std::string name;

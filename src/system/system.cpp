@@ -5,6 +5,7 @@
 #include "workloads/pingpong.h"
 #include "workloads/iperf3.h"
 #include "workloads/rxflood.h"
+#include "workloads/udp_flows.h"
 
 #include <set>
 
@@ -105,6 +106,12 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         workloads::Env env;
     };
     std::vector<Deferred> deferred;
+    struct DeferredFlows {
+        Machine* m;
+        const UdpFlowsWorkload* w;
+        workloads::Env env;
+    };
+    std::vector<DeferredFlows> deferred_flows;
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
@@ -203,6 +210,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                         deferred.push_back({&m, &x, env});
                         return nullptr; // built once every machine exists
                     },
+                    [&](const UdpFlowsWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        deferred_flows.push_back({&m, &x, env});
+                        return nullptr; // built once every machine exists
+                    },
                     [&](const ArpPingPongWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!m.stack)
                             throw ConfigError("machine " + mc.name + ": arp_pingpong needs a link to its peer");
@@ -225,7 +236,30 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             if (wl) m.workloads.push_back(std::move(wl));
         }
     }
-    std::uint16_t next_flow = 0;
+    auto end_of = [](Machine& x) {
+        workloads::Iperf3End e;
+        e.stack = x.stack.get();
+        e.tcp = &*x.cfg->profile.tcp;
+        e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
+        e.net = &*x.cfg->profile.net;
+        e.tunnel = x.tunnel.get();
+        for (const auto& c : x.cpus) e.cpus.push_back(c.get());
+        for (const auto& sd : x.softnet) e.softnet.push_back(sd.get());
+        return e;
+    };
+    // the route's MTU: the tunnel's inner MTU when the stream goes through one
+    auto route_mtu = [](const Machine& a, const Machine& b) {
+        std::uint32_t mtu = 1500;
+        for (const Machine* x : {&a, &b})
+            if (x->tunnel) mtu = std::min(mtu, x->tunnel->inner_mtu());
+        return mtu;
+    };
+    auto find_peer = [&](const std::string& name) -> Machine* {
+        for (Machine& m : machines_)
+            if (m.cfg->name == name) return &m;
+        return nullptr;
+    };
+    std::uint32_t next_flow = 0;
     for (const Deferred& d : deferred) {
         Machine* peer = nullptr;
         for (Machine& m : machines_)
@@ -238,21 +272,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
             throw ConfigError("machine " + mc.name + ": iperf3 sender_cpu is not a CPU of '" + d.w->peer + "'");
         engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
-        auto end_of = [](Machine& x) {
-            workloads::Iperf3End e;
-            e.stack = x.stack.get();
-            e.tcp = &*x.cfg->profile.tcp;
-            e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
-            e.net = &*x.cfg->profile.net;
-            e.tunnel = x.tunnel.get();
-            for (const auto& c : x.cpus) e.cpus.push_back(c.get());
-            for (const auto& sd : x.softnet) e.softnet.push_back(sd.get());
-            return e;
-        };
-        // the route's MTU: the tunnel's inner MTU when the stream goes through one
-        std::uint32_t mtu = 1500;
-        for (Machine* x : {d.m, peer})
-            if (x->tunnel) mtu = std::min(mtu, x->tunnel->inner_mtu());
+        const std::uint32_t mtu = route_mtu(*d.m, *peer);
         if (d.w->udp && (!mc.profile.udp || !peer->cfg->profile.udp))
             throw ConfigError("machine " + mc.name + ": a UDP iperf3 stream needs the [udp] figures of both profiles (" +
                               mc.profile.name + ", " + peer->cfg->profile.name + ")");
@@ -261,7 +281,32 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                               " does not fit the route's MTU " + std::to_string(mtu) + " (no IP fragmentation modelled)");
         d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
             d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mtu, next_flow, stop));
-        next_flow = static_cast<std::uint16_t>(next_flow + d.w->parallel);
+        next_flow += static_cast<std::uint32_t>(d.w->parallel);
+    }
+    // udp_flows take their flow numbers after every iperf3 stream's
+    for (const DeferredFlows& d : deferred_flows) {
+        Machine* peer = find_peer(d.w->peer);
+        const MachineConfig& mc = *d.m->cfg;
+        const std::string what = "machine " + mc.name + ": udp_flows '" + d.w->name + "'";
+        if (!peer || !peer->stack || !d.m->stack) throw ConfigError(what + " needs a link to its peer '" + d.w->peer + "'");
+        if (!mc.profile.udp || !peer->cfg->profile.udp || !mc.profile.tcp || !peer->cfg->profile.tcp)
+            throw ConfigError(what + " needs the [udp] figures and the [tcp] copy figures of both profiles (" +
+                              mc.profile.name + ", " + peer->cfg->profile.name + ")");
+        if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
+            throw ConfigError(what + " sender_cpu is not a CPU of '" + d.w->peer + "'");
+        if (d.w->flows == 0 || d.w->interval == 0 || d.w->length == 0)
+            throw ConfigError(what + " needs flows, interval and length > 0");
+        const std::uint32_t mtu = route_mtu(*d.m, *peer);
+        if (d.w->length + net::UDP_IP_HEADERS > mtu)
+            throw ConfigError(what + " length " + std::to_string(d.w->length) + " does not fit the route's MTU " +
+                              std::to_string(mtu) + " (no IP fragmentation modelled)");
+        if (static_cast<std::uint64_t>(next_flow) + d.w->flows > UINT32_MAX)
+            throw ConfigError(what + ": more than 2^32 flows in the scenario");
+        const engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
+        d.m->workloads.push_back(std::make_unique<workloads::UdpFlows>(
+            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), next_flow,
+            stop));
+        next_flow += d.w->flows;
     }
 }
 

@@ -108,6 +108,23 @@ struct Iperf3Workload {
     std::uint32_t length = 0;     // -l, UDP datagram payload (0: the route's MTU - 28)
 };
 
+// Many low-rate UDP flows from the peer machine into this one (workloads/udp_flows.h): `flows`
+// client sockets each send a `length`-byte datagram every `interval`, from `start` plus a
+// per-flow random phase in [0, interval); this machine has one socket per flow and one epoll
+// reader task on `cpu`.
+struct UdpFlowsWorkload {
+    static constexpr std::uint32_t MAX_FLOWS = 10'000'000;
+    std::string name = "udp_flows";
+    int cpu = 0;                        // the reader task's CPU
+    std::string peer;                   // the sending machine
+    int sender_cpu = 0;
+    std::uint32_t flows = 1000;         // 1 .. MAX_FLOWS
+    Tick interval = engine::PS_PER_S;   // per flow, > 0
+    std::uint64_t count = 0;            // datagrams per flow; 0: until the run ends
+    std::uint32_t length = 64;          // datagram payload bytes
+    std::uint64_t rcvbuf = 208 * 1024;  // each socket's sk_rcvbuf (net.core.rmem_default)
+    Tick start = engine::PS_PER_MS;     // the first round starts here
+};
 
 // A flood of ESP-like AEAD packets received on one CPU, as the user-space datapath of `kdsim
 // validate` runs it (src/validate/datapath.cpp): a device on another core keeps the rx ring full;

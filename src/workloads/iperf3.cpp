@@ -8,12 +8,12 @@
 namespace kdsim::workloads {
 
 Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
-               std::uint16_t first_flow, engine::Tick stop_at)
+               std::uint32_t first_flow, engine::Tick stop_at)
     : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
       peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at) {
     if (cfg_.udp && cfg_.length == 0) cfg_.length = mtu - net::UDP_IP_HEADERS;
     for (int i = 0; i < cfg_.parallel; ++i) {
-        const auto flow = static_cast<std::uint16_t>(first_flow + i);
+        const auto flow = first_flow + static_cast<std::uint32_t>(i);
         auto s = std::make_unique<Stream>();
         if (cfg_.udp) {
             s->usink = std::make_unique<net::UdpSink>(stack_, *rx_.udp, *rx_.net, rx_.tcp->copy_to_user_cold, cfg_.rcvbuf,

@@ -32,7 +32,7 @@ public:
     // The streams use flows first_flow .. first_flow + parallel - 1. `mtu` is the route's (the
     // tunnel's inner MTU, or 1500).
     Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
-           std::uint16_t first_flow, engine::Tick stop_at);
+           std::uint32_t first_flow, engine::Tick stop_at);
     void start() override;
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
