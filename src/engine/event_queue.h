@@ -5,18 +5,18 @@
 // cheaper than removing from the middle of the set.
 //
 // Two tiers, after the ladder queue (Tang, Goh and Thng, ACM TOMACS 15(3), 2005):
-//  - near: a small 8-ary heap (EventHeap) holding every event earlier than `limit_`;
+//  - near: every event earlier than `limit_`, in a short sorted run or an 8-ary heap (EventHeap);
 //  - far: the later events, unsorted, in buckets of 2^shift_ ps that together span one "year"
 //    [base_, year_end_), and beyond the year in an overflow list. Buckets are lists of
 //    8-event chunks from one pool, so storage is contiguous per chunk and never doubles.
-// When the heap runs dry, the next non-empty bucket moves into it and `limit_` advances to
+// When the near tier runs dry, the next non-empty bucket moves into it and `limit_` advances to
 // that bucket's end. When the year is used up, the overflow is spread over a new year whose
 // bucket width is chosen from the overflow's time span and count (about `per_bucket` events a
 // bucket). While few events are pending, the heap alone holds them (`limit_` = TICK_MAX, only
 // events at TICK_MAX itself wait in the overflow) and nothing is bucketed; it spills into the
 // far tier when it grows past `spill_at`.
 // Each event is copied a bounded number of times (into a bucket or the overflow, at most once
-// from the overflow into a bucket, once into the heap), and the heap stays small, so the cost
+// from the overflow into a bucket, once into the near tier), and the near tier stays small, so the cost
 // per event no longer grows with the log of the pending count. docs/performance.md has the
 // measurements.
 #pragma once
@@ -45,27 +45,27 @@ public:
     EventQueue(const EventQueue&) = delete;
     EventQueue& operator=(const EventQueue&) = delete;
 
-    void reserve(std::size_t n) { near_.reserve(n < tuning_.spill_at ? n : tuning_.spill_at + 1); }
+    void reserve(std::size_t n) { heap_.reserve(n < tuning_.spill_at ? n : tuning_.spill_at + 1); }
     bool empty() const { return size() == 0; }
-    std::size_t size() const { return near_.size() - held_ + far_count_; }
+    std::size_t size() const { return near_size() - held_ + far_count_; }
     // The earliest event. Precondition: !empty().
     const Event& top() {
-        if (near_.empty()) refill();
-        return near_.front();
+        if (near_empty()) refill();
+        return near_front();
     }
 
     void push(Tick time, EventTarget* target, std::uint64_t arg) {
         const Event ev{time, next_seq_++, target, arg};
         if (time < limit_) {
             if (held_) {
-                // The event being handled still sits at the heap's root: the first event its
-                // handler schedules into the heap takes its place with one sift-down.
+                // The event being handled is still the near tier's least: the first event its
+                // handler schedules there takes its place (one sift-down in the heap).
                 held_ = 0;
-                near_.replace_top(ev);
+                near_replace_top(ev);
                 return;
             }
-            near_.push(ev);
-            if (heap_only_ && near_.size() > tuning_.spill_at) spill();
+            near_push(ev);
+            if (heap_only_ && heap_.size() > tuning_.spill_at) spill();
             return;
         }
         ++far_count_;
@@ -76,30 +76,67 @@ public:
     // first push into the heap replaces it or finish_take() removes it.
     // Precondition: !empty(), nothing taken.
     Event take() {
-        if (near_.empty()) refill();
+        if (near_empty()) refill();
         held_ = 1;
-        return near_.front();
+        return near_front();
     }
     // Ends the handling of the taken event (removes it unless a push already replaced it).
     void finish_take() {
         if (held_) {
             held_ = 0;
-            near_.pop();
+            near_pop();
         }
     }
     // Removes and returns the earliest event. Precondition: !empty(), nothing taken.
     Event pop() {
-        if (near_.empty()) refill();
-        return near_.pop();
+        if (near_empty()) refill();
+        return near_pop();
     }
 
     // Bytes held by the set's storage (heap array, chunk pool, bucket table).
     std::size_t storage_bytes() const {
-        return near_.capacity() * sizeof(Event) + slabs_.size() * SLAB * sizeof(Chunk) +
+        return sizeof(run_) + heap_.capacity() * sizeof(Event) + slabs_.size() * SLAB * sizeof(Chunk) +
                buckets_.capacity() * sizeof(List);
     }
 
 private:
+    // The near tier is a sorted run while it holds at most SORTED_MAX events (a bucket just
+    // moved in: its least event is taken in O(1) and a near-term push is an insertion from the
+    // least end) and the heap otherwise (heap-only mode, or a run that outgrew its array).
+    static constexpr std::size_t SORTED_MAX = 32;
+
+    bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
+    std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
+    const Event& near_front() const { return sorted_ ? run_[run_n_ - 1] : heap_.front(); }
+    Event near_pop() { return sorted_ ? run_[--run_n_] : heap_.pop(); }
+    void near_push(const Event& ev) {
+        if (sorted_) {
+            if (run_n_ < SORTED_MAX) return run_insert(ev);
+            near_to_heap();
+        }
+        heap_.push(ev);
+    }
+    void near_replace_top(const Event& ev) {
+        if (!sorted_) return heap_.replace_top(ev);
+        --run_n_;
+        run_insert(ev);
+    }
+    // run_ is in descending (time, seq) order, its least event last.
+    void run_insert(const Event& ev) {
+        std::size_t i = run_n_++;
+        while (i > 0 && event_before(run_[i - 1], ev)) {
+            run_[i] = run_[i - 1];
+            --i;
+        }
+        run_[i] = ev;
+    }
+    void near_to_heap() {
+        heap_.clear();
+        for (std::size_t i = run_n_; i-- > 0;) heap_.push(run_[i]); // ascending: no sift moves
+        run_n_ = 0;
+        sorted_ = false;
+    }
+
     static constexpr std::uint32_t NIL = 0xffffffffu;
     static constexpr unsigned CHUNK = 8;
     static constexpr unsigned SLAB_BITS = 8; // 256 chunks of 264 B per slab
@@ -166,12 +203,14 @@ private:
                 List& b = buckets_[cur_++];
                 if (b.count == 0) continue;
                 far_count_ -= b.count;
-                list_drain(b, [this](const Event& ev) { near_.push(ev); });
+                sorted_ = b.count <= SORTED_MAX;
+                if (sorted_) list_drain(b, [this](const Event& ev) { run_insert(ev); });
+                else list_drain(b, [this](const Event& ev) { heap_.push(ev); });
                 limit_ = cur_ == nb_ ? year_end_ : base_ + (Tick(cur_) << shift_);
                 return;
             }
             lay_out_year();
-            if (!near_.empty()) return;
+            if (!near_empty()) return;
         }
     }
 
@@ -196,7 +235,8 @@ private:
         far_count_ -= n;
         nb_ = cur_ = 0;
         if (n <= tuning_.heap_only_max) {
-            list_drain(overflow_, [this](const Event& ev) { near_.push(ev); });
+            sorted_ = false;
+            list_drain(overflow_, [this](const Event& ev) { heap_.push(ev); });
             limit_ = TICK_MAX;
             year_end_ = 0;
             heap_only_ = true;
@@ -221,12 +261,12 @@ private:
     }
 
     // The heap alone has grown past spill_at: moves its events to the overflow, so the next
-    // take lays out a year. Precondition: heap_only_, nothing taken.
+    // take lays out a year. Precondition: heap_only_ (so the near tier is the heap), nothing taken.
     void spill() {
-        const Event* h = near_.data();
-        for (std::size_t i = 0, n = near_.size(); i < n; ++i) list_push(overflow_, h[i]);
-        far_count_ += near_.size();
-        near_.clear();
+        const Event* h = heap_.data();
+        for (std::size_t i = 0, n = heap_.size(); i < n; ++i) list_push(overflow_, h[i]);
+        far_count_ += heap_.size();
+        heap_.clear();
         limit_ = 0;
         year_end_ = 0;
         nb_ = cur_ = 0;
@@ -234,7 +274,10 @@ private:
     }
 
     Tuning tuning_{};
-    EventHeap near_;
+    EventHeap heap_;
+    Event run_[SORTED_MAX];
+    std::size_t run_n_ = 0;
+    bool sorted_ = false;
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
