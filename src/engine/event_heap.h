@@ -51,7 +51,10 @@ public:
         sift_up(h_.size() - 1, ev);
     }
     // Removes the least event and inserts `ev` (one sift-down). Precondition: !empty().
-    void replace_top(const Event& ev) { sift_down(ev); }
+    void replace_top(const Event& ev) {
+        if (h_.size() == 1) h_[0] = ev;
+        else sift_down(ev);
+    }
     // Removes and returns the least event. Precondition: !empty().
     Event pop() {
         Event out = h_.front();

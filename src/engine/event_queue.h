@@ -54,9 +54,9 @@ public:
         return near_front();
     }
 
-    void push(Tick time, EventTarget* target, std::uint64_t arg) {
+    [[gnu::always_inline]] void push(Tick time, EventTarget* target, std::uint64_t arg) {
         const Event ev{time, next_seq_++, target, arg};
-        if (time < limit_) {
+        if (time < limit_) [[likely]] {
             if (held_) {
                 // The event being handled is still the near tier's least: the first event its
                 // handler schedules there takes its place (one sift-down in the heap).
@@ -65,11 +65,11 @@ public:
                 return;
             }
             near_push(ev);
-            if (heap_only_ && heap_.size() > tuning_.spill_at) spill();
+            if (heap_only_ && heap_.size() > tuning_.spill_at) [[unlikely]]
+                spill();
             return;
         }
-        ++far_count_;
-        list_push(time < year_end_ ? buckets_[(time - base_) >> shift_] : overflow_, ev);
+        push_far(ev);
     }
 
     // Takes the earliest event for handling. It stays at the heap's root until the handler's
@@ -130,11 +130,17 @@ private:
         }
         run_[i] = ev;
     }
-    void near_to_heap() {
+    [[gnu::noinline]] void near_to_heap() {
         heap_.clear();
         for (std::size_t i = run_n_; i-- > 0;) heap_.push(run_[i]); // ascending: no sift moves
         run_n_ = 0;
         sorted_ = false;
+    }
+
+    // The far tier's push. Inlined into push: every push of the hold model lands here.
+    void push_far(const Event& ev) {
+        ++far_count_;
+        list_push(ev.time < year_end_ ? buckets_[(ev.time - base_) >> shift_] : overflow_, ev);
     }
 
     static constexpr std::uint32_t NIL = 0xffffffffu;
@@ -197,7 +203,8 @@ private:
 
     // Moves the next non-empty bucket into the heap, laying out a new year first if this one
     // is used up. Precondition: the heap is empty and the far tier is not.
-    void refill() {
+    // Out of line, like the other cold paths, so that push, take and finish_take inline.
+    [[gnu::noinline]] void refill() {
         for (;;) {
             while (cur_ < nb_) {
                 List& b = buckets_[cur_++];
@@ -262,7 +269,7 @@ private:
 
     // The heap alone has grown past spill_at: moves its events to the overflow, so the next
     // take lays out a year. Precondition: heap_only_ (so the near tier is the heap), nothing taken.
-    void spill() {
+    [[gnu::noinline]] void spill() {
         const Event* h = heap_.data();
         for (std::size_t i = 0, n = heap_.size(); i < n; ++i) list_push(overflow_, h[i]);
         far_count_ += heap_.size();
