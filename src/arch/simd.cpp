@@ -73,13 +73,17 @@ void SimdUnit::open_bracket(const char* who) {
     ++stats_.brackets;
     if (depth_ == brackets_.size()) return;
     SimdToken tok = cpu_.kernel_simd_token();
-    brackets_[depth_++] = Open{cpu_.now(), 0, tok, who};
+    brackets_[depth_++] = Open{cpu_.now(), 0, tok, who, 0};
+    if constexpr (kernel::TRACE_COMPILED)
+        if (cpu_.tracing()) [[unlikely]] brackets_[depth_ - 1].serial = cpu_.context_serial();
     cpu_.set_simd_regs(tok); // the kernel code now uses the registers
 }
 
 void SimdUnit::close_bracket() {
     if (depth_ == 0) return;
     Open o = brackets_[--depth_];
+    if constexpr (kernel::TRACE_COMPILED)
+        if (cpu_.tracing()) [[unlikely]] cpu_.trace_bracket(o.start, o.serial, o.who);
     Tick len = cpu_.now() - o.start;
     stats_.bytes += o.bytes;
     unsigned k = o.bytes ? static_cast<unsigned>(std::bit_width(o.bytes) - 1) : 0;

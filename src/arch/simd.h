@@ -125,6 +125,7 @@ private:
         std::uint64_t bytes;
         SimdToken token;
         const char* who;
+        std::uint64_t serial; // the opening context activation (set only when tracing)
     };
     std::array<Open, 4> brackets_{};
     std::size_t depth_ = 0;

@@ -70,8 +70,26 @@ results::RunResults load_or_run(const std::string& file, const CommonOptions& c)
 
 int cmd_run(const RunOptions& o) {
     results::RunResults r;
+    std::unique_ptr<system::ScenarioConfig> cfg;
+    std::unique_ptr<system::System> sys;
+    std::unique_ptr<report::AtomicFile> trace_file;
     try {
-        r = simulate(o.scenario, o.common);
+        cfg = std::make_unique<system::ScenarioConfig>(scenario::load_scenario(o.scenario, load_options(o.common)));
+        sys = std::make_unique<system::System>(*cfg);
+        if (!o.trace.empty()) {
+            if (!sys->enable_trace(o.trace_limit)) {
+                std::fprintf(stderr, "kdsim: --trace: this kdsim was built with KDSIM_TRACE=OFF (no trace hooks)\n"
+                                     "kdsim: nothing was run or written\n");
+                return EXIT_BAD_INPUT;
+            }
+            try {
+                trace_file = std::make_unique<report::AtomicFile>(o.trace); // a bad path fails before the run
+            } catch (const std::runtime_error& e) {
+                std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", e.what());
+                return EXIT_BAD_INPUT;
+            }
+        }
+        r = sys->run();
     } catch (const scenario::InputError& e) {
         print_input_error(e);
         return EXIT_BAD_INPUT;
@@ -89,6 +107,16 @@ int cmd_run(const RunOptions& o) {
     try {
         if (!o.json.empty()) report::write_file_atomically(o.json, report::to_json_text(r));
         if (!o.csv.empty()) report::write_file_atomically(o.csv, report::to_csv(r));
+        if (trace_file) {
+            sys->write_trace([&](std::string_view s) { trace_file->write(s); });
+            trace_file->commit();
+            if (const kernel::TraceRecorder& t = *sys->trace(); t.dropped())
+                std::fprintf(stderr,
+                             "kdsim: warning: trace truncated at %.6f us of simulated time: the record limit "
+                             "(--trace-limit %zu) was reached and %llu later records were dropped\n",
+                             engine::to_us(t.first_dropped_at()), t.limit(),
+                             static_cast<unsigned long long>(t.dropped()));
+        }
     } catch (const std::runtime_error& e) {
         std::fprintf(stderr, "kdsim: %s\n", e.what());
         return EXIT_BAD_INPUT;

@@ -33,6 +33,8 @@ struct RunOptions {
     CommonOptions common;
     std::string json;
     std::string csv;
+    std::string trace;                     // Chrome Trace Event Format JSON (Perfetto)
+    std::uint64_t trace_limit = 5'000'000; // records kept in the trace
     bool quiet = false;
 };
 struct CompareOptions {

@@ -21,6 +21,12 @@ int main(int argc, char** argv) {
     add_common_options(*run, run_opts.common);
     run->add_option("--json", run_opts.json, "Write all results as JSON to this file");
     run->add_option("--csv", run_opts.csv, "Write all metrics as CSV to this file");
+    run->add_option("--trace", run_opts.trace,
+                    "Write a trace of the run (Chrome Trace Event Format JSON: open it in ui.perfetto.dev or chrome://tracing)");
+    run->add_option("--trace-limit", run_opts.trace_limit,
+                    "Keep at most this many trace records; a longer run's trace ends early and says so")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}))
+        ->capture_default_str();
     run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line");
 
     CompareOptions cmp_opts;

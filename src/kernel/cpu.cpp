@@ -157,6 +157,8 @@ bool Cpu::check_simd(PendingExec& e, const char* where) {
 
 void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where) {
     ++stats_.simd_clobbers;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_clobber(expected, found, where);
     if (stats_.clobber_reports.size() < MAX_CLOBBER_REPORTS)
         stats_.clobber_reports.push_back(
             ClobberReport{now(), id_, describe_token(expected), describe_token(found), where});
@@ -173,6 +175,8 @@ void Cpu::start_exec(Frame& f) {
     if (e.simd_check && check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
     exec_start_cycles_ = busy_cycles_;
     exec_inflight_ = true;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_exec_begin_ = now();
     Tick done = busy_base_ + clock_.to_ticks_ceil(busy_cycles_ + e.remaining);
     sim_.schedule_at(done, this, (++exec_gen_ << 2) | EV_EXEC_DONE);
 }
@@ -188,6 +192,8 @@ void Cpu::interrupt_exec() {
     e.remaining -= done;
     busy_cycles_ = exec_start_cycles_ + done;
     account(f.kind, e.cat, done);
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_exec_end(f, e.cat, done);
     exec_inflight_ = false;
     ++exec_gen_; // the scheduled completion is now stale
 }
@@ -201,6 +207,8 @@ void Cpu::on_event(std::uint64_t arg) {
         PendingExec& e = f.execs[f.nexecs - 1];
         busy_cycles_ = exec_start_cycles_ + e.remaining;
         account(f.kind, e.cat, e.remaining);
+        if constexpr (TRACE_COMPILED)
+            if (trace_) [[unlikely]] trace_exec_end(f, e.cat, e.remaining);
         e.remaining = 0;
         if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
         --f.nexecs;
@@ -238,6 +246,8 @@ void Cpu::raise_irq(unsigned vector) {
 
 void Cpu::end_idle() {
     idle_ = false;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_idle_end();
     stats_.idle_ticks += now() - idle_since_;
     busy_base_ = now();
     busy_cycles_ = 0;
@@ -252,6 +262,8 @@ void Cpu::push_frame(Frame& f, CtxKind kind) {
     f.nexecs = 0;
     f.simd_clobbered = false;
     stack_[depth_++] = &f;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_ctx_begin(f);
 }
 
 void Cpu::push_hardirq() {
@@ -299,6 +311,8 @@ void Cpu::pop_frame() {
     f.root.rethrow_if_failed();
     f.root.reset();
     --depth_;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_ctx_end(f);
     switch (f.kind) {
     case CtxKind::NMI:
         preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET); // nmi_exit: no softirqs, no rescheduling
@@ -449,6 +463,8 @@ void Cpu::run() {
                 np_close(now());
                 idle_ = true;
                 idle_since_ = now();
+                if constexpr (TRACE_COMPILED)
+                    if (trace_) [[unlikely]] trace_idle_begin();
                 stats_.busy_ticks += now() - busy_base_;
             }
             in_run_ = false;
@@ -469,6 +485,8 @@ void Cpu::boot() {
     first->state = TaskState::RUNNING;
     first->slice_start = now();
     current_task_ = first;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] first->frame.trace_begin = now();
     depth_ = 0;
     stack_[depth_++] = &first->frame;
     if (first->in_user && fpu_)
@@ -479,6 +497,8 @@ void Cpu::boot() {
 
 void Cpu::finish() {
     if (exec_inflight_) interrupt_exec();
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_finish();
     if (idle_) {
         stats_.idle_ticks += now() - idle_since_;
         idle_since_ = now();
@@ -488,6 +508,96 @@ void Cpu::finish() {
         busy_cycles_ = 0;
         np_close(now());
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The run trace (kernel/trace.h): slices end where the CPU's state changes, so that an exec cut
+// by an interrupt ends before the interrupt's context begins and the slices of a CPU nest.
+
+std::uint32_t Cpu::trace_comm(TaskStruct& t) {
+    if (!t.trace_name) t.trace_name = trace_->intern(t.comm);
+    return t.trace_name;
+}
+
+static_assert(CATS <= 32 && CTX_KINDS <= 8, "TraceRecord::sub packs a category and a context kind");
+
+void Cpu::trace_exec_end(const Frame& f, Cat cat, Cycles done) {
+    if (now() == trace_exec_begin_) return;
+    const std::uint32_t comm = f.kind == CtxKind::TASK ? trace_comm(*current_task_) : 0;
+    const auto sub = static_cast<std::uint8_t>(static_cast<unsigned>(cat) | static_cast<unsigned>(f.kind) << 5);
+    trace_->record(TraceRecord{trace_exec_begin_, now(), done, comm, trace_track_, TraceKind::EXEC, sub});
+}
+
+void Cpu::trace_ctx_begin(Frame& f) {
+    if (trace_idle_open_) trace_idle_end();
+    f.trace_begin = now();
+    if (f.kind == CtxKind::SOFTIRQ) trace_softirq_mask_ = 0;
+}
+
+void Cpu::trace_ctx_end(const Frame& f) {
+    TraceRecord r{f.trace_begin, now(), 0, 0, trace_track_, TraceKind::TASK, 0};
+    switch (f.kind) {
+    case CtxKind::SOFTIRQ:
+        r.kind = TraceKind::SOFTIRQ;
+        r.arg = trace_softirq_mask_;
+        break;
+    case CtxKind::HARDIRQ:
+    case CtxKind::NMI: {
+        IrqDesc& d = irqs_[f.vector];
+        if (!d.trace_name) d.trace_name = trace_->intern(d.name.empty() ? "irq" : d.name);
+        r.kind = f.kind == CtxKind::NMI ? TraceKind::NMI : TraceKind::HARDIRQ;
+        r.name = d.trace_name;
+        r.arg = f.vector;
+        break;
+    }
+    default: {
+        TaskStruct& t = *f.task;
+        r.name = trace_comm(t);
+        r.arg = static_cast<std::uint64_t>(t.pid);
+        break;
+    }
+    }
+    if (r.end > r.begin) trace_->record(r);
+    // Back on an idle CPU whose interrupt did no work: the idle slice continues.
+    if (f.kind != CtxKind::TASK && depth_ == 1 && idle_) trace_idle_begin();
+}
+
+void Cpu::trace_idle_begin() {
+    trace_idle_open_ = true;
+    trace_idle_begin_ = now();
+}
+
+void Cpu::trace_idle_end() {
+    if (!trace_idle_open_) return;
+    trace_idle_open_ = false;
+    if (now() > trace_idle_begin_)
+        trace_->record(TraceRecord{trace_idle_begin_, now(), 0, 0, trace_track_, TraceKind::IDLE, 0});
+}
+
+void Cpu::trace_switch(TaskStruct& prev, TaskStruct& next) {
+    trace_idle_end();
+    trace_ctx_end(prev.frame);
+    next.frame.trace_begin = now();
+    trace_->record(TraceRecord{now(), now(), trace_comm(next), trace_comm(prev), trace_track_, TraceKind::SWITCH, 0});
+}
+
+void Cpu::trace_clobber(SimdToken expected, SimdToken found, const char* where) {
+    const std::uint64_t culprit = trace_->intern(describe_token(found));
+    const std::uint64_t at = trace_->intern_static(where);
+    trace_->record(TraceRecord{now(), now(), culprit << 32 | at, trace_->intern(describe_token(expected)),
+                               trace_track_, TraceKind::CLOBBER, 0});
+}
+
+void Cpu::trace_bracket(Tick begin, std::uint64_t serial, const char* who) {
+    if (!tracing() || serial != context_serial() || now() == begin) return;
+    trace_->record(TraceRecord{begin, now(), 0, trace_->intern_static(who), trace_track_, TraceKind::BRACKET, 0});
+}
+
+// The end of the run: every open slice ends now, innermost first.
+void Cpu::trace_finish() {
+    trace_idle_end();
+    for (std::size_t i = depth_; i-- > 0;) trace_ctx_end(*stack_[i]);
+    trace_idle_open_ = false;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@
 #include "engine/time.h"
 #include "kernel/costs.h"
 #include "kernel/preempt.h"
+#include "kernel/trace.h"
 #include "kernel/types.h"
 
 #include <array>
@@ -120,6 +121,7 @@ struct Frame {
     TaskStruct* task = nullptr; // for TASK frames
     unsigned vector = 0;        // for HARDIRQ frames
     std::uint64_t serial = 0;   // identifies this activation of the context (its saved MSR etc.)
+    Tick trace_begin = 0;       // when this activation's trace slice began (tracing only)
 };
 
 struct TaskStruct {
@@ -144,6 +146,7 @@ struct TaskStruct {
     SimdToken saved_user{};    // what was saved into thread.fpu / vfpstate
     SimdToken kernel_token{};  // token of this task's kernel-mode SIMD use
     bool fpu_state_saved = false; // registers do not hold our latest user state (NEED_FPU_LOAD)
+    std::uint32_t trace_name = 0; // comm's id in the trace's string table, once interned
     // a name for reports
     std::string describe() const;
 };
@@ -341,6 +344,21 @@ public:
     // The engine delivers this CPU's events here.
     void on_event(std::uint64_t arg) override;
 
+    // --- the run trace (kernel/trace.h) ----------------------------------------------
+    // Records this CPU's slices into `t` on track `track` (nullptr: no recording). Call
+    // before boot().
+    void set_trace(TraceRecorder* t, std::uint16_t track) {
+        trace_ = t;
+        trace_track_ = track;
+    }
+    bool tracing() const {
+        if constexpr (TRACE_COMPILED) return trace_ != nullptr;
+        else return false;
+    }
+    // A kernel-mode SIMD bracket opened at `begin` by `who` (static string) in the context
+    // activation `serial` closes now; recorded when it closes in that same activation.
+    void trace_bracket(Tick begin, std::uint64_t serial, const char* who);
+
     // Interrupt vectors the model itself uses.
     static constexpr unsigned LOCAL_TIMER_VECTOR = 0;
     static constexpr unsigned RESCHEDULE_VECTOR = 1;
@@ -355,6 +373,7 @@ private:
         void* ctx = nullptr;
         std::string name;
         std::uint64_t count = 0;
+        std::uint32_t trace_name = 0; // name's id in the trace's string table, once interned
     };
     struct SoftirqAction {
         SoftirqHandler fn = nullptr;
@@ -408,6 +427,17 @@ private:
     // timers
     void arm_next_timer_event();
     void expire_timers();
+
+    // trace hooks' out-of-line parts, called only when trace_ is set
+    std::uint32_t trace_comm(TaskStruct& t);
+    void trace_exec_end(const Frame& f, Cat cat, Cycles done);
+    void trace_ctx_begin(Frame& f);
+    void trace_ctx_end(const Frame& f);
+    void trace_idle_begin();
+    void trace_idle_end();
+    void trace_switch(TaskStruct& prev, TaskStruct& next);
+    void trace_clobber(SimdToken expected, SimdToken found, const char* where);
+    void trace_finish();
 
     // watchdog view: non-preemptible spans
     struct NpHolder {
@@ -497,6 +527,14 @@ private:
     bool np_open_ = false;
     Tick np_start_ = 0;
     NpHolder np_holder_{};
+
+    // the run trace
+    TraceRecorder* trace_ = nullptr;
+    std::uint16_t trace_track_ = 0;
+    Tick trace_exec_begin_ = 0;
+    bool trace_idle_open_ = false;
+    Tick trace_idle_begin_ = 0;
+    std::uint32_t trace_softirq_mask_ = 0; // vectors the running softirq activation handled
 
     CpuStats stats_;
     int next_pid_ = 1;

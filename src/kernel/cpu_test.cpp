@@ -1,6 +1,7 @@
 // The execution-context machinery of one CPU, on a 1 GHz clock (1 cycle = 1 ns) with round
 // costs, so that every expected time is a sum worked out by hand in the test.
 #include "kernel/cpu.h"
+#include "kernel/cpu_test_support.h"
 
 #include "kernel/irqflags.h"
 #include "kernel/sched.h"
@@ -16,12 +17,7 @@ namespace {
 using engine::PS_PER_NS;
 using engine::PS_PER_US;
 
-KernelCosts round_costs() {
-    return KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
-                       .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
-                       .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,
-                       .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
-}
+using testing::round_costs;
 
 KernelConfig quiet_config() {
     KernelConfig c;
@@ -62,12 +58,7 @@ engine::Task<> device_irq(Cpu& cpu, void*) {
     co_return;
 }
 
-struct IrqAt final : engine::EventTarget {
-    Cpu& cpu;
-    unsigned vector;
-    IrqAt(Cpu& c, unsigned v) : cpu(c), vector(v) {}
-    void on_event(std::uint64_t) override { cpu.raise_irq(vector); }
-};
+using testing::IrqAt;
 
 engine::Task<> busy_kthread(Cpu& cpu, Harness& h, Cycles c) {
     co_await cpu.exec(c, Cat::OTHER);

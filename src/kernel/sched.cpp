@@ -104,6 +104,8 @@ void Cpu::schedule(bool preempt) {
     ++stats_.context_switches;
     if (preempt && prev->pid != 0) ++stats_.preemptions; // leaving idle is no preemption
     ++next->nr_switches;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_switch(*prev, *next);
     Cycles fpu_cycles = fpu_ ? fpu_->switch_fpu(*this, *prev, *next) : 0;
     current_task_ = next;
     stack_[0] = &next->frame;

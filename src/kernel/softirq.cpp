@@ -41,6 +41,8 @@ engine::Task<> Cpu::handle_softirqs() {
         co_await exec(costs_.softirq_round, Cat::SOFTIRQ);
         std::uint32_t pending = softirq_pending_;
         softirq_pending_ = 0;
+        if constexpr (TRACE_COMPILED)
+            if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
         co_await local_irq_enable(*this);
         for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
             if (!(pending & (1u << nr)) || !softirq_vec_[nr].fn) continue;

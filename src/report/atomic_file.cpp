@@ -1,5 +1,5 @@
-// write_file_atomically: temporary file in the target's directory, write, fsync, rename.
-// Readers therefore see either the old file or the complete new one, never a partial file.
+// write_file_atomically and AtomicFile: temporary file in the target's directory, write, fsync,
+// rename. Readers therefore see either the old file or the complete new one, never a partial file.
 #include "report/report.h"
 
 #include <fmt/format.h>
@@ -27,29 +27,37 @@ std::atomic<unsigned> temp_counter{0};
 
 } // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+AtomicFile::AtomicFile(const std::filesystem::path& path) : path_(path) {
     if (path.filename().empty()) fail(path, "no file name", EISDIR);
-    std::filesystem::path dir = path.parent_path();
-    if (dir.empty()) dir = ".";
-
+    dir_ = path.parent_path();
+    if (dir_.empty()) dir_ = ".";
     // O_EXCL with mode 0666 lets the umask decide the final permissions, as for a plain open().
-    std::filesystem::path temp;
-    int fd = -1;
-    for (int attempt = 0; fd < 0; ++attempt) {
-        temp = dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), temp_counter.fetch_add(1));
-        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && (errno != EEXIST || attempt >= 100)) fail(path, "creating a temporary file", errno);
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+        temp_ = dir_ / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), temp_counter.fetch_add(1));
+        fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd_ < 0 && (errno != EEXIST || attempt >= 100)) fail(path, "creating a temporary file", errno);
     }
+}
 
-    auto abandon = [&](std::string_view step, int err) {
-        ::close(fd);
-        ::unlink(temp.c_str());
-        fail(path, step, err);
-    };
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(temp_.c_str());
+    }
+}
+
+void AtomicFile::abandon(std::string_view step, int err) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(temp_.c_str());
+    fail(path_, step, err);
+}
+
+void AtomicFile::write(std::string_view text) {
     const char* p = text.data();
     std::size_t left = text.size();
     while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
+        ssize_t n = ::write(fd_, p, left);
         if (n < 0) {
             if (errno == EINTR) continue;
             abandon("writing", errno);
@@ -57,24 +65,35 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    if (::fsync(fd) != 0) abandon("fsync", errno);
+}
+
+void AtomicFile::commit() {
+    if (::fsync(fd_) != 0) abandon("fsync", errno);
+    const int fd = fd_;
+    fd_ = -1;
     if (::close(fd) != 0) {
         int err = errno;
-        ::unlink(temp.c_str());
-        fail(path, "closing", err);
+        ::unlink(temp_.c_str());
+        fail(path_, "closing", err);
     }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) {
         int err = errno;
-        ::unlink(temp.c_str());
-        fail(path, "renaming the temporary file into place", err);
+        ::unlink(temp_.c_str());
+        fail(path_, "renaming the temporary file into place", err);
     }
     // Make the rename itself durable. The file is complete and in place by now, so a failure
     // here is not reported: undoing the rename would lose the previous file as well.
-    int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
         ::fsync(dir_fd);
         ::close(dir_fd);
     }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+    AtomicFile f(path);
+    f.write(text);
+    f.commit();
 }
 
 } // namespace kdsim::report

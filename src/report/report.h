@@ -55,4 +55,25 @@ std::string to_csv(const results::RunResults&);
 // the path and the errno text. An existing file at `path` is replaced only on success.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
+// The same, for output written in pieces (a run trace): the constructor creates the temporary
+// file, write() appends, commit() fsyncs and renames it into place. Destroyed uncommitted (an
+// error on the way), it removes the temporary file and leaves `path` untouched. Every failure
+// throws std::runtime_error naming the path and the errno text.
+class AtomicFile {
+public:
+    explicit AtomicFile(const std::filesystem::path& path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    void write(std::string_view text);
+    void commit();
+
+private:
+    [[noreturn]] void abandon(std::string_view step, int err);
+    std::filesystem::path path_;
+    std::filesystem::path dir_;
+    std::filesystem::path temp_;
+    int fd_ = -1;
+};
+
 } // namespace kdsim::report

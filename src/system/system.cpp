@@ -410,6 +410,20 @@ void System::build_network() {
 
 System::~System() = default;
 
+bool System::enable_trace(std::size_t limit) {
+    if constexpr (!kernel::TRACE_COMPILED) return false;
+    trace_ = std::make_unique<kernel::TraceRecorder>(limit);
+    for (std::size_t i = 0; i < machines_.size(); ++i)
+        for (auto& c : machines_[i].cpus)
+            c->set_trace(trace_.get(), trace_->add_track(machines_[i].cfg->name, static_cast<int>(i), c->id()));
+    return true;
+}
+
+void System::write_trace(const std::function<void(std::string_view)>& out) const {
+    if (!trace_) return;
+    write_trace_json(*trace_, TraceInfo{cfg_.name, cfg_.seed}, out);
+}
+
 results::RunResults System::run() {
     for (Machine& m : machines_)
         for (auto& w : m.workloads) w->start();

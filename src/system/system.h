@@ -16,6 +16,7 @@
 #include "kernel/workqueue.h"
 #include "results/results.h"
 #include "system/config.h"
+#include "system/trace_json.h"
 #include "workloads/workload.h"
 
 #include <memory>
@@ -41,6 +42,14 @@ public:
     results::RunResults run();
 
     engine::Simulation& sim() { return sim_; }
+
+    // Records the run trace of every CPU, keeping at most `limit` records. Call before run().
+    // False when this build compiled the trace hooks out (KDSIM_TRACE=OFF).
+    bool enable_trace(std::size_t limit);
+    // The recorded trace (nullptr unless enable_trace() was called).
+    const kernel::TraceRecorder* trace() const { return trace_.get(); }
+    // Streams the trace as Chrome Trace Event Format JSON (system/trace_json.h); nothing without trace().
+    void write_trace(const std::function<void(std::string_view)>& out) const;
 
 private:
     struct Machine {
@@ -69,6 +78,7 @@ private:
     std::vector<std::unique_ptr<net::Link>> links_;
     std::vector<std::unique_ptr<net::Vhost>> vhosts_;
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
+    std::unique_ptr<kernel::TraceRecorder> trace_;
 };
 
 } // namespace kdsim::system
