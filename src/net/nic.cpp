@@ -106,6 +106,7 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
     co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
     co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+    co_return stale;
 }
 
 // The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
