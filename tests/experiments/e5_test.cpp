@@ -193,3 +193,20 @@ TEST(E5Nic, AFullTxQueueDropsFramesAndEverySegmentIsAccountedFor) {
 
 } // namespace
 } // namespace kdsim
+
+namespace kdsim {
+namespace {
+TEST(E5Nic, EveryFrameReadStaleReachesTheTunnelCorruptAndFailsAuthentication) {
+    // WireGuard over a non-coherent NIC that syncs only 128 received bytes: the NIC's handoff
+    // reports each stale read, the frame is marked corrupt, and the tunnel's open fails on it
+    // (one authentication failure per stale frame, nothing else fails).
+    auto r = testing::run_scenario("tests/scenarios/nic/wg-over-short-sync-nic.toml");
+    EXPECT_TRUE(r.failed);
+    const double stale = testing::metric(r, "iperf3", "stale_frames");
+    EXPECT_GT(stale, 0);
+    EXPECT_EQ(testing::metric(r, "iperf3", "receiver_tunnel_auth_failures"), stale);
+    EXPECT_EQ(testing::metric(r, "iperf3", "sender_tunnel_auth_failures"), 0);
+}
+
+} // namespace
+} // namespace kdsim
