@@ -134,20 +134,11 @@ std::string profile_name_for(const fs::path& out) {
     return "calibrated/" + host_name();
 }
 
-std::string check_writable(const fs::path& out) {
-    std::error_code ec;
-    fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    if (!fs::is_directory(dir, ec)) return "the directory " + dir.string() + " does not exist";
-    if (access(dir.c_str(), W_OK) != 0) return "the directory " + dir.string() + " is not writable";
-    if (fs::is_directory(out, ec)) return out.string() + " is a directory";
-    return "";
-}
-
 } // namespace
 
 int run(const Options& o) {
     const fs::path out(o.out);
-    if (std::string why = check_writable(out); !why.empty()) {
+    if (std::string why = report::check_writable(out); !why.empty()) {
         std::fprintf(stderr, "kdsim calibrate: cannot write %s: %s; nothing was measured or written\n",
                      o.out.c_str(), why.c_str());
         return 2;

@@ -90,6 +90,16 @@ void AtomicFile::commit() {
     }
 }
 
+std::string check_writable(const std::filesystem::path& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    if (!fs::is_directory(dir, ec)) return "the directory " + dir.string() + " does not exist";
+    if (access(dir.c_str(), W_OK) != 0) return "the directory " + dir.string() + " is not writable";
+    if (fs::is_directory(path, ec)) return path.string() + " is a directory";
+    return "";
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     AtomicFile f(path);
     f.write(text);

@@ -50,6 +50,10 @@ nlohmann::json compare_json(const results::RunResults& a, const results::RunResu
 // One row per numeric metric: section,machine,cpu,workload,key,value,unit (with a header line).
 std::string to_csv(const results::RunResults&);
 
+// Why an output file could not be created at `path` (its directory is missing or not writable,
+// or `path` is a directory), or "" when it can: checked before a long run that ends by writing it.
+std::string check_writable(const std::filesystem::path& path);
+
 // Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
 // On any failure nothing is left at `path` or in the directory and std::runtime_error names
 // the path and the errno text. An existing file at `path` is replaced only on success.

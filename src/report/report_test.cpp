@@ -471,6 +471,14 @@ TEST_F(AtomicFile, WritesTheTextAndLeavesNoTemporaryFile) {
     EXPECT_EQ(entries(), std::vector<std::string>{"run.json"});
 }
 
+TEST_F(AtomicFile, CheckWritableNamesAMissingDirectoryOrADirectoryTargetAndAcceptsAWritableOne) {
+    EXPECT_EQ(check_writable(dir_ / "run.json"), "");
+    EXPECT_EQ(check_writable(dir_ / "no-such-dir" / "run.json"),
+              "the directory " + (dir_ / "no-such-dir").string() + " does not exist");
+    EXPECT_EQ(check_writable(dir_), dir_.string() + " is a directory");
+    EXPECT_TRUE(entries().empty()); // checking creates nothing
+}
+
 TEST_F(AtomicFile, MissingDirectoryThrowsNamingPathAndErrnoAndCreatesNothing) {
     fs::path target = dir_ / "no-such-dir" / "run.json";
     try {

@@ -32,15 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string check_writable(const fs::path& out) {
-    std::error_code ec;
-    fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    if (!fs::is_directory(dir, ec)) return "the directory " + dir.string() + " does not exist";
-    if (access(dir.c_str(), W_OK) != 0) return "the directory " + dir.string() + " is not writable";
-    if (fs::is_directory(out, ec)) return out.string() + " is a directory";
-    return "";
-}
-
 // scenarios/validate at or above the working directory or the binary, or in the source tree.
 std::optional<fs::path> find_twins(const std::string& exe) {
     std::error_code ec;
@@ -138,7 +129,7 @@ int run(const Options& o) {
         return 2;
     }
     if (!o.out.empty())
-        if (std::string why = check_writable(o.out); !why.empty()) {
+        if (std::string why = report::check_writable(o.out); !why.empty()) {
             std::fprintf(stderr, "kdsim validate: cannot write %s: %s; nothing was run or written\n", o.out.c_str(),
                          why.c_str());
             return 2;
