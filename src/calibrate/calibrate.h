@@ -124,6 +124,8 @@ int internal_measure(const std::string& spec);
 // what it printed. Throws std::runtime_error when the child fails.
 std::string run_measuring_child(const std::string& exe, const std::string& spec, const std::string& mask,
                                 const std::string& what);
+// Child side: prints the point line for one size that parse_child_points reads back.
+void print_child_point(std::size_t len, const Measured& r);
 // Parses a child's output (n_sizes point lines; a "check" line goes to *check when given).
 HashRun parse_child_points(const std::string& text, std::size_t n_sizes, const std::string& what, std::string* check);
 HashRun spawn_hash_measurement(const std::string& exe, const std::string& alg, const std::string& impl,

@@ -369,16 +369,10 @@ int cipher_child(const MeasureSpec& m) {
     for (std::size_t len : m.sizes) {
         std::vector<unsigned char> in(len), out(b.out_size(len));
         fill(in);
-        std::size_t inner = std::max<std::size_t>(1, 131072 / (len + 256));
         auto sample = [&]() {
-            std::uint64_t t0 = tsc_begin();
-            for (std::size_t i = 0; i < inner; ++i) b.perturb(b.call(in.data(), len, out.data()));
-            std::uint64_t t1 = tsc_end();
-            return static_cast<double>(t1 - t0) / static_cast<double>(inner);
+            return tsc_cycles_per_call(len, [&] { b.perturb(b.call(in.data(), len, out.data())); });
         };
-        Measured r = measure(sample, m.samples, 3, 0.05, 5);
-        std::printf("%zu %.6f %.6f %.6f %zu %d %d\n", len, r.stats.median, r.stats.q1, r.stats.q3, r.stats.n,
-                    r.attempts, r.noisy ? 1 : 0);
+        print_child_point(len, measure(sample, m.samples, 3, 0.05, 5));
     }
     std::fflush(stdout);
     return 0;

@@ -377,22 +377,16 @@ static int hash_child(const MeasureSpec& m) {
     for (std::size_t len : m.sizes) {
         std::vector<unsigned char> buf(len);
         for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<unsigned char>(i * 131 + 7);
-        std::size_t inner = std::max<std::size_t>(1, 131072 / (len + 256));
         auto sample = [&]() {
-            std::uint64_t t0 = tsc_begin();
-            for (std::size_t i = 0; i < inner; ++i) {
+            return tsc_cycles_per_call(len, [&] {
                 unsigned int ol = 0;
                 if (EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1 || EVP_DigestUpdate(ctx.get(), buf.data(), len) != 1 ||
                     EVP_DigestFinal_ex(ctx.get(), out, &ol) != 1)
                     throw std::runtime_error("OpenSSL digest failed");
                 buf[0] ^= out[0]; // a data dependency between calls
-            }
-            std::uint64_t t1 = tsc_end();
-            return static_cast<double>(t1 - t0) / static_cast<double>(inner);
+            });
         };
-        Measured r = measure(sample, m.samples, 3, 0.05, 5);
-        std::printf("%zu %.6f %.6f %.6f %zu %d %d\n", len, r.stats.median, r.stats.q1, r.stats.q3, r.stats.n,
-                    r.attempts, r.noisy ? 1 : 0);
+        print_child_point(len, measure(sample, m.samples, 3, 0.05, 5));
     }
     std::fflush(stdout);
     return 0;
@@ -459,6 +453,11 @@ std::string run_measuring_child(const std::string& exe, const std::string& spec,
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         throw std::runtime_error("the measuring child process for " + what + " (" + exe + ") failed");
     return text;
+}
+
+void print_child_point(std::size_t len, const Measured& r) {
+    std::printf("%zu %.6f %.6f %.6f %zu %d %d\n", len, r.stats.median, r.stats.q1, r.stats.q3, r.stats.n, r.attempts,
+                r.noisy ? 1 : 0);
 }
 
 HashRun parse_child_points(const std::string& text, std::size_t n_sizes, const std::string& what,
