@@ -254,16 +254,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             if (x->tunnel) mtu = std::min(mtu, x->tunnel->inner_mtu());
         return mtu;
     };
-    auto find_peer = [&](const std::string& name) -> Machine* {
-        for (Machine& m : machines_)
-            if (m.cfg->name == name) return &m;
-        return nullptr;
-    };
     std::uint32_t next_flow = 0;
     for (const Deferred& d : deferred) {
-        Machine* peer = nullptr;
-        for (Machine& m : machines_)
-            if (m.cfg->name == d.w->peer) peer = &m;
+        Machine* peer = machine_named(d.w->peer);
         const MachineConfig& mc = *d.m->cfg;
         if (!peer || !peer->stack || !d.m->stack)
             throw ConfigError("machine " + mc.name + ": iperf3 needs a link to its peer '" + d.w->peer + "'");
@@ -285,7 +278,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
     }
     // udp_flows take their flow numbers after every iperf3 stream's
     for (const DeferredFlows& d : deferred_flows) {
-        Machine* peer = find_peer(d.w->peer);
+        Machine* peer = machine_named(d.w->peer);
         const MachineConfig& mc = *d.m->cfg;
         const std::string what = "machine " + mc.name + ": udp_flows '" + d.w->name + "'";
         if (!peer || !peer->stack || !d.m->stack) throw ConfigError(what + " needs a link to its peer '" + d.w->peer + "'");
@@ -313,12 +306,13 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
 // The network: per-CPU softnet data of every networked machine, its device (a NIC on an
 // Ethernet link, virtio-net in a guest, a tap in a host) on CPU 0, the stack, links and vhost
 // workers, then the tunnels (with their kworkers) and the channel they share.
+System::Machine* System::machine_named(const std::string& name) {
+    for (Machine& m : machines_)
+        if (m.cfg->name == name) return &m;
+    return nullptr;
+}
+
 void System::build_network() {
-    auto find = [&](const std::string& name) -> Machine* {
-        for (Machine& m : machines_)
-            if (m.cfg->name == name) return &m;
-        return nullptr;
-    };
     auto networked = [&](Machine& m) {
         if (!m.softnet.empty()) return;
         const MachineConfig& mc = *m.cfg;
@@ -328,8 +322,8 @@ void System::build_network() {
         for (auto& c : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*c));
     };
     for (const LinkConfig& l : cfg_.links) {
-        Machine* a = find(l.a);
-        Machine* b = find(l.b);
+        Machine* a = machine_named(l.a);
+        Machine* b = machine_named(l.b);
         if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
         networked(*a);
         networked(*b);
@@ -376,7 +370,7 @@ void System::build_network() {
     for (Machine& m : machines_) {
         const MachineConfig& mc = *m.cfg;
         if (!mc.tunnel) continue;
-        Machine* peer = find(mc.tunnel->peer);
+        Machine* peer = machine_named(mc.tunnel->peer);
         if (!peer || !m.stack || !mc.profile.tunnel)
             throw ConfigError("machine " + mc.name + ": its tunnel needs a link to '" + mc.tunnel->peer +
                               "' and the [tunnel] figures of its profile");

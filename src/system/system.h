@@ -70,6 +70,8 @@ private:
 
     results::RunResults collect() const;
     void build_network();
+    // The machine of that name, or nullptr (names are unique: the loader checks).
+    Machine* machine_named(const std::string& name);
 
     const ScenarioConfig& cfg_;
     engine::Simulation sim_;
