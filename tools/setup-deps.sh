@@ -2,7 +2,7 @@
 # Installs the Debian packages kdsim builds with, if any is missing. Needs root (or sudo).
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev

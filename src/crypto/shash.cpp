@@ -85,6 +85,7 @@ Cycles cold_start_cycles(const HashCost& c, HashAlg alg, HashImpl impl, HashCach
 
 } // namespace
 
+// Models: crypto_shash_digest() (crypto/shash.c)
 engine::Task<ShashOutcome> crypto_shash_digest(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
                                                HashImpl impl, const Chunking& chunking, std::uint64_t len,
                                                bool functional, std::span<const std::uint8_t> data,

@@ -42,6 +42,8 @@ struct RangeOps {
 
 // v7_dma_inv_range / l2c210_inv_range (identical structure): partial first and last lines are
 // cleaned+invalidated, then every whole line in between is invalidated.
+// Models: v7_dma_inv_range() (arch/arm/mm/cache-v7.S)
+// Models: l2c210_inv_range() (arch/arm/mm/cache-l2x0.c)
 template <class F>
 RangeOps inv_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, F&& f) {
     RangeOps r;
@@ -66,6 +68,7 @@ RangeOps inv_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, F
 
 // v7_dma_clean_range: a do-while loop from the line holding `start` (at least one line);
 // l2c210_clean_range: the same as a while loop.
+// Models: v7_dma_clean_range() (arch/arm/mm/cache-v7.S)
 template <class F>
 RangeOps clean_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, bool at_least_once, F&& f) {
     RangeOps r;
@@ -85,6 +88,7 @@ struct NoState {
 // Maintenance of [offset, offset + len): `to_device` = __dma_page_cpu_to_dev (map,
 // sync_for_device), else __dma_page_dev_to_cpu (unmap, sync_for_cpu). Counts into `st` when
 // given and calls `apply` for each inner line operation. Returns the cycles.
+// Models: __dma_page_cpu_to_dev(), __dma_page_dev_to_cpu() (arch/arm/mm/dma-mapping.c)
 template <class F>
 engine::Cycles maintain(const DmaCosts& c, std::uint64_t line, std::uint64_t offset, std::uint64_t len,
                         DmaDataDirection dir, bool to_device, DmaStats* st, F&& apply) {
@@ -172,6 +176,7 @@ engine::Task<> charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
 
 } // namespace
 
+// Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
 engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                               unsigned long attrs) {
     check_range(buf, 0, len, "dma_map_single");
@@ -186,6 +191,7 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
     co_await charge(cpu, p, c);
 }
 
+// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
 engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                                       unsigned long attrs) {
     check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
@@ -200,6 +206,7 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     co_await charge(cpu, p, c);
 }
 
+// Models: dma_sync_single_for_cpu() (kernel/dma/mapping.c)
 engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
                                        DmaDataDirection dir) {
     check_mapped(buf, offset, len, dir, "dma_sync_single_for_cpu");
@@ -209,6 +216,7 @@ engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::si
     co_await charge(cpu, p, c);
 }
 
+// Models: dma_sync_single_for_device() (kernel/dma/mapping.c)
 engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
                                           DmaDataDirection dir) {
     check_mapped(buf, offset, len, dir, "dma_sync_single_for_device");

@@ -56,6 +56,7 @@ Cpu::~Cpu() {
     for (TaskStruct* t : tasks_) delete t;
 }
 
+// Models: preempt_count_sub() (include/linux/preempt.h)
 void Cpu::preempt_count_sub(std::uint32_t v) {
     if (v > preempt_count_) {
         std::fprintf(stderr, "kdsim internal error: preempt_count underflow on cpu%d (%#x - %#x)\n",
@@ -81,16 +82,19 @@ std::string Cpu::describe_token(SimdToken t) const {
     return "owner " + std::to_string(t.owner);
 }
 
+// Models: request_irq() (kernel/irq/manage.c)
 void Cpu::request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
     if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
     irqs_[vector] = IrqDesc{fn, ctx, std::move(name), 0};
 }
 
+// Models: request_nmi() (kernel/irq/manage.c)
 void Cpu::request_nmi(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
     request_irq(vector, fn, ctx, std::move(name));
     nmi_vectors_ |= 1ULL << vector;
 }
 
+// Models: open_softirq() (kernel/softirq.c)
 void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
     softirq_vec_[nr] = SoftirqAction{fn, ctx};
 }
@@ -342,6 +346,7 @@ void Cpu::pop_frame() {
 // The exception-return path: back to the interrupted context, rescheduling first when
 // returning to user space or, under PREEMPT=full, to preemptible kernel code
 // (preempt_schedule_irq).
+// Models: irqentry_exit(), preempt_schedule_irq() (kernel/entry/common.c)
 void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
     irqs_disabled_ = saved_irqs_disabled;
     Frame& below = *stack_[depth_ - 1];

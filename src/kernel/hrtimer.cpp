@@ -8,6 +8,7 @@
 
 namespace kdsim::kernel {
 
+// Models: hrtimer_start() (kernel/time/hrtimer.c)
 std::uint32_t Cpu::hrtimer_start(Tick expiry, TimerFn fn, void* ctx) {
     HrTimer t{expiry, fn, ctx, next_timer_id_++, true};
     auto it = std::upper_bound(timers_.begin(), timers_.end(), t, [](const HrTimer& a, const HrTimer& b) {
@@ -18,6 +19,7 @@ std::uint32_t Cpu::hrtimer_start(Tick expiry, TimerFn fn, void* ctx) {
     return t.id;
 }
 
+// Models: hrtimer_cancel() (kernel/time/hrtimer.c)
 void Cpu::hrtimer_cancel(std::uint32_t handle) {
     auto it = std::find_if(timers_.begin(), timers_.end(), [&](const HrTimer& t) { return t.id == handle; });
     if (it != timers_.end()) timers_.erase(it);
@@ -32,6 +34,7 @@ void Cpu::arm_next_timer_event() {
     }
 }
 
+// Models: __hrtimer_run_queues() (kernel/time/hrtimer.c)
 void Cpu::expire_timers() {
     std::size_t n = 0;
     while (n < timers_.size() && timers_[n].expiry <= now()) ++n;
@@ -42,6 +45,7 @@ void Cpu::expire_timers() {
 }
 
 // hrtimer_interrupt: run every expired timer's callback.
+// Models: hrtimer_interrupt() (kernel/time/hrtimer.c)
 engine::Task<> Cpu::tick_handler(Cpu& cpu, void*) {
     std::size_t i = 0;
     while (i < cpu.expired_.size()) {

@@ -12,6 +12,7 @@
 
 namespace kdsim::kernel {
 
+// Models: kthread_create_on_cpu() (kernel/kthread.c)
 TaskStruct& Cpu::create_task(std::string comm, SchedPolicy policy, int rt_priority, bool kthread,
                              engine::Task<> body) {
     auto* t = new TaskStruct;
@@ -40,13 +41,16 @@ TaskStruct& Cpu::create_task(std::string comm, SchedPolicy policy, int rt_priori
     return *t;
 }
 
+// Models: enqueue_task() (kernel/sched/core.c)
 void Cpu::enqueue(TaskStruct& t) { runqueue_.push_back(&t); }
 
+// Models: dequeue_task() (kernel/sched/core.c)
 void Cpu::dequeue(TaskStruct& t) {
     auto it = std::find(runqueue_.begin(), runqueue_.end(), &t);
     if (it != runqueue_.end()) runqueue_.erase(it);
 }
 
+// Models: pick_next_task() (kernel/sched/core.c)
 TaskStruct* Cpu::pick_next_task() {
     TaskStruct* best = nullptr;
     for (TaskStruct* t : runqueue_) {
@@ -63,6 +67,7 @@ TaskStruct* Cpu::pick_next_task() {
     return best;
 }
 
+// Models: check_preempt_curr() (kernel/sched/core.c)
 bool Cpu::preempts(const TaskStruct& woken, const TaskStruct& curr) const {
     if (curr.pid == 0) return true;
     if (woken.policy == SchedPolicy::FIFO)
@@ -72,6 +77,7 @@ bool Cpu::preempts(const TaskStruct& woken, const TaskStruct& curr) const {
 }
 
 // update_curr: charge the running task's time to its vruntime.
+// Models: update_curr() (kernel/sched/fair.c)
 void Cpu::update_curr() {
     TaskStruct* t = current_task_;
     if (!t || t->pid == 0) return;
@@ -86,6 +92,7 @@ void Cpu::update_curr() {
 }
 
 // __schedule(). `preempt` is true for involuntary switches (the previous task stays runnable).
+// Models: __schedule() (kernel/sched/core.c)
 void Cpu::schedule(bool preempt) {
     TaskStruct* prev = current_task_;
     update_curr();
@@ -124,6 +131,7 @@ void Cpu::schedule(bool preempt) {
     push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
 }
 
+// Models: wake_up_process() (kernel/sched/core.c)
 void Cpu::wake_up_process(TaskStruct& t) {
     if (t.state != TaskState::SLEEPING) return;
     Cpu& rq = *t.cpu;
@@ -143,9 +151,11 @@ void Cpu::wake_up_process(TaskStruct& t) {
     }
 }
 
+// Models: scheduler_ipi() (kernel/sched/core.c)
 engine::Task<> Cpu::scheduler_ipi(Cpu& cpu, void*) { co_return; }
 
 // scheduler_tick: account the running task and end its slice if others wait.
+// Models: scheduler_tick() (kernel/sched/core.c)
 Cycles Cpu::sched_tick_fn(Cpu& cpu, void*, Tick expiry) {
     cpu.hrtimer_start(expiry + cpu.tick_period_, &Cpu::sched_tick_fn, nullptr);
     TaskStruct* curr = cpu.current_task_;
@@ -163,6 +173,7 @@ Cycles Cpu::sched_tick_fn(Cpu& cpu, void*, Tick expiry) {
     return cpu.costs_.tick;
 }
 
+// Models: do_idle() (kernel/sched/idle.c)
 engine::Task<> Cpu::idle_body(Cpu&) { co_return; }
 
 } // namespace kdsim::kernel

@@ -21,17 +21,20 @@ std::string_view softirq_name(unsigned nr) {
     return nr < NR_SOFTIRQS ? names[nr] : "?";
 }
 
+// Models: wakeup_softirqd() (kernel/softirq.c)
 void Cpu::wakeup_softirqd() {
     ++stats_.ksoftirqd_wakeups;
     wake_up_process(*ksoftirqd_);
 }
 
+// Models: raise_softirq_irqoff() (kernel/softirq.c)
 void Cpu::raise_softirq_irqoff(unsigned nr) {
     softirq_pending_ |= 1u << nr;
     if (!in_interrupt(preempt_count_)) wakeup_softirqd();
 }
 
 // handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
+// Models: handle_softirqs(), __do_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::handle_softirqs() {
     const std::uint64_t end = jiffies() + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
     std::uint32_t max_restart = cfg_.max_softirq_restart;
@@ -62,9 +65,11 @@ engine::Task<> Cpu::handle_softirqs() {
     preempt_count_sub(SOFTIRQ_OFFSET);
 }
 
+// Models: invoke_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::do_softirq_root(Cpu& cpu) { co_await cpu.handle_softirqs(); }
 
 // run_ksoftirqd() in its smpboot thread loop.
+// Models: run_ksoftirqd() (kernel/softirq.c)
 engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     for (;;) {
         if (!cpu.softirq_pending_) {
@@ -80,6 +85,7 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 
 // The hardirq context: exception entry and irq_enter, the handler, irq_exit bookkeeping and
 // exception return. irq_exit's softirq processing and the return path are the Cpu's (pop_frame).
+// Models: irq_enter(), irq_exit() (kernel/softirq.c)
 engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
     co_await cpu.exec(cpu.costs_.irq_entry, Cat::IRQ_ENTRY_EXIT);
     co_await cpu.exec(cpu.costs_.irq_entry_extra, Cat::IRQ_MASK);
@@ -89,18 +95,21 @@ engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
     co_await cpu.exec(cpu.costs_.exception_return_extra, Cat::IRQ_MASK);
 }
 
+// Models: local_bh_disable() (include/linux/bottom_half.h)
 engine::Task<> local_bh_disable(Cpu& cpu) {
     ++cpu.stats().bh_disable_ops;
     cpu.preempt_count_add(SOFTIRQ_DISABLE_OFFSET);
     co_await cpu.exec(cpu.costs().local_bh_disable, Cat::BH_MASK);
 }
 
+// Models: __local_bh_enable_ip() (kernel/softirq.c)
 engine::Task<> local_bh_enable(Cpu& cpu) {
     cpu.preempt_count_sub(SOFTIRQ_DISABLE_OFFSET);
     co_await cpu.exec(cpu.costs().local_bh_enable, Cat::BH_MASK);
     co_await cpu.point(Point::BH_ENABLE);
 }
 
+// Models: raise_softirq() (kernel/softirq.c)
 engine::Task<> raise_softirq(Cpu& cpu, unsigned nr) {
     bool flags = co_await local_irq_save(cpu);
     cpu.raise_softirq_irqoff(nr);

@@ -9,6 +9,7 @@ WorkerPool::WorkerPool(Cpu& cpu, const WorkqueueCosts& costs, std::string name) 
     task_ = &cpu_.create_task(std::move(name), SchedPolicy::NORMAL, 0, true, worker_thread(*this));
 }
 
+// Models: queue_work_on() (kernel/workqueue.c)
 engine::Task<bool> WorkerPool::queue_work(Cpu& caller, WorkStruct& w) {
     if (w.pending) co_return false; // test_and_set_bit(WORK_STRUCT_PENDING_BIT)
     bool flags = co_await local_irq_save(caller);
@@ -26,6 +27,7 @@ engine::Task<bool> WorkerPool::queue_work(Cpu& caller, WorkStruct& w) {
     co_return true;
 }
 
+// Models: worker_thread(), process_one_work() (kernel/workqueue.c)
 engine::Task<> WorkerPool::worker_thread(WorkerPool& p) {
     Cpu& cpu = p.cpu_;
     for (;;) {

@@ -7,6 +7,7 @@ namespace kdsim::arch::arm {
 
 using kernel::Cat;
 
+// Models: may_use_simd() (arch/arm/include/asm/simd.h)
 bool Vfp::may_use_simd() const {
     std::uint32_t pc = cpu_.preempt_count();
     if (policy_ == SimdPolicy::ARM32_TASK_ONLY) return !kernel::in_interrupt(pc);
@@ -14,6 +15,7 @@ bool Vfp::may_use_simd() const {
     return !kernel::in_hardirq(pc);
 }
 
+// Models: kernel_neon_begin() (arch/arm/vfp/vfpmodule.c)
 engine::Task<> Vfp::begin() {
     if (!takes_bh()) kernel::preempt_disable(cpu_, "kernel_neon_begin");
     fpexc_en_ = true;
@@ -28,6 +30,7 @@ engine::Task<> Vfp::begin() {
     co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }
 
+// Models: kernel_neon_end() (arch/arm/vfp/vfpmodule.c)
 engine::Task<> Vfp::end() {
     fpexc_en_ = false;
     charge_begin_end(costs_.end);
@@ -37,6 +40,7 @@ engine::Task<> Vfp::end() {
     else co_await kernel::preempt_enable(cpu_);
 }
 
+// Models: vfp_notifier() (arch/arm/vfp/vfpmodule.c)
 Cycles Vfp::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
     Cycles c = 0;
     if (fpexc_en_ && hw_state_ == &prev && !prev.kthread)
@@ -48,6 +52,7 @@ Cycles Vfp::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
 // The undefined-instruction trap of a user VFP/NEON instruction with FPEXC.EN clear. The
 // profile's `restore` figure is dominated by the trap itself, so it is charged for every trap,
 // also when vfp_state_in_hw() only re-enables the unit without loading.
+// Models: vfp_support_entry() (arch/arm/vfp/vfpmodule.c)
 Cycles Vfp::user_simd_use(TaskStruct& t) {
     if (fpexc_en_ && hw_state_ == &t) return 0;
     fpexc_en_ = true;

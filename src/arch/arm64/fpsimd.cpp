@@ -6,11 +6,13 @@ namespace kdsim::arch::arm64 {
 
 using kernel::Cat;
 
+// Models: may_use_simd() (arch/arm64/include/asm/simd.h)
 bool Fpsimd::may_use_simd() const {
     std::uint32_t pc = cpu_.preempt_count();
     return !kernel::in_hardirq(pc) && !cpu_.irqs_disabled() && !kernel::in_nmi(pc) && !busy_;
 }
 
+// Models: kernel_neon_begin() (arch/arm64/kernel/fpsimd.c)
 engine::Task<> Fpsimd::begin() {
     busy_ = true;
     TaskStruct& cur = *cpu_.current();
@@ -25,6 +27,7 @@ engine::Task<> Fpsimd::begin() {
     co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }
 
+// Models: kernel_neon_end() (arch/arm64/kernel/fpsimd.c)
 engine::Task<> Fpsimd::end() {
     charge_begin_end(costs_.end);
     co_await cpu_.exec(costs_.end, Cat::SIMD_BEGIN_END);
@@ -33,6 +36,7 @@ engine::Task<> Fpsimd::end() {
     co_await kernel::local_bh_enable(cpu_);
 }
 
+// Models: fpsimd_thread_switch() (arch/arm64/kernel/fpsimd.c)
 Cycles Fpsimd::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct& next) {
     Cycles c = 0;
     if (!prev.kthread && !prev.fpu_state_saved) {
@@ -43,6 +47,7 @@ Cycles Fpsimd::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct& next) {
     return c;
 }
 
+// Models: fpsimd_restore_current_state() (arch/arm64/kernel/fpsimd.c)
 Cycles Fpsimd::exit_to_user(Cpu&, TaskStruct& t) {
     if (t.kthread || !t.fpu_state_saved) return 0;
     last_state_ = &t;

@@ -26,6 +26,7 @@ void Spe::set_msr_spe(bool on) {
     next_slot_ = (next_slot_ + 1) % msr_.size();
 }
 
+// Models: spe_begin() (arch/powerpc/crypto/sha256-spe-glue.c)
 engine::Task<> Spe::begin() {
     kernel::preempt_disable(cpu_, "spe_begin");
     std::size_t slot = nest_ < saved_regs_.size() ? nest_ : saved_regs_.size() - 1;
@@ -47,6 +48,7 @@ engine::Task<> Spe::begin() {
     if (policy_ == SimdPolicy::PPC_SPE) co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }
 
+// Models: spe_end() (arch/powerpc/crypto/sha256-spe-glue.c)
 engine::Task<> Spe::end() {
     if (nest_ > 0) --nest_;
     std::size_t slot = nest_ < saved_regs_.size() ? nest_ : saved_regs_.size() - 1;
@@ -61,6 +63,7 @@ engine::Task<> Spe::end() {
     co_await kernel::preempt_enable(cpu_);
 }
 
+// Models: SPEFloatingPointException(), KernelSPE() (arch/powerpc/kernel/traps.c)
 Cycles Spe::kernel_simd_exec(Cpu& cpu) {
     if (cpu.ctx_kind() == kernel::CtxKind::TASK && cpu.current()->in_user) return 0; // user code: user_simd_use
     if (msr_spe()) return 0;
@@ -73,6 +76,7 @@ Cycles Spe::kernel_simd_exec(Cpu& cpu) {
     return *costs_.unavailable_trap + *costs_.kernel_use_warning;
 }
 
+// Models: giveup_spe() (arch/powerpc/kernel/process.c)
 Cycles Spe::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
     // giveup_all(prev): save prev's user SPE state if the user MSR has SPE.
     if (user_live_ == &prev && !prev.kthread) {
@@ -87,6 +91,7 @@ Cycles Spe::exit_to_user(Cpu&, TaskStruct& t) {
     return t.uses_user_simd ? user_simd_use(t) : 0;
 }
 
+// Models: load_up_spe() (arch/powerpc/kernel/head_85xx.S)
 Cycles Spe::user_simd_use(TaskStruct& t) {
     if (user_live_ == &t) return 0;
     user_live_ = &t;

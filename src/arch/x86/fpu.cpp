@@ -7,6 +7,7 @@ namespace kdsim::arch::x86 {
 
 using kernel::Cat;
 
+// Models: irq_fpu_usable() (arch/x86/kernel/fpu/core.c)
 bool Fpu::may_use_simd() const {
     std::uint32_t pc = cpu_.preempt_count();
     if (kernel::in_nmi(pc)) return false;
@@ -15,6 +16,7 @@ bool Fpu::may_use_simd() const {
     return kernel::softirq_count(pc) == 0;
 }
 
+// Models: kernel_fpu_begin_mask() (arch/x86/kernel/fpu/core.c)
 engine::Task<> Fpu::begin() {
     const bool bh = policy_ == SimdPolicy::X86_BH_OFF && !cpu_.irqs_disabled();
     std::size_t slot = nest_ < bh_taken_.size() ? nest_ : bh_taken_.size() - 1;
@@ -33,6 +35,7 @@ engine::Task<> Fpu::begin() {
     co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }
 
+// Models: kernel_fpu_end() (arch/x86/kernel/fpu/core.c)
 engine::Task<> Fpu::end() {
     if (nest_ > 0) --nest_;
     std::size_t slot = nest_ < bh_taken_.size() ? nest_ : bh_taken_.size() - 1;
@@ -45,6 +48,7 @@ engine::Task<> Fpu::end() {
     else co_await kernel::preempt_enable(cpu_);
 }
 
+// Models: switch_fpu_prepare() (arch/x86/include/asm/fpu/sched.h)
 Cycles Fpu::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct& next) {
     Cycles c = 0;
     if (!prev.kthread && !prev.fpu_state_saved) {
@@ -55,6 +59,7 @@ Cycles Fpu::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct& next) {
     return c;
 }
 
+// Models: switch_fpu_return() (arch/x86/kernel/fpu/core.c)
 Cycles Fpu::exit_to_user(Cpu&, TaskStruct& t) {
     if (t.kthread || !t.fpu_state_saved) return 0;
     if (fpregs_owner_ == &t) { // fpregs_state_valid(): nothing to load
