@@ -3,6 +3,7 @@
 // manifest's columns, and the before/after comparisons; then checks what the manifest expects
 // of every run (no invariant violated, or — for the unsafe set — a clobber caught).
 #include "cli/commands.h"
+#include "cli/reality.h"
 
 #include "report/report.h"
 #include "results/lookup.h"
@@ -229,6 +230,7 @@ int cmd_experiments(const ExperimentsOptions& o) {
         }
         std::printf("\n%s results (one row per scenario):\n", x.id.c_str());
         std::fputs(experiment_table(x, runs).c_str(), stdout);
+        if (!x.published.empty()) std::fputs(reality_table(x, runs, lookup).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {
             bool stale = false;

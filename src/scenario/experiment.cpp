@@ -3,8 +3,88 @@
 #include "scenario/toml_reader.h"
 
 #include <array>
+#include <cmath>
 
 namespace kdsim::scenario {
+
+namespace {
+
+// A number > 0 at parent[name] (integer or float).
+std::optional<double> positive_number(detail::Reader& rd, const toml::table& parent, std::string_view name,
+                                      const std::string& key) {
+    const toml::node* n = parent.get(name);
+    if (!n) {
+        rd.error(parent, key, "expected a number > 0, found nothing");
+        return std::nullopt;
+    }
+    auto v = n->value<double>();
+    if (!n->is_number() || !v || !(*v > 0) || !std::isfinite(*v)) {
+        rd.error(*n, key, "expected a number > 0, found " + detail::describe(n));
+        return std::nullopt;
+    }
+    return v;
+}
+
+// [[published]] and [[ratio]] of a reality case.
+void load_published(detail::Reader& rd, const toml::table& root, Experiment& x) {
+    if (const toml::array* pubs = rd.array(root, "published", "published", false, "an array of [[published]] tables")) {
+        for (std::size_t i = 0; i < pubs->size(); ++i) {
+            std::string key = detail::index_key("published", i);
+            const toml::table* t = pubs->get(i)->as_table();
+            if (!t) {
+                rd.error(*pubs->get(i), key, "expected a table, found " + detail::describe(pubs->get(i)));
+                continue;
+            }
+            rd.check_keys(*t, key, "[[published]]",
+                          {"figure", "value", "unit", "source", "quote", "scenario", "metric", "scale"});
+            PublishedFigure f;
+            auto figure = rd.string(*t, "figure", key + ".figure", true);
+            auto value = positive_number(rd, *t, "value", key + ".value");
+            auto unit = rd.string(*t, "unit", key + ".unit", true);
+            auto source = rd.string(*t, "source", key + ".source", true);
+            auto quote = rd.string(*t, "quote", key + ".quote", true);
+            auto sc = rd.string(*t, "scenario", key + ".scenario", true);
+            auto metric = rd.string(*t, "metric", key + ".metric", true);
+            std::optional<double> scale = 1.0;
+            if (t->contains("scale")) scale = positive_number(rd, *t, "scale", key + ".scale");
+            if (figure)
+                for (const auto& o : x.published)
+                    if (o.figure == *figure) rd.error(*t, key + ".figure", "expected a figure name not used before, found " + detail::quote(*figure));
+            if (sc) {
+                bool listed = false;
+                for (const auto& p : x.scenarios) listed = listed || p.filename() == *sc;
+                if (!listed) rd.error(*t->get("scenario"), key + ".scenario", "expected one of experiment.scenarios, found " + detail::quote(*sc));
+            }
+            if (!(figure && value && unit && source && quote && sc && metric && scale)) continue;
+            x.published.push_back({*figure, *value, *unit, *source, *quote, *sc, *metric, *scale});
+        }
+    }
+    if (const toml::array* rs = rd.array(root, "ratio", "ratio", false, "an array of [[ratio]] tables")) {
+        for (std::size_t i = 0; i < rs->size(); ++i) {
+            std::string key = detail::index_key("ratio", i);
+            const toml::table* t = rs->get(i)->as_table();
+            if (!t) {
+                rd.error(*rs->get(i), key, "expected a table, found " + detail::describe(rs->get(i)));
+                continue;
+            }
+            rd.check_keys(*t, key, "[[ratio]]", {"label", "numerator", "denominator"});
+            auto label = rd.string(*t, "label", key + ".label", true);
+            auto num = rd.string(*t, "numerator", key + ".numerator", true);
+            auto den = rd.string(*t, "denominator", key + ".denominator", true);
+            auto known = [&](const std::optional<std::string>& f, const char* k) {
+                if (!f) return false;
+                for (const auto& p : x.published)
+                    if (p.figure == *f) return true;
+                rd.error(*t->get(k), key + "." + k, "expected the figure of a [[published]] table, found " + detail::quote(*f));
+                return false;
+            };
+            bool ok = known(num, "numerator") & known(den, "denominator");
+            if (label && ok) x.ratios.push_back({*label, *num, *den});
+        }
+    }
+}
+
+} // namespace
 
 Experiment load_experiment(const std::filesystem::path& manifest) {
     std::vector<Diagnostic> diags;
@@ -18,7 +98,7 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
     }
     Experiment x;
     x.dir = manifest.parent_path();
-    rd.check_keys(root, "", "the manifest", {"experiment", "column", "compare"});
+    rd.check_keys(root, "", "the manifest", {"experiment", "column", "compare", "published", "ratio"});
     if (const toml::table* e = rd.table(root, "experiment", "experiment", true, "an [experiment] table")) {
         rd.check_keys(*e, "experiment", "[experiment]", {"id", "title", "question", "expect", "scenarios"});
         if (auto v = rd.string(*e, "id", "experiment.id", true)) x.id = *v;
@@ -71,6 +151,7 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
             if (a && b) x.compares.push_back({*b, *a});
         }
     }
+    load_published(rd, root, x);
     if (!diags.empty()) throw InputError(std::move(diags));
     return x;
 }

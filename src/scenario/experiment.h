@@ -21,6 +21,28 @@ struct ExperimentPair {
     std::string after;
 };
 
+// A published measurement of a real machine (a reality case, scenarios/reality/<case>/): the
+// figure as its source gives it, and the predicted metric it is held against. The case's
+// README.md gives the same figure on a line "- **<figure>**: <value> <unit> ..." (tested).
+struct PublishedFigure {
+    std::string figure;   // its name, unique in the manifest, e.g. "ring 16"
+    double value = 0;     // in `unit`
+    std::string unit;     // e.g. "Mbit/s", "Mpps"
+    std::string source;   // where it was published
+    std::string quote;    // the source's own words
+    std::string scenario; // the scenario file (relative to the manifest) that predicts it
+    std::string metric;   // the results path of the prediction
+    double scale = 1;     // predicted metric x scale = a value in `unit`
+};
+
+// The ratio of two published figures (clock scaling, TSO, ring size), held against the ratio
+// of their predictions.
+struct PublishedRatio {
+    std::string label;
+    std::string numerator;   // figure names of this manifest
+    std::string denominator;
+};
+
 struct Experiment {
     std::string id;
     std::string title;
@@ -32,6 +54,8 @@ struct Experiment {
     std::vector<std::filesystem::path> scenarios;
     std::vector<ExperimentColumn> columns;
     std::vector<ExperimentPair> compares;
+    std::vector<PublishedFigure> published;
+    std::vector<PublishedRatio> ratios;
 };
 
 // Throws InputError naming file, line and key for anything malformed, including scenario

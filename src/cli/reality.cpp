@@ -1,0 +1,62 @@
+// The reality table of `kdsim experiments` (see reality.h): published against predicted, per
+// figure and per ratio, for the cases of scenarios/reality/.
+#include "cli/reality.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kdsim::cli {
+
+double error_percent(double predicted, double published) { return (predicted - published) / published * 100.0; }
+
+namespace {
+
+std::optional<double> predicted(const scenario::PublishedFigure& f,
+                                const std::vector<std::pair<std::string, results::RunResults>>& runs,
+                                const MetricLookup& lookup) {
+    const std::string stem = std::filesystem::path(f.scenario).stem().string();
+    for (const auto& [name, r] : runs)
+        if (name == stem) {
+            auto v = lookup(r, f.metric);
+            if (v) return *v * f.scale;
+        }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string reality_table(const scenario::Experiment& x,
+                          const std::vector<std::pair<std::string, results::RunResults>>& runs,
+                          const MetricLookup& lookup) {
+    std::string out = fmt::format("\n{} against published measurements (error = (predicted - published) / published):\n", x.id);
+    std::vector<std::optional<double>> pred;
+    for (const auto& f : x.published) {
+        pred.push_back(predicted(f, runs, lookup));
+        if (pred.back())
+            out += fmt::format("  {}: published {:g} {}, predicted {:.6g} {}, error {:+.1f} %\n", f.figure, f.value, f.unit,
+                               *pred.back(), f.unit, error_percent(*pred.back(), f.value));
+        else
+            out += fmt::format("  {}: published {:g} {}, predicted -, error - (no metric {} in {})\n", f.figure, f.value,
+                               f.unit, f.metric, f.scenario);
+        out += fmt::format("      ({}: \"{}\")\n", f.source, f.quote);
+    }
+    auto index = [&](const std::string& figure) {
+        for (std::size_t i = 0; i < x.published.size(); ++i)
+            if (x.published[i].figure == figure) return i;
+        return x.published.size(); // unreachable: the loader checked the names
+    };
+    for (const auto& r : x.ratios) {
+        std::size_t n = index(r.numerator), d = index(r.denominator);
+        double pub = x.published[n].value / x.published[d].value;
+        if (pred[n] && pred[d] && *pred[d] > 0) {
+            double p = *pred[n] / *pred[d];
+            out += fmt::format("  {}: published ratio {:.3f}, predicted ratio {:.3f}, error {:+.1f} %\n", r.label, pub, p,
+                               error_percent(p, pub));
+        } else {
+            out += fmt::format("  {}: published ratio {:.3f}, predicted ratio -, error -\n", r.label, pub);
+        }
+    }
+    return out;
+}
+
+} // namespace kdsim::cli
