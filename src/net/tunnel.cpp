@@ -270,14 +270,11 @@ constexpr std::uint32_t ESP_HEADER = 8, ESP_IV = 8, ESP_TRAILER = 2, OUTER_IP = 
 } // namespace
 
 Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
-    for (std::size_t i = 0; i < env_.cpus.size(); ++i) {
-        auto q = std::make_unique<CryptdQueue>();
-        q->esp = this;
-        q->work = kernel::WorkStruct{&Esp::cryptd_queue_worker, q.get(), false};
-        cryptd_.push_back(std::move(q));
-        cryptd_pool_.push_back(std::make_unique<kernel::WorkerPool>(*env_.cpus[i].cpu, env_.costs.workqueue,
-                                                                    "kworker/" + std::to_string(i) + ":cryptd"));
-    }
+    std::vector<kernel::Cpu*> cpus;
+    for (const TunnelCpu& c : env_.cpus) cpus.push_back(c.cpu);
+    cryptd_ = std::make_unique<crypto::Cryptd>(cpus, crypto::CryptdCosts{env_.costs.cryptd_enqueue, env_.costs.workqueue});
+    output_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::output_done, this};
+    input_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::input_done, this};
 }
 
 // esp4_get_mtu for a tunnel-mode SA on a 1500-byte device with a 4-byte block and 16-byte ICV.
@@ -285,50 +282,60 @@ std::uint32_t Esp::inner_mtu() const {
     return ((1500 - OUTER_IP - ESP_HEADER - ESP_IV - TAG) & ~3u) - ESP_TRAILER;
 }
 
-bool Esp::goes_async(kernel::Cpu& cpu) const {
+// simd_aead_encrypt/decrypt: cryptd when !crypto_simd_usable(), or when in_atomic() and this
+// transform has requests in cryptd (cryptd_aead_queued: keep their order).
+bool Esp::goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const {
     if (!env_.driver_async) return false;
     const auto& me = env_.cpus[static_cast<std::size_t>(cpu.id())];
     if (!arch::crypto_simd_usable(*me.simd)) return true;
-    // in_atomic() && cryptd_aead_queued(): keep the order of requests already queued
-    return cpu.preempt_count() != 0 && !cryptd_[static_cast<std::size_t>(cpu.id())]->q.empty();
+    return cpu.preempt_count() != 0 && crypto::cryptd_queued(tfm);
 }
 
-engine::Task<bool> Esp::cryptd_enqueue(kernel::Cpu& cpu, const Packet& p, bool decrypt) {
-    CryptdQueue& q = *cryptd_[static_cast<std::size_t>(cpu.id())];
-    co_await kernel::local_bh_disable(cpu);
-    co_await cpu.exec(env_.costs.cryptd_enqueue, Cat::QUEUEING);
-    const bool full = q.q.size() >= CRYPTD_MAX_CPU_QLEN;
-    if (!full) {
-        q.q.push_back(Request{p, decrypt});
-        stats_.cryptd_max_queue = std::max<std::uint64_t>(stats_.cryptd_max_queue, q.q.size());
-        co_await cryptd_pool_[static_cast<std::size_t>(cpu.id())]->queue_work(cpu, q.work);
+// The request goes to cryptd (esp's callback flags are 0: no backlog, a full queue refuses it
+// with -ENOSPC and esp drops the packet).
+engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p) {
+    ++stats_.async_crypts;
+    std::uint64_t slot;
+    if (free_requests_.empty()) {
+        slot = requests_.size();
+        requests_.emplace_back();
+    } else {
+        slot = free_requests_.back();
+        free_requests_.pop_back();
     }
-    co_await kernel::local_bh_enable(cpu);
-    if (full) ++stats_.ring_drops; // -ENOSPC: the packet is dropped
-    co_return !full;
+    requests_[slot] = Request{p, false};
+    const int err = co_await cryptd_->cryptd_enqueue_request(cpu, crypto::CryptoAsyncRequest{&tfm, slot, 0});
+    stats_.cryptd_max_queue = cryptd_->stats().max_qlen;
+    if (err == -ENOSPC) {
+        ++stats_.ring_drops;
+        free_requests_.push_back(slot);
+    }
 }
 
-// cryptd_queue_worker: one request per run, then re-queue while more wait.
-engine::Task<> Esp::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
-    CryptdQueue& q = *static_cast<CryptdQueue*>(ctx);
-    Esp& esp = *q.esp;
-    co_await kernel::local_bh_disable(cpu);
-    const bool empty = q.q.empty();
-    Request r{};
-    if (!empty) {
-        r = q.q.front();
-        q.q.pop_front();
-    }
-    co_await kernel::local_bh_enable(cpu);
-    if (empty) co_return;
-    // cryptd_aead_crypt: the child AEAD in task context, the completion with BH disabled
-    const std::uint32_t len = r.decrypt ? r.p.inner_len - ETH_HEADER : r.p.inner_len - ETH_HEADER;
-    bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER);
-    co_await kernel::local_bh_disable(cpu);
-    if (r.decrypt) co_await esp.input_finish(cpu, r.p, clobbered);
-    else co_await esp.output_finish(cpu, r.p, clobbered);
-    co_await kernel::local_bh_enable(cpu);
-    if (!q.q.empty()) co_await esp.cryptd_pool_[static_cast<std::size_t>(cpu.id())]->queue_work(cpu, q.work);
+// cryptd_aead_crypt's child call: the AEAD in the cryptd worker's task context.
+engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t slot) {
+    Esp& esp = *static_cast<Esp*>(ctx);
+    const std::uint32_t len = esp.requests_[slot].p.inner_len - ETH_HEADER;
+    const bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER);
+    esp.requests_[slot].clobbered = clobbered;
+    co_return 0;
+}
+
+// esp_output_done / esp_input_done, BH disabled.
+engine::Task<> Esp::output_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err) {
+    Esp& esp = *static_cast<Esp*>(ctx);
+    if (err == -EINPROGRESS) co_return;
+    const Request r = esp.requests_[slot];
+    esp.free_requests_.push_back(slot);
+    co_await esp.output_finish(cpu, r.p, r.clobbered);
+}
+
+engine::Task<> Esp::input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err) {
+    Esp& esp = *static_cast<Esp*>(ctx);
+    if (err == -EINPROGRESS) co_return;
+    const Request r = esp.requests_[slot];
+    esp.free_requests_.push_back(slot);
+    co_await esp.input_finish(cpu, r.p, r.clobbered);
 }
 
 engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
@@ -337,9 +344,8 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     const std::uint32_t ip_len = inner.len - ETH_HEADER;
     const Packet outer = encapsulate(inner, FrameKind::ESP, next_seq_++,
                                      ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + pad_to(ip_len + ESP_TRAILER, 4) + TAG);
-    if (goes_async(cpu)) {
-        ++stats_.async_crypts;
-        co_await cryptd_enqueue(cpu, outer, false);
+    if (goes_async(cpu, output_tfm_)) {
+        co_await crypt_async(cpu, output_tfm_, outer);
         co_return;
     }
     ++stats_.sync_crypts;
@@ -358,9 +364,8 @@ engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool cl
 engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.rx_packets;
     co_await cpu.exec(env_.costs.esp_input, Cat::PROTOCOL);
-    if (goes_async(cpu)) {
-        ++stats_.async_crypts;
-        co_await cryptd_enqueue(cpu, outer, true);
+    if (goes_async(cpu, input_tfm_)) {
+        co_await crypt_async(cpu, input_tfm_, outer);
         co_return;
     }
     ++stats_.sync_crypts;

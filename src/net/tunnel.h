@@ -34,6 +34,7 @@
 #include "crypto/aead.h"
 #include "crypto/aead_path.h"
 #include "crypto/cipher_costs.h"
+#include "crypto/cryptd.h"
 #include "engine/task.h"
 #include "kernel/workqueue.h"
 #include "net/napi.h"
@@ -221,32 +222,32 @@ private:
 
 class Esp final : public TunnelBase {
 public:
-    static constexpr std::size_t CRYPTD_MAX_CPU_QLEN = 1000;
     explicit Esp(TunnelEnv env);
     TunnelKind kind() const override { return TunnelKind::ESP; }
     std::uint32_t inner_mtu() const override;
     engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
     engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
+    const crypto::Cryptd& cryptd() const { return *cryptd_; }
 
 private:
+    // A request in cryptd: its packet, in a slot the completion frees.
     struct Request {
         Packet p;
-        bool decrypt = false;
+        bool clobbered = false;
     };
-    struct CryptdQueue {
-        Esp* esp = nullptr;
-        std::deque<Request> q;
-        kernel::WorkStruct work;
-    };
-    // crypto/simd.c's choice for this request in the running context.
-    bool goes_async(kernel::Cpu& cpu) const;
-    engine::Task<bool> cryptd_enqueue(kernel::Cpu& cpu, const Packet& p, bool decrypt);
-    static engine::Task<> cryptd_queue_worker(kernel::Cpu& cpu, void* ctx);
+    // crypto/simd.c's choice for a request of `tfm` in the running context.
+    bool goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const;
+    engine::Task<> crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p);
+    static engine::Task<int> cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t slot);
+    static engine::Task<> output_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err);
+    static engine::Task<> input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err);
     engine::Task<> output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
     engine::Task<> input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
 
-    std::vector<std::unique_ptr<CryptdQueue>> cryptd_;
-    std::vector<std::unique_ptr<kernel::WorkerPool>> cryptd_pool_; // per CPU: cryptd_wq's kworker
+    std::unique_ptr<crypto::Cryptd> cryptd_;
+    crypto::CryptdTfm output_tfm_, input_tfm_; // one per SA, as each xfrm_state has its aead
+    std::vector<Request> requests_;
+    std::vector<std::uint64_t> free_requests_;
     std::uint64_t next_seq_ = 0;
 };
 
