@@ -5,16 +5,37 @@
 
 namespace kdsim::net {
 
+void NapiList::add_tail(NapiStruct& n) {
+    n.next = nullptr;
+    if (tail) tail->next = &n;
+    else head = &n;
+    tail = &n;
+}
+
+NapiStruct* NapiList::pop_front() {
+    NapiStruct* n = head;
+    if (!n) return nullptr;
+    head = n->next;
+    if (!head) tail = nullptr;
+    n->next = nullptr;
+    return n;
+}
+
+void NapiList::splice_tail(NapiList& other) {
+    if (other.empty()) return;
+    if (tail) tail->next = other.head;
+    else head = other.head;
+    tail = other.tail;
+    other.head = other.tail = nullptr;
+}
+
 Softnet::Softnet(kernel::Cpu& cpu) : cpu_(cpu) { cpu_.open_softirq(kernel::NET_RX_SOFTIRQ, &Softnet::net_rx_action, this); }
 
 void Softnet::napi_schedule_irqoff(NapiStruct& n) {
     if (n.scheduled) return; // napi_schedule_prep: NAPI_STATE_SCHED already set
     n.scheduled = true;
-    n.next = nullptr;
-    if (tail_) tail_->next = &n;
-    else head_ = &n;
-    tail_ = &n;
-    cpu_.__raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+    poll_list_.add_tail(n);
+    if (!in_net_rx_action_) cpu_.__raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
 }
 
 engine::Task<> Softnet::napi_schedule(NapiStruct& n) {
@@ -23,44 +44,53 @@ engine::Task<> Softnet::napi_schedule(NapiStruct& n) {
     co_await kernel::local_irq_restore(cpu_, flags);
 }
 
+engine::Task<bool> Softnet::napi_poll(NapiStruct& n, int& budget) {
+    ++stats_.polls;
+    const int work = n.scheduled ? co_await n.poll(cpu_, n.ctx, n.weight) : 0;
+    stats_.processed += static_cast<std::uint64_t>(work);
+    budget -= work;
+    // __napi_poll: an instance that used its whole weight is still owned by net_rx_action
+    const bool repoll = work >= n.weight && n.scheduled;
+    if (repoll) ++stats_.repolls;
+    co_return repoll;
+}
+
 engine::Task<> Softnet::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     auto& sd = *static_cast<Softnet*>(ctx);
     ++sd.stats_.net_rx_actions;
-    const engine::Tick time_limit = cpu.now() + 2 * cpu.tick_period();
+    const std::uint64_t time_limit = cpu.jiffies() + BUDGET_JIFFIES;
     int budget = NETDEV_BUDGET;
-    // list_splice_init(&sd->poll_list, &list) under local_irq_disable
-    co_await kernel::local_irq_disable(cpu);
-    NapiStruct* list = sd.head_;
-    NapiStruct* list_tail = sd.tail_;
-    sd.head_ = sd.tail_ = nullptr;
-    co_await kernel::local_irq_enable(cpu);
-    while (list) {
-        if (budget <= 0 || cpu.now() >= time_limit) {
-            ++sd.stats_.time_squeeze;
-            break;
+    NapiList list, repoll;
+    bool squeezed = false;
+    for (;;) { // start:
+        sd.in_net_rx_action_ = true;
+        co_await kernel::local_irq_disable(cpu);
+        list.splice_tail(sd.poll_list_);
+        co_await kernel::local_irq_enable(cpu);
+        while (!list.empty()) {
+            NapiStruct& n = *list.pop_front();
+            if (co_await sd.napi_poll(n, budget)) repoll.add_tail(n);
+            if (budget <= 0 || cpu.jiffies() >= time_limit) {
+                ++sd.stats_.time_squeeze;
+                squeezed = true;
+                break;
+            }
         }
-        NapiStruct* n = list;
-        list = n->next;
-        if (!list) list_tail = nullptr;
-        n->next = nullptr;
-        ++sd.stats_.polls;
-        int work = co_await n->poll(cpu, n->ctx, n->weight);
-        sd.stats_.processed += static_cast<std::uint64_t>(work);
-        budget -= work;
-        if (n->scheduled && work >= n->weight) { // napi_poll: still scheduled, rotate to the tail
-            if (list_tail) list_tail->next = n;
-            else list = n;
-            list_tail = n;
-        }
+        if (squeezed || !repoll.empty()) break;
+        // every instance completed: poll those scheduled meanwhile, or end
+        sd.in_net_rx_action_ = false;
+        if (sd.poll_list_.empty()) co_return;
     }
-    // what is left goes back in front of newly scheduled instances; re-raise if any
     co_await kernel::local_irq_disable(cpu);
-    if (list) {
-        list_tail->next = sd.head_;
-        if (!sd.head_) sd.tail_ = list_tail;
-        sd.head_ = list;
+    list.splice_tail(sd.poll_list_);
+    list.splice_tail(repoll);
+    sd.poll_list_ = list;
+    if (!sd.poll_list_.empty()) {
+        ++sd.stats_.reraises;
+        cpu.__raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+    } else {
+        sd.in_net_rx_action_ = false;
     }
-    if (sd.head_) cpu.__raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
     co_await kernel::local_irq_enable(cpu);
 }
 

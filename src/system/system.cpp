@@ -180,10 +180,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
     build_network();
     for (Machine& m : machines_) {
         const MachineConfig& mc = *m.cfg;
-        std::set<int> softirq_cpus;
         unsigned next_vector = m.next_vector;
-        if (!m.softnet.empty())
-            for (int i = 0; i < mc.cpus; ++i) softirq_cpus.insert(i); // the stack owns NET_RX on every CPU
         for (const Workload& w : mc.workloads) {
             int c = workload_cpu(w);
             if (c < 0 || c >= mc.cpus)
@@ -226,10 +223,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                         return std::make_unique<workloads::RxFlood>(env, x, rx_flood_costs(mc, x));
                     },
                     [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        if (!softirq_cpus.insert(x.cpu).second)
-                            throw ConfigError("machine " + mc.name + ": cpu " + std::to_string(x.cpu) +
-                                              " already has a NET_RX user (another softirq_load or the NIC)");
-                        return std::make_unique<workloads::SoftirqLoad>(env, x, next_vector++);
+                        if (m.softnet.empty()) // its NAPI instance joins the CPU's softnet
+                            for (auto& cpu : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*cpu));
+                        return std::make_unique<workloads::SoftirqLoad>(env, x, next_vector++,
+                                                                        *m.softnet[static_cast<std::size_t>(x.cpu)]);
                     },
                 },
                 w);

@@ -89,19 +89,23 @@ results::WorkloadResult Cyclictest::result() const {
 
 // ---------------------------------------------------------------------------------------
 
-SoftirqLoad::SoftirqLoad(Env env, SoftirqLoadWorkload cfg, unsigned vector)
-    : Workload(env), cfg_(std::move(cfg)), vector_(vector),
+SoftirqLoad::SoftirqLoad(Env env, SoftirqLoadWorkload cfg, unsigned vector, net::Softnet& softnet)
+    : Workload(env), cfg_(std::move(cfg)), vector_(vector), softnet_(softnet),
       impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)),
       rng_(env.sim.rng("arrivals:" + env.machine + "/" + cfg_.name)),
-      data_rng_(env.sim.rng("data:" + env.machine + "/" + cfg_.name)) {}
+      data_rng_(env.sim.rng("data:" + env.machine + "/" + cfg_.name)) {
+    napi_.poll = &SoftirqLoad::napi_poll;
+    napi_.ctx = this;
+}
+
+SoftirqLoad::~SoftirqLoad() = default;
 
 void SoftirqLoad::start() {
     if (finite()) env_.completion.add();
     env_.cpu.request_irq(vector_, &SoftirqLoad::irq_handler, this, cfg_.name);
-    env_.cpu.open_softirq(kernel::NET_RX_SOFTIRQ, &SoftirqLoad::net_rx_action, this);
     if (cfg_.cryptd) {
-        worker_ = &env_.cpu.create_task("cryptd/" + std::to_string(env_.cpu.id()), kernel::SchedPolicy::NORMAL, 0,
-                                        true, cryptd_worker(*this));
+        cryptd_ = std::make_unique<crypto::Cryptd>(std::vector<kernel::Cpu*>{&env_.cpu}, crypto::CryptdCosts{});
+        tfm_ = crypto::CryptdTfm{&SoftirqLoad::cryptd_hash_digest, &SoftirqLoad::cryptd_complete, this};
     }
     env_.sim.schedule_in(cfg_.period, this);
     if (env_.functional) buf_.resize(cfg_.bytes + crypto::block_size(cfg_.alg));
@@ -117,11 +121,12 @@ void SoftirqLoad::on_event(std::uint64_t) {
     env_.cpu.raise_irq(vector_);
 }
 
-// The device's interrupt handler: acknowledge and schedule the softirq (napi_schedule-like).
-engine::Task<> SoftirqLoad::irq_handler(kernel::Cpu& cpu, void* ctx) {
+// The device's interrupt handler: acknowledge and napi_schedule_irqoff (a no-op while the
+// instance is scheduled).
+engine::Task<> SoftirqLoad::irq_handler(kernel::Cpu&, void* ctx) {
     auto& w = *static_cast<SoftirqLoad*>(ctx);
     ++w.handled_irqs_;
-    cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+    w.softnet_.napi_schedule_irqoff(w.napi_);
     co_return;
 }
 
@@ -150,49 +155,28 @@ engine::Task<> SoftirqLoad::process_packet() {
     }
 }
 
-// NET_RX: process the packets that arrived, at most a NAPI weight's worth per round (64, as
-// __napi_poll), re-raising NET_RX for the rest so that __do_softirq's restart limits and the
-// ksoftirqd hand-off apply; or queue each to cryptd.
-engine::Task<> SoftirqLoad::net_rx_action(kernel::Cpu& cpu, void* ctx) {
+// The driver's poll: up to `budget` of the packets that arrived, each hashed here or handed to
+// cryptd; napi_complete_done when fewer than `budget` were waiting.
+engine::Task<int> SoftirqLoad::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     auto& w = *static_cast<SoftirqLoad*>(ctx);
-    constexpr int WEIGHT = 64; // NAPI_POLL_WEIGHT
-    for (int done = 0; w.backlog_ > 0; ++done) {
-        if (done == WEIGHT) {
-            cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
-            break;
-        }
+    int work = 0;
+    for (; work < budget && w.backlog_ > 0; ++work) {
         --w.backlog_;
-        if (w.worker_) {
-            // cryptd_enqueue_request(): per-CPU queue, then queue_work_on() wakes the worker
-            ++w.queued_;
-            w.max_queued_ = std::max(w.max_queued_, w.queued_);
-            co_await kernel::try_to_wake_up(cpu, *w.worker_);
-            continue;
-        }
-        co_await w.process_packet();
+        if (w.cryptd_) co_await w.cryptd_->cryptd_enqueue_request(cpu, crypto::CryptoAsyncRequest{&w.tfm_, 0, 0});
+        else co_await w.process_packet();
     }
+    if (work < budget) net::napi_complete_done(w.napi_);
+    co_return work;
 }
 
-// cryptd_queue_worker(): one request per invocation, then it re-queues itself (the workqueue
-// thread runs cond_resched() between work items); sleeps when the queue is empty.
-engine::Task<> SoftirqLoad::cryptd_worker(SoftirqLoad& w) {
-    kernel::Cpu& cpu = w.env_.cpu;
-    for (;;) {
-        if (w.queued_ == 0) {
-            co_await cpu.block();
-            continue;
-        }
-        // crypto_dequeue_request() under local_bh_disable(); the digest itself runs with
-        // bottom halves enabled (cryptd_hash_digest); the completion callback runs BH-off.
-        co_await kernel::local_bh_disable(cpu);
-        --w.queued_;
-        co_await kernel::local_bh_enable(cpu);
-        co_await w.process_packet();
-        co_await kernel::local_bh_disable(cpu);
-        co_await kernel::local_bh_enable(cpu);
-        co_await kernel::cond_resched(cpu);
-    }
+// cryptd_hash_digest: the packet's hashing in the cryptd worker.
+engine::Task<int> SoftirqLoad::cryptd_hash_digest(kernel::Cpu&, void* ctx, std::uint64_t) {
+    co_await static_cast<SoftirqLoad*>(ctx)->process_packet();
+    co_return 0;
 }
+
+// cryptd_hash_complete's callback (BH disabled): the packet is done.
+engine::Task<> SoftirqLoad::cryptd_complete(kernel::Cpu&, void*, std::uint64_t, int) { co_return; }
 
 results::WorkloadResult SoftirqLoad::result() const {
     auto r = base_result(cfg_.name, "softirq_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
@@ -200,7 +184,8 @@ results::WorkloadResult SoftirqLoad::result() const {
     add(r, "interrupts", static_cast<double>(raised_), "count");
     add(r, "packets_processed", static_cast<double>(processed_), "count");
     add(r, "max_backlog", static_cast<double>(max_backlog_), "count");
-    if (cfg_.cryptd) add(r, "max_cryptd_queue", static_cast<double>(max_queued_), "count");
+    if (cryptd_) add(r, "max_cryptd_queue", static_cast<double>(cryptd_->stats().max_qlen), "count");
+    if (cryptd_ && cryptd_->stats().refused) add(r, "cryptd_drops", static_cast<double>(cryptd_->stats().refused), "count");
     add(r, "packets_per_s", env_.sim.now() ? static_cast<double>(processed_) / engine::to_s(env_.sim.now()) : 0, "1/s");
     add(r, "simd_calls", static_cast<double>(stats_.simd_calls), "count");
     add(r, "fallback_calls", static_cast<double>(stats_.fallback_calls), "count");
