@@ -10,7 +10,8 @@ using kernel::Cat;
 RxFlood::RxFlood(Env env, RxFloodWorkload cfg, RxFloodCosts costs)
     : Workload(env), cfg_(std::move(cfg)), costs_(std::move(costs)),
       decrypt_(costs_.decrypt_per_call +
-               static_cast<Cycles>(std::llround(static_cast<double>(cfg_.payload) * costs_.decrypt_per_byte))) {}
+               static_cast<Cycles>(std::llround(static_cast<double>(cfg_.payload) * costs_.decrypt_per_byte))),
+      queue_(cfg_.cryptd_qlen) {}
 
 void RxFlood::start() {
     const auto policy = cfg_.priority > 0 ? kernel::SchedPolicy::FIFO : kernel::SchedPolicy::NORMAL;
@@ -44,13 +45,12 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
                     ++w.decrypted_;
                     continue;
                 }
-                // cryptd_enqueue_request(): a full queue fails the request, the packet is dropped
-                if (w.queued_ >= c.cryptd_qlen) {
+                // cryptd_enqueue_request(): a full queue refuses the request, the packet is dropped
+                if (w.queue_.crypto_enqueue_request(crypto::CryptoAsyncRequest{&w.tfm_, w.received_, 0}) == -ENOSPC) {
                     ++w.queue_drops_;
                     continue;
                 }
-                ++w.queued_;
-                w.max_queued_ = std::max(w.max_queued_, w.queued_);
+                w.max_queued_ = std::max<std::uint64_t>(w.max_queued_, w.queue_.qlen());
                 if (w.worker_sleeping_) {
                     w.worker_sleeping_ = false;
                     ++w.worker_wakeups_;
@@ -60,7 +60,7 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
             budget -= c.weight;
         }
         ++w.squeezes_;
-        if (w.worker_ && w.queued_ > 0) {
+        if (w.worker_ && w.queue_.qlen() > 0) {
             // sched_yield() with the worker runnable at the same priority: it runs until its queue
             // is empty; it puts this task back on the runqueue when it goes to sleep.
             ++w.yields_;
@@ -73,7 +73,7 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
 engine::Task<> RxFlood::worker_body(RxFlood& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     for (;;) {
-        if (w.queued_ == 0) {
+        if (w.queue_.qlen() == 0) {
             if (w.rx_yielded_) { // the yielded rx task is runnable again (a requeue, not a wake-up)
                 w.rx_yielded_ = false;
                 cpu.wake_up_process(*w.rx_);
@@ -82,7 +82,7 @@ engine::Task<> RxFlood::worker_body(RxFlood& w) {
             co_await cpu.block();
             continue;
         }
-        --w.queued_; // one request per work item
+        w.queue_.crypto_dequeue_request(); // one request per pass
         co_await cpu.exec(w.decrypt_, Cat::CRYPTO);
         ++w.decrypted_; // the completion
     }

@@ -9,7 +9,12 @@
 // pays the flush of the buffer's lines (flush != none: lines x [dma] inner_inv_line + [dma]
 // barrier) and either the decryption (the fused AEAD primitive's cycles_per_call + payload x
 // cycles_per_byte, as CRYPTO) or, with cryptd, the hand-off to a worker task on the same CPU:
-// a bounded queue (a full one drops the packet) and, when the worker sleeps, a try_to_wake_up.
+// cryptd's request queue (crypto/cryptd.h CryptoQueue of cryptd_qlen: a full one refuses the
+// request with -ENOSPC and the packet is dropped) and, when the worker sleeps, a try_to_wake_up.
+// The worker takes one request per pass, as cryptd_queue_worker does; it is a user thread of the
+// harness, not cryptd's kworker, and the rounds are the harness's user-space imitation of
+// net_rx_action (a poll that did its whole weight continues in the same round), not the
+// kernel's (net/napi.h), because the twin must do what the measured harness does.
 // After a round with work queued for the worker the rx task gives the CPU up until the worker
 // has emptied its queue (the real harness's sched_yield between rounds with both threads at the
 // same SCHED_FIFO priority: the worker then runs until its queue is empty and sleeps).
@@ -18,6 +23,7 @@
 // first touch of the lines the device wrote) is not charged: docs/validation.md.
 #pragma once
 
+#include "crypto/cryptd.h"
 #include "kernel/sched.h"
 #include "workloads/config.h"
 #include "workloads/workload.h"
@@ -52,7 +58,9 @@ private:
     kernel::TaskStruct* worker_ = nullptr;
     bool worker_sleeping_ = false;
     bool rx_yielded_ = false;
-    std::uint64_t queued_ = 0, max_queued_ = 0;
+    crypto::CryptoQueue queue_;
+    crypto::CryptdTfm tfm_; // identifies the requests; the worker decrypts them itself
+    std::uint64_t max_queued_ = 0;
     std::uint64_t received_ = 0, decrypted_ = 0, queue_drops_ = 0, lines_ = 0;
     std::uint64_t rounds_ = 0, polls_ = 0, squeezes_ = 0, worker_wakeups_ = 0, yields_ = 0;
 };
