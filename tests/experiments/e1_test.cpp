@@ -90,8 +90,13 @@ TEST(E1, BeforeTheChangeTheSendingGuestUsesCryptdExactlyWhereItEncryptsWithBotto
     const double acks_in = metric(before, "iperf3", "sender_tunnel_rx_packets");
     ASSERT_GT(in_bh, 0);
     ASSERT_LT(in_bh, sent);
-    EXPECT_EQ(async, acks_in + in_bh);
     EXPECT_EQ(sync, sent - in_bh);
+    // every ACK received and every segment sent in BH went to cryptd, except at most the one
+    // packet whose esp_output/esp_input was still running when the run ended (counted as sent
+    // or received, not yet as a crypt)
+    const double unfinished = acks_in + in_bh - async;
+    EXPECT_GE(unfinished, 0);
+    EXPECT_LE(unfinished, 1);
     auto after = run("esp-gcm-g2h-softirq");
     EXPECT_EQ(metric(after, "iperf3", "sender_tunnel_async_crypts"), 0);
 }

@@ -150,8 +150,13 @@ TEST(E5Nic, AFrameLargerThanOneBufferSpansSeveralDescriptorsEachSyncedOverItsOwn
     const double frames = testing::metric(r, "iperf3", "segments_received");
     ASSERT_GT(frames, 1000);
     EXPECT_NEAR(testing::metric(r, "iperf3", "dma_syncs_for_cpu_per_packet"), 3.0, 3.0 / frames);
-    // three refill maps per frame, plus the 128 maps of the ring at open spread over the frames
-    EXPECT_NEAR(testing::metric(r, "iperf3", "dma_maps_per_packet"), 3.0 + 128 / frames, 3.0 / frames);
+    // three refill maps per frame, plus the 128 maps of the ring at open, over the frames taken
+    // off the ring: those delivered (segments_received) and at most one still being processed
+    // when the run ends, which may lack all three of its maps:
+    // (128 + 3 x frames) / (frames + 1) <= maps per packet <= (128 + 3 x frames) / frames
+    const double maps = testing::metric(r, "iperf3", "dma_maps_per_packet");
+    EXPECT_GE(maps, (128 + 3 * frames) / (frames + 1));
+    EXPECT_LE(maps, 3.0 + 128 / frames);
     EXPECT_EQ(testing::metric(r, "iperf3", "stale_frames"), 0);
 }
 
