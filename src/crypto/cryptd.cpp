@@ -6,6 +6,7 @@
 
 namespace kdsim::crypto {
 
+// Models: crypto_enqueue_request() (crypto/algapi.c)
 int CryptoQueue::crypto_enqueue_request(const CryptoAsyncRequest& r) {
     int err = -EINPROGRESS;
     if (list_.size() >= max_qlen_) {
@@ -17,6 +18,7 @@ int CryptoQueue::crypto_enqueue_request(const CryptoAsyncRequest& r) {
     return err;
 }
 
+// Models: crypto_dequeue_request() (crypto/algapi.c)
 std::optional<CryptoAsyncRequest> CryptoQueue::crypto_dequeue_request() {
     if (list_.empty()) return std::nullopt;
     // queue->backlog = queue->backlog->next: the next request, or the list head after the last
@@ -26,6 +28,7 @@ std::optional<CryptoAsyncRequest> CryptoQueue::crypto_dequeue_request() {
     return r;
 }
 
+// Models: crypto_get_backlog() (include/crypto/algapi.h)
 const CryptoAsyncRequest* CryptoQueue::crypto_get_backlog() const {
     return backlog_ == NONE ? nullptr : &list_[backlog_];
 }
@@ -53,6 +56,7 @@ Cryptd::~Cryptd() = default;
 
 std::size_t Cryptd::qlen(int cpu) const { return queues_[static_cast<std::size_t>(cpu)]->queue.qlen(); }
 
+// Models: cryptd_enqueue_request() (crypto/cryptd.c)
 engine::Task<int> Cryptd::cryptd_enqueue_request(kernel::Cpu& cpu, CryptoAsyncRequest req) {
     CpuQueue& q = *queues_[static_cast<std::size_t>(cpu.id())];
     co_await kernel::local_bh_disable(cpu);
@@ -70,6 +74,7 @@ engine::Task<int> Cryptd::cryptd_enqueue_request(kernel::Cpu& cpu, CryptoAsyncRe
     co_return err;
 }
 
+// Models: cryptd_queue_worker(), cryptd_aead_crypt(), cryptd_hash_complete() (crypto/cryptd.c)
 engine::Task<> Cryptd::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
     CpuQueue& q = *static_cast<CpuQueue*>(ctx);
     Cryptd& d = *q.cryptd;

@@ -52,7 +52,8 @@ struct CryptdTfm {
     std::uint64_t in_flight = 0; // ctx->refcnt - 1: enqueued and not yet completed
 };
 
-// cryptd_aead_queued() / cryptd_ahash_queued(): requests of this transform still in cryptd.
+// Requests of this transform still in cryptd.
+// Models: cryptd_aead_queued(), cryptd_ahash_queued() (crypto/cryptd.c)
 inline bool cryptd_queued(const CryptdTfm& tfm) { return tfm.in_flight > 0; }
 
 struct CryptoAsyncRequest {

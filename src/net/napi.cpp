@@ -31,6 +31,7 @@ void NapiList::splice_tail(NapiList& other) {
 
 Softnet::Softnet(kernel::Cpu& cpu) : cpu_(cpu) { cpu_.open_softirq(kernel::NET_RX_SOFTIRQ, &Softnet::net_rx_action, this); }
 
+// Models: ____napi_schedule(), napi_schedule_prep() (net/core/dev.c)
 void Softnet::napi_schedule_irqoff(NapiStruct& n) {
     if (n.scheduled) return; // napi_schedule_prep: NAPI_STATE_SCHED already set
     n.scheduled = true;
@@ -38,12 +39,14 @@ void Softnet::napi_schedule_irqoff(NapiStruct& n) {
     if (!in_net_rx_action_) cpu_.__raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
 }
 
+// Models: napi_schedule() (include/linux/netdevice.h)
 engine::Task<> Softnet::napi_schedule(NapiStruct& n) {
     bool flags = co_await kernel::local_irq_save(cpu_);
     napi_schedule_irqoff(n);
     co_await kernel::local_irq_restore(cpu_, flags);
 }
 
+// Models: napi_poll(), __napi_poll() (net/core/dev.c)
 engine::Task<bool> Softnet::napi_poll(NapiStruct& n, int& budget) {
     ++stats_.polls;
     const int work = n.scheduled ? co_await n.poll(cpu_, n.ctx, n.weight) : 0;
@@ -55,6 +58,7 @@ engine::Task<bool> Softnet::napi_poll(NapiStruct& n, int& budget) {
     co_return repoll;
 }
 
+// Models: net_rx_action() (net/core/dev.c)
 engine::Task<> Softnet::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     auto& sd = *static_cast<Softnet*>(ctx);
     ++sd.stats_.net_rx_actions;

@@ -80,8 +80,8 @@ private:
     SoftnetStats stats_;
 };
 
-// napi_complete_done: the instance leaves the poll list state; the driver re-enables its
-// interrupt afterwards.
+// The instance leaves the poll list state; the driver re-enables its interrupt afterwards.
+// Models: napi_complete_done() (net/core/dev.c)
 inline void napi_complete_done(NapiStruct& n) { n.scheduled = false; }
 
 } // namespace kdsim::net
