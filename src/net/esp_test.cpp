@@ -1,0 +1,139 @@
+// ESP on the one cryptd (net/tunnel.cpp, crypto/simd.c's rule, crypto/cryptd.c), worked by
+// hand: on ARM before 9283/1 (NEON only where !in_interrupt()) with gcm behind crypto/simd.c,
+// a request made with bottom halves off goes to cryptd; one made in atomic context while this
+// SA has requests in cryptd goes there too, to keep their order; one made from a preemptible
+// task runs synchronously. cryptd's kworker completes them (esp_output_done) with BH off.
+#include "net/tunnel.h"
+
+#include "kernel/preempt.h"
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kdsim::net {
+namespace {
+
+struct Sent {
+    std::uint64_t counter;
+    std::string task;
+    std::uint32_t preempt_count;
+};
+
+// The device under the tunnel: records who transmitted what.
+class Wire final : public NetDevice {
+public:
+    Wire() : NetDevice("wire") {}
+    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override {
+        sent.push_back({p.counter, cpu.current()->comm, cpu.preempt_count()});
+        co_return;
+    }
+    const NetCosts& costs() const override { return costs_; }
+    std::vector<Sent> sent;
+
+private:
+    NetCosts costs_{};
+};
+
+crypto::CipherCostTable gcm_table() {
+    crypto::CipherCostTable t;
+    t.set(crypto::CipherPrim::AES128_CTR, crypto::CipherImpl::CE, {1.0, 30});
+    t.set(crypto::CipherPrim::GHASH, crypto::CipherImpl::CE, {1.5, 40});
+    return t;
+}
+
+struct Harness {
+    engine::Simulation sim{1};
+    kernel::Cpu cpu;
+    std::unique_ptr<arch::SimdUnit> simd;
+    Softnet sd;
+    Wire wire;
+    Stack stack{wire};
+    TunnelChannel channel{crypto::AeadAlg::AES_128_GCM, false};
+    crypto::CipherCostTable table = gcm_table();
+    std::unique_ptr<Esp> esp;
+
+    Harness()
+        : cpu(sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}),
+          simd(arch::make_simd_unit(cpu, arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdCosts{})), sd(cpu) {
+        TunnelEnv env;
+        env.stack = &stack;
+        env.cpus.push_back(TunnelCpu{&cpu, simd.get(), &sd});
+        env.cipher = &table;
+        env.driver = crypto::AeadDriver::GCM_TEMPLATE;
+        env.driver_async = true; // gcm(aes) behind crypto/simd.c
+        env.channel = &channel;
+        esp = std::make_unique<Esp>(std::move(env));
+    }
+    // A SCHED_FIFO sender: cryptd's kworker (SCHED_NORMAL) runs only once it is done.
+    void run(engine::Task<> sender) {
+        cpu.create_task("sender", kernel::SchedPolicy::FIFO, 50, true, std::move(sender));
+        cpu.boot();
+        sim.run(engine::PS_PER_S);
+        cpu.finish();
+    }
+};
+
+Packet segment() {
+    Packet p;
+    p.kind = FrameKind::TCP_DATA;
+    p.len = 1000;
+    return p;
+}
+
+engine::Task<> three_sends(Harness& h) {
+    kernel::Cpu& cpu = h.cpu;
+    co_await kernel::local_bh_disable(cpu); // 0: BH off, NEON not usable -> cryptd
+    co_await h.esp->xmit(cpu, segment());
+    co_await kernel::local_bh_enable(cpu);
+    cpu.preempt_count_add(1); // 1: NEON usable, but in_atomic() with 0 in cryptd -> cryptd
+    co_await h.esp->xmit(cpu, segment());
+    cpu.preempt_count_sub(1);
+    co_await h.esp->xmit(cpu, segment()); // 2: preemptible task context -> synchronous
+}
+
+TEST(EspCryptd, BhOffAndAtomicWithRequestsQueuedGoToCryptdAPreemptibleTaskEncryptsInPlace) {
+    Harness h;
+    h.run(three_sends(h));
+    const TunnelStats& s = h.esp->stats();
+    EXPECT_EQ(s.async_crypts, 2u);
+    EXPECT_EQ(s.sync_crypts, 1u);
+    EXPECT_EQ(s.tx_sent, 3u);
+    EXPECT_EQ(s.cryptd_max_queue, 2u);
+    EXPECT_EQ(h.esp->cryptd().stats().worker_runs, 2u); // one request per run
+    ASSERT_EQ(h.wire.sent.size(), 3u);
+    // the synchronous one leaves first, from the sender; cryptd's two follow in their order,
+    // from its kworker, with BH off twice: the completion's and dev_queue_xmit's rcu_read_lock_bh
+    EXPECT_EQ(h.wire.sent[0].counter, 2u);
+    EXPECT_EQ(h.wire.sent[0].task, "sender");
+    for (std::size_t i = 1; i < 3; ++i) {
+        EXPECT_EQ(h.wire.sent[i].counter, i - 1);
+        EXPECT_EQ(h.wire.sent[i].task, "kworker/0:cryptd");
+        EXPECT_EQ(h.wire.sent[i].preempt_count, 2 * kernel::SOFTIRQ_DISABLE_OFFSET);
+    }
+}
+
+engine::Task<> flood(Harness& h, int n) {
+    co_await kernel::local_bh_disable(h.cpu);
+    for (int i = 0; i < n; ++i) co_await h.esp->xmit(h.cpu, segment());
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(EspCryptd, TheThousandAndFirstQueuedRequestIsRefusedAndItsPacketDropped) {
+    // cryptd_max_cpu_qlen 1000; esp's requests carry no CRYPTO_TFM_REQ_MAY_BACKLOG: -ENOSPC.
+    Harness h;
+    h.run(flood(h, 1001));
+    const TunnelStats& s = h.esp->stats();
+    EXPECT_EQ(s.async_crypts, 1001u);
+    EXPECT_EQ(s.ring_drops, 1u);
+    EXPECT_EQ(s.cryptd_max_queue, 1000u);
+    EXPECT_EQ(s.tx_sent, 1000u);
+    EXPECT_EQ(h.esp->cryptd().stats().refused, 1u);
+    EXPECT_EQ(h.esp->cryptd().stats().worker_runs, 1000u);
+}
+
+} // namespace
+} // namespace kdsim::net
