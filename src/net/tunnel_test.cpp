@@ -1,8 +1,13 @@
-// ESP on the one cryptd (net/tunnel.cpp, crypto/simd.c's rule, crypto/cryptd.c), worked by
-// hand: on ARM before 9283/1 (NEON only where !in_interrupt()) with gcm behind crypto/simd.c,
-// a request made with bottom halves off goes to cryptd; one made in atomic context while this
-// SA has requests in cryptd goes there too, to keep their order; one made from a preemptible
-// task runs synchronously. cryptd's kworker completes them (esp_output_done) with BH off.
+// The tunnels' queues, worked by hand on one CPU of an ARM board before 9283/1 (NEON only where
+// !in_interrupt()).
+// ESP on the one cryptd (net/tunnel.cpp, crypto/simd.c's rule, crypto/cryptd.c): with gcm behind
+// crypto/simd.c, a request made with bottom halves off goes to cryptd; one made in atomic
+// context while this SA has requests in cryptd goes there too, to keep their order; one made
+// from a preemptible task runs synchronously. cryptd's kworker completes them
+// (esp_output_done) with BH off.
+// WireGuard receive (drivers/net/wireguard/receive.c): packets go on the decrypt ring and the
+// peer's ordered queue; the decrypt kworker napi_schedule()s the peer's NAPI after each packet,
+// and wg_packet_rx_poll delivers the decrypted prefix, stopping at a packet still in the ring.
 #include "net/tunnel.h"
 
 #include "kernel/preempt.h"
@@ -38,10 +43,12 @@ private:
     NetCosts costs_{};
 };
 
-crypto::CipherCostTable gcm_table() {
+crypto::CipherCostTable cipher_table() {
     crypto::CipherCostTable t;
     t.set(crypto::CipherPrim::AES128_CTR, crypto::CipherImpl::CE, {1.0, 30});
     t.set(crypto::CipherPrim::GHASH, crypto::CipherImpl::CE, {1.5, 40});
+    t.set(crypto::CipherPrim::CHACHA20, crypto::CipherImpl::ARM, {11.0, 50});
+    t.set(crypto::CipherPrim::POLY1305, crypto::CipherImpl::ARM, {4.0, 70});
     return t;
 }
 
@@ -52,20 +59,27 @@ struct Harness {
     Softnet sd;
     Wire wire;
     Stack stack{wire};
-    TunnelChannel channel{crypto::AeadAlg::AES_128_GCM, false};
-    crypto::CipherCostTable table = gcm_table();
+    TunnelChannel channel;
+    crypto::CipherCostTable table = cipher_table();
     std::unique_ptr<Esp> esp;
+    std::unique_ptr<WireGuard> wg;
 
-    Harness()
+    explicit Harness(TunnelKind kind)
         : cpu(sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}),
-          simd(arch::make_simd_unit(cpu, arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdCosts{})), sd(cpu) {
+          simd(arch::make_simd_unit(cpu, arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdCosts{})), sd(cpu),
+          channel(kind == TunnelKind::ESP ? crypto::AeadAlg::AES_128_GCM : crypto::AeadAlg::CHACHA20_POLY1305, false) {
         TunnelEnv env;
         env.stack = &stack;
         env.cpus.push_back(TunnelCpu{&cpu, simd.get(), &sd});
         env.cipher = &table;
+        env.channel = &channel;
+        if (kind == TunnelKind::WIREGUARD) {
+            env.driver = crypto::AeadDriver::LIB_CHACHAPOLY;
+            wg = std::make_unique<WireGuard>(std::move(env));
+            return;
+        }
         env.driver = crypto::AeadDriver::GCM_TEMPLATE;
         env.driver_async = true; // gcm(aes) behind crypto/simd.c
-        env.channel = &channel;
         esp = std::make_unique<Esp>(std::move(env));
     }
     // A SCHED_FIFO sender: cryptd's kworker (SCHED_NORMAL) runs only once it is done.
@@ -96,7 +110,7 @@ engine::Task<> three_sends(Harness& h) {
 }
 
 TEST(EspCryptd, BhOffAndAtomicWithRequestsQueuedGoToCryptdAPreemptibleTaskEncryptsInPlace) {
-    Harness h;
+    Harness h(TunnelKind::ESP);
     h.run(three_sends(h));
     const TunnelStats& s = h.esp->stats();
     EXPECT_EQ(s.async_crypts, 2u);
@@ -124,7 +138,7 @@ engine::Task<> flood(Harness& h, int n) {
 
 TEST(EspCryptd, TheThousandAndFirstQueuedRequestIsRefusedAndItsPacketDropped) {
     // cryptd_max_cpu_qlen 1000; esp's requests carry no CRYPTO_TFM_REQ_MAY_BACKLOG: -ENOSPC.
-    Harness h;
+    Harness h(TunnelKind::ESP);
     h.run(flood(h, 1001));
     const TunnelStats& s = h.esp->stats();
     EXPECT_EQ(s.async_crypts, 1001u);
@@ -133,6 +147,45 @@ TEST(EspCryptd, TheThousandAndFirstQueuedRequestIsRefusedAndItsPacketDropped) {
     EXPECT_EQ(s.tx_sent, 1000u);
     EXPECT_EQ(h.esp->cryptd().stats().refused, 1u);
     EXPECT_EQ(h.esp->cryptd().stats().worker_runs, 1000u);
+}
+
+// Outer WireGuard frames as the NIC hands them to the UDP encap handler, from a BH-off task.
+engine::Task<> wg_receive(Harness& h, int n) {
+    co_await kernel::local_bh_disable(h.cpu);
+    for (int i = 0; i < n; ++i) {
+        Packet p = segment();
+        p.kind = FrameKind::WG_DATA;
+        p.inner = FrameKind::TCP_DATA;
+        p.inner_len = 1000;
+        p.counter = static_cast<std::uint64_t>(i);
+        co_await h.wg->rcv(h.cpu, p);
+    }
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(WireGuardRx, ThePeerPollDeliversInOrderAndStopsAtThePacketTheWorkerIsStillDecrypting) {
+    // 4 packets. The decrypt worker takes one (ptr_ring_consume_bh), decrypts it and schedules
+    // the peer's NAPI; NET_RX runs at the next consume's local_bh_enable, when that consume has
+    // taken the next packet off the ring but not decrypted it: the poll delivers one packet and
+    // stops at the next (3 such waits). After the 4th, the consume finds the ring empty and the
+    // poll delivers the last one. 4 polls, none using its weight.
+    Harness h(TunnelKind::WIREGUARD);
+    h.run(wg_receive(h, 4));
+    const TunnelStats& s = h.wg->stats();
+    EXPECT_EQ(s.rx_packets, 4u);
+    EXPECT_EQ(s.decrypted, 4u);
+    EXPECT_EQ(s.delivered, 4u);
+    EXPECT_EQ(s.reordered_waits, 3u);
+    EXPECT_EQ(h.sd.stats().polls, 4u);
+    EXPECT_EQ(h.sd.stats().repolls, 0u);
+    EXPECT_EQ(h.sd.stats().processed, 4u);
+}
+
+TEST(WireGuardRx, TheDecryptRingHoldsMaxQueuedPacketsAndDropsTheNext) {
+    Harness h(TunnelKind::WIREGUARD);
+    h.run(wg_receive(h, static_cast<int>(WireGuard::MAX_QUEUED_PACKETS) + 1));
+    EXPECT_EQ(h.wg->stats().ring_drops, 1u);
+    EXPECT_EQ(h.wg->stats().delivered, WireGuard::MAX_QUEUED_PACKETS);
 }
 
 } // namespace
