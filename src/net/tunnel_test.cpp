@@ -10,6 +10,8 @@
 // and wg_packet_rx_poll delivers the decrypted prefix, stopping at a packet still in the ring.
 #include "net/tunnel.h"
 
+#include "net/net_test_support.h"
+
 #include "kernel/preempt.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
@@ -22,26 +24,7 @@
 namespace kdsim::net {
 namespace {
 
-struct Sent {
-    std::uint64_t counter;
-    std::string task;
-    std::uint32_t preempt_count;
-};
-
-// The device under the tunnel: records who transmitted what.
-class Wire final : public NetDevice {
-public:
-    Wire() : NetDevice("wire") {}
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override {
-        sent.push_back({p.counter, cpu.current()->comm, cpu.preempt_count()});
-        co_return;
-    }
-    const NetCosts& costs() const override { return costs_; }
-    std::vector<Sent> sent;
-
-private:
-    NetCosts costs_{};
-};
+using testing::Wire;
 
 crypto::CipherCostTable cipher_table() {
     crypto::CipherCostTable t;
