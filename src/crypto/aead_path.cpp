@@ -104,6 +104,7 @@ std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriv
     return std::nullopt;
 }
 
+// Models: crypto_aead_encrypt(), crypto_aead_decrypt() (crypto/aead.c)
 engine::Task<AeadOutcome> aead_crypt(arch::SimdUnit& unit, const CipherCostTable& t, AeadDriver driver, AeadAlg alg,
                                      std::uint64_t len, std::uint64_t assoc, AeadPathStats& stats) {
     ++stats.calls;

@@ -66,6 +66,7 @@ void Nic::on_event(std::uint64_t) {
 }
 
 // The driver's interrupt handler: ack and mask the device interrupt, napi_schedule().
+// Models: lan743x_intr() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
     auto& n = *static_cast<Nic*>(ctx);
     ++n.stats_.irqs;
@@ -74,6 +75,7 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
 }
 
 // The driver's probe/open: every rx descriptor gets a mapped buffer.
+// Models: lan743x_rx_ring_init() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<> Nic::map_ring() {
     for (auto& b : bufs_) co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
     ring_mapped_ = true;
@@ -82,6 +84,7 @@ engine::Task<> Nic::map_ring() {
 // The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
 // then reads the frame (headers now, payload at the copy to user): read here, over the whole
 // received length, because after this the buffer belongs to the CPU.
+// Models: lan743x_rx_process_buffer() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     devices::DmaBuffer& b = bufs_[slot];
     switch (rx_dma_.strategy) {
@@ -112,6 +115,7 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
 // The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
 // drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
 // frame came in meanwhile).
+// Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<int> Nic::napi_poll(kernel::Cpu&, void* ctx, int budget) {
     auto& n = *static_cast<Nic*>(ctx);
     int done = co_await n.poll_ring(budget);
@@ -151,6 +155,7 @@ engine::Task<int> Nic::poll_ring(int weight) {
     co_return done;
 }
 
+// Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);

@@ -13,6 +13,7 @@ Stack::Stack(NetDevice& dev) : nic_(dev) {
     sk_queue_.reserve(64);
 }
 
+// Models: __dev_queue_xmit() (net/core/dev.c)
 engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(nic_.costs().dev_queue_xmit, Cat::PROTOCOL);
@@ -20,11 +21,13 @@ engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_enable(cpu);
 }
 
+// Models: ip_output() (net/ipv4/ip_output.c)
 engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
     if (tunnel_) co_await tunnel_->xmit(cpu, p);
     else co_await dev_queue_xmit(cpu, p);
 }
 
+// Models: ip_local_deliver() (net/ipv4/ip_input.c)
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
     if (p.kind != FrameKind::TCP_DATA && p.kind != FrameKind::TCP_ACK && p.kind != FrameKind::UDP_DATA) co_return;
     if (p.flow < tcp_.size() && tcp_[p.flow]) {
@@ -38,6 +41,7 @@ engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
         }
 }
 
+// Models: __netif_receive_skb() (net/core/dev.c)
 engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& s = *static_cast<Stack*>(ctx);
     switch (p.kind) {
@@ -54,6 +58,7 @@ engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p
 }
 
 // arp_process: a request for one of our addresses is answered at once, from NET_RX.
+// Models: arp_rcv() (net/ipv4/arp.c)
 engine::Task<> Stack::arp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(nic_.costs().arp_rcv, Cat::PROTOCOL);
     Packet reply = p;
@@ -64,6 +69,7 @@ engine::Task<> Stack::arp_rcv(kernel::Cpu& cpu, const Packet& p) {
 
 // packet_rcv: queue to the socket (skb_queue_tail under spin_lock_irqsave), then
 // sock_def_readable wakes the reader.
+// Models: packet_rcv() (net/packet/af_packet.c)
 engine::Task<> Stack::packet_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(nic_.costs().packet_rcv, Cat::PROTOCOL);
     bool flags = co_await kernel::local_irq_save(cpu);
@@ -78,6 +84,7 @@ engine::Task<> Stack::packet_rcv(kernel::Cpu& cpu, const Packet& p) {
     }
 }
 
+// Models: packet_recvmsg() (net/packet/af_packet.c)
 engine::Task<Packet> Stack::packet_recvmsg(kernel::Cpu& cpu) {
     while (sk_queue_.empty()) {
         // skb_recv_datagram -> __skb_wait_for_more_packets: prepare_to_wait under the

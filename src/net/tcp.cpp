@@ -23,6 +23,7 @@ TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_c
 // iperf3's writer: write() calls of 128 KiB. tcp_sendmsg holds the socket (lock_sock), copies
 // each segment's worth into the send queue, pushes what the window allows, and sleeps in
 // sk_stream_wait_memory (releasing the socket) when the send buffer is full.
+// Models: tcp_sendmsg() (net/ipv4/tcp.c)
 engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
     while (cpu.now() < stop_at) {
         co_await kernel::syscall_enter(cpu);
@@ -51,6 +52,7 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
 // tcp_write_xmit: one segment per loop, claimed before any cycle is spent, so that the writer
 // and an ACK in softirq never send the same bytes. tcp_sendmsg's figure (skb, headers, IP output)
 // is charged where the segment leaves.
+// Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
     while (snd_nxt_ + mss_ <= write_seq_ && snd_nxt_ - snd_una_ + mss_ <= std::min(window_cap_, rwnd_)) {
         Packet p{};
@@ -69,6 +71,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
 
 // tcp_ack: drop what was acknowledged, take the new window, send what it allows
 // (tcp_data_snd_check), wake the writer when the send buffer has room (sk_stream_write_space).
+// Models: tcp_ack() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window) {
     co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
     if (ack > snd_una_) snd_una_ = ack;
@@ -93,6 +96,7 @@ engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await tcp_ack(cpu, p.ack, p.window);
 }
 
+// Models: release_sock() (net/core/sock.c)
 engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
     while (!backlog_.empty()) {
         Ack a = backlog_.front();
@@ -107,6 +111,7 @@ TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std:
     stack_.bind_tcp(flow_, *this);
 }
 
+// Models: tcp_send_ack() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
     co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL);
     last_window_ = window();
@@ -122,6 +127,7 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
 }
 
 // tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK every second segment, wake the reader.
+// Models: tcp_rcv_established() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     softirq_cpu_ = &cpu;
     co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv, Cat::PROTOCOL);
@@ -139,6 +145,7 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
 
 // tcp_recvmsg: copy what is queued (up to 128 KiB per call), then tcp_cleanup_rbuf's window
 // update when the advertised window had become small.
+// Models: tcp_recvmsg() (net/ipv4/tcp.c)
 engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
     for (;;) {
         co_await kernel::syscall_enter(cpu);

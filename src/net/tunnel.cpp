@@ -145,6 +145,7 @@ WireGuard::WireGuard(TunnelEnv env) : TunnelBase(std::move(env)) {
 }
 
 // wg_queue_enqueue_per_device_and_peer: the peer's ordered queue, the device ring, a worker.
+// Models: wg_queue_enqueue_per_device_and_peer() (drivers/net/wireguard/queueing.h)
 engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p) {
     if (q.ring.size() >= MAX_QUEUED_PACKETS) {
         ++stats_.ring_drops; // ptr_ring_produce_bh fails: the packet is freed
@@ -156,6 +157,7 @@ engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQu
     co_await (*q.pools)[q.last_cpu]->queue_work(cpu, q.work[q.last_cpu]);
 }
 
+// Models: wg_xmit() (drivers/net/wireguard/device.c)
 engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.wg_xmit, Cat::PROTOCOL);
@@ -166,6 +168,7 @@ engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
 }
 
 // ptr_ring_consume_bh on a crypt ring: the next packet's number, or none when it is empty.
+// Models: ptr_ring_consume_bh() (include/linux/ptr_ring.h)
 engine::Task<std::optional<std::uint64_t>> WireGuard::ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q) {
     co_await kernel::local_bh_disable(cpu);
     std::optional<std::uint64_t> n;
@@ -178,6 +181,7 @@ engine::Task<std::optional<std::uint64_t>> WireGuard::ptr_ring_consume_bh(kernel
 }
 
 // wg_packet_encrypt_worker: drain the device ring in task context.
+// Models: wg_packet_encrypt_worker() (drivers/net/wireguard/send.c)
 engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
     WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
     for (;;) {
@@ -197,6 +201,7 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
 }
 
 // wg_packet_tx_worker: send the encrypted in-order prefix of the peer's queue.
+// Models: wg_packet_tx_worker() (drivers/net/wireguard/send.c)
 engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
     WireGuard& wg = *static_cast<WireGuard*>(ctx);
     while (!wg.tx_.items.empty() && wg.tx_.items.front().state != State::UNCRYPTED) {
@@ -210,6 +215,7 @@ engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
     }
 }
 
+// Models: wg_packet_receive() (drivers/net/wireguard/receive.c)
 engine::Task<> WireGuard::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.rx_packets;
     co_await cpu.exec(env_.costs.wg_rx, Cat::PROTOCOL);
@@ -217,6 +223,7 @@ engine::Task<> WireGuard::rcv(kernel::Cpu& cpu, const Packet& outer) {
 }
 
 // wg_packet_decrypt_worker
+// Models: wg_packet_decrypt_worker() (drivers/net/wireguard/receive.c)
 engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
     WireGuard& wg = *static_cast<WorkCtx*>(ctx)->wg;
     for (;;) {
@@ -238,6 +245,7 @@ engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
 }
 
 // wg_packet_rx_poll: in order; stop at the first packet still being decrypted.
+// Models: wg_packet_rx_poll() (drivers/net/wireguard/receive.c)
 engine::Task<int> WireGuard::rx_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     WireGuard& wg = *static_cast<WireGuard*>(ctx);
     int done = 0;
@@ -284,6 +292,7 @@ std::uint32_t Esp::inner_mtu() const {
 
 // simd_aead_encrypt/decrypt: cryptd when !crypto_simd_usable(), or when in_atomic() and this
 // transform has requests in cryptd (cryptd_aead_queued: keep their order).
+// Models: simd_aead_encrypt(), simd_aead_decrypt() (crypto/simd.c)
 bool Esp::goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const {
     if (!env_.driver_async) return false;
     const auto& me = env_.cpus[static_cast<std::size_t>(cpu.id())];
@@ -322,6 +331,7 @@ engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t s
 }
 
 // esp_output_done / esp_input_done, BH disabled.
+// Models: esp_output_done() (net/ipv4/esp4.c)
 engine::Task<> Esp::output_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err) {
     Esp& esp = *static_cast<Esp*>(ctx);
     if (err == -EINPROGRESS) co_return;
@@ -330,6 +340,7 @@ engine::Task<> Esp::output_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot,
     co_await esp.output_finish(cpu, r.p, r.clobbered);
 }
 
+// Models: esp_input_done() (net/ipv4/esp4.c)
 engine::Task<> Esp::input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err) {
     Esp& esp = *static_cast<Esp*>(ctx);
     if (err == -EINPROGRESS) co_return;
@@ -338,6 +349,7 @@ engine::Task<> Esp::input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, 
     co_await esp.input_finish(cpu, r.p, r.clobbered);
 }
 
+// Models: esp_output() (net/ipv4/esp4.c)
 engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.esp_output, Cat::PROTOCOL);
@@ -354,6 +366,7 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
 }
 
 // esp_output_done -> xfrm_output_resume: the frame leaves through the device.
+// Models: xfrm_output_resume() (net/xfrm/xfrm_output.c)
 engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
     env_.channel->seal(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered);
     ++stats_.encrypted;
@@ -361,6 +374,7 @@ engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool cl
     co_await env_.stack->dev_queue_xmit(cpu, outer);
 }
 
+// Models: esp_input() (net/ipv4/esp4.c)
 engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.rx_packets;
     co_await cpu.exec(env_.costs.esp_input, Cat::PROTOCOL);
@@ -374,6 +388,8 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
 }
 
 // esp_input_done2 -> xfrm_input_resume: the inner packet goes up the stack.
+// Models: esp_input_done2() (net/ipv4/esp4.c)
+// Models: xfrm_input_resume() (net/xfrm/xfrm_input.c)
 engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
     const bool ok = env_.channel->open(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered || outer.corrupt);
     ++stats_.decrypted;

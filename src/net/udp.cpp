@@ -21,6 +21,7 @@ UdpSource::UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, d
 
 // iperf3 -u: datagram n is due at start + n * length * 8 / bitrate; when ahead of schedule the
 // sender sleeps until the next one is due (iperf3 paces in its main loop the same way).
+// Models: udp_sendmsg() (net/ipv4/udp.c)
 engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
     const engine::Tick start = cpu.now();
     const auto due = [&](std::uint64_t n) {
@@ -54,6 +55,7 @@ UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, doubl
     stack.bind_tcp(flow, *this);
 }
 
+// Models: udp_queue_rcv_skb() (net/ipv4/udp.c)
 engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(costs_.udp_rcv, Cat::PROTOCOL);
     if (queued_bytes_ + p.payload > rcvbuf_) {
@@ -70,6 +72,7 @@ engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     }
 }
 
+// Models: udp_recvmsg() (net/ipv4/udp.c)
 engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
     for (;;) {
         co_await kernel::syscall_enter(cpu);

@@ -16,6 +16,7 @@ UdpSocketTable::UdpSocketTable(Stack& stack, const UdpCosts& udp, const NetCosts
     stack.bind_flow_range(first_flow, flows, *this);
 }
 
+// Models: ep_poll_callback() (fs/eventpoll.c)
 void UdpSocketTable::ready_push(std::uint32_t s) {
     socks_[s].next_ready = LAST;
     if (tail_ == LAST) head_ = s;
@@ -31,6 +32,7 @@ std::uint32_t UdpSocketTable::ready_pop() {
     return s;
 }
 
+// Models: __udp4_lib_rcv() (net/ipv4/udp.c)
 engine::Task<> UdpSocketTable::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(udp_.udp_rcv, Cat::PROTOCOL);
     UdpFlowSocket& sk = socks_[p.flow - first_];
@@ -51,6 +53,7 @@ engine::Task<> UdpSocketTable::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     }
 }
 
+// Models: ep_poll() (fs/eventpoll.c)
 engine::Task<> UdpSocketTable::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
     std::array<std::uint32_t, MAXEVENTS> events{};
     for (;;) {

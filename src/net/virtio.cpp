@@ -21,6 +21,7 @@ VirtioNet::VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, c
 }
 
 // start_xmit: add to the tx virtqueue; kick if the host wants notifications.
+// Models: start_xmit() (drivers/net/virtio_net.c)
 engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, Packet p) {
     bool flags = co_await kernel::local_irq_save(cpu); // the tx queue's lock (HARD_TX_LOCK), irqsave in the model
     co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
@@ -49,6 +50,7 @@ bool VirtioNet::signal() {
 void VirtioNet::on_event(std::uint64_t) { cpu_.raise_irq(vector_); }
 
 // vring_interrupt -> skb_recv_done: virtqueue_disable_cb, napi_schedule.
+// Models: vring_interrupt() (drivers/virtio/virtio_ring.c)
 engine::Task<> VirtioNet::vring_interrupt(kernel::Cpu& cpu, void* ctx) {
     auto& v = *static_cast<VirtioNet*>(ctx);
     ++v.stats_.irqs;
@@ -59,6 +61,7 @@ engine::Task<> VirtioNet::vring_interrupt(kernel::Cpu& cpu, void* ctx) {
 
 // virtnet_poll -> virtnet_receive: used buffers to the stack, try_fill_recv; when drained,
 // virtqueue_napi_complete re-enables callbacks (and re-polls if buffers came in meanwhile).
+// Models: virtnet_poll() (drivers/net/virtio_net.c)
 engine::Task<int> VirtioNet::virtnet_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     auto& v = *static_cast<VirtioNet*>(ctx);
     ++v.stats_.polls;
@@ -92,6 +95,7 @@ Tap::Tap(const NetCosts& costs, const VirtCosts& virt, std::string name)
     : NetDevice(std::move(name)), costs_(costs), virt_(virt) {}
 
 // tun_net_xmit: onto the ptr_ring the vhost worker reads; wake it.
+// Models: tun_net_xmit() (drivers/net/tun.c)
 engine::Task<> Tap::xmit(kernel::Cpu& cpu, Packet p) {
     co_await cpu.exec(virt_.tun_xmit, Cat::DRIVER);
     p.sent = cpu.now();
@@ -152,6 +156,8 @@ void Vhost::guest_rx_refilled(kernel::Cpu& guest_cpu) {
 }
 
 // vhost_worker: handle_tx and handle_rx until both have nothing to do.
+// Models: vhost_worker() (drivers/vhost/vhost.c)
+// Models: handle_tx(), handle_rx() (drivers/vhost/net.c)
 engine::Task<> Vhost::worker(Vhost& v) {
     kernel::Cpu& cpu = v.cpu_;
     for (;;) {

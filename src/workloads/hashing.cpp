@@ -54,6 +54,8 @@ void ModuleLoad::start() {
 }
 
 // modprobe: for each module, user-space work, then finit_module().
+// Models: load_module() (kernel/module/main.c)
+// Models: mod_verify_sig() (kernel/module/signing.c)
 engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
@@ -104,6 +106,8 @@ void HashList::start() {
     env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, true, cryptomgr(*this));
 }
 
+// Models: cryptomgr_test() (crypto/algboss.c)
+// Models: alg_test() (crypto/testmgr.c)
 engine::Task<> HashList::cryptomgr(HashList& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
@@ -146,6 +150,7 @@ void Tcrypt::start() {
 }
 
 // test_ahash_jiffies(): digest the block back to back until `sec` seconds of jiffies passed.
+// Models: test_ahash_jiffies() (crypto/tcrypt.c)
 engine::Task<> Tcrypt::insmod(Tcrypt& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     if (w.env_.functional) {
