@@ -19,6 +19,7 @@
 #pragma once
 
 #include "arch/simd.h"
+#include "crypto/chunking.h"
 #include "crypto/digest.h"
 #include "crypto/hash_costs.h"
 #include "engine/task.h"
@@ -30,15 +31,6 @@
 #include <string_view>
 
 namespace kdsim::crypto {
-
-enum class ChunkPolicy : std::uint8_t { NONE, FIXED, YIELD };
-std::string_view to_string(ChunkPolicy p);
-std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s);
-
-struct Chunking {
-    ChunkPolicy policy = ChunkPolicy::NONE;
-    std::uint64_t bytes = 4096;
-};
 
 // What one crypto_shash_digest call did.
 struct ShashOutcome {

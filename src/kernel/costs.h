@@ -38,4 +38,10 @@ struct KernelCosts {
     Cycles soft_mask_replay = 0;
 };
 
+// The workqueue's own work per item ([tunnel] queue_work and process_one_work of a profile).
+struct WorkqueueCosts {
+    Cycles queue_work = 0;       // queue_work_on: pool lock, insert (the wake-up is charged apart)
+    Cycles process_one_work = 0; // the worker's per-item overhead
+};
+
 } // namespace kdsim::kernel

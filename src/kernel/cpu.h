@@ -32,6 +32,7 @@
 #include "engine/simulation.h"
 #include "engine/task.h"
 #include "engine/time.h"
+#include "kernel/config.h"
 #include "kernel/costs.h"
 #include "kernel/preempt.h"
 #include "kernel/trace.h"
@@ -50,23 +51,6 @@ using engine::Tick;
 
 class Cpu;
 struct TaskStruct;
-
-// Kernel policies of one machine (scenario [machine.kernel]); defaults are Linux's.
-struct KernelConfig {
-    PreemptModel preempt = PreemptModel::VOLUNTARY;
-    std::uint32_t hz = 250;
-    Tick sched_latency = 6 * engine::PS_PER_MS;         // sysctl_sched_latency
-    Tick sched_min_granularity = 750 * engine::PS_PER_US; // sysctl_sched_min_granularity
-    Tick sched_wakeup_granularity = 1 * engine::PS_PER_MS;
-    Tick max_softirq_time = 2 * engine::PS_PER_MS;       // MAX_SOFTIRQ_TIME
-    std::uint32_t max_softirq_restart = 10;              // MAX_SOFTIRQ_RESTART
-    Tick rcu_cpu_stall_timeout = 21 * engine::PS_PER_S;  // CONFIG_RCU_CPU_STALL_TIMEOUT
-    Tick rcu_exp_cpu_stall_timeout = 21 * engine::PS_PER_S;
-    Tick softlockup_thresh = 20 * engine::PS_PER_S;      // 2 * watchdog_thresh
-    // Interrupt-masking mechanism (the costs are in KernelCosts):
-    bool soft_irq_masking = false; // PowerPC lazy masking: a flag; arrivals are recorded and replayed
-    bool pseudo_nmi = false;       // arm64 GIC priority masking: NMI-priority vectors pass the mask
-};
 
 // The kernel's preemption points, each with its own rule for what may happen there.
 enum class Point : std::uint8_t {

@@ -22,11 +22,6 @@ struct WorkStruct {
     bool pending = false;
 };
 
-struct WorkqueueCosts {
-    Cycles queue_work = 0;       // queue_work_on: pool lock, insert (the wake-up is charged apart)
-    Cycles process_one_work = 0; // the worker's per-item overhead
-};
-
 struct WorkqueueStats {
     std::uint64_t queued = 0;
     std::uint64_t executed = 0;

@@ -1,7 +1,9 @@
-// Per-packet costs of the network paths (the [net] section of a profile), in cycles.
+// Costs of the network paths, in cycles: the [net], [tcp], [udp], [tunnel] and [virt] sections
+// of a profile.
 #pragma once
 
 #include "engine/time.h"
+#include "kernel/costs.h"
 
 #include <cmath>
 #include <cstdint>
@@ -48,6 +50,32 @@ struct UdpCosts {
     Cycles udp_sendmsg = 0; // udp_sendmsg -> ip_make_skb -> udp_send_skb -> ip output, copy excluded
     Cycles udp_rcv = 0;     // ip_rcv + __udp4_lib_rcv + udp_queue_rcv_skb (socket queue), wake excluded
     Cycles udp_recvmsg = 0; // udp_recvmsg: dequeue, skb free; copy excluded
+};
+
+// [tunnel] figures of a profile, cycles per packet (AEAD work excluded: it comes from [cipher]).
+struct TunnelCosts {
+    Cycles wg_xmit = 0;      // wg_xmit + send_staged_packets: skb checks, queueing, per packet
+    Cycles wg_encrypt = 0;   // encrypt worker per packet beyond the AEAD: skb_cow, padding, header
+    Cycles wg_tx = 0;        // tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)
+    Cycles wg_rx = 0;        // NET_RX: udp_rcv -> encap_rcv -> wg_packet_receive -> consume_data
+    Cycles wg_decrypt = 0;   // decrypt worker per packet beyond the AEAD
+    Cycles wg_rx_poll = 0;   // peer NAPI per packet: counter_validate, endpoint, napi_gro_receive
+    Cycles esp_output = 0;   // xfrm_output + esp_output + esp_output_tail, AEAD excluded
+    Cycles esp_input = 0;    // xfrm4_rcv + xfrm_input + esp_input + esp_input_done2
+    Cycles aead_request = 0; // crypto_aead_{en,de}crypt: request, scatterlist walk set-up
+    Cycles cryptd_enqueue = 0;   // cryptd_enqueue_request under BH off (queue_work apart)
+    kernel::WorkqueueCosts workqueue;
+};
+
+// [virt] figures of the host profile, cycles of the host's cores (the vCPUs run on the same).
+struct VirtCosts {
+    Cycles exit_mmio = 0;       // a guest MMIO write trapping to the host and back (kick)
+    Cycles virq_delivery = 0;   // the vCPU's exit and re-entry that deliver an injected interrupt
+    Cycles virq_inject = 0;     // host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick
+    Cycles vhost_tx = 0;        // host: handle_tx per frame, tun_get_user, skb build
+    Cycles vhost_rx = 0;        // host: handle_rx per frame, descriptor handling
+    double copy_per_byte = 0;   // host: copy between guest memory and skb, cycles per byte
+    Cycles tun_xmit = 0;        // host: tun_net_xmit per frame (ptr_ring produce)
 };
 
 } // namespace kdsim::net

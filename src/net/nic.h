@@ -9,6 +9,7 @@
 #include "engine/task.h"
 #include "devices/dma.h"
 #include "kernel/cpu.h"
+#include "net/config.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
 #include "net/net_costs.h"
@@ -21,21 +22,6 @@
 namespace kdsim::net {
 
 class Link;
-
-// How the driver hands rx buffers to the stack (drivers/net/ethernet/microchip/lan743x_main.c):
-//  FULL_SYNC:    before the 2021 series: every completed buffer is dma_unmap_single'd over its
-//                whole size (an invalidation of every line) and a new buffer is mapped (another).
-//  PARTIAL_SYNC: a8db76d40e4d + 966df6ded24d: dma_sync_single_for_cpu of only the received
-//                length, dma_unmap_single_attrs(DMA_ATTR_SKIP_CPU_SYNC), then the refill mapping.
-//  SHORT_SYNC:   an unsafe variant that syncs fewer bytes than were received.
-enum class RxStrategy : std::uint8_t { NONE, FULL_SYNC, PARTIAL_SYNC, SHORT_SYNC };
-
-struct RxDmaConfig {
-    RxStrategy strategy = RxStrategy::NONE; // NONE: no DMA API modelled (coherent, free)
-    std::size_t buffer_size = 1536;
-    std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
-    bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
-};
 
 class Nic final : public NetDevice, public engine::EventTarget {
 public:

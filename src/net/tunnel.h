@@ -37,7 +37,9 @@
 #include "crypto/cryptd.h"
 #include "engine/task.h"
 #include "kernel/workqueue.h"
+#include "net/config.h"
 #include "net/napi.h"
+#include "net/net_costs.h"
 #include "net/stack.h"
 
 #include <array>
@@ -51,24 +53,6 @@
 #include <vector>
 
 namespace kdsim::net {
-
-// [tunnel] figures of a profile, cycles per packet (AEAD work excluded: it comes from [cipher]).
-struct TunnelCosts {
-    Cycles wg_xmit = 0;      // wg_xmit + send_staged_packets: skb checks, queueing, per packet
-    Cycles wg_encrypt = 0;   // encrypt worker per packet beyond the AEAD: skb_cow, padding, header
-    Cycles wg_tx = 0;        // tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)
-    Cycles wg_rx = 0;        // NET_RX: udp_rcv -> encap_rcv -> wg_packet_receive -> consume_data
-    Cycles wg_decrypt = 0;   // decrypt worker per packet beyond the AEAD
-    Cycles wg_rx_poll = 0;   // peer NAPI per packet: counter_validate, endpoint, napi_gro_receive
-    Cycles esp_output = 0;   // xfrm_output + esp_output + esp_output_tail, AEAD excluded
-    Cycles esp_input = 0;    // xfrm4_rcv + xfrm_input + esp_input + esp_input_done2
-    Cycles aead_request = 0; // crypto_aead_{en,de}crypt: request, scatterlist walk set-up
-    Cycles cryptd_enqueue = 0;   // cryptd_enqueue_request under BH off (queue_work apart)
-    kernel::WorkqueueCosts workqueue;
-};
-
-enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
-std::string_view to_string(TunnelKind k);
 
 // The AEAD driver a tunnel of this kind ends up with on a kernel with this SIMD policy:
 // WireGuard always uses lib chacha20poly1305; ESP as crypto::select_esp_driver says.

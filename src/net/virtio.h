@@ -25,6 +25,7 @@
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
 #include "net/napi.h"
+#include "net/net_costs.h"
 #include "net/netdevice.h"
 
 #include <cstdint>
@@ -32,17 +33,6 @@
 #include <string>
 
 namespace kdsim::net {
-
-// [virt] figures of the host profile, cycles of the host's cores (the vCPUs run on the same).
-struct VirtCosts {
-    Cycles exit_mmio = 0;       // a guest MMIO write trapping to the host and back (kick)
-    Cycles virq_delivery = 0;   // the vCPU's exit and re-entry that deliver an injected interrupt
-    Cycles virq_inject = 0;     // host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick
-    Cycles vhost_tx = 0;        // host: handle_tx per frame, tun_get_user, skb build
-    Cycles vhost_rx = 0;        // host: handle_rx per frame, descriptor handling
-    double copy_per_byte = 0;   // host: copy between guest memory and skb, cycles per byte
-    Cycles tun_xmit = 0;        // host: tun_net_xmit per frame (ptr_ring produce)
-};
 
 class Vhost;
 

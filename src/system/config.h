@@ -1,20 +1,20 @@
 // A scenario as typed data: machines with their profile, kernel policies and workloads.
 // Built by the scenario layer from TOML (which it alone parses) and consumed by System,
-// which assembles the model. Everything here is already validated.
+// which assembles the model. Everything here is already validated. Only the layers' small
+// config and cost headers are included here, never a model class.
 #pragma once
 
-#include "arch/simd.h"
+#include "arch/config.h"
+#include "crypto/aead.h"
+#include "crypto/chunking.h"
 #include "crypto/cipher_costs.h"
 #include "crypto/hash_costs.h"
-#include "crypto/shash.h"
 #include "devices/dma_costs.h"
 #include "engine/time.h"
+#include "kernel/config.h"
 #include "kernel/costs.h"
-#include "kernel/cpu.h"
+#include "net/config.h"
 #include "net/net_costs.h"
-#include "net/nic.h"
-#include "net/tunnel.h"
-#include "net/virtio.h"
 #include "workloads/config.h"
 
 #include <cstdint>

@@ -1,0 +1,30 @@
+// The network configuration a scenario gives a machine ([machine.nic], [machine.tunnel]): plain
+// data, so that system::MachineConfig can hold it without the NIC and tunnel models.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kdsim::net {
+
+// How the driver hands rx buffers to the stack (drivers/net/ethernet/microchip/lan743x_main.c):
+//  FULL_SYNC:    before the 2021 series: every completed buffer is dma_unmap_single'd over its
+//                whole size (an invalidation of every line) and a new buffer is mapped (another).
+//  PARTIAL_SYNC: a8db76d40e4d + 966df6ded24d: dma_sync_single_for_cpu of only the received
+//                length, dma_unmap_single_attrs(DMA_ATTR_SKIP_CPU_SYNC), then the refill mapping.
+//  SHORT_SYNC:   an unsafe variant that syncs fewer bytes than were received.
+enum class RxStrategy : std::uint8_t { NONE, FULL_SYNC, PARTIAL_SYNC, SHORT_SYNC };
+
+struct RxDmaConfig {
+    RxStrategy strategy = RxStrategy::NONE; // NONE: no DMA API modelled (coherent, free)
+    std::size_t buffer_size = 1536;
+    std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
+    bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
+};
+
+// The tunnel drivers modelled (net/tunnel.h).
+enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
+std::string_view to_string(TunnelKind k);
+
+} // namespace kdsim::net

@@ -1,0 +1,257 @@
+// [[machine]] tables of a scenario: name, profile, cpus, [machine.kernel] (preemption, HZ, the
+// SIMD policy and chunking, irq masking), [machine.nic], [machine.tunnel], [machine.overrides].
+#include "scenario/loader.h"
+
+#include "crypto/aead_path.h"
+#include "net/tunnel.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace kdsim::scenario::detail {
+
+namespace {
+
+constexpr std::array<arch::SimdPolicy, 9> POLICIES = {
+    arch::SimdPolicy::X86_PREEMPT,     arch::SimdPolicy::X86_BH_OFF,    arch::SimdPolicy::X86_UNSAFE_NO_INUSE,
+    arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdPolicy::ARM32_SOFTIRQ, arch::SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH,
+    arch::SimdPolicy::ARM64_BH_OFF,    arch::SimdPolicy::PPC_SPE,       arch::SimdPolicy::PPC_SPE_NO_ENABLE,
+};
+
+// Names of the policies of `a`, or of all policies.
+std::string policy_names(std::optional<arch::Arch> a) {
+    std::vector<std::string> names;
+    for (auto p : POLICIES)
+        if (!a || arch::arch_of(p) == *a) names.emplace_back(arch::to_string(p));
+    return names.empty() ? std::string("none (no SIMD policy is modelled for this architecture)") : join_list(names);
+}
+
+// The kernel-mode SIMD rules of Linux 6.1 (the kernel of the reference experiments) per arch.
+std::optional<arch::SimdPolicy> default_policy(arch::Arch a) {
+    switch (a) {
+    case arch::Arch::X86_64: return arch::SimdPolicy::X86_PREEMPT;
+    case arch::Arch::ARM32: return arch::SimdPolicy::ARM32_TASK_ONLY;
+    case arch::Arch::ARM64: return arch::SimdPolicy::ARM64_BH_OFF;
+    case arch::Arch::PPC32_E500: return arch::SimdPolicy::PPC_SPE;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                                 const system::Profile* profile, const toml::node* profile_node) {
+    std::string kkey = mkey + ".kernel";
+    const toml::table* k = r_.table(m, "kernel", kkey, false, "a table [machine.kernel]");
+    std::optional<arch::SimdPolicy> policy;
+    const toml::node* policy_node = nullptr;
+    if (k) {
+        r_.check_keys(*k, kkey, "[machine.kernel]",
+                      {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
+                       "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
+                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking"});
+        if (const toml::node* im = k->get("irq_masking")) {
+            auto v = im->value<std::string>();
+            static const std::vector<std::pair<std::string, std::string>> MASKING = {
+                {"native", ""},         {"x86-cli-sti", ""},   {"arm64-daif", "daif"},
+                {"arm64-pmr-off", "pmr_off"}, {"arm64-pmr", "pmr"}, {"arm64-pmr-nosync", "pmr_nosync"},
+                {"ppc-soft-mask", "soft"}};
+            static const std::map<std::string, arch::Arch> ARCH_OF = {
+                {"x86-cli-sti", arch::Arch::X86_64}, {"arm64-daif", arch::Arch::ARM64}, {"arm64-pmr-off", arch::Arch::ARM64},
+                {"arm64-pmr", arch::Arch::ARM64}, {"arm64-pmr-nosync", arch::Arch::ARM64}};
+            bool ok = false;
+            for (const auto& [name, table] : MASKING)
+                if (v && *v == name) {
+                    ok = true;
+                    mc.irq_masking = table;
+                    if (auto a = ARCH_OF.find(name); a != ARCH_OF.end() && profile && profile->arch != a->second) {
+                        r_.error(*im, kkey + ".irq_masking",
+                                 fmt::format("{} is an {} masking implementation, but profile {} is {}", name,
+                                             arch::to_string(a->second), profile->name, arch::to_string(profile->arch)));
+                    } else if (!table.empty() && profile && !profile->irqmask.count(table)) {
+                        r_.error(*im, kkey + ".irq_masking",
+                                 fmt::format("profile {} has no [irqmask.{}] figures for {}", profile->name, table, name));
+                    }
+                }
+            if (!ok)
+                r_.error(*im, kkey + ".irq_masking",
+                         fmt::format("expected one of: native, x86-cli-sti, arm64-daif, arm64-pmr-off, arm64-pmr, arm64-pmr-nosync, "
+                                     "ppc-soft-mask; found {}", describe(im)));
+        }
+        auto& kc = mc.kernel;
+        if (auto p = r_.choice(*k, "preempt", kkey + ".preempt", false, {"none", "voluntary", "full"}))
+            kc.preempt =
+                std::array{kernel::PreemptModel::NONE, kernel::PreemptModel::VOLUNTARY, kernel::PreemptModel::FULL}[*p];
+        if (const toml::node* hz = k->get("hz")) {
+            auto v = hz->value<std::int64_t>();
+            if (hz->is_integer() && (*v == 100 || *v == 250 || *v == 300 || *v == 1000))
+                kc.hz = static_cast<std::uint32_t>(*v);
+            else
+                r_.error(*hz, kkey + ".hz",
+                         fmt::format("expected one of 100, 250, 300, 1000 (CONFIG_HZ), found {}", describe(hz)));
+        }
+        if ((policy_node = k->get("simd_policy"))) {
+            std::string pkey = kkey + ".simd_policy";
+            const auto* s = policy_node->as_string();
+            auto p = s ? arch::simd_policy_from_string(s->get()) : std::nullopt;
+            if (!p) {
+                r_.error(*policy_node, pkey,
+                         fmt::format("unknown SIMD policy {}; expected one of: {}",
+                                     s ? quote(s->get()) : describe(policy_node), policy_names(std::nullopt)));
+            } else if (profile && arch::arch_of(*p) != profile->arch) {
+                r_.error(*policy_node, pkey,
+                         fmt::format("policy {} is for arch {}, but profile {} is {}; expected one of: {}",
+                                     quote(s->get()), arch::to_string(arch::arch_of(*p)), profile->name,
+                                     arch::to_string(profile->arch), policy_names(profile->arch)));
+            } else {
+                policy = p;
+            }
+        }
+        if (auto c = r_.choice(*k, "simd_chunking", kkey + ".simd_chunking", false, {"none", "fixed", "yield"}))
+            mc.chunking.policy =
+                std::array{crypto::ChunkPolicy::NONE, crypto::ChunkPolicy::FIXED, crypto::ChunkPolicy::YIELD}[*c];
+        if (auto b = r_.bytes(*k, "simd_chunk_bytes", kkey + ".simd_chunk_bytes", false, true)) mc.chunking.bytes = *b;
+        auto dur = [&](std::string_view name, engine::Tick& dst, bool positive) {
+            if (auto t = r_.duration(*k, name, join_key(kkey, name), false, positive)) dst = *t;
+        };
+        dur("sched_latency", kc.sched_latency, true);
+        dur("sched_min_granularity", kc.sched_min_granularity, true);
+        dur("sched_wakeup_granularity", kc.sched_wakeup_granularity, false);
+        dur("max_softirq_time", kc.max_softirq_time, true);
+        dur("rcu_cpu_stall_timeout", kc.rcu_cpu_stall_timeout, true);
+        dur("rcu_exp_cpu_stall_timeout", kc.rcu_exp_cpu_stall_timeout, true);
+        dur("softlockup_thresh", kc.softlockup_thresh, true);
+        if (auto v = r_.integer(*k, "max_softirq_restart", kkey + ".max_softirq_restart", false, 1, 1000))
+            kc.max_softirq_restart = static_cast<std::uint32_t>(*v);
+    }
+    if (policy) {
+        mc.simd_policy = *policy;
+    } else if (profile && !policy_node) {
+        if (auto d = default_policy(profile->arch))
+            mc.simd_policy = *d;
+        else if (profile_node)
+            r_.error(*profile_node, mkey + ".profile",
+                     fmt::format("profile {} is {}, for which no SIMD policy is modelled", profile->name,
+                                 arch::to_string(profile->arch)));
+    }
+}
+
+void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc) {
+    const toml::table* nic = r_.table(m, "nic", mkey + ".nic", false, "a table [machine.nic]");
+    if (!nic) return;
+    std::string nkey = mkey + ".nic";
+    r_.check_keys(*nic, nkey, "[machine.nic]",
+                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs"});
+    net::RxDmaConfig rx;
+    bool strategy = false;
+    if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
+                            {"full-sync", "partial-sync", "short-sync"})) {
+        rx.strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
+                                 net::RxStrategy::SHORT_SYNC}[*st];
+        strategy = true;
+    }
+    if (auto mb = r_.boolean(*nic, "multi_buffer", nkey + ".multi_buffer", false)) rx.multi_buffer = *mb;
+    if (auto b = r_.bytes(*nic, "rx_buffer", nkey + ".rx_buffer", false, true)) {
+        if (*b < 1518 && !rx.multi_buffer)
+            r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
+                     fmt::format("expected a buffer that holds a 1518-byte frame (MTU 1500), or multi_buffer = "
+                                 "true, found {} bytes", *b));
+        else if (*b < 64)
+            r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
+                     fmt::format("expected at least 64 bytes per buffer, found {}", *b));
+        else
+            rx.buffer_size = *b;
+        if (!strategy)
+            r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer", "rx_buffer needs an rx_strategy (the DMA API use)");
+    }
+    if (auto t = r_.duration(*nic, "rx_usecs", nkey + ".rx_usecs", false, false)) mc.nic_rx_usecs = *t;
+    if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
+    if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
+    if (strategy) mc.nic_rx = rx;
+}
+
+void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                                 const system::Profile* prof, const std::optional<std::string>& name) {
+    const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]");
+    if (!tun) return;
+    std::string tkey = mkey + ".tunnel";
+    r_.check_keys(*tun, tkey, "[machine.tunnel]", {"kind", "aead", "peer"});
+    system::MachineConfig::Tunnel t;
+    if (auto k = r_.choice(*tun, "kind", tkey + ".kind", true, {"wireguard", "esp"}))
+        t.kind = *k == 0 ? net::TunnelKind::WIREGUARD : net::TunnelKind::ESP;
+    if (auto a = r_.choice(*tun, "aead", tkey + ".aead", true, {"chacha20-poly1305", "aes-128-gcm", "aes-256-gcm"}))
+        t.aead = *crypto::aead_alg_from_string(std::array<std::string_view, 3>{"chacha20-poly1305", "aes-128-gcm",
+                                                                              "aes-256-gcm"}[*a]);
+    if (auto pe = r_.string(*tun, "peer", tkey + ".peer", true)) t.peer = *pe;
+    if (name) tunnel_at_[*name] = {tun, tkey};
+    if (t.kind == net::TunnelKind::WIREGUARD && t.aead != crypto::AeadAlg::CHACHA20_POLY1305 && tun->get("aead"))
+        r_.error(*tun->get("aead"), tkey + ".aead",
+                 fmt::format("expected \"chacha20-poly1305\" (WireGuard has no other cipher), found \"{}\"",
+                             crypto::to_string(t.aead)));
+    const bool consistent = t.kind == net::TunnelKind::ESP || t.aead == crypto::AeadAlg::CHACHA20_POLY1305;
+    if (prof && tun->get("aead") && tun->get("kind") && consistent) {
+        if (!prof->tunnel)
+            r_.error(*tun, tkey, fmt::format("a tunnel needs the [tunnel] figures of profile {}, which has none", prof->name));
+        const auto choice = net::tunnel_aead_driver(t.kind, mc.simd_policy, t.aead, prof->cipher);
+        if (arch::arch_of(mc.simd_policy) == prof->arch)
+            if (auto missing = crypto::aead_missing_costs(prof->cipher, choice.driver, t.aead))
+                r_.error(*tun->get("aead"), tkey + ".aead",
+                         fmt::format("{} through {} on {} needs {} in profile {}, which lacks it",
+                                     crypto::to_string(t.aead), crypto::to_string(choice.driver),
+                                     arch::to_string(prof->arch), *missing, prof->name));
+    }
+    mc.tunnel = t;
+}
+
+std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
+                                                                  std::uint64_t seed) {
+    r_.check_keys(m, mkey, "[[machine]]",
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel"});
+    std::size_t before = out_.size();
+    system::MachineConfig mc;
+    auto name = r_.string(m, "name", mkey + ".name", true);
+    if (name) mc.name = *name;
+
+    const system::Profile* prof = nullptr;
+    const toml::node* profile_node = m.get("profile");
+    if (auto pn = r_.string(m, "profile", mkey + ".profile", true))
+        prof = profile(*profile_node, mkey + ".profile", *pn);
+    if (prof) mc.profile = *prof;
+
+    std::optional<int> cpus;
+    if (auto c = r_.integer(m, "cpus", mkey + ".cpus", true, 1, MAX_CPUS)) cpus = static_cast<int>(*c);
+    if (cpus) mc.cpus = *cpus;
+
+    read_kernel(m, mkey, mc, prof, profile_node);
+    if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
+    read_nic(m, mkey, mc);
+    read_tunnel(m, mkey, mc, prof, name);
+
+    if (const toml::table* ov =
+            r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {
+        for (auto&& [k, v] : *ov) {
+            std::string okey = join_key(mkey + ".overrides", k.str());
+            if (!prof) continue; // nothing to override; the profile's own error is reported
+            if (auto s = detail::apply_override(mc.profile, k.str(), v, okey, r_)) mc.overrides.push_back(*s);
+        }
+    }
+
+    if (const toml::array* ws = r_.array(m, "workload", mkey + ".workload", false, "[[machine.workload]] tables")) {
+        std::map<std::string, std::string> names; // workload name -> its key
+        for (std::size_t i = 0; i < ws->size(); ++i) {
+            std::string wkey = index_key(mkey + ".workload", i);
+            const toml::node* n = ws->get(i);
+            if (!n->is_table()) {
+                r_.error(*n, wkey, fmt::format("expected a [[machine.workload]] table, found {}", describe(n)));
+                continue;
+            }
+            if (auto wl = read_workload(*n->as_table(), wkey, mc, cpus, prof, name.has_value(), seed, names))
+                mc.workloads.push_back(std::move(*wl));
+        }
+    }
+    if (out_.size() != before) return std::nullopt;
+    return mc;
+}
+
+} // namespace kdsim::scenario::detail
