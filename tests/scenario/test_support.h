@@ -1,0 +1,46 @@
+// Shared by the scenario layer's tests: a temporary directory and the source tree.
+#pragma once
+
+#include "scenario/load.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace kdsim::scenario::test_support {
+
+namespace fs = std::filesystem;
+using engine::PS_PER_MS;
+using engine::PS_PER_S;
+using engine::PS_PER_US;
+
+inline const fs::path SOURCE_DIR = KDSIM_SOURCE_DIR;
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+class TempDir {
+public:
+    TempDir() {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        path_ =
+            fs::temp_directory_path() / (std::string("kdsim-scenario-") + info->test_suite_name() + "-" + info->name());
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    const fs::path& path() const { return path_; }
+    fs::path write(const std::string& name, const std::string& text) const {
+        fs::path p = path_ / name;
+        fs::create_directories(p.parent_path());
+        std::ofstream(p) << text;
+        return p;
+    }
+
+private:
+    fs::path path_;
+};
+
+inline std::string diagnostics_text(const InputError& e) { return e.what(); }
+
+} // namespace kdsim::scenario::test_support

@@ -1,0 +1,221 @@
+// Tests of the scenario layer's units (durations, byte counts), its diagnostics and the
+// shipped and malformed profiles.
+#include "test_support.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <vector>
+
+namespace kdsim::scenario {
+namespace {
+
+using namespace test_support;
+
+// ---------------------------------------------------------------------------------------
+// Units
+
+struct DurationCase {
+    const char* text;
+    std::optional<engine::Tick> ps;
+};
+
+TEST(ParseDuration, ConvertsExactlyToPicoseconds) {
+    // Expectations worked out by hand: 1 us = 1e6 ps, 1 ms = 1e9 ps, 1 s = 1e12 ps.
+    const DurationCase cases[] = {
+        {"20 us", 20'000'000},
+        {"1.5 ms", 1'500'000'000},
+        {"2 s", 2'000'000'000'000},
+        {"500 ns", 500'000},
+        {"100 ps", 100},
+        {"0.75 ms", 750'000'000},
+        {"6ms", 6'000'000'000},
+        {"  3 us  ", 3'000'000},
+        {"0 us", 0},
+        {"1.000 ns", 1'000},
+        {"0.001 ns", 1},
+        {".5 s", 500'000'000'000},
+        {"7 \xC2\xB5s", 7'000'000},
+        {"18446744073709551615 ps", UINT64_MAX},
+        {"18446744 s", 18'446'744'000'000'000'000ULL},
+    };
+    for (const auto& c : cases) EXPECT_EQ(parse_duration(c.text), c.ps) << "input: \"" << c.text << '"';
+}
+
+TEST(ParseDuration, RejectsNegativeUnknownUnitsFractionalPicosecondsAndOverflow) {
+    // Each is bad input: a sign, no unit, an unknown unit, 0.5 ps, or more than 2^64 ps.
+    for (const char* text : {"-1 ms", "+1 ms", "20", "", "ms", "1 fortnight", "1 min", "1.5 ps", "0.0001 ns", "1e3 us",
+                             "1 s 2", "1,5 ms", "18446745 s", "18446744073709551616 ps", "1 MS"})
+        EXPECT_EQ(parse_duration(text), std::nullopt) << "input: \"" << text << '"';
+}
+
+TEST(ParseBytes, AcceptsIntegersAndBinaryUnits) {
+    // KiB = 1024 B, MiB = 2^20 B, GiB = 2^30 B.
+    const std::pair<const char*, std::uint64_t> cases[] = {
+        {"4096", 4096},
+        {"0", 0},
+        {"1500 B", 1500},
+        {"4 KiB", 4096},
+        {"9 KiB", 9216},
+        {"1 MiB", 1048576},
+        {"1.5 KiB", 1536},
+        {"2 GiB", 2147483648ULL},
+        {"0.5 MiB", 524288},
+        {"64B", 64},
+        {"18446744073709551615", UINT64_MAX},
+    };
+    for (const auto& [text, bytes] : cases) EXPECT_EQ(parse_bytes(text), bytes) << "input: \"" << text << '"';
+}
+
+TEST(ParseBytes, RejectsNegativeDecimalUnitsFractionsAndOverflow) {
+    for (const char* text :
+         {"-1", "4 kB", "4 KB", "1 MB", "0.3 B", "1.1 KiB", "x", "", "KiB", "18446744073709551616", "16777216 TiB"})
+        EXPECT_EQ(parse_bytes(text), std::nullopt) << "input: \"" << text << '"';
+}
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics
+
+TEST(Diagnostic, PrintsInCompilerGrammar) {
+    Diagnostic d{"data/profiles/x86/foo.toml", 12, 1, "sched.wakeup", "expected a figure, found nothing"};
+    EXPECT_EQ(d.str(), "data/profiles/x86/foo.toml:12:1: error: sched.wakeup: expected a figure, found nothing");
+    Diagnostic whole_file{"a.toml", 0, 0, "", "cannot read file: No such file or directory"};
+    EXPECT_EQ(whole_file.str(), "a.toml: error: cannot read file: No such file or directory");
+    InputError e({d, whole_file});
+    EXPECT_EQ(std::string(e.what()), d.str() + "\n" + whole_file.str());
+}
+
+// ---------------------------------------------------------------------------------------
+// Profiles
+
+TEST(Profile, IntelIceLakeServerLoadsWithTheFiguresTypedInItsFile) {
+    // Values read from data/profiles/x86/intel-icelake-server.toml.
+    auto p = load_profile(SOURCE_DIR / "data/profiles/x86/intel-icelake-server.toml");
+    EXPECT_EQ(p.name, "x86/intel-icelake-server");
+    EXPECT_EQ(p.path, "data/profiles/x86/intel-icelake-server.toml");
+    EXPECT_EQ(p.arch, arch::Arch::X86_64);
+    EXPECT_EQ(p.simd_unit, "x86-fpu");
+    EXPECT_EQ(p.clock_hz, 2'300'000'000u); // value = 2.30e9
+    EXPECT_EQ(p.cache_line, 64u);
+    EXPECT_EQ(p.kernel.context_switch, 2000u);
+    EXPECT_EQ(p.kernel.wakeup, 1000u);
+    EXPECT_EQ(p.kernel.cond_resched, 10u);
+    EXPECT_EQ(p.kernel.irq_entry, 600u);
+    EXPECT_EQ(p.kernel.timer_handler, 700u);
+    EXPECT_EQ(p.kernel.local_irq_save, 12u);
+    EXPECT_EQ(p.kernel.local_irq_restore, 5u);
+    EXPECT_EQ(p.kernel.local_bh_enable, 14u);
+    EXPECT_EQ(p.simd.state_size, 2440u);
+    EXPECT_EQ(p.simd.begin, 25u);
+    EXPECT_EQ(p.simd.save, 250u);
+    EXPECT_EQ(p.simd.restore, 450u);
+    using crypto::HashAlg;
+    using crypto::HashImpl;
+    ASSERT_TRUE(p.hash.has(HashAlg::SHA256, HashImpl::SHANI));
+    EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA256, HashImpl::SHANI)->cycles_per_byte, 2.05);
+    EXPECT_EQ(p.hash.get(HashAlg::SHA256, HashImpl::SHANI)->cycles_per_call, 231u);
+    EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA1, HashImpl::GENERIC)->cycles_per_byte, 5.18);
+    EXPECT_EQ(p.hash.get(HashAlg::SHA1, HashImpl::GENERIC)->cycles_per_call, 432u);
+    EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA512, HashImpl::AVX2)->cycles_per_byte, 5.20);
+    EXPECT_FALSE(p.hash.has(HashAlg::SHA512, HashImpl::SHANI)); // no SHA-512 extension
+    EXPECT_FALSE(p.hash.has(HashAlg::SHA256, HashImpl::NEON));
+}
+
+TEST(Profile, AmdZen3LoadsWithTheFiguresTypedInItsFile) {
+    // Values read from data/profiles/x86/amd-zen3.toml.
+    auto p = load_profile(SOURCE_DIR / "data/profiles/x86/amd-zen3.toml");
+    EXPECT_EQ(p.name, "x86/amd-zen3");
+    EXPECT_EQ(p.arch, arch::Arch::X86_64);
+    EXPECT_EQ(p.clock_hz, 2'450'000'000u); // value = 2.45e9
+    EXPECT_EQ(p.simd.state_size, 840u);
+    EXPECT_EQ(p.simd.save, 150u);
+    EXPECT_EQ(p.simd.restore, 250u);
+    using crypto::HashAlg;
+    using crypto::HashImpl;
+    EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA1, HashImpl::GENERIC)->cycles_per_byte, 4.75);
+    EXPECT_EQ(p.hash.get(HashAlg::SHA1, HashImpl::GENERIC)->cycles_per_call, 404u);
+    EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA256, HashImpl::AVX2)->cycles_per_byte, 7.69);
+    EXPECT_EQ(p.hash.get(HashAlg::SHA256, HashImpl::AVX2)->cycles_per_call, 666u);
+    EXPECT_EQ(p.hash.get(HashAlg::SHA512, HashImpl::AVX2)->cycles_per_call, 826u);
+}
+
+TEST(Profile, EveryShippedProfileLoads) {
+    // A shipped profile that does not load would only fail later, in someone's scenario.
+    int n = 0;
+    for (auto& e : fs::recursive_directory_iterator(SOURCE_DIR / "data/profiles")) {
+        if (e.path().extension() != ".toml") continue;
+        ++n;
+        try {
+            auto p = load_profile(e.path());
+            EXPECT_FALSE(p.name.empty());
+        } catch (const InputError& err) {
+            ADD_FAILURE() << err.what();
+        }
+    }
+    EXPECT_GE(n, 2);
+}
+
+TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
+    // Three defects in one file: all three reported, in line order; 249.6 cycles rounds to 250.
+    TempDir dir;
+    std::string text;
+    {
+        std::ifstream in(SOURCE_DIR / "tests/scenarios/invalid/profiles/missing-figure.toml");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+    }
+    // missing-figure.toml lacks sched.wakeup; add two more defects.
+    auto replace = [&](const std::string& from, const std::string& to) {
+        auto pos = text.find(from);
+        ASSERT_NE(pos, std::string::npos) << from;
+        text.replace(pos, from.size(), to);
+    };
+    replace("save = { value = 150,", "save = { value = 149.6,");
+    replace("exit = { value = 500, unit = \"cycles\"", "exit = { value = 500, unit = \"ns\"");
+    replace("tick = { value = 1000,", "tick = { value = \"1000\",");
+    fs::path f = dir.write("p.toml", text);
+    try {
+        load_profile(f);
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        ASSERT_EQ(e.diagnostics.size(), 3u) << e.what();
+        EXPECT_EQ(e.diagnostics[0].key, "sched.wakeup");
+        EXPECT_EQ(e.diagnostics[0].line, 12);
+        EXPECT_EQ(e.diagnostics[1].key, "sched.tick.value");
+        EXPECT_EQ(e.diagnostics[1].message, "expected a number of cycles, found string \"1000\"");
+        EXPECT_EQ(e.diagnostics[2].key, "irq.exit.unit");
+        EXPECT_EQ(e.diagnostics[2].message, "expected the unit \"cycles\", found string \"ns\"");
+    }
+    replace("exit = { value = 500, unit = \"ns\"", "exit = { value = 500, unit = \"cycles\"");
+    replace("tick = { value = \"1000\",", "tick = { value = 1000,");
+    replace("[sched]\n", "[sched]\nwakeup = { value = 999.5, unit = \"cycles\", source = \"test\" }\n");
+    f = dir.write("p.toml", text);
+    auto p = load_profile(f);
+    EXPECT_EQ(p.simd.save, 150u);      // llround(149.6)
+    EXPECT_EQ(p.kernel.wakeup, 1000u); // llround(999.5): halves round away from zero
+    EXPECT_EQ(p.name, "test/minimal");
+}
+
+TEST(Profile, NameMustMatchItsPathUnderDataProfiles) {
+    TempDir dir;
+    std::ifstream in(SOURCE_DIR / "data/profiles/x86/amd-zen3.toml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    fs::path f = dir.write("data/profiles/x86/zen3-copy.toml", ss.str());
+    try {
+        load_profile(f);
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
+        EXPECT_EQ(e.diagnostics[0].key, "profile.name");
+        EXPECT_EQ(e.diagnostics[0].message, "expected \"x86/zen3-copy\" (the file's path under data/profiles, without "
+                                            ".toml), found \"x86/amd-zen3\"");
+        EXPECT_EQ(e.diagnostics[0].line, 18);
+    }
+}
+
+} // namespace
+} // namespace kdsim::scenario
