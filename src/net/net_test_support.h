@@ -10,11 +10,9 @@
 namespace kdsim::net::testing {
 
 struct Sent {
-    std::uint64_t counter;
+    Packet p;
     std::string task;
     std::uint32_t preempt_count;
-    std::uint32_t len;
-    std::uint64_t seq;
     engine::Tick at;
 };
 
@@ -23,7 +21,7 @@ class Wire final : public NetDevice {
 public:
     Wire() : NetDevice("wire") {}
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override {
-        sent.push_back({p.counter, cpu.current()->comm, cpu.preempt_count(), p.len, p.seq, cpu.now()});
+        sent.push_back({p, cpu.current()->comm, cpu.preempt_count(), cpu.now()});
         co_return;
     }
     const NetCosts& costs() const override { return costs_; }

@@ -104,10 +104,10 @@ TEST(EspCryptd, BhOffAndAtomicWithRequestsQueuedGoToCryptdAPreemptibleTaskEncryp
     ASSERT_EQ(h.wire.sent.size(), 3u);
     // the synchronous one leaves first, from the sender; cryptd's two follow in their order,
     // from its kworker, with BH off twice: the completion's and dev_queue_xmit's rcu_read_lock_bh
-    EXPECT_EQ(h.wire.sent[0].counter, 2u);
+    EXPECT_EQ(h.wire.sent[0].p.counter, 2u);
     EXPECT_EQ(h.wire.sent[0].task, "sender");
     for (std::size_t i = 1; i < 3; ++i) {
-        EXPECT_EQ(h.wire.sent[i].counter, i - 1);
+        EXPECT_EQ(h.wire.sent[i].p.counter, i - 1);
         EXPECT_EQ(h.wire.sent[i].task, "kworker/0:cryptd");
         EXPECT_EQ(h.wire.sent[i].preempt_count, 2 * kernel::SOFTIRQ_DISABLE_OFFSET);
     }

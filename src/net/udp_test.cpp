@@ -37,8 +37,8 @@ TEST(UdpSource, PacesOneDatagramPerLengthTimesEightOverTheBitrate) {
     EXPECT_EQ(src.datagrams(), 10u);
     ASSERT_EQ(h.wire.sent.size(), 10u);
     for (std::size_t i = 0; i < 10; ++i) {
-        EXPECT_EQ(h.wire.sent[i].len, 1042u);
-        EXPECT_EQ(h.wire.sent[i].seq, i);
+        EXPECT_EQ(h.wire.sent[i].p.len, 1042u);
+        EXPECT_EQ(h.wire.sent[i].p.seq, i);
         EXPECT_EQ(h.wire.sent[i].at, i * engine::PS_PER_MS);
     }
 }
