@@ -4,7 +4,13 @@
 #include "scenario/load.h"
 #include "system/system.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <climits>
+#include <functional>
+#include <memory>
+#include <vector>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,7 +30,18 @@ std::optional<std::string> self_exe() {
 namespace fs = std::filesystem;
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
-    app.add_option("--seed", o.seed, "Random seed (overrides the scenario's)");
+    // The scenario file's `seed` is a TOML integer from 0 to 2^63-1; the command line agrees,
+    // and takes decimal digits only (CLI11 alone would wrap "-1" to 2^64-1).
+    app.add_option("--seed", o.seed, "Random seed, 0 to 9223372036854775807 (overrides the scenario's)")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                std::int64_t v = 0;
+                auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+                if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || end != s.data() + s.size())
+                    return "expected a whole number from 0 to 9223372036854775807, found \"" + s + "\"";
+                return "";
+            },
+            "SEED"));
     app.add_option("--mode", o.mode, "timing (default) or functional (really hash/encrypt the bytes)")
         ->check(CLI::IsMember({"timing", "functional"}));
     app.add_option("--root", o.root, "Repository root holding data/ (default: found from the scenario)");
@@ -68,26 +85,86 @@ results::RunResults load_or_run(const std::string& file, const CommonOptions& c)
 
 } // namespace
 
+namespace {
+
+// One output file of a command: opened before the run, filled after it.
+struct Output {
+    const char* option;
+    std::string path;
+    std::function<void(report::AtomicFile&)> fill;
+    std::unique_ptr<report::AtomicFile> file;
+};
+
+// Opens every output given (an empty path: the option was not given), so that a path that
+// cannot be written is refused before anything runs. Returns why one was refused, or "".
+std::string open_outputs(std::vector<Output>& outs) {
+    std::vector<std::pair<fs::path, const char*>> seen;
+    for (Output& o : outs) {
+        if (o.path.empty()) continue;
+        fs::path id = report::output_identity(o.path);
+        for (const auto& [other, option] : seen)
+            if (other == id) return fmt::format("{} and {} name the same file {}", option, o.option, o.path);
+        seen.emplace_back(id, o.option);
+        try {
+            o.file = std::make_unique<report::AtomicFile>(o.path);
+        } catch (const std::runtime_error& e) {
+            return fmt::format("{}: {}", o.option, e.what());
+        }
+    }
+    return "";
+}
+
+// Fills and publishes the opened outputs: all replaced files or none of them. The files are
+// written and made durable first, then the streams (a device, a FIFO, /dev/stdout: they cannot
+// be taken back, so a failure before them leaves nothing anywhere), then the files are renamed
+// into place. Returns false after printing the error.
+bool write_outputs(std::vector<Output>& outs) {
+    std::size_t published = 0;
+    try {
+        for (bool streams : {false, true}) {
+            if (streams) std::fflush(stdout); // what was printed comes before what is appended
+            for (Output& o : outs)
+                if (o.file && o.file->in_place() == streams) {
+                    o.fill(*o.file);
+                    o.file->close();
+                }
+        }
+        for (Output& o : outs)
+            if (o.file) {
+                o.file->commit();
+                ++published;
+            }
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "kdsim: %s\n", e.what());
+        if (published == 0) std::fprintf(stderr, "kdsim: no output file was written\n");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
 int cmd_run(const RunOptions& o) {
     results::RunResults r;
     std::unique_ptr<system::ScenarioConfig> cfg;
     std::unique_ptr<system::System> sys;
-    std::unique_ptr<report::AtomicFile> trace_file;
+    std::vector<Output> outs;
+    outs.push_back({"--json", o.json, [&](report::AtomicFile& f) { f.write(report::to_json_text(r)); }, nullptr});
+    outs.push_back({"--csv", o.csv, [&](report::AtomicFile& f) { f.write(report::to_csv(r)); }, nullptr});
+    outs.push_back({"--trace", o.trace, [&](report::AtomicFile& f) {
+                        sys->write_trace([&](std::string_view s) { f.write(s); });
+                    }, nullptr});
     try {
         cfg = std::make_unique<system::ScenarioConfig>(scenario::load_scenario(o.scenario, load_options(o.common)));
         sys = std::make_unique<system::System>(*cfg);
-        if (!o.trace.empty()) {
-            if (!sys->enable_trace(o.trace_limit)) {
-                std::fprintf(stderr, "kdsim: --trace: this kdsim was built with KDSIM_TRACE=OFF (no trace hooks)\n"
-                                     "kdsim: nothing was run or written\n");
-                return EXIT_BAD_INPUT;
-            }
-            try {
-                trace_file = std::make_unique<report::AtomicFile>(o.trace); // a bad path fails before the run
-            } catch (const std::runtime_error& e) {
-                std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", e.what());
-                return EXIT_BAD_INPUT;
-            }
+        if (!o.trace.empty() && !sys->enable_trace(o.trace_limit)) {
+            std::fprintf(stderr, "kdsim: --trace: this kdsim was built with KDSIM_TRACE=OFF (no trace hooks)\n"
+                                 "kdsim: nothing was run or written\n");
+            return EXIT_BAD_INPUT;
+        }
+        if (std::string why = open_outputs(outs); !why.empty()) {
+            std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
+            return EXIT_BAD_INPUT;
         }
         r = sys->run();
     } catch (const scenario::InputError& e) {
@@ -104,28 +181,25 @@ int cmd_run(const RunOptions& o) {
     } else {
         std::fputs(summary.c_str(), stdout);
     }
-    try {
-        if (!o.json.empty()) report::write_file_atomically(o.json, report::to_json_text(r));
-        if (!o.csv.empty()) report::write_file_atomically(o.csv, report::to_csv(r));
-        if (trace_file) {
-            sys->write_trace([&](std::string_view s) { trace_file->write(s); });
-            trace_file->commit();
-            if (const kernel::TraceRecorder& t = *sys->trace(); t.dropped())
-                std::fprintf(stderr,
-                             "kdsim: warning: trace truncated at %.6f us of simulated time: the record limit "
-                             "(--trace-limit %zu) was reached and %llu later records were dropped\n",
-                             engine::to_us(t.first_dropped_at()), t.limit(),
-                             static_cast<unsigned long long>(t.dropped()));
-        }
-    } catch (const std::runtime_error& e) {
-        std::fprintf(stderr, "kdsim: %s\n", e.what());
-        return EXIT_BAD_INPUT;
-    }
+    if (!write_outputs(outs)) return EXIT_BAD_INPUT;
+    if (!o.trace.empty())
+        if (const kernel::TraceRecorder& t = *sys->trace(); t.dropped())
+            std::fprintf(stderr,
+                         "kdsim: warning: trace truncated at %.6f us of simulated time: the record limit "
+                         "(--trace-limit %zu) was reached and %llu later records were dropped\n",
+                         engine::to_us(t.first_dropped_at()), t.limit(), static_cast<unsigned long long>(t.dropped()));
     return r.failed ? EXIT_FINDINGS : EXIT_OK;
 }
 
 int cmd_compare(const CompareOptions& o) {
     results::RunResults a, b;
+    std::vector<Output> outs;
+    outs.push_back({"--json", o.json, [&](report::AtomicFile& f) { f.write(report::compare_json(a, b).dump(2) + "\n"); },
+                    nullptr});
+    if (std::string why = open_outputs(outs); !why.empty()) {
+        std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
+        return EXIT_BAD_INPUT;
+    }
     try {
         a = load_or_run(o.a, o.common);
         b = load_or_run(o.b, o.common);
@@ -137,14 +211,7 @@ int cmd_compare(const CompareOptions& o) {
         return EXIT_BAD_INPUT;
     }
     std::fputs(report::compare_table(a, b).c_str(), stdout);
-    if (!o.json.empty()) {
-        try {
-            report::write_file_atomically(o.json, report::compare_json(a, b).dump(2) + "\n");
-        } catch (const std::runtime_error& e) {
-            std::fprintf(stderr, "kdsim: %s\n", e.what());
-            return EXIT_BAD_INPUT;
-        }
-    }
+    if (!write_outputs(outs)) return EXIT_BAD_INPUT;
     return (a.failed || b.failed) ? EXIT_FINDINGS : EXIT_OK;
 }
 

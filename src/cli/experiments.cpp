@@ -177,7 +177,13 @@ int cmd_experiments(const ExperimentsOptions& o) {
         for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
         return EXIT_BAD_INPUT;
     }
-    if (!o.out.empty()) fs::create_directories(o.out, ec);
+    if (!o.out.empty()) {
+        fs::create_directories(o.out, ec);
+        if (std::string why = report::check_writable(fs::path(o.out) / "x.json"); !why.empty()) {
+            std::fprintf(stderr, "kdsim: --out %s: %s\nkdsim: nothing was run or written\n", o.out.c_str(), why.c_str());
+            return EXIT_BAD_INPUT;
+        }
+    }
 
     scenario::LoadOptions lo;
     if (!o.common.root.empty()) lo.root = o.common.root;

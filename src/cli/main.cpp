@@ -4,6 +4,8 @@
 // 3 internal error.
 #include "cli/commands.h"
 
+#include "report/output_file.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 
 int main(int argc, char** argv) {
     using namespace kdsim::cli;
+    kdsim::report::remove_temporary_files_on_signals(); // a signal leaves no hidden temporary output file
     CLI::App app{"kdsim - the kernel datapath simulator: what does this kernel policy cost on that CPU?"};
     app.set_version_flag("--version", "kdsim 0.1");
     app.require_subcommand(1);

@@ -11,11 +11,11 @@
 // The formats are described in docs/report-format.md.
 #pragma once
 
+#include "report/output_file.h"
 #include "results/results.h"
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -49,35 +49,5 @@ nlohmann::json compare_json(const results::RunResults& a, const results::RunResu
 
 // One row per numeric metric: section,machine,cpu,workload,key,value,unit (with a header line).
 std::string to_csv(const results::RunResults&);
-
-// Why an output file could not be created at `path` (its directory is missing or not writable,
-// or `path` is a directory), or "" when it can: checked before a long run that ends by writing it.
-std::string check_writable(const std::filesystem::path& path);
-
-// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
-// On any failure nothing is left at `path` or in the directory and std::runtime_error names
-// the path and the errno text. An existing file at `path` is replaced only on success.
-void write_file_atomically(const std::filesystem::path& path, std::string_view text);
-
-// The same, for output written in pieces (a run trace): the constructor creates the temporary
-// file, write() appends, commit() fsyncs and renames it into place. Destroyed uncommitted (an
-// error on the way), it removes the temporary file and leaves `path` untouched. Every failure
-// throws std::runtime_error naming the path and the errno text.
-class AtomicFile {
-public:
-    explicit AtomicFile(const std::filesystem::path& path);
-    ~AtomicFile();
-    AtomicFile(const AtomicFile&) = delete;
-    AtomicFile& operator=(const AtomicFile&) = delete;
-    void write(std::string_view text);
-    void commit();
-
-private:
-    [[noreturn]] void abandon(std::string_view step, int err);
-    std::filesystem::path path_;
-    std::filesystem::path dir_;
-    std::filesystem::path temp_;
-    int fd_ = -1;
-};
 
 } // namespace kdsim::report

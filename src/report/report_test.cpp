@@ -11,6 +11,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace kdsim::report {
@@ -499,6 +503,102 @@ TEST_F(AtomicFile, FailedRenameRemovesTheTemporaryFile) {
     EXPECT_THROW(write_file_atomically(dir_ / "run.json", "text"), std::runtime_error);
     EXPECT_EQ(entries(), std::vector<std::string>{"run.json"});
     EXPECT_TRUE(fs::is_directory(dir_ / "run.json"));
+}
+
+TEST_F(AtomicFile, AFifoIsWrittenInPlaceAndStaysAFifo) {
+    const fs::path fifo = dir_ / "fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // The reader end is open (non-blocking) first, so the writer's open() does not wait, and a
+    // writer that replaced the FIFO would leave it empty instead of hanging the test.
+    const int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(rd, 0);
+    write_file_atomically(fifo, "through the pipe\n");
+    char buf[64] = {};
+    const ssize_t n = ::read(rd, buf, sizeof buf);
+    ::close(rd);
+    EXPECT_EQ(std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0), "through the pipe\n");
+    struct stat st;
+    ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+    EXPECT_EQ(entries(), std::vector<std::string>{"fifo"}); // no temporary file beside it
+}
+
+TEST_F(AtomicFile, ACharacterDeviceNodeSurvivesAsTheSameDevice) {
+    // A private node of the null device (1, 3): the system's /dev/null is never touched.
+    const fs::path node = dir_ / "null";
+    if (::mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) GTEST_SKIP() << "mknod needs CAP_MKNOD";
+    write_file_atomically(node, "discarded\n");
+    struct stat st;
+    ASSERT_EQ(::lstat(node.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    EXPECT_EQ(st.st_rdev, makedev(1, 3));
+    EXPECT_EQ(entries(), std::vector<std::string>{"null"});
+}
+
+TEST_F(AtomicFile, ASymlinkStaysALinkAndItsTargetIsReplacedKeepingItsPermissions) {
+    { std::ofstream(dir_ / "real.json") << "old\n"; }
+    fs::permissions(dir_ / "real.json", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    fs::create_symlink("real.json", dir_ / "link.json"); // relative, as `ln -s real.json link.json`
+    write_file_atomically(dir_ / "link.json", "new\n");
+    EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
+    EXPECT_EQ(fs::read_symlink(dir_ / "link.json"), fs::path("real.json"));
+    EXPECT_EQ(read(dir_ / "real.json"), "new\n");
+    EXPECT_EQ(fs::status(dir_ / "real.json").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    EXPECT_EQ(entries(), (std::vector<std::string>{"link.json", "real.json"}));
+}
+
+TEST_F(AtomicFile, ALinkIntoProcSelfFdWritesToTheOpenFileAndIsNotReplaced) {
+    // As `kdsim run --csv /dev/stdout > out.txt`: the link names an open file of the process.
+    const fs::path out = dir_ / "out.txt";
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "printed\n", 8), 8);
+    const fs::path link = dir_ / "stdout";
+    fs::create_symlink("/proc/self/fd/" + std::to_string(fd), link);
+    write_file_atomically(link, "appended\n");
+    ::close(fd);
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(read(out), "printed\nappended\n");
+    EXPECT_EQ(entries(), (std::vector<std::string>{"out.txt", "stdout"}));
+}
+
+TEST_F(AtomicFile, ALoopOfLinksAndADirectoryAreRefusedAndNothingIsCreated) {
+    fs::create_symlink("b", dir_ / "a");
+    fs::create_symlink("a", dir_ / "b");
+    EXPECT_THROW(write_file_atomically(dir_ / "a", "x"), std::runtime_error);
+    EXPECT_NE(check_writable(dir_ / "a"), "");
+    fs::create_directory(dir_ / "d");
+    EXPECT_EQ(check_writable(dir_ / "d"), (dir_ / "d").string() + " is a directory");
+    EXPECT_THROW(report::AtomicFile(dir_ / "d"), std::runtime_error); // refused when opened, before any run
+    EXPECT_EQ(entries(), (std::vector<std::string>{"a", "b", "d"}));
+}
+
+TEST_F(AtomicFile, NothingIsPublishedBeforeCommitAndAnAbandonedFileLeavesNothing) {
+    {
+        report::AtomicFile f(dir_ / "run.json");
+        f.write("text");
+        f.close();
+        EXPECT_FALSE(fs::exists(dir_ / "run.json"));
+        EXPECT_EQ(entries().size(), 1u); // the temporary file only
+    }
+    EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(AtomicFile, TheNextWriterRemovesTheTemporaryFileOfADeadWriterButNotOfALiveOne) {
+    // A pid that has exited: a child that is reaped at once.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ASSERT_GT(dead, 0);
+    ::waitpid(dead, nullptr, 0);
+    const std::string stale = ".run.json.tmp." + std::to_string(dead) + ".0";
+    const std::string live = ".run.json.tmp." + std::to_string(::getppid()) + ".0";
+    const std::string other = ".other.json.tmp." + std::to_string(dead) + ".0";
+    for (const auto& n : {stale, live, other}) std::ofstream(dir_ / n) << "partial";
+    write_file_atomically(dir_ / "run.json", "complete\n");
+    std::vector<std::string> want{live, other, "run.json"};
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(entries(), want);
 }
 
 // ---- formatting --------------------------------------------------------------------------
