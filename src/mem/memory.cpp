@@ -1,0 +1,287 @@
+#include "mem/memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace kdsim::mem {
+
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+} // namespace
+
+std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
+    if (c.line == 0 || (c.line & (c.line - 1)) != 0)
+        return ConfigProblem{"line", "expected a power of two number of bytes, found " + num(c.line)};
+    if (c.levels.empty()) return ConfigProblem{"levels", "expected at least one cache level (the L1 data cache)"};
+    bool seen_shared = false;
+    for (std::size_t k = 0; k < c.levels.size(); ++k) {
+        const CacheLevelConfig& l = c.levels[k];
+        const std::string& n = l.name;
+        if (l.size == 0) return ConfigProblem{n + ".size", "expected a size > 0 bytes"};
+        if (l.ways == 0) return ConfigProblem{n + ".ways", "expected an associativity > 0"};
+        if (l.latency == 0) return ConfigProblem{n + ".latency", "expected a load-to-use latency > 0 cycles"};
+        const std::uint64_t way_bytes = std::uint64_t{l.ways} * c.line;
+        if (l.size % way_bytes != 0)
+            return ConfigProblem{n + ".ways", "associativity " + num(l.ways) + " x line " + num(c.line) +
+                                                  " B does not divide the size " + num(l.size) + " B"};
+        if (k > 0) {
+            const CacheLevelConfig& p = c.levels[k - 1];
+            if (l.size < p.size)
+                return ConfigProblem{n + ".size", "expected at least the size of " + p.name + " (" + num(p.size) +
+                                                      " B), found " + num(l.size) + " B"};
+            if (l.latency <= p.latency)
+                return ConfigProblem{n + ".latency", "expected more than " + p.name + "'s " + num(p.latency) +
+                                                         " cycles, found " + num(l.latency)};
+        }
+        if (seen_shared && !l.shared)
+            return ConfigProblem{n + ".shared", "a private level cannot follow a shared one"};
+        seen_shared = seen_shared || l.shared;
+    }
+    if (!(c.dram_latency_ns > 0)) return ConfigProblem{"dram.latency", "expected a latency > 0 ns"};
+    if (!(c.dram_bandwidth > 0)) return ConfigProblem{"dram.bandwidth", "expected a bandwidth > 0 bytes/s"};
+    if (c.prefetch_streams > 0 && c.prefetch_trigger == 0)
+        return ConfigProblem{"prefetch.trigger", "expected at least 1 line miss before a stream is followed"};
+    if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
+        return ConfigProblem{"dma.write_allocate", "needs coherent DMA and a shared cache level to allocate into"};
+    return std::nullopt;
+}
+
+MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : cfg_(c), cpus_(cpus), clock_(hz) {
+    if (auto p = check_config(c)) throw std::invalid_argument("memory hierarchy: " + p->key + ": " + p->message);
+    if (cpus <= 0 || hz == 0) throw std::invalid_argument("memory hierarchy: needs at least one CPU and a clock");
+    for (const auto& l : c.levels)
+        if (!l.shared) ++n_private_;
+    private_.reserve(n_private_ * static_cast<std::size_t>(cpus));
+    for (int cpu = 0; cpu < cpus; ++cpu)
+        for (std::size_t k = 0; k < n_private_; ++k) {
+            const auto& l = c.levels[k];
+            private_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
+                                  l.replacement);
+        }
+    for (std::size_t k = n_private_; k < c.levels.size(); ++k) {
+        const auto& l = c.levels[k];
+        shared_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
+                             l.replacement);
+    }
+    streams_.assign(static_cast<std::size_t>(cpus) * c.prefetch_streams, Stream{});
+    line_xfer_ = static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.dram_bandwidth));
+    stats_.levels.assign(c.levels.size(), LevelStats{});
+    next_addr_ = 1 << 20; // leave address 0 unused
+}
+
+Cache& MemorySystem::level(int cpu, std::size_t k) {
+    return k < n_private_ ? private_[static_cast<std::size_t>(cpu) * n_private_ + k] : shared_[k - n_private_];
+}
+const Cache& MemorySystem::level(int cpu, std::size_t k) const {
+    return k < n_private_ ? private_[static_cast<std::size_t>(cpu) * n_private_ + k] : shared_[k - n_private_];
+}
+
+Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
+    align = std::max<std::size_t>(align, cfg_.line);
+    if ((align & (align - 1)) != 0) throw std::invalid_argument("MemorySystem::alloc: alignment not a power of two");
+    const Addr a = (next_addr_ + align - 1) & ~static_cast<Addr>(align - 1);
+    next_addr_ = a + std::max<std::size_t>(bytes, 1);
+    return a;
+}
+
+Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
+    const Tick begin = std::max(start, busy_until_);
+    const Tick xfer = bytes == cfg_.line
+                          ? line_xfer_
+                          : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
+    busy_until_ = begin + xfer;
+    return busy_until_;
+}
+
+bool MemorySystem::streamed(int cpu, Line l) {
+    if (cfg_.prefetch_streams == 0) return false;
+    Stream* s = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
+    Stream* oldest = s;
+    for (std::uint32_t i = 0; i < cfg_.prefetch_streams; ++i) {
+        if (s[i].run > 0 && s[i].next == l) {
+            ++s[i].run;
+            s[i].next = l + 1;
+            s[i].used = ++stream_clock_;
+            return s[i].run > cfg_.prefetch_trigger;
+        }
+        if (s[i].used < oldest->used) oldest = &s[i];
+    }
+    *oldest = Stream{l + 1, 1, ++stream_clock_}; // a new candidate stream replaces the least recent
+    return 1 > cfg_.prefetch_trigger;
+}
+
+void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now) {
+    if (!e.dirty) return;
+    if (k + 1 < cfg_.levels.size()) { // into the next level, dirty
+        Cache& c = level(cpu, k + 1);
+        if (c.mark_dirty(e.line)) return;
+        if (auto ev = c.fill(e.line, true)) place_evicted(cpu, k + 1, *ev, now);
+        return;
+    }
+    ++stats_.writebacks; // out of the last level: to DRAM
+    channel(now, cfg_.line);
+}
+
+void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick now) {
+    // levels k-1 .. 0, the farthest first, so that an eviction from a nearer level finds its
+    // line's copy below it
+    for (std::size_t j = k; j-- > 0;) {
+        Cache& c = level(cpu, j);
+        if (c.contains(l)) continue;
+        if (auto ev = c.fill(l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
+    }
+}
+
+void MemorySystem::drop_everywhere(Line l, int keep_cpu) {
+    for (int cpu = 0; cpu < cpus_; ++cpu) {
+        if (cpu == keep_cpu) continue;
+        for (std::size_t k = 0; k < n_private_; ++k) level(cpu, k).invalidate(l);
+    }
+    if (keep_cpu < 0)
+        for (auto& c : shared_) c.invalidate(l);
+}
+
+Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool write) {
+    if (len == 0) return 0;
+    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    const std::size_t nlev = cfg_.levels.size();
+    const std::uint32_t l1 = cfg_.levels[0].latency;
+    const Tick dram_stall = static_cast<Tick>(std::llround(cfg_.dram_latency_ns * 1000.0)) - clock_.to_ticks(l1);
+    Tick t = now;
+    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    for (Line l = first; l <= last; ++l) {
+        std::size_t found = nlev;
+        for (std::size_t k = 0; k < nlev; ++k) {
+            if (level(cpu, k).lookup(l)) {
+                found = k;
+                break;
+            }
+            ++stats_.levels[k].misses;
+        }
+        bool peer_dirty = false;
+        if (found < nlev) {
+            ++stats_.levels[found].hits;
+            t += clock_.to_ticks(cfg_.levels[found].latency - l1);
+        } else {
+            bool peer = false;
+            for (int o = 0; o < cpus_ && !peer; ++o)
+                for (std::size_t k = 0; o != cpu && k < n_private_; ++k)
+                    if (level(o, k).contains(l)) {
+                        peer = true;
+                        peer_dirty = peer_dirty || level(o, k).dirty(l);
+                    }
+            if (peer) {
+                ++stats_.peer_hits;
+                const std::uint32_t lat =
+                    n_private_ < nlev ? cfg_.levels[n_private_].latency : cfg_.levels[n_private_ - 1].latency;
+                t += clock_.to_ticks(lat - l1);
+            } else if (write) {
+                ++stats_.dram_write_allocates;
+                t = channel(t, cfg_.line);
+            } else if (streamed(cpu, l)) {
+                ++stats_.dram_stream_lines;
+                t = channel(t, cfg_.line);
+            } else {
+                ++stats_.dram_demand_lines;
+                const Tick begin = std::max(t, busy_until_);
+                channel(begin, cfg_.line);
+                t = begin + dram_stall;
+            }
+        }
+        fill_from(cpu, found, l, write || peer_dirty, t);
+        if (write) {
+            level(cpu, 0).mark_dirty(l);
+            drop_everywhere(l, cpu);
+        } else if (peer_dirty) {
+            level(cpu, 0).mark_dirty(l); // the owner's dirty data moves with the line
+            drop_everywhere(l, cpu);
+        }
+    }
+    const Tick stall = t - now;
+    const Cycles c = static_cast<Cycles>(
+        (static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S);
+    stats_.stall_cycles += c;
+    return c;
+}
+
+Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len) { return access(cpu, now, a, len, false); }
+Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) { return access(cpu, now, a, len, true); }
+
+void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
+    if (len == 0) return;
+    stats_.dma_write_bytes += len;
+    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    if (cfg_.dma_write_allocate) { // DDIO-like: into the last shared level, not to DRAM
+        Cache& llc = shared_.back();
+        for (Line l = first; l <= last; ++l) {
+            drop_everywhere(l, -1);
+            if (auto ev = llc.fill(l, true); ev && ev->dirty) {
+                ++stats_.writebacks;
+                channel(now, cfg_.line);
+            }
+        }
+        return;
+    }
+    channel(now, (last - first + 1) * cfg_.line);
+    if (cfg_.dma_coherent)
+        for (Line l = first; l <= last; ++l) drop_everywhere(l, -1);
+}
+
+void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
+    if (len == 0) return;
+    stats_.dma_read_bytes += len;
+    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    channel(now, (last - first + 1) * cfg_.line);
+}
+
+std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
+    if (len == 0) return 0;
+    std::uint64_t dropped = 0;
+    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    for (Line l = first; l <= last; ++l) {
+        bool present = false;
+        for (auto& c : private_) present = c.invalidate(l).has_value() || present;
+        for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
+        dropped += present;
+    }
+    stats_.invalidated_lines += dropped;
+    return dropped;
+}
+
+std::uint64_t MemorySystem::clean(Tick now, Addr a, std::size_t len) {
+    if (len == 0) return 0;
+    std::uint64_t written = 0;
+    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    for (Line l = first; l <= last; ++l) {
+        bool was_dirty = false;
+        for (auto& c : private_) was_dirty = c.clean(l) || was_dirty;
+        for (auto& c : shared_) was_dirty = c.clean(l) || was_dirty;
+        if (was_dirty) {
+            ++written;
+            channel(now, cfg_.line);
+        }
+    }
+    stats_.writebacks += written;
+    return written;
+}
+
+int MemorySystem::level_of(int cpu, Addr a) const {
+    const Line l = a / cfg_.line;
+    for (std::size_t k = 0; k < cfg_.levels.size(); ++k)
+        if (level(cpu, k).contains(l)) return static_cast<int>(k);
+    return -1;
+}
+
+bool MemorySystem::dirty_anywhere(Addr a) const {
+    const Line l = a / cfg_.line;
+    for (const auto& c : private_)
+        if (c.dirty(l)) return true;
+    for (const auto& c : shared_)
+        if (c.dirty(l)) return true;
+    return false;
+}
+
+} // namespace kdsim::mem

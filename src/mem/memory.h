@@ -1,0 +1,161 @@
+// The memory hierarchy of one machine: per-CPU private caches (L1, and L2 where it is private),
+// shared caches (an L2C-310 outer cache, a cluster L2, an LLC), DRAM with a load-to-use latency
+// and a bandwidth that the CPUs' fills, write-backs and the devices' DMA all share, and a
+// sequential-stream prefetcher per CPU. It answers one question for the CPU model: how many
+// cycles beyond warm (L1-hit) execution does touching these bytes stall?
+//
+// What the kernel's cache maintenance and the devices do to it (arch/arm/mm/cache-v7.S,
+// cache-l2x0.c, arch/arm64/mm/cache.S, and the platform's DMA snooping):
+//   - a device write (DMA to memory) goes to DRAM and uses bandwidth; on a non-coherent SoC the
+//     CPU caches keep whatever they held (stale lines: the DMA API must invalidate them); on a
+//     coherent one the write snoops the caches and drops their copies; with write-allocate into
+//     the LLC (Intel DDIO-like, a profile option) the line lands in the last shared level, dirty;
+//   - invalidate (dc ivac / DCIMVAC + the outer cache's INV_LINE_PA) drops lines from every level
+//     of every CPU, dirty data lost;
+//   - clean (dc cvac / DCCMVAC + CLEAN_LINE_PA) writes dirty lines back, using DRAM bandwidth.
+//
+// Timing model of one access of contiguous bytes, line by line in address order:
+//   - a hit in the CPU's level k stalls latency(k) - latency(L1) cycles (compute figures are
+//     measured on warm data, i.e. with L1 hits);
+//   - a line held only by another CPU's private cache is served at the first shared level's
+//     latency (the snoop-control unit's cache-to-cache transfer);
+//   - a line from DRAM is a demand miss until the CPU's stream prefetcher has seen `trigger`
+//     consecutive line misses; a demand miss waits for the DRAM channel, then stalls the
+//     DRAM load-to-use latency - latency(L1); a line of a detected stream costs only its
+//     transfer time on the channel (the prefetcher runs far enough ahead to hide the latency,
+//     so a stream is bandwidth-bound);
+//   - a store that misses every level allocates the line (write-allocate) and costs its fill's
+//     transfer time (the store buffer hides the latency); the line is then dirty;
+//   - fills go into every level; a dirty line evicted from the last level is written back
+//     (channel time, no CPU stall).
+// The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
+// so DMA traffic slows the CPUs' misses and the other way round.
+//
+// Not modelled: TLBs, banks and pages of DRAM, MSHR limits on demand misses (they are taken as
+// serialised), write-streaming no-allocate modes, instruction fetch.
+#pragma once
+
+#include "engine/time.h"
+#include "mem/cache.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kdsim::mem {
+
+using engine::Cycles;
+using engine::Tick;
+using Addr = std::uint64_t; // a byte address in the machine's simulated physical memory
+
+struct CacheLevelConfig {
+    std::string name;             // "l1d", "l2", ...: the profile's key
+    std::uint64_t size = 0;       // bytes
+    std::uint32_t ways = 0;
+    std::uint32_t latency = 0;    // load-to-use, core cycles
+    bool shared = false;          // one for all CPUs (else one per CPU)
+    Replacement replacement = Replacement::LRU;
+};
+
+struct MemoryConfig {
+    std::uint32_t line = 64;             // bytes, every level
+    std::vector<CacheLevelConfig> levels; // nearest first; private levels before shared ones
+    double dram_latency_ns = 0;          // load-to-use of a line from DRAM
+    double dram_bandwidth = 0;           // bytes per second, all requesters together
+    std::uint32_t prefetch_streams = 0;  // stream trackers per CPU (0: no prefetcher)
+    std::uint32_t prefetch_trigger = 2;  // consecutive line misses before a stream is followed
+    bool dma_coherent = false;           // device writes snoop the CPU caches
+    bool dma_write_allocate = false;     // device writes allocate into the last shared level (DDIO)
+};
+
+// The first inconsistency of a configuration: the key (e.g. "l2.size") and what is wrong.
+struct ConfigProblem {
+    std::string key;
+    std::string message;
+};
+std::optional<ConfigProblem> check_config(const MemoryConfig& c);
+
+struct LevelStats {
+    std::uint64_t hits = 0, misses = 0;
+};
+
+struct MemoryStats {
+    std::vector<LevelStats> levels;      // per configured level (private ones summed over CPUs)
+    std::uint64_t peer_hits = 0;         // lines served from another CPU's private cache
+    std::uint64_t dram_demand_lines = 0; // CPU line reads from DRAM that paid the latency
+    std::uint64_t dram_stream_lines = 0; // CPU line reads from DRAM that a stream prefetch covered
+    std::uint64_t dram_write_allocates = 0;
+    std::uint64_t writebacks = 0;        // dirty lines written to DRAM (evictions and cleans)
+    std::uint64_t dma_write_bytes = 0, dma_read_bytes = 0;
+    std::uint64_t invalidated_lines = 0; // lines dropped by invalidate (present somewhere)
+    Cycles stall_cycles = 0;             // every stall returned by read/write
+};
+
+class MemorySystem {
+public:
+    // Throws std::invalid_argument when `check_config(c)` finds a problem or `cpus` / `hz` is 0.
+    MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz);
+    MemorySystem(const MemorySystem&) = delete;
+    MemorySystem& operator=(const MemorySystem&) = delete;
+
+    const MemoryConfig& config() const { return cfg_; }
+    std::uint32_t line_size() const { return cfg_.line; }
+    const MemoryStats& stats() const { return stats_; }
+
+    // A region of `bytes` at a fresh address aligned to `align` (a power of two, at least the
+    // line). Deterministic: the same calls give the same addresses.
+    Addr alloc(std::size_t bytes, std::size_t align = 0);
+
+    // CPU `cpu` loads / stores [a, a + len) starting at `now`: the stall in cycles beyond L1-hit
+    // execution, and the caches updated.
+    Cycles read(int cpu, Tick now, Addr a, std::size_t len);
+    Cycles write(int cpu, Tick now, Addr a, std::size_t len);
+
+    // A device's DMA write to / read from memory at `now` (its channel time, no CPU time).
+    void device_write(Tick now, Addr a, std::size_t len);
+    void device_read(Tick now, Addr a, std::size_t len);
+
+    // Cache maintenance over the lines of [a, a + len) (whole lines), all CPUs and levels:
+    // returns the lines dropped / the dirty lines written back (channel time from `now`).
+    std::uint64_t invalidate(Addr a, std::size_t len);
+    std::uint64_t clean(Tick now, Addr a, std::size_t len);
+
+    // Where CPU `cpu` would find the line of `a`: the index of the nearest level holding it
+    // (its own private levels, then shared ones), or -1 (another CPU's cache or DRAM).
+    int level_of(int cpu, Addr a) const;
+    bool dirty_anywhere(Addr a) const;
+    // When the DRAM channel is next free.
+    Tick dram_busy_until() const { return busy_until_; }
+
+private:
+    struct Stream {
+        Line next = 0;      // the line that continues the stream
+        std::uint32_t run = 0;
+        std::uint64_t used = 0;
+    };
+    Cycles access(int cpu, Tick now, Addr a, std::size_t len, bool write);
+    Cache& level(int cpu, std::size_t k);
+    const Cache& level(int cpu, std::size_t k) const;
+    // Installs `l` in level k of `cpu` and below; write-backs of what falls out.
+    void fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick now);
+    void place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now);
+    Tick channel(Tick start, std::uint64_t bytes); // returns when the transfer ends
+    bool streamed(int cpu, Line l);                 // prefetcher state on a DRAM line miss
+    void drop_everywhere(Line l, int keep_cpu);      // coherence / invalidation
+
+    MemoryConfig cfg_;
+    int cpus_;
+    engine::Clock clock_;
+    std::size_t n_private_ = 0;
+    std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
+    std::vector<Cache> shared_;  // levels n_private_ ..
+    std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
+    std::uint64_t stream_clock_ = 0;
+    Tick line_xfer_ = 0;         // one line on the DRAM channel, ps
+    Tick busy_until_ = 0;
+    Addr next_addr_ = 0;
+    MemoryStats stats_;
+};
+
+} // namespace kdsim::mem

@@ -1,0 +1,214 @@
+// The memory hierarchy against values worked by hand on a small profile written here:
+// 1 GHz (1 cycle = 1 ns), 64 B lines, private L1 32 KiB 4-way 4 cycles, shared L2 512 KiB
+// 16-way 20 cycles, DRAM 100 ns load-to-use and 6.4 GB/s (one line = 10 ns on the channel),
+// four stream trackers per CPU that follow a stream after 2 consecutive line misses.
+#include "mem/memory.h"
+
+#include <gtest/gtest.h>
+
+namespace kdsim::mem {
+namespace {
+
+constexpr engine::Tick NS = engine::PS_PER_NS;
+
+MemoryConfig test_profile() {
+    MemoryConfig c;
+    c.line = 64;
+    c.levels = {{"l1d", 32 * 1024, 4, 4, false, Replacement::LRU}, {"l2", 512 * 1024, 16, 20, true, Replacement::LRU}};
+    c.dram_latency_ns = 100;
+    c.dram_bandwidth = 6.4e9;
+    c.prefetch_streams = 4;
+    c.prefetch_trigger = 2;
+    return c;
+}
+
+TEST(Cache, LruEvictsTheLeastRecentlyUsedWay) {
+    Cache c(1, 4, Replacement::LRU);
+    for (Line l : {10, 11, 12, 13}) EXPECT_FALSE(c.fill(l, false).has_value()); // empty ways first
+    EXPECT_TRUE(c.lookup(10)); // 10 becomes the most recent: 11 is now the oldest
+    auto e = c.fill(14, false);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->line, 11u);
+    EXPECT_EQ(c.fill(15, false)->line, 12u);
+    EXPECT_EQ(c.fill(16, false)->line, 13u);
+    EXPECT_EQ(c.fill(17, false)->line, 10u);
+}
+
+TEST(Cache, RoundRobinIgnoresUseAndCyclesThroughTheWays) {
+    Cache c(1, 4, Replacement::ROUND_ROBIN);
+    for (Line l : {10, 11, 12, 13}) c.fill(l, false);
+    EXPECT_TRUE(c.lookup(10)); // no effect on round-robin
+    EXPECT_EQ(c.fill(14, false)->line, 10u);
+    EXPECT_EQ(c.fill(15, false)->line, 11u);
+}
+
+TEST(Cache, LinesMapToSetsByLineNumberModuloSets) {
+    Cache c(4, 1, Replacement::LRU); // direct-mapped, 4 sets
+    c.fill(1, false);
+    c.fill(2, false);
+    auto e = c.fill(5, true); // 5 mod 4 = set 1: displaces line 1, not 2
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->line, 1u);
+    EXPECT_FALSE(e->dirty);
+    EXPECT_TRUE(c.contains(2));
+    EXPECT_EQ(c.fill(9, false)->dirty, true); // 9 displaces the dirty 5
+}
+
+TEST(Memory, A1500ByteFrameDmadThenReadStallsTwoDemandMissesAndTwentyTwoStreamedLines) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.device_write(0, buf, 1500); // 24 lines on the channel: busy until 240 ns
+    EXPECT_EQ(m.dram_busy_until(), 240 * NS);
+    // read long after the DMA: lines 1-2 demand misses, (100 - 4) ns each; lines 3-24 follow the
+    // stream at 10 ns each: 2 x 96 + 22 x 10 = 412 ns = 412 cycles
+    EXPECT_EQ(m.read(0, 1000 * NS, buf, 1500), 412u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 2u);
+    EXPECT_EQ(m.stats().dram_stream_lines, 22u);
+    // now warm in L1: no stall
+    EXPECT_EQ(m.read(0, 2000 * NS, buf, 1500), 0u);
+    EXPECT_EQ(m.level_of(0, buf + 1499), 0);
+}
+
+TEST(Memory, TheDmaAndTheCpuShareTheDramChannel) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.device_write(0, buf, 1500); // channel busy until 240 ns
+    // read at once: line 1 waits to 240, ready at 336; line 2 issues at 336, ready at 432; the 22
+    // streamed lines follow at 10 ns: 652 ns
+    EXPECT_EQ(m.read(0, 0, buf, 1500), 652u);
+}
+
+TEST(Memory, AnotherCpuFindsTheLinesInTheSharedLevel) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.read(0, 0, buf, 1500);
+    // CPU 1: 24 L2 hits at 20 - 4 = 16 cycles each
+    EXPECT_EQ(m.read(1, 10'000 * NS, buf, 1500), 24u * 16u);
+}
+
+TEST(Memory, InvalidateDropsTheLinesSoTheNextReadGoesToDram) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.read(0, 0, buf, 1500);
+    m.read(1, 0, buf, 64);
+    EXPECT_EQ(m.invalidate(buf, 1500), 24u);
+    EXPECT_EQ(m.level_of(0, buf), -1);
+    EXPECT_EQ(m.level_of(1, buf), -1);
+    // a read of 256 bytes (4 lines): 2 demand misses + 2 streamed = 2 x 96 + 2 x 10 = 212
+    EXPECT_EQ(m.read(0, 1'000'000 * NS, buf, 256), 212u);
+}
+
+TEST(Memory, InvalidateDiscardsDirtyDataWithoutWritingItBack) {
+    MemorySystem m(test_profile(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(64);
+    m.write(0, 0, buf, 64);
+    EXPECT_TRUE(m.dirty_anywhere(buf));
+    m.invalidate(buf, 64);
+    EXPECT_FALSE(m.dirty_anywhere(buf));
+    EXPECT_EQ(m.stats().writebacks, 0u);
+}
+
+TEST(Memory, CleanThenDmaForTransmitWritesBackEveryDirtyLineThenTheDeviceReads) {
+    MemorySystem m(test_profile(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    // the CPU builds a 1500-byte frame in a cold buffer: 24 write-allocates of 10 ns each
+    EXPECT_EQ(m.write(0, 0, buf, 1500), 240u);
+    EXPECT_TRUE(m.dirty_anywhere(buf + 1472));
+    // dma_map_single(DMA_TO_DEVICE): clean. 24 write-backs take the channel 240 ns from 1000 ns
+    EXPECT_EQ(m.clean(1000 * NS, buf, 1500), 24u);
+    EXPECT_FALSE(m.dirty_anywhere(buf + 1472));
+    EXPECT_EQ(m.level_of(0, buf + 1472), 0); // clean keeps the lines
+    EXPECT_EQ(m.dram_busy_until(), 1240 * NS);
+    // the device then reads the 1500 bytes behind the write-backs: 24 lines, 240 ns more
+    m.device_read(1000 * NS, buf, 1500);
+    EXPECT_EQ(m.dram_busy_until(), 1480 * NS);
+    EXPECT_EQ(m.clean(2000 * NS, buf, 1500), 0u); // nothing left to write
+}
+
+TEST(Memory, NonCoherentDmaLeavesTheCpuCopiesWhileCoherentDmaDropsThem) {
+    MemoryConfig c = test_profile();
+    MemorySystem nc(c, 1, 1'000'000'000);
+    const Addr a = nc.alloc(64);
+    nc.read(0, 0, a, 64);
+    nc.device_write(0, a, 64);
+    EXPECT_EQ(nc.level_of(0, a), 0); // the stale line stays: the DMA API has to invalidate it
+
+    c.dma_coherent = true;
+    MemorySystem co(c, 1, 1'000'000'000);
+    const Addr b = co.alloc(64);
+    co.read(0, 0, b, 64);
+    co.device_write(0, b, 64);
+    EXPECT_EQ(co.level_of(0, b), -1);
+}
+
+TEST(Memory, WriteAllocatingDmaLeavesTheFrameInTheSharedLevel) {
+    MemoryConfig c = test_profile();
+    c.dma_coherent = true;
+    c.dma_write_allocate = true;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.device_write(0, buf, 1500);
+    EXPECT_EQ(m.dram_busy_until(), 0u); // no DRAM traffic
+    EXPECT_EQ(m.level_of(0, buf), 1);
+    EXPECT_EQ(m.read(0, 0, buf, 1500), 24u * 16u); // 24 L2 hits
+}
+
+TEST(Memory, AFullCacheEvictsItsLeastRecentLineAndWritesBackADirtyOne) {
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 128, 2, 4, false, Replacement::LRU}}; // one set of two lines, no L2
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr a = m.alloc(64), b = m.alloc(64), d = m.alloc(64);
+    m.write(0, 0, a, 1);
+    m.read(0, 0, b, 1);
+    m.read(0, 0, a, 1); // a most recent
+    m.read(0, 0, d, 1); // evicts b (clean)
+    EXPECT_EQ(m.level_of(0, b), -1);
+    EXPECT_EQ(m.level_of(0, a), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    m.read(0, 0, b, 1); // evicts a (dirty): one write-back
+    EXPECT_EQ(m.level_of(0, a), -1);
+    EXPECT_EQ(m.stats().writebacks, 1u);
+}
+
+TEST(Memory, WithoutAPrefetcherEveryLineIsADemandMiss) {
+    MemoryConfig c = test_profile();
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    EXPECT_EQ(m.read(0, 0, buf, 1500), 24u * 96u);
+}
+
+TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
+    auto key = [](MemoryConfig c) {
+        auto p = check_config(c);
+        return p ? p->key : std::string();
+    };
+    EXPECT_EQ(key(test_profile()), "");
+    MemoryConfig c = test_profile();
+    c.levels[0].size = 1024 * 1024; // L1 larger than L2
+    EXPECT_EQ(key(c), "l2.size");
+    c = test_profile();
+    c.levels[1].latency = 0;
+    EXPECT_EQ(key(c), "l2.latency");
+    c = test_profile();
+    c.levels[0].ways = 3; // 3 x 64 B does not divide 32 KiB
+    EXPECT_EQ(key(c), "l1d.ways");
+    c = test_profile();
+    c.dram_bandwidth = 0;
+    EXPECT_EQ(key(c), "dram.bandwidth");
+    c = test_profile();
+    c.dram_latency_ns = 0;
+    EXPECT_EQ(key(c), "dram.latency");
+    c = test_profile();
+    c.dma_write_allocate = true; // without coherent DMA
+    EXPECT_EQ(key(c), "dma.write_allocate");
+    c = test_profile();
+    c.levels[0].shared = true; // a private level after a shared one
+    c.levels[1].shared = false;
+    EXPECT_EQ(key(c), "l2.shared");
+    EXPECT_THROW(MemorySystem(c, 1, 1'000'000'000), std::invalid_argument);
+}
+
+} // namespace
+} // namespace kdsim::mem
