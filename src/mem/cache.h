@@ -4,6 +4,8 @@
 // array is sized at construction; a lookup or fill never allocates.
 #pragma once
 
+#include "mem/config.h"
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -11,8 +13,6 @@
 namespace kdsim::mem {
 
 using Line = std::uint64_t; // a line number: byte address / line size
-
-enum class Replacement : std::uint8_t { LRU, ROUND_ROBIN, RANDOM };
 
 struct Evicted {
     Line line = 0;

@@ -3,6 +3,7 @@
 // Every figure is an inline table { value, unit, source }. A figure that is missing, has the
 // wrong unit or no source is an error, never a zero (SPEC 2.7). Integer figures (cycles,
 // bytes, Hz) may be written fractionally and are rounded to the nearest integer.
+#include "scenario/figure_reader.h"
 #include "scenario/toml_reader.h"
 
 #include <fmt/format.h>
@@ -16,32 +17,6 @@ namespace kdsim::scenario::detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-enum class Unit { CYCLES, BYTES, HZ, CYCLES_PER_BYTE };
-
-std::string_view unit_name(Unit u) {
-    switch (u) {
-    case Unit::CYCLES: return "cycles";
-    case Unit::BYTES: return "bytes";
-    case Unit::HZ: return "Hz";
-    case Unit::CYCLES_PER_BYTE: return "cycles/byte";
-    }
-    return "?";
-}
-
-std::string_view quantity(Unit u) {
-    switch (u) {
-    case Unit::CYCLES: return "number of cycles";
-    case Unit::BYTES: return "number of bytes";
-    case Unit::HZ: return "frequency in Hz";
-    case Unit::CYCLES_PER_BYTE: return "number of cycles per byte";
-    }
-    return "?";
-}
-
-// Integer figures above this are rejected: no cost or size comes near it, and it keeps
-// llround and later cycle arithmetic far from overflow.
-constexpr double INTEGER_FIGURE_MAX = 1e18;
 
 // An integer figure of the profile outside [hash]: where it lives in the file and in Profile.
 struct IntFigure {
@@ -83,7 +58,7 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 17> TOP_KEYS = {"profile", "cpu",  "sched", "irq",     "irqflags", "bh",
+constexpr std::array<std::string_view, 18> TOP_KEYS = {"profile", "memory", "cpu",  "sched", "irq",     "irqflags", "bh",
                                                        "simd",    "hash", "irqmask", "net", "dma", "tcp",
                                                        "cipher", "tunnel", "virt", "udp", "flush"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
@@ -112,81 +87,6 @@ std::vector<crypto::HashImpl> impls_for(arch::Arch a) {
     return {};
 }
 
-std::string figure_form(Unit u) { return fmt::format("a figure {{ value, unit = \"{}\", source }}", unit_name(u)); }
-
-// Reads parent[name] as a figure; returns its value when it is complete and valid (finite,
-// non-negative, right unit, a source).
-std::optional<double> read_figure(Reader& r, const toml::table& parent, std::string_view name, const std::string& key,
-                                  Unit unit) {
-    const toml::node* n = parent.get(name);
-    if (!n) {
-        r.missing(parent, key, figure_form(unit), "missing figures are never zero");
-        return std::nullopt;
-    }
-    const toml::table* fig = n->as_table();
-    if (!fig) {
-        std::string hint;
-        if (n->is_number())
-            hint = fmt::format(" (write {{ value = {}, unit = \"{}\", source = \"...\" }})",
-                               n->value<double>().value_or(0), unit_name(unit));
-        r.error(*n, key, fmt::format("expected {}, found {}{}", figure_form(unit), describe(n), hint));
-        return std::nullopt;
-    }
-    std::size_t before = r.errors();
-    r.check_keys(*fig, key, fmt::format("figure {}", key), {"value", "unit", "source"});
-
-    std::optional<double> value;
-    std::string vkey = join_key(key, "value");
-    const toml::node* v = fig->get("value");
-    if (!v) {
-        r.missing(*fig, vkey, fmt::format("a {}", quantity(unit)), "missing figures are never zero");
-    } else if (!v->is_number()) {
-        r.error(*v, vkey, fmt::format("expected a {}, found {}", quantity(unit), describe(v)));
-    } else {
-        double d = v->value<double>().value_or(0);
-        if (!std::isfinite(d))
-            r.error(*v, vkey, fmt::format("expected a finite {}, found {}", quantity(unit), describe(v)));
-        else if (d < 0)
-            r.error(*v, vkey, fmt::format("expected a non-negative {}, found {}", quantity(unit), describe(v)));
-        else
-            value = d;
-    }
-
-    std::string ukey = join_key(key, "unit");
-    const toml::node* u = fig->get("unit");
-    if (!u) {
-        r.missing(*fig, ukey, fmt::format("the unit \"{}\"", unit_name(unit)), "every figure states its unit");
-    } else if (!u->is_string() || u->as_string()->get() != unit_name(unit)) {
-        r.error(*u, ukey, fmt::format("expected the unit \"{}\", found {}", unit_name(unit), describe(u)));
-    }
-
-    std::string skey = join_key(key, "source");
-    const toml::node* s = fig->get("source");
-    constexpr std::string_view SOURCE_FORM = "a non-empty string citing where the figure comes from";
-    if (!s) {
-        r.missing(*fig, skey, SOURCE_FORM, "every figure cites a source");
-    } else if (!s->is_string() || s->as_string()->get().find_first_not_of(" \t") == std::string::npos) {
-        r.error(*s, skey, fmt::format("expected {}, found {}", SOURCE_FORM, describe(s)));
-    }
-
-    if (r.errors() != before) return std::nullopt;
-    return value;
-}
-
-// An integer figure: rounds, and checks `positive` and the upper bound at the value's position.
-std::optional<std::uint64_t> to_integer_figure(Reader& r, const toml::node& at, const std::string& key, double d,
-                                               Unit unit, bool positive) {
-    if (d > INTEGER_FIGURE_MAX) {
-        r.error(at, key, fmt::format("expected a {} of at most 1e18, found {}", quantity(unit), describe(&at)));
-        return std::nullopt;
-    }
-    auto v = static_cast<std::uint64_t>(std::llround(d));
-    if (positive && v == 0) {
-        r.error(at, key, fmt::format("expected a positive {}, found {}", quantity(unit), describe(&at)));
-        return std::nullopt;
-    }
-    return v;
-}
 
 // If `file` lies below a data/profiles directory, the profile name its path implies
 // ("x86/intel-icelake-server").
@@ -635,6 +535,7 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     read_sections(r, *root, p, arch_ok);
     read_hash(r, *root, p, arch_ok);
     read_optional_sections(r, *root, p, arch_ok);
+    read_memory(r, *root, p);
     if (r.errors()) return std::nullopt;
     return p;
 }

@@ -13,6 +13,7 @@
 #include "engine/time.h"
 #include "kernel/config.h"
 #include "kernel/costs.h"
+#include "mem/config.h"
 #include "net/config.h"
 #include "net/net_costs.h"
 #include "workloads/config.h"
@@ -57,6 +58,7 @@ struct Profile {
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
+    std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (not yet used by a model)
 };
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };

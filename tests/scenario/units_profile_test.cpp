@@ -157,6 +157,48 @@ TEST(Profile, EveryShippedProfileLoads) {
     EXPECT_GE(n, 2);
 }
 
+TEST(Profile, TheMemoryTablesGiveTheHierarchyInTheOrderOfLevels) {
+    // arm/cortex-a9-imx6qp: 32 B lines ([cpu]), L1D 32 KB 4-way private, PL310 1 MB 16-way
+    // shared, non-coherent DMA ([dma]); arm64/cortex-a72: DRAM channel 3 x 2737.5 MB/s.
+    auto p = load_profile(SOURCE_DIR / "data/profiles/arm/cortex-a9-imx6qp.toml");
+    ASSERT_TRUE(p.memory.has_value());
+    const mem::MemoryConfig& m = *p.memory;
+    EXPECT_EQ(m.line, 32u);
+    ASSERT_EQ(m.levels.size(), 2u);
+    EXPECT_EQ(m.levels[0].name, "l1d");
+    EXPECT_EQ(m.levels[0].size, 32u * 1024u);
+    EXPECT_EQ(m.levels[0].ways, 4u);
+    EXPECT_FALSE(m.levels[0].shared);
+    EXPECT_EQ(m.levels[0].replacement, mem::Replacement::RANDOM);
+    EXPECT_EQ(m.levels[1].size, 1024u * 1024u);
+    EXPECT_EQ(m.levels[1].ways, 16u);
+    EXPECT_TRUE(m.levels[1].shared);
+    EXPECT_FALSE(m.dma_coherent);
+    EXPECT_FALSE(m.dma_write_allocate);
+    auto a72 = load_profile(SOURCE_DIR / "data/profiles/arm64/cortex-a72.toml");
+    ASSERT_TRUE(a72.memory.has_value());
+    EXPECT_DOUBLE_EQ(a72.memory->dram_bandwidth, 3 * 2737.5e6);
+    EXPECT_EQ(a72.memory->line, 64u);
+}
+
+TEST(Profile, AMemoryLevelWithoutItsTableIsAnErrorAtTheMemoryTable) {
+    TempDir dir;
+    std::ifstream in(SOURCE_DIR / "tests/scenarios/invalid/profiles/memory-zero-latency.toml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    text.replace(text.find("levels = [\"l1d\", \"l2\"]"), 22, "levels = [\"l1d\", \"l3\"]");
+    fs::path f = dir.write("p.toml", text);
+    try {
+        load_profile(f);
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        const std::string all = e.what();
+        EXPECT_NE(all.find("memory.l3"), std::string::npos) << all;   // the missing table
+        EXPECT_NE(all.find("unknown key 'l2'"), std::string::npos) << all; // the table no level names
+    }
+}
+
 TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
     // Three defects in one file: all three reported, in line order; 249.6 cycles rounds to 250.
     TempDir dir;

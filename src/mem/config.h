@@ -1,0 +1,41 @@
+// The figures of a machine's memory hierarchy (the [memory] tables of a profile) and their
+// consistency rules. Header-only types so that system::Profile can hold them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kdsim::mem {
+
+enum class Replacement : std::uint8_t { LRU, ROUND_ROBIN, RANDOM };
+
+struct CacheLevelConfig {
+    std::string name;             // "l1d", "l2", ...: the profile's key
+    std::uint64_t size = 0;       // bytes
+    std::uint32_t ways = 0;
+    std::uint32_t latency = 0;    // load-to-use, core cycles
+    bool shared = false;          // one for all CPUs (else one per CPU)
+    Replacement replacement = Replacement::LRU;
+};
+
+struct MemoryConfig {
+    std::uint32_t line = 64;             // bytes, every level
+    std::vector<CacheLevelConfig> levels; // nearest first; private levels before shared ones
+    double dram_latency_ns = 0;          // load-to-use of a line from DRAM
+    double dram_bandwidth = 0;           // bytes per second, all requesters together
+    std::uint32_t prefetch_streams = 0;  // stream trackers per CPU (0: no prefetcher)
+    std::uint32_t prefetch_trigger = 2;  // consecutive line misses before a stream is followed
+    bool dma_coherent = false;           // device writes snoop the CPU caches
+    bool dma_write_allocate = false;     // device writes allocate into the last shared level (DDIO)
+};
+
+// The first inconsistency of a configuration: the key (e.g. "l2.size") and what is wrong.
+struct ConfigProblem {
+    std::string key;
+    std::string message;
+};
+std::optional<ConfigProblem> check_config(const MemoryConfig& c);
+
+} // namespace kdsim::mem

@@ -1,0 +1,148 @@
+// The [memory] tables of a profile -> mem::MemoryConfig:
+//
+//   [memory]
+//   levels = ["l1d", "l2"]              # nearest first; each names a table below
+//   dma_write_allocate = false          # device writes allocate into the last shared level (DDIO)
+//   [memory.l1d]                        # one table per level
+//   size = { value, unit = "bytes", source }   ways = { ..., unit = "ways" }
+//   latency = { ..., unit = "cycles" }  # load-to-use
+//   shared = false                      # one per CPU, or one for all
+//   replacement = "lru"                 # "lru", "round-robin" or "random"
+//   [memory.dram]   latency = { ..., unit = "ns" }, bandwidth = { ..., unit = "bytes/s" }
+//   [memory.prefetch] streams = { ..., unit = "streams" }, trigger = { ..., unit = "lines" }
+//
+// The line size is [cpu].cache_line and whether DMA snoops is [dma].coherent. Figures are
+// checked one by one as every figure is, then together (mem::check_config: L1 larger than L2,
+// an associativity that does not divide the size, ...), each problem at its figure's value.
+#include "scenario/figure_reader.h"
+
+#include "mem/config.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace kdsim::scenario::detail {
+
+namespace {
+
+struct Where {
+    const toml::node* node = nullptr;
+    std::string key;
+};
+
+// A figure of `t`, rounded to an integer > 0; records where its value is.
+std::optional<std::uint64_t> int_figure(Reader& r, const toml::table& t, std::string_view name, const std::string& tkey,
+                                        Unit unit, std::map<std::string, Where>& where, const std::string& problem_key) {
+    const std::string key = join_key(tkey, name);
+    auto d = read_figure(r, t, name, key, unit);
+    if (!d) return std::nullopt;
+    const toml::node& v = *t.get(name)->as_table()->get("value");
+    where[problem_key] = {&v, join_key(key, "value")};
+    return to_integer_figure(r, v, join_key(key, "value"), *d, unit, true);
+}
+
+std::optional<double> positive_figure(Reader& r, const toml::table& t, std::string_view name, const std::string& tkey,
+                                      Unit unit, std::map<std::string, Where>& where, const std::string& problem_key) {
+    const std::string key = join_key(tkey, name);
+    auto d = read_figure(r, t, name, key, unit);
+    if (!d) return std::nullopt;
+    const toml::node& v = *t.get(name)->as_table()->get("value");
+    where[problem_key] = {&v, join_key(key, "value")};
+    if (*d <= 0) {
+        r.error(v, join_key(key, "value"), fmt::format("expected a positive {}, found {}", quantity(unit), describe(&v)));
+        return std::nullopt;
+    }
+    return d;
+}
+
+} // namespace
+
+void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
+    const toml::node* n = root.get("memory");
+    if (!n) return;
+    const toml::table* t = n->as_table();
+    if (!t) {
+        r.error(*n, "memory", fmt::format("expected a table [memory] with levels and its tables, found {}", describe(n)));
+        return;
+    }
+    const std::size_t before = r.errors();
+    std::map<std::string, Where> where;
+    mem::MemoryConfig c;
+    c.line = static_cast<std::uint32_t>(p.cache_line);
+    c.dma_coherent = p.dma && p.dma->coherent;
+
+    std::vector<std::string> names;
+    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch"};
+    if (const toml::array* a = r.array(*t, "levels", "memory.levels", true, "an array of level names, nearest first")) {
+        where["levels"] = {a, "memory.levels"};
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            if (!e.is_string() || e.as_string()->get().empty() || e.as_string()->get() == "dram" ||
+                e.as_string()->get() == "prefetch") {
+                r.error(e, index_key("memory.levels", i),
+                        fmt::format("expected the name of a [memory.<level>] table, found {}", describe(&e)));
+                continue;
+            }
+            names.push_back(e.as_string()->get());
+        }
+    }
+    for (const auto& nm : names) allowed.push_back(nm);
+    r.check_keys(*t, "memory", "[memory]", allowed);
+    if (auto wa = r.boolean(*t, "dma_write_allocate", "memory.dma_write_allocate", true)) {
+        c.dma_write_allocate = *wa;
+        where["dma.write_allocate"] = {t->get("dma_write_allocate"), "memory.dma_write_allocate"};
+    }
+    where["line"] = {nullptr, "cpu.cache_line"};
+
+    for (const auto& nm : names) {
+        const std::string tkey = join_key("memory", nm);
+        const toml::table* lt = r.table(*t, nm, tkey, true, "a table of size, ways, latency, shared, replacement");
+        if (!lt) continue;
+        r.check_keys(*lt, tkey, fmt::format("[{}]", tkey), {"size", "ways", "latency", "shared", "replacement"});
+        mem::CacheLevelConfig l;
+        l.name = nm;
+        auto size = int_figure(r, *lt, "size", tkey, Unit::BYTES, where, nm + ".size");
+        auto ways = int_figure(r, *lt, "ways", tkey, Unit::WAYS, where, nm + ".ways");
+        auto lat = int_figure(r, *lt, "latency", tkey, Unit::CYCLES, where, nm + ".latency");
+        auto shared = r.boolean(*lt, "shared", join_key(tkey, "shared"), true);
+        if (shared) where[nm + ".shared"] = {lt->get("shared"), join_key(tkey, "shared")};
+        auto repl = r.choice(*lt, "replacement", join_key(tkey, "replacement"), true, {"lru", "round-robin", "random"});
+        if (!size || !ways || !lat || !shared || !repl) continue;
+        l.size = *size;
+        l.ways = static_cast<std::uint32_t>(std::min<std::uint64_t>(*ways, UINT32_MAX));
+        l.latency = static_cast<std::uint32_t>(std::min<std::uint64_t>(*lat, UINT32_MAX));
+        l.shared = *shared;
+        l.replacement = static_cast<mem::Replacement>(*repl);
+        c.levels.push_back(l);
+    }
+    if (const toml::table* d = r.table(*t, "dram", "memory.dram", true, "a table of latency and bandwidth")) {
+        r.check_keys(*d, "memory.dram", "[memory.dram]", {"latency", "bandwidth"});
+        if (auto v = positive_figure(r, *d, "latency", "memory.dram", Unit::NS, where, "dram.latency"))
+            c.dram_latency_ns = *v;
+        if (auto v = positive_figure(r, *d, "bandwidth", "memory.dram", Unit::BYTES_PER_SECOND, where, "dram.bandwidth"))
+            c.dram_bandwidth = *v;
+    }
+    if (const toml::table* pf = r.table(*t, "prefetch", "memory.prefetch", true, "a table of streams and trigger")) {
+        r.check_keys(*pf, "memory.prefetch", "[memory.prefetch]", {"streams", "trigger"});
+        const std::string k = "memory.prefetch";
+        if (auto d = read_figure(r, *pf, "streams", join_key(k, "streams"), Unit::STREAMS))
+            if (auto v = to_integer_figure(r, *pf->get("streams")->as_table()->get("value"),
+                                           join_key(k, "streams.value"), *d, Unit::STREAMS, false))
+                c.prefetch_streams = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, 64));
+        if (auto v = int_figure(r, *pf, "trigger", k, Unit::LINES, where, "prefetch.trigger"))
+            c.prefetch_trigger = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
+    }
+    if (r.errors() != before) return;
+    if (auto problem = mem::check_config(c)) {
+        auto it = where.find(problem->key);
+        if (it != where.end() && it->second.node)
+            r.error(*it->second.node, it->second.key, problem->message);
+        else
+            r.error(*n, it != where.end() ? it->second.key : "memory", problem->message);
+        return;
+    }
+    p.memory = c;
+}
+
+} // namespace kdsim::scenario::detail
