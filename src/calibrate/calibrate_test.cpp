@@ -136,6 +136,27 @@ TEST(Machine, FlushPerLineAndReReadArePositive) {
                 std::isfinite(r.reread_fit.slope));
 }
 
+TEST(Machine, APointerChaseBeyondTheCachesIsSlowerThanWithinL1) {
+    auto levels = read_cache_levels(0);
+    if (levels.empty()) GTEST_SKIP() << "sysfs lists no cache levels";
+    EXPECT_EQ(levels.front().level, 1);
+    for (std::size_t i = 1; i < levels.size(); ++i) EXPECT_GE(levels[i].size, levels[i - 1].size);
+    auto h = measure_hierarchy(levels, 64, 3);
+    ASSERT_EQ(h.latency.size(), levels.size());
+    EXPECT_EQ(h.working_set[0], levels[0].size / 2);
+    EXPECT_GE(h.dram_working_set, std::uint64_t{64} << 20);
+    // a dependent load from memory takes several times an L1 hit on any machine
+    EXPECT_GT(h.dram_latency.stats.median, 3 * h.latency[0].stats.median);
+    EXPECT_GT(h.copy_cycles_per_byte.stats.median, 0);
+    // the tables either are consistent for the model or say why not
+    std::string problem;
+    const std::string t = memory_tables(h, 2e9, 64, "measured", problem);
+    EXPECT_NE(t.empty(), problem.empty());
+    if (!t.empty()) {
+        EXPECT_NE(t.find("[memory.dram]"), std::string::npos);
+    }
+}
+
 TEST(Machine, MemcpyLongerCopiesCostMore) {
     auto r = measure_memcpy({64, 1500, 9000}, 7);
     ASSERT_EQ(r.points.size(), 3u);

@@ -60,4 +60,34 @@ struct SignalResult {
 };
 SignalResult measure_signals(double tsc_hz, int samples);
 
+// A data or unified cache level as sysfs describes it for one CPU.
+struct CacheLevelInfo {
+    int level = 0;
+    std::uint64_t size = 0; // bytes
+    unsigned ways = 0, line = 0;
+    int sharers = 0;        // CPUs in shared_cpu_list
+    bool shared = false;    // shared beyond the SMT siblings of one core (one for the machine in kdsim)
+    std::string path;       // its sysfs folder, for the profile's source strings
+};
+// The levels of `cpu`, nearest first (an empty list when sysfs has none).
+std::vector<CacheLevelInfo> read_cache_levels(int cpu);
+
+struct HierarchyResult {
+    std::vector<CacheLevelInfo> levels;
+    std::vector<std::uint64_t> working_set; // per level: the pointer chase's set (half its size)
+    std::vector<Measured> latency;          // per level: TSC cycles per dependent load
+    std::uint64_t dram_working_set = 0;
+    Measured dram_latency;                  // TSC cycles per dependent load beyond the last level
+    std::uint64_t copy_bytes = 0;
+    Measured copy_cycles_per_byte;          // memcpy between two cold sets, TSC cycles per byte copied
+};
+// Pointer chases and the copy (hierarchy.cpp); `line` is the chase stride.
+HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples);
+
+// The [memory] tables of the calibrated profile from `h` (TSC cycles at `tsc_hz`; sources start
+// with `prefix`), or "" with `problem` set when the figures are inconsistent for kdsim's model
+// (e.g. two levels whose measured latencies do not increase).
+std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t line, const std::string& prefix,
+                          std::string& problem);
+
 } // namespace kdsim::calibrate

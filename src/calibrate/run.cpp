@@ -178,7 +178,7 @@ int run(const Options& o) {
                 : std::vector<std::size_t>{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
 
     Progress prog;
-    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1;
+    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1;
     std::fprintf(stderr, "kdsim calibrate%s: %s (%s), pinned to CPU %d; %d samples per figure\n",
                  o.quick ? " --quick" : "", cpu.model.c_str(), cpu.vendor.c_str(), cpu_a, samples);
 
@@ -288,6 +288,10 @@ int run(const Options& o) {
                 : std::vector<std::size_t>{64, 128, 256, 512, 1024, 1500, 4096, 9000};
     prog.next("memcpy 64..9000 bytes (hot source)");
     auto mc = measure_memcpy(memcpy_sizes, samples);
+
+    prog.next("memory hierarchy (pointer chase per cache level and beyond, cold memcpy)");
+    const std::size_t chase_line = cpu.cache_line ? cpu.cache_line : 64;
+    auto hier = measure_hierarchy(read_cache_levels(cpu_a), chase_line, samples);
 
     prog.next(cpu_b ? fmt::format("futex ping-pong (CPU {} alone, CPU {} <-> CPU {})", cpu_a, cpu_a, *cpu_b)
                     : std::string("futex ping-pong (one CPU only)"));
@@ -534,6 +538,15 @@ int run(const Options& o) {
                          std::max(0.0, flush.dirty_fit.slope), toml_escape(src));
         t += fmt::format("reread_line = {{ value = {:.3f}, unit = \"cycles\", source = \"{} (slope of the re-read)\" }}\n",
                          std::max(0.0, flush.reread_fit.slope), toml_escape(src));
+    }
+    {
+        std::string problem;
+        std::string mt = hier.levels.empty() ? std::string()
+                                             : memory_tables(hier, tsc.hz, chase_line, ctx.measured_prefix(), problem);
+        if (mt.empty())
+            notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("sysfs lists no cache levels")
+                                                                         : problem));
+        t += mt;
     }
     t += "\n# Measured, not profile keys (kdsim's [dma] schema is fixed; no copy or signal section), TSC cycles;\n"
          "# medians of the samples, spread = IQR / median (docs/calibration.md):\n";

@@ -1,0 +1,210 @@
+// The memory hierarchy of this machine: the cache levels the kernel reports in sysfs
+// (/sys/devices/system/cpu/cpu<N>/cache/index*/), the load-to-use latency of each by pointer
+// chasing a randomly ordered cycle of lines over a working set of half its size (so it fits in
+// that level and not the one above), DRAM latency over a set four times the last level (at
+// least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold).
+#include "calibrate/primitives.h"
+#include "calibrate/tsc.h"
+#include "mem/config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+namespace kdsim::calibrate {
+
+namespace {
+
+std::string read_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string s;
+    std::getline(in, s);
+    return s;
+}
+
+// "48K", "1280K", "32M" -> bytes.
+std::uint64_t parse_size(const std::string& s) {
+    if (s.empty()) return 0;
+    std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
+    switch (s.back()) {
+    case 'K': return v << 10;
+    case 'M': return v << 20;
+    case 'G': return v << 30;
+    default: return v;
+    }
+}
+
+// How many CPUs a sysfs cpu list names ("0-3,8").
+int count_cpus(const std::string& list) {
+    int n = 0;
+    std::stringstream ss(list);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+        if (part.empty()) continue;
+        auto dash = part.find('-');
+        if (dash == std::string::npos) ++n;
+        else n += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+    }
+    return n;
+}
+
+// TSC cycles per dependent load, chasing a random cycle through every line of `bytes`.
+Measured chase(std::size_t bytes, std::size_t line, int samples) {
+    const std::size_t n = std::max<std::size_t>(2, bytes / line);
+    const std::size_t stride = line / sizeof(void*);
+    // 2 MiB-aligned and advised to transparent huge pages, so that the chase measures the caches
+    // and DRAM rather than 4 KiB TLB misses (where THP is off, those stay in the figure)
+    const std::size_t bytes_alloc = ((n * stride * sizeof(void*)) + (2u << 20) - 1) & ~std::size_t((2u << 20) - 1);
+    std::unique_ptr<void*[], decltype(&std::free)> mem(static_cast<void**>(std::aligned_alloc(2u << 20, bytes_alloc)),
+                                                        &std::free);
+    if (!mem) throw std::bad_alloc();
+    madvise(mem.get(), bytes_alloc, MADV_HUGEPAGE);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin() + 1, order.end(), std::mt19937_64(12345)); // fixed seed: same walk every run
+    for (std::size_t i = 0; i < n; ++i) mem[order[i] * stride] = &mem[order[(i + 1) % n] * stride];
+    const std::size_t loads = std::clamp<std::size_t>(2 * n, 200'000, 1'000'000);
+    void** p = &mem[0];
+    auto sample = [&] {
+        const std::uint64_t t0 = tsc_begin();
+        for (std::size_t i = 0; i < loads; ++i) p = static_cast<void**>(*p);
+        const std::uint64_t t1 = tsc_end();
+        return static_cast<double>(t1 - t0) / static_cast<double>(loads);
+    };
+    Measured m = measure(sample, samples, 1, 0.10, 3);
+    volatile void* sink = p;
+    (void)sink;
+    return m;
+}
+
+} // namespace
+
+std::vector<CacheLevelInfo> read_cache_levels(int cpu) {
+    std::vector<CacheLevelInfo> out;
+    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index";
+    int l1_sharers = 1;
+    for (int i = 0; i < 16; ++i) {
+        const std::string d = base + std::to_string(i) + "/";
+        const std::string type = read_line(d + "type");
+        if (type.empty()) break;
+        if (type != "Data" && type != "Unified") continue;
+        CacheLevelInfo c;
+        c.level = std::atoi(read_line(d + "level").c_str());
+        c.size = parse_size(read_line(d + "size"));
+        c.ways = static_cast<unsigned>(std::atoi(read_line(d + "ways_of_associativity").c_str()));
+        c.line = static_cast<unsigned>(std::atoi(read_line(d + "coherency_line_size").c_str()));
+        c.sharers = count_cpus(read_line(d + "shared_cpu_list"));
+        c.path = d;
+        if (c.level == 1) l1_sharers = std::max(1, c.sharers);
+        out.push_back(c);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.level < b.level; });
+    for (auto& c : out) c.shared = c.sharers > l1_sharers; // beyond the SMT siblings of one core
+    return out;
+}
+
+HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples) {
+    HierarchyResult r;
+    r.levels = levels;
+    std::uint64_t last = 0;
+    for (const auto& c : levels) {
+        r.latency.push_back(chase(c.size / 2, line, samples));
+        r.working_set.push_back(c.size / 2);
+        last = std::max(last, c.size);
+    }
+    r.dram_working_set = std::max<std::uint64_t>(64ull << 20, 4 * last);
+    r.dram_latency = chase(r.dram_working_set, line, samples);
+    // copy bandwidth: memcpy of one set into another, each 4x the last level, so at most a quarter
+    // of them is still cached from the previous sample; TSC cycles per byte copied
+    const std::size_t bytes = r.dram_working_set;
+    std::unique_ptr<char[]> src(new char[bytes]), dst(new char[bytes]);
+    std::memset(src.get(), 1, bytes);
+    std::memset(dst.get(), 2, bytes);
+    auto sample = [&] {
+        const std::uint64_t t0 = tsc_begin();
+        std::memcpy(dst.get(), src.get(), bytes);
+        const std::uint64_t t1 = tsc_end();
+        return static_cast<double>(t1 - t0) / static_cast<double>(bytes);
+    };
+    r.copy_cycles_per_byte = measure(sample, std::max(3, samples / 2), 1, 0.10, 3);
+    r.copy_bytes = bytes;
+    volatile char sink = dst[bytes / 2];
+    (void)sink;
+    return r;
+}
+
+} // namespace kdsim::calibrate
+
+namespace kdsim::calibrate {
+
+std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t line, const std::string& prefix,
+                          std::string& problem) {
+    mem::MemoryConfig c;
+    c.line = static_cast<std::uint32_t>(line);
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < h.levels.size(); ++i) {
+        const auto& l = h.levels[i];
+        mem::CacheLevelConfig m;
+        m.name = i == 0 ? "l1d" : fmt::format("l{}", l.level);
+        m.size = l.size;
+        m.ways = l.ways;
+        m.latency = static_cast<std::uint32_t>(std::llround(h.latency[i].stats.median));
+        m.shared = l.shared;
+        c.levels.push_back(m);
+        names.push_back(fmt::format("\"{}\"", m.name));
+    }
+    const double ns_per_cycle = 1e9 / tsc_hz;
+    c.dram_latency_ns = h.dram_latency.stats.median * ns_per_cycle;
+    const double copy_bps = tsc_hz / h.copy_cycles_per_byte.stats.median; // bytes copied per second
+    c.dram_bandwidth = 3 * copy_bps;
+    c.prefetch_streams = 0;
+    if (auto p = mem::check_config(c)) {
+        problem = p->key + ": " + p->message;
+        return {};
+    }
+    auto spread = [](const Measured& m) {
+        return fmt::format("median of {}, spread {:.1f}%{}", m.stats.n, m.stats.spread * 100, m.noisy ? ", NOISY" : "");
+    };
+    std::string t = "\n# [memory]: measured by kdsim calibrate (pointer chases, memcpy); docs/profiles-memory.md\n[memory]\n";
+    t += fmt::format("levels = [{}]\ndma_write_allocate = false\n", fmt::join(names, ", "));
+    for (std::size_t i = 0; i < h.levels.size(); ++i) {
+        const auto& l = h.levels[i];
+        const auto& m = c.levels[i];
+        t += fmt::format("\n[memory.{}]\n", m.name);
+        t += fmt::format("size = {{ value = {}, unit = \"bytes\", source = \"sysfs {}size\" }}\n", l.size, l.path);
+        t += fmt::format("ways = {{ value = {}, unit = \"ways\", source = \"sysfs {}ways_of_associativity\" }}\n", l.ways,
+                         l.path);
+        t += fmt::format("latency = {{ value = {}, unit = \"cycles\", source = \"{}: pointer chase of a random cycle of "
+                         "{} B lines over {} B, TSC cycles per dependent load ({:.2f}), {}\" }}\n",
+                         m.latency, prefix, line, h.working_set[i], h.latency[i].stats.median, spread(h.latency[i]));
+        t += fmt::format("shared = {}\nreplacement = \"lru\"\n", l.shared ? "true" : "false");
+    }
+    t += "\n[memory.dram]\n";
+    t += fmt::format("latency = {{ value = {:.1f}, unit = \"ns\", source = \"{}: pointer chase over {} B, {:.1f} TSC "
+                     "cycles per dependent load, {}\" }}\n",
+                     c.dram_latency_ns, prefix, h.dram_working_set, h.dram_latency.stats.median, spread(h.dram_latency));
+    t += fmt::format("bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: memcpy of {} B between cold "
+                     "buffers at {:.3f} TSC cycles per byte = {:.0f} MB/s copied, x 3 (read, write-allocate, write-back "
+                     "on the one channel of src/mem), {}\" }}\n",
+                     c.dram_bandwidth, prefix, h.copy_bytes, h.copy_cycles_per_byte.stats.median, copy_bps / 1e6,
+                     spread(h.copy_cycles_per_byte));
+    t += "\n[memory.prefetch]\n";
+    t += "streams = { value = 0, unit = \"streams\", source = \"not measured by kdsim calibrate: no stream prefetch "
+         "assumed\" }\n";
+    t += "trigger = { value = 2, unit = \"lines\", source = \"not measured by kdsim calibrate (unused with 0 streams)\" }\n";
+    return t;
+}
+
+} // namespace kdsim::calibrate
