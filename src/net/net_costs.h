@@ -78,4 +78,16 @@ struct VirtCosts {
     Cycles tun_xmit = 0;        // host: tun_net_xmit per frame (ptr_ring produce)
 };
 
+// Per-packet costs of netfilter on the IPv4 receive path ([netfilter] of a profile).
+struct NetfilterCosts {
+    Cycles ip_rcv_core = 0;     // ip_rcv -> ip_rcv_core up to the NF_INET_PRE_ROUTING hook
+    Cycles drop_rule = 0;       // nf_hook_slow -> the table's hook -> ipt_do_table: one matching DROP rule
+    Cycles nf_conntrack_in = 0; // the conntrack hook at PRE_ROUTING: tuple, hash lookup of an existing entry
+    Cycles kfree_skb = 0;       // NF_DROP: kfree_skb of the dropped packet (skb and its buffer)
+};
+
+// An iptables DROP rule at NF_INET_PRE_ROUTING for every IPv4 packet: in the raw table (before
+// connection tracking), or after nf_conntrack_in (conntrack on, the rule in a later table).
+enum class PreroutingDrop : std::uint8_t { RAW, AFTER_CONNTRACK };
+
 } // namespace kdsim::net

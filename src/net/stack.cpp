@@ -41,9 +41,23 @@ engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
         }
 }
 
+// ip_rcv() up to NF_HOOK(NF_INET_PRE_ROUTING), whose rule says NF_DROP; kfree_skb() of the packet.
+// Models: ip_rcv_core() (net/ipv4/ip_input.c)
+engine::Task<> Stack::nf_prerouting_drop(kernel::Cpu& cpu) {
+    co_await cpu.exec(nf_costs_.ip_rcv_core, Cat::PROTOCOL);
+    if (nf_drop_ == PreroutingDrop::AFTER_CONNTRACK) co_await cpu.exec(nf_costs_.nf_conntrack_in, Cat::PROTOCOL);
+    co_await cpu.exec(nf_costs_.drop_rule, Cat::PROTOCOL);
+    co_await cpu.exec(nf_costs_.kfree_skb, Cat::PROTOCOL);
+    ++nf_dropped_;
+}
+
 // Models: __netif_receive_skb() (net/core/dev.c)
 engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& s = *static_cast<Stack*>(ctx);
+    if (s.nf_on_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
+        co_await s.nf_prerouting_drop(cpu);
+        co_return;
+    }
     switch (p.kind) {
     case FrameKind::ARP_REQUEST: co_await s.arp_rcv(cpu, p); break;
     case FrameKind::ARP_REPLY: co_await s.packet_rcv(cpu, p); break;

@@ -46,6 +46,13 @@ public:
     // Local delivery of an IP packet (after decapsulation too): to the bound TCP endpoint.
     engine::Task<> ip_local_deliver(kernel::Cpu& cpu, const Packet& p);
     void set_tunnel(Tunnel& t) { tunnel_ = &t; }
+    void set_prerouting_drop(PreroutingDrop where, const NetfilterCosts& costs) {
+        nf_drop_ = where;
+        nf_costs_ = costs;
+        nf_on_ = true;
+    }
+    // IPv4 packets dropped by the PRE_ROUTING rule.
+    std::uint64_t nf_dropped() const { return nf_dropped_; }
 
     // The bound AF_PACKET socket: receives ARP replies.
     // packet_recvmsg: blocks the calling task until a frame is queued; returns it.
@@ -68,9 +75,14 @@ private:
     static engine::Task<> netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<> arp_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);
+    engine::Task<> nf_prerouting_drop(kernel::Cpu& cpu);
 
     NetDevice& nic_;
     Tunnel* tunnel_ = nullptr;
+    bool nf_on_ = false;
+    PreroutingDrop nf_drop_ = PreroutingDrop::RAW;
+    NetfilterCosts nf_costs_;
+    std::uint64_t nf_dropped_ = 0;
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
     std::vector<TcpEndpoint*> tcp_; // by flow

@@ -171,6 +171,20 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (strategy) mc.nic_rx = rx;
 }
 
+void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                                    const system::Profile* prof) {
+    const toml::table* nf = r_.table(m, "netfilter", mkey + ".netfilter", false, "a table [machine.netfilter]");
+    if (!nf) return;
+    const std::string fkey = mkey + ".netfilter";
+    r_.check_keys(*nf, fkey, "[machine.netfilter]", {"prerouting_drop"});
+    if (auto w = r_.choice(*nf, "prerouting_drop", fkey + ".prerouting_drop", true, {"raw", "after-conntrack"})) {
+        mc.prerouting_drop = *w == 0 ? net::PreroutingDrop::RAW : net::PreroutingDrop::AFTER_CONNTRACK;
+        if (prof && !prof->netfilter)
+            r_.error(*nf, fkey,
+                     fmt::format("a netfilter rule needs the [netfilter] figures of profile {}, which has none", prof->name));
+    }
+}
+
 void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                                  const system::Profile* prof, const std::optional<std::string>& name) {
     const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]");
@@ -207,7 +221,7 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel"});
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel", "netfilter"});
     std::size_t before = out_.size();
     system::MachineConfig mc;
     auto name = r_.string(m, "name", mkey + ".name", true);
@@ -227,6 +241,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);
     read_tunnel(m, mkey, mc, prof, name);
+    read_netfilter(m, mkey, mc, prof);
 
     if (const toml::table* ov =
             r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {

@@ -12,7 +12,7 @@ namespace {
 
 const std::vector<std::string_view> KINDS = {"module_load", "hash_list",    "simd_user",    "cyclictest",
                                             "softirq_load", "tcrypt",      "arp_pingpong", "iperf3",
-                                            "rx_flood",    "udp_flows"};
+                                            "rx_flood",    "udp_flows",   "pktgen"};
 const std::vector<std::string_view> ALGS = {"sha1", "sha256", "sha512"};
 
 std::vector<std::string_view> workload_keys(std::string_view kind) {
@@ -44,6 +44,8 @@ std::vector<std::string_view> workload_keys(std::string_view kind) {
         add({"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"});
     } else if (kind == "udp_flows") {
         add({"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"});
+    } else if (kind == "pktgen") {
+        add({"peer", "threads", "frame", "start"});
     }
     return k;
 }
@@ -103,7 +105,8 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
     case 6: wl = system::ArpPingPongWorkload{}; break;
     case 7: wl = system::Iperf3Workload{}; break;
     case 8: wl = system::RxFloodWorkload{}; break;
-    default: wl = system::UdpFlowsWorkload{}; break;
+    case 9: wl = system::UdpFlowsWorkload{}; break;
+    default: wl = system::PktgenWorkload{}; break;
     }
     std::string name = std::visit([](auto& x) { return x.name; }, wl);
     if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
@@ -188,6 +191,16 @@ std::optional<system::Workload> ScenarioLoader::read_workload(const toml::table&
                     else if (*b > 65507) r_.error(*w.get("length"), wkey + ".length", fmt::format("expected at most 65507 bytes, found {}", *b));
                     else x.length = static_cast<std::uint32_t>(*b);
                 }
+            } else if constexpr (std::is_same_v<T, system::PktgenWorkload>) {
+                if (auto v = r_.string(w, "peer", wkey + ".peer", true)) x.peer = *v;
+                if (auto v = r_.integer(w, "threads", wkey + ".threads", false, 1, MAX_CPUS)) x.threads = static_cast<int>(*v);
+                if (auto b = r_.bytes(w, "frame", wkey + ".frame", false, true)) {
+                    if (*b < 60 || *b > 1514)
+                        r_.error(*w.get("frame"), wkey + ".frame",
+                                 fmt::format("expected an Ethernet frame of 60 to 1514 bytes (without FCS), found {}", *b));
+                    else x.frame = static_cast<std::uint32_t>(*b);
+                }
+                if (auto t = r_.duration(w, "start", wkey + ".start", false, false)) x.start = *t;
             } else if constexpr (std::is_same_v<T, system::UdpFlowsWorkload>) {
                 if (auto v = r_.string(w, "peer", wkey + ".peer", true)) x.peer = *v;
                 if (auto v = r_.integer(w, "sender_cpu", wkey + ".sender_cpu", false, 0, MAX_CPUS - 1))

@@ -28,6 +28,8 @@ private:
     void read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* profile, const toml::node* profile_node);
     void read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
+    void read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                        const system::Profile* prof);
     void read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* prof, const std::optional<std::string>& name);
     std::optional<system::Workload> read_workload(const toml::table& w, const std::string& wkey,

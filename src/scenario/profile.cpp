@@ -58,9 +58,9 @@ const std::array<IntFigure, 21> INT_FIGURES = {{
 #undef KDSIM_FIG
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 18> TOP_KEYS = {"profile", "memory", "cpu",  "sched", "irq",     "irqflags", "bh",
+constexpr std::array<std::string_view, 19> TOP_KEYS = {"profile", "memory", "cpu",  "sched", "irq",     "irqflags", "bh",
                                                        "simd",    "hash", "irqmask", "net", "dma", "tcp",
-                                                       "cipher", "tunnel", "virt", "udp", "flush"};
+                                                       "cipher", "tunnel", "virt", "udp", "flush", "netfilter"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 
@@ -392,6 +392,14 @@ void read_tunnel_virt(Reader& r, const toml::table& root, system::Profile& p) {
                 p.udp = net::UdpCosts{(*v)[0], (*v)[1], (*v)[2]};
         } else {
             r.error(*n, "udp", fmt::format("expected a table [udp] of per-datagram cycle figures, found {}", describe(n)));
+        }
+    }
+    if (const toml::node* n = root.get("netfilter")) {
+        if (const toml::table* t = n->as_table()) {
+            if (auto v = read_cycle_table(r, *t, "netfilter", {"ip_rcv_core", "drop_rule", "nf_conntrack_in", "kfree_skb"}))
+                p.netfilter = net::NetfilterCosts{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
+        } else {
+            r.error(*n, "netfilter", fmt::format("expected a table [netfilter] of per-packet cycle figures, found {}", describe(n)));
         }
     }
     if (const toml::node* n = root.get("flush")) {

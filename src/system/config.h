@@ -52,6 +52,7 @@ struct Profile {
     std::optional<net::NetCosts> net;           // [net]: needed by machines with a NIC
     std::optional<net::TcpCosts> tcp;           // [tcp]: needed by TCP streams (and copy figures for UDP)
     std::optional<net::UdpCosts> udp;           // [udp]: needed by UDP streams
+    std::optional<net::NetfilterCosts> netfilter; // [netfilter]: needed by [machine.netfilter]
     std::optional<devices::FlushCosts> flush;    // [flush]: rx_flood's flush on a coherent machine
     std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
@@ -73,10 +74,11 @@ using workloads::ArpPingPongWorkload;
 using workloads::Iperf3Workload;
 using workloads::RxFloodWorkload;
 using workloads::UdpFlowsWorkload;
+using workloads::PktgenWorkload;
 
 using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
                               SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload,
-                              RxFloodWorkload, UdpFlowsWorkload>;
+                              RxFloodWorkload, UdpFlowsWorkload, PktgenWorkload>;
 
 struct MachineConfig {
     std::string name;
@@ -103,6 +105,8 @@ struct MachineConfig {
         std::string peer;
     };
     std::optional<Tunnel> tunnel;
+    // [machine.netfilter]: an iptables DROP rule at PRE_ROUTING for every IPv4 packet
+    std::optional<net::PreroutingDrop> prerouting_drop;
     std::vector<Workload> workloads;
 };
 

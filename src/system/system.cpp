@@ -5,6 +5,7 @@
 #include "workloads/pingpong.h"
 #include "workloads/iperf3.h"
 #include "workloads/rxflood.h"
+#include "workloads/pktgen.h"
 #include "workloads/udp_flows.h"
 
 #include <set>
@@ -112,6 +113,12 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         workloads::Env env;
     };
     std::vector<DeferredFlows> deferred_flows;
+    struct DeferredPktgen {
+        Machine* m;
+        const PktgenWorkload* w;
+        workloads::Env env;
+    };
+    std::vector<DeferredPktgen> deferred_pktgen;
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
@@ -211,6 +218,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                         deferred_flows.push_back({&m, &x, env});
                         return nullptr; // built once every machine exists
                     },
+                    [&](const PktgenWorkload& x) -> std::unique_ptr<workloads::Workload> {
+                        deferred_pktgen.push_back({&m, &x, env});
+                        return nullptr; // built once every machine exists
+                    },
                     [&](const ArpPingPongWorkload& x) -> std::unique_ptr<workloads::Workload> {
                         if (!m.stack)
                             throw ConfigError("machine " + mc.name + ": arp_pingpong needs a link to its peer");
@@ -297,6 +308,20 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), next_flow,
             stop));
         next_flow += d.w->flows;
+    }
+    for (const DeferredPktgen& d : deferred_pktgen) {
+        Machine* peer = machine_named(d.w->peer);
+        const MachineConfig& mc = *d.m->cfg;
+        const std::string what = "machine " + mc.name + ": pktgen '" + d.w->name + "'";
+        if (!peer || !peer->stack || !d.m->stack) throw ConfigError(what + " needs a link to its peer '" + d.w->peer + "'");
+        if (d.w->threads > peer->cfg->cpus)
+            throw ConfigError(what + " has " + std::to_string(d.w->threads) + " threads, more than the CPUs of '" +
+                              d.w->peer + "' (" + std::to_string(peer->cfg->cpus) + ")");
+        std::vector<kernel::Cpu*> threads;
+        for (int i = 0; i < d.w->threads; ++i) threads.push_back(peer->cpus[static_cast<std::size_t>(i)].get());
+        const engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
+        d.m->workloads.push_back(std::make_unique<workloads::Pktgen>(d.env, *d.w, end_of(*d.m), std::move(threads),
+                                                                     end_of(*peer), next_flow++, stop));
     }
 }
 
@@ -396,6 +421,14 @@ void System::build_network() {
         if (mc.tunnel->kind == net::TunnelKind::WIREGUARD) m.tunnel = std::make_unique<net::WireGuard>(std::move(env));
         else m.tunnel = std::make_unique<net::Esp>(std::move(env));
         m.stack->set_tunnel(*m.tunnel);
+    }
+    for (Machine& m : machines_) {
+        const MachineConfig& mc = *m.cfg;
+        if (!mc.prerouting_drop) continue;
+        if (!m.stack || !mc.profile.netfilter)
+            throw ConfigError("machine " + mc.name + ": [machine.netfilter] needs a [[link]] and the [netfilter] figures of profile " +
+                              mc.profile.name);
+        m.stack->set_prerouting_drop(*mc.prerouting_drop, *mc.profile.netfilter);
     }
 }
 

@@ -126,6 +126,20 @@ struct UdpFlowsWorkload {
     Tick start = engine::PS_PER_MS;     // the first round starts here
 };
 
+// A packet generator on the peer machine sending minimum-size UDP frames into this one as fast as
+// it can (the kernel's pktgen, or a TRex/DPDK box standing beside the machine under test):
+// `threads` kthreads on the peer's CPUs 0 .. threads-1 hand frames straight to the peer's driver
+// (ndo_start_xmit: no socket, no qdisc) from `start` on. This machine receives them on CPU 0
+// (its NIC's NAPI); what it does with them is up to its stack ([machine.netfilter]).
+struct PktgenWorkload {
+    std::string name = "pktgen";
+    int cpu = 0;                       // unused: the receive work runs on CPU 0, where the NIC's NAPI is
+    std::string peer;                  // the generating machine
+    int threads = 1;                   // generator kthreads, one per peer CPU from 0
+    std::uint32_t frame = 60;          // frame bytes without FCS (pktgen pkt_size 60: 64 on the wire)
+    Tick start = engine::PS_PER_MS;    // the first frame is sent here
+};
+
 // A flood of ESP-like AEAD packets received on one CPU, as the user-space datapath of `kdsim
 // validate` runs it (src/validate/datapath.cpp): a device on another core keeps the rx ring full;
 // the rx task polls it in NET_RX-like rounds (polls of `weight` packets while `budget` lasts),
