@@ -38,6 +38,13 @@ struct KernelCosts {
     Cycles soft_mask_replay = 0;
 };
 
+// One interrupt-masking implementation's costs ([irqmask.<impl>] of a profile), applied over
+// KernelCosts by the machine that selects it.
+struct IrqMaskCosts {
+    Cycles local_irq_disable = 0, local_irq_enable = 0, local_irq_save = 0, local_irq_restore = 0;
+    Cycles irq_entry_extra = 0, exception_return_extra = 0;
+};
+
 // The workqueue's own work per item ([tunnel] queue_work and process_one_work of a profile).
 struct WorkqueueCosts {
     Cycles queue_work = 0;       // queue_work_on: pool lock, insert (the wake-up is charged apart)

@@ -30,21 +30,6 @@ constexpr double INTEGER_FIGURE_MAX = 1e18;
 
 } // namespace
 
-std::string_view unit_name(Unit u) {
-    switch (u) {
-    case Unit::CYCLES: return "cycles";
-    case Unit::BYTES: return "bytes";
-    case Unit::HZ: return "Hz";
-    case Unit::CYCLES_PER_BYTE: return "cycles/byte";
-    case Unit::NS: return "ns";
-    case Unit::BYTES_PER_SECOND: return "bytes/s";
-    case Unit::WAYS: return "ways";
-    case Unit::LINES: return "lines";
-    case Unit::STREAMS: return "streams";
-    }
-    return "?";
-}
-
 std::string figure_form(Unit u) { return fmt::format("a figure {{ value, unit = \"{}\", source }}", unit_name(u)); }
 
 // Reads parent[name] as a figure; returns its value when it is complete and valid (finite,

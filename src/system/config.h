@@ -29,13 +29,6 @@ namespace kdsim::system {
 
 using engine::Tick;
 
-// One interrupt-masking implementation's costs ([irqmask.<impl>] of a profile).
-struct IrqMaskCosts {
-    engine::Cycles local_irq_disable = 0, local_irq_enable = 0, local_irq_save = 0, local_irq_restore = 0;
-    engine::Cycles irq_entry_extra = 0, exception_return_extra = 0;
-    engine::Cycles masked_interrupt = 0, replay = 0; // lazy soft masking only
-};
-
 // A loaded architecture profile (data/profiles/<family>/<part>.toml).
 struct Profile {
     std::string name;
@@ -54,7 +47,7 @@ struct Profile {
     std::optional<net::UdpCosts> udp;           // [udp]: needed by UDP streams
     std::optional<net::NetfilterCosts> netfilter; // [netfilter]: needed by [machine.netfilter]
     std::optional<devices::FlushCosts> flush;    // [flush]: rx_flood's flush on a coherent machine
-    std::map<std::string, IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
+    std::map<std::string, kernel::IrqMaskCosts> irqmask; // [irqmask.<impl>]: alternative masking implementations
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel

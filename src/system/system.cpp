@@ -133,15 +133,13 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             if (it == mc.profile.irqmask.end())
                 throw ConfigError("machine " + mc.name + ": profile " + mc.profile.name + " has no [irqmask." +
                                   mc.irq_masking + "] figures");
-            const IrqMaskCosts& q = it->second;
+            const kernel::IrqMaskCosts& q = it->second;
             m.costs.local_irq_disable = q.local_irq_disable;
             m.costs.local_irq_enable = q.local_irq_enable;
             m.costs.local_irq_save = q.local_irq_save;
             m.costs.local_irq_restore = q.local_irq_restore;
             m.costs.irq_entry_extra = q.irq_entry_extra;
             m.costs.exception_return_extra = q.exception_return_extra;
-            m.costs.soft_mask_hit = q.masked_interrupt;
-            m.costs.soft_mask_replay = q.replay;
         }
         kernel::KernelConfig kc = mc.kernel;
         kc.pseudo_nmi = mc.irq_masking == "pmr" || mc.irq_masking == "pmr_nosync";        // priority masking lets NMI-priority vectors through

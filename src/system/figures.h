@@ -1,0 +1,203 @@
+// Every figure of an architecture profile, declared once: one table per cost struct with each
+// figure's key, unit, one-line description and the member it fills (engine/figure.h). The
+// scenario layer reads, checks and overrides profiles through these tables only; the
+// static_asserts below fail to compile when a struct gains a member that its table does not
+// name (and a test checks that no member is named twice).
+#pragma once
+
+#include "engine/figure.h"
+#include "system/config.h"
+
+#include <array>
+
+namespace kdsim::system {
+
+using engine::Figure;
+using engine::Unit;
+using arch::SimdCosts;
+using crypto::CipherCost;
+using crypto::HashCost;
+using devices::DmaCosts;
+using devices::FlushCosts;
+using kernel::IrqMaskCosts;
+using kernel::KernelCosts;
+using kernel::WorkqueueCosts;
+using net::NetCosts;
+using net::NetfilterCosts;
+using net::TcpCosts;
+using net::TunnelCosts;
+using net::UdpCosts;
+using net::VirtCosts;
+
+// [cpu]
+inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
+    {"cpu", "clock", Unit::HZ, "the core clock the cycle figures are counted in", &Profile::clock_hz, true},
+    {"cpu", "cache_line", Unit::BYTES, "the data cache line size", &Profile::cache_line, true},
+}};
+
+// [sched], [irq], [irqflags], [bh]: the generic kernel model (kernel/costs.h)
+inline constexpr std::array<Figure<KernelCosts>, 14> KERNEL_FIGURES = {{
+    {"sched", "context_switch", Unit::CYCLES, "__schedule + switch_to, no FPU work", &KernelCosts::context_switch},
+    {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up + enqueue + check_preempt_curr", &KernelCosts::wakeup},
+    {"sched", "tick", Unit::CYCLES, "scheduler_tick in the timer interrupt", &KernelCosts::tick},
+    {"sched", "cond_resched", Unit::CYCLES, "a cond_resched() call that does not reschedule", &KernelCosts::cond_resched},
+    {"irq", "entry", Unit::CYCLES, "interrupt entry: vector, irq_enter, handler dispatch", &KernelCosts::irq_entry},
+    {"irq", "exit", Unit::CYCLES, "interrupt exit: irq_exit_rcu, return from the exception", &KernelCosts::irq_exit},
+    {"irq", "timer_handler", Unit::CYCLES, "hrtimer_interrupt: expire one timer", &KernelCosts::timer_handler},
+    {"irq", "softirq_round", Unit::CYCLES, "__do_softirq overhead per restart round", &KernelCosts::softirq_round},
+    {"irqflags", "local_irq_disable", Unit::CYCLES, "local_irq_disable()", &KernelCosts::local_irq_disable},
+    {"irqflags", "local_irq_enable", Unit::CYCLES, "local_irq_enable()", &KernelCosts::local_irq_enable},
+    {"irqflags", "local_irq_save", Unit::CYCLES, "local_irq_save()", &KernelCosts::local_irq_save},
+    {"irqflags", "local_irq_restore", Unit::CYCLES, "local_irq_restore()", &KernelCosts::local_irq_restore},
+    {"bh", "local_bh_disable", Unit::CYCLES, "local_bh_disable()", &KernelCosts::local_bh_disable},
+    {"bh", "local_bh_enable", Unit::CYCLES, "local_bh_enable() without pending softirqs", &KernelCosts::local_bh_enable},
+}};
+// The four masking extras of KernelCosts (irq_entry_extra, exception_return_extra,
+// soft_mask_hit, soft_mask_replay) come from the machine's masking implementation, not from
+// these sections.
+static_assert(sizeof(KernelCosts) == engine::figures_bytes(KERNEL_FIGURES) + 4 * sizeof(engine::Cycles));
+
+// [irqmask.<impl>]: an interrupt-masking implementation (System applies it over KernelCosts)
+inline constexpr std::array<Figure<IrqMaskCosts>, 6> IRQMASK_FIGURES = {{
+    {"", "local_irq_disable", Unit::CYCLES, "local_irq_disable() with this implementation", &IrqMaskCosts::local_irq_disable},
+    {"", "local_irq_enable", Unit::CYCLES, "local_irq_enable() with this implementation", &IrqMaskCosts::local_irq_enable},
+    {"", "local_irq_save", Unit::CYCLES, "local_irq_save() with this implementation", &IrqMaskCosts::local_irq_save},
+    {"", "local_irq_restore", Unit::CYCLES, "local_irq_restore() with this implementation", &IrqMaskCosts::local_irq_restore},
+    {"", "irq_entry_extra", Unit::CYCLES, "extra work on every exception entry", &IrqMaskCosts::irq_entry_extra},
+    {"", "exception_return_extra", Unit::CYCLES, "extra work on every exception return", &IrqMaskCosts::exception_return_extra},
+}};
+static_assert(sizeof(IrqMaskCosts) == engine::figures_bytes(IRQMASK_FIGURES));
+
+// [simd] (arch/config.h); `unit` is a name, read apart; the last two are optional (PowerPC SPE)
+inline constexpr std::array<Figure<SimdCosts>, 7> SIMD_FIGURES = {{
+    {"", "state_size", Unit::BYTES, "the user SIMD state a save writes", &SimdCosts::state_size},
+    {"", "begin", Unit::CYCLES, "kernel_*_begin bookkeeping without a save", &SimdCosts::begin},
+    {"", "end", Unit::CYCLES, "kernel_*_end bookkeeping", &SimdCosts::end},
+    {"", "save", Unit::CYCLES, "saving live user state (XSAVE, vfp_save_state, fpsimd_save_state)", &SimdCosts::save},
+    {"", "restore", Unit::CYCLES, "restoring it (XRSTOR, vfp_load_state, fpsimd load)", &SimdCosts::restore},
+    {"", "unavailable_trap", Unit::CYCLES, "SPE-unavailable exception taken from kernel mode", &SimdCosts::unavailable_trap},
+    {"", "kernel_use_warning", Unit::CYCLES, "its printk(\"SPE used in kernel ...\") into the log", &SimdCosts::kernel_use_warning},
+}};
+static_assert(sizeof(SimdCosts) == engine::figures_bytes(SIMD_FIGURES));
+
+// [hash.<alg>.<impl>] (crypto/hash_costs.h); cold_start is optional (hash_cold_after)
+inline constexpr std::array<Figure<HashCost>, 3> HASH_FIGURES = {{
+    {"", "cycles_per_byte", Unit::CYCLES_PER_BYTE, "per byte hashed", &HashCost::cycles_per_byte},
+    {"", "cycles_per_call", Unit::CYCLES, "per call: set-up, padding, the final block", &HashCost::cycles_per_call},
+    {"", "cold_start", Unit::CYCLES, "extra for a call whose code and tables are not in the caches", &HashCost::cold_start},
+}};
+static_assert(sizeof(HashCost) == engine::figures_bytes(HASH_FIGURES));
+
+// [cipher.<prim>.<impl>] (crypto/cipher_costs.h)
+inline constexpr std::array<Figure<CipherCost>, 2> CIPHER_FIGURES = {{
+    {"", "cycles_per_byte", Unit::CYCLES_PER_BYTE, "per byte of one pass", &CipherCost::cycles_per_byte},
+    {"", "cycles_per_call", Unit::CYCLES, "per pass: key schedule, set-up, the final block", &CipherCost::cycles_per_call},
+}};
+static_assert(sizeof(CipherCost) == engine::figures_bytes(CIPHER_FIGURES));
+
+// [net] (net/net_costs.h)
+inline constexpr std::array<Figure<NetCosts>, 11> NET_FIGURES = {{
+    {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
+    {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
+    {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
+    {"", "driver_xmit", Unit::CYCLES, "ndo_start_xmit: descriptor, doorbell", &NetCosts::driver_xmit},
+    {"", "driver_rx_irq", Unit::CYCLES, "the device's interrupt handler: ack, mask, napi_schedule", &NetCosts::driver_rx_irq},
+    {"", "napi_poll", Unit::CYCLES, "per poll call: bookkeeping, napi_complete_done, irq re-enable", &NetCosts::napi_poll},
+    {"", "driver_rx", Unit::CYCLES, "per received packet in the driver's poll", &NetCosts::driver_rx},
+    {"", "netif_receive_skb", Unit::CYCLES, "protocol demux", &NetCosts::netif_receive_skb},
+    {"", "arp_rcv", Unit::CYCLES, "arp_rcv + arp_process, reply built and handed to dev_queue_xmit", &NetCosts::arp_rcv},
+    {"", "packet_rcv", Unit::CYCLES, "AF_PACKET delivery to a socket, wake-up excluded", &NetCosts::packet_rcv},
+    {"", "sock_recvmsg", Unit::CYCLES, "packet_recvmsg: dequeue, copy to user", &NetCosts::sock_recvmsg},
+}};
+static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
+
+// [tcp] (net/net_costs.h)
+inline constexpr std::array<Figure<TcpCosts>, 10> TCP_FIGURES = {{
+    {"", "ip_rcv", Unit::CYCLES, "ip_rcv per segment", &TcpCosts::ip_rcv},
+    {"", "tcp_v4_rcv", Unit::CYCLES, "tcp_v4_rcv: lookup, established-state processing, queueing", &TcpCosts::tcp_v4_rcv},
+    {"", "tcp_ack_send", Unit::CYCLES, "building and sending one ACK", &TcpCosts::tcp_ack_send},
+    {"", "tcp_ack_rcv", Unit::CYCLES, "processing one received ACK at the sender", &TcpCosts::tcp_ack_rcv},
+    {"", "tcp_sendmsg", Unit::CYCLES, "tcp_sendmsg per segment, copy excluded", &TcpCosts::tcp_sendmsg},
+    {"", "tcp_recvmsg", Unit::CYCLES, "tcp_recvmsg per segment, copy excluded", &TcpCosts::tcp_recvmsg},
+    {"", "skb_free", Unit::CYCLES, "freeing one skb", &TcpCosts::skb_free},
+    {"", "rx_buffer_alloc", Unit::CYCLES, "the driver allocating a fresh rx buffer", &TcpCosts::rx_buffer_alloc},
+    {"", "copy_to_user_cold", Unit::CYCLES_PER_BYTE, "copy to user space, source not in the caches, per byte", &TcpCosts::copy_to_user_cold},
+    {"", "copy_from_user", Unit::CYCLES_PER_BYTE, "copy from user space, source cached, per byte", &TcpCosts::copy_from_user},
+}};
+static_assert(sizeof(TcpCosts) == engine::figures_bytes(TCP_FIGURES));
+
+// [udp] (net/net_costs.h)
+inline constexpr std::array<Figure<UdpCosts>, 3> UDP_FIGURES = {{
+    {"", "udp_sendmsg", Unit::CYCLES, "udp_sendmsg -> ip_make_skb -> udp_send_skb -> ip output, copy excluded", &UdpCosts::udp_sendmsg},
+    {"", "udp_rcv", Unit::CYCLES, "ip_rcv + __udp4_lib_rcv + udp_queue_rcv_skb (socket queue), wake excluded", &UdpCosts::udp_rcv},
+    {"", "udp_recvmsg", Unit::CYCLES, "udp_recvmsg: dequeue, skb free; copy excluded", &UdpCosts::udp_recvmsg},
+}};
+static_assert(sizeof(UdpCosts) == engine::figures_bytes(UDP_FIGURES));
+
+// [netfilter] (net/net_costs.h)
+inline constexpr std::array<Figure<NetfilterCosts>, 4> NETFILTER_FIGURES = {{
+    {"", "ip_rcv_core", Unit::CYCLES, "ip_rcv -> ip_rcv_core up to the NF_INET_PRE_ROUTING hook", &NetfilterCosts::ip_rcv_core},
+    {"", "drop_rule", Unit::CYCLES, "nf_hook_slow -> the table's hook -> ipt_do_table: one matching DROP rule", &NetfilterCosts::drop_rule},
+    {"", "nf_conntrack_in", Unit::CYCLES, "the conntrack hook at PRE_ROUTING: tuple, hash lookup of an existing entry", &NetfilterCosts::nf_conntrack_in},
+    {"", "kfree_skb", Unit::CYCLES, "NF_DROP: kfree_skb of the dropped packet (skb and its buffer)", &NetfilterCosts::kfree_skb},
+}};
+static_assert(sizeof(NetfilterCosts) == engine::figures_bytes(NETFILTER_FIGURES));
+
+// [tunnel] (net/net_costs.h), with the workqueue figures below in the same table
+inline constexpr std::array<Figure<TunnelCosts>, 10> TUNNEL_FIGURES = {{
+    {"", "wg_xmit", Unit::CYCLES, "wg_xmit + send_staged_packets: skb checks, queueing, per packet", &TunnelCosts::wg_xmit},
+    {"", "wg_encrypt", Unit::CYCLES, "encrypt worker per packet beyond the AEAD: skb_cow, padding, header", &TunnelCosts::wg_encrypt},
+    {"", "wg_tx", Unit::CYCLES, "tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)", &TunnelCosts::wg_tx},
+    {"", "wg_rx", Unit::CYCLES, "NET_RX: udp_rcv -> encap_rcv -> wg_packet_receive -> consume_data", &TunnelCosts::wg_rx},
+    {"", "wg_decrypt", Unit::CYCLES, "decrypt worker per packet beyond the AEAD", &TunnelCosts::wg_decrypt},
+    {"", "wg_rx_poll", Unit::CYCLES, "peer NAPI per packet: counter_validate, endpoint, napi_gro_receive", &TunnelCosts::wg_rx_poll},
+    {"", "esp_output", Unit::CYCLES, "xfrm_output + esp_output + esp_output_tail, AEAD excluded", &TunnelCosts::esp_output},
+    {"", "esp_input", Unit::CYCLES, "xfrm4_rcv + xfrm_input + esp_input + esp_input_done2", &TunnelCosts::esp_input},
+    {"", "aead_request", Unit::CYCLES, "crypto_aead_{en,de}crypt: request, scatterlist walk set-up", &TunnelCosts::aead_request},
+    {"", "cryptd_enqueue", Unit::CYCLES, "cryptd_enqueue_request under BH off (queue_work apart)", &TunnelCosts::cryptd_enqueue},
+}};
+
+// [tunnel]: the workqueue figures of TunnelCosts::workqueue (kernel/costs.h)
+inline constexpr std::array<Figure<WorkqueueCosts>, 2> WORKQUEUE_FIGURES = {{
+    {"", "queue_work", Unit::CYCLES, "queue_work_on: pool lock, insert (the wake-up is charged apart)", &WorkqueueCosts::queue_work},
+    {"", "process_one_work", Unit::CYCLES, "the kworker's overhead per work item", &WorkqueueCosts::process_one_work},
+}};
+static_assert(sizeof(TunnelCosts) == engine::figures_bytes(TUNNEL_FIGURES) + engine::figures_bytes(WORKQUEUE_FIGURES));
+
+// [virt] (net/net_costs.h)
+inline constexpr std::array<Figure<VirtCosts>, 7> VIRT_FIGURES = {{
+    {"", "exit_mmio", Unit::CYCLES, "a guest MMIO write trapping to the host and back (kick)", &VirtCosts::exit_mmio},
+    {"", "virq_delivery", Unit::CYCLES, "the vCPU's exit and re-entry that deliver an injected interrupt", &VirtCosts::virq_delivery},
+    {"", "virq_inject", Unit::CYCLES, "host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick", &VirtCosts::virq_inject},
+    {"", "vhost_tx", Unit::CYCLES, "host: handle_tx per frame, tun_get_user, skb build", &VirtCosts::vhost_tx},
+    {"", "vhost_rx", Unit::CYCLES, "host: handle_rx per frame, descriptor handling", &VirtCosts::vhost_rx},
+    {"", "copy_per_byte", Unit::CYCLES_PER_BYTE, "host: copy between guest memory and skb, per byte", &VirtCosts::copy_per_byte},
+    {"", "tun_xmit", Unit::CYCLES, "host: tun_net_xmit per frame (ptr_ring produce)", &VirtCosts::tun_xmit},
+}};
+static_assert(sizeof(VirtCosts) == engine::figures_bytes(VIRT_FIGURES));
+
+// [dma] (devices/dma_costs.h); `coherent` is a flag, read apart
+inline constexpr std::array<Figure<DmaCosts>, 11> DMA_FIGURES = {{
+    {"", "map_call", Unit::CYCLES, "dma_map_single: call chain, direction tests, address translation", &DmaCosts::map_call},
+    {"", "unmap_call", Unit::CYCLES, "dma_unmap_single_attrs: call chain (and PG_dcache_clean marking on arm32)", &DmaCosts::unmap_call},
+    {"", "sync_call", Unit::CYCLES, "dma_sync_single_for_cpu / _for_device: call chain", &DmaCosts::sync_call},
+    {"", "inner_inv_line", Unit::CYCLES, "invalidate by VA (DCIMVAC / dc ivac)", &DmaCosts::inner_inv_line},
+    {"", "inner_clean_line", Unit::CYCLES, "clean by VA (DCCMVAC / dc cvac)", &DmaCosts::inner_clean_line},
+    {"", "inner_flush_line", Unit::CYCLES, "clean+invalidate by VA (DCCIMVAC / dc civac): partial lines of an invalidate", &DmaCosts::inner_flush_line},
+    {"", "outer_inv_line", Unit::CYCLES, "write of L2X0_INV_LINE_PA", &DmaCosts::outer_inv_line},
+    {"", "outer_clean_line", Unit::CYCLES, "write of L2X0_CLEAN_LINE_PA", &DmaCosts::outer_clean_line},
+    {"", "outer_flush_line", Unit::CYCLES, "write of L2X0_CLEAN_INV_LINE_PA (partial lines of an invalidate)", &DmaCosts::outer_flush_line},
+    {"", "outer_sync", Unit::CYCLES, "L2X0_CACHE_SYNC at the end of each outer range operation", &DmaCosts::outer_sync},
+    {"", "barrier", Unit::CYCLES, "the dsb that ends each inner range operation", &DmaCosts::barrier},
+}};
+static_assert(sizeof(DmaCosts) == engine::figures_bytes(DMA_FIGURES) + alignof(engine::Cycles)); // + coherent
+
+// [flush] (devices/dma_costs.h), written by kdsim calibrate
+inline constexpr std::array<Figure<FlushCosts>, 3> FLUSH_FIGURES = {{
+    {"", "per_call", Unit::CYCLES, "fixed cost of one buffer's flush + re-read (fences, loop set-up)", &FlushCosts::per_call},
+    {"", "dirty_line", Unit::CYCLES, "per flushed dirty line", &FlushCosts::dirty_line},
+    {"", "reread_line", Unit::CYCLES, "per line the CPU then reads back from memory (the received ones)", &FlushCosts::reread_line},
+}};
+static_assert(sizeof(FlushCosts) == engine::figures_bytes(FLUSH_FIGURES));
+
+} // namespace kdsim::system
