@@ -25,6 +25,18 @@ std::optional<Arch> arch_from_string(std::string_view s) {
     return std::nullopt;
 }
 
+void SimdUnit::register_stats(const stats::Scope& s) const {
+    s.counter("brackets", stats_.brackets, "count", "kernel_fpu_begin/end (kernel_neon_begin/end, spe_begin/end) brackets")
+        .counter("begin_end_cycles", stats_.begin_end_cycles, "cycles", "cycles charged by begin/end, saves included")
+        .counter("saves", stats_.saves, "count", "user register-file saves (in begin or at a context switch)")
+        .counter("restores", stats_.restores, "count", "user register-file restores")
+        .counter("save_restore_cycles", stats_.save_restore_cycles, "cycles", "cycles of those saves and restores")
+        .counter("bytes", stats_.bytes, "bytes", "bytes processed inside brackets")
+        .counter("fallbacks", stats_.fallbacks, "count", "generic code ran because may_use_simd() was false")
+        .counter("kernel_traps", stats_.kernel_traps, "count", "SIMD-unavailable exceptions taken from kernel mode")
+        .counter("kernel_use_warnings", stats_.kernel_use_warnings, "count", "log lines they printed (\"SPE used in kernel\")");
+}
+
 namespace {
 constexpr std::array<std::pair<SimdPolicy, std::string_view>, 9> POLICY_NAMES = {{
     {SimdPolicy::X86_PREEMPT, "x86-preempt-disable"},

@@ -72,6 +72,8 @@ public:
     }
     void count_fallback() { ++stats_.fallbacks; }
     const SimdStats& stats() const { return stats_; }
+    // Registers the bracket counters under `s` (<machine>/cpu<N>/simd).
+    void register_stats(const stats::Scope& s) const;
 
 protected:
     // Bracket bookkeeping shared by all architectures.

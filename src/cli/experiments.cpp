@@ -12,7 +12,6 @@
 #include "system/system.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <map>
 
@@ -22,90 +21,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<double> cpu_field(const results::CpuResult& c, const std::string& f) {
-    static const std::map<std::string, double results::CpuResult::*> dbl = {
-        {"busy_us", &results::CpuResult::busy_us},
-        {"idle_us", &results::CpuResult::idle_us},
-        {"longest_np_span_us", &results::CpuResult::longest_np_span_us}};
-    static const std::map<std::string, std::uint64_t results::CpuResult::*> u64 = {
-        {"hardirqs", &results::CpuResult::hardirqs},
-        {"softirq_runs", &results::CpuResult::softirq_runs},
-        {"softirq_restarts", &results::CpuResult::softirq_restarts},
-        {"ksoftirqd_wakeups", &results::CpuResult::ksoftirqd_wakeups},
-        {"context_switches", &results::CpuResult::context_switches},
-        {"preemptions", &results::CpuResult::preemptions},
-        {"rcu_stall_warnings", &results::CpuResult::rcu_stall_warnings},
-        {"rcu_exp_stall_warnings", &results::CpuResult::rcu_exp_stall_warnings},
-        {"soft_lockups", &results::CpuResult::soft_lockups},
-        {"simd_clobbers", &results::CpuResult::simd_clobbers}};
-    static const std::map<std::string, std::uint64_t results::SimdResult::*> simd = {
-        {"brackets", &results::SimdResult::brackets},
-        {"begin_end_cycles", &results::SimdResult::begin_end_cycles},
-        {"saves", &results::SimdResult::saves},
-        {"restores", &results::SimdResult::restores},
-        {"save_restore_cycles", &results::SimdResult::save_restore_cycles},
-        {"bytes", &results::SimdResult::bytes},
-        {"longest_bracket_cycles", &results::SimdResult::longest_bracket_cycles},
-        {"longest_bracket_bytes", &results::SimdResult::longest_bracket_bytes},
-        {"fallbacks", &results::SimdResult::fallbacks},
-        {"kernel_traps", &results::SimdResult::kernel_traps},
-        {"kernel_use_warnings", &results::SimdResult::kernel_use_warnings}};
-    if (auto it = dbl.find(f); it != dbl.end()) return c.*(it->second);
-    static const std::map<std::string, std::size_t> irqflag = {{"disable", 0}, {"enable", 1}, {"save", 2}, {"restore", 3}};
-    if (f.rfind("irqflag_ops.", 0) == 0)
-        if (auto it = irqflag.find(f.substr(12)); it != irqflag.end()) return static_cast<double>(c.irqflag_ops[it->second]);
-    if (f.rfind("cycles.", 0) == 0) { // a category summed over contexts
-        std::string cat = f.substr(7);
-        double sum = 0;
-        for (const auto& [ctx, cats] : c.cycles)
-            if (auto it = cats.find(cat); it != cats.end()) sum += static_cast<double>(it->second);
-        return sum;
+// The sum of the " + "-separated paths of `expr` (nothing if one is missing).
+std::optional<double> sum_of(const results::RunResults& r, const std::string& expr) {
+    double sum = 0;
+    for (std::size_t at = 0;;) {
+        const std::size_t plus = expr.find(" + ", at);
+        std::optional<double> v = results::resolve(r, expr.substr(at, plus == std::string::npos ? plus : plus - at));
+        if (!v) return std::nullopt;
+        sum += *v;
+        if (plus == std::string::npos) return sum;
+        at = plus + 3;
     }
-    if (auto it = u64.find(f); it != u64.end()) return static_cast<double>(c.*(it->second));
-    if (f == "simd.longest_bracket_us") return c.simd.longest_bracket_us;
-    if (f.rfind("simd.", 0) == 0)
-        if (auto it = simd.find(f.substr(5)); it != simd.end()) return static_cast<double>(c.simd.*(it->second));
-    if (f == "simd.begin_end_cycles_per_bracket")
-        return c.simd.brackets ? static_cast<double>(c.simd.begin_end_cycles) / static_cast<double>(c.simd.brackets) : 0;
-    return std::nullopt;
 }
 
-// Resolves a manifest metric path against one run's results:
-//   cpu<N>.<field>, cpu<N>.simd.<field> (of the first machine), machine.<name>.cpu<N>.<field>,
-//   workload.<name>.<key>, run.<clobbers|simulated_us|events>
-std::optional<double> lookup(const results::RunResults& r, const std::string& path) {
-    if (path.rfind("machine.", 0) == 0) {
-        std::string rest = path.substr(8);
-        auto dot = rest.find('.');
-        if (dot == std::string::npos || rest.compare(dot + 1, 3, "cpu") != 0) return std::nullopt;
-        const std::string name = rest.substr(0, dot), cpu = rest.substr(dot + 1);
-        auto dot2 = cpu.find('.');
-        if (dot2 == std::string::npos) return std::nullopt;
-        int id = -1;
-        std::from_chars(cpu.data() + 3, cpu.data() + dot2, id);
-        for (const auto& m : r.machines)
-            if (m.name == name)
-                for (const auto& c : m.cpus)
-                    if (c.id == id) return cpu_field(c, cpu.substr(dot2 + 1));
-        return std::nullopt;
-    }
-    if (path == "run.clobbers") return static_cast<double>(r.clobber_count);
-    if (path == "run.simulated_us") return r.simulated_us;
-    if (path == "run.events") return static_cast<double>(r.events);
-    if (path.rfind("workload.", 0) == 0) {
-        std::string rest = path.substr(9);
-        auto dot = rest.find('.');
-        if (dot == std::string::npos) return std::nullopt;
-        return results::find_metric(r, rest.substr(0, dot), rest.substr(dot + 1));
-    }
-    if (path.rfind("cpu", 0) == 0 && !r.machines.empty()) {
-        auto dot = path.find('.');
-        int id = -1;
-        std::from_chars(path.data() + 3, path.data() + dot, id);
-        for (const auto& c : r.machines[0].cpus)
-            if (c.id == id) return cpu_field(c, path.substr(dot + 1));
-    }
-    return std::nullopt;
+// A column's value in one run: its metric, divided by its `per` figure when it has one (nothing
+// when either is missing or the divisor is 0).
+std::optional<double> column_value(const results::RunResults& r, const scenario::ExperimentColumn& c) {
+    std::optional<double> v = sum_of(r, c.metric);
+    if (!v || c.per.empty()) return v;
+    std::optional<double> per = sum_of(r, c.per);
+    if (!per || *per == 0) return std::nullopt;
+    return *v / *per;
 }
 
 std::string fmt_value(std::optional<double> v) {
@@ -129,7 +65,7 @@ std::string experiment_table(const scenario::Experiment& x, const std::vector<st
     rows.push_back(head);
     for (const auto& [name, r] : runs) {
         std::vector<std::string> row{name};
-        for (const auto& c : x.columns) row.push_back(fmt_value(lookup(r, c.metric)));
+        for (const auto& c : x.columns) row.push_back(fmt_value(column_value(r, c)));
         row.push_back(r.failed ? "FAILED" : "ok");
         rows.push_back(row);
     }

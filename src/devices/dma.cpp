@@ -6,6 +6,24 @@
 
 namespace kdsim::devices {
 
+void DmaPlatform::register_stats(const stats::Scope& s) const {
+    const DmaStats& d = stats_;
+    s.counter("maps", d.maps, "count", "dma_map_single calls")
+        .counter("unmaps", d.unmaps, "count", "dma_unmap_single calls")
+        .counter("syncs_for_cpu", d.syncs_for_cpu, "count", "dma_sync_single_for_cpu calls")
+        .counter("syncs_for_device", d.syncs_for_device, "count", "dma_sync_single_for_device calls")
+        .counter("lines_invalidated", d.inner_inv, "count", "inner (L1) cache lines invalidated")
+        .counter("lines_cleaned", d.inner_clean, "count", "inner (L1) cache lines cleaned")
+        .counter("lines_flushed", d.inner_flush, "count", "inner (L1) cache lines cleaned and invalidated (partial edge lines)")
+        .counter("outer_lines_invalidated", d.outer_inv, "count", "outer (L2) cache lines invalidated")
+        .counter("outer_lines_cleaned", d.outer_clean, "count", "outer (L2) cache lines cleaned")
+        .counter("outer_lines_flushed", d.outer_flush, "count", "outer (L2) cache lines cleaned and invalidated")
+        .counter("outer_syncs", d.outer_syncs, "count", "outer cache sync operations")
+        .counter("barriers", d.barriers, "count", "barriers (dsb) issued by the API")
+        .counter("cycles", d.cycles, "cycles", "cycles the API charged to cache_maintenance")
+        .counter("stale_reads", findings_.stale_reads, "count", "CPU reads of lines the device wrote after their last invalidation");
+}
+
 std::string_view to_string(DmaDataDirection d) {
     switch (d) {
     case DMA_BIDIRECTIONAL: return "DMA_BIDIRECTIONAL";

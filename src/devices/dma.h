@@ -87,6 +87,8 @@ public:
     const DmaFindings& findings() const { return findings_; }
     const DmaStats& stats() const { return stats_; }
     DmaStats& stats() { return stats_; }
+    // Registers the DMA API's counters under `s` (<machine>/dma); dma.cpp.
+    void register_stats(const stats::Scope& s) const;
 
     std::uint64_t new_buffer_id() { return ++next_id_; }
     void report_stale_read(const StaleReadReport& r);

@@ -37,6 +37,7 @@
 #include "kernel/preempt.h"
 #include "kernel/trace.h"
 #include "kernel/types.h"
+#include "stats/registry.h"
 
 #include <array>
 #include <coroutine>
@@ -319,6 +320,8 @@ public:
 
     const CpuStats& stats() const { return stats_; }
     CpuStats& stats() { return stats_; }
+    // Registers this CPU's counters under `s` (<machine>/cpu<N>); kernel/cpu_stats.cpp.
+    void register_stats(const stats::Scope& s) const;
     // Counts a primitive of the IRQ-masking implementation (index: 0 disable .. 3 restore).
     void count_irqflag_op(int which) { ++stats_.irqflag_ops[which]; }
 

@@ -68,6 +68,13 @@ public:
     // napi_schedule: local_irq_save around the above.
     engine::Task<> napi_schedule(NapiStruct& n);
     const SoftnetStats& stats() const { return stats_; }
+    // Registers /proc/net/softnet_stat's figures for this CPU under `s` (<machine>/cpu<N>/softnet).
+    void register_stats(const stats::Scope& s) const {
+        s.counter("net_rx_actions", stats_.net_rx_actions, "count", "net_rx_action runs")
+            .counter("polls", stats_.polls, "count", "NAPI instance polls")
+            .counter("processed", stats_.processed, "count", "packets the polls processed")
+            .counter("time_squeeze", stats_.time_squeeze, "count", "net_rx_action runs that ran out of budget or time with work left");
+    }
 
 private:
     static engine::Task<> net_rx_action(kernel::Cpu& cpu, void* ctx);

@@ -52,6 +52,19 @@ public:
 
     const NicStats& stats() const { return stats_; }
     const std::string& name() const { return name_; }
+    // Registers the device's counters under `s` (<machine>/netdev/<ifname>), as in
+    // /sys/class/net/<ifname>/statistics.
+    void register_stats(const stats::Scope& s) const {
+        s.counter("rx_frames", stats_.rx_frames, "count", "frames received and handed to the stack")
+            .counter("rx_bytes", stats_.rx_bytes, "bytes", "bytes of those frames")
+            .counter("tx_frames", stats_.tx_frames, "count", "frames transmitted")
+            .counter("rx_dropped", stats_.rx_dropped, "count", "frames dropped: rx ring (or backend queue) full")
+            .counter("tx_dropped", stats_.tx_dropped, "count", "frames dropped: tx queue full")
+            .counter("irqs", stats_.irqs, "count", "device interrupts raised")
+            .counter("polls", stats_.polls, "count", "NAPI polls of the device")
+            .counter("stale_frames", stats_.stale_frames, "count", "frames the CPU read with stale (not invalidated) lines")
+            .counter("kicks", stats_.kicks, "count", "virtio: notifications to the host (guest exits)");
+    }
 
 protected:
     engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {

@@ -132,6 +132,28 @@ public:
     explicit TunnelBase(TunnelEnv env) : env_(std::move(env)) {}
     const TunnelStats& stats() const { return stats_; }
     virtual TunnelKind kind() const = 0;
+    // Registers the tunnel's counters under `s` (<machine>/tunnel/wg0 or .../esp0).
+    void register_stats(const stats::Scope& s) const {
+        const TunnelStats& t = stats_;
+        s.counter("tx_packets", t.tx_packets, "count", "inner packets handed to the tunnel")
+            .counter("encrypted", t.encrypted, "count", "packets encrypted")
+            .counter("tx_sent", t.tx_sent, "count", "outer packets handed to the device")
+            .counter("rx_packets", t.rx_packets, "count", "outer packets received")
+            .counter("decrypted", t.decrypted, "count", "packets decrypted")
+            .counter("delivered", t.delivered, "count", "inner packets delivered to the stack")
+            .counter("auth_failures", t.auth_failures, "count", "packets dropped: authentication failed")
+            .counter("ring_drops", t.ring_drops, "count", "packets dropped: a crypt ring or the cryptd queue was full")
+            .counter("sync_crypts", t.sync_crypts, "count", "AEAD requests run in the calling context")
+            .counter("async_crypts", t.async_crypts, "count", "AEAD requests that went through cryptd")
+            .counter("cryptd_max_queue", t.cryptd_max_queue, "count", "longest cryptd queue seen")
+            .counter("reordered_waits", t.reordered_waits, "count", "WireGuard: rx polls stopped at a packet still being decrypted");
+        s.sub("aead")
+            .counter("calls", t.aead.calls, "count", "AEAD operations")
+            .counter("bytes", t.aead.bytes, "bytes", "bytes they processed")
+            .counter("simd_passes", t.aead.simd_steps, "count", "primitive passes that ran on the SIMD unit")
+            .counter("scalar_passes", t.aead.scalar_steps, "count", "primitive passes that ran scalar code")
+            .counter("simd_fallbacks", t.aead.fallbacks, "count", "passes that wanted SIMD but crypto_simd_usable() was false");
+    }
     // The MTU of the tunnel's inner route (an inner TCP segment's IP length at most).
     virtual std::uint32_t inner_mtu() const = 0;
 

@@ -104,6 +104,14 @@ public:
     // The guest returned rx buffers: the worker may continue (called from guest context).
     void guest_rx_refilled(kernel::Cpu& guest_cpu);
     const VhostStats& stats() const { return stats_; }
+    // Registers the worker's counters under `s` (<host>/vhost/<guest>).
+    void register_stats(const stats::Scope& s) const {
+        s.counter("tx_frames", stats_.tx_frames, "count", "frames copied guest -> host")
+            .counter("rx_frames", stats_.rx_frames, "count", "frames copied host -> guest")
+            .counter("injections", stats_.injections, "count", "interrupts injected into the guest")
+            .counter("runs", stats_.runs, "count", "worker runs")
+            .counter("guest_rx_full", stats_.guest_rx_full, "count", "runs that stopped because the guest had no rx buffers");
+    }
 
 private:
     static engine::Task<> worker(Vhost& v);

@@ -25,21 +25,12 @@ json number(double v) {
 
 json simd_json(const results::SimdResult& s) {
     return {
-        {"brackets", s.brackets},
-        {"begin_end_cycles", s.begin_end_cycles},
-        {"saves", s.saves},
-        {"restores", s.restores},
-        {"save_restore_cycles", s.save_restore_cycles},
-        {"bytes", s.bytes},
         {"bytes_per_bracket_log2_hist", s.bytes_per_bracket_log2_hist},
         {"longest_bracket_us", number(s.longest_bracket_us)},
         {"longest_bracket_cycles", s.longest_bracket_cycles},
         {"longest_bracket_bytes", s.longest_bracket_bytes},
         {"longest_bracket_start_us", number(s.longest_bracket_start_us)},
         {"longest_bracket_holder", s.longest_bracket_holder},
-        {"fallbacks", s.fallbacks},
-        {"kernel_traps", s.kernel_traps},
-        {"kernel_use_warnings", s.kernel_use_warnings},
     };
 }
 
@@ -47,43 +38,23 @@ json simd_json(const results::SimdResult& s) {
 json derived_json(const results::CpuResult& c, std::uint64_t clock_hz) {
     json context_us = json::object();
     for (const auto& [context, n] : detail::cycles_by_context(c)) context_us[context] = number(detail::cycles_to_us(n, clock_hz));
-    const auto& s = c.simd;
-    auto per_bracket = [&](std::uint64_t v) {
-        return s.brackets ? number(static_cast<double>(v) / static_cast<double>(s.brackets)) : json(nullptr);
-    };
     return {
         {"context_us", context_us},
         {"category_cycles", detail::cycles_by_category(c)},
         {"context_cycles", detail::cycles_by_context(c)},
         {"total_cycles", detail::total_cycles(c)},
-        {"simd_begin_end_cycles_per_bracket", per_bracket(s.begin_end_cycles)},
-        {"simd_bytes_per_bracket", per_bracket(s.bytes)},
     };
 }
 
 json cpu_json(const results::CpuResult& c, std::uint64_t clock_hz) {
-    json irqflag_ops = json::object();
-    for (std::size_t i = 0; i < 4; ++i) irqflag_ops[detail::IRQFLAG_OP_NAMES[i]] = c.irqflag_ops[i];
     return {
         {"id", c.id},
         {"busy_us", number(c.busy_us)},
         {"idle_us", number(c.idle_us)},
         {"cycles", c.cycles},
-        {"hardirqs", c.hardirqs},
-        {"softirq_runs", c.softirq_runs},
-        {"softirq_restarts", c.softirq_restarts},
-        {"ksoftirqd_wakeups", c.ksoftirqd_wakeups},
-        {"context_switches", c.context_switches},
-        {"preemptions", c.preemptions},
-        {"irqflag_ops", irqflag_ops},
-        {"bh_disable_ops", c.bh_disable_ops},
         {"longest_np_span_us", number(c.longest_np_span_us)},
         {"longest_np_span_start_us", number(c.longest_np_span_start_us)},
         {"longest_np_holder", c.longest_np_holder},
-        {"rcu_stall_warnings", c.rcu_stall_warnings},
-        {"rcu_exp_stall_warnings", c.rcu_exp_stall_warnings},
-        {"soft_lockups", c.soft_lockups},
-        {"simd_clobbers", c.simd_clobbers},
         {"simd", simd_json(c.simd)},
         {"derived", derived_json(c, clock_hz)},
     };
@@ -155,12 +126,6 @@ std::string item_path(const std::string& path, std::string_view key, std::size_t
 
 results::SimdResult read_simd(const json& j, const std::string& p) {
     results::SimdResult s;
-    s.brackets = get_u64(j, p, "brackets");
-    s.begin_end_cycles = get_u64(j, p, "begin_end_cycles");
-    s.saves = get_u64(j, p, "saves");
-    s.restores = get_u64(j, p, "restores");
-    s.save_restore_cycles = get_u64(j, p, "save_restore_cycles");
-    s.bytes = get_u64(j, p, "bytes");
     const json& hist = get_array(j, p, "bytes_per_bracket_log2_hist");
     for (std::size_t k = 0; k < hist.size(); ++k)
         s.bytes_per_bracket_log2_hist.push_back(as_u64(hist[k], item_path(p, "bytes_per_bracket_log2_hist", k)));
@@ -169,9 +134,6 @@ results::SimdResult read_simd(const json& j, const std::string& p) {
     s.longest_bracket_bytes = get_u64(j, p, "longest_bracket_bytes");
     s.longest_bracket_start_us = get_double(j, p, "longest_bracket_start_us");
     s.longest_bracket_holder = get_string(j, p, "longest_bracket_holder");
-    s.fallbacks = get_u64(j, p, "fallbacks");
-    if (j.contains("kernel_traps")) s.kernel_traps = get_u64(j, p, "kernel_traps");
-    if (j.contains("kernel_use_warnings")) s.kernel_use_warnings = get_u64(j, p, "kernel_use_warnings");
     return s;
 }
 
@@ -188,22 +150,9 @@ results::CpuResult read_cpu(const json& j, const std::string& p) {
         auto& out = c.cycles[context];
         for (const auto& [category, n] : by_cat.items()) out[category] = as_u64(n, join_path(cp, category));
     }
-    c.hardirqs = get_u64(j, p, "hardirqs");
-    c.softirq_runs = get_u64(j, p, "softirq_runs");
-    c.softirq_restarts = get_u64(j, p, "softirq_restarts");
-    c.ksoftirqd_wakeups = get_u64(j, p, "ksoftirqd_wakeups");
-    c.context_switches = get_u64(j, p, "context_switches");
-    c.preemptions = get_u64(j, p, "preemptions");
-    const json& ops = member(j, p, "irqflag_ops");
-    for (std::size_t i = 0; i < 4; ++i) c.irqflag_ops[i] = get_u64(ops, join_path(p, "irqflag_ops"), detail::IRQFLAG_OP_NAMES[i]);
-    c.bh_disable_ops = get_u64(j, p, "bh_disable_ops");
     c.longest_np_span_us = get_double(j, p, "longest_np_span_us");
     c.longest_np_span_start_us = get_double(j, p, "longest_np_span_start_us");
     c.longest_np_holder = get_string(j, p, "longest_np_holder");
-    c.rcu_stall_warnings = get_u64(j, p, "rcu_stall_warnings");
-    c.rcu_exp_stall_warnings = get_u64(j, p, "rcu_exp_stall_warnings");
-    c.soft_lockups = get_u64(j, p, "soft_lockups");
-    c.simd_clobbers = get_u64(j, p, "simd_clobbers");
     c.simd = read_simd(member(j, p, "simd"), join_path(p, "simd"));
     return c;
 }
@@ -249,6 +198,17 @@ results::WorkloadResult read_workload(const json& j, const std::string& p) {
     return w;
 }
 
+results::Statistic read_statistic(const json& j, const std::string& p) {
+    results::Statistic s;
+    s.path = get_string(j, p, "path");
+    s.unit = get_string(j, p, "unit");
+    s.description = get_string(j, p, "description");
+    const json& v = member(j, p, "value");
+    s.integral = v.is_number_integer();
+    s.value = s.integral ? static_cast<double>(as_u64(v, join_path(p, "value"))) : get_double(j, p, "value");
+    return s;
+}
+
 results::ClobberResult read_clobber(const json& j, const std::string& p) {
     results::ClobberResult c;
     c.time_us = get_double(j, p, "time_us");
@@ -292,6 +252,12 @@ json to_json(const results::RunResults& r) {
         }
         workloads.push_back(wl);
     }
+    json statistics = json::array();
+    for (const auto& st : r.statistics)
+        statistics.push_back({{"path", st.path},
+                              {"unit", st.unit},
+                              {"description", st.description},
+                              {"value", st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value)}});
     json clobbers = json::array();
     for (const auto& c : r.clobbers)
         clobbers.push_back({{"time_us", number(c.time_us)}, {"machine", c.machine}, {"cpu", c.cpu},
@@ -308,6 +274,7 @@ json to_json(const results::RunResults& r) {
         {"events", r.events},
         {"machines", machines},
         {"workloads", workloads},
+        {"statistics", statistics},
         {"clobbers", clobbers},
         {"clobber_count", r.clobber_count},
         {"failed", r.failed},
@@ -335,6 +302,9 @@ results::RunResults from_json(const json& j) {
     for (std::size_t i = 0; i < machines.size(); ++i) r.machines.push_back(read_machine(machines[i], item_path(top, "machines", i)));
     const json& workloads = get_array(j, top, "workloads");
     for (std::size_t i = 0; i < workloads.size(); ++i) r.workloads.push_back(read_workload(workloads[i], item_path(top, "workloads", i)));
+    const json& statistics = get_array(j, top, "statistics");
+    for (std::size_t i = 0; i < statistics.size(); ++i)
+        r.statistics.push_back(read_statistic(statistics[i], item_path(top, "statistics", i)));
     const json& clobbers = get_array(j, top, "clobbers");
     for (std::size_t i = 0; i < clobbers.size(); ++i) r.clobbers.push_back(read_clobber(clobbers[i], item_path(top, "clobbers", i)));
     r.clobber_count = get_u64(j, top, "clobber_count");

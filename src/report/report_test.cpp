@@ -53,23 +53,9 @@ results::RunResults sample(bool with_clobbers = false) {
     c.cycles["softirq"]["crypto"] = 600'000;
     c.cycles["softirq"]["protocol"] = 300'000;
     c.cycles["hardirq"]["irq_entry_exit"] = 100'000;
-    c.hardirqs = 1'000;
-    c.softirq_runs = 900;
-    c.softirq_restarts = 3;
-    c.ksoftirqd_wakeups = 1;
-    c.context_switches = 250;
-    c.preemptions = 12;
-    c.irqflag_ops = {10, 10, 20, 20};
-    c.bh_disable_ops = 30;
     c.longest_np_span_us = 61.5;
     c.longest_np_span_start_us = 4'321.25;
     c.longest_np_holder = "softirq NET_RX (chacha20 decrypt)";
-    c.simd.brackets = 125;
-    c.simd.begin_end_cycles = 25'000;
-    c.simd.saves = 7;
-    c.simd.restores = 7;
-    c.simd.save_restore_cycles = 2'100;
-    c.simd.bytes = 512'000;
     c.simd.bytes_per_bracket_log2_hist = std::vector<std::uint64_t>(14, 0);
     c.simd.bytes_per_bracket_log2_hist[10] = 2;   // 1K-2K
     c.simd.bytes_per_bracket_log2_hist[12] = 123; // 4K-8K
@@ -78,9 +64,20 @@ results::RunResults sample(bool with_clobbers = false) {
     c.simd.longest_bracket_bytes = 4'096;
     c.simd.longest_bracket_start_us = 1'000;
     c.simd.longest_bracket_holder = "softirq NET_RX";
-    c.simd.fallbacks = 4;
     m.cpus.push_back(c);
     r.machines.push_back(m);
+    r.statistics = {
+        {"dut/cpu0/hardirqs", "count", "hard interrupts taken", 1'000, true},
+        {"dut/cpu0/softirq/runs", "count", "__do_softirq invocations", 900, true},
+        {"dut/cpu0/softirq/restarts", "count", "extra rounds", 3, true},
+        {"dut/cpu0/sched/context_switches", "count", "switches", 250, true},
+        {"dut/cpu0/watchdog/soft_lockups", "count", "soft lockups", 0, true},
+        {"dut/cpu0/simd/brackets", "count", "brackets", 125, true},
+        {"dut/cpu0/simd/save_restore_cycles", "cycles", "cycles of saves and restores", 2'100, true},
+        {"dut/cpu0/simd/fallbacks", "count", "generic code ran", 4, true},
+        {"dut/netdev/eth0/rx_dropped", "count", "rx ring full", 7, true},
+        {"dut/dma/busy_share", "1", "a real-valued figure", 0.25, false},
+    };
 
     r.workloads.push_back({"iperf-rx", "iperf", "dut", 0,
                            {{"throughput_mbps", 941.2, "Mbit/s"}, {"packets", 80'000, "count"}, {"latency_p99_us", 120.5, "us"}}, {}});
@@ -170,19 +167,23 @@ TEST(Json, UnitsAreInKeyNamesOrInTheMetricUnit) {
     const json& cpu = j["machines"][0]["cpus"][0];
     EXPECT_EQ(j["machines"][0]["clock_hz"], 1'000'000'000u);
     EXPECT_EQ(cpu["idle_us"], 7000.0);
-    EXPECT_EQ(cpu["simd"]["save_restore_cycles"], 2'100u);
+    EXPECT_EQ(j["statistics"][6], (json{{"path", "dut/cpu0/simd/save_restore_cycles"},
+                                        {"unit", "cycles"},
+                                        {"description", "cycles of saves and restores"},
+                                        {"value", 2'100u}}));
+    EXPECT_TRUE(j["statistics"][6]["value"].is_number_unsigned());
+    EXPECT_TRUE(j["statistics"][9]["value"].is_number_float());
     EXPECT_EQ(cpu["cycles"]["task"]["crypto"], 1'500'000u);
     EXPECT_EQ(j["workloads"][0]["metrics"][0], (json{{"key", "throughput_mbps"}, {"unit", "Mbit/s"}, {"value", 941.2}}));
 }
 
 TEST(Json, DerivedBlockConvertsCyclesToMicrosecondsWithTheClock) {
-    // 2,000,000 task cycles at 1 GHz are 2,000 µs; 512,000 bytes in 125 brackets are 4,096 per bracket.
+    // 2,000,000 task cycles at 1 GHz are 2,000 µs.
     const json j = to_json(sample());
     const json& derived = j["machines"][0]["cpus"][0]["derived"];
     EXPECT_EQ(derived["context_us"]["task"], 2000.0);
     EXPECT_EQ(derived["category_cycles"]["crypto"], 2'100'000u);
     EXPECT_EQ(derived["total_cycles"], 3'000'000u);
-    EXPECT_EQ(derived["simd_bytes_per_bracket"], 4096.0);
 }
 
 TEST(Json, NonFiniteValuesAreWrittenAsNullAndReadBackAsNan) {
@@ -217,8 +218,18 @@ TEST(Json, FromJsonRejectsAMistypedValueWithItsPath) {
 
 TEST(Json, FromJsonRejectsAnotherFormatVersion) {
     json j = to_json(sample());
-    j["format_version"] = 2;
+    j["format_version"] = 1; // before statistics had their own list
     EXPECT_THROW(from_json(j), std::runtime_error);
+}
+
+TEST(Json, StatisticsKeepTheirOrderAndWhetherTheyAreCounters) {
+    const results::RunResults r = from_json(to_json(sample()));
+    ASSERT_EQ(r.statistics.size(), sample().statistics.size());
+    EXPECT_EQ(r.statistics[0].path, "dut/cpu0/hardirqs");
+    EXPECT_TRUE(r.statistics[0].integral);
+    EXPECT_EQ(r.statistics[9].path, "dut/dma/busy_share");
+    EXPECT_FALSE(r.statistics[9].integral);
+    EXPECT_EQ(r.statistics[9].value, 0.25);
 }
 
 // ---- summary -----------------------------------------------------------------------------
@@ -286,25 +297,29 @@ TEST(Summary, TopCategoriesSumOverContextsLargestFirst) {
     EXPECT_LT(s.find("      copy "), s.find("      protocol "));
 }
 
-TEST(Summary, SimdSectionShowsPerBracketFiguresAndNonEmptyBuckets) {
+TEST(Summary, SimdSectionShowsNonEmptyBucketsAndTheLongestBracket) {
     std::string s = summary_table(sample());
-    EXPECT_NE(line_with(s, "begin/end").find("25,000 cycles, 200.0 per bracket"), std::string::npos) << s;
-    EXPECT_NE(line_with(s, "saves / restores").find("7 / 7, 2,100 cycles"), std::string::npos);
-    EXPECT_NE(line_with(s, "bytes in brackets").find("512,000, mean 4,096.0 per bracket"), std::string::npos);
-    EXPECT_NE(line_with(s, "bytes per bracket").find("1K-2K: 2  4K-8K: 123"), std::string::npos);
+    EXPECT_NE(line_with(s, "bytes per bracket").find("1K-2K: 2  4K-8K: 123"), std::string::npos) << s;
     EXPECT_EQ(s.find("2K-4K"), std::string::npos);
     EXPECT_NE(line_with(s, "longest bracket").find("8,500 cycles = 8.500 µs, 4,096 bytes"), std::string::npos);
     EXPECT_NE(s.find("softirq NET_RX, from 1,000.000 µs"), std::string::npos);
-    EXPECT_NE(line_with(s, "fallbacks").find("4"), std::string::npos);
 }
 
-TEST(Summary, NonPreemptibleSpanAndCountersAreShown) {
+TEST(Summary, NonPreemptibleSpanIsShown) {
     std::string s = summary_table(sample());
     EXPECT_NE(line_with(s, "longest non-preemptible").find("61.500 µs, from 4,321.250 µs"), std::string::npos) << s;
     EXPECT_NE(s.find("softirq NET_RX (chacha20 decrypt)"), std::string::npos);
-    EXPECT_NE(line_with(s, "softirq runs").find("900, restarts 3, ksoftirqd wake-ups 1"), std::string::npos);
-    EXPECT_NE(line_with(s, "local_irq_*").find("disable 10, enable 10, save 20, restore 20"), std::string::npos);
-    EXPECT_NE(line_with(s, "context switches").find("250"), std::string::npos);
+}
+
+TEST(Summary, EveryStatisticIsShownUnderItsCpuOrMachineWithZerosNamedOnOneLine) {
+    std::string s = summary_table(sample());
+    EXPECT_NE(s.find("      softirq/runs              900 count\n"), std::string::npos) << s;
+    EXPECT_NE(s.find("      simd/save_restore_cycles  2,100 cycles\n"), std::string::npos);
+    EXPECT_NE(s.find("      zero:  watchdog/soft_lockups\n"), std::string::npos);
+    EXPECT_NE(s.find("  dut statistics (devices, tunnels, DMA)\n"), std::string::npos);
+    EXPECT_NE(s.find("    netdev/eth0/rx_dropped   7 count\n"), std::string::npos);
+    EXPECT_NE(s.find("    dma/busy_share           0.25 1\n"), std::string::npos);
+    EXPECT_LT(s.find("softirq/runs"), s.find("netdev/eth0/rx_dropped")); // the CPU's, then the machine's
 }
 
 TEST(Summary, WorkloadMetricsAppearAsKeyEqualsValueUnitInGivenOrder) {
@@ -341,8 +356,8 @@ TEST(Compare, JsonGivesTheRatioAndNullWhenAIsZero) {
     results::RunResults a = sample(), b = sample();
     a.workloads[0].metrics[0].value = 200;
     b.workloads[0].metrics[0].value = 50;
-    a.machines[0].cpus[0].soft_lockups = 0;
-    b.machines[0].cpus[0].soft_lockups = 3;
+    a.statistics[4].value = 0; // dut/cpu0/watchdog/soft_lockups
+    b.statistics[4].value = 3;
     json j = compare_json(a, b);
     bool saw_ratio = false, saw_null = false;
     for (const auto& m : j["metrics"]) {
@@ -350,7 +365,9 @@ TEST(Compare, JsonGivesTheRatioAndNullWhenAIsZero) {
             EXPECT_EQ(m["ratio"], 0.25);
             saw_ratio = true;
         }
-        if (m["key"] == "soft_lockups") {
+        if (m["key"] == "watchdog/soft_lockups") {
+            EXPECT_EQ(m["section"], "statistic");
+            EXPECT_EQ(m["cpu"], 0);
             EXPECT_TRUE(m["ratio"].is_null());
             saw_null = true;
         }
@@ -407,19 +424,17 @@ TEST(Csv, RowCountEqualsTheNumberOfMetricsPutIn) {
     // Counted by hand from sample():
     //   run:      simulated_us, events, clobber_count, failed                        4
     //   machine:  clock_hz                                                            1
-    //   cpu:      busy_us, idle_us, hardirqs, softirq_runs, softirq_restarts,
-    //             ksoftirqd_wakeups, context_switches, preemptions, 4 irqflag ops,
-    //             bh_disable_ops, longest_np_span_us, longest_np_span_start_us,
-    //             rcu_stall_warnings, rcu_exp_stall_warnings, soft_lockups,
-    //             simd_clobbers                                                      19
+    //   machine:  2 statistics outside the CPU (netdev, dma)                         2
+    //   cpu:      busy_us, idle_us, longest_np_span_us, longest_np_span_start_us     4
     //   cycles:   5 (context, category) entries                                      5
-    //   simd:     13 fields (incl. kernel_traps, kernel_use_warnings) + 14 buckets  27
+    //   simd:     4 longest-bracket fields + 14 buckets                             18
+    //   statistic: 8 of cpu 0                                                         8
     //   workload: 3 + 2 metrics                                                       5
     std::string csv = to_csv(sample());
     auto lines = lines_of(csv);
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines.front(), "section,machine,cpu,workload,key,value,unit");
-    EXPECT_EQ(lines.size() - 1, 4u + 1u + 19u + 5u + 27u + 5u);
+    EXPECT_EQ(lines.size() - 1, 4u + 1u + 2u + 4u + 5u + 18u + 8u + 5u);
 
     // One more workload metric is one more row.
     results::RunResults r = sample();
@@ -433,6 +448,9 @@ TEST(Csv, RowsCarrySectionMachineCpuWorkloadKeyValueUnit) {
     EXPECT_NE(csv.find("\ncycles,dut,0,,task.crypto,1500000,cycles\n"), std::string::npos);
     EXPECT_NE(csv.find("\nsimd,dut,0,,bytes_per_bracket_4k_8k,123,brackets\n"), std::string::npos);
     EXPECT_NE(csv.find("\nrun,,,,simulated_us,10000,us\n"), std::string::npos);
+    EXPECT_NE(csv.find("\nstatistic,dut,0,,simd/brackets,125,count\n"), std::string::npos);
+    EXPECT_NE(csv.find("\nstatistic,dut,,,netdev/eth0/rx_dropped,7,count\n"), std::string::npos);
+    EXPECT_NE(csv.find("\nstatistic,dut,,,dma/busy_share,0.25,1\n"), std::string::npos);
 }
 
 TEST(Csv, FieldsWithCommasOrQuotesAreQuoted) {

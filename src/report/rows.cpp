@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kdsim::report::detail {
 
 std::string Row::identity() const {
@@ -13,7 +15,7 @@ std::string Row::identity() const {
 
 std::string Row::subject() const {
     if (section == "run") return "run";
-    if (section == "machine") return "machine " + machine;
+    if (section == "machine" || (section == "statistic" && !cpu)) return "machine " + machine;
     if (section == "workload") return fmt::format("workload {} ({} cpu {})", workload, machine, cpu.value_or(0));
     return fmt::format("{} cpu {}", machine, cpu.value_or(0));
 }
@@ -35,7 +37,43 @@ struct RowSink {
     }
 };
 
+void statistic_rows(std::vector<Row>& rows, const std::vector<const results::Statistic*>& stats) {
+    for (const results::Statistic* st : stats) {
+        StatPlace p = stat_place(st->path);
+        RowSink sink{rows, "statistic", p.machine, p.cpu, ""};
+        if (st->integral && st->value >= 0) sink.count(p.key, static_cast<std::uint64_t>(st->value), st->unit);
+        else sink.real(p.key, st->value, st->unit);
+    }
+}
+
 } // namespace
+
+StatPlace stat_place(const std::string& path) {
+    StatPlace p;
+    const std::size_t slash = path.find('/');
+    if (slash == std::string::npos) return {path, std::nullopt, ""};
+    p.machine = path.substr(0, slash);
+    p.key = path.substr(slash + 1);
+    const std::size_t next = p.key.find('/');
+    if (next != std::string::npos && next > 3 && p.key.compare(0, 3, "cpu") == 0 &&
+        std::all_of(p.key.begin() + 3, p.key.begin() + static_cast<std::ptrdiff_t>(next), [](char c) { return c >= '0' && c <= '9'; }) &&
+        next - 3 < 9) {
+        p.cpu = std::stoi(p.key.substr(3, next - 3));
+        p.key = p.key.substr(next + 1);
+    }
+    return p;
+}
+
+std::vector<const results::Statistic*> statistics_of(const results::RunResults& r, const std::string& machine,
+                                                     std::optional<int> cpu) {
+    std::vector<const results::Statistic*> out;
+    for (const auto& st : r.statistics) {
+        if (st.path.size() <= machine.size() || st.path.compare(0, machine.size(), machine) != 0 || st.path[machine.size()] != '/')
+            continue;
+        if (stat_place(st.path).cpu == cpu) out.push_back(&st);
+    }
+    return out;
+}
 
 std::vector<Row> flatten(const results::RunResults& r) {
     std::vector<Row> rows;
@@ -48,25 +86,13 @@ std::vector<Row> flatten(const results::RunResults& r) {
     for (const auto& m : r.machines) {
         RowSink machine{rows, "machine", m.name, std::nullopt, ""};
         machine.count("clock_hz", m.clock_hz, "Hz");
+        statistic_rows(rows, statistics_of(r, m.name, std::nullopt));
         for (const auto& c : m.cpus) {
             RowSink cpu{rows, "cpu", m.name, c.id, ""};
             cpu.real("busy_us", c.busy_us, "us");
             cpu.real("idle_us", c.idle_us, "us");
-            cpu.count("hardirqs", c.hardirqs, "count");
-            cpu.count("softirq_runs", c.softirq_runs, "count");
-            cpu.count("softirq_restarts", c.softirq_restarts, "count");
-            cpu.count("ksoftirqd_wakeups", c.ksoftirqd_wakeups, "count");
-            cpu.count("context_switches", c.context_switches, "count");
-            cpu.count("preemptions", c.preemptions, "count");
-            for (std::size_t i = 0; i < 4; ++i)
-                cpu.count(std::string(IRQFLAG_OP_NAMES[i]) + "_ops", c.irqflag_ops[i], "count");
-            cpu.count("bh_disable_ops", c.bh_disable_ops, "count");
             cpu.real("longest_np_span_us", c.longest_np_span_us, "us");
             cpu.real("longest_np_span_start_us", c.longest_np_span_start_us, "us");
-            cpu.count("rcu_stall_warnings", c.rcu_stall_warnings, "count");
-            cpu.count("rcu_exp_stall_warnings", c.rcu_exp_stall_warnings, "count");
-            cpu.count("soft_lockups", c.soft_lockups, "count");
-            cpu.count("simd_clobbers", c.simd_clobbers, "count");
 
             RowSink cycles{rows, "cycles", m.name, c.id, ""};
             for (const auto& [context, by_cat] : c.cycles)
@@ -74,21 +100,13 @@ std::vector<Row> flatten(const results::RunResults& r) {
 
             const auto& s = c.simd;
             RowSink simd{rows, "simd", m.name, c.id, ""};
-            simd.count("brackets", s.brackets, "count");
-            simd.count("begin_end_cycles", s.begin_end_cycles, "cycles");
-            simd.count("saves", s.saves, "count");
-            simd.count("restores", s.restores, "count");
-            simd.count("save_restore_cycles", s.save_restore_cycles, "cycles");
-            simd.count("bytes", s.bytes, "bytes");
             simd.real("longest_bracket_us", s.longest_bracket_us, "us");
             simd.count("longest_bracket_cycles", s.longest_bracket_cycles, "cycles");
             simd.count("longest_bracket_bytes", s.longest_bracket_bytes, "bytes");
             simd.real("longest_bracket_start_us", s.longest_bracket_start_us, "us");
-            simd.count("fallbacks", s.fallbacks, "count");
-            simd.count("kernel_traps", s.kernel_traps, "count");
-            simd.count("kernel_use_warnings", s.kernel_use_warnings, "count");
             for (std::size_t k = 0; k < s.bytes_per_bracket_log2_hist.size(); ++k)
                 simd.count("bytes_per_bracket_" + bucket_key(k), s.bytes_per_bracket_log2_hist[k], "brackets");
+            statistic_rows(rows, statistics_of(r, m.name, c.id));
         }
     }
 
@@ -96,6 +114,13 @@ std::vector<Row> flatten(const results::RunResults& r) {
         RowSink sink{rows, "workload", w.machine, w.cpu, w.name};
         for (const auto& metric : w.metrics) sink.real(metric.key, metric.value, metric.unit);
     }
+    std::vector<const results::Statistic*> elsewhere; // of machines the results do not list
+    for (const auto& st : r.statistics) {
+        const std::string machine = stat_place(st.path).machine;
+        if (std::none_of(r.machines.begin(), r.machines.end(), [&](const auto& m) { return m.name == machine; }))
+            elsewhere.push_back(&st);
+    }
+    statistic_rows(rows, elsewhere);
     return rows;
 }
 

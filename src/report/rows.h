@@ -13,7 +13,7 @@
 namespace kdsim::report::detail {
 
 struct Row {
-    std::string section;  // "run", "machine", "cpu", "cycles", "simd", "workload"
+    std::string section;  // "run", "machine", "cpu", "cycles", "simd", "statistic", "workload"
     std::string machine;  // empty for section "run"
     std::optional<int> cpu;
     std::string workload; // section "workload" only
@@ -28,9 +28,22 @@ struct Row {
     std::string subject() const;
 };
 
-// Rows in a fixed order: run, then per machine its own rows and per CPU the cpu, cycles and
-// simd rows, then the workloads in their given order.
+// Rows in a fixed order: run, then per machine its own rows and statistics and per CPU the cpu,
+// cycles and simd rows and its statistics, then the workloads in their given order, then any
+// statistic of a machine the results do not list.
 std::vector<Row> flatten(const results::RunResults&);
+
+// Where a statistic's path puts it: "<machine>/cpu<N>/<key>" or "<machine>/<key>".
+struct StatPlace {
+    std::string machine;
+    std::optional<int> cpu;
+    std::string key; // the rest of the path
+};
+StatPlace stat_place(const std::string& path);
+
+// The statistics of one machine's CPU (cpu set) or of the machine outside its CPUs, in order.
+std::vector<const results::Statistic*> statistics_of(const results::RunResults&, const std::string& machine,
+                                                     std::optional<int> cpu);
 
 // Cycles of one CPU summed over contexts, by category.
 std::map<std::string, std::uint64_t> cycles_by_category(const results::CpuResult&);
@@ -41,9 +54,5 @@ std::uint64_t total_cycles(const results::CpuResult&);
 
 // Context names in display order: task, softirq, hardirq, then any other present (e.g. nmi).
 std::vector<std::string> context_order(const std::map<std::string, std::uint64_t>& by_context);
-
-// Names of the four irqflag_ops entries, in their array order.
-inline constexpr const char* IRQFLAG_OP_NAMES[4] = {"local_irq_disable", "local_irq_enable",
-                                                    "local_irq_save", "local_irq_restore"};
 
 } // namespace kdsim::report::detail

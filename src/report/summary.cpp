@@ -112,31 +112,17 @@ void cpu_time(Text& t, const results::MachineResult& m, const results::CpuResult
                pad_left(grouped(rest), 18), pad_left(percent(static_cast<double>(rest), total), 10));
 }
 
-std::string per_bracket(std::uint64_t v, std::uint64_t brackets) {
-    return grouped_fixed(static_cast<double>(v) / static_cast<double>(brackets), 1);
-}
-
-void simd(Text& t, const results::MachineResult& m, const results::CpuResult& c) {
+void simd(Text& t, const results::CpuResult& c) {
     const auto& s = c.simd;
-    bool hist_empty = std::all_of(s.bytes_per_bracket_log2_hist.begin(), s.bytes_per_bracket_log2_hist.end(),
-                                  [](std::uint64_t n) { return n == 0; });
-    if (s.brackets == 0 && s.saves == 0 && s.restores == 0 && s.fallbacks == 0 && s.bytes == 0 && hist_empty) {
+    if (std::all_of(s.bytes_per_bracket_log2_hist.begin(), s.bytes_per_bracket_log2_hist.end(),
+                    [](std::uint64_t n) { return n == 0; })) {
         t.item(4, "SIMD", LABEL + 2, "no kernel SIMD brackets");
         return;
     }
     t.line("    SIMD");
-    t.item(6, "brackets", LABEL, grouped(s.brackets));
-    t.item(6, "begin/end", LABEL,
-           s.brackets ? fmt::format("{} cycles, {} per bracket", grouped(s.begin_end_cycles), per_bracket(s.begin_end_cycles, s.brackets))
-                      : fmt::format("{} cycles", grouped(s.begin_end_cycles)));
-    t.item(6, "saves / restores", LABEL,
-           fmt::format("{} / {}, {} cycles", grouped(s.saves), grouped(s.restores), grouped(s.save_restore_cycles)));
-    t.item(6, "bytes in brackets", LABEL,
-           s.brackets ? fmt::format("{}, mean {} per bracket", grouped(s.bytes), per_bracket(s.bytes, s.brackets)) : grouped(s.bytes));
     std::vector<std::string> buckets;
     for (std::size_t k = 0; k < s.bytes_per_bracket_log2_hist.size(); ++k)
         if (s.bytes_per_bracket_log2_hist[k]) buckets.push_back(fmt::format("{}: {}", bucket_label(k), grouped(s.bytes_per_bracket_log2_hist[k])));
-    if (buckets.empty()) buckets.push_back("(empty)");
     for (const auto& l : wrap(buckets, "      " + pad_right("bytes per bracket", LABEL), std::string(6 + LABEL, ' '), WIDTH))
         t.line("{}", l);
     std::string longest = fmt::format("{} cycles = {}, {} bytes", grouped(s.longest_bracket_cycles),
@@ -145,30 +131,30 @@ void simd(Text& t, const results::MachineResult& m, const results::CpuResult& c)
     t.item(6, "  held by", LABEL,
            fmt::format("{}, from {}", s.longest_bracket_holder.empty() ? "(unknown)" : s.longest_bracket_holder,
                        us_text(s.longest_bracket_start_us)));
-    t.item(6, "fallbacks (no SIMD)", LABEL, grouped(s.fallbacks));
-    if (s.kernel_traps || s.kernel_use_warnings)
-        t.item(6, "kernel-mode traps", LABEL,
-               grouped(s.kernel_traps) + ", " + grouped(s.kernel_use_warnings) + " warning line(s) logged");
 }
 
 void preemption(Text& t, const results::CpuResult& c) {
-    t.line("    preemption, interrupts and stalls");
+    t.line("    preemption");
     t.item(6, "longest non-preemptible", LABEL, fmt::format("{}, from {}", us_text(c.longest_np_span_us), us_text(c.longest_np_span_start_us)));
     t.item(6, "  held by", LABEL, c.longest_np_holder.empty() ? "(unknown)" : c.longest_np_holder);
-    t.item(6, "RCU stall warnings", LABEL, grouped(c.rcu_stall_warnings));
-    t.item(6, "RCU expedited stalls", LABEL, grouped(c.rcu_exp_stall_warnings));
-    t.item(6, "soft lockups", LABEL, grouped(c.soft_lockups));
-    t.item(6, "context switches", LABEL, grouped(c.context_switches));
-    t.item(6, "preemptions", LABEL, grouped(c.preemptions));
-    t.item(6, "hardirqs", LABEL, grouped(c.hardirqs));
-    t.item(6, "softirq runs", LABEL,
-           fmt::format("{}, restarts {}, ksoftirqd wake-ups {}", grouped(c.softirq_runs), grouped(c.softirq_restarts),
-                       grouped(c.ksoftirqd_wakeups)));
-    t.item(6, "local_irq_*", LABEL,
-           fmt::format("disable {}, enable {}, save {}, restore {}", grouped(c.irqflag_ops[0]), grouped(c.irqflag_ops[1]),
-                       grouped(c.irqflag_ops[2]), grouped(c.irqflag_ops[3])));
-    t.item(6, "local_bh_disable", LABEL, grouped(c.bh_disable_ops));
-    t.item(6, "SIMD clobbers", LABEL, grouped(c.simd_clobbers));
+}
+
+// Every statistic of one place, generically: the non-zero ones as "path  value unit", the zero
+// ones named on wrapped lines.
+void statistics(Text& t, std::size_t indent, const std::string& title, const std::vector<const results::Statistic*>& stats) {
+    if (stats.empty()) return;
+    t.line("{}{}", std::string(indent, ' '), title);
+    std::size_t width = LABEL;
+    for (const results::Statistic* s : stats) width = std::max(width, columns(stat_place(s->path).key) + 2);
+    std::vector<std::string> zero;
+    for (const results::Statistic* s : stats) {
+        const std::string key = stat_place(s->path).key;
+        if (s->value == 0) zero.push_back(key);
+        else t.item(indent + 2, key, width, display(s->value) + (s->unit.empty() ? "" : " " + s->unit));
+    }
+    const std::string pad(indent + 2, ' ');
+    if (!zero.empty())
+        for (const auto& l : wrap(zero, pad + pad_right("zero:", 7), pad + std::string(7, ' '), WIDTH)) t.line("{}", l);
 }
 
 void workloads(Text& t, const results::RunResults& r) {
@@ -235,8 +221,14 @@ std::string summary_table(const results::RunResults& r) {
             t.blank();
             t.line("  {} cpu {}", m.name, c.id);
             cpu_time(t, m, c);
-            simd(t, m, c);
+            simd(t, c);
             preemption(t, c);
+            statistics(t, 4, "statistics", statistics_of(r, m.name, c.id));
+        }
+        const auto own = statistics_of(r, m.name, std::nullopt);
+        if (!own.empty()) {
+            t.blank();
+            statistics(t, 2, m.name + " statistics (devices, tunnels, DMA)", own);
         }
     }
     workloads(t, r);

@@ -129,10 +129,11 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
                 rd.error(*cols->get(i), key, "expected a table, found " + detail::describe(cols->get(i)));
                 continue;
             }
-            rd.check_keys(*t, key, "[[column]]", {"label", "metric"});
+            rd.check_keys(*t, key, "[[column]]", {"label", "metric", "per"});
             auto label = rd.string(*t, "label", key + ".label", true);
             auto metric = rd.string(*t, "metric", key + ".metric", true);
-            if (label && metric) x.columns.push_back({*label, *metric});
+            auto per = rd.string(*t, "per", key + ".per", false);
+            if (label && metric) x.columns.push_back({*label, *metric, per.value_or("")});
         }
     }
     if (const toml::array* cmps = rd.array(root, "compare", "compare", false, "an array of [[compare]] tables")) {

@@ -13,7 +13,11 @@ namespace kdsim::scenario {
 
 struct ExperimentColumn {
     std::string label;
-    std::string metric; // a results path, e.g. "cpu0.simd.brackets" or "workload.cyclictest.latency_max_us"
+    // results paths joined by " + " (results::resolve): a statistic ("boot/cpu0/simd/brackets";
+    // a `*` component sums the matches, "@iperf3" is the machine of workload iperf3), a CPU
+    // figure ("boot/cpu0/busy_us"), "workload.cyclictest.latency_max_us" or "run.clobbers"
+    std::string metric;
+    std::string per; // optional: a second path the value is divided by ("per packet")
 };
 
 struct ExperimentPair {

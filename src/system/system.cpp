@@ -29,12 +29,6 @@ int workload_cpu(const Workload& w) {
 
 results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& clock) {
     results::SimdResult r;
-    r.brackets = s.brackets;
-    r.begin_end_cycles = s.begin_end_cycles;
-    r.saves = s.saves;
-    r.restores = s.restores;
-    r.save_restore_cycles = s.save_restore_cycles;
-    r.bytes = s.bytes;
     std::size_t last = 0;
     for (std::size_t i = 0; i < s.bytes_hist.size(); ++i)
         if (s.bytes_hist[i]) last = i + 1;
@@ -44,9 +38,6 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
     r.longest_bracket_bytes = s.longest_bracket_bytes;
     r.longest_bracket_start_us = engine::to_us(s.longest_bracket_start);
     r.longest_bracket_holder = s.longest_bracket_holder;
-    r.fallbacks = s.fallbacks;
-    r.kernel_traps = s.kernel_traps;
-    r.kernel_use_warnings = s.kernel_use_warnings;
     return r;
 }
 
@@ -248,9 +239,6 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         e.tcp = &*x.cfg->profile.tcp;
         e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
         e.net = &*x.cfg->profile.net;
-        e.tunnel = x.tunnel.get();
-        for (const auto& c : x.cpus) e.cpus.push_back(c.get());
-        for (const auto& sd : x.softnet) e.softnet.push_back(sd.get());
         return e;
     };
     // the route's MTU: the tunnel's inner MTU when the stream goes through one
@@ -321,6 +309,27 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         d.m->workloads.push_back(std::make_unique<workloads::Pktgen>(d.env, *d.w, end_of(*d.m), std::move(threads),
                                                                      end_of(*peer), next_flow++, stop));
     }
+    register_stats();
+}
+
+void System::register_stats() {
+    for (const Machine& m : machines_) {
+        const stats::Scope machine(stats_, m.cfg->name);
+        for (std::size_t i = 0; i < m.cpus.size(); ++i) {
+            const stats::Scope cpu = machine.sub("cpu" + std::to_string(m.cpus[i]->id()));
+            m.cpus[i]->register_stats(cpu);
+            m.simd[i]->register_stats(cpu.sub("simd"));
+            if (i < m.softnet.size()) m.softnet[i]->register_stats(cpu.sub("softnet"));
+        }
+        if (m.device) {
+            const std::string& dev = m.device->name(); // "<machine>.<ifname>"
+            m.device->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
+        }
+        if (m.dma) m.dma->register_stats(machine.sub("dma"));
+        if (m.tunnel)
+            m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
+        for (const auto& [guest, vhost] : m.vhosts) vhost->register_stats(machine.sub("vhost").sub(guest));
+    }
 }
 
 // The network: per-CPU softnet data of every networked machine, its device (a NIC on an
@@ -381,6 +390,7 @@ void System::build_network() {
             auto tap = std::make_unique<net::Tap>(*host.profile.net, v, host.name + ".tap0");
             vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,
                                                            "vhost-" + guest.name));
+            b->vhosts.emplace_back(guest.name, vhosts_.back().get());
             a->stack = std::make_unique<net::Stack>(*vdev);
             b->stack = std::make_unique<net::Stack>(*tap);
             a->device = std::move(vdev);
@@ -497,21 +507,9 @@ results::RunResults System::collect() const {
                     if (s.cycles[k][c])
                         cr.cycles[std::string(kernel::to_string(static_cast<kernel::CtxKind>(k)))]
                                  [std::string(kernel::to_string(static_cast<kernel::Cat>(c)))] = s.cycles[k][c];
-            cr.hardirqs = s.hardirqs;
-            cr.softirq_runs = s.softirq_runs;
-            cr.softirq_restarts = s.softirq_restarts;
-            cr.ksoftirqd_wakeups = s.ksoftirqd_wakeups;
-            cr.context_switches = s.context_switches;
-            cr.preemptions = s.preemptions;
-            cr.irqflag_ops = s.irqflag_ops;
-            cr.bh_disable_ops = s.bh_disable_ops;
             cr.longest_np_span_us = engine::to_us(s.longest_np_span);
             cr.longest_np_span_start_us = engine::to_us(s.longest_np_span_start);
             cr.longest_np_holder = s.longest_np_holder;
-            cr.rcu_stall_warnings = s.rcu_stall_warnings;
-            cr.rcu_exp_stall_warnings = s.rcu_exp_stall_warnings;
-            cr.soft_lockups = s.soft_lockups;
-            cr.simd_clobbers = s.simd_clobbers;
             cr.simd = simd_result(m.simd[i]->stats(), cpu.clock());
             mr.cpus.push_back(std::move(cr));
             r.clobber_count += s.simd_clobbers;
@@ -521,6 +519,8 @@ results::RunResults System::collect() const {
         r.machines.push_back(std::move(mr));
         for (const auto& w : m.workloads) r.workloads.push_back(w->result());
     }
+    for (const stats::Entry& e : stats_.entries())
+        r.statistics.push_back(results::Statistic{e.path, e.unit, e.description, e.value(), e.integral()});
     if (r.clobber_count) {
         r.failed = true;
         r.failures.push_back(std::to_string(r.clobber_count) + " SIMD register clobber(s): live registers of one context were overwritten by another");

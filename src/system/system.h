@@ -66,9 +66,13 @@ private:
         unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
         kernel::KernelCosts costs;     // the profile's, with the masking implementation applied
         std::vector<std::unique_ptr<workloads::Workload>> workloads;
+        std::vector<std::pair<std::string, const net::Vhost*>> vhosts; // workers on this host, by guest
     };
 
     results::RunResults collect() const;
+    // Every model object registers its counters under its place in the machine (paths in
+    // docs/report-format.md).
+    void register_stats();
     void build_network();
     // The machine of that name, or nullptr (names are unique: the loader checks).
     Machine* machine_named(const std::string& name);
@@ -81,6 +85,7 @@ private:
     std::vector<std::unique_ptr<net::Vhost>> vhosts_;
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
     std::unique_ptr<kernel::TraceRecorder> trace_;
+    stats::Registry stats_;
 };
 
 } // namespace kdsim::system

@@ -1,6 +1,5 @@
 #include "workloads/iperf3.h"
 
-#include "devices/dma.h"
 
 #include <cstdio>
 #include "kernel/sched.h"
@@ -84,21 +83,13 @@ results::WorkloadResult Iperf3::udp_result() const {
     std::snprintf(buf, sizeof buf, "  %.0f/%llu (%.2g%%) lost or in flight", lost, static_cast<unsigned long long>(sent),
                   sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
     r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs) + buf);
-    const auto& nic = stack_.nic().stats();
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(sent_bytes), secs), "Mbit/s");
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
+    add(r, "seconds", secs, "s");
     add(r, "datagrams_sent", static_cast<double>(sent), "count");
     add(r, "datagrams_received", static_cast<double>(got), "count");
     add(r, "datagrams_lost", lost, "count");
     add(r, "socket_rcvbuf_drops", static_cast<double>(rcvbuf_drops), "count");
-    add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
-    add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
-    for (const auto* tun : {rx_.tunnel, tx_.tunnel})
-        if (tun) {
-            const std::string side = tun == rx_.tunnel ? "receiver_tunnel_" : "sender_tunnel_";
-            add(r, side + "ring_drops", static_cast<double>(tun->stats().ring_drops), "count");
-            add(r, side + "auth_failures", static_cast<double>(tun->stats().auth_failures), "count");
-        }
     return r;
 }
 
@@ -106,7 +97,6 @@ results::WorkloadResult Iperf3::result() const {
     if (cfg_.udp) return udp_result();
     auto r = base_result(cfg_.name, "iperf3 tcp");
     const double secs = seconds();
-    const auto& nic = stack_.nic().stats();
     std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0, sent_softirq = 0,
                   backlogged = 0;
     for (const auto& st : streams_) {
@@ -125,71 +115,15 @@ results::WorkloadResult Iperf3::result() const {
     r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs));
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(acked), secs), "Mbit/s");
+    add(r, "seconds", secs, "s");
     add(r, "receiver_bytes", static_cast<double>(bytes_read), "bytes");
     add(r, "segments_received", static_cast<double>(segments), "count");
-    add(r, "rx_packets_per_s", secs > 0 ? static_cast<double>(nic.rx_frames) / secs : 0, "1/s");
     add(r, "acks_sent", static_cast<double>(acks), "count");
     add(r, "window_updates", static_cast<double>(updates), "count");
     add(r, "segments_sent", static_cast<double>(sent), "count");
     add(r, "segments_sent_in_bh", static_cast<double>(sent_softirq), "count");
     add(r, "acks_backlogged", static_cast<double>(backlogged), "count");
     add(r, "bytes_acked", static_cast<double>(acked), "bytes");
-    add(r, "link_frames_to_receiver", static_cast<double>(peer_stack_.nic().stats().tx_frames), "count");
-    add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
-    add(r, "sender_tx_dropped", static_cast<double>(peer_stack_.nic().stats().tx_dropped), "count");
-    add(r, "receiver_tx_dropped", static_cast<double>(nic.tx_dropped), "count");
-    add(r, "receiver_device_irqs", static_cast<double>(nic.irqs), "count");
-    add(r, "sender_device_kicks", static_cast<double>(peer_stack_.nic().stats().kicks), "count");
-    add(r, "receiver_device_kicks", static_cast<double>(nic.kicks), "count");
-    const double segs = static_cast<double>(segments ? segments : 1);
-    for (const auto* tun : {rx_.tunnel, tx_.tunnel}) {
-        if (!tun) continue;
-        const std::string side = tun == rx_.tunnel ? "receiver_tunnel_" : "sender_tunnel_";
-        const net::TunnelStats& t = tun->stats();
-        add(r, side + "auth_failures", static_cast<double>(t.auth_failures), "count");
-        add(r, side + "ring_drops", static_cast<double>(t.ring_drops), "count");
-        add(r, side + "sync_crypts", static_cast<double>(t.sync_crypts), "count");
-        add(r, side + "async_crypts", static_cast<double>(t.async_crypts), "count");
-        add(r, side + "cryptd_max_queue", static_cast<double>(t.cryptd_max_queue), "count");
-        add(r, side + "simd_passes", static_cast<double>(t.aead.simd_steps), "count");
-        add(r, side + "scalar_passes", static_cast<double>(t.aead.scalar_steps), "count");
-        add(r, side + "simd_fallbacks", static_cast<double>(t.aead.fallbacks), "count");
-        add(r, side + "decrypted", static_cast<double>(t.decrypted), "count");
-        add(r, side + "rx_packets", static_cast<double>(t.rx_packets), "count");
-        add(r, side + "encrypted", static_cast<double>(t.encrypted), "count");
-    }
-    // /proc/net/softnet_stat of each end: NET_RX runs that ran out of budget or time
-    for (const auto* end : {&rx_, &tx_}) {
-        std::uint64_t squeeze = 0, polls = 0;
-        for (const net::Softnet* sd : end->softnet) {
-            squeeze += sd->stats().time_squeeze;
-            polls += sd->stats().polls;
-        }
-        const std::string side = end == &rx_ ? "receiver_" : "sender_";
-        add(r, side + "time_squeeze", static_cast<double>(squeeze), "count");
-        add(r, side + "napi_polls", static_cast<double>(polls), "count");
-    }
-    // cycles per received segment, per machine and mechanism (all CPUs, all contexts)
-    for (const auto* end : {&rx_, &tx_}) {
-        std::array<engine::Cycles, kernel::CATS> per{};
-        for (const kernel::Cpu* c : end->cpus)
-            for (std::size_t k = 0; k < kernel::CTX_KINDS; ++k)
-                for (std::size_t i = 0; i < kernel::CATS; ++i) per[i] += c->stats().cycles[k][i];
-        const std::string side = end == &rx_ ? "receiver_cycles_per_segment." : "sender_cycles_per_segment.";
-        for (std::size_t i = 0; i < kernel::CATS; ++i)
-            if (per[i] && static_cast<kernel::Cat>(i) != kernel::Cat::USER)
-                add(r, side + std::string(kernel::to_string(static_cast<kernel::Cat>(i))),
-                    static_cast<double>(per[i]) / segs, "cycles");
-    }
-    add(r, "stale_frames", static_cast<double>(nic.stale_frames), "count");
-    if (const devices::DmaPlatform* d = stack_.nic().dma()) {
-        double pkts = static_cast<double>(nic.rx_frames ? nic.rx_frames : 1);
-        add(r, "cache_maint_cycles_per_packet", static_cast<double>(d->stats().cycles) / pkts, "cycles");
-        add(r, "dma_line_invalidates_per_packet",
-            static_cast<double>(d->stats().inner_inv + d->stats().inner_flush) / pkts, "count");
-        add(r, "dma_syncs_for_cpu_per_packet", static_cast<double>(d->stats().syncs_for_cpu) / pkts, "count");
-        add(r, "dma_maps_per_packet", static_cast<double>(d->stats().maps) / pkts, "count");
-    }
     return r;
 }
 

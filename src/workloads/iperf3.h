@@ -21,9 +21,6 @@ struct Iperf3End {
     const net::TcpCosts* tcp = nullptr;
     const net::UdpCosts* udp = nullptr; // with a UDP stream
     const net::NetCosts* net = nullptr;
-    const net::TunnelBase* tunnel = nullptr;
-    std::vector<const kernel::Cpu*> cpus;
-    std::vector<const net::Softnet*> softnet; // per CPU, for the NET_RX counters
 };
 
 class Iperf3 final : public Workload {

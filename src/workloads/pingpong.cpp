@@ -52,9 +52,6 @@ results::WorkloadResult ArpPingPong::result() const {
     add(r, "rtt_p50_us", engine::to_us(percentile(rtts_, 50)), "us");
     add(r, "rtt_p99_us", engine::to_us(percentile(rtts_, 99)), "us");
     add(r, "rtt_max_us", engine::to_us(percentile(rtts_, 100)), "us");
-    add(r, "tx_frames", static_cast<double>(stack_.nic().stats().tx_frames), "count");
-    add(r, "rx_frames", static_cast<double>(stack_.nic().stats().rx_frames), "count");
-    add(r, "rx_irqs", static_cast<double>(stack_.nic().stats().irqs), "count");
     return r;
 }
 

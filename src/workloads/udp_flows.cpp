@@ -96,8 +96,6 @@ results::WorkloadResult UdpFlows::result() const {
     add(r, "datagrams_read", static_cast<double>(t.read), "count");
     add(r, "datagrams_in_flight", in_flight, "count");
     add(r, "socket_rcvbuf_drops", static_cast<double>(t.rcvbuf_drops), "count");
-    add(r, "rx_dropped", static_cast<double>(nic.rx_dropped), "count");
-    add(r, "sender_tx_dropped", static_cast<double>(tx_dropped), "count");
     // datagrams per flow: the sender's position gives each flow's count without a counter
     add(r, "flow_sent_min", static_cast<double>(rounds_), "count");
     add(r, "flow_sent_max", static_cast<double>(rounds_ + (next_ > 0 ? 1 : 0)), "count");
@@ -107,24 +105,6 @@ results::WorkloadResult UdpFlows::result() const {
     add(r, "sender_max_lag_us", engine::to_us(max_lag_), "us");
     add(r, "epoll_waits", static_cast<double>(t.epoll_waits), "count");
     add(r, "reader_wakeups", static_cast<double>(t.wakeups), "count");
-    std::uint64_t squeeze = 0, polls = 0;
-    for (const net::Softnet* sd : rx_.softnet) {
-        squeeze += sd->stats().time_squeeze;
-        polls += sd->stats().polls;
-    }
-    add(r, "receiver_time_squeeze", static_cast<double>(squeeze), "count");
-    add(r, "receiver_napi_polls", static_cast<double>(polls), "count");
-    add(r, "receiver_device_irqs", static_cast<double>(nic.irqs), "count");
-    // cycles per received datagram on this machine, per mechanism (all CPUs, all contexts)
-    std::array<engine::Cycles, kernel::CATS> per{};
-    for (const kernel::Cpu* c : rx_.cpus)
-        for (std::size_t k = 0; k < kernel::CTX_KINDS; ++k)
-            for (std::size_t i = 0; i < kernel::CATS; ++i) per[i] += c->stats().cycles[k][i];
-    const double n = static_cast<double>(t.received ? t.received : 1);
-    for (std::size_t i = 0; i < kernel::CATS; ++i)
-        if (per[i] && static_cast<kernel::Cat>(i) != kernel::Cat::USER)
-            add(r, "receiver_cycles_per_datagram." + std::string(kernel::to_string(static_cast<kernel::Cat>(i))),
-                static_cast<double>(per[i]) / n, "cycles");
     return r;
 }
 

@@ -15,6 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::metric;
+using testing::peer_of;
+using testing::stat;
 using testing::ROOT;
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e1/" + stem + ".toml"); }
@@ -28,9 +30,8 @@ TEST(E1, CorrectConfigurationsNeverFailAuthenticationClobberOrDrop) {
         auto r = run(s);
         EXPECT_FALSE(r.failed) << s;
         EXPECT_EQ(r.clobber_count, 0u) << s;
-        for (const char* k : {"receiver_tunnel_auth_failures", "sender_tunnel_auth_failures", "receiver_tunnel_ring_drops",
-                              "sender_tunnel_ring_drops", "rx_dropped", "sender_tx_dropped", "receiver_tx_dropped"})
-            EXPECT_EQ(metric(r, "iperf3", k), 0) << s << " " << k;
+        for (const char* k : {"*/tunnel/*/auth_failures", "*/tunnel/*/ring_drops", "*/netdev/*/rx_dropped", "*/netdev/*/tx_dropped"})
+            EXPECT_EQ(stat(r, k), 0) << s << " " << k;
     }
 }
 
@@ -45,12 +46,12 @@ TEST(E1, SegmentsAreConservedThroughTheTunnel) {
         EXPECT_LE(sent - received, 256.0 * 1024 / 1300 + 1) << s;
         // every data segment the receiver got was encrypted by the sender's tunnel and decrypted
         // by its own; the receiver's tunnel also carried the ACKs the other way
-        EXPECT_GE(metric(r, "iperf3", "sender_tunnel_encrypted"), received) << s;
-        EXPECT_GE(metric(r, "iperf3", "receiver_tunnel_decrypted"), received) << s;
+        EXPECT_GE(stat(r, peer_of(r, "iperf3") + "/tunnel/*/encrypted"), received) << s;
+        EXPECT_GE(stat(r, "@iperf3/tunnel/*/decrypted"), received) << s;
         // ACKs the receiver encrypted were decrypted by the sender, but for those in flight at the end
-        const double acks = metric(r, "iperf3", "receiver_tunnel_encrypted");
-        EXPECT_GE(acks, metric(r, "iperf3", "sender_tunnel_decrypted")) << s;
-        EXPECT_LE(acks - metric(r, "iperf3", "sender_tunnel_decrypted"), 256.0 * 1024 / 1300 / 2 + 1) << s;
+        const double acks = stat(r, "@iperf3/tunnel/*/encrypted");
+        EXPECT_GE(acks, stat(r, peer_of(r, "iperf3") + "/tunnel/*/decrypted")) << s;
+        EXPECT_LE(acks - stat(r, peer_of(r, "iperf3") + "/tunnel/*/decrypted"), 256.0 * 1024 / 1300 / 2 + 1) << s;
     }
 }
 
@@ -61,19 +62,19 @@ TEST(E1, BeforeArm9283EspDecryptionInNetRxGoesThroughCryptdAndAfterItRunsInTheSo
     // before: may_use_simd() is false in softirq and gcm(aes) is behind crypto/simd.c: every
     // request made in NET_RX is queued to cryptd: the data it decrypts and the ACKs it sends
     // from tcp_v4_rcv (all but the window updates the reader task sends, which encrypt in place)
-    const double async = metric(before, "iperf3", "receiver_tunnel_async_crypts");
-    const double sync = metric(before, "iperf3", "receiver_tunnel_sync_crypts");
-    const double requests = metric(before, "iperf3", "receiver_tunnel_decrypted") +
-                            metric(before, "iperf3", "receiver_tunnel_encrypted");
+    const double async = stat(before, "@iperf3/tunnel/*/async_crypts");
+    const double sync = stat(before, "@iperf3/tunnel/*/sync_crypts");
+    const double requests = stat(before, "@iperf3/tunnel/*/decrypted") +
+                            stat(before, "@iperf3/tunnel/*/encrypted");
     EXPECT_EQ(sync, metric(before, "iperf3", "window_updates"));
     EXPECT_GE(async + sync, requests); // some may still wait in cryptd at the end
-    EXPECT_LE(async + sync - requests, metric(before, "iperf3", "receiver_tunnel_cryptd_max_queue"));
-    EXPECT_GT(metric(before, "iperf3", "receiver_tunnel_cryptd_max_queue"), 1);
-    EXPECT_GT(metric(before, "iperf3", "receiver_cycles_per_segment.queueing"), 0);
+    EXPECT_LE(async + sync - requests, stat(before, "@iperf3/tunnel/*/cryptd_max_queue"));
+    EXPECT_GT(stat(before, "@iperf3/tunnel/*/cryptd_max_queue"), 1);
+    EXPECT_GT(stat(before, "@iperf3/*/cycles/queueing"), 0);
     // after: the synchronous gcm-aes-ce in softirq, no cryptd at all
-    EXPECT_EQ(metric(after, "iperf3", "receiver_tunnel_async_crypts"), 0);
-    EXPECT_EQ(metric(after, "iperf3", "receiver_tunnel_sync_crypts"),
-              metric(after, "iperf3", "receiver_tunnel_decrypted") + metric(after, "iperf3", "receiver_tunnel_encrypted"));
+    EXPECT_EQ(stat(after, "@iperf3/tunnel/*/async_crypts"), 0);
+    EXPECT_EQ(stat(after, "@iperf3/tunnel/*/sync_crypts"),
+              stat(after, "@iperf3/tunnel/*/decrypted") + stat(after, "@iperf3/tunnel/*/encrypted"));
     EXPECT_GT(metric(after, "iperf3", "receiver_mbit_s"), metric(before, "iperf3", "receiver_mbit_s"));
 }
 
@@ -83,11 +84,11 @@ TEST(E1, BeforeTheChangeTheSendingGuestUsesCryptdExactlyWhereItEncryptsWithBotto
     // with bottom halves off: in NET_RX, or in cryptd's completion of a decrypted ACK, which
     // runs tcp_v4_rcv -> tcp_ack -> tcp_write_xmit with BH disabled (cryptd again).
     auto before = run("esp-gcm-g2h-task-only");
-    const double async = metric(before, "iperf3", "sender_tunnel_async_crypts");
-    const double sync = metric(before, "iperf3", "sender_tunnel_sync_crypts");
+    const double async = stat(before, peer_of(before, "iperf3") + "/tunnel/*/async_crypts");
+    const double sync = stat(before, peer_of(before, "iperf3") + "/tunnel/*/sync_crypts");
     const double in_bh = metric(before, "iperf3", "segments_sent_in_bh");
     const double sent = metric(before, "iperf3", "segments_sent");
-    const double acks_in = metric(before, "iperf3", "sender_tunnel_rx_packets");
+    const double acks_in = stat(before, peer_of(before, "iperf3") + "/tunnel/*/rx_packets");
     ASSERT_GT(in_bh, 0);
     ASSERT_LT(in_bh, sent);
     EXPECT_EQ(sync, sent - in_bh);
@@ -98,21 +99,21 @@ TEST(E1, BeforeTheChangeTheSendingGuestUsesCryptdExactlyWhereItEncryptsWithBotto
     EXPECT_GE(unfinished, 0);
     EXPECT_LE(unfinished, 1);
     auto after = run("esp-gcm-g2h-softirq");
-    EXPECT_EQ(metric(after, "iperf3", "sender_tunnel_async_crypts"), 0);
+    EXPECT_EQ(stat(after, peer_of(after, "iperf3") + "/tunnel/*/async_crypts"), 0);
 }
 
 TEST(E1, WireGuardCryptoRunsInKworkersSoNeitherPolicyFallsBackToScalarCode) {
     for (const char* s : {"wg-g2h-task-only", "wg-g2h-softirq", "wg-h2g-task-only", "wg-h2g-softirq"}) {
         auto r = run(s);
-        EXPECT_EQ(metric(r, "iperf3", "receiver_tunnel_simd_fallbacks"), 0) << s;
-        EXPECT_EQ(metric(r, "iperf3", "sender_tunnel_simd_fallbacks"), 0) << s;
-        EXPECT_EQ(metric(r, "iperf3", "receiver_tunnel_async_crypts"), 0) << s;
+        EXPECT_EQ(stat(r, "@iperf3/tunnel/*/aead/simd_fallbacks"), 0) << s;
+        EXPECT_EQ(stat(r, peer_of(r, "iperf3") + "/tunnel/*/aead/simd_fallbacks"), 0) << s;
+        EXPECT_EQ(stat(r, "@iperf3/tunnel/*/async_crypts"), 0) << s;
         // chacha20 over block 0 is scalar for every packet; a 52-byte ACK pads to one 64-byte
         // block, so its data pass is scalar too (chacha_crypt_arch: bytes <= CHACHA_BLOCK_SIZE)
         // (up to two passes per CPU may belong to packets still being processed at the end)
-        const double scalar = metric(r, "iperf3", "receiver_tunnel_scalar_passes");
+        const double scalar = stat(r, "@iperf3/tunnel/*/aead/scalar_passes");
         const double expect =
-            metric(r, "iperf3", "receiver_tunnel_decrypted") + 2 * metric(r, "iperf3", "receiver_tunnel_encrypted");
+            stat(r, "@iperf3/tunnel/*/decrypted") + 2 * stat(r, "@iperf3/tunnel/*/encrypted");
         EXPECT_GE(scalar, expect) << s;
         EXPECT_LE(scalar - expect, 4) << s;
     }
@@ -122,11 +123,11 @@ TEST(E1, VirtioSuppressesInterruptsAndKicksWhileTheOtherSideIsBusy) {
     auto r = run("wg-h2g-softirq");
     const double frames = metric(r, "iperf3", "segments_received");
     // an interrupt only when NAPI had completed (callbacks enabled): frames arrive in batches
-    EXPECT_LT(metric(r, "iperf3", "receiver_device_irqs"), frames / 2);
-    EXPECT_GT(metric(r, "iperf3", "receiver_device_irqs"), 0);
+    EXPECT_LT(stat(r, "@iperf3/netdev/*/irqs"), frames / 2);
+    EXPECT_GT(stat(r, "@iperf3/netdev/*/irqs"), 0);
     auto g = run("wg-g2h-softirq");
-    EXPECT_LT(metric(g, "iperf3", "sender_device_kicks"), metric(g, "iperf3", "segments_sent") / 10);
-    EXPECT_GT(metric(g, "iperf3", "sender_device_kicks"), 0);
+    EXPECT_LT(stat(g, peer_of(g, "iperf3") + "/netdev/*/kicks"), metric(g, "iperf3", "segments_sent") / 10);
+    EXPECT_GT(stat(g, peer_of(g, "iperf3") + "/netdev/*/kicks"), 0);
 }
 
 TEST(E1, FunctionalAndTimingModesGiveIdenticalResults) {
@@ -142,7 +143,7 @@ TEST(E1, FunctionalAndTimingModesGiveIdenticalResults) {
         auto rf = sf.run();
         rf.mode = rt.mode; // the only field allowed to differ
         EXPECT_EQ(report::to_json_text(rt), report::to_json_text(rf)) << s;
-        EXPECT_EQ(metric(rf, "iperf3", "receiver_tunnel_auth_failures"), 0) << s;
+        EXPECT_EQ(stat(rf, "@iperf3/tunnel/*/auth_failures"), 0) << s;
     }
 }
 
@@ -152,7 +153,7 @@ TEST(E1, TheUnsafeVariantIsCaughtWithAClobberAndAnAuthenticationFailure) {
     EXPECT_GT(r.clobber_count, 0u);
     ASSERT_FALSE(r.clobbers.empty());
     EXPECT_EQ(r.clobbers[0].machine, "guest");
-    EXPECT_GT(metric(r, "g2h", "receiver_tunnel_auth_failures") + metric(r, "h2g", "receiver_tunnel_auth_failures"), 0);
+    EXPECT_GT(stat(r, "@g2h/tunnel/*/auth_failures") + stat(r, "@h2g/tunnel/*/auth_failures"), 0);
 }
 
 TEST(E1, TheSameScenarioAndSeedGiveByteIdenticalResults) {

@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 using testing::ROOT;
 using testing::cpu0;
 using testing::metric;
+using testing::peer_of;
+using testing::stat;
 
 results::RunResults run(const std::string& rel, std::optional<std::uint64_t> seed = std::nullopt) {
     return testing::run_scenario(rel, seed);
@@ -60,13 +62,13 @@ TEST_F(E2, EveryScenarioFinishesItsBootWorkWithoutFindings) {
 
 TEST_F(E2, ConditionalYieldEntersFarFewerBracketsAndSpendsFarLessInBeginEndThanFixedLimits) {
     for (const char* p : {"", "-probe"}) {
-        const auto& y = cpu0(runs[std::string("yield-4k") + p]).simd;
-        const auto& f4 = cpu0(runs[std::string("fixed-4k") + p]).simd;
-        const auto& f20 = cpu0(runs[std::string("fixed-20k") + p]).simd;
-        EXPECT_LT(y.brackets * 3, f4.brackets) << p;
-        EXPECT_LT(y.brackets, f20.brackets) << p;
-        EXPECT_LT(y.begin_end_cycles * 2, f4.begin_end_cycles) << p;
-        EXPECT_LT(y.begin_end_cycles, f20.begin_end_cycles) << p;
+        const auto& y = runs[std::string("yield-4k") + p];
+        const auto& f4 = runs[std::string("fixed-4k") + p];
+        const auto& f20 = runs[std::string("fixed-20k") + p];
+        EXPECT_LT(stat(y, "boot/cpu0/simd/brackets") * 3, stat(f4, "boot/cpu0/simd/brackets")) << p;
+        EXPECT_LT(stat(y, "boot/cpu0/simd/brackets"), stat(f20, "boot/cpu0/simd/brackets")) << p;
+        EXPECT_LT(stat(y, "boot/cpu0/simd/begin_end_cycles") * 2, stat(f4, "boot/cpu0/simd/begin_end_cycles")) << p;
+        EXPECT_LT(stat(y, "boot/cpu0/simd/begin_end_cycles"), stat(f20, "boot/cpu0/simd/begin_end_cycles")) << p;
     }
 }
 
@@ -78,8 +80,8 @@ TEST_F(E2, FixedLimitsBoundTheBracketToTheLimit) {
 TEST_F(E2, WithNothingElseRunnableTheConditionalBracketSpansWholeBuffers) {
     // One bracket per module (its signed part); the longest holds the largest module sampled.
     const auto& r = runs["yield-4k-alone"];
-    EXPECT_EQ(cpu0(r).simd.brackets, 400u);
-    EXPECT_EQ(cpu0(r).simd.bytes, static_cast<std::uint64_t>(metric(r, "modprobe", "bytes_hashed")));
+    EXPECT_EQ(stat(r, "boot/cpu0/simd/brackets"), 400);
+    EXPECT_EQ(stat(r, "boot/cpu0/simd/bytes"), metric(r, "modprobe", "bytes_hashed"));
     EXPECT_EQ(cpu0(r).simd.longest_bracket_bytes, cpu0(runs["none"]).simd.longest_bracket_bytes);
     EXPECT_GT(cpu0(r).simd.longest_bracket_bytes, 64u * 1024);
 }

@@ -17,6 +17,8 @@ namespace fs = std::filesystem;
 using testing::ROOT;
 using testing::cpu0;
 using testing::metric;
+using testing::peer_of;
+using testing::stat;
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e3/" + stem + ".toml"); }
 
@@ -56,10 +58,10 @@ TEST(E3, SpeWithoutEnableKernelSpeTrapsOncePerSystemCallAndLogsEachTime) {
     // KernelSPE sets MSR_SPE in the saved MSR until the return to user space: one trap and
     // one "SPE used in kernel" line per finit_module(), 100 modules.
     auto r = run("modload-sha256-spe-no-enable");
-    EXPECT_EQ(cpu0(r).simd.kernel_traps, 100u);
-    EXPECT_EQ(cpu0(r).simd.kernel_use_warnings, 100u);
-    EXPECT_EQ(cpu0(run("tcrypt-sha256-spe")).simd.kernel_traps, 0u);
-    EXPECT_EQ(cpu0(run("tcrypt-sha256-spe-no-enable")).simd.kernel_traps, 1u); // one insmod call
+    EXPECT_EQ(stat(r, "board/cpu0/simd/kernel_traps"), 100);
+    EXPECT_EQ(stat(r, "board/cpu0/simd/kernel_use_warnings"), 100);
+    EXPECT_EQ(stat(run("tcrypt-sha256-spe"), "board/cpu0/simd/kernel_traps"), 0);
+    EXPECT_EQ(stat(run("tcrypt-sha256-spe-no-enable"), "board/cpu0/simd/kernel_traps"), 1); // one insmod call
 }
 
 TEST(E3, TheProbesWorstLatencyShrinksWithTheByteLimitUnderAnIpsecLikeLoad) {

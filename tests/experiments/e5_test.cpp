@@ -11,6 +11,8 @@ namespace {
 
 using testing::cpu0;
 using testing::metric;
+using testing::peer_of;
+using testing::stat;
 using testing::ROOT;
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e5/" + stem + ".toml"); }
@@ -57,9 +59,9 @@ TEST(E5, CacheMaintenancePerPacketIsWhatTheArm32RulesCostOnThisProfile) {
         ASSERT_GT(pkts, 1000) << c.stem;
         // The NIC's open mapped all 128 ring buffers once; the rest is per packet.
         double expect = c.per_packet + 128 * c.open_map / pkts;
-        EXPECT_NEAR(metric(r, "iperf3", "cache_maint_cycles_per_packet"), expect, 0.005 * expect) << c.stem;
-        EXPECT_EQ(metric(r, "iperf3", "stale_frames"), 0) << c.stem;
-        EXPECT_EQ(metric(r, "iperf3", "rx_dropped"), 0) << c.stem;
+        EXPECT_NEAR((stat(r, "@iperf3/dma/cycles") / stat(r, "@iperf3/netdev/*/rx_frames")), expect, 0.005 * expect) << c.stem;
+        EXPECT_EQ(stat(r, "@iperf3/netdev/*/stale_frames"), 0) << c.stem;
+        EXPECT_EQ(stat(r, "@iperf3/netdev/*/rx_dropped"), 0) << c.stem;
         EXPECT_FALSE(r.failed) << c.stem;
     }
 }
@@ -73,7 +75,7 @@ TEST(E5, TheBeforeVariantIsCpuBoundOnTheImx6AndTheAfterOneIsNot) {
 TEST(E5, SyncingFewerBytesThanReceivedIsCaughtAsStaleReads) {
     auto r = testing::run_scenario("scenarios/e5-unsafe/imx6qp-short-sync.toml");
     EXPECT_TRUE(r.failed);
-    EXPECT_GT(metric(r, "iperf3", "stale_frames"), 0);
+    EXPECT_GT(stat(r, "@iperf3/netdev/*/stale_frames"), 0);
     bool named = false;
     for (const auto& f : r.failures) named = named || f.find("stale DMA read") != std::string::npos;
     EXPECT_TRUE(named);
@@ -93,7 +95,7 @@ TEST(E5Tcp, EveryDataSegmentSentIsReceivedDroppedOrStillInFlight) {
         auto r = testing::run_scenario(std::string("scenarios/e5/") + s + ".toml");
         double sent = testing::metric(r, "iperf3", "segments_sent");
         double got = testing::metric(r, "iperf3", "segments_received");
-        double dropped = testing::metric(r, "iperf3", "rx_dropped");
+        double dropped = testing::stat(r, "@iperf3/netdev/*/rx_dropped");
         EXPECT_GE(sent, got + dropped) << s;
         EXPECT_LE(sent - got - dropped, 90.0) << s;
     }
@@ -149,25 +151,26 @@ TEST(E5Nic, AFrameLargerThanOneBufferSpansSeveralDescriptorsEachSyncedOverItsOwn
     // (the frame being processed when the run ends may lack some of its descriptors' calls)
     const double frames = testing::metric(r, "iperf3", "segments_received");
     ASSERT_GT(frames, 1000);
-    EXPECT_NEAR(testing::metric(r, "iperf3", "dma_syncs_for_cpu_per_packet"), 3.0, 3.0 / frames);
+    const double rx_frames = stat(r, "@iperf3/netdev/*/rx_frames");
+    EXPECT_NEAR(stat(r, "@iperf3/dma/syncs_for_cpu") / rx_frames, 3.0, 3.0 / frames);
     // three refill maps per frame, plus the 128 maps of the ring at open, over the frames taken
     // off the ring: those delivered (segments_received) and at most one still being processed
     // when the run ends, which may lack all three of its maps:
     // (128 + 3 x frames) / (frames + 1) <= maps per packet <= (128 + 3 x frames) / frames
-    const double maps = testing::metric(r, "iperf3", "dma_maps_per_packet");
+    const double maps = stat(r, "@iperf3/dma/maps") / rx_frames;
     EXPECT_GE(maps, (128 + 3 * frames) / (frames + 1));
     EXPECT_LE(maps, 3.0 + 128 / frames);
-    EXPECT_EQ(testing::metric(r, "iperf3", "stale_frames"), 0);
+    EXPECT_EQ(stat(r, "@iperf3/netdev/*/stale_frames"), 0);
 }
 
 TEST(E5Nic, InterruptModerationBoundsTheInterruptRate) {
     auto free_run = run_modified([](system::MachineConfig&) {});
     auto moderated = run_modified([](system::MachineConfig& m) { m.nic_rx_usecs = 200 * engine::PS_PER_US; });
-    const double irqs = testing::metric(moderated, "iperf3", "receiver_device_irqs");
+    const double irqs = testing::stat(moderated, "@iperf3/netdev/*/irqs");
     // at most one interrupt per 200 us over 50 ms (the first is not held back)
     EXPECT_LE(irqs, 50'000.0 / 200 + 1);
     EXPECT_GT(irqs, 0);
-    EXPECT_GT(testing::metric(free_run, "iperf3", "receiver_device_irqs"), irqs);
+    EXPECT_GT(testing::stat(free_run, "@iperf3/netdev/*/irqs"), irqs);
 }
 
 } // namespace
@@ -187,9 +190,9 @@ TEST(E5Nic, AFullTxQueueDropsFramesAndEverySegmentIsAccountedFor) {
     auto r = sys.run();
     const double sent = testing::metric(r, "iperf3", "segments_sent");
     const double received = testing::metric(r, "iperf3", "segments_received");
-    const double dropped = testing::metric(r, "iperf3", "sender_tx_dropped");
+    const double dropped = testing::stat(r, testing::peer_of(r, "iperf3") + "/netdev/*/tx_dropped");
     EXPECT_GT(dropped, 0);
-    EXPECT_EQ(testing::metric(r, "iperf3", "rx_dropped"), 0);
+    EXPECT_EQ(testing::stat(r, "@iperf3/netdev/*/rx_dropped"), 0);
     // sent = delivered + dropped + in flight (at most the 16 frames the link holds plus the
     // receiver's ring of 128)
     EXPECT_GE(sent - received - dropped, 0);
@@ -207,10 +210,10 @@ TEST(E5Nic, EveryFrameReadStaleReachesTheTunnelCorruptAndFailsAuthentication) {
     // (one authentication failure per stale frame, nothing else fails).
     auto r = testing::run_scenario("tests/scenarios/nic/wg-over-short-sync-nic.toml");
     EXPECT_TRUE(r.failed);
-    const double stale = testing::metric(r, "iperf3", "stale_frames");
+    const double stale = testing::stat(r, "@iperf3/netdev/*/stale_frames");
     EXPECT_GT(stale, 0);
-    EXPECT_EQ(testing::metric(r, "iperf3", "receiver_tunnel_auth_failures"), stale);
-    EXPECT_EQ(testing::metric(r, "iperf3", "sender_tunnel_auth_failures"), 0);
+    EXPECT_EQ(testing::stat(r, "@iperf3/tunnel/*/auth_failures"), stale);
+    EXPECT_EQ(testing::stat(r, testing::peer_of(r, "iperf3") + "/tunnel/*/auth_failures"), 0);
 }
 
 } // namespace
