@@ -172,7 +172,7 @@ int cmd_experiments(const ExperimentsOptions& o) {
         }
         std::printf("\n%s results (one row per scenario):\n", x.id.c_str());
         std::fputs(experiment_table(x, runs).c_str(), stdout);
-        if (!x.published.empty()) std::fputs(reality_table(x, runs, lookup).c_str(), stdout);
+        if (!x.published.empty()) std::fputs(reality_table(x, runs, [](const results::RunResults& r, const std::string& path) { return results::resolve(r, path); }).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {
             bool stale = false;
