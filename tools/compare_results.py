@@ -7,7 +7,9 @@ Every *.json of BEFORE_DIR must have a namesake in AFTER_DIR (AFTER_DIR may have
 AFTER files are results format 2 (statistics registered by their owners, docs/report-format.md);
 the BEFORE files may be format 1, where machine statistics lived in the CPU objects and in the
 workloads' metrics: each format-1 figure is mapped to its statistic path (or recomputed from
-statistics, for the per-packet ratios iperf3 used to derive) and compared. Integers and strings
+statistics, for the per-packet ratios iperf3 used to derive) and compared; its clobber reports
+and count are compared with the typed findings of kind simd_clobber (format 3), and its verdict
+with theirs (the failure texts were reworded, so they are not compared). Integers and strings
 must be equal; a ratio recomputed from statistics may differ by rounding only (1e-9 relative).
 Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
 Python 3 standard library only.
@@ -174,7 +176,7 @@ def compare_cpu(chk, after, where, machine, c_old, c_new):
 def compare(old, new, name):
     chk = Check(name)
     after = After(new)
-    if old.get("format_version", 1) >= 2:  # same format: every figure by its own key or path
+    if old.get("format_version", 1) == new.get("format_version"):  # every figure by its own key or path
         old_stats = {s["path"]: s for s in old["statistics"]}
         for p, s in old_stats.items():
             chk.same(f"statistics[{p}]", s["value"], after.stats.get(p, MISSING))
@@ -184,8 +186,19 @@ def compare(old, new, name):
             j.pop("format_version", None)
         chk.same("everything else", old, new)
         return chk
-    for k in ("scenario", "seed", "mode", "simulated_us", "events", "clobber_count", "failed", "failures", "clobbers"):
+    for k in ("scenario", "seed", "mode", "simulated_us", "events", "failed"):
         chk.same(k, old[k], new.get(k, MISSING))
+    if "finding_counts" in new:
+        clobbers = sum(c["count"] for c in new["finding_counts"] if c["kind"] == "simd_clobber")
+        chk.same("clobber_count", old["clobber_count"], clobbers)
+        kept = [f for f in new["findings"] if f["kind"] == "simd_clobber"]
+        for n, c in enumerate(old["clobbers"][:len(kept)]):
+            chk.same(f"clobbers[{n}]", c, {k: kept[n][k] for k in c})
+        if len(kept) < min(len(old["clobbers"]), 16):
+            chk.errors.append(f"clobbers: {len(old['clobbers'])} kept before, {len(kept)} after")
+    else:
+        for k in ("clobber_count", "failures", "clobbers"):
+            chk.same(k, old[k], new.get(k, MISSING))
     for i, m_old in enumerate(old["machines"]):
         m_new = new["machines"][i]
         for k, v in m_old.items():

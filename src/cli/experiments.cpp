@@ -175,10 +175,8 @@ int cmd_experiments(const ExperimentsOptions& o) {
         if (!x.published.empty()) std::fputs(reality_table(x, runs, [](const results::RunResults& r, const std::string& path) { return results::resolve(r, path); }).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {
-            bool stale = false;
-            for (const auto& f : r.failures) stale = stale || f.find("stale DMA read") != std::string::npos;
-            bool run_ok = x.expect == "ok" ? !r.failed : x.expect == "clobber" ? (r.failed && r.clobber_count > 0)
-                                                                               : (r.failed && stale);
+            bool run_ok = x.expect == "ok" ? !r.failed : x.expect == "clobber" ? results::finding_count(r, "simd_clobber") > 0
+                                                                               : results::finding_count(r, "stale_dma_read") > 0;
             if (!run_ok) {
                 ok = false;
                 verdicts.push_back(x.id + ": " + n + (x.expect == "ok" ? " violated an invariant" : " was not caught"));

@@ -275,6 +275,9 @@ bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t 
     r.read_offset = offset;
     r.read_len = len;
     buf.platform().report_stale_read(r);
+    cpu.report_finding(stats::FindingKind::STALE_DMA_READ, "the device's write after the lines' last invalidation",
+                       "buffer " + std::to_string(r.buffer) + " bytes " + std::to_string(r.first) + "-" + std::to_string(r.end),
+                       "cpu read of bytes " + std::to_string(offset) + "-" + std::to_string(offset + len));
     return true;
 }
 

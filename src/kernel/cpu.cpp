@@ -12,7 +12,6 @@
 namespace kdsim::kernel {
 
 namespace {
-constexpr std::size_t MAX_CLOBBER_REPORTS = 16;
 }
 
 std::string TaskStruct::describe() const {
@@ -163,9 +162,7 @@ void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where)
     ++stats_.simd_clobbers;
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_clobber(expected, found, where);
-    if (stats_.clobber_reports.size() < MAX_CLOBBER_REPORTS)
-        stats_.clobber_reports.push_back(
-            ClobberReport{now(), id_, describe_token(expected), describe_token(found), where});
+    report_finding(stats::FindingKind::SIMD_CLOBBER, describe_token(found), describe_token(expected), where);
 }
 
 void Cpu::start_exec(Frame& f) {

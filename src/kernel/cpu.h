@@ -37,6 +37,7 @@
 #include "kernel/preempt.h"
 #include "kernel/trace.h"
 #include "kernel/types.h"
+#include "stats/findings.h"
 #include "stats/registry.h"
 
 #include <array>
@@ -157,15 +158,6 @@ enum SoftirqNr : unsigned {
 };
 std::string_view softirq_name(unsigned nr);
 
-// A finding: one context's live SIMD registers were found overwritten by another's.
-struct ClobberReport {
-    Tick time = 0;
-    int cpu = 0;
-    std::string victim;  // whose registers were expected
-    std::string culprit; // whose data was found
-    std::string where;   // "start of SIMD work" / "end of SIMD work"
-};
-
 struct CpuStats {
     std::array<std::array<Cycles, CATS>, CTX_KINDS> cycles{};
     Tick busy_ticks = 0;
@@ -188,7 +180,6 @@ struct CpuStats {
     std::uint64_t soft_lockups = 0;
     // SIMD findings
     std::uint64_t simd_clobbers = 0;
-    std::vector<ClobberReport> clobber_reports; // the first few, in order
 };
 
 class Cpu final : public engine::EventTarget {
@@ -322,6 +313,12 @@ public:
     CpuStats& stats() { return stats_; }
     // Registers this CPU's counters under `s` (<machine>/cpu<N>); kernel/cpu_stats.cpp.
     void register_stats(const stats::Scope& s) const;
+    // Where this CPU's findings go (its machine's log); none: they are only counted.
+    void set_findings(stats::Findings* f) { findings_ = f; }
+    // Pushes a finding caught on this CPU now (kernel/cpu_stats.cpp).
+    void report_finding(stats::FindingKind kind, std::string culprit, std::string victim, std::string where);
+    // What is running here, for a finding's victim or culprit ("task modprobe", "softirq NET_RX").
+    std::string running_context() const;
     // Counts a primitive of the IRQ-masking implementation (index: 0 disable .. 3 restore).
     void count_irqflag_op(int which) { ++stats_.irqflag_ops[which]; }
 
@@ -517,6 +514,7 @@ private:
 
     // the run trace
     TraceRecorder* trace_ = nullptr;
+    stats::Findings* findings_ = nullptr;
     std::uint16_t trace_track_ = 0;
     Tick trace_exec_begin_ = 0;
     bool trace_idle_open_ = false;

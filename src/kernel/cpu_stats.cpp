@@ -1,6 +1,7 @@
 // What a CPU counts, registered under its path (`<machine>/cpu<N>/...`): interrupts, the
 // softirq machinery of kernel/softirq.c (per vector as in /proc/softirqs), the scheduler's
-// switches, the irqflags and bh primitives, the watchdogs and the SIMD clobbers found.
+// switches, the irqflags and bh primitives, the watchdogs and the SIMD clobbers found; and the
+// findings caught on this CPU, pushed to its machine's log.
 #include "kernel/cpu.h"
 
 #include <cctype>
@@ -34,6 +35,18 @@ void Cpu::register_stats(const stats::Scope& s) const {
                  "non-preemptible spans past the expedited RCU stall timeout")
         .counter("soft_lockups", c.soft_lockups, "count", "non-preemptible spans past the soft-lockup threshold");
     s.sub("simd").counter("clobbers", c.simd_clobbers, "count", "live SIMD registers found overwritten by another context");
+}
+
+std::string Cpu::running_context() const {
+    switch (ctx_kind()) {
+    case CtxKind::TASK: return current_task_ ? "task " + current_task_->comm : "task";
+    case CtxKind::SOFTIRQ: return "softirq " + std::string(softirq_name(softirq_running_nr_));
+    default: return std::string(to_string(ctx_kind()));
+    }
+}
+
+void Cpu::report_finding(stats::FindingKind kind, std::string culprit, std::string victim, std::string where) {
+    if (findings_) findings_->report(stats::Finding{kind, id_, now(), std::move(culprit), std::move(victim), std::move(where)});
 }
 
 } // namespace kdsim::kernel

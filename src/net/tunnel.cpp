@@ -235,9 +235,8 @@ engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
         const Packet& p = wg.rx_.at(n).p;
         const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
-        const bool ok = wg.env_.channel->open(wg.env_.side, p.counter, plain, clobbered || p.corrupt);
+        const bool ok = wg.open_packet(cpu, p.counter, plain, clobbered, p.corrupt, "wg_packet_decrypt_worker");
         ++wg.stats_.decrypted;
-        if (!ok) ++wg.stats_.auth_failures;
         wg.rx_.at(n).state = ok ? State::CRYPTED : State::DEAD;
         co_await wg.on(cpu).softnet->napi_schedule(wg.napi_); // wg_queue_enqueue_per_peer_rx
         co_await kernel::cond_resched(cpu);
@@ -391,12 +390,9 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
 // Models: esp_input_done2() (net/ipv4/esp4.c)
 // Models: xfrm_input_resume() (net/xfrm/xfrm_input.c)
 engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
-    const bool ok = env_.channel->open(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered || outer.corrupt);
+    const bool ok = open_packet(cpu, outer.counter, outer.inner_len - ETH_HEADER, clobbered, outer.corrupt, "esp_input_done2");
     ++stats_.decrypted;
-    if (!ok) {
-        ++stats_.auth_failures;
-        co_return;
-    }
+    if (!ok) co_return;
     Packet inner = outer;
     inner.kind = outer.inner;
     inner.len = outer.inner_len;

@@ -171,6 +171,23 @@ protected:
     }
     // The AEAD in the running context; returns true when its result is garbage (clobbered).
     engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc);
+    // Opens packet `counter` from the channel at `where`; counts and reports (typed findings) an
+    // authentication failure, or an authenticated packet that is not what was sent.
+    bool open_packet(kernel::Cpu& cpu, std::uint64_t counter, std::uint32_t len, bool clobbered, bool corrupt,
+                     const char* where) {
+        const std::uint64_t lost = env_.channel->payload_mismatches();
+        const bool ok = env_.channel->open(env_.side, counter, len, clobbered || corrupt);
+        const std::string packet = std::string(to_string(kind())) + " packet " + std::to_string(counter);
+        if (!ok) {
+            ++stats_.auth_failures;
+            cpu.report_finding(stats::FindingKind::AUTH_FAILURE,
+                               clobbered ? "clobbered SIMD registers in the AEAD" : corrupt ? "corrupted frame" : "",
+                               packet, where);
+        } else if (env_.channel->payload_mismatches() != lost) {
+            cpu.report_finding(stats::FindingKind::LOST_DATA, "", packet, where);
+        }
+        return ok;
+    }
     TunnelEnv env_;
     TunnelStats stats_;
 };

@@ -209,15 +209,16 @@ results::Statistic read_statistic(const json& j, const std::string& p) {
     return s;
 }
 
-results::ClobberResult read_clobber(const json& j, const std::string& p) {
-    results::ClobberResult c;
-    c.time_us = get_double(j, p, "time_us");
-    c.machine = get_string(j, p, "machine");
-    c.cpu = get_int(j, p, "cpu");
-    c.victim = get_string(j, p, "victim");
-    c.culprit = get_string(j, p, "culprit");
-    c.where = get_string(j, p, "where");
-    return c;
+results::Finding read_finding(const json& j, const std::string& p) {
+    results::Finding f;
+    f.kind = get_string(j, p, "kind");
+    f.time_us = get_double(j, p, "time_us");
+    f.machine = get_string(j, p, "machine");
+    f.cpu = get_int(j, p, "cpu");
+    f.victim = get_string(j, p, "victim");
+    f.culprit = get_string(j, p, "culprit");
+    f.where = get_string(j, p, "where");
+    return f;
 }
 
 } // namespace
@@ -258,10 +259,13 @@ json to_json(const results::RunResults& r) {
                               {"unit", st.unit},
                               {"description", st.description},
                               {"value", st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value)}});
-    json clobbers = json::array();
-    for (const auto& c : r.clobbers)
-        clobbers.push_back({{"time_us", number(c.time_us)}, {"machine", c.machine}, {"cpu", c.cpu},
-                            {"victim", c.victim}, {"culprit", c.culprit}, {"where", c.where}});
+    json findings = json::array();
+    for (const auto& f : r.findings)
+        findings.push_back({{"kind", f.kind}, {"time_us", number(f.time_us)}, {"machine", f.machine}, {"cpu", f.cpu},
+                            {"victim", f.victim}, {"culprit", f.culprit}, {"where", f.where}});
+    json finding_counts = json::array();
+    for (const auto& c : r.finding_counts)
+        finding_counts.push_back({{"kind", c.kind}, {"machine", c.machine}, {"count", c.count}});
     return {
         {"format", "kdsim-results"},
         {"format_version", RESULTS_FORMAT_VERSION},
@@ -275,8 +279,8 @@ json to_json(const results::RunResults& r) {
         {"machines", machines},
         {"workloads", workloads},
         {"statistics", statistics},
-        {"clobbers", clobbers},
-        {"clobber_count", r.clobber_count},
+        {"findings", findings},
+        {"finding_counts", finding_counts},
         {"failed", r.failed},
         {"failures", r.failures},
     };
@@ -305,9 +309,13 @@ results::RunResults from_json(const json& j) {
     const json& statistics = get_array(j, top, "statistics");
     for (std::size_t i = 0; i < statistics.size(); ++i)
         r.statistics.push_back(read_statistic(statistics[i], item_path(top, "statistics", i)));
-    const json& clobbers = get_array(j, top, "clobbers");
-    for (std::size_t i = 0; i < clobbers.size(); ++i) r.clobbers.push_back(read_clobber(clobbers[i], item_path(top, "clobbers", i)));
-    r.clobber_count = get_u64(j, top, "clobber_count");
+    const json& findings = get_array(j, top, "findings");
+    for (std::size_t i = 0; i < findings.size(); ++i) r.findings.push_back(read_finding(findings[i], item_path(top, "findings", i)));
+    const json& counts = get_array(j, top, "finding_counts");
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        const std::string p = item_path(top, "finding_counts", i);
+        r.finding_counts.push_back({get_string(counts[i], p, "kind"), get_string(counts[i], p, "machine"), get_u64(counts[i], p, "count")});
+    }
     r.failed = get_bool(j, top, "failed");
     const json& failures = get_array(j, top, "failures");
     for (std::size_t i = 0; i < failures.size(); ++i) {

@@ -22,7 +22,7 @@
 namespace kdsim::report {
 
 // Version of the JSON layout written by to_json(); from_json() refuses any other.
-inline constexpr int RESULTS_FORMAT_VERSION = 2;
+inline constexpr int RESULTS_FORMAT_VERSION = 3;
 
 // The terminal summary of SPEC section 3 for one run: plain UTF-8 text, aligned columns, no box
 // drawing, at most 100 columns for names of ordinary length. Ends with one verdict line,

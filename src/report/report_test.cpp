@@ -23,7 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// One machine "dut" at 1 GHz with one CPU, two workloads, and optionally two clobbers.
+// One machine "dut" at 1 GHz with one CPU, two workloads, and optionally findings: five clobbers
+// (two kept) and one authentication failure.
 // At 1 GHz one cycle is 1 ns, so 2,000,000 task cycles are 2,000 µs.
 results::RunResults sample(bool with_clobbers = false) {
     results::RunResults r;
@@ -84,9 +85,11 @@ results::RunResults sample(bool with_clobbers = false) {
     r.workloads.push_back({"probe", "cyclictest", "dut", 0, {{"latency_max_us", 61.75, "us"}, {"samples", 1'000, "count"}}, {}});
 
     if (with_clobbers) {
-        r.clobbers.push_back({1'234.5, "dut", 0, "task simd-user (q8-q15 live)", "softirq NET_RX kernel_neon_begin", "chacha20_neon"});
-        r.clobbers.push_back({2'345.25, "dut", 0, "task simd-user (q0-q7 live)", "hardirq eth0", "kernel_neon_end"});
-        r.clobber_count = 5;
+        r.findings.push_back({"simd_clobber", "dut", 0, 1'234.5, "softirq NET_RX kernel_neon_begin", "task simd-user (q8-q15 live)", "chacha20_neon"});
+        r.findings.push_back({"simd_clobber", "dut", 0, 2'345.25, "hardirq eth0", "task simd-user (q0-q7 live)", "kernel_neon_end"});
+        r.findings.push_back({"auth_failure", "dut", 0, 2'400, "clobbered SIMD registers in the AEAD", "esp packet 7", "esp_input_done2"});
+        r.finding_counts.push_back({"simd_clobber", "dut", 5});
+        r.finding_counts.push_back({"auth_failure", "dut", 1});
         r.failed = true;
         r.failures.push_back("5 SIMD register clobbers");
     }
@@ -110,7 +113,7 @@ std::string line_with(const std::string& text, const std::string& needle) {
 // ---- JSON --------------------------------------------------------------------------------
 
 TEST(Json, FromJsonOfToJsonGivesEqualJson) {
-    // Claim: from_json is the inverse of to_json, including clobbers, failures and metrics.
+    // Claim: from_json is the inverse of to_json, including findings, failures and metrics.
     results::RunResults r = sample(true);
     json once = to_json(r);
     EXPECT_EQ(to_json(from_json(once)), once);
@@ -218,7 +221,7 @@ TEST(Json, FromJsonRejectsAMistypedValueWithItsPath) {
 
 TEST(Json, FromJsonRejectsAnotherFormatVersion) {
     json j = to_json(sample());
-    j["format_version"] = 1; // before statistics had their own list
+    j["format_version"] = 2; // before findings were typed
     EXPECT_THROW(from_json(j), std::runtime_error);
 }
 
@@ -234,14 +237,16 @@ TEST(Json, StatisticsKeepTheirOrderAndWhetherTheyAreCounters) {
 
 // ---- summary -----------------------------------------------------------------------------
 
-TEST(Summary, FailedRunListsEveryClobberReportAndEndsWithResultFailed) {
+TEST(Summary, FailedRunListsEveryKeptFindingWithItsKindAndEndsWithResultFailed) {
     std::string s = summary_table(sample(true));
-    EXPECT_NE(line_with(s, "SIMD register clobbers").find("5 (first 2 of 5 shown)"), std::string::npos) << s;
-    EXPECT_NE(s.find("#1  at 1,234.500 µs on dut cpu 0"), std::string::npos) << s;
+    EXPECT_NE(line_with(s, "  findings ").find("6 (first 3 shown)"), std::string::npos) << s;
+    EXPECT_NE(s.find("#1  simd_clobber at 1,234.500 µs on dut cpu 0"), std::string::npos) << s;
     EXPECT_NE(s.find("victim   task simd-user (q8-q15 live)"), std::string::npos);
     EXPECT_NE(s.find("culprit  softirq NET_RX kernel_neon_begin"), std::string::npos);
     EXPECT_NE(s.find("where    chacha20_neon"), std::string::npos);
-    EXPECT_NE(s.find("#2  at 2,345.250 µs on dut cpu 0"), std::string::npos);
+    EXPECT_NE(s.find("#2  simd_clobber at 2,345.250 µs on dut cpu 0"), std::string::npos);
+    EXPECT_NE(s.find("#3  auth_failure at 2,400.000 µs on dut cpu 0"), std::string::npos);
+    EXPECT_NE(s.find("victim   esp packet 7"), std::string::npos);
     EXPECT_EQ(lines_of(s).back(), "RESULT: FAILED (5 SIMD register clobbers)");
 }
 
@@ -422,7 +427,7 @@ TEST(Compare, JsonIsByteIdenticalForEqualInputs) {
 
 TEST(Csv, RowCountEqualsTheNumberOfMetricsPutIn) {
     // Counted by hand from sample():
-    //   run:      simulated_us, events, clobber_count, failed                        4
+    //   run:      simulated_us, events, failed                                        3
     //   machine:  clock_hz                                                            1
     //   machine:  2 statistics outside the CPU (netdev, dma)                         2
     //   cpu:      busy_us, idle_us, longest_np_span_us, longest_np_span_start_us     4
@@ -434,7 +439,9 @@ TEST(Csv, RowCountEqualsTheNumberOfMetricsPutIn) {
     auto lines = lines_of(csv);
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines.front(), "section,machine,cpu,workload,key,value,unit");
-    EXPECT_EQ(lines.size() - 1, 4u + 1u + 2u + 4u + 5u + 18u + 8u + 5u);
+    EXPECT_EQ(lines.size() - 1, 3u + 1u + 2u + 4u + 5u + 18u + 8u + 5u);
+    // a finding count is one more row ("finding" section)
+    EXPECT_EQ(lines_of(to_csv(sample(true))).size(), lines.size() + 2);
 
     // One more workload metric is one more row.
     results::RunResults r = sample();

@@ -15,6 +15,7 @@ std::string Row::identity() const {
 
 std::string Row::subject() const {
     if (section == "run") return "run";
+    if (section == "finding") return "findings of " + machine;
     if (section == "machine" || (section == "statistic" && !cpu)) return "machine " + machine;
     if (section == "workload") return fmt::format("workload {} ({} cpu {})", workload, machine, cpu.value_or(0));
     return fmt::format("{} cpu {}", machine, cpu.value_or(0));
@@ -80,8 +81,8 @@ std::vector<Row> flatten(const results::RunResults& r) {
     RowSink run{rows, "run", "", std::nullopt, ""};
     run.real("simulated_us", r.simulated_us, "us");
     run.count("events", r.events, "count");
-    run.count("clobber_count", r.clobber_count, "count");
     run.count("failed", r.failed ? 1 : 0, "bool");
+    for (const auto& f : r.finding_counts) RowSink{rows, "finding", f.machine, std::nullopt, ""}.count(f.kind, f.count, "count");
 
     for (const auto& m : r.machines) {
         RowSink machine{rows, "machine", m.name, std::nullopt, ""};

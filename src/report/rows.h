@@ -13,7 +13,7 @@
 namespace kdsim::report::detail {
 
 struct Row {
-    std::string section;  // "run", "machine", "cpu", "cycles", "simd", "statistic", "workload"
+    std::string section;  // "run", "finding", "machine", "cpu", "cycles", "simd", "statistic", "workload"
     std::string machine;  // empty for section "run"
     std::optional<int> cpu;
     std::string workload; // section "workload" only

@@ -178,16 +178,16 @@ void workloads(Text& t, const results::RunResults& r) {
 void invariants(Text& t, const results::RunResults& r) {
     t.blank();
     t.line("invariant violations");
-    std::string shown = r.clobbers.size() == r.clobber_count || r.clobber_count == 0
-                            ? std::string()
-                            : fmt::format(" (first {} of {} shown)", r.clobbers.size(), grouped(r.clobber_count));
-    t.item(2, "SIMD register clobbers", LABEL, grouped(r.clobber_count) + shown);
-    for (std::size_t i = 0; i < r.clobbers.size(); ++i) {
-        const auto& c = r.clobbers[i];
-        t.line("    #{}  at {} on {} cpu {}", i + 1, us_text(c.time_us), c.machine, c.cpu);
-        t.line("        victim   {}", c.victim);
-        t.line("        culprit  {}", c.culprit);
-        t.line("        where    {}", c.where);
+    std::uint64_t total = 0;
+    for (const auto& c : r.finding_counts) total += c.count;
+    t.item(2, "findings", LABEL,
+           r.findings.size() == total ? grouped(total) : fmt::format("{} (first {} shown)", grouped(total), r.findings.size()));
+    for (std::size_t i = 0; i < r.findings.size(); ++i) {
+        const auto& f = r.findings[i];
+        t.line("    #{}  {} at {} on {} cpu {}", i + 1, f.kind, us_text(f.time_us), f.machine, f.cpu);
+        if (!f.victim.empty()) t.line("        victim   {}", f.victim);
+        if (!f.culprit.empty()) t.line("        culprit  {}", f.culprit);
+        if (!f.where.empty()) t.line("        where    {}", f.where);
     }
     if (r.failures.empty()) {
         t.item(2, "failures", LABEL, "none");
@@ -195,7 +195,7 @@ void invariants(Text& t, const results::RunResults& r) {
         t.item(2, "failures", LABEL, grouped(r.failures.size()));
         for (const auto& f : r.failures) t.line("    - {}", f);
     }
-    if (!r.failed && (r.clobber_count > 0 || !r.failures.empty()))
+    if (!r.failed && (total > 0 || !r.failures.empty()))
         t.line("  note: the run is not marked failed although violations are listed above");
 
     if (!r.failed) {
@@ -204,8 +204,6 @@ void invariants(Text& t, const results::RunResults& r) {
     }
     std::string reasons;
     for (const auto& f : r.failures) reasons += (reasons.empty() ? "" : "; ") + f;
-    if (reasons.empty() && r.clobber_count > 0)
-        reasons = fmt::format("{} SIMD register clobber{}", grouped(r.clobber_count), r.clobber_count == 1 ? "" : "s");
     if (reasons.empty()) reasons = "no reason recorded";
     t.line("RESULT: FAILED ({})", reasons);
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kdsim::results {
 
@@ -26,6 +27,22 @@ inline std::optional<double> find_statistic(const RunResults& r, std::string_vie
     return std::nullopt;
 }
 
+// Findings of `kind` ("simd_clobber", ...) counted over every machine.
+inline std::uint64_t finding_count(const RunResults& r, std::string_view kind) {
+    std::uint64_t n = 0;
+    for (const auto& c : r.finding_counts)
+        if (c.kind == kind) n += c.count;
+    return n;
+}
+
+// The kept records of `kind`, in order.
+inline std::vector<const Finding*> findings_of(const RunResults& r, std::string_view kind) {
+    std::vector<const Finding*> out;
+    for (const auto& f : r.findings)
+        if (f.kind == kind) out.push_back(&f);
+    return out;
+}
+
 // Whether `path` matches `pattern`, component by component; a `*` component matches any one.
 inline bool path_matches(std::string_view pattern, std::string_view path) {
     for (;;) {
@@ -43,10 +60,12 @@ inline bool path_matches(std::string_view pattern, std::string_view path) {
 //   a statistic ("boot/cpu0/simd/brackets", "host/cpu*/softnet/time_squeeze");
 //   a CPU's own figures "<machine>/cpu<N>/<f>", f one of busy_us, idle_us, longest_np_span_us,
 //     cycles/<category> (summed over contexts), simd/longest_bracket_us, simd/longest_bracket_bytes;
-//   "workload.<name>.<key>"; "run.clobbers", "run.simulated_us", "run.events".
+//   "workload.<name>.<key>"; "run.simulated_us", "run.events", "run.findings.<kind>" (every
+//   machine's) and "run.clobbers" (= run.findings.simd_clobber).
 // Nothing when no figure matches.
 inline std::optional<double> resolve(const RunResults& r, std::string_view path) {
-    if (path == "run.clobbers") return static_cast<double>(r.clobber_count);
+    if (path == "run.clobbers") return static_cast<double>(finding_count(r, "simd_clobber"));
+    if (path.rfind("run.findings.", 0) == 0) return static_cast<double>(finding_count(r, path.substr(13)));
     if (path == "run.simulated_us") return r.simulated_us;
     if (path == "run.events") return static_cast<double>(r.events);
     if (path.rfind("workload.", 0) == 0) {

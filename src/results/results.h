@@ -29,13 +29,23 @@ struct Statistic {
     bool integral = true;
 };
 
-struct ClobberResult {
-    double time_us = 0;
+// A violated invariant, as the model caught it (stats::Finding): kind "simd_clobber",
+// "stale_dma_read", "auth_failure", "digest_mismatch" or "lost_data".
+struct Finding {
+    std::string kind;
     std::string machine;
     int cpu = 0;
-    std::string victim;
+    double time_us = 0;
     std::string culprit;
+    std::string victim;
     std::string where;
+};
+
+// How many findings of a kind a machine had (the records kept are only the first few).
+struct FindingCount {
+    std::string kind;
+    std::string machine;
+    std::uint64_t count = 0;
 };
 
 // The shape of a CPU's kernel SIMD brackets; their counts are statistics (<machine>/cpu<N>/simd/...).
@@ -94,10 +104,10 @@ struct RunResults {
     std::vector<MachineResult> machines;
     std::vector<WorkloadResult> workloads;
     std::vector<Statistic> statistics;   // every registered statistic, in registration order
-    std::vector<ClobberResult> clobbers; // the first few reports
-    std::uint64_t clobber_count = 0;
-    bool failed = false;                 // an invariant was violated
-    std::vector<std::string> failures;   // why
+    std::vector<Finding> findings;           // the first few of each kind, per machine
+    std::vector<FindingCount> finding_counts; // every finding, per machine and kind (none: not failed)
+    bool failed = false;                     // an invariant was violated: there are findings
+    std::vector<std::string> failures;       // why, one line per machine and kind
 };
 
 } // namespace kdsim::results

@@ -137,6 +137,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         kc.soft_irq_masking = mc.irq_masking == "soft"; // PowerPC lazy masking
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
+            m.cpus.back()->set_findings(&m.findings);
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             if (!m.simd.back())
@@ -512,53 +513,27 @@ results::RunResults System::collect() const {
             cr.longest_np_holder = s.longest_np_holder;
             cr.simd = simd_result(m.simd[i]->stats(), cpu.clock());
             mr.cpus.push_back(std::move(cr));
-            r.clobber_count += s.simd_clobbers;
-            for (const kernel::ClobberReport& c : s.clobber_reports)
-                r.clobbers.push_back(results::ClobberResult{engine::to_us(c.time), mc.name, c.cpu, c.victim, c.culprit, c.where});
         }
         r.machines.push_back(std::move(mr));
         for (const auto& w : m.workloads) r.workloads.push_back(w->result());
     }
     for (const stats::Entry& e : stats_.entries())
         r.statistics.push_back(results::Statistic{e.path, e.unit, e.description, e.value(), e.integral()});
-    if (r.clobber_count) {
-        r.failed = true;
-        r.failures.push_back(std::to_string(r.clobber_count) + " SIMD register clobber(s): live registers of one context were overwritten by another");
-    }
-    for (const Machine& m : machines_)
-        if (m.dma && m.dma->findings().stale_reads) {
-            r.failed = true;
-            r.failures.push_back(m.cfg->name + ": " + std::to_string(m.dma->findings().stale_reads) +
-                                 " stale DMA read(s): the CPU read buffer lines the device wrote after their last "
-                                 "invalidation (first at " +
-                                 std::to_string(engine::to_us(m.dma->findings().reports[0].time)) + " us, bytes " +
-                                 std::to_string(m.dma->findings().reports[0].first) + "-" +
-                                 std::to_string(m.dma->findings().reports[0].end) + " of buffer " +
-                                 std::to_string(m.dma->findings().reports[0].buffer) + ")");
-        }
-    std::set<const net::TunnelChannel*> reported;
+    // the verdict: every machine's typed findings
     for (const Machine& m : machines_) {
-        if (!m.tunnel) continue;
-        const net::TunnelStats& t = m.tunnel->stats();
-        if (t.auth_failures) {
-            r.failed = true;
-            r.failures.push_back(m.cfg->name + ": " + std::to_string(t.auth_failures) + " " +
-                                 std::string(net::to_string(m.tunnel->kind())) +
-                                 " packet(s) failed authentication and were dropped");
-        }
-        if (m.channel && m.channel->payload_mismatches() && reported.insert(m.channel).second) {
-            r.failed = true;
-            r.failures.push_back(m.cfg->name + ": " + std::to_string(m.channel->payload_mismatches()) +
-                                 " decrypted packet(s) did not match what was sent");
+        const std::string& name = m.cfg->name;
+        for (const stats::Finding& f : m.findings.kept())
+            r.findings.push_back(results::Finding{std::string(stats::to_string(f.kind)), name, f.cpu, engine::to_us(f.time_ps),
+                                                  f.culprit, f.victim, f.where});
+        for (std::size_t k = 0; k < stats::FINDING_KINDS; ++k) {
+            const auto kind = static_cast<stats::FindingKind>(k);
+            if (const std::uint64_t n = m.findings.count(kind)) {
+                r.finding_counts.push_back(results::FindingCount{std::string(stats::to_string(kind)), name, n});
+                r.failures.push_back(name + ": " + std::to_string(n) + " " + std::string(stats::describe(kind)));
+            }
         }
     }
-    for (const results::WorkloadResult& w : r.workloads)
-        for (const results::Metric& m : w.metrics)
-            if (m.key == "digest_mismatches" && m.value > 0) {
-                r.failed = true;
-                r.failures.push_back(w.name + ": " + std::to_string(static_cast<std::uint64_t>(m.value)) +
-                                     " digest(s) did not verify");
-            }
+    r.failed = !r.finding_counts.empty();
     return r;
 }
 

@@ -67,6 +67,7 @@ private:
         kernel::KernelCosts costs;     // the profile's, with the masking implementation applied
         std::vector<std::unique_ptr<workloads::Workload>> workloads;
         std::vector<std::pair<std::string, const net::Vhost*>> vhosts; // workers on this host, by guest
+        stats::Findings findings; // what its CPUs caught
     };
 
     results::RunResults collect() const;

@@ -29,7 +29,7 @@ TEST(E1, CorrectConfigurationsNeverFailAuthenticationClobberOrDrop) {
     for (const char* s : ALL) {
         auto r = run(s);
         EXPECT_FALSE(r.failed) << s;
-        EXPECT_EQ(r.clobber_count, 0u) << s;
+        EXPECT_EQ(results::finding_count(r, "simd_clobber"), 0u) << s;
         for (const char* k : {"*/tunnel/*/auth_failures", "*/tunnel/*/ring_drops", "*/netdev/*/rx_dropped", "*/netdev/*/tx_dropped"})
             EXPECT_EQ(stat(r, k), 0) << s << " " << k;
     }
@@ -150,9 +150,9 @@ TEST(E1, FunctionalAndTimingModesGiveIdenticalResults) {
 TEST(E1, TheUnsafeVariantIsCaughtWithAClobberAndAnAuthenticationFailure) {
     auto r = testing::run_scenario("scenarios/e1-unsafe/esp-gcm-bidir-no-bh.toml");
     EXPECT_TRUE(r.failed);
-    EXPECT_GT(r.clobber_count, 0u);
-    ASSERT_FALSE(r.clobbers.empty());
-    EXPECT_EQ(r.clobbers[0].machine, "guest");
+    EXPECT_GT(results::finding_count(r, "simd_clobber"), 0u);
+    ASSERT_FALSE(results::findings_of(r, "simd_clobber").empty());
+    EXPECT_EQ(results::findings_of(r, "simd_clobber")[0]->machine, "guest");
     EXPECT_GT(stat(r, "@g2h/tunnel/*/auth_failures") + stat(r, "@h2g/tunnel/*/auth_failures"), 0);
 }
 

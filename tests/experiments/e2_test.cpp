@@ -54,7 +54,7 @@ struct E2 : ::testing::Test {
 TEST_F(E2, EveryScenarioFinishesItsBootWorkWithoutFindings) {
     for (const auto& [name, r] : runs) {
         EXPECT_FALSE(r.failed) << name;
-        EXPECT_EQ(r.clobber_count, 0u) << name;
+        EXPECT_EQ(results::finding_count(r, "simd_clobber"), 0u) << name;
         EXPECT_EQ(metric(r, "modprobe", "completed"), 1) << name;
         EXPECT_EQ(metric(r, "modprobe", "modules"), 400) << name;
     }
@@ -131,8 +131,8 @@ TEST(Determinism, AnotherSeedChangesOnlyTheRandomParts) {
     auto d = run("scenarios/softirq-simd/x86-bh-disable-kthread.toml", 2);
     EXPECT_NE(report::to_json_text(c), report::to_json_text(d));
     EXPECT_EQ(c.workloads.size(), d.workloads.size());
-    EXPECT_EQ(c.clobber_count, 0u);
-    EXPECT_EQ(d.clobber_count, 0u);
+    EXPECT_EQ(results::finding_count(c, "simd_clobber"), 0u);
+    EXPECT_EQ(results::finding_count(d, "simd_clobber"), 0u);
 }
 
 TEST(Determinism, FunctionalAndTimingModesGiveTheSameTiming) {
@@ -159,10 +159,10 @@ TEST(Unsafe, EveryShippedUnsafeScenarioIsCaughtWithAClobberReport) {
         if (e.path().extension() != ".toml" || e.path().filename() == "experiment.toml") continue; // scenarios only
         auto r = run(fs::relative(e.path(), ROOT).string());
         EXPECT_TRUE(r.failed) << e.path();
-        EXPECT_GT(r.clobber_count, 0u) << e.path();
-        ASSERT_FALSE(r.clobbers.empty()) << e.path();
-        EXPECT_FALSE(r.clobbers[0].victim.empty());
-        EXPECT_NE(r.clobbers[0].culprit.find("softirq"), std::string::npos) << r.clobbers[0].culprit;
+        EXPECT_GT(results::finding_count(r, "simd_clobber"), 0u) << e.path();
+        ASSERT_FALSE(results::findings_of(r, "simd_clobber").empty()) << e.path();
+        EXPECT_FALSE(results::findings_of(r, "simd_clobber")[0]->victim.empty());
+        EXPECT_NE(results::findings_of(r, "simd_clobber")[0]->culprit.find("softirq"), std::string::npos) << results::findings_of(r, "simd_clobber")[0]->culprit;
     }
 }
 
@@ -172,7 +172,7 @@ TEST(Unsafe, TheSafeTwinsReportNoClobberOverLongRandomisedRuns) {
             if (e.path().extension() != ".toml" || e.path().filename() == "experiment.toml") continue;
             auto r = run(fs::relative(e.path(), ROOT).string(), seed);
             EXPECT_FALSE(r.failed) << e.path() << " seed " << seed;
-            EXPECT_EQ(r.clobber_count, 0u) << e.path() << " seed " << seed;
+            EXPECT_EQ(results::finding_count(r, "simd_clobber"), 0u) << e.path() << " seed " << seed;
         }
     }
 }

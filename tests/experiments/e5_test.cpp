@@ -76,9 +76,12 @@ TEST(E5, SyncingFewerBytesThanReceivedIsCaughtAsStaleReads) {
     auto r = testing::run_scenario("scenarios/e5-unsafe/imx6qp-short-sync.toml");
     EXPECT_TRUE(r.failed);
     EXPECT_GT(stat(r, "@iperf3/netdev/*/stale_frames"), 0);
-    bool named = false;
-    for (const auto& f : r.failures) named = named || f.find("stale DMA read") != std::string::npos;
-    EXPECT_TRUE(named);
+    // every stale read is a typed finding of the receiver's CPU
+    EXPECT_EQ(static_cast<double>(results::finding_count(r, "stale_dma_read")), stat(r, "@iperf3/dma/stale_reads"));
+    const auto stale = results::findings_of(r, "stale_dma_read");
+    ASSERT_FALSE(stale.empty());
+    EXPECT_EQ(stale[0]->machine, "imx6qp");
+    EXPECT_NE(stale[0]->victim.find("buffer"), std::string::npos) << stale[0]->victim;
 }
 
 } // namespace
@@ -214,6 +217,12 @@ TEST(E5Nic, EveryFrameReadStaleReachesTheTunnelCorruptAndFailsAuthentication) {
     EXPECT_GT(stale, 0);
     EXPECT_EQ(testing::stat(r, "@iperf3/tunnel/*/auth_failures"), stale);
     EXPECT_EQ(testing::stat(r, testing::peer_of(r, "iperf3") + "/tunnel/*/auth_failures"), 0);
+    // each failure is a typed finding naming the packet and the corrupted frame as its cause
+    EXPECT_EQ(static_cast<double>(results::finding_count(r, "auth_failure")), stale);
+    const auto auth = results::findings_of(r, "auth_failure");
+    ASSERT_FALSE(auth.empty());
+    EXPECT_EQ(auth[0]->culprit, "corrupted frame");
+    EXPECT_EQ(auth[0]->where, "wg_packet_decrypt_worker");
 }
 
 } // namespace
