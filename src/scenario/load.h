@@ -78,4 +78,13 @@ std::optional<engine::Tick> parse_duration(std::string_view text);
 // overflow.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);
 
+// "1 Gbit/s", "2.5 Gbit/s", "100 Mbit/s", "64 kbit/s", "9600 bit/s", "1 Tbit/s" -> bits per
+// second, exactly, the whole text (no hex, exponent, sign or trailing words). nullopt for a
+// fraction of a bit/s, and outside RATE_MIN_BPS..RATE_MAX_BPS: from 1 bit/s (a slower link
+// would serialise a frame for longer than a run can last) to 10 Tbit/s (the shortest frame still
+// takes >= 67 ps on the wire, so no serialisation time rounds to zero).
+inline constexpr std::uint64_t RATE_MIN_BPS = 1;
+inline constexpr std::uint64_t RATE_MAX_BPS = 10'000'000'000'000;
+std::optional<std::uint64_t> parse_rate(std::string_view text);
+
 } // namespace kdsim::scenario

@@ -6,6 +6,10 @@
 
 namespace kdsim::scenario::detail {
 
+namespace {
+constexpr engine::Tick LINK_LATENCY_MAX = 10 * engine::PS_PER_S;
+}
+
 void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig& cfg) {
     if (const toml::array* ls = r_.array(root, "link", "link", false, "[[link]] tables")) {
         for (std::size_t i = 0; i < ls->size(); ++i) {
@@ -48,7 +52,15 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
             }
             if (const toml::node* rate = l->get("rate"))
                 if (auto bps = r_.rate(*rate, lkey + ".rate")) lc.rate_bps = *bps;
-            if (auto t = r_.duration(*l, "latency", lkey + ".latency", false, false)) lc.latency = *t;
+            if (auto t = r_.duration(*l, "latency", lkey + ".latency", false, false)) {
+                // Bounded so that a frame's arrival (the end of its serialisation + latency) stays
+                // far inside the 213 days a Tick can count.
+                if (*t > LINK_LATENCY_MAX)
+                    r_.error(*l->get("latency"), lkey + ".latency",
+                             fmt::format("expected a latency of at most 10 s, found {} ps", *t));
+                else
+                    lc.latency = *t;
+            }
             if (lc.kind == system::LinkConfig::Kind::VIRTIO && !lc.b.empty()) {
                 for (const auto& m : cfg.machines)
                     if (m.name == lc.b) {

@@ -323,17 +323,12 @@ std::optional<engine::Tick> Reader::duration(const toml::node& n, const std::str
 }
 
 std::optional<std::uint64_t> Reader::rate(const toml::node& n, const std::string& key) {
-    if (auto v = n.value<std::string>()) {
-        double x = 0;
-        char unit[16] = {};
-        if (std::sscanf(v->c_str(), "%lf %15s", &x, unit) == 2 && x > 0) {
-            const std::string u = unit;
-            const double mult = u == "Gbit/s" ? 1e9 : u == "Mbit/s" ? 1e6 : u == "kbit/s" ? 1e3 : u == "bit/s" ? 1 : 0;
-            if (mult > 0) return static_cast<std::uint64_t>(x * mult);
-        }
-    }
+    if (auto v = n.value<std::string>())
+        if (auto bps = parse_rate(*v)) return bps;
     error(n, key,
-          fmt::format("expected a rate such as \"1 Gbit/s\" (Gbit/s, Mbit/s, kbit/s, bit/s), found {}", describe(&n)));
+          fmt::format("expected a rate such as \"1 Gbit/s\" (a decimal number, then bit/s, kbit/s, Mbit/s, Gbit/s or "
+                      "Tbit/s; a whole number of bit/s from 1 bit/s to 10 Tbit/s), found {}",
+                      describe(&n)));
     return std::nullopt;
 }
 

@@ -1,4 +1,4 @@
-// Quantities written with a unit in scenario files: durations and byte counts. Both are
+// Quantities written with a unit in scenario files: durations, byte counts and bit rates. Both are
 // converted exactly (decimal arithmetic on integers, never through a double), so "0.75 ms"
 // is 750'000'000 ps on every machine.
 #include "scenario/load.h"
@@ -106,6 +106,19 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
         {"TiB", 1ULL << 40},
     }};
     return parse_with_units(text, UNITS, false);
+}
+
+std::optional<std::uint64_t> parse_rate(std::string_view text) {
+    static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> UNITS = {{
+        {"bit/s", 1},
+        {"kbit/s", 1'000},
+        {"Mbit/s", 1'000'000},
+        {"Gbit/s", 1'000'000'000},
+        {"Tbit/s", 1'000'000'000'000},
+    }};
+    auto r = parse_with_units(text, UNITS, true);
+    if (!r || *r < RATE_MIN_BPS || *r > RATE_MAX_BPS) return std::nullopt;
+    return r;
 }
 
 } // namespace kdsim::scenario

@@ -75,6 +75,24 @@ TEST(ParseBytes, RejectsNegativeDecimalUnitsFractionsAndOverflow) {
         EXPECT_EQ(parse_bytes(text), std::nullopt) << "input: \"" << text << '"';
 }
 
+TEST(ParseRate, ReadsWholeDecimalRatesExactlyInEveryUnit) {
+    const std::vector<std::pair<const char*, std::uint64_t>> cases = {
+        {"1 Gbit/s", 1'000'000'000},        {"2.5 Gbit/s", 2'500'000'000},
+        {"100 Mbit/s", 100'000'000},        {"64 kbit/s", 64'000},
+        {"1 bit/s", 1},                      {"9600bit/s", 9600},
+        {"10 Tbit/s", 10'000'000'000'000},  {"0.000000001 Gbit/s", 1},
+    };
+    for (const auto& [text, bps] : cases) EXPECT_EQ(parse_rate(text), bps) << "input: \"" << text << '"';
+}
+
+TEST(ParseRate, RejectsFractionsOfABitRangesBeyondTheBoundsAndAnythingButTheWholeValue) {
+    // Issue 18 items 3 and 11: each of these passed `kdsim check` (sscanf) and some crashed the run.
+    for (const char* text : {"0.5 bit/s", "1e-9 bit/s", "1e30 Gbit/s", "inf Gbit/s", "nan Gbit/s", "1 Gbit/s please",
+                             "0x10 Gbit/s", "0 bit/s", "-1 Gbit/s", "10.000000000001 Tbit/s", "11 Tbit/s", "1 Gbps",
+                             "1", "Gbit/s", ""})
+        EXPECT_EQ(parse_rate(text), std::nullopt) << "input: \"" << text << '"';
+}
+
 // ---------------------------------------------------------------------------------------
 // Diagnostics
 
