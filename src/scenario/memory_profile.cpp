@@ -31,29 +31,40 @@ struct Where {
     std::string key;
 };
 
-// A figure of `t`, rounded to an integer > 0; records where its value is.
-std::optional<std::uint64_t> int_figure(Reader& r, const toml::table& t, std::string_view name, const std::string& tkey,
-                                        Unit unit, std::map<std::string, Where>& where, const std::string& problem_key) {
+// A figure of `t` read with its unit, with where its value is recorded under `problem_key`.
+struct LocatedFigure {
+    double value;
+    const toml::node& node; // the figure's `value`
+    std::string key;        // its dotted key
+};
+std::optional<LocatedFigure> located_figure(Reader& r, const toml::table& t, std::string_view name,
+                                            const std::string& tkey, Unit unit, std::map<std::string, Where>& where,
+                                            const std::string& problem_key) {
     const std::string key = join_key(tkey, name);
     auto d = read_figure(r, t, name, key, unit);
     if (!d) return std::nullopt;
     const toml::node& v = *t.get(name)->as_table()->get("value");
     where[problem_key] = {&v, join_key(key, "value")};
-    return to_integer_figure(r, v, join_key(key, "value"), *d, unit, true);
+    return LocatedFigure{*d, v, join_key(key, "value")};
+}
+
+// A figure of `t`, rounded to an integer > 0; records where its value is.
+std::optional<std::uint64_t> int_figure(Reader& r, const toml::table& t, std::string_view name, const std::string& tkey,
+                                        Unit unit, std::map<std::string, Where>& where, const std::string& problem_key) {
+    auto f = located_figure(r, t, name, tkey, unit, where, problem_key);
+    if (!f) return std::nullopt;
+    return to_integer_figure(r, f->node, f->key, f->value, unit, true);
 }
 
 std::optional<double> positive_figure(Reader& r, const toml::table& t, std::string_view name, const std::string& tkey,
                                       Unit unit, std::map<std::string, Where>& where, const std::string& problem_key) {
-    const std::string key = join_key(tkey, name);
-    auto d = read_figure(r, t, name, key, unit);
-    if (!d) return std::nullopt;
-    const toml::node& v = *t.get(name)->as_table()->get("value");
-    where[problem_key] = {&v, join_key(key, "value")};
-    if (*d <= 0) {
-        r.error(v, join_key(key, "value"), fmt::format("expected a positive {}, found {}", quantity(unit), describe(&v)));
+    auto f = located_figure(r, t, name, tkey, unit, where, problem_key);
+    if (!f) return std::nullopt;
+    if (f->value <= 0) {
+        r.error(f->node, f->key, fmt::format("expected a positive {}, found {}", quantity(unit), describe(&f->node)));
         return std::nullopt;
     }
-    return d;
+    return f->value;
 }
 
 } // namespace
