@@ -9,6 +9,24 @@ namespace kdsim::scenario {
 
 namespace {
 
+// Calls fn(table, key) for each element of the optional array of tables root[name]; an element
+// that is not a table is an error at its position ("expected a table").
+template <class F>
+void for_each_table(detail::Reader& rd, const toml::table& root, std::string_view name, F&& fn) {
+    const std::string n(name);
+    const toml::array* a = rd.array(root, name, n, false, "an array of [[" + n + "]] tables");
+    if (!a) return;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        const std::string key = detail::index_key(n, i);
+        const toml::table* t = a->get(i)->as_table();
+        if (!t) {
+            rd.error(*a->get(i), key, "expected a table, found " + detail::describe(a->get(i)));
+            continue;
+        }
+        fn(t, key);
+    }
+}
+
 // A number > 0 at parent[name] (integer or float).
 std::optional<double> positive_number(detail::Reader& rd, const toml::table& parent, std::string_view name,
                                       const std::string& key) {
@@ -27,61 +45,44 @@ std::optional<double> positive_number(detail::Reader& rd, const toml::table& par
 
 // [[published]] and [[ratio]] of a reality case.
 void load_published(detail::Reader& rd, const toml::table& root, Experiment& x) {
-    if (const toml::array* pubs = rd.array(root, "published", "published", false, "an array of [[published]] tables")) {
-        for (std::size_t i = 0; i < pubs->size(); ++i) {
-            std::string key = detail::index_key("published", i);
-            const toml::table* t = pubs->get(i)->as_table();
-            if (!t) {
-                rd.error(*pubs->get(i), key, "expected a table, found " + detail::describe(pubs->get(i)));
-                continue;
-            }
-            rd.check_keys(*t, key, "[[published]]",
-                          {"figure", "value", "unit", "source", "quote", "scenario", "metric", "scale"});
-            PublishedFigure f;
-            auto figure = rd.string(*t, "figure", key + ".figure", true);
-            auto value = positive_number(rd, *t, "value", key + ".value");
-            auto unit = rd.string(*t, "unit", key + ".unit", true);
-            auto source = rd.string(*t, "source", key + ".source", true);
-            auto quote = rd.string(*t, "quote", key + ".quote", true);
-            auto sc = rd.string(*t, "scenario", key + ".scenario", true);
-            auto metric = rd.string(*t, "metric", key + ".metric", true);
-            std::optional<double> scale = 1.0;
-            if (t->contains("scale")) scale = positive_number(rd, *t, "scale", key + ".scale");
-            if (figure)
-                for (const auto& o : x.published)
-                    if (o.figure == *figure) rd.error(*t, key + ".figure", "expected a figure name not used before, found " + detail::quote(*figure));
-            if (sc) {
-                bool listed = false;
-                for (const auto& p : x.scenarios) listed = listed || p.filename() == *sc;
-                if (!listed) rd.error(*t->get("scenario"), key + ".scenario", "expected one of experiment.scenarios, found " + detail::quote(*sc));
-            }
-            if (!(figure && value && unit && source && quote && sc && metric && scale)) continue;
-            x.published.push_back({*figure, *value, *unit, *source, *quote, *sc, *metric, *scale});
+    for_each_table(rd, root, "published", [&](const toml::table* t, const std::string& key) {
+        rd.check_keys(*t, key, "[[published]]",
+                      {"figure", "value", "unit", "source", "quote", "scenario", "metric", "scale"});
+        auto figure = rd.string(*t, "figure", key + ".figure", true);
+        auto value = positive_number(rd, *t, "value", key + ".value");
+        auto unit = rd.string(*t, "unit", key + ".unit", true);
+        auto source = rd.string(*t, "source", key + ".source", true);
+        auto quote = rd.string(*t, "quote", key + ".quote", true);
+        auto sc = rd.string(*t, "scenario", key + ".scenario", true);
+        auto metric = rd.string(*t, "metric", key + ".metric", true);
+        std::optional<double> scale = 1.0;
+        if (t->contains("scale")) scale = positive_number(rd, *t, "scale", key + ".scale");
+        if (figure)
+            for (const auto& o : x.published)
+                if (o.figure == *figure) rd.error(*t, key + ".figure", "expected a figure name not used before, found " + detail::quote(*figure));
+        if (sc) {
+            bool listed = false;
+            for (const auto& p : x.scenarios) listed = listed || p.filename() == *sc;
+            if (!listed) rd.error(*t->get("scenario"), key + ".scenario", "expected one of experiment.scenarios, found " + detail::quote(*sc));
         }
-    }
-    if (const toml::array* rs = rd.array(root, "ratio", "ratio", false, "an array of [[ratio]] tables")) {
-        for (std::size_t i = 0; i < rs->size(); ++i) {
-            std::string key = detail::index_key("ratio", i);
-            const toml::table* t = rs->get(i)->as_table();
-            if (!t) {
-                rd.error(*rs->get(i), key, "expected a table, found " + detail::describe(rs->get(i)));
-                continue;
-            }
-            rd.check_keys(*t, key, "[[ratio]]", {"label", "numerator", "denominator"});
-            auto label = rd.string(*t, "label", key + ".label", true);
-            auto num = rd.string(*t, "numerator", key + ".numerator", true);
-            auto den = rd.string(*t, "denominator", key + ".denominator", true);
-            auto known = [&](const std::optional<std::string>& f, const char* k) {
-                if (!f) return false;
-                for (const auto& p : x.published)
-                    if (p.figure == *f) return true;
-                rd.error(*t->get(k), key + "." + k, "expected the figure of a [[published]] table, found " + detail::quote(*f));
-                return false;
-            };
-            bool ok = known(num, "numerator") & known(den, "denominator");
-            if (label && ok) x.ratios.push_back({*label, *num, *den});
-        }
-    }
+        if (!(figure && value && unit && source && quote && sc && metric && scale)) return;
+        x.published.push_back({*figure, *value, *unit, *source, *quote, *sc, *metric, *scale});
+    });
+    for_each_table(rd, root, "ratio", [&](const toml::table* t, const std::string& key) {
+        rd.check_keys(*t, key, "[[ratio]]", {"label", "numerator", "denominator"});
+        auto label = rd.string(*t, "label", key + ".label", true);
+        auto num = rd.string(*t, "numerator", key + ".numerator", true);
+        auto den = rd.string(*t, "denominator", key + ".denominator", true);
+        auto known = [&](const std::optional<std::string>& f, const char* k) {
+            if (!f) return false;
+            for (const auto& p : x.published)
+                if (p.figure == *f) return true;
+            rd.error(*t->get(k), key + "." + k, "expected the figure of a [[published]] table, found " + detail::quote(*f));
+            return false;
+        };
+        bool ok = known(num, "numerator") & known(den, "denominator");
+        if (label && ok) x.ratios.push_back({*label, *num, *den});
+    });
 }
 
 } // namespace
@@ -121,37 +122,21 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
             }
         }
     }
-    if (const toml::array* cols = rd.array(root, "column", "column", false, "an array of [[column]] tables")) {
-        for (std::size_t i = 0; i < cols->size(); ++i) {
-            std::string key = detail::index_key("column", i);
-            const toml::table* t = cols->get(i)->as_table();
-            if (!t) {
-                rd.error(*cols->get(i), key, "expected a table, found " + detail::describe(cols->get(i)));
-                continue;
-            }
-            rd.check_keys(*t, key, "[[column]]", {"label", "metric", "per"});
-            auto label = rd.string(*t, "label", key + ".label", true);
-            auto metric = rd.string(*t, "metric", key + ".metric", true);
-            auto per = rd.string(*t, "per", key + ".per", false);
-            if (label && metric) x.columns.push_back({*label, *metric, per.value_or("")});
-        }
-    }
-    if (const toml::array* cmps = rd.array(root, "compare", "compare", false, "an array of [[compare]] tables")) {
-        for (std::size_t i = 0; i < cmps->size(); ++i) {
-            std::string key = detail::index_key("compare", i);
-            const toml::table* t = cmps->get(i)->as_table();
-            if (!t) {
-                rd.error(*cmps->get(i), key, "expected a table, found " + detail::describe(cmps->get(i)));
-                continue;
-            }
-            rd.check_keys(*t, key, "[[compare]]", {"before", "after"});
-            auto b = rd.string(*t, "before", key + ".before", true);
-            auto a = rd.string(*t, "after", key + ".after", true);
-            if (b && !std::filesystem::exists(x.dir / *b)) rd.error(*t, key + ".before", "no such scenario file: " + *b);
-            if (a && !std::filesystem::exists(x.dir / *a)) rd.error(*t, key + ".after", "no such scenario file: " + *a);
-            if (a && b) x.compares.push_back({*b, *a});
-        }
-    }
+    for_each_table(rd, root, "column", [&](const toml::table* t, const std::string& key) {
+        rd.check_keys(*t, key, "[[column]]", {"label", "metric", "per"});
+        auto label = rd.string(*t, "label", key + ".label", true);
+        auto metric = rd.string(*t, "metric", key + ".metric", true);
+        auto per = rd.string(*t, "per", key + ".per", false);
+        if (label && metric) x.columns.push_back({*label, *metric, per.value_or("")});
+    });
+    for_each_table(rd, root, "compare", [&](const toml::table* t, const std::string& key) {
+        rd.check_keys(*t, key, "[[compare]]", {"before", "after"});
+        auto b = rd.string(*t, "before", key + ".before", true);
+        auto a = rd.string(*t, "after", key + ".after", true);
+        if (b && !std::filesystem::exists(x.dir / *b)) rd.error(*t, key + ".before", "no such scenario file: " + *b);
+        if (a && !std::filesystem::exists(x.dir / *a)) rd.error(*t, key + ".after", "no such scenario file: " + *a);
+        if (a && b) x.compares.push_back({*b, *a});
+    });
     load_published(rd, root, x);
     if (!diags.empty()) throw InputError(std::move(diags));
     return x;
