@@ -117,12 +117,7 @@ void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
     for (auto& mc : cfg.machines)
         for (auto& w : mc.workloads)
             // Workloads with a peer machine (arp_pingpong, iperf3) need a link to it.
-            if (const std::string* peer = std::visit(
-                    [](const auto& x) -> const std::string* {
-                        if constexpr (requires { x.peer; }) return &x.peer;
-                        else return nullptr;
-                    },
-                    w)) {
+            if (const std::string* peer = w.peer()) {
                 bool linked = false;
                 for (const auto& l : cfg.links)
                     linked = linked || (l.a == mc.name && l.b == *peer) || (l.b == mc.name && l.a == *peer);

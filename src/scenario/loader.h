@@ -5,13 +5,14 @@
 #pragma once
 
 #include "scenario/toml_reader.h"
+#include "system/workload_kind.h"
 
 #include <map>
 #include <set>
 
 namespace kdsim::scenario::detail {
 
-inline constexpr std::int64_t MAX_CPUS = 64;
+inline constexpr std::int64_t MAX_CPUS = system::MAX_CPUS;
 
 class ScenarioLoader {
 public:
@@ -22,6 +23,7 @@ public:
     system::ScenarioConfig load();
 
 private:
+    class WorkloadReader;
     using path = std::filesystem::path;
     void read_header(const toml::table& root, system::ScenarioConfig& cfg);
     std::optional<system::MachineConfig> read_machine(const toml::table& m, const std::string& key, std::uint64_t seed);
@@ -32,7 +34,7 @@ private:
                         const system::Profile* prof);
     void read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* prof, const std::optional<std::string>& name);
-    std::optional<system::Workload> read_workload(const toml::table& w, const std::string& wkey,
+    std::optional<system::WorkloadConfig> read_workload(const toml::table& w, const std::string& wkey,
                                                   const system::MachineConfig& mc, std::optional<int> cpus,
                                                   const system::Profile* profile, bool machine_named,
                                                   std::uint64_t seed, std::map<std::string, std::string>& names);

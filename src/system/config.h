@@ -16,13 +16,15 @@
 #include "mem/config.h"
 #include "net/config.h"
 #include "net/net_costs.h"
-#include "workloads/config.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <variant>
+#include <type_traits>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 namespace kdsim::system {
@@ -57,21 +59,82 @@ struct Profile {
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };
 
-using workloads::CyclictestWorkload;
-using workloads::HashListWorkload;
-using workloads::ModuleLoadWorkload;
-using workloads::SimdUserWorkload;
-using workloads::SoftirqLoadWorkload;
-using workloads::TcryptWorkload;
-using workloads::ArpPingPongWorkload;
-using workloads::Iperf3Workload;
-using workloads::RxFloodWorkload;
-using workloads::UdpFlowsWorkload;
-using workloads::PktgenWorkload;
+// CPUs of a machine at most.
+inline constexpr int MAX_CPUS = 64;
 
-using Workload = std::variant<ModuleLoadWorkload, HashListWorkload, SimdUserWorkload, CyclictestWorkload,
-                              SoftirqLoadWorkload, TcryptWorkload, ArpPingPongWorkload, Iperf3Workload,
-                              RxFloodWorkload, UdpFlowsWorkload, PktgenWorkload>;
+// One [[machine.workload]]: the parameters of its kind (a struct of workloads/config.h), held by
+// value. The kind that reads, checks and builds it is found from the struct's type
+// (system/workload_kind.h), so this header names no kind.
+class WorkloadConfig {
+public:
+    template <class P>
+        requires(!std::is_same_v<std::decay_t<P>, WorkloadConfig>)
+    WorkloadConfig(P params) : p_(std::make_unique<Holder<P>>(std::move(params))) {}
+    WorkloadConfig(const WorkloadConfig& o) : p_(o.p_->clone()) {}
+    WorkloadConfig& operator=(const WorkloadConfig& o) {
+        if (this != &o) p_ = o.p_->clone();
+        return *this;
+    }
+    WorkloadConfig(WorkloadConfig&&) noexcept = default;
+    WorkloadConfig& operator=(WorkloadConfig&&) noexcept = default;
+
+    std::type_index type() const { return p_->type(); }
+    template <class P> P* get_if() { return type() == typeid(P) ? &static_cast<Holder<P>&>(*p_).p : nullptr; }
+    template <class P> const P* get_if() const {
+        return type() == typeid(P) ? &static_cast<const Holder<P>&>(*p_).p : nullptr;
+    }
+    template <class P> P& get() { return *checked(get_if<P>()); }
+    template <class P> const P& get() const { return *checked(get_if<P>()); }
+
+    // What every kind has: its name and CPU; the peer machine of those that have one; the hash
+    // algorithm and implementation (absent: the best the CPU has) of those that hash.
+    const std::string& name() const { return p_->name(); }
+    int cpu() const { return p_->cpu(); }
+    const std::string* peer() const { return p_->peer(); }
+    struct HashUse {
+        crypto::HashAlg alg;
+        std::optional<crypto::HashImpl> impl;
+    };
+    std::optional<HashUse> hash() const { return p_->hash(); }
+    void set_name_cpu(std::string name, int cpu) { p_->set_name_cpu(std::move(name), cpu); }
+
+private:
+    struct Base {
+        virtual ~Base() = default;
+        virtual std::unique_ptr<Base> clone() const = 0;
+        virtual std::type_index type() const = 0;
+        virtual const std::string& name() const = 0;
+        virtual int cpu() const = 0;
+        virtual const std::string* peer() const = 0;
+        virtual std::optional<HashUse> hash() const = 0;
+        virtual void set_name_cpu(std::string name, int cpu) = 0;
+    };
+    template <class P> struct Holder final : Base {
+        explicit Holder(P x) : p(std::move(x)) {}
+        P p;
+        std::unique_ptr<Base> clone() const override { return std::make_unique<Holder>(p); }
+        std::type_index type() const override { return typeid(P); }
+        const std::string& name() const override { return p.name; }
+        int cpu() const override { return p.cpu; }
+        const std::string* peer() const override {
+            if constexpr (requires { p.peer; }) return &p.peer;
+            else return nullptr;
+        }
+        std::optional<HashUse> hash() const override {
+            if constexpr (requires { p.alg; p.impl; }) return HashUse{p.alg, p.impl};
+            else return std::nullopt;
+        }
+        void set_name_cpu(std::string name, int cpu) override {
+            p.name = std::move(name);
+            p.cpu = cpu;
+        }
+    };
+    template <class P> static P* checked(P* x) {
+        if (!x) throw std::bad_cast();
+        return x;
+    }
+    std::unique_ptr<Base> p_;
+};
 
 struct MachineConfig {
     std::string name;
@@ -100,7 +163,7 @@ struct MachineConfig {
     std::optional<Tunnel> tunnel;
     // [machine.netfilter]: an iptables DROP rule at PRE_ROUTING for every IPv4 packet
     std::optional<net::PreroutingDrop> prerouting_drop;
-    std::vector<Workload> workloads;
+    std::vector<WorkloadConfig> workloads;
 };
 
 // A link between two machines: an Ethernet cable between their NICs, or virtio-net between a

@@ -1,31 +1,14 @@
 #include "system/system.h"
 
-#include "workloads/background.h"
-#include "workloads/hashing.h"
-#include "workloads/pingpong.h"
 #include "workloads/iperf3.h"
-#include "workloads/rxflood.h"
-#include "workloads/pktgen.h"
-#include "workloads/udp_flows.h"
 
-#include <set>
+#include <algorithm>
 
 namespace kdsim::system {
 
 namespace {
 
 engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
-
-template <class... Ts>
-struct Overloaded : Ts... {
-    using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
-int workload_cpu(const Workload& w) {
-    return std::visit([](const auto& x) { return x.cpu; }, w);
-}
 
 results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& clock) {
     results::SimdResult r;
@@ -41,75 +24,56 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
     return r;
 }
 
-crypto::CipherPrim aead_prim(crypto::AeadAlg a) {
-    switch (a) {
-    case crypto::AeadAlg::CHACHA20_POLY1305: return crypto::CipherPrim::CHACHA20_POLY1305;
-    case crypto::AeadAlg::AES_128_GCM: return crypto::CipherPrim::AES128_GCM;
-    case crypto::AeadAlg::AES_256_GCM: return crypto::CipherPrim::AES256_GCM;
-    }
-    return crypto::CipherPrim::AES128_GCM;
-}
-
-// rx_flood's per-packet costs from the machine's profile: the fused AEAD primitive (the fastest
-// SIMD implementation, else the fastest scalar one) and, with a flush, the [dma] per-line figure.
-workloads::RxFloodCosts rx_flood_costs(const MachineConfig& mc, const RxFloodWorkload& x) {
-    const Profile& p = mc.profile;
-    workloads::RxFloodCosts c;
-    const crypto::CipherPrim prim = aead_prim(x.alg);
-    std::optional<crypto::CipherImpl> impl = p.cipher.best(prim, true);
-    if (!impl) impl = p.cipher.best(prim, false);
-    if (!impl)
-        throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' needs a [cipher." +
-                          std::string(crypto::to_string(prim)) + ".<impl>] table in profile " + p.name +
-                          ", which has none");
-    const crypto::CipherCost& cc = *p.cipher.get(prim, *impl);
-    c.decrypt_per_call = cc.cycles_per_call;
-    c.decrypt_per_byte = cc.cycles_per_byte;
-    c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
-    if (x.flush != workloads::RxFlush::NONE && p.flush) {
-        // the user-space stand-in measured by kdsim calibrate: CLFLUSHOPT of the flushed lines,
-        // then the CPU reads the received frame's lines back from memory
-        const std::uint64_t line = p.cache_line ? p.cache_line : 64;
-        const std::uint64_t bytes = x.flush == workloads::RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
-        const std::uint64_t read_lines = (workloads::rx_frame_len(x.payload) + line - 1) / line;
-        c.flush_lines = (bytes + line - 1) / line;
-        c.flush_per_packet = p.flush->per_call + static_cast<engine::Cycles>(std::llround(
-                                                     static_cast<double>(c.flush_lines) * p.flush->dirty_line +
-                                                     static_cast<double>(read_lines) * p.flush->reread_line));
-    } else if (x.flush != workloads::RxFlush::NONE) {
-        if (!p.dma || p.dma->coherent)
-            throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' flush needs a non-coherent [dma] "
-                              "(inner_inv_line) or a [flush] table in profile " + p.name + (p.dma ? ", whose [dma] is coherent" : ", which has no [dma]"));
-        const std::uint64_t line = p.cache_line ? p.cache_line : 64;
-        const std::uint64_t bytes = x.flush == workloads::RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
-        c.flush_lines = (bytes + line - 1) / line;
-        c.flush_per_packet = static_cast<engine::Cycles>(c.flush_lines) * p.dma->inner_inv_line + p.dma->barrier;
-    }
-    return c;
-}
-
 } // namespace
+
+// A workload's view of its machine while it is built (system/workload_kind.h).
+class System::Builder final : public BuildContext {
+public:
+    Builder(System& sys, Machine& m, workloads::Env env, unsigned& next_vector)
+        : BuildContext(env), sys_(sys), m_(m), next_vector_(next_vector) {}
+    const MachineConfig& machine() const override { return *m_.cfg; }
+    net::Stack* stack() override { return m_.stack.get(); }
+    net::Softnet& softnet(int cpu) override {
+        if (m_.softnet.empty())
+            for (auto& c : m_.cpus) m_.softnet.push_back(std::make_unique<net::Softnet>(*c));
+        return *m_.softnet[static_cast<std::size_t>(cpu)];
+    }
+    unsigned next_vector() override { return next_vector_++; }
+    std::optional<Route> route(const std::string& name) override {
+        Machine* peer = sys_.machine_named(name);
+        if (!peer || !peer->stack || !m_.stack) return std::nullopt;
+        Route r;
+        r.peer = peer->cfg;
+        for (auto& c : peer->cpus) r.peer_cpus.push_back(c.get());
+        for (const Machine* x : {&m_, peer})
+            if (x->tunnel) r.mtu = std::min(r.mtu, x->tunnel->inner_mtu());
+        return r;
+    }
+    workloads::Iperf3End end(const std::string& name) override {
+        Machine& x = *sys_.machine_named(name);
+        workloads::Iperf3End e;
+        e.stack = x.stack.get();
+        e.tcp = x.cfg->profile.tcp ? &*x.cfg->profile.tcp : nullptr;
+        e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
+        e.net = x.cfg->profile.net ? &*x.cfg->profile.net : nullptr;
+        return e;
+    }
+    std::uint32_t take_flows(std::uint64_t n) override {
+        if (sys_.next_flow_ + n > UINT32_MAX) throw ConfigError("more than 2^32 flows in the scenario");
+        const auto first = static_cast<std::uint32_t>(sys_.next_flow_);
+        sys_.next_flow_ += n;
+        return first;
+    }
+    engine::Tick stop() const override { return sys_.cfg_.duration ? *sys_.cfg_.duration : sys_.cfg_.max_duration; }
+
+private:
+    System& sys_;
+    Machine& m_;
+    unsigned& next_vector_;
+};
 
 System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completion_(sim_) {
     machines_.reserve(cfg.machines.size());
-    struct Deferred {
-        Machine* m;
-        const Iperf3Workload* w;
-        workloads::Env env;
-    };
-    std::vector<Deferred> deferred;
-    struct DeferredFlows {
-        Machine* m;
-        const UdpFlowsWorkload* w;
-        workloads::Env env;
-    };
-    std::vector<DeferredFlows> deferred_flows;
-    struct DeferredPktgen {
-        Machine* m;
-        const PktgenWorkload* w;
-        workloads::Env env;
-    };
-    std::vector<DeferredPktgen> deferred_pktgen;
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
@@ -154,20 +118,15 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         if (mc.hash_cold_after) {
             // Every implementation a workload may run (its own and the generic fallback) needs
             // a cold_start figure.
-            for (const Workload& w : mc.workloads) {
-                std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> use = std::visit(
-                    [](const auto& x) -> std::optional<std::pair<crypto::HashAlg, std::optional<crypto::HashImpl>>> {
-                        if constexpr (requires { x.alg; x.impl; }) return std::pair{x.alg, x.impl};
-                        else return std::nullopt;
-                    },
-                    w);
+            for (const WorkloadConfig& w : mc.workloads) {
+                const auto use = w.hash();
                 if (!use) continue;
-                crypto::HashImpl impl = use->second ? *use->second : crypto::best_hash_impl(mc.profile.hash, use->first);
+                crypto::HashImpl impl = use->impl ? *use->impl : crypto::best_hash_impl(mc.profile.hash, use->alg);
                 for (crypto::HashImpl i : {impl, crypto::HashImpl::GENERIC}) {
-                    const auto& c = mc.profile.hash.get(use->first, i);
+                    const auto& c = mc.profile.hash.get(use->alg, i);
                     if (c && !c->cold_start)
                         throw ConfigError("machine " + mc.name + ": hash_cold_after needs hash." +
-                                          std::string(crypto::to_string(use->first)) + "." +
+                                          std::string(crypto::to_string(use->alg)) + "." +
                                           std::string(crypto::to_string(i)) + ".cold_start in profile " +
                                           mc.profile.name);
                 }
@@ -175,141 +134,41 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         }
     }
     build_network();
+    // Kinds built with their machine, then, once every machine exists, those that wait for it,
+    // kind by kind in registration order.
+    struct Deferred {
+        Machine* m;
+        const WorkloadConfig* w;
+        workloads::Env env;
+    };
+    std::vector<Deferred> deferred;
     for (Machine& m : machines_) {
         const MachineConfig& mc = *m.cfg;
         unsigned next_vector = m.next_vector;
-        for (const Workload& w : mc.workloads) {
-            int c = workload_cpu(w);
+        for (const WorkloadConfig& w : mc.workloads) {
+            const int c = w.cpu();
             if (c < 0 || c >= mc.cpus)
                 throw ConfigError("machine " + mc.name + ": a workload names cpu " + std::to_string(c) + " of " +
                                   std::to_string(mc.cpus));
             workloads::Env env{sim_,   *m.cpus[static_cast<std::size_t>(c)], *m.simd[static_cast<std::size_t>(c)],
                                mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_,
                                m.caches[static_cast<std::size_t>(c)].get()};
-            std::unique_ptr<workloads::Workload> wl = std::visit(
-                Overloaded{
-                    [&](const ModuleLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::ModuleLoad>(env, x);
-                    },
-                    [&](const HashListWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::HashList>(env, x);
-                    },
-                    [&](const SimdUserWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::SimdUser>(env, x);
-                    },
-                    [&](const CyclictestWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::Cyclictest>(env, x);
-                    },
-                    [&](const Iperf3Workload& x) -> std::unique_ptr<workloads::Workload> {
-                        deferred.push_back({&m, &x, env});
-                        return nullptr; // built once every machine exists
-                    },
-                    [&](const UdpFlowsWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        deferred_flows.push_back({&m, &x, env});
-                        return nullptr; // built once every machine exists
-                    },
-                    [&](const PktgenWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        deferred_pktgen.push_back({&m, &x, env});
-                        return nullptr; // built once every machine exists
-                    },
-                    [&](const ArpPingPongWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        if (!m.stack)
-                            throw ConfigError("machine " + mc.name + ": arp_pingpong needs a link to its peer");
-                        return std::make_unique<workloads::ArpPingPong>(env, x, *m.stack);
-                    },
-                    [&](const TcryptWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::Tcrypt>(env, x);
-                    },
-                    [&](const RxFloodWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        return std::make_unique<workloads::RxFlood>(env, x, rx_flood_costs(mc, x));
-                    },
-                    [&](const SoftirqLoadWorkload& x) -> std::unique_ptr<workloads::Workload> {
-                        if (m.softnet.empty()) // its NAPI instance joins the CPU's softnet
-                            for (auto& cpu : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*cpu));
-                        return std::make_unique<workloads::SoftirqLoad>(env, x, next_vector++,
-                                                                        *m.softnet[static_cast<std::size_t>(x.cpu)]);
-                    },
-                },
-                w);
-            if (wl) m.workloads.push_back(std::move(wl));
+            const WorkloadKind& kind = workload_kind_of(w);
+            if (kind.after_machines) {
+                deferred.push_back({&m, &w, env});
+                continue;
+            }
+            Builder b(*this, m, env, next_vector);
+            m.workloads.push_back(kind.build(w, b));
         }
     }
-    auto end_of = [](Machine& x) {
-        workloads::Iperf3End e;
-        e.stack = x.stack.get();
-        e.tcp = &*x.cfg->profile.tcp;
-        e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
-        e.net = &*x.cfg->profile.net;
-        return e;
-    };
-    // the route's MTU: the tunnel's inner MTU when the stream goes through one
-    auto route_mtu = [](const Machine& a, const Machine& b) {
-        std::uint32_t mtu = 1500;
-        for (const Machine* x : {&a, &b})
-            if (x->tunnel) mtu = std::min(mtu, x->tunnel->inner_mtu());
-        return mtu;
-    };
-    std::uint32_t next_flow = 0;
-    for (const Deferred& d : deferred) {
-        Machine* peer = machine_named(d.w->peer);
-        const MachineConfig& mc = *d.m->cfg;
-        if (!peer || !peer->stack || !d.m->stack)
-            throw ConfigError("machine " + mc.name + ": iperf3 needs a link to its peer '" + d.w->peer + "'");
-        if (!mc.profile.tcp || !peer->cfg->profile.tcp)
-            throw ConfigError("machine " + mc.name + ": iperf3 needs the [tcp] figures of both profiles");
-        if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
-            throw ConfigError("machine " + mc.name + ": iperf3 sender_cpu is not a CPU of '" + d.w->peer + "'");
-        engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
-        const std::uint32_t mtu = route_mtu(*d.m, *peer);
-        if (d.w->udp && (!mc.profile.udp || !peer->cfg->profile.udp))
-            throw ConfigError("machine " + mc.name + ": a UDP iperf3 stream needs the [udp] figures of both profiles (" +
-                              mc.profile.name + ", " + peer->cfg->profile.name + ")");
-        if (d.w->udp && d.w->length + net::UDP_IP_HEADERS > mtu)
-            throw ConfigError("machine " + mc.name + ": iperf3 length " + std::to_string(d.w->length) +
-                              " does not fit the route's MTU " + std::to_string(mtu) + " (no IP fragmentation modelled)");
-        d.m->workloads.push_back(std::make_unique<workloads::Iperf3>(
-            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), mtu, next_flow, stop));
-        next_flow += static_cast<std::uint32_t>(d.w->parallel);
-    }
-    // udp_flows take their flow numbers after every iperf3 stream's
-    for (const DeferredFlows& d : deferred_flows) {
-        Machine* peer = machine_named(d.w->peer);
-        const MachineConfig& mc = *d.m->cfg;
-        const std::string what = "machine " + mc.name + ": udp_flows '" + d.w->name + "'";
-        if (!peer || !peer->stack || !d.m->stack) throw ConfigError(what + " needs a link to its peer '" + d.w->peer + "'");
-        if (!mc.profile.udp || !peer->cfg->profile.udp || !mc.profile.tcp || !peer->cfg->profile.tcp)
-            throw ConfigError(what + " needs the [udp] figures and the [tcp] copy figures of both profiles (" +
-                              mc.profile.name + ", " + peer->cfg->profile.name + ")");
-        if (d.w->sender_cpu < 0 || d.w->sender_cpu >= peer->cfg->cpus)
-            throw ConfigError(what + " sender_cpu is not a CPU of '" + d.w->peer + "'");
-        if (d.w->flows == 0 || d.w->interval == 0 || d.w->length == 0)
-            throw ConfigError(what + " needs flows, interval and length > 0");
-        const std::uint32_t mtu = route_mtu(*d.m, *peer);
-        if (d.w->length + net::UDP_IP_HEADERS > mtu)
-            throw ConfigError(what + " length " + std::to_string(d.w->length) + " does not fit the route's MTU " +
-                              std::to_string(mtu) + " (no IP fragmentation modelled)");
-        if (static_cast<std::uint64_t>(next_flow) + d.w->flows > UINT32_MAX)
-            throw ConfigError(what + ": more than 2^32 flows in the scenario");
-        const engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
-        d.m->workloads.push_back(std::make_unique<workloads::UdpFlows>(
-            d.env, *d.w, end_of(*d.m), *peer->cpus[static_cast<std::size_t>(d.w->sender_cpu)], end_of(*peer), next_flow,
-            stop));
-        next_flow += d.w->flows;
-    }
-    for (const DeferredPktgen& d : deferred_pktgen) {
-        Machine* peer = machine_named(d.w->peer);
-        const MachineConfig& mc = *d.m->cfg;
-        const std::string what = "machine " + mc.name + ": pktgen '" + d.w->name + "'";
-        if (!peer || !peer->stack || !d.m->stack) throw ConfigError(what + " needs a link to its peer '" + d.w->peer + "'");
-        if (d.w->threads > peer->cfg->cpus)
-            throw ConfigError(what + " has " + std::to_string(d.w->threads) + " threads, more than the CPUs of '" +
-                              d.w->peer + "' (" + std::to_string(peer->cfg->cpus) + ")");
-        std::vector<kernel::Cpu*> threads;
-        for (int i = 0; i < d.w->threads; ++i) threads.push_back(peer->cpus[static_cast<std::size_t>(i)].get());
-        const engine::Tick stop = cfg.duration ? *cfg.duration : cfg.max_duration;
-        d.m->workloads.push_back(std::make_unique<workloads::Pktgen>(d.env, *d.w, end_of(*d.m), std::move(threads),
-                                                                     end_of(*peer), next_flow++, stop));
-    }
+    for (const WorkloadKind* kind : workload_kinds())
+        for (const Deferred& d : deferred)
+            if (&workload_kind_of(*d.w) == kind) {
+                unsigned next_vector = d.m->next_vector;
+                Builder b(*this, *d.m, d.env, next_vector);
+                d.m->workloads.push_back(kind->build(*d.w, b));
+            }
     register_stats();
 }
 

@@ -17,6 +17,7 @@
 #include "results/results.h"
 #include "system/config.h"
 #include "system/trace_json.h"
+#include "system/workload_kind.h"
 #include "workloads/workload.h"
 
 #include <memory>
@@ -24,12 +25,6 @@
 #include <vector>
 
 namespace kdsim::system {
-
-// An inconsistency only visible when assembling the model (reported like bad input).
-class ConfigError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 class System {
 public:
@@ -52,6 +47,7 @@ public:
     void write_trace(const std::function<void(std::string_view)>& out) const;
 
 private:
+    class Builder;
     struct Machine {
         const MachineConfig* cfg = nullptr;
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
@@ -86,6 +82,7 @@ private:
     std::vector<std::unique_ptr<net::Vhost>> vhosts_;
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
     std::unique_ptr<kernel::TraceRecorder> trace_;
+    std::uint64_t next_flow_ = 0; // flow numbers of the streams, given in build order
     stats::Registry stats_;
 };
 

@@ -12,6 +12,9 @@ namespace {
 
 using crypto::HashAlg;
 using crypto::HashImpl;
+using workloads::CyclictestWorkload;
+using workloads::HashListWorkload;
+using workloads::SoftirqLoadWorkload;
 
 // A 1 GHz CPU (1 cycle = 1 ns) with distinct round costs.
 Profile test_profile(arch::Arch a) {

@@ -3,6 +3,7 @@
 #include "results/lookup.h"
 #include "scenario/load.h"
 #include "system/system.h"
+#include "workloads/config.h"
 
 #include <fmt/format.h>
 
@@ -23,9 +24,9 @@ std::optional<std::string> rx_mismatch(const Config& c, const system::ScenarioCo
     const RxConfig& rx = c.rx;
     if (s.machines.size() != 1) return fmt::format("expected one machine, found {}", s.machines.size());
     const system::MachineConfig& m = s.machines[0];
-    if (m.workloads.size() != 1 || !std::holds_alternative<system::RxFloodWorkload>(m.workloads[0]))
-        return std::string("expected exactly one workload, of kind rx_flood");
-    const auto& w = std::get<system::RxFloodWorkload>(m.workloads[0]);
+    const auto* rx_flood = m.workloads.size() == 1 ? m.workloads[0].get_if<workloads::RxFloodWorkload>() : nullptr;
+    if (!rx_flood) return std::string("expected exactly one workload, of kind rx_flood");
+    const auto& w = *rx_flood;
     if (w.alg != rx.alg)
         return fmt::format("alg is \"{}\", the real run decrypts {}", crypto::to_string(w.alg), crypto::to_string(rx.alg));
     if (w.payload != rx.payload) return fmt::format("payload is {}, the real run's is {} bytes", w.payload, rx.payload);
@@ -60,11 +61,11 @@ std::optional<std::string> twin_mismatch(const Config& c, const system::Scenario
     if (m.chunking.policy != want || m.chunking.bytes != h.chunk)
         return fmt::format("expected simd_chunking = \"{}\" with simd_chunk_bytes = {}, found \"{}\" with {}",
                            crypto::to_string(want), h.chunk, crypto::to_string(m.chunking.policy), m.chunking.bytes);
-    const system::ModuleLoadWorkload* load = nullptr;
-    const system::CyclictestWorkload* probe = nullptr;
-    for (const system::Workload& w : m.workloads) {
-        if (auto* x = std::get_if<system::ModuleLoadWorkload>(&w); x && !load) load = x;
-        else if (auto* y = std::get_if<system::CyclictestWorkload>(&w); y && !probe) probe = y;
+    const workloads::ModuleLoadWorkload* load = nullptr;
+    const workloads::CyclictestWorkload* probe = nullptr;
+    for (const system::WorkloadConfig& w : m.workloads) {
+        if (auto* x = w.get_if<workloads::ModuleLoadWorkload>(); x && !load) load = x;
+        else if (auto* y = w.get_if<workloads::CyclictestWorkload>(); y && !probe) probe = y;
         else return std::string("expected exactly one module_load and one cyclictest workload");
     }
     if (!load || !probe) return std::string("expected a module_load and a cyclictest workload");
@@ -95,19 +96,10 @@ std::optional<std::string> replace_profile(system::ScenarioConfig& s, const syst
             return fmt::format("machine '{}' overrides profile figures ({}); validate replaces the whole profile "
                                "with the calibrated one and would lose them",
                                m.name, m.overrides.front());
-        for (const system::Workload& w : m.workloads) {
-            std::optional<std::string> missing = std::visit(
-                [&](const auto& x) -> std::optional<std::string> {
-                    if constexpr (requires { x.impl; x.alg; }) {
-                        if (x.impl && !p.hash.has(x.alg, *x.impl))
-                            return fmt::format("workload '{}' names hash implementation {}.{}, which profile {} lacks",
-                                               x.name, crypto::to_string(x.alg), crypto::to_string(*x.impl), p.name);
-                    }
-                    return std::nullopt;
-                },
-                w);
-            if (missing) return missing;
-        }
+        for (const system::WorkloadConfig& w : m.workloads)
+            if (const auto use = w.hash(); use && use->impl && !p.hash.has(use->alg, *use->impl))
+                return fmt::format("workload '{}' names hash implementation {}.{}, which profile {} lacks", w.name(),
+                                   crypto::to_string(use->alg), crypto::to_string(*use->impl), p.name);
         m.profile = p;
     }
     return std::nullopt;
@@ -165,9 +157,9 @@ std::optional<std::string> read_packets(const Config& c, const results::RunResul
 
 std::optional<std::string> read_hash(const system::ScenarioConfig& s, const results::RunResults& r, Prediction& p) {
     std::string load, probe;
-    for (const system::Workload& w : s.machines.at(0).workloads) {
-        if (auto* x = std::get_if<system::ModuleLoadWorkload>(&w)) load = x->name;
-        if (auto* y = std::get_if<system::CyclictestWorkload>(&w)) probe = y->name;
+    for (const system::WorkloadConfig& w : s.machines.at(0).workloads) {
+        if (w.get_if<workloads::ModuleLoadWorkload>()) load = w.name();
+        if (w.get_if<workloads::CyclictestWorkload>()) probe = w.name();
     }
     auto get = [&](const std::string& wl, const char* key) { return results::find_metric(r, wl, key); };
     auto tp = get(load, "throughput_mb_per_s");

@@ -7,6 +7,7 @@
 #include "validate/twin.h"
 
 #include "scenario/load.h"
+#include "workloads/config.h"
 
 #include <gtest/gtest.h>
 
@@ -321,11 +322,11 @@ TEST(Twin, ShippedPacketTwinsMatchTheRealConfigurations) {
         ++n;
         auto s = kdsim::scenario::load_scenario(dir / (c.name + ".toml"));
         EXPECT_EQ(twin_mismatch(c, s), std::nullopt) << c.name << ": " << twin_mismatch(c, s).value_or("");
-        auto& w = std::get<kdsim::system::RxFloodWorkload>(s.machines[0].workloads[0]);
+        auto& w = s.machines[0].workloads[0].get<kdsim::workloads::RxFloodWorkload>();
         // One setting changed is a mismatch.
         for (int k = 0; k < 6; ++k) {
             auto t = s;
-            auto& x = std::get<kdsim::system::RxFloodWorkload>(t.machines[0].workloads[0]);
+            auto& x = t.machines[0].workloads[0].get<kdsim::workloads::RxFloodWorkload>();
             switch (k) {
             case 0: x.payload += 1; break;
             case 1: x.alg = w.alg == kdsim::crypto::AeadAlg::AES_128_GCM ? kdsim::crypto::AeadAlg::CHACHA20_POLY1305
@@ -402,7 +403,7 @@ TEST(Twin, ProfileReplacementRefusesOverridesAndMissingImplementations) {
     auto gen = p;
     gen.hash = {};
     auto sha = s;
-    std::get<kdsim::system::ModuleLoadWorkload>(sha.machines[0].workloads[0]).impl = kdsim::crypto::HashImpl::SHANI;
+    sha.machines[0].workloads[0].get<kdsim::workloads::ModuleLoadWorkload>().impl = kdsim::crypto::HashImpl::SHANI;
     auto why = replace_profile(sha, gen);
     ASSERT_NE(why, std::nullopt);
     EXPECT_NE(why->find("lacks"), std::string::npos);

@@ -188,7 +188,7 @@ TEST(E5Nic, AFullTxQueueDropsFramesAndEverySegmentIsAccountedFor) {
     cfg.links.at(0).queue = 16;
     for (auto& m : cfg.machines)
         for (auto& w : m.workloads)
-            if (auto* x = std::get_if<system::Iperf3Workload>(&w)) x->window = x->rcvbuf = 512 * 1024;
+            if (auto* x = w.get_if<workloads::Iperf3Workload>()) x->window = x->rcvbuf = 512 * 1024;
     system::System sys(cfg);
     auto r = sys.run();
     const double sent = testing::metric(r, "iperf3", "segments_sent");

@@ -1,6 +1,7 @@
 // Tests of scenario loading: the structs a scenario gives with its defaults and overrides,
 // the root, error order, the deterministic sample draw from size files, and file kinds.
 #include "test_support.h"
+#include "workloads/config.h"
 
 #include <algorithm>
 #include <fstream>
@@ -94,7 +95,7 @@ TEST(Scenario, MinimalScenarioLoadsIntoTheExpectedStructs) {
     EXPECT_EQ(m.overrides[1], "simd.save: 300 cycles (profile: 250 cycles)");
 
     ASSERT_EQ(m.workloads.size(), 3u);
-    const auto& ml = std::get<system::ModuleLoadWorkload>(m.workloads[0]);
+    const auto& ml = m.workloads[0].get<workloads::ModuleLoadWorkload>();
     EXPECT_EQ(ml.name, "modprobe");
     EXPECT_EQ(ml.cpu, 0);
     EXPECT_EQ(ml.alg, crypto::HashAlg::SHA256);
@@ -104,14 +105,14 @@ TEST(Scenario, MinimalScenarioLoadsIntoTheExpectedStructs) {
     EXPECT_TRUE(ml.blacklist_hash);
     EXPECT_EQ(ml.user_time, 30 * PS_PER_US);
 
-    const auto& ct = std::get<system::CyclictestWorkload>(m.workloads[1]);
+    const auto& ct = m.workloads[1].get<workloads::CyclictestWorkload>();
     EXPECT_EQ(ct.name, "cyclictest");
     EXPECT_EQ(ct.cpu, 1);
     EXPECT_EQ(ct.priority, 95);
     EXPECT_EQ(ct.period, 500 * PS_PER_US);
     EXPECT_EQ(ct.loops, 0u);
 
-    const auto& sl = std::get<system::SoftirqLoadWorkload>(m.workloads[2]);
+    const auto& sl = m.workloads[2].get<workloads::SoftirqLoadWorkload>();
     EXPECT_EQ(sl.name, "nic0");
     EXPECT_EQ(sl.period, 50 * PS_PER_US);
     EXPECT_EQ(sl.jitter, 5 * PS_PER_US);
@@ -253,7 +254,7 @@ sample = )" +
 }
 
 std::vector<std::uint64_t> module_sizes(const system::ScenarioConfig& cfg) {
-    return std::get<system::ModuleLoadWorkload>(cfg.machines.at(0).workloads.at(0)).sizes;
+    return cfg.machines.at(0).workloads.at(0).get<workloads::ModuleLoadWorkload>().sizes;
 }
 
 // Column 2 of the Debian module list, read independently of the loader.
@@ -331,7 +332,7 @@ match = "sha256"
 repeat = 9
 )");
     auto cfg = load_scenario(f, {.root = SOURCE_DIR});
-    const auto& w = std::get<system::HashListWorkload>(cfg.machines.at(0).workloads.at(0));
+    const auto& w = cfg.machines.at(0).workloads.at(0).get<workloads::HashListWorkload>();
     EXPECT_EQ(w.sizes, (std::vector<std::uint64_t>{0, 3, 56, 64, 1023}));
     EXPECT_EQ(w.repeat, 9u);
     EXPECT_EQ(w.name, "cryptomgr");

@@ -1,0 +1,44 @@
+// The registry of workload kinds: one line per kind, each defined in its file of this folder.
+// The order is that of the kinds listed in messages and of building the kinds that wait for
+// every machine (it fixes their flow numbers).
+#include "system/workload_kind.h"
+
+#include <algorithm>
+
+namespace kdsim::system {
+
+#define KDSIM_WORKLOAD_KINDS(X)                                                                                         \
+    X(module_load)                                                                                                     \
+    X(hash_list)                                                                                                       \
+    X(simd_user)                                                                                                       \
+    X(cyclictest)                                                                                                      \
+    X(softirq_load)                                                                                                    \
+    X(tcrypt)                                                                                                          \
+    X(arp_pingpong)                                                                                                    \
+    X(iperf3)                                                                                                          \
+    X(rx_flood)                                                                                                        \
+    X(udp_flows)                                                                                                       \
+    X(pktgen)
+
+#define KDSIM_DECLARE_KIND(k) extern const WorkloadKind k##_kind;
+#define KDSIM_LIST_KIND(k) &k##_kind,
+KDSIM_WORKLOAD_KINDS(KDSIM_DECLARE_KIND)
+
+const std::vector<const WorkloadKind*>& workload_kinds() {
+    static const std::vector<const WorkloadKind*> kinds = {KDSIM_WORKLOAD_KINDS(KDSIM_LIST_KIND)};
+    return kinds;
+}
+
+const WorkloadKind* find_workload_kind(std::string_view name) {
+    for (const WorkloadKind* k : workload_kinds())
+        if (k->name == name) return k;
+    return nullptr;
+}
+
+const WorkloadKind& workload_kind_of(const WorkloadConfig& w) {
+    for (const WorkloadKind* k : workload_kinds())
+        if (k->type == w.type()) return *k;
+    throw std::logic_error("a workload's parameter struct has no registered kind");
+}
+
+} // namespace kdsim::system

@@ -1,0 +1,147 @@
+// Workload kinds, each registered once: its name in scenario files, its keys, how it reads them
+// (through ParamReader, which the scenario loader implements over its TOML table, so every error
+// has file:line:col), and the factory that builds the model on an assembled machine. A kind is
+// one file in src/system/kinds/ plus one line in src/system/kinds/kinds.cpp; nothing else names
+// it (docs/architecture.md, "Adding a workload").
+#pragma once
+
+#include "engine/simulation.h"
+#include "system/config.h"
+#include "workloads/config.h"
+#include "workloads/workload.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+namespace kdsim::net {
+class Stack;
+class Softnet;
+} // namespace kdsim::net
+
+namespace kdsim::workloads {
+struct Iperf3End;
+}
+
+namespace kdsim::system {
+
+// An inconsistency only visible when assembling the model (reported like bad input).
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The keys of one [[machine.workload]] table. A getter reports a missing required key, a wrong
+// type or a value out of range at the key (file:line:col, the full dotted key, what was
+// expected) and returns nullopt; an absent optional key is nullopt without an error.
+class ParamReader {
+public:
+    virtual ~ParamReader() = default;
+    virtual bool has(std::string_view key) const = 0;
+    virtual std::optional<std::string> string(std::string_view key, bool required) = 0;
+    virtual std::optional<std::int64_t> integer(std::string_view key, bool required, std::int64_t lo,
+                                                std::int64_t hi) = 0;
+    virtual std::optional<bool> boolean(std::string_view key, bool required) = 0;
+    // `positive`: zero is an error.
+    virtual std::optional<engine::Tick> duration(std::string_view key, bool required, bool positive) = 0;
+    virtual std::optional<std::uint64_t> bytes(std::string_view key, bool required, bool positive) = 0;
+    // An optional bit rate ("1 Gbit/s").
+    virtual std::optional<std::uint64_t> rate(std::string_view key) = 0;
+    // One of `names`; its index.
+    virtual std::optional<std::size_t> choice(std::string_view key, bool required,
+                                              const std::vector<std::string_view>& names) = 0;
+    // `alg` (sha1, sha256, sha512) and `impl`, which the machine's profile must have.
+    virtual std::optional<crypto::HashAlg> hash_alg(bool required) = 0;
+    virtual std::optional<crypto::HashImpl> hash_impl(crypto::HashAlg alg) = 0;
+    // A size list (inline `sizes` or a `sizes_file`), each size at least `min_size`.
+    virtual std::optional<std::vector<std::uint64_t>> sizes(std::uint64_t min_size, std::string_view min_reason) = 0;
+    // An error at `key`, or at the table's header when the key is absent.
+    virtual void error(std::string_view key, std::string message) = 0;
+    // The machine's profile; nullptr when it did not load (its own errors are reported).
+    virtual const Profile* profile() const = 0;
+};
+
+// What a factory gets: the workload's CPU (env) and access to its machine and, for kinds that
+// talk to a peer machine, to the peer. Implemented by System.
+class BuildContext {
+public:
+    explicit BuildContext(workloads::Env e) : env(e) {}
+    virtual ~BuildContext() = default;
+    workloads::Env env;
+    virtual const MachineConfig& machine() const = 0;
+    // This machine's network stack (nullptr without a link).
+    virtual net::Stack* stack() = 0;
+    // The per-CPU softnet data of `cpu` (made on first use on a machine without a device).
+    virtual net::Softnet& softnet(int cpu) = 0;
+    // A free interrupt vector on this machine.
+    virtual unsigned next_vector() = 0;
+    // A stream between this machine and `peer`: the peer, its CPUs and the route's MTU (a
+    // tunnel's inner MTU when the stream goes through one). nullopt when either machine has no
+    // network stack or `peer` names no machine.
+    struct Route {
+        const MachineConfig* peer = nullptr;
+        std::vector<kernel::Cpu*> peer_cpus;
+        std::uint32_t mtu = 1500;
+    };
+    virtual std::optional<Route> route(const std::string& peer) = 0;
+    // A stream end on machine `name` (its stack and its profile's [tcp], [udp], [net] figures).
+    virtual workloads::Iperf3End end(const std::string& name) = 0;
+    // `n` consecutive flow numbers, unique in the scenario (given in build order).
+    virtual std::uint32_t take_flows(std::uint64_t n) = 0;
+    // When the run stops at the latest.
+    virtual engine::Tick stop() const = 0;
+};
+
+struct WorkloadKind {
+    std::string_view name;                // `kind = "..."` in [[machine.workload]]
+    std::type_index type;                 // its parameter struct (workloads/config.h)
+    std::vector<std::string_view> keys;   // the keys of this kind, beyond kind, name and cpu
+    // Built once every machine and link exists (kinds that talk to a peer), after the kinds
+    // built with their machine, in registration order (which fixes their flow numbers).
+    bool after_machines = false;
+    std::function<WorkloadConfig()> defaults;
+    std::function<void(ParamReader&, WorkloadConfig&)> read;
+    std::function<std::unique_ptr<workloads::Workload>(const WorkloadConfig&, BuildContext&)> build;
+
+    // A kind from its typed reader and factory.
+    template <class P>
+    static WorkloadKind of(std::string_view name, std::vector<std::string_view> keys, bool after_machines,
+                           void (*read)(ParamReader&, P&),
+                           std::unique_ptr<workloads::Workload> (*build)(const P&, BuildContext&)) {
+        return WorkloadKind{name,
+                            typeid(P),
+                            std::move(keys),
+                            after_machines,
+                            [] { return WorkloadConfig(P{}); },
+                            [read](ParamReader& r, WorkloadConfig& w) { read(r, w.get<P>()); },
+                            [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); }};
+    }
+};
+
+// Every kind, in registration order (src/system/kinds/kinds.cpp).
+const std::vector<const WorkloadKind*>& workload_kinds();
+// The kind named `name`, or nullptr.
+const WorkloadKind* find_workload_kind(std::string_view name);
+// The kind of a workload's parameters (every parameter struct has one).
+const WorkloadKind& workload_kind_of(const WorkloadConfig& w);
+
+// Reads `alg` and then `impl` (checked against the profile) into a kind that hashes.
+template <class P> void read_hash(ParamReader& r, P& x, bool required) {
+    if (auto a = r.hash_alg(required)) {
+        x.alg = *a;
+        x.impl = r.hash_impl(*a);
+    }
+}
+
+// The factory of a kind whose model needs only its CPU and its parameters.
+template <class Model, class P> std::unique_ptr<workloads::Workload> build_on_cpu(const P& x, BuildContext& b) {
+    return std::make_unique<Model>(b.env, x);
+}
+
+} // namespace kdsim::system
