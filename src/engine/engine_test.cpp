@@ -79,6 +79,26 @@ TEST(Clock, LargeCycleCountsConvertWithoutDrift) {
     EXPECT_EQ(c.to_cycles(86'400ull * PS_PER_S), day);
 }
 
+TEST(Clock, ATimeBeyondTheClocksRangeSaturatesInsteadOfWrapping) {
+    // Issue 18 item 5: 9.8e17 cycles at 1 GHz are 9.8e26 ps, far beyond 2^64 ps (1.8e19); the
+    // 128-bit result truncated to 64 bits once made this cost look cheaper than 2000 cycles.
+    Clock c(1'000'000'000);
+    EXPECT_EQ(c.to_ticks(980'000'000'000'000'000ull), TICK_MAX);
+    EXPECT_EQ(c.to_ticks_ceil(980'000'000'000'000'000ull), TICK_MAX);
+    EXPECT_GT(c.to_ticks(980'000'000'000'000'000ull), c.to_ticks(2000));
+    // 2^64 - 1 ps at 1 GHz is 18,446,744,073,709,551 whole cycles (floor of 1.8e19 / 1e3);
+    // one cycle fewer still fits exactly.
+    EXPECT_EQ(c.to_ticks(18'446'744'073'709'551ull), 18'446'744'073'709'551'000ull);
+    EXPECT_EQ(c.to_ticks(18'446'744'073'709'552ull), TICK_MAX);
+}
+
+TEST(Clock, SaturatingAddStopsAtTheEndOfTime) {
+    EXPECT_EQ(sat_add(5, 7), 12u);
+    EXPECT_EQ(sat_add(TICK_MAX - 1, 1), TICK_MAX);
+    EXPECT_EQ(sat_add(TICK_MAX - 1, 2), TICK_MAX);
+    EXPECT_EQ(sat_add(TICK_MAX, TICK_MAX), TICK_MAX);
+}
+
 TEST(Clock, CyclesOfCeilTicksRoundTripsExactlyAtFourClocks) {
     // t = ceil(c * 1e12 / hz) satisfies c <= t * hz / 1e12 < c + hz / 1e12, and hz / 1e12 < 1
     // for any clock under 1 THz, so floor(t * hz / 1e12) == c.

@@ -26,7 +26,7 @@ public:
         queue_.push(t < now_ ? now_ : t, target, arg);
     }
     void schedule_in(Tick delay, EventTarget* target, std::uint64_t arg = 0) {
-        queue_.push(now_ + delay, target, arg);
+        queue_.push(sat_add(now_, delay), target, arg);
     }
 
     // A random stream of its own for the consumer named `stream`.

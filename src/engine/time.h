@@ -18,7 +18,11 @@ inline constexpr Tick PS_PER_MS = 1'000'000'000;
 inline constexpr Tick PS_PER_S = 1'000'000'000'000;
 inline constexpr Tick TICK_MAX = std::numeric_limits<Tick>::max();
 
-// A CPU clock: converts whole cycles to picoseconds and back with 128-bit intermediates.
+// a + b, or TICK_MAX when the sum does not fit: a time that far away is never reached.
+constexpr Tick sat_add(Tick a, Tick b) { return b > TICK_MAX - a ? TICK_MAX : a + b; }
+
+// A CPU clock: converts whole cycles to picoseconds and back with 128-bit intermediates; a
+// time beyond TICK_MAX saturates there instead of wrapping.
 class Clock {
 public:
     constexpr Clock() = default;
@@ -27,13 +31,11 @@ public:
     constexpr std::uint64_t hz() const { return hz_; }
 
     // Time taken by `c` cycles, rounded down to the picosecond.
-    constexpr Tick to_ticks(Cycles c) const {
-        return static_cast<Tick>(static_cast<unsigned __int128>(c) * PS_PER_S / hz_);
-    }
+    constexpr Tick to_ticks(Cycles c) const { return saturate(static_cast<unsigned __int128>(c) * PS_PER_S / hz_); }
     // Time taken by `c` cycles, rounded up: the first tick at which `c` cycles have completed.
     constexpr Tick to_ticks_ceil(Cycles c) const {
         auto num = static_cast<unsigned __int128>(c) * PS_PER_S;
-        return static_cast<Tick>((num + hz_ - 1) / hz_);
+        return saturate((num + hz_ - 1) / hz_);
     }
     // Whole cycles completed in `t` picoseconds.
     constexpr Cycles to_cycles(Tick t) const {
@@ -41,6 +43,8 @@ public:
     }
 
 private:
+    static constexpr Tick saturate(unsigned __int128 t) { return t > TICK_MAX ? TICK_MAX : static_cast<Tick>(t); }
+
     std::uint64_t hz_ = 1;
 };
 

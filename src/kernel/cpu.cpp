@@ -178,7 +178,7 @@ void Cpu::start_exec(Frame& f) {
     exec_inflight_ = true;
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_begin_ = now();
-    Tick done = busy_base_ + clock_.to_ticks_ceil(busy_cycles_ + e.remaining);
+    Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
     sim_.schedule_at(done, this, (++exec_gen_ << 2) | EV_EXEC_DONE);
 }
 

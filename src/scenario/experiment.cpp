@@ -90,13 +90,10 @@ void load_published(detail::Reader& rd, const toml::table& root, Experiment& x) 
 Experiment load_experiment(const std::filesystem::path& manifest) {
     std::vector<Diagnostic> diags;
     detail::Reader rd(manifest.string(), diags);
-    toml::table root;
-    try {
-        root = toml::parse_file(manifest.string());
-    } catch (const toml::parse_error& e) {
-        rd.error(e.source().begin, "", std::string(e.description()));
-        throw InputError(std::move(diags));
-    }
+    std::optional<toml::table> parsed;
+    if (auto text = detail::read_input_text(manifest, rd)) parsed = detail::parse_toml_text(*text, rd);
+    if (!parsed) throw InputError(std::move(diags));
+    const toml::table& root = *parsed;
     Experiment x;
     x.dir = manifest.parent_path();
     rd.check_keys(root, "", "the manifest", {"experiment", "column", "compare", "published", "ratio"});

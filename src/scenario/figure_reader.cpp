@@ -24,11 +24,50 @@ std::string_view quantity(Unit u) {
 
 namespace {
 
-// Integer figures above this are rejected: no cost or size comes near it, and it keeps
-// llround and later cycle arithmetic far from overflow.
-constexpr double INTEGER_FIGURE_MAX = 1e18;
+struct Bound {
+    double max;
+    std::string_view text; // the bound as the error states it
+    std::string_view why;
+};
+
+// The largest value of a figure of each unit. No real cost, size or rate comes near these;
+// they keep every time a figure turns into below 2^64 ps (a cycle figure of 1e12 cycles at the
+// slowest clock, 1 MHz, is 1e18 ps) and every size that is allocated per line below memory.
+Bound bound(Unit u) {
+    switch (u) {
+    case Unit::CYCLES: return {1e12, "1e12", "a cost beyond 1000 s at 1 GHz would not fit the 64-bit picosecond clock"};
+    case Unit::BYTES: return {1099511627776.0, "1 TiB (2^40)", "no buffer, cache or save area comes near it"};
+    case Unit::HZ: return {1e11, "100 GHz", "no CPU clock comes near it"};
+    case Unit::CYCLES_PER_BYTE: return {1e6, "1e6", "no per-byte cost comes near it"};
+    case Unit::NS: return {1e12, "1e12 ns (1000 s)", "no latency comes near it"};
+    case Unit::BYTES_PER_SECOND: return {1e14, "1e14 bytes/s", "no memory system comes near it"};
+    case Unit::WAYS: return {1024, "1024", "no cache has more ways"};
+    case Unit::LINES: return {4294967296.0, "2^32", "per-line state is allocated for each line"};
+    case Unit::STREAMS: return {1024, "1024", "no prefetcher tracks more streams"};
+    }
+    return {0, "0", "unknown unit"};
+}
+
+// Clocks below this would turn the largest cycle figure into a time beyond the clock's range.
+constexpr double MIN_CLOCK_HZ = 1e6;
 
 } // namespace
+
+bool check_figure_bound(Reader& r, const toml::node& at, const std::string& key, double d, Unit unit) {
+    Bound b = bound(unit);
+    if (d > b.max) {
+        r.error(at, key, fmt::format("expected a {} of at most {} ({}), found {}", quantity(unit), b.text, b.why,
+                                     describe(&at)));
+        return false;
+    }
+    if (unit == Unit::HZ && d > 0 && d < MIN_CLOCK_HZ) {
+        r.error(at, key, fmt::format("expected a {} of at least 1 MHz (the cycle figures' times must fit the "
+                                     "64-bit picosecond clock), found {}",
+                                     quantity(unit), describe(&at)));
+        return false;
+    }
+    return true;
+}
 
 std::string figure_form(Unit u) { return fmt::format("a figure {{ value, unit = \"{}\", source }}", unit_name(u)); }
 
@@ -66,7 +105,7 @@ std::optional<double> read_figure(Reader& r, const toml::table& parent, std::str
             r.error(*v, vkey, fmt::format("expected a finite {}, found {}", quantity(unit), describe(v)));
         else if (d < 0)
             r.error(*v, vkey, fmt::format("expected a non-negative {}, found {}", quantity(unit), describe(v)));
-        else
+        else if (check_figure_bound(r, *v, vkey, d, unit))
             value = d;
     }
 
@@ -94,10 +133,7 @@ std::optional<double> read_figure(Reader& r, const toml::table& parent, std::str
 // An integer figure: rounds, and checks `positive` and the upper bound at the value's position.
 std::optional<std::uint64_t> to_integer_figure(Reader& r, const toml::node& at, const std::string& key, double d,
                                                Unit unit, bool positive) {
-    if (d > INTEGER_FIGURE_MAX) {
-        r.error(at, key, fmt::format("expected a {} of at most 1e18, found {}", quantity(unit), describe(&at)));
-        return std::nullopt;
-    }
+    if (!check_figure_bound(r, at, key, d, unit)) return std::nullopt;
     auto v = static_cast<std::uint64_t>(std::llround(d));
     if (positive && v == 0) {
         r.error(at, key, fmt::format("expected a positive {}, found {}", quantity(unit), describe(&at)));

@@ -28,7 +28,9 @@ std::string figure_form(Unit u);
 std::optional<double> read_figure(Reader& r, const toml::table& parent, std::string_view name, const std::string& key,
                                   Unit unit);
 
-// An integer figure: rounds, and checks `positive` and the upper bound (1e18) at the value's position.
+// Checks `d` against the bound of its unit (and a clock against 1 MHz); false after reporting.
+bool check_figure_bound(Reader& r, const toml::node& at, const std::string& key, double d, Unit unit);
+// An integer figure: rounds, and checks `positive` and the unit's bound at the value's position.
 std::optional<std::uint64_t> to_integer_figure(Reader& r, const toml::node& at, const std::string& key, double d,
                                                Unit unit, bool positive);
 

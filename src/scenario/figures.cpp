@@ -1,5 +1,7 @@
 #include "scenario/figures.h"
 
+#include "scenario/toml_reader.h"
+
 #include <toml++/toml.h>
 
 #include <stdexcept>
@@ -42,12 +44,12 @@ void walk(const toml::table& t, const std::string& prefix, std::map<std::string,
 } // namespace
 
 std::map<std::string, RawFigure> read_raw_figures(const std::filesystem::path& file) {
-    toml::table root;
-    try {
-        root = toml::parse_file(file.string());
-    } catch (const toml::parse_error& e) {
-        throw std::runtime_error(file.string() + ": " + std::string(e.description()));
-    }
+    std::vector<Diagnostic> diags;
+    detail::Reader rd(file.string(), diags);
+    std::optional<toml::table> parsed;
+    if (auto text = detail::read_input_text(file, rd)) parsed = detail::parse_toml_text(*text, rd);
+    if (!parsed) throw std::runtime_error(InputError(std::move(diags)).what());
+    const toml::table& root = *parsed;
     std::map<std::string, RawFigure> out;
     walk(root, "", out);
     return out;

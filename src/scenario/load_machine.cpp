@@ -13,6 +13,10 @@ namespace kdsim::scenario::detail {
 
 namespace {
 
+// The largest rx buffer a NIC descriptor can describe (a 16-bit length field in the descriptors of
+// the FEC, GENET and e1000-class rings this models).
+constexpr std::uint64_t MAX_RX_BUFFER = 65535;
+
 constexpr std::array<arch::SimdPolicy, 9> POLICIES = {
     arch::SimdPolicy::X86_PREEMPT,     arch::SimdPolicy::X86_BH_OFF,    arch::SimdPolicy::X86_UNSAFE_NO_INUSE,
     arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdPolicy::ARM32_SOFTIRQ, arch::SimdPolicy::ARM32_UNSAFE_SOFTIRQ_NO_BH,
@@ -160,6 +164,10 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         else if (*b < 64)
             r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
                      fmt::format("expected at least 64 bytes per buffer, found {}", *b));
+        else if (*b > MAX_RX_BUFFER)
+            r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer",
+                     fmt::format("expected at most 65535 bytes per buffer (the largest a NIC descriptor can take: "
+                                 "a 16-bit length field), found {} bytes", *b));
         else
             rx.buffer_size = *b;
         if (!strategy)

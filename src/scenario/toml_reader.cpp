@@ -385,38 +385,5 @@ std::optional<std::size_t> Reader::choice(const toml::table& parent, std::string
     return std::nullopt;
 }
 
-std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-        r.error(toml::source_position{0, 0}, "", "cannot read file: it is a directory");
-        return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        int e = errno;
-        r.error(toml::source_position{0, 0}, "", fmt::format("cannot read file: {}", std::strerror(e ? e : ENOENT)));
-        return std::nullopt;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (in.bad()) {
-        r.error(toml::source_position{0, 0}, "", "cannot read file: I/O error");
-        return std::nullopt;
-    }
-    toml::table tbl;
-    try {
-        tbl = toml::parse(text, r.file());
-    } catch (const toml::parse_error& e) {
-        r.error(e.source().begin, "", fmt::format("TOML syntax error: {}", e.description()));
-        return std::nullopt;
-    }
-    if (tbl.empty()) {
-        r.error_file("", "empty file: expected a [scenario] or [profile] table");
-        return std::nullopt;
-    }
-    return tbl;
-}
-
 } // namespace detail
 } // namespace kdsim::scenario

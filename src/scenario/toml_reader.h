@@ -89,6 +89,17 @@ private:
     std::size_t errors_ = 0;
 };
 
+// Bounds on what an input file may be (input_file.cpp).
+inline constexpr std::uintmax_t MAX_INPUT_BYTES = 16u << 20;
+inline constexpr std::size_t MAX_KEY_PARTS = 64; // parts of a dotted key or table header
+
+// The text of a regular file of at most MAX_INPUT_BYTES; anything else is reported through `r`.
+std::optional<std::string> read_input_text(const std::filesystem::path& path, Reader& r);
+// Where `text` first has a dotted key or table header of more than `max_parts` parts, outside
+// strings and comments; nullopt when it has none.
+std::optional<toml::source_position> find_deep_key(std::string_view text, std::size_t max_parts);
+// Parses `text` read from r.file(); a key too deep or a syntax error is reported through `r`.
+std::optional<toml::table> parse_toml_text(const std::string& text, Reader& r);
 // Reads and parses a TOML file. A read error, a syntax error or a file with no keys is
 // reported through `r` and gives nullopt.
 std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r);
