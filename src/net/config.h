@@ -26,5 +26,7 @@ struct RxDmaConfig {
 // The tunnel drivers modelled (net/tunnel.h).
 enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
 std::string_view to_string(TunnelKind k);
+// The MTU of a tunnel's inner route over a 1500-byte device.
+std::uint32_t tunnel_inner_mtu(TunnelKind k);
 
 } // namespace kdsim::net

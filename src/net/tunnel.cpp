@@ -284,8 +284,12 @@ Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
     input_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::input_done, this};
 }
 
-// esp4_get_mtu for a tunnel-mode SA on a 1500-byte device with a 4-byte block and 16-byte ICV.
-std::uint32_t Esp::inner_mtu() const {
+std::uint32_t Esp::inner_mtu() const { return tunnel_inner_mtu(TunnelKind::ESP); }
+
+// WireGuard: wg-quick's default; ESP: esp4_get_mtu for a tunnel-mode SA on a 1500-byte device
+// with a 4-byte block and 16-byte ICV.
+std::uint32_t tunnel_inner_mtu(TunnelKind k) {
+    if (k == TunnelKind::WIREGUARD) return WireGuard::MTU;
     return ((1500 - OUTER_IP - ESP_HEADER - ESP_IV - TAG) & ~3u) - ESP_TRAILER;
 }
 

@@ -147,7 +147,10 @@ system::ScenarioConfig ScenarioLoader::load() {
                     r_.error(*nm, mkey + ".name",
                              fmt::format("duplicate machine name {} (also {})", quote(it->first), it->second));
             }
-            if (auto mc = read_machine(m, mkey, cfg.seed)) cfg.machines.push_back(std::move(*mc));
+            if (auto mc = read_machine(m, mkey, cfg.seed)) {
+                cfg.machines.push_back(std::move(*mc));
+                workloads_at_.push_back(std::move(workloads_read_));
+            }
         }
     }
     read_links(*root, cfg);

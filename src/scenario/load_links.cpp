@@ -10,6 +10,32 @@ namespace {
 constexpr engine::Tick LINK_LATENCY_MAX = 10 * engine::PS_PER_S;
 }
 
+// Each end of a link gets a network device: its profile gives the [net] figures, and a
+// [machine.nic] (the DMA API of an Ethernet NIC) the [dma] and [tcp] figures.
+void ScenarioLoader::check_link_ends(const toml::table& l, const std::string& lkey, const system::LinkConfig& lc,
+                                     const system::ScenarioConfig& cfg) {
+    const toml::node& ends = l.get("ends") ? *l.get("ends") : static_cast<const toml::node&>(l);
+    for (const auto& m : cfg.machines) {
+        if (m.name.empty() || (m.name != lc.a && m.name != lc.b)) continue;
+        if (!m.profile.net)
+            r_.error(ends, lkey + ".ends",
+                     fmt::format("machine '{}' gets a network device on this link, but its profile {} has no [net] "
+                                 "figures",
+                                 m.name, m.profile.name));
+        if (!m.nic_rx) continue;
+        if (lc.kind == system::LinkConfig::Kind::VIRTIO)
+            r_.error(l.get("kind") ? *l.get("kind") : ends, lkey + ".kind",
+                     fmt::format("machine '{}' has a [machine.nic] (a DMA NIC's rx strategy), which a virtio link has "
+                                 "not",
+                                 m.name));
+        else if (!m.profile.dma || !m.profile.tcp)
+            r_.error(ends, lkey + ".ends",
+                     fmt::format("the [machine.nic] of machine '{}' needs the [dma] and [tcp] figures of profile {}, "
+                                 "which has no {}",
+                                 m.name, m.profile.name, m.profile.dma ? "[tcp]" : "[dma]"));
+    }
+}
+
 void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig& cfg) {
     if (const toml::array* ls = r_.array(root, "link", "link", false, "[[link]] tables")) {
         for (std::size_t i = 0; i < ls->size(); ++i) {
@@ -74,6 +100,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                                                  m.profile.name));
                     }
             }
+            check_link_ends(*l, lkey, lc, cfg);
             for (const auto& prev : cfg.links)
                 for (const std::string& e : {lc.a, lc.b})
                     if (!e.empty() && (prev.a == e || prev.b == e))
@@ -114,16 +141,45 @@ void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
             r_.error(at, tkey + ".peer",
                      fmt::format("machine '{}' has no [[link]] to its tunnel peer '{}'", mc.name, peer->name));
     }
-    for (auto& mc : cfg.machines)
-        for (auto& w : mc.workloads)
-            // Workloads with a peer machine (arp_pingpong, iperf3) need a link to it.
-            if (const std::string* peer = w.peer()) {
-                bool linked = false;
-                for (const auto& l : cfg.links)
-                    linked = linked || (l.a == mc.name && l.b == *peer) || (l.b == mc.name && l.a == *peer);
-                if (!linked)
-                    r_.error_file("machine", fmt::format("machine '{}': the workload's peer '{}' is not linked to it by a [[link]]",
-                                                         mc.name, *peer));
-            }}
+    auto linked = [&](const std::string& a, const std::string& b) {
+        for (const auto& l : cfg.links)
+            if ((l.a == a && l.b == b) || (l.b == a && l.a == b)) return true;
+        return false;
+    };
+    auto machine = [&](const std::string& name) -> const system::MachineConfig* {
+        for (const auto& m : cfg.machines)
+            if (m.name == name) return &m;
+        return nullptr;
+    };
+    // A workload's peer is a machine linked to its own; then its kind checks across the two.
+    for (std::size_t i = 0; i < cfg.machines.size(); ++i) {
+        const system::MachineConfig& mc = cfg.machines[i];
+        for (std::size_t j = 0; j < mc.workloads.size(); ++j) {
+            const system::WorkloadConfig& w = mc.workloads[j];
+            const std::string* peer = w.peer();
+            if (!peer) continue;
+            const WorkloadAt& at = workloads_at_.at(i).at(j);
+            WorkloadReader r(*this, *at.table, at.key, &mc.profile, std::nullopt, 0);
+            const system::MachineConfig* p = machine(*peer);
+            if (!p || !linked(mc.name, *peer)) {
+                if (!p && declared_.count(*peer) && *peer != mc.name) continue; // its own errors are reported
+                r.error("peer", fmt::format("expected a machine linked to '{}' by a [[link]], found '{}'", mc.name, *peer));
+                continue;
+            }
+            if (const auto& check = system::workload_kind_of(w).check)
+                check(r, w, system::PeerView{mc, *p, system::route_mtu(mc, *p)});
+        }
+    }
+    // A netfilter rule filters what the machine's network device receives.
+    for (const auto& mc : cfg.machines)
+        if (auto it = netfilter_at_.find(mc.name); mc.prerouting_drop && it != netfilter_at_.end()) {
+            bool any = false;
+            for (const auto& l : cfg.links) any = any || l.a == mc.name || l.b == mc.name;
+            if (!any)
+                r_.error(*it->second.first, it->second.second,
+                         fmt::format("a netfilter rule needs a network device: machine '{}' is no end of a [[link]]",
+                                     mc.name));
+        }
+}
 
 } // namespace kdsim::scenario::detail

@@ -4,6 +4,7 @@
 
 #include "crypto/aead_path.h"
 #include "net/tunnel.h"
+#include "system/machine_checks.h"
 
 #include <fmt/format.h>
 
@@ -185,6 +186,7 @@ void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mke
     if (!nf) return;
     const std::string fkey = mkey + ".netfilter";
     r_.check_keys(*nf, fkey, "[machine.netfilter]", {"prerouting_drop"});
+    netfilter_at_[mc.name] = {nf, fkey};
     if (auto w = r_.choice(*nf, "prerouting_drop", fkey + ".prerouting_drop", true, {"raw", "after-conntrack"})) {
         mc.prerouting_drop = *w == 0 ? net::PreroutingDrop::RAW : net::PreroutingDrop::AFTER_CONNTRACK;
         if (prof && !prof->netfilter)
@@ -226,11 +228,28 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
     mc.tunnel = t;
 }
 
+void ScenarioLoader::check_profile_needs(const toml::table& m, const std::string& mkey, const system::MachineConfig& mc) {
+    if (auto missing = system::missing_cold_start(mc))
+        r_.error(*m.get("hash_cold_after"), mkey + ".hash_cold_after",
+                 fmt::format("hash_cold_after needs a cold_start figure for every hash implementation a workload may "
+                             "run; profile {} has no {}",
+                             mc.profile.name, *missing));
+    if (auto missing = system::missing_spe_figures(mc)) {
+        const toml::node* policy = m.at_path("kernel.simd_policy").node();
+        const bool by_policy = mc.simd_policy == arch::SimdPolicy::PPC_SPE_NO_ENABLE && policy;
+        r_.error(by_policy ? *policy : *m.get("profile"), mkey + (by_policy ? ".kernel.simd_policy" : ".profile"),
+                 fmt::format("the SPE-unavailable path needs simd.unavailable_trap and simd.kernel_use_warning; "
+                             "profile {} has no {}",
+                             mc.profile.name, *missing));
+    }
+}
+
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
                   {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel", "netfilter"});
     std::size_t before = out_.size();
+    workloads_read_.clear();
     system::MachineConfig mc;
     auto name = r_.string(m, "name", mkey + ".name", true);
     if (name) mc.name = *name;
@@ -269,10 +288,13 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
                 r_.error(*n, wkey, fmt::format("expected a [[machine.workload]] table, found {}", describe(n)));
                 continue;
             }
-            if (auto wl = read_workload(*n->as_table(), wkey, mc, cpus, prof, name.has_value(), seed, names))
+            if (auto wl = read_workload(*n->as_table(), wkey, mc, cpus, prof, name.has_value(), seed, names)) {
                 mc.workloads.push_back(std::move(*wl));
+                workloads_read_.push_back({n->as_table(), wkey});
+            }
         }
     }
+    if (prof) check_profile_needs(m, mkey, mc);
     if (out_.size() != before) return std::nullopt;
     return mc;
 }

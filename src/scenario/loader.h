@@ -44,9 +44,14 @@ private:
     std::optional<std::vector<std::uint64_t>> read_sizes(const toml::table& w, const std::string& wkey,
                                                          std::optional<std::string> stream, std::uint64_t seed,
                                                          std::uint64_t min_size, std::string_view min_reason);
+    // The profile figures the machine's settings need (system/machine_checks.h).
+    void check_profile_needs(const toml::table& m, const std::string& mkey, const system::MachineConfig& mc);
     // [[link]] tables, after every machine.
     void read_links(const toml::table& root, system::ScenarioConfig& cfg);
-    // Tunnel ends name each other and agree; workloads with a peer are linked to it.
+    void check_link_ends(const toml::table& l, const std::string& lkey, const system::LinkConfig& lc,
+                         const system::ScenarioConfig& cfg);
+    // Tunnel ends name each other and agree; workloads with a peer are linked to it, and what
+    // their kind needs of both ends is there; a netfilter rule has a device.
     void check_peers(const system::ScenarioConfig& cfg);
     const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);
     const path* root(const toml::node& at, const std::string& key);
@@ -58,9 +63,72 @@ private:
     Reader r_;
     bool root_resolved_ = false;
     std::map<std::string, std::pair<const toml::table*, std::string>> tunnel_at_; // machine -> its [machine.tunnel], key
+    // Where each workload of each loaded machine was read (cfg.machines[i].workloads[j]).
+    struct WorkloadAt {
+        const toml::table* table;
+        std::string key;
+    };
+    std::vector<WorkloadAt> workloads_read_;            // of the machine being read
+    std::vector<std::vector<WorkloadAt>> workloads_at_; // per loaded machine
+    std::map<std::string, std::pair<const toml::table*, std::string>> netfilter_at_; // machine -> [machine.netfilter], key
     std::set<std::string> declared_; // every machine name, also of machines that failed to load
     std::optional<path> root_;
     std::map<std::string, std::optional<system::Profile>> profiles_;
+};
+
+// A kind's reader (system/workload_kind.h) over one [[machine.workload]] table.
+class ScenarioLoader::WorkloadReader final : public system::ParamReader {
+public:
+    WorkloadReader(ScenarioLoader& l, const toml::table& w, const std::string& wkey, const system::Profile* profile,
+                   std::optional<std::string> stream, std::uint64_t seed)
+        : l_(l), r_(l.r_), w_(w), wkey_(wkey), profile_(profile), stream_(std::move(stream)), seed_(seed) {}
+
+    bool has(std::string_view key) const override { return w_.contains(key); }
+    std::optional<std::string> string(std::string_view key, bool required) override {
+        return r_.string(w_, key, at(key), required);
+    }
+    std::optional<std::int64_t> integer(std::string_view key, bool required, std::int64_t lo, std::int64_t hi) override {
+        return r_.integer(w_, key, at(key), required, lo, hi);
+    }
+    std::optional<bool> boolean(std::string_view key, bool required) override {
+        return r_.boolean(w_, key, at(key), required);
+    }
+    std::optional<engine::Tick> duration(std::string_view key, bool required, bool positive) override {
+        return r_.duration(w_, key, at(key), required, positive);
+    }
+    std::optional<std::uint64_t> bytes(std::string_view key, bool required, bool positive) override {
+        return r_.bytes(w_, key, at(key), required, positive);
+    }
+    std::optional<std::uint64_t> rate(std::string_view key) override {
+        const toml::node* n = w_.get(key);
+        return n ? r_.rate(*n, at(key)) : std::nullopt;
+    }
+    std::optional<std::size_t> choice(std::string_view key, bool required,
+                                      const std::vector<std::string_view>& names) override {
+        return r_.choice(w_, key, at(key), required, names);
+    }
+    std::optional<crypto::HashAlg> hash_alg(bool required) override { return l_.read_alg(w_, wkey_, required); }
+    std::optional<crypto::HashImpl> hash_impl(crypto::HashAlg alg) override {
+        return l_.read_impl(w_, wkey_, alg, profile_);
+    }
+    std::optional<std::vector<std::uint64_t>> sizes(std::uint64_t min_size, std::string_view min_reason) override {
+        return l_.read_sizes(w_, wkey_, stream_, seed_, min_size, min_reason);
+    }
+    void error(std::string_view key, std::string message) override {
+        if (const toml::node* n = w_.get(key)) r_.error(*n, at(key), std::move(message));
+        else r_.error(w_, at(key), std::move(message));
+    }
+    const system::Profile* profile() const override { return profile_; }
+
+private:
+    std::string at(std::string_view key) const { return wkey_ + "." + std::string(key); }
+    ScenarioLoader& l_;
+    Reader& r_;
+    const toml::table& w_;
+    const std::string& wkey_;
+    const system::Profile* profile_;
+    std::optional<std::string> stream_;
+    std::uint64_t seed_;
 };
 
 } // namespace kdsim::scenario::detail

@@ -1,5 +1,6 @@
 #include "system/system.h"
 
+#include "system/machine_checks.h"
 #include "workloads/iperf3.h"
 
 #include <algorithm>
@@ -45,8 +46,7 @@ public:
         Route r;
         r.peer = peer->cfg;
         for (auto& c : peer->cpus) r.peer_cpus.push_back(c.get());
-        for (const Machine* x : {&m_, peer})
-            if (x->tunnel) r.mtu = std::min(r.mtu, x->tunnel->inner_mtu());
+        r.mtu = route_mtu(*m_.cfg, *peer->cfg);
         return r;
     }
     workloads::Iperf3End end(const std::string& name) override {
@@ -59,7 +59,7 @@ public:
         return e;
     }
     std::uint32_t take_flows(std::uint64_t n) override {
-        if (sys_.next_flow_ + n > UINT32_MAX) throw ConfigError("more than 2^32 flows in the scenario");
+        require(sys_.next_flow_ + n <= UINT32_MAX, "more than 2^32 flows in the scenario");
         const auto first = static_cast<std::uint32_t>(sys_.next_flow_);
         sys_.next_flow_ += n;
         return first;
@@ -77,18 +77,16 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
-        if (arch::arch_of(mc.simd_policy) != mc.profile.arch)
-            throw ConfigError("machine " + mc.name + ": SIMD policy " + std::string(arch::to_string(mc.simd_policy)) +
-                              " is for " + std::string(arch::to_string(arch::arch_of(mc.simd_policy))) +
-                              ", but profile " + mc.profile.name + " is " + std::string(arch::to_string(mc.profile.arch)));
+        // all checked by the loader, with file:line:col
+        require(arch::arch_of(mc.simd_policy) == mc.profile.arch, "machine " + mc.name + ": SIMD policy of another arch");
+        require(mc.irq_masking.empty() || mc.profile.irqmask.count(mc.irq_masking),
+                "machine " + mc.name + ": no [irqmask." + mc.irq_masking + "] figures");
+        require(!missing_spe_figures(mc), "machine " + mc.name + ": no " + missing_spe_figures(mc).value_or(""));
+        require(!missing_cold_start(mc), "machine " + mc.name + ": no " + missing_cold_start(mc).value_or(""));
         engine::Clock clock(mc.profile.clock_hz);
         m.costs = mc.profile.kernel;
         if (!mc.irq_masking.empty()) {
-            auto it = mc.profile.irqmask.find(mc.irq_masking);
-            if (it == mc.profile.irqmask.end())
-                throw ConfigError("machine " + mc.name + ": profile " + mc.profile.name + " has no [irqmask." +
-                                  mc.irq_masking + "] figures");
-            const kernel::IrqMaskCosts& q = it->second;
+            const kernel::IrqMaskCosts& q = mc.profile.irqmask.at(mc.irq_masking);
             m.costs.local_irq_disable = q.local_irq_disable;
             m.costs.local_irq_enable = q.local_irq_enable;
             m.costs.local_irq_save = q.local_irq_save;
@@ -104,33 +102,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.cpus.back()->set_findings(&m.findings);
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
-            if (!m.simd.back())
-                throw ConfigError("machine " + mc.name + ": no SIMD unit model for " + std::string(arch::to_string(mc.profile.arch)));
-        }
-        if (mc.simd_policy == arch::SimdPolicy::PPC_SPE_NO_ENABLE ||
-            (mc.profile.arch == arch::Arch::PPC32_E500 &&
-             (mc.profile.simd.unavailable_trap || mc.profile.simd.kernel_use_warning))) {
-            if (!mc.profile.simd.unavailable_trap || !mc.profile.simd.kernel_use_warning)
-                throw ConfigError("machine " + mc.name + ": profile " + mc.profile.name +
-                                  " lacks simd.unavailable_trap or simd.kernel_use_warning, needed by the "
-                                  "SPE-unavailable path");
-        }
-        if (mc.hash_cold_after) {
-            // Every implementation a workload may run (its own and the generic fallback) needs
-            // a cold_start figure.
-            for (const WorkloadConfig& w : mc.workloads) {
-                const auto use = w.hash();
-                if (!use) continue;
-                crypto::HashImpl impl = use->impl ? *use->impl : crypto::best_hash_impl(mc.profile.hash, use->alg);
-                for (crypto::HashImpl i : {impl, crypto::HashImpl::GENERIC}) {
-                    const auto& c = mc.profile.hash.get(use->alg, i);
-                    if (c && !c->cold_start)
-                        throw ConfigError("machine " + mc.name + ": hash_cold_after needs hash." +
-                                          std::string(crypto::to_string(use->alg)) + "." +
-                                          std::string(crypto::to_string(i)) + ".cold_start in profile " +
-                                          mc.profile.name);
-                }
-            }
+            require(m.simd.back() != nullptr, "machine " + mc.name + ": no SIMD unit model");
         }
     }
     build_network();
@@ -147,9 +119,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         unsigned next_vector = m.next_vector;
         for (const WorkloadConfig& w : mc.workloads) {
             const int c = w.cpu();
-            if (c < 0 || c >= mc.cpus)
-                throw ConfigError("machine " + mc.name + ": a workload names cpu " + std::to_string(c) + " of " +
-                                  std::to_string(mc.cpus));
+            require(c >= 0 && c < mc.cpus, "machine " + mc.name + ": a workload's cpu out of range");
             workloads::Env env{sim_,   *m.cpus[static_cast<std::size_t>(c)], *m.simd[static_cast<std::size_t>(c)],
                                mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_,
                                m.caches[static_cast<std::size_t>(c)].get()};
@@ -205,15 +175,13 @@ void System::build_network() {
     auto networked = [&](Machine& m) {
         if (!m.softnet.empty()) return;
         const MachineConfig& mc = *m.cfg;
-        if (!mc.profile.net)
-            throw ConfigError("machine " + mc.name + " has a network device, but profile " + mc.profile.name +
-                              " has no [net] figures");
+        require(mc.profile.net.has_value(), "machine " + mc.name + ": a network device without [net] figures");
         for (auto& c : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*c));
     };
     for (const LinkConfig& l : cfg_.links) {
         Machine* a = machine_named(l.a);
         Machine* b = machine_named(l.b);
-        if (!a || !b || a == b) throw ConfigError("link " + l.a + " - " + l.b + ": needs two distinct machines");
+        require(a && b && a != b, "link " + l.a + " - " + l.b + ": not two distinct machines");
         networked(*a);
         networked(*b);
         if (l.kind == LinkConfig::Kind::ETHERNET) {
@@ -223,9 +191,7 @@ void System::build_network() {
                                                       mc.name + ".eth0", mc.nic_rx_ring);
                 nic->set_rx_usecs(mc.nic_rx_usecs);
                 if (mc.nic_rx) {
-                    if (!mc.profile.dma || !mc.profile.tcp)
-                        throw ConfigError("machine " + mc.name +
-                                          ": [machine.nic] needs the [dma] and [tcp] figures of profile " + mc.profile.name);
+                    require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
                     m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
                     nic->set_rx_dma(*m->dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
                     nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
@@ -239,11 +205,8 @@ void System::build_network() {
         } else {
             const MachineConfig& guest = *a->cfg;
             const MachineConfig& host = *b->cfg;
-            if (!host.profile.virt)
-                throw ConfigError("virtio link " + l.a + " - " + l.b + ": profile " + host.profile.name +
-                                  " of the host has no [virt] figures");
-            if (guest.nic_rx || host.nic_rx)
-                throw ConfigError("virtio link " + l.a + " - " + l.b + ": [machine.nic] describes a DMA NIC, not virtio");
+            require(host.profile.virt && !guest.nic_rx && !host.nic_rx,
+                    "virtio link " + l.a + " - " + l.b + ": no [virt] figures, or a [machine.nic] end");
             const net::VirtCosts& v = *host.profile.virt;
             auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, *guest.profile.net, v,
                                                          guest.name + ".eth0");
@@ -261,9 +224,7 @@ void System::build_network() {
         const MachineConfig& mc = *m.cfg;
         if (!mc.tunnel) continue;
         Machine* peer = machine_named(mc.tunnel->peer);
-        if (!peer || !m.stack || !mc.profile.tunnel)
-            throw ConfigError("machine " + mc.name + ": its tunnel needs a link to '" + mc.tunnel->peer +
-                              "' and the [tunnel] figures of its profile");
+        require(peer && m.stack && mc.profile.tunnel, "machine " + mc.name + ": a tunnel without a link or [tunnel] figures");
         // one channel per pair, made by whichever end comes first
         net::TunnelChannel* channel = peer->channel;
         int side = 1;
@@ -280,8 +241,8 @@ void System::build_network() {
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
         const auto choice = net::tunnel_aead_driver(mc.tunnel->kind, mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
-        if (auto missing = crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead))
-            throw ConfigError("machine " + mc.name + ": its tunnel needs " + *missing + " in profile " + mc.profile.name);
+        require(!crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead),
+                "machine " + mc.name + ": its tunnel's cipher figures are missing");
         env.driver = choice.driver;
         env.driver_async = choice.async_wrapped;
         env.channel = channel;
@@ -293,9 +254,7 @@ void System::build_network() {
     for (Machine& m : machines_) {
         const MachineConfig& mc = *m.cfg;
         if (!mc.prerouting_drop) continue;
-        if (!m.stack || !mc.profile.netfilter)
-            throw ConfigError("machine " + mc.name + ": [machine.netfilter] needs a [[link]] and the [netfilter] figures of profile " +
-                              mc.profile.name);
+        require(m.stack && mc.profile.netfilter, "machine " + mc.name + ": [machine.netfilter] without a link or [netfilter]");
         m.stack->set_prerouting_drop(*mc.prerouting_drop, *mc.profile.netfilter);
     }
 }

@@ -31,11 +31,20 @@ struct Iperf3End;
 
 namespace kdsim::system {
 
-// An inconsistency only visible when assembling the model (reported like bad input).
-class ConfigError : public std::runtime_error {
+// A configuration System cannot assemble. The scenario loader reports every such input with
+// file:line:col, so this is only thrown for a configuration built by hand in code: a broken
+// invariant the loader guarantees.
+class ConfigError : public std::logic_error {
 public:
-    using std::runtime_error::runtime_error;
+    using std::logic_error::logic_error;
 };
+// Throws ConfigError(what) unless `ok`.
+inline void require(bool ok, const std::string& what) {
+    if (!ok) throw ConfigError(what);
+}
+
+// The MTU of the route between two machines: 1500, or a tunnel's inner MTU when either has one.
+std::uint32_t route_mtu(const MachineConfig& a, const MachineConfig& b);
 
 // The keys of one [[machine.workload]] table. A getter reports a missing required key, a wrong
 // type or a value out of range at the key (file:line:col, the full dotted key, what was
@@ -98,6 +107,15 @@ public:
     virtual engine::Tick stop() const = 0;
 };
 
+// What a kind with a peer checks across machines, once the loader has read every machine and
+// link: its machine, the peer (linked to it by a [[link]]; the loader reports an unlinked peer)
+// and the route's MTU.
+struct PeerView {
+    const MachineConfig& machine;
+    const MachineConfig& peer;
+    std::uint32_t mtu = 1500;
+};
+
 struct WorkloadKind {
     std::string_view name;                // `kind = "..."` in [[machine.workload]]
     std::type_index type;                 // its parameter struct (workloads/config.h)
@@ -107,20 +125,22 @@ struct WorkloadKind {
     bool after_machines = false;
     std::function<WorkloadConfig()> defaults;
     std::function<void(ParamReader&, WorkloadConfig&)> read;
+    // Errors through the reader, at the offending key; none for kinds without a peer.
+    std::function<void(ParamReader&, const WorkloadConfig&, const PeerView&)> check;
     std::function<std::unique_ptr<workloads::Workload>(const WorkloadConfig&, BuildContext&)> build;
 
     // A kind from its typed reader and factory.
     template <class P>
     static WorkloadKind of(std::string_view name, std::vector<std::string_view> keys, bool after_machines,
                            void (*read)(ParamReader&, P&),
-                           std::unique_ptr<workloads::Workload> (*build)(const P&, BuildContext&)) {
-        return WorkloadKind{name,
-                            typeid(P),
-                            std::move(keys),
-                            after_machines,
-                            [] { return WorkloadConfig(P{}); },
-                            [read](ParamReader& r, WorkloadConfig& w) { read(r, w.get<P>()); },
-                            [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); }};
+                           std::unique_ptr<workloads::Workload> (*build)(const P&, BuildContext&),
+                           void (*check)(ParamReader&, const P&, const PeerView&) = nullptr) {
+        WorkloadKind k{name, typeid(P), std::move(keys), after_machines, [] { return WorkloadConfig(P{}); },
+                       [read](ParamReader& r, WorkloadConfig& w) { read(r, w.get<P>()); }, nullptr,
+                       [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); }};
+        if (check)
+            k.check = [check](ParamReader& r, const WorkloadConfig& w, const PeerView& v) { check(r, w.get<P>(), v); };
+        return k;
     }
 };
 
@@ -138,6 +158,9 @@ template <class P> void read_hash(ParamReader& r, P& x, bool required) {
         x.impl = r.hash_impl(*a);
     }
 }
+
+// A sender_cpu is a CPU of the peer (reported at "sender_cpu").
+void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer);
 
 // The factory of a kind whose model needs only its CPU and its parameters.
 template <class Model, class P> std::unique_ptr<workloads::Workload> build_on_cpu(const P& x, BuildContext& b) {

@@ -128,16 +128,17 @@ TEST(UdpFlows, TheSameSeedGivesByteIdenticalJsonAnotherSeedOtherPhasesSameCounts
     EXPECT_EQ(metric(c, W, "datagrams_received"), 20'000);
 }
 
-TEST(UdpFlows, ADatagramLargerThanTheRouteMtuIsRefused) {
+TEST(UdpFlows, ADatagramLargerThanTheRouteMtuIsRefusedByTheLoaderAtItsLength) {
     // 1473 + 28 bytes of IPv4 and UDP headers > 1500: no IP fragmentation is modelled.
     try {
         run_text("too-long", two_machines("duration = \"1 ms\"", "x86/intel-icelake-server", 1,
                                           "flows = 1\ninterval = \"1 ms\"\nlength = 1473"));
         FAIL() << "accepted";
-    } catch (const system::ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("udp_flows 'clients' length 1473 does not fit the route's MTU 1500"),
-                  std::string::npos)
-            << e.what();
+    } catch (const scenario::InputError& e) {
+        ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
+        EXPECT_EQ(e.diagnostics[0].key, "machine[0].workload[0].length") << e.what();
+        EXPECT_NE(e.diagnostics[0].message.find("MTU 1500"), std::string::npos) << e.what();
+        EXPECT_NE(e.diagnostics[0].message.find("found 1473 bytes"), std::string::npos) << e.what();
     }
 }
 

@@ -1,5 +1,5 @@
 // The invalid-input corpus in tests/scenarios/invalid: each file states on its first two lines
-// the diagnostic and the line it must produce.
+// the diagnostic and the line (`# line: 12`) or line and column (`# line: 12:5`) it must produce.
 #include "test_support.h"
 
 #include <algorithm>
@@ -20,6 +20,7 @@ using namespace test_support;
 struct Expectation {
     std::string substring;
     int line = 0;
+    int column = 0; // 0: not stated
 };
 
 Expectation read_expectation(const fs::path& f) {
@@ -30,7 +31,11 @@ Expectation read_expectation(const fs::path& f) {
     const std::string e = "# expect: ", l = "# line: ";
     Expectation x;
     if (first.starts_with(e)) x.substring = first.substr(e.size());
-    if (second.starts_with(l)) x.line = std::stoi(second.substr(l.size()));
+    if (second.starts_with(l)) {
+        const std::string at = second.substr(l.size());
+        x.line = std::stoi(at);
+        if (const auto colon = at.find(':'); colon != std::string::npos) x.column = std::stoi(at.substr(colon + 1));
+    }
     return x;
 }
 
@@ -69,6 +74,9 @@ TEST_P(InvalidCorpus, IsRejectedWithTheExpectedDiagnosticAtTheExpectedLine) {
         EXPECT_EQ(it->line, x.line) << it->str();
         EXPECT_TRUE(it->file.ends_with(f.filename().string())) << it->str();
         EXPECT_GT(it->column, 0) << it->str();
+        if (x.column) {
+            EXPECT_EQ(it->column, x.column) << it->str();
+        }
     }
 }
 

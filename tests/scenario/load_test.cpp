@@ -423,5 +423,68 @@ TEST(DetectKind, MissingFileIsOneDiagnosticWithoutPosition) {
     }
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Checks that need a profile the shipped ones do not give: a copy of a shipped profile with a
+// line or a section left out, in a root of its own.
+
+// The shipped profile `name` without its lines from the first one containing `from` up to the next
+// section header (`section`: a whole [table]) or only that line.
+std::string profile_without(const std::string& name, const std::string& from, bool section) {
+    std::ifstream in(SOURCE_DIR / "data/profiles" / (name + ".toml"));
+    std::string out, line;
+    bool skipping = false;
+    while (std::getline(in, line)) {
+        if (skipping && section && line.starts_with("[")) skipping = false;
+        if (!skipping && line.find(from) != std::string::npos) {
+            skipping = section;
+            continue;
+        }
+        if (!skipping) out += line + "\n";
+    }
+    return out;
+}
+
+TEST(ProfileNeeds, ASpeFigureWithoutTheOtherIsReportedAtTheMachinesProfile) {
+    // The e500 path (policy ppc-spe, the default) needs both figures once one is given.
+    TempDir dir;
+    dir.write("data/profiles/powerpc/p1014-e500v2.toml", profile_without("powerpc/p1014-e500v2", "kernel_use_warning", false));
+    fs::path f = dir.write("s.toml", "[scenario]\nname = \"spe\"\n[[machine]]\nname = \"a\"\n"
+                                      "profile = \"powerpc/p1014-e500v2\"\ncpus = 1\n");
+    try {
+        load_scenario(f);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
+        EXPECT_EQ(e.diagnostics[0].key, "machine[0].profile");
+        EXPECT_EQ(e.diagnostics[0].line, 5); // profile = ...
+        EXPECT_EQ(e.diagnostics[0].column, 11);
+        EXPECT_NE(e.diagnostics[0].message.find("has no simd.kernel_use_warning"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ProfileNeeds, AUdpIperf3StreamWithoutUdpFiguresIsReportedAtProtocol) {
+    TempDir dir;
+    dir.write("data/profiles/x86/intel-icelake-server.toml", profile_without("x86/intel-icelake-server", "[udp]", true));
+    fs::path f = dir.write("s.toml", "[scenario]\nname = \"u\"\n"
+                                      "[[machine]]\nname = \"a\"\nprofile = \"x86/intel-icelake-server\"\ncpus = 1\n"
+                                      "[[machine.workload]]\nkind = \"iperf3\"\npeer = \"b\"\nprotocol = \"udp\"\n"
+                                      "[[machine]]\nname = \"b\"\nprofile = \"x86/intel-icelake-server\"\ncpus = 1\n"
+                                      "[[link]]\nends = [\"a\", \"b\"]\n");
+    try {
+        load_scenario(f);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        // both ends lack [udp]: one diagnostic per end, both at protocol (line 10, column 12)
+        ASSERT_EQ(e.diagnostics.size(), 2u) << e.what();
+        for (const Diagnostic& d : e.diagnostics) {
+            EXPECT_EQ(d.key, "machine[0].workload[0].protocol");
+            EXPECT_EQ(d.line, 10);
+            EXPECT_EQ(d.column, 12);
+            EXPECT_NE(d.message.find("needs the [udp] figures of both ends"), std::string::npos) << e.what();
+        }
+    }
+}
+
 } // namespace
 } // namespace kdsim::scenario

@@ -15,9 +15,8 @@ void read(ParamReader& r, ArpPingPongWorkload& x) {
 }
 
 std::unique_ptr<workloads::Workload> build(const ArpPingPongWorkload& x, BuildContext& b) {
-    net::Stack* stack = b.stack();
-    if (!stack) throw ConfigError("machine " + b.machine().name + ": arp_pingpong needs a link to its peer");
-    return std::make_unique<workloads::ArpPingPong>(b.env, x, *stack);
+    require(b.stack() != nullptr, "arp_pingpong '" + x.name + "': no link to its peer");
+    return std::make_unique<workloads::ArpPingPong>(b.env, x, *b.stack());
 }
 
 } // namespace

@@ -30,31 +30,39 @@ void read(ParamReader& r, Iperf3Workload& x) {
     }
 }
 
+// Both ends' profiles give the figures of the stream's protocol; the sender is a CPU of the peer;
+// a datagram fits the route's MTU (no IP fragmentation is modelled).
+void check(ParamReader& r, const Iperf3Workload& x, const PeerView& v) {
+    for (const MachineConfig* m : {&v.machine, &v.peer}) {
+        if (!m->profile.tcp)
+            r.error(m == &v.machine ? "kind" : "peer",
+                    fmt::format("an iperf3 stream needs the [tcp] figures of both ends; profile {} of machine '{}' has none",
+                                m->profile.name, m->name));
+        else if (x.udp && !m->profile.udp)
+            r.error("protocol", fmt::format("a UDP iperf3 stream needs the [udp] figures of both ends; profile {} of machine "
+                                      "'{}' has none",
+                                      m->profile.name, m->name));
+    }
+    check_sender_cpu(r, x.sender_cpu, v.peer);
+    if (x.udp && x.length + net::UDP_IP_HEADERS > v.mtu)
+        r.error("length", fmt::format("expected a datagram that fits the route's MTU {} with 28 bytes of IPv4 and UDP "
+                                      "headers (no IP fragmentation is modelled), found {} bytes",
+                                      v.mtu, x.length));
+}
+
 std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext& b) {
-    const MachineConfig& mc = b.machine();
     auto route = b.route(x.peer);
-    if (!route) throw ConfigError("machine " + mc.name + ": iperf3 needs a link to its peer '" + x.peer + "'");
-    const MachineConfig& peer = *route->peer;
-    if (!mc.profile.tcp || !peer.profile.tcp)
-        throw ConfigError("machine " + mc.name + ": iperf3 needs the [tcp] figures of both profiles");
-    if (x.sender_cpu < 0 || x.sender_cpu >= peer.cpus)
-        throw ConfigError("machine " + mc.name + ": iperf3 sender_cpu is not a CPU of '" + x.peer + "'");
-    if (x.udp && (!mc.profile.udp || !peer.profile.udp))
-        throw ConfigError("machine " + mc.name + ": a UDP iperf3 stream needs the [udp] figures of both profiles (" +
-                          mc.profile.name + ", " + peer.profile.name + ")");
-    if (x.udp && x.length + net::UDP_IP_HEADERS > route->mtu)
-        throw ConfigError("machine " + mc.name + ": iperf3 length " + std::to_string(x.length) +
-                          " does not fit the route's MTU " + std::to_string(route->mtu) + " (no IP fragmentation modelled)");
+    require(route.has_value(), "iperf3 '" + x.name + "': no link to its peer");
     const std::uint32_t first_flow = b.take_flows(static_cast<std::uint64_t>(x.parallel));
-    return std::make_unique<workloads::Iperf3>(b.env, x, b.end(mc.name),
-                                               *route->peer_cpus[static_cast<std::size_t>(x.sender_cpu)],
-                                               b.end(peer.name), route->mtu, first_flow, b.stop());
+    return std::make_unique<workloads::Iperf3>(b.env, x, b.end(b.machine().name),
+                                               *route->peer_cpus.at(static_cast<std::size_t>(x.sender_cpu)),
+                                               b.end(x.peer), route->mtu, first_flow, b.stop());
 }
 
 } // namespace
 
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
     "iperf3", {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"}, true,
-    read, build);
+    read, build, check);
 
 } // namespace kdsim::system

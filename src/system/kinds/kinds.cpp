@@ -3,6 +3,8 @@
 // every machine (it fixes their flow numbers).
 #include "system/workload_kind.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace kdsim::system {
@@ -33,6 +35,19 @@ const WorkloadKind* find_workload_kind(std::string_view name) {
     for (const WorkloadKind* k : workload_kinds())
         if (k->name == name) return k;
     return nullptr;
+}
+
+std::uint32_t route_mtu(const MachineConfig& a, const MachineConfig& b) {
+    std::uint32_t mtu = 1500;
+    for (const MachineConfig* x : {&a, &b})
+        if (x->tunnel) mtu = std::min(mtu, net::tunnel_inner_mtu(x->tunnel->kind));
+    return mtu;
+}
+
+void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer) {
+    if (sender_cpu >= peer.cpus)
+        r.error("sender_cpu", fmt::format("expected a CPU of the peer '{}' (0 to {}), found {}", peer.name,
+                                          peer.cpus - 1, sender_cpu));
 }
 
 const WorkloadKind& workload_kind_of(const WorkloadConfig& w) {

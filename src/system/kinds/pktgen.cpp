@@ -22,24 +22,26 @@ void read(ParamReader& r, PktgenWorkload& x) {
     if (auto t = r.duration("start", false, false)) x.start = *t;
 }
 
+// One generator kthread per peer CPU from 0.
+void check(ParamReader& r, const PktgenWorkload& x, const PeerView& v) {
+    if (x.threads > v.peer.cpus)
+        r.error("threads", fmt::format("expected at most one thread per CPU of the peer '{}' ({}), found {}", v.peer.name,
+                                       v.peer.cpus, x.threads));
+}
+
 std::unique_ptr<workloads::Workload> build(const PktgenWorkload& x, BuildContext& b) {
-    const MachineConfig& mc = b.machine();
-    const std::string what = "machine " + mc.name + ": pktgen '" + x.name + "'";
     auto route = b.route(x.peer);
-    if (!route) throw ConfigError(what + " needs a link to its peer '" + x.peer + "'");
-    const MachineConfig& peer = *route->peer;
-    if (x.threads > peer.cpus)
-        throw ConfigError(what + " has " + std::to_string(x.threads) + " threads, more than the CPUs of '" + x.peer +
-                          "' (" + std::to_string(peer.cpus) + ")");
+    require(route && x.threads <= static_cast<int>(route->peer_cpus.size()),
+            "pktgen '" + x.name + "': no link to its peer, or more threads than its CPUs");
     std::vector<kernel::Cpu*> threads(route->peer_cpus.begin(), route->peer_cpus.begin() + x.threads);
     const std::uint32_t flow = b.take_flows(1);
-    return std::make_unique<workloads::Pktgen>(b.env, x, b.end(mc.name), std::move(threads), b.end(peer.name), flow,
-                                               b.stop());
+    return std::make_unique<workloads::Pktgen>(b.env, x, b.end(b.machine().name), std::move(threads), b.end(x.peer),
+                                               flow, b.stop());
 }
 
 } // namespace
 
 extern const WorkloadKind pktgen_kind =
-    WorkloadKind::of<PktgenWorkload>("pktgen", {"peer", "threads", "frame", "start"}, true, read, build);
+    WorkloadKind::of<PktgenWorkload>("pktgen", {"peer", "threads", "frame", "start"}, true, read, build, check);
 
 } // namespace kdsim::system

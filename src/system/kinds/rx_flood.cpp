@@ -15,10 +15,29 @@ namespace {
 using workloads::RxFloodWorkload;
 using workloads::RxFlush;
 
+crypto::CipherPrim aead_prim(crypto::AeadAlg a) {
+    switch (a) {
+    case crypto::AeadAlg::CHACHA20_POLY1305: return crypto::CipherPrim::CHACHA20_POLY1305;
+    case crypto::AeadAlg::AES_128_GCM: return crypto::CipherPrim::AES128_GCM;
+    case crypto::AeadAlg::AES_256_GCM: return crypto::CipherPrim::AES256_GCM;
+    }
+    return crypto::CipherPrim::AES128_GCM;
+}
+
+// The fused AEAD primitive's fastest implementation in the profile: SIMD, else scalar.
+std::optional<crypto::CipherImpl> best_impl(const Profile& p, crypto::CipherPrim prim) {
+    if (auto impl = p.cipher.best(prim, true)) return impl;
+    return p.cipher.best(prim, false);
+}
+
 void read(ParamReader& r, RxFloodWorkload& x) {
-    if (auto a = r.choice("alg", false, {"aes-128-gcm", "chacha20-poly1305", "aes-256-gcm"}))
+    const auto a = r.choice("alg", false, {"aes-128-gcm", "chacha20-poly1305", "aes-256-gcm"});
+    if (a)
         x.alg = std::array{crypto::AeadAlg::AES_128_GCM, crypto::AeadAlg::CHACHA20_POLY1305,
                            crypto::AeadAlg::AES_256_GCM}[*a];
+    if (const Profile* p = r.profile(); p && (a || !r.has("alg")) && !best_impl(*p, aead_prim(x.alg)))
+        r.error("alg", fmt::format("rx_flood decrypts with a [cipher.{}.<impl>] table of profile {}, which has none",
+                                   crypto::to_string(aead_prim(x.alg)), p->name));
     if (auto b = r.bytes("payload", false, true)) {
         if (*b > 65535) r.error("payload", fmt::format("expected at most 65535 bytes, found {}", *b));
         else x.payload = *b;
@@ -54,15 +73,6 @@ void read(ParamReader& r, RxFloodWorkload& x) {
     if (auto v = r.integer("priority", false, 0, 99)) x.priority = static_cast<int>(*v);
 }
 
-crypto::CipherPrim aead_prim(crypto::AeadAlg a) {
-    switch (a) {
-    case crypto::AeadAlg::CHACHA20_POLY1305: return crypto::CipherPrim::CHACHA20_POLY1305;
-    case crypto::AeadAlg::AES_128_GCM: return crypto::CipherPrim::AES128_GCM;
-    case crypto::AeadAlg::AES_256_GCM: return crypto::CipherPrim::AES256_GCM;
-    }
-    return crypto::CipherPrim::AES128_GCM;
-}
-
 // The per-packet costs from the machine's profile: the fused AEAD primitive (the fastest SIMD
 // implementation, else the fastest scalar one) and, with a flush, the [flush] or [dma] per-line
 // figures.
@@ -70,12 +80,10 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
     const Profile& p = mc.profile;
     workloads::RxFloodCosts c;
     const crypto::CipherPrim prim = aead_prim(x.alg);
-    std::optional<crypto::CipherImpl> impl = p.cipher.best(prim, true);
-    if (!impl) impl = p.cipher.best(prim, false);
-    if (!impl)
-        throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name + "' needs a [cipher." +
-                          std::string(crypto::to_string(prim)) + ".<impl>] table in profile " + p.name +
-                          ", which has none");
+    const std::optional<crypto::CipherImpl> impl = best_impl(p, prim);
+    // the loader checks the scenario's profile; kdsim validate swaps in a calibrated one
+    require(impl.has_value(), "rx_flood '" + x.name + "' needs a [cipher." + std::string(crypto::to_string(prim)) +
+                                  ".<impl>] table in profile " + p.name + ", which has none");
     const crypto::CipherCost& cc = *p.cipher.get(prim, *impl);
     c.decrypt_per_call = cc.cycles_per_call;
     c.decrypt_per_byte = cc.cycles_per_byte;
@@ -92,10 +100,9 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
                                                      static_cast<double>(c.flush_lines) * p.flush->dirty_line +
                                                      static_cast<double>(read_lines) * p.flush->reread_line));
     } else {
-        if (!p.dma || p.dma->coherent)
-            throw ConfigError("machine " + mc.name + ": rx_flood '" + x.name +
-                              "' flush needs a non-coherent [dma] (inner_inv_line) or a [flush] table in profile " +
-                              p.name + (p.dma ? ", whose [dma] is coherent" : ", which has no [dma]"));
+        require(p.dma && !p.dma->coherent, "rx_flood '" + x.name +
+                                               "' flush needs a non-coherent [dma] (inner_inv_line) or a [flush] "
+                                               "table in profile " + p.name);
         c.flush_per_packet = static_cast<engine::Cycles>(c.flush_lines) * p.dma->inner_inv_line + p.dma->barrier;
     }
     return c;

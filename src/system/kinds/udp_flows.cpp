@@ -31,30 +31,34 @@ void read(ParamReader& r, UdpFlowsWorkload& x) {
     if (auto t = r.duration("start", false, false)) x.start = *t;
 }
 
+// Both ends' profiles give the [udp] figures and the [tcp] copy figures; the senders run on a CPU
+// of the peer; a datagram fits the route's MTU (no IP fragmentation is modelled).
+void check(ParamReader& r, const UdpFlowsWorkload& x, const PeerView& v) {
+    for (const MachineConfig* m : {&v.machine, &v.peer})
+        if (!m->profile.udp || !m->profile.tcp)
+            r.error(m == &v.machine ? "kind" : "peer",
+                    fmt::format("udp_flows needs the [udp] figures and the [tcp] copy figures of both ends; profile {} "
+                                "of machine '{}' lacks {}",
+                                m->profile.name, m->name, m->profile.udp ? "[tcp]" : "[udp]"));
+    check_sender_cpu(r, x.sender_cpu, v.peer);
+    if (x.length + net::UDP_IP_HEADERS > v.mtu)
+        r.error("length", fmt::format("expected a datagram that fits the route's MTU {} with 28 bytes of IPv4 and UDP "
+                                      "headers (no IP fragmentation is modelled), found {} bytes",
+                                      v.mtu, x.length));
+}
+
 std::unique_ptr<workloads::Workload> build(const UdpFlowsWorkload& x, BuildContext& b) {
-    const MachineConfig& mc = b.machine();
-    const std::string what = "machine " + mc.name + ": udp_flows '" + x.name + "'";
     auto route = b.route(x.peer);
-    if (!route) throw ConfigError(what + " needs a link to its peer '" + x.peer + "'");
-    const MachineConfig& peer = *route->peer;
-    if (!mc.profile.udp || !peer.profile.udp || !mc.profile.tcp || !peer.profile.tcp)
-        throw ConfigError(what + " needs the [udp] figures and the [tcp] copy figures of both profiles (" +
-                          mc.profile.name + ", " + peer.profile.name + ")");
-    if (x.sender_cpu < 0 || x.sender_cpu >= peer.cpus)
-        throw ConfigError(what + " sender_cpu is not a CPU of '" + x.peer + "'");
-    if (x.flows == 0 || x.interval == 0 || x.length == 0) throw ConfigError(what + " needs flows, interval and length > 0");
-    if (x.length + net::UDP_IP_HEADERS > route->mtu)
-        throw ConfigError(what + " length " + std::to_string(x.length) + " does not fit the route's MTU " +
-                          std::to_string(route->mtu) + " (no IP fragmentation modelled)");
+    require(route.has_value(), "udp_flows '" + x.name + "': no link to its peer");
     const std::uint32_t first_flow = b.take_flows(x.flows);
-    return std::make_unique<workloads::UdpFlows>(b.env, x, b.end(mc.name),
-                                                 *route->peer_cpus[static_cast<std::size_t>(x.sender_cpu)],
-                                                 b.end(peer.name), first_flow, b.stop());
+    return std::make_unique<workloads::UdpFlows>(b.env, x, b.end(b.machine().name),
+                                                 *route->peer_cpus.at(static_cast<std::size_t>(x.sender_cpu)),
+                                                 b.end(x.peer), first_flow, b.stop());
 }
 
 } // namespace
 
 extern const WorkloadKind udp_flows_kind = WorkloadKind::of<UdpFlowsWorkload>(
-    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"}, true, read, build);
+    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"}, true, read, build, check);
 
 } // namespace kdsim::system
