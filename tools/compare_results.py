@@ -11,7 +11,11 @@ statistics, for the per-packet ratios iperf3 used to derive) and compared; its c
 and count are compared with the typed findings of kind simd_clobber (format 3), and its verdict
 with theirs (the failure texts were reworded, so they are not compared). Integers and strings
 must be equal; a ratio recomputed from statistics may differ by rounding only (1e-9 relative).
-Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
+Figures that moved to their owner since (any format): a workload's digest_mismatches metric is
+the machine's typed findings of kind digest_mismatch (summed over the machine's workloads); the
+softirq_load's max_cryptd_queue and cryptd_drops metrics and a tunnel's cryptd_max_queue
+statistic are the statistics its cryptd registers (cryptd/cpu<N>/max_qlen, the longest of the
+CPUs, and cryptd/cpu<N>/refused). Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
 Python 3 standard library only.
 """
 import json
@@ -81,6 +85,14 @@ class After:
         hits = [v for p, v in self.stats.items() if matches(pattern, p)]
         return sum(hits) if hits else None
 
+    def stat_max(self, pattern, default=None):
+        """Largest of the statistics matching `pattern`; `default` when none does."""
+        hits = [v for p, v in self.stats.items() if matches(pattern, p)]
+        return max(hits) if hits else default
+
+    def findings(self, machine, kind):
+        return sum(c["count"] for c in self.j.get("finding_counts", []) if c["machine"] == machine and c["kind"] == kind)
+
     def category_cycles(self, machine, category):
         for m in self.j["machines"]:
             if m["name"] == machine:
@@ -122,6 +134,8 @@ def workload_metric(chk, after, where, w_old, w_new, key, old):
         prefix = side + "_tunnel_"
         if key.startswith(prefix):
             k = key[len(prefix):]
+            if k == "cryptd_max_queue":
+                return chk.same(where, old, after.stat_max(f"{ends[side]}/tunnel/*/cryptd/*/max_qlen", 0))
             return chk.same(where, old, after.stat(f"{ends[side]}/tunnel/*/{TUNNEL.get(k, k)}"))
         for unit, count in (("segment", "segments_received"), ("datagram", "datagrams_received")):
             prefix = f"{side}_cycles_per_{unit}."
@@ -143,6 +157,39 @@ def workload_metric(chk, after, where, w_old, w_new, key, old):
         value = None if None in parts or frames is None else sum(parts) / (frames or 1)
         return chk.same(where, old, value, exact=False)
     chk.errors.append(f"{where}: no mapping for format-1 metric '{key}'")
+
+
+MOVED_METRICS = ("digest_mismatches", "max_cryptd_queue", "cryptd_drops")
+
+
+def moved_metrics(chk, after, old):
+    """Compares the workload metrics that moved to findings or to cryptd's statistics, and
+    returns a copy of `old` without them (rx_flood's own max_cryptd_queue stays)."""
+    old = json.loads(json.dumps(old))
+    mismatches = {}
+    for i, w in enumerate(old["workloads"]):
+        if not w["kind"].startswith(("softirq_load", "module_load", "hash_list", "tcrypt")):
+            continue
+        base = f"{w['machine']}/workload/{w['name']}/cryptd/*"
+        for m in w["metrics"]:
+            where = f"workloads[{i}]({w['name']}).{m['key']}"
+            if m["key"] == "digest_mismatches":
+                mismatches[w["machine"]] = mismatches.get(w["machine"], 0) + m["value"]
+            elif m["key"] == "max_cryptd_queue":
+                chk.same(where, m["value"], after.stat_max(base + "/max_qlen"))
+            elif m["key"] == "cryptd_drops":
+                chk.same(where, m["value"], after.stat(base + "/refused"))
+        w["metrics"] = [m for m in w["metrics"] if m["key"] not in MOVED_METRICS]
+    for machine, n in mismatches.items():
+        chk.same(f"{machine}: digest_mismatches", n, after.findings(machine, "digest_mismatch"))
+    return old
+
+
+def moved_stat(after, path):
+    """The value after of a statistic path that moved, or MISSING."""
+    if path.endswith("/cryptd_max_queue"):
+        return after.stat_max(path[: -len("cryptd_max_queue")] + "cryptd/*/max_qlen", 0)
+    return MISSING
 
 
 def compare_cpu(chk, after, where, machine, c_old, c_new):
@@ -176,10 +223,11 @@ def compare_cpu(chk, after, where, machine, c_old, c_new):
 def compare(old, new, name):
     chk = Check(name)
     after = After(new)
+    old = moved_metrics(chk, after, old)
     if old.get("format_version", 1) == new.get("format_version"):  # every figure by its own key or path
         old_stats = {s["path"]: s for s in old["statistics"]}
         for p, s in old_stats.items():
-            chk.same(f"statistics[{p}]", s["value"], after.stats.get(p, MISSING))
+            chk.same(f"statistics[{p}]", s["value"], after.stats.get(p, moved_stat(after, p)))
         old, new = dict(old), dict(new)
         for j in (old, new):
             j.pop("statistics", None)

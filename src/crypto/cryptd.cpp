@@ -38,6 +38,7 @@ struct Cryptd::CpuQueue {
     CryptoQueue queue;
     kernel::WorkStruct work;
     kernel::WorkerPool pool;
+    CryptdStats stats; // this CPU's
     CpuQueue(Cryptd* c, kernel::Cpu& cpu, std::size_t max_qlen)
         : cryptd(c), queue(max_qlen), work{&Cryptd::cryptd_queue_worker, this, false},
           pool(cpu, c->costs_.workqueue, "kworker/" + std::to_string(cpu.id()) + ":cryptd") {}
@@ -56,6 +57,20 @@ Cryptd::~Cryptd() = default;
 
 std::size_t Cryptd::qlen(int cpu) const { return queues_[static_cast<std::size_t>(cpu)]->queue.qlen(); }
 
+void Cryptd::register_stats(const stats::Scope& s) const {
+    for (std::size_t i = 0; i < queues_.size(); ++i) {
+        if (!queues_[i]) continue;
+        const CryptdStats& q = queues_[i]->stats;
+        s.sub("cpu" + std::to_string(i))
+            .counter("enqueued", q.enqueued, "count", "requests queued (-EINPROGRESS)")
+            .counter("backlogged", q.backlogged, "count", "requests queued past max_cpu_qlen on the backlog (-EBUSY)")
+            .counter("refused", q.refused, "count", "requests dropped: the queue was full (-ENOSPC)")
+            .counter("completed", q.completed, "count", "requests run and completed by cryptd_queue_worker")
+            .counter("worker_runs", q.worker_runs, "count", "cryptd_queue_worker runs (one request each)")
+            .counter("max_qlen", q.max_qlen, "count", "the longest this CPU's queue was");
+    }
+}
+
 // Models: cryptd_enqueue_request() (crypto/cryptd.c)
 engine::Task<int> Cryptd::cryptd_enqueue_request(kernel::Cpu& cpu, CryptoAsyncRequest req) {
     CpuQueue& q = *queues_[static_cast<std::size_t>(cpu.id())];
@@ -64,11 +79,14 @@ engine::Task<int> Cryptd::cryptd_enqueue_request(kernel::Cpu& cpu, CryptoAsyncRe
     const int err = q.queue.crypto_enqueue_request(req);
     if (err != -ENOSPC) {
         ++req.tfm->in_flight; // refcount_inc(refcnt)
-        ++(err == -EBUSY ? stats_.backlogged : stats_.enqueued);
-        stats_.max_qlen = std::max<std::uint64_t>(stats_.max_qlen, q.queue.qlen());
+        for (CryptdStats* s : {&stats_, &q.stats}) {
+            ++(err == -EBUSY ? s->backlogged : s->enqueued);
+            s->max_qlen = std::max<std::uint64_t>(s->max_qlen, q.queue.qlen());
+        }
         co_await q.pool.queue_work(cpu, q.work); // queue_work_on(smp_processor_id(), cryptd_wq, ...)
     } else {
         ++stats_.refused;
+        ++q.stats.refused;
     }
     co_await kernel::local_bh_enable(cpu);
     co_return err;
@@ -79,6 +97,7 @@ engine::Task<> Cryptd::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
     CpuQueue& q = *static_cast<CpuQueue*>(ctx);
     Cryptd& d = *q.cryptd;
     ++d.stats_.worker_runs;
+    ++q.stats.worker_runs;
     co_await kernel::local_bh_disable(cpu);
     std::optional<CryptoAsyncRequest> backlog;
     if (const CryptoAsyncRequest* b = q.queue.crypto_get_backlog()) backlog = *b;
@@ -98,6 +117,7 @@ engine::Task<> Cryptd::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
     co_await kernel::local_bh_enable(cpu);
     --tfm.in_flight; // refcount_dec_and_test(&ctx->refcnt)
     ++d.stats_.completed;
+    ++q.stats.completed;
     if (q.queue.qlen()) co_await q.pool.queue_work(cpu, q.work);
 }
 

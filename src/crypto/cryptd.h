@@ -22,6 +22,7 @@
 #include "engine/task.h"
 #include "kernel/cpu.h"
 #include "kernel/workqueue.h"
+#include "stats/registry.h"
 
 #include <cerrno>
 #include <cstddef>
@@ -94,7 +95,7 @@ struct CryptdStats {
     std::uint64_t refused = 0;   // -ENOSPC
     std::uint64_t completed = 0;
     std::uint64_t worker_runs = 0; // cryptd_queue_worker calls
-    std::uint64_t max_qlen = 0;    // the longest any CPU's queue was
+    std::uint64_t max_qlen = 0;    // the longest the queue was
 };
 
 class Cryptd {
@@ -112,7 +113,10 @@ public:
     // cryptd_enqueue_request on the calling CPU's queue: -EINPROGRESS, -EBUSY or -ENOSPC.
     engine::Task<int> cryptd_enqueue_request(kernel::Cpu& cpu, CryptoAsyncRequest req);
     std::size_t qlen(int cpu) const;
+    // Summed over the CPUs (max_qlen: the longest any CPU's queue was).
     const CryptdStats& stats() const { return stats_; }
+    // Registers each CPU's queue counters under `s`/cpu<N>.
+    void register_stats(const stats::Scope& s) const;
 
 private:
     struct CpuQueue;

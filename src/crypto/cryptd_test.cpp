@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <string>
 #include <vector>
 
@@ -156,6 +158,23 @@ TEST(Cryptd, AFullQueueRefusesWithEnospcOrBacklogsWithEbusyAndTellsTheBacklogWhe
     EXPECT_EQ(s.completed, 3u);
     EXPECT_EQ(s.worker_runs, 3u);
     EXPECT_EQ(s.max_qlen, 3u);
+}
+
+TEST(Cryptd, RegistersEachCpusQueueCountersUnderItsPlace) {
+    // The run of the test above (max_cpu_qlen 2; 1, 2 queued, 3 refused, 4 backlogged; three
+    // worker runs) on CPU 0: its queue's counters under <scope>/cpu0, as stats() sums them.
+    Harness h(CryptdCosts{}, 2);
+    stats::Registry reg;
+    h.cryptd.register_stats(stats::Scope(reg, "m/cryptd"));
+    h.run(4, {4});
+    std::map<std::string, double> v;
+    for (const stats::Entry& e : reg.entries()) v[e.path] = e.value();
+    EXPECT_EQ(v, (std::map<std::string, double>{{"m/cryptd/cpu0/enqueued", 2},
+                                                 {"m/cryptd/cpu0/backlogged", 1},
+                                                 {"m/cryptd/cpu0/refused", 1},
+                                                 {"m/cryptd/cpu0/completed", 3},
+                                                 {"m/cryptd/cpu0/worker_runs", 3},
+                                                 {"m/cryptd/cpu0/max_qlen", 3}}));
 }
 
 TEST(Cryptd, ChargesEnqueueQueueWorkAndProcessOneWorkAsTheWorkItemIsQueuedAndRun) {

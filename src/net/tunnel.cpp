@@ -284,6 +284,11 @@ Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
     input_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::input_done, this};
 }
 
+void Esp::register_stats(const stats::Scope& s) const {
+    TunnelBase::register_stats(s);
+    cryptd_->register_stats(s.sub("cryptd"));
+}
+
 std::uint32_t Esp::inner_mtu() const { return tunnel_inner_mtu(TunnelKind::ESP); }
 
 // WireGuard: wg-quick's default; ESP: esp4_get_mtu for a tunnel-mode SA on a 1500-byte device
@@ -317,7 +322,6 @@ engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const 
     }
     requests_[slot] = Request{p, false};
     const int err = co_await cryptd_->cryptd_enqueue_request(cpu, crypto::CryptoAsyncRequest{&tfm, slot, 0});
-    stats_.cryptd_max_queue = cryptd_->stats().max_qlen;
     if (err == -ENOSPC) {
         ++stats_.ring_drops;
         free_requests_.push_back(slot);

@@ -122,7 +122,6 @@ struct TunnelStats {
     std::uint64_t ring_drops = 0;       // dropped: a crypt ring or the cryptd queue was full
     std::uint64_t sync_crypts = 0;      // AEAD ran in the calling context
     std::uint64_t async_crypts = 0;     // AEAD went through cryptd
-    std::uint64_t cryptd_max_queue = 0;
     std::uint64_t reordered_waits = 0;  // WireGuard: an rx poll stopped at a packet still being decrypted
     crypto::AeadPathStats aead;
 };
@@ -133,7 +132,7 @@ public:
     const TunnelStats& stats() const { return stats_; }
     virtual TunnelKind kind() const = 0;
     // Registers the tunnel's counters under `s` (<machine>/tunnel/wg0 or .../esp0).
-    void register_stats(const stats::Scope& s) const {
+    virtual void register_stats(const stats::Scope& s) const {
         const TunnelStats& t = stats_;
         s.counter("tx_packets", t.tx_packets, "count", "inner packets handed to the tunnel")
             .counter("encrypted", t.encrypted, "count", "packets encrypted")
@@ -145,7 +144,6 @@ public:
             .counter("ring_drops", t.ring_drops, "count", "packets dropped: a crypt ring or the cryptd queue was full")
             .counter("sync_crypts", t.sync_crypts, "count", "AEAD requests run in the calling context")
             .counter("async_crypts", t.async_crypts, "count", "AEAD requests that went through cryptd")
-            .counter("cryptd_max_queue", t.cryptd_max_queue, "count", "longest cryptd queue seen")
             .counter("reordered_waits", t.reordered_waits, "count", "WireGuard: rx polls stopped at a packet still being decrypted");
         s.sub("aead")
             .counter("calls", t.aead.calls, "count", "AEAD operations")
@@ -251,6 +249,8 @@ public:
     engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
     engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
     const crypto::Cryptd& cryptd() const { return *cryptd_; }
+    // The tunnel's counters, and its cryptd's under `s`/cryptd.
+    void register_stats(const stats::Scope& s) const override;
 
 private:
     // A request in cryptd: its packet, in a slot the completion frees.

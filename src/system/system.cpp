@@ -278,6 +278,8 @@ void System::write_trace(const std::function<void(std::string_view)>& out) const
 results::RunResults System::run() {
     for (Machine& m : machines_)
         for (auto& w : m.workloads) w->start();
+    for (Machine& m : machines_) // what a workload owns exists once it has started
+        for (auto& w : m.workloads) w->register_stats(stats::Scope(stats_, m.cfg->name));
     for (Machine& m : machines_)
         for (auto& c : m.cpus) c->boot();
     // A fixed duration runs to its end even when finite workloads end early; otherwise the

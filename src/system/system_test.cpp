@@ -165,11 +165,11 @@ TEST_P(SoftirqInsideTaskBracket, OnlyPoliciesThatLetSoftirqNestClobberTheTaskReg
         EXPECT_EQ(clobbers[0]->machine, "m");
         EXPECT_NE(clobbers[0]->victim.find("cryptomgr"), std::string::npos) << clobbers[0]->victim;
         EXPECT_NE(clobbers[0]->culprit.find("softirq NET_RX"), std::string::npos) << clobbers[0]->culprit;
-        // the clobbered hashes fail to verify: each one a typed finding of the task's context,
-        // as many as the workloads counted
-        const double mismatches = metric(r, "cryptomgr", "digest_mismatches") + metric(r, "nic_rx", "digest_mismatches");
-        EXPECT_GT(mismatches, 0);
-        EXPECT_EQ(static_cast<double>(results::finding_count(r, "digest_mismatch")), mismatches);
+        // the clobbered hashes fail to verify: each call hashed with clobbered registers fed
+        // corrupted bytes to the digest, so one typed finding (the only record of it) per call
+        const double clobbered = metric(r, "cryptomgr", "clobbered_calls") + metric(r, "nic_rx", "clobbered_calls");
+        EXPECT_GT(clobbered, 0);
+        EXPECT_EQ(static_cast<double>(results::finding_count(r, "digest_mismatch")), clobbered);
         const auto digests = results::findings_of(r, "digest_mismatch");
         ASSERT_FALSE(digests.empty());
         EXPECT_NE(digests[0]->where.find("sha256"), std::string::npos) << digests[0]->where;
@@ -177,8 +177,10 @@ TEST_P(SoftirqInsideTaskBracket, OnlyPoliciesThatLetSoftirqNestClobberTheTaskReg
     } else {
         EXPECT_EQ(results::finding_count(r, "simd_clobber"), 0u);
         EXPECT_FALSE(r.failed) << (r.failures.empty() ? "" : r.failures[0]);
-        EXPECT_EQ(metric(r, "cryptomgr", "digest_mismatches"), 0);
-        EXPECT_EQ(metric(r, "nic_rx", "digest_mismatches"), 0);
+        // every digest was checked, and every one verified
+        EXPECT_GT(metric(r, "cryptomgr", "digests_checked"), 0);
+        EXPECT_GT(metric(r, "nic_rx", "digests_checked"), 0);
+        EXPECT_EQ(results::finding_count(r, "digest_mismatch"), 0u);
     }
 }
 

@@ -184,19 +184,18 @@ results::WorkloadResult SoftirqLoad::result() const {
     add(r, "interrupts", static_cast<double>(raised_), "count");
     add(r, "packets_processed", static_cast<double>(processed_), "count");
     add(r, "max_backlog", static_cast<double>(max_backlog_), "count");
-    if (cryptd_) add(r, "max_cryptd_queue", static_cast<double>(cryptd_->stats().max_qlen), "count");
-    if (cryptd_ && cryptd_->stats().refused) add(r, "cryptd_drops", static_cast<double>(cryptd_->stats().refused), "count");
     add(r, "packets_per_s", env_.sim.now() ? static_cast<double>(processed_) / engine::to_s(env_.sim.now()) : 0, "1/s");
     add(r, "simd_calls", static_cast<double>(stats_.simd_calls), "count");
     add(r, "fallback_calls", static_cast<double>(stats_.fallback_calls), "count");
     add(r, "clobbered_calls", static_cast<double>(clobbered_calls_), "count");
     add(r, "hash_calls", static_cast<double>(stats_.calls), "count");
     if (env_.cache) add(r, "cold_calls", static_cast<double>(stats_.cold_calls), "count");
-    if (env_.functional) {
-        add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
-        add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
-    }
+    if (env_.functional) add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
     return r;
+}
+
+void SoftirqLoad::register_stats(const stats::Scope& machine) const {
+    if (cryptd_) cryptd_->register_stats(machine.sub("workload").sub(cfg_.name).sub("cryptd"));
 }
 
 } // namespace kdsim::workloads

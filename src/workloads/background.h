@@ -68,6 +68,7 @@ public:
     void start() override;
     bool finite() const override { return cfg_.count > 0; }
     results::WorkloadResult result() const override;
+    void register_stats(const stats::Scope& machine) const override;
     void on_event(std::uint64_t arg) override; // the device raises its interrupt
 
 private:

@@ -47,6 +47,15 @@ struct Harness {
         sim.run(until);
         cpu.finish();
     }
+    // A counter the workload registers below machine "m" (after start()).
+    double stat(const std::string& path) const {
+        stats::Registry reg;
+        load->register_stats(stats::Scope(reg, "m"));
+        for (const stats::Entry& e : reg.entries())
+            if (e.path == path) return e.value();
+        ADD_FAILURE() << "no statistic " << path;
+        return -1;
+    }
     double metric(const std::string& key) const {
         for (const auto& m : load->result().metrics)
             if (m.key == key) return m.value;
@@ -84,7 +93,14 @@ TEST(SoftirqLoad, WithCryptdThePollQueuesEachPacketAndCryptdsKworkerHashesItInTa
     Harness h(packets(20, 100 * engine::PS_PER_US, true));
     h.run();
     EXPECT_EQ(h.metric("packets_processed"), 20);
-    EXPECT_EQ(h.metric("max_cryptd_queue"), 1); // each request done before the next arrives
+    // each request done before the next arrives: the queue never holds two
+    EXPECT_EQ(h.stat("m/workload/nic_rx/cryptd/cpu0/max_qlen"), 1);
+    EXPECT_EQ(h.stat("m/workload/nic_rx/cryptd/cpu0/enqueued"), 20);
+    EXPECT_EQ(h.stat("m/workload/nic_rx/cryptd/cpu0/worker_runs"), 20);
+    // the 20th packet's hash (the child, in the worker) ends this finite run before cryptd's
+    // completion of that request: 19 completed
+    EXPECT_EQ(h.stat("m/workload/nic_rx/cryptd/cpu0/completed"), 19);
+    EXPECT_EQ(h.stat("m/workload/nic_rx/cryptd/cpu0/refused"), 0);
     EXPECT_EQ(h.cycles(CtxKind::TASK, Cat::CRYPTO), 20 * PACKET);
     EXPECT_EQ(h.cycles(CtxKind::SOFTIRQ, Cat::CRYPTO), 0u);
 }

@@ -35,10 +35,7 @@ void HashWorkloadBase::add_common(results::WorkloadResult& r) const {
     add(r, "throughput_mb_per_s", elapsed ? static_cast<double>(stats_.bytes) / engine::to_us(elapsed) : 0, "MB/s");
     add(r, "clobbered_calls", static_cast<double>(clobbered_calls_), "count");
     if (env_.cache) add(r, "cold_calls", static_cast<double>(stats_.cold_calls), "count");
-    if (env_.functional) {
-        add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
-        add(r, "digest_mismatches", static_cast<double>(stats_.digest_mismatches), "count");
-    }
+    if (env_.functional) add(r, "digests_checked", static_cast<double>(stats_.digests_checked), "count");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -57,6 +57,9 @@ public:
     virtual void start() = 0;
     virtual bool finite() const = 0;
     virtual results::WorkloadResult result() const = 0;
+    // Registers the counters of model objects the workload owns (a cryptd of its own) under
+    // its machine's scope, once, after start(); most own none.
+    virtual void register_stats(const stats::Scope& machine) const { (void)machine; }
 
 protected:
     results::WorkloadResult base_result(const std::string& name, const std::string& kind) const {
