@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kdsim builds with, if any is missing. Needs root (or sudo).
+# clang and its runtimes build the loader fuzzer (tools/fuzz.sh); the rest builds with g++.
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev
+  clang libclang-rt-dev
 )
 # Opt-in: KDSIM_PEERS=1 also installs the peers of bench/peers (kdsim_peers_bench, built with
 # -DKDSIM_BUILD_PEERS=ON) and the measuring tools of bench/peers_callgrind.sh and

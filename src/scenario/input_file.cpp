@@ -101,13 +101,17 @@ std::optional<std::string> read_input_text(const std::filesystem::path& path, Re
                             MAX_INPUT_BYTES >> 20));
         return std::nullopt;
     }
-    std::string text(MAX_INPUT_BYTES + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    std::string text;
+    if (!ec) text.reserve(static_cast<std::size_t>(size));
+    char chunk[1 << 16];
+    while (in && text.size() <= MAX_INPUT_BYTES) {
+        in.read(chunk, sizeof chunk);
+        text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    }
     if (in.bad()) {
         r.error(toml::source_position{0, 0}, "", "cannot read file: I/O error");
         return std::nullopt;
     }
-    text.resize(static_cast<std::size_t>(in.gcount()));
     if (text.size() > MAX_INPUT_BYTES) { // it grew while being read
         r.error(toml::source_position{0, 0}, "",
                 fmt::format("cannot read file: more than the {} MiB an input file may have", MAX_INPUT_BYTES >> 20));
@@ -130,16 +134,20 @@ std::optional<toml::table> parse_toml_text(const std::string& text, Reader& r) {
     }
 }
 
-std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r) {
-    auto text = read_input_text(path, r);
-    if (!text) return std::nullopt;
-    auto tbl = parse_toml_text(*text, r);
+std::optional<toml::table> parse_input_text(const std::string& text, Reader& r) {
+    auto tbl = parse_toml_text(text, r);
     if (!tbl) return std::nullopt;
     if (tbl->empty()) {
         r.error_file("", "empty file: expected a [scenario] or [profile] table");
         return std::nullopt;
     }
     return tbl;
+}
+
+std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r) {
+    auto text = read_input_text(path, r);
+    if (!text) return std::nullopt;
+    return parse_input_text(*text, r);
 }
 
 } // namespace kdsim::scenario::detail

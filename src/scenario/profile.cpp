@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
 
 namespace kdsim::scenario::detail {
 
@@ -179,6 +182,28 @@ void read_hash(Reader& r, const toml::table& root, system::Profile& p, bool arch
 }
 
 
+// Profiles already read in this process, by path and by the text they were read from: a run of
+// many scenarios (experiments, sweeps) parses each profile once. Only valid profiles are kept;
+// a file whose text changed is read again.
+struct CachedProfile {
+    std::string text;
+    system::Profile profile;
+};
+std::mutex profile_cache_mutex;
+std::map<std::string, CachedProfile> profile_cache;
+
+std::optional<system::Profile> cached_profile(const std::string& key, const std::string& text) {
+    std::lock_guard lock(profile_cache_mutex);
+    auto it = profile_cache.find(key);
+    if (it == profile_cache.end() || it->second.text != text) return std::nullopt;
+    return it->second.profile;
+}
+
+void cache_profile(std::string key, std::string text, const system::Profile& p) {
+    std::lock_guard lock(profile_cache_mutex);
+    profile_cache.insert_or_assign(std::move(key), CachedProfile{std::move(text), p});
+}
+
 } // namespace
 
 std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg) {
@@ -192,7 +217,12 @@ std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAl
 std::optional<system::Profile> read_profile(const fs::path& file, const std::string& display,
                                             std::vector<Diagnostic>& out) {
     Reader r(display, out);
-    auto root = parse_file(file, r);
+    auto text = read_input_text(file, r);
+    if (!text) return std::nullopt;
+    std::error_code ec;
+    std::string cache_key = fs::absolute(file, ec).lexically_normal().generic_string() + '\n' + display;
+    if (auto hit = cached_profile(cache_key, *text)) return hit;
+    auto root = parse_input_text(*text, r);
     if (!root) return std::nullopt;
 
     system::Profile p;
@@ -214,6 +244,7 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     read_optional_sections(r, *root, p, arch_ok);
     read_memory(r, *root, p);
     if (r.errors()) return std::nullopt;
+    cache_profile(std::move(cache_key), std::move(*text), p);
     return p;
 }
 

@@ -100,6 +100,8 @@ std::optional<std::string> read_input_text(const std::filesystem::path& path, Re
 std::optional<toml::source_position> find_deep_key(std::string_view text, std::size_t max_parts);
 // Parses `text` read from r.file(); a key too deep or a syntax error is reported through `r`.
 std::optional<toml::table> parse_toml_text(const std::string& text, Reader& r);
+// parse_toml_text, and a file with no keys is an error too.
+std::optional<toml::table> parse_input_text(const std::string& text, Reader& r);
 // Reads and parses a TOML file. A read error, a syntax error or a file with no keys is
 // reported through `r` and gives nullopt.
 std::optional<toml::table> parse_file(const std::filesystem::path& path, Reader& r);
