@@ -251,7 +251,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     std::size_t before = out_.size();
     workloads_read_.clear();
     system::MachineConfig mc;
-    auto name = r_.string(m, "name", mkey + ".name", true);
+    auto name = r_.name(m, "name", mkey + ".name", true);
     if (name) mc.name = *name;
 
     const system::Profile* prof = nullptr;

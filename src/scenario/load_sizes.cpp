@@ -80,7 +80,14 @@ std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml:
         if (!rel) return std::nullopt;
         const fs::path* rt = root(*file_node, wkey + ".sizes_file");
         if (!rt) return std::nullopt;
-        fs::path path = fs::path(*rel).is_absolute() ? fs::path(*rel) : *rt / *rel;
+        fs::path relp = fs::path(*rel).lexically_normal();
+        if (relp.is_absolute() || relp.has_root_name() || (!relp.empty() && *relp.begin() == "..")) {
+            r_.error(*file_node, wkey + ".sizes_file",
+                     fmt::format("expected a path below the root ({}), found {}", detail::display_path(*rt),
+                                 describe(file_node)));
+            return std::nullopt;
+        }
+        fs::path path = *rt / relp;
         tsv_display = detail::display_path(path);
         std::ifstream in(path);
         std::error_code ec;
@@ -88,6 +95,12 @@ std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml:
             r_.error(*file_node, wkey + ".sizes_file",
                      fmt::format("no sizes file {} (sizes_file is relative to the root, {})", tsv_display,
                                  fs::absolute(*rt, ec).lexically_normal().generic_string()));
+            return std::nullopt;
+        }
+        if (auto size = fs::file_size(path, ec); !ec && size > detail::MAX_INPUT_BYTES) {
+            r_.error(*file_node, wkey + ".sizes_file",
+                     fmt::format("the sizes file {} has {} bytes, more than the {} MiB an input file may have",
+                                 tsv_display, size, detail::MAX_INPUT_BYTES >> 20));
             return std::nullopt;
         }
         Reader tsv(tsv_display, out_);

@@ -61,7 +61,7 @@ std::optional<system::WorkloadConfig> ScenarioLoader::read_workload(const toml::
 
     system::WorkloadConfig wl = kind.defaults();
     std::string name = wl.name();
-    if (auto n = r_.string(w, "name", wkey + ".name", false)) name = *n;
+    if (auto n = r_.name(w, "name", wkey + ".name", false)) name = *n;
     int cpu = 0;
     if (auto c = r_.integer(w, "cpu", wkey + ".cpu", false, 0, MAX_CPUS - 1)) {
         if (cpus && *c >= *cpus)

@@ -73,7 +73,7 @@ void read_header(Reader& r, const toml::table& root, const fs::path& file, syste
         r.table(root, "profile", "profile", true, "a table [profile] with name, arch and description");
     if (!h) return;
     r.check_keys(*h, "profile", "[profile]", {"name", "arch", "description"});
-    if (auto name = r.string(*h, "name", "profile.name", true)) {
+    if (auto name = r.name(*h, "name", "profile.name", true, true)) {
         auto expected = name_from_path(file);
         if (expected && *name != *expected)
             r.error(*h->get("name"), "profile.name",

@@ -255,6 +255,23 @@ std::optional<std::string> Reader::string(const toml::table& parent, std::string
     return n->as_string()->get();
 }
 
+std::optional<std::string> Reader::name(const toml::table& parent, std::string_view name, const std::string& key,
+                                        bool required, bool path) {
+    auto s = string(parent, name, key, required);
+    if (!s) return std::nullopt;
+    auto bad = std::find_if(s->begin(), s->end(), [&](unsigned char c) {
+        return c < 0x20 || c == 0x7f || c == ' ' || (!path && c == '/');
+    });
+    if (s->size() > MAX_NAME_BYTES || bad != s->end()) {
+        error(*parent.get(name), key,
+              fmt::format("expected a name of at most {} bytes with no space, control character{}; found {}",
+                          MAX_NAME_BYTES, path ? "" : " or '/' (names are parts of statistic paths)",
+                          describe(parent.get(name))));
+        return std::nullopt;
+    }
+    return s;
+}
+
 std::optional<std::int64_t> Reader::integer(const toml::table& parent, std::string_view name, const std::string& key,
                                             bool required, std::int64_t lo, std::int64_t hi) {
     const toml::node* n = parent.get(name);

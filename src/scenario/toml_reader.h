@@ -62,6 +62,10 @@ public:
                              std::string_view what);
     std::optional<std::string> string(const toml::table& parent, std::string_view name, const std::string& key,
                                       bool required, bool non_empty = true);
+    // A name (of a scenario, machine, workload or profile): a non-empty string of at most
+    // MAX_NAME_BYTES with no space or control character, and no '/' unless `path`.
+    std::optional<std::string> name(const toml::table& parent, std::string_view name, const std::string& key,
+                                    bool required, bool path = false);
     std::optional<std::int64_t> integer(const toml::table& parent, std::string_view name, const std::string& key,
                                         bool required, std::int64_t lo, std::int64_t hi);
     std::optional<bool> boolean(const toml::table& parent, std::string_view name, const std::string& key,
@@ -92,6 +96,7 @@ private:
 // Bounds on what an input file may be (input_file.cpp).
 inline constexpr std::uintmax_t MAX_INPUT_BYTES = 16u << 20;
 inline constexpr std::size_t MAX_KEY_PARTS = 64; // parts of a dotted key or table header
+inline constexpr std::size_t MAX_NAME_BYTES = 128;
 
 // The text of a regular file of at most MAX_INPUT_BYTES; anything else is reported through `r`.
 std::optional<std::string> read_input_text(const std::filesystem::path& path, Reader& r);

@@ -15,14 +15,26 @@ void read_simd_user(ParamReader& r, SimdUserWorkload& x) {
     if (auto t = r.duration("chunk", false, true)) x.chunk = *t;
 }
 
+// A timer period below 1 us: no clockevent device programs one (their min_delta_ns are
+// microseconds), and cyclictest's -i takes whole microseconds; such a run would never finish.
+void read_timer_period(ParamReader& r, engine::Tick& period) {
+    auto t = r.duration("period", false, true);
+    if (!t) return;
+    if (*t < engine::PS_PER_US)
+        r.error("period", "expected a period of at least 1 us (no timer fires more often; cyclictest's -i is in "
+                          "whole microseconds)");
+    else
+        period = *t;
+}
+
 void read_cyclictest(ParamReader& r, CyclictestWorkload& x) {
     if (auto v = r.integer("priority", false, 1, 99)) x.priority = static_cast<int>(*v);
-    if (auto t = r.duration("period", false, true)) x.period = *t;
+    read_timer_period(r, x.period);
     if (auto v = r.integer("loops", false, 0, INT64_MAX)) x.loops = static_cast<std::uint64_t>(*v);
 }
 
 void read_softirq_load(ParamReader& r, SoftirqLoadWorkload& x) {
-    if (auto t = r.duration("period", false, true)) x.period = *t;
+    read_timer_period(r, x.period);
     if (auto t = r.duration("jitter", false, false)) x.jitter = *t;
     if (auto b = r.boolean("hmac", false)) x.hmac = *b;
     if (auto b = r.boolean("cryptd", false)) x.cryptd = *b;
