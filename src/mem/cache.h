@@ -6,6 +6,7 @@
 
 #include "mem/config.h"
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -26,6 +27,8 @@ public:
 
     std::uint32_t sets() const { return sets_; }
     std::uint32_t ways() const { return ways_; }
+    // Whether a hit changes the replacement state (LRU); under the others a hit is presence alone.
+    bool hits_reorder() const { return repl_ == Replacement::LRU; }
 
     // True when `l` is present; a hit makes it the most recently used line of its set.
     bool lookup(Line l);
@@ -45,8 +48,14 @@ private:
     int find(Line l) const;
     std::uint32_t victim(std::uint32_t set);
 
+    std::uint32_t set_of(Line l) const {
+        return static_cast<std::uint32_t>(mask_ ? (l & mask_) : (l % sets_));
+    }
+
     std::uint32_t sets_, ways_;
+    Line mask_ = 0; // sets - 1 when sets is a power of two (else 0: modulo)
     Replacement repl_;
+    std::vector<std::uint64_t> empty_; // per set, a bit per empty way (caches of at most 64 ways)
     std::vector<Line> tag_;            // line + 1; 0 = empty way
     std::vector<std::uint64_t> stamp_; // LRU: last use
     std::vector<std::uint8_t> dirty_;
@@ -54,5 +63,66 @@ private:
     std::uint64_t clock_ = 0;
     std::uint32_t lfsr_ = 0xACE1u;
 };
+
+// The hot paths, inline: the memory system calls them for every line it touches.
+inline int Cache::find(Line l) const {
+    const std::size_t base = static_cast<std::size_t>(set_of(l)) * ways_;
+    for (std::uint32_t w = 0; w < ways_; ++w)
+        if (tag_[base + w] == l + 1) return static_cast<int>(base + w);
+    return -1;
+}
+
+inline bool Cache::lookup(Line l) {
+    const int i = find(l);
+    if (i < 0) return false;
+    stamp_[i] = ++clock_;
+    return true;
+}
+
+inline std::uint32_t Cache::victim(std::uint32_t set) {
+    const std::size_t base = static_cast<std::size_t>(set) * ways_;
+    if (ways_ <= 64) { // the lowest empty way first
+        if (empty_[set]) return static_cast<std::uint32_t>(std::countr_zero(empty_[set]));
+    } else {
+        for (std::uint32_t w = 0; w < ways_; ++w)
+            if (tag_[base + w] == 0) return w;
+    }
+    switch (repl_) {
+    case Replacement::LRU: {
+        std::uint32_t v = 0;
+        for (std::uint32_t w = 1; w < ways_; ++w)
+            if (stamp_[base + w] < stamp_[base + v]) v = w;
+        return v;
+    }
+    case Replacement::ROUND_ROBIN: {
+        const std::uint32_t v = next_[set];
+        next_[set] = (v + 1) % ways_;
+        return v;
+    }
+    case Replacement::RANDOM: // 16-bit Galois LFSR (taps 16, 14, 13, 11): deterministic per cache
+        lfsr_ = (lfsr_ >> 1) ^ (-(lfsr_ & 1u) & 0xB400u);
+        return lfsr_ % ways_;
+    }
+    return 0;
+}
+
+inline std::optional<Evicted> Cache::fill(Line l, bool dirty) {
+    const std::uint32_t set = set_of(l);
+    const std::size_t i = static_cast<std::size_t>(set) * ways_ + victim(set);
+    std::optional<Evicted> out;
+    if (tag_[i] != 0) out = Evicted{tag_[i] - 1, dirty_[i] != 0};
+    else if (ways_ <= 64) empty_[set] &= ~(std::uint64_t{1} << (i - static_cast<std::size_t>(set) * ways_));
+    tag_[i] = l + 1;
+    dirty_[i] = dirty;
+    stamp_[i] = ++clock_;
+    return out;
+}
+
+inline bool Cache::mark_dirty(Line l) {
+    const int i = find(l);
+    if (i < 0) return false;
+    dirty_[i] = 1;
+    return true;
+}
 
 } // namespace kdsim::mem

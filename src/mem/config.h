@@ -25,10 +25,17 @@ struct MemoryConfig {
     std::vector<CacheLevelConfig> levels; // nearest first; private levels before shared ones
     double dram_latency_ns = 0;          // load-to-use of a line from DRAM
     double dram_bandwidth = 0;           // bytes per second, all requesters together
+    // Bytes per second one core's line fills can stream at most (its outstanding misses bind, by
+    // Little's law); 0: only the shared DRAM bandwidth binds.
+    double core_bandwidth = 0;
     std::uint32_t prefetch_streams = 0;  // stream trackers per CPU (0: no prefetcher)
     std::uint32_t prefetch_trigger = 2;  // consecutive line misses before a stream is followed
     bool dma_coherent = false;           // device writes snoop the CPU caches
     bool dma_write_allocate = false;     // device writes allocate into the last shared level (DDIO)
+    // Cycles per byte of the kernel's copy loop with source and destination in L1 ([memory].copy).
+    // Given, the network datapath runs on this hierarchy (its packet-data figures are then warm
+    // compute, the stalls come from here); 0: the datapath keeps the profile's figures alone.
+    double copy_warm = 0;
 };
 
 // The first inconsistency of a configuration: the key (e.g. "l2.size") and what is wrong.

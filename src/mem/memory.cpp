@@ -1,6 +1,7 @@
 #include "mem/memory.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -42,6 +43,8 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
     }
     if (!(c.dram_latency_ns > 0)) return ConfigProblem{"dram.latency", "expected a latency > 0 ns"};
     if (!(c.dram_bandwidth > 0)) return ConfigProblem{"dram.bandwidth", "expected a bandwidth > 0 bytes/s"};
+    if (c.core_bandwidth < 0 || c.core_bandwidth > c.dram_bandwidth)
+        return ConfigProblem{"dram.core_bandwidth", "expected at most the shared DRAM bandwidth, found more"};
     if (c.prefetch_streams > 0 && c.prefetch_trigger == 0)
         return ConfigProblem{"prefetch.trigger", "expected at least 1 line miss before a stream is followed"};
     if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
@@ -67,7 +70,25 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
                              l.replacement);
     }
     streams_.assign(static_cast<std::size_t>(cpus) * c.prefetch_streams, Stream{});
+    touched_.assign(static_cast<std::size_t>(cpus), 0);
+    line_shift_ = static_cast<unsigned>(std::countr_zero(c.line));
+    for (const auto& l : c.levels) hit_ticks_.push_back(clock_.to_ticks(l.latency - c.levels[0].latency));
+    peer_ticks_ = hit_ticks_[n_private_ < c.levels.size() ? n_private_ : n_private_ - 1];
+    max_fast_stall_ = (UINT64_MAX - engine::PS_PER_S) / hz;
+    dram_stall_ = static_cast<Tick>(std::llround(c.dram_latency_ns * 1000.0)) - clock_.to_ticks(c.levels[0].latency);
+    const std::size_t n_caches = private_.size() + shared_.size();
+    use_dir_ = n_caches <= 16;
+    if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
+    for (int cpu = 0; cpu < cpus; ++cpu)
+        for (std::size_t k = 0; k < c.levels.size(); ++k) {
+            const std::size_t id = k < n_private_ ? static_cast<std::size_t>(cpu) * n_private_ + k
+                                                  : private_.size() + (k - n_private_);
+            bits_.push_back(use_dir_ ? static_cast<std::uint16_t>(1u << id) : 0);
+        }
     line_xfer_ = static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.dram_bandwidth));
+    core_line_xfer_ = c.core_bandwidth > 0
+                          ? static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.core_bandwidth))
+                          : 0;
     stats_.levels.assign(c.levels.size(), LevelStats{});
     next_addr_ = 1 << 20; // leave address 0 unused
 }
@@ -84,6 +105,7 @@ Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
     if ((align & (align - 1)) != 0) throw std::invalid_argument("MemorySystem::alloc: alignment not a power of two");
     const Addr a = (next_addr_ + align - 1) & ~static_cast<Addr>(align - 1);
     next_addr_ = a + std::max<std::size_t>(bytes, 1);
+    if (use_dir_) dir_.resize(static_cast<std::size_t>((next_addr_ + cfg_.line - 1) / cfg_.line), 0);
     return a;
 }
 
@@ -113,12 +135,23 @@ bool MemorySystem::streamed(int cpu, Line l) {
     return 1 > cfg_.prefetch_trigger;
 }
 
+Cache& MemorySystem::cache_by_id(std::size_t id) {
+    return id < private_.size() ? private_[id] : shared_[id - private_.size()];
+}
+
+std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {
+    auto ev = level(cpu, k).fill(l, dirty);
+    if (std::uint16_t* d = holders(l)) *d |= bit(cpu, k);
+    if (ev)
+        if (std::uint16_t* d = holders(ev->line)) *d &= static_cast<std::uint16_t>(~bit(cpu, k));
+    return ev;
+}
+
 void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now) {
     if (!e.dirty) return;
     if (k + 1 < cfg_.levels.size()) { // into the next level, dirty
-        Cache& c = level(cpu, k + 1);
-        if (c.mark_dirty(e.line)) return;
-        if (auto ev = c.fill(e.line, true)) place_evicted(cpu, k + 1, *ev, now);
+        if (level(cpu, k + 1).mark_dirty(e.line)) return;
+        if (auto ev = fill_at(cpu, k + 1, e.line, true)) place_evicted(cpu, k + 1, *ev, now);
         return;
     }
     ++stats_.writebacks; // out of the last level: to DRAM
@@ -126,18 +159,32 @@ void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick 
 }
 
 void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick now) {
-    // levels k-1 .. 0, the farthest first, so that an eviction from a nearer level finds its
-    // line's copy below it
-    for (std::size_t j = k; j-- > 0;) {
-        Cache& c = level(cpu, j);
-        if (c.contains(l)) continue;
-        if (auto ev = c.fill(l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
+    // levels k-1 .. 0 (each missed), the farthest first, so that an eviction from a nearer level
+    // finds its line's copy below it
+    for (std::size_t j = k; j-- > 0;)
+        if (auto ev = fill_at(cpu, j, l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
+}
+
+std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
+    std::uint16_t dropped = 0;
+    while (m) {
+        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+        m = static_cast<std::uint16_t>(m & (m - 1));
+        cache_by_id(id).invalidate(l);
+        dropped = static_cast<std::uint16_t>(dropped | (1u << id));
     }
+    return dropped;
 }
 
 void MemorySystem::drop_everywhere(Line l, int keep_cpu) {
+    if (std::uint16_t* d = holders(l)) {
+        std::uint16_t m = *d;
+        if (keep_cpu >= 0) m = static_cast<std::uint16_t>(m & private_bits_ & ~own_bits(keep_cpu));
+        *d = static_cast<std::uint16_t>(*d & ~drop_bits(l, m));
+        return;
+    }
     for (int cpu = 0; cpu < cpus_; ++cpu) {
-        if (cpu == keep_cpu) continue;
+        if (cpu == keep_cpu || !touched(cpu)) continue;
         for (std::size_t k = 0; k < n_private_; ++k) level(cpu, k).invalidate(l);
     }
     if (keep_cpu < 0)
@@ -147,15 +194,18 @@ void MemorySystem::drop_everywhere(Line l, int keep_cpu) {
 Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool write) {
     if (len == 0) return 0;
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    touched_[static_cast<std::size_t>(cpu)] = 1;
     const std::size_t nlev = cfg_.levels.size();
-    const std::uint32_t l1 = cfg_.levels[0].latency;
-    const Tick dram_stall = static_cast<Tick>(std::llround(cfg_.dram_latency_ns * 1000.0)) - clock_.to_ticks(l1);
     Tick t = now;
-    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     for (Line l = first; l <= last; ++l) {
+        const std::uint16_t* d = holders(l);
         std::size_t found = nlev;
         for (std::size_t k = 0; k < nlev; ++k) {
-            if (level(cpu, k).lookup(l)) {
+            // the directory answers presence; a lookup is needed only to reorder an LRU set
+            const bool hit = d ? (*d & bit(cpu, k)) && (!level(cpu, k).hits_reorder() || level(cpu, k).lookup(l))
+                               : level(cpu, k).lookup(l);
+            if (hit) {
                 found = k;
                 break;
             }
@@ -164,45 +214,54 @@ Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool wri
         bool peer_dirty = false;
         if (found < nlev) {
             ++stats_.levels[found].hits;
-            t += clock_.to_ticks(cfg_.levels[found].latency - l1);
+            t += hit_ticks_[found];
         } else {
             bool peer = false;
-            for (int o = 0; o < cpus_ && !peer; ++o)
-                for (std::size_t k = 0; o != cpu && k < n_private_; ++k)
-                    if (level(o, k).contains(l)) {
-                        peer = true;
-                        peer_dirty = peer_dirty || level(o, k).dirty(l);
-                    }
+            if (d) {
+                std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
+                peer = m != 0;
+                while (m) {
+                    const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+                    m = static_cast<std::uint16_t>(m & (m - 1));
+                    peer_dirty = peer_dirty || private_[id].dirty(l);
+                }
+            } else {
+                for (int o = 0; o < cpus_ && !peer; ++o)
+                    for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
+                        if (level(o, k).contains(l)) {
+                            peer = true;
+                            peer_dirty = peer_dirty || level(o, k).dirty(l);
+                        }
+            }
             if (peer) {
                 ++stats_.peer_hits;
-                const std::uint32_t lat =
-                    n_private_ < nlev ? cfg_.levels[n_private_].latency : cfg_.levels[n_private_ - 1].latency;
-                t += clock_.to_ticks(lat - l1);
+                t += peer_ticks_;
             } else if (write) {
                 ++stats_.dram_write_allocates;
-                t = channel(t, cfg_.line);
+                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
             } else if (streamed(cpu, l)) {
                 ++stats_.dram_stream_lines;
-                t = channel(t, cfg_.line);
+                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
             } else {
                 ++stats_.dram_demand_lines;
                 const Tick begin = std::max(t, busy_until_);
                 channel(begin, cfg_.line);
-                t = begin + dram_stall;
+                t = begin + dram_stall_;
             }
         }
         fill_from(cpu, found, l, write || peer_dirty, t);
         if (write) {
-            level(cpu, 0).mark_dirty(l);
+            if (found == 0) level(cpu, 0).mark_dirty(l); // a fill above already made it dirty
             drop_everywhere(l, cpu);
         } else if (peer_dirty) {
-            level(cpu, 0).mark_dirty(l); // the owner's dirty data moves with the line
-            drop_everywhere(l, cpu);
+            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
     }
     const Tick stall = t - now;
-    const Cycles c = static_cast<Cycles>(
-        (static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S);
+    const Cycles c = stall <= max_fast_stall_ // rounded up to whole cycles; 64-bit when it cannot overflow
+                         ? static_cast<Cycles>((stall * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S)
+                         : static_cast<Cycles>((static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) /
+                                               engine::PS_PER_S);
     stats_.stall_cycles += c;
     return c;
 }
@@ -213,12 +272,11 @@ Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) { return 
 void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
     if (len == 0) return;
     stats_.dma_write_bytes += len;
-    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     if (cfg_.dma_write_allocate) { // DDIO-like: into the last shared level, not to DRAM
-        Cache& llc = shared_.back();
         for (Line l = first; l <= last; ++l) {
             drop_everywhere(l, -1);
-            if (auto ev = llc.fill(l, true); ev && ev->dirty) {
+            if (auto ev = fill_at(0, cfg_.levels.size() - 1, l, true); ev && ev->dirty) {
                 ++stats_.writebacks;
                 channel(now, cfg_.line);
             }
@@ -233,18 +291,26 @@ void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
 void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
     if (len == 0) return;
     stats_.dma_read_bytes += len;
-    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     channel(now, (last - first + 1) * cfg_.line);
 }
 
 std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
-    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     for (Line l = first; l <= last; ++l) {
         bool present = false;
-        for (auto& c : private_) present = c.invalidate(l).has_value() || present;
-        for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
+        if (std::uint16_t* d = holders(l)) {
+            present = *d != 0;
+            drop_bits(l, *d);
+            *d = 0;
+        } else {
+            for (int cpu = 0; cpu < cpus_; ++cpu)
+                for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
+                    present = level(cpu, k).invalidate(l).has_value() || present;
+            for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
+        }
         dropped += present;
     }
     stats_.invalidated_lines += dropped;
@@ -254,11 +320,18 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
 std::uint64_t MemorySystem::clean(Tick now, Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t written = 0;
-    const Line first = a / cfg_.line, last = (a + len - 1) / cfg_.line;
+    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     for (Line l = first; l <= last; ++l) {
         bool was_dirty = false;
-        for (auto& c : private_) was_dirty = c.clean(l) || was_dirty;
-        for (auto& c : shared_) was_dirty = c.clean(l) || was_dirty;
+        if (const std::uint16_t* d = holders(l)) {
+            for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1)))
+                was_dirty = cache_by_id(static_cast<std::size_t>(std::countr_zero(m))).clean(l) || was_dirty;
+        } else {
+            for (int cpu = 0; cpu < cpus_; ++cpu)
+                for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
+                    was_dirty = level(cpu, k).clean(l) || was_dirty;
+            for (auto& c : shared_) was_dirty = c.clean(l) || was_dirty;
+        }
         if (was_dirty) {
             ++written;
             channel(now, cfg_.line);

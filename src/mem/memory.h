@@ -23,9 +23,11 @@
 //     consecutive line misses; a demand miss waits for the DRAM channel, then stalls the
 //     DRAM load-to-use latency - latency(L1); a line of a detected stream costs only its
 //     transfer time on the channel (the prefetcher runs far enough ahead to hide the latency,
-//     so a stream is bandwidth-bound);
+//     so a stream is bandwidth-bound), and no less than one core's own streaming limit
+//     (core_bandwidth: its outstanding line fills bind before the shared DRAM does);
 //   - a store that misses every level allocates the line (write-allocate) and costs its fill's
-//     transfer time (the store buffer hides the latency); the line is then dirty;
+//     transfer time, at least the core's streaming limit as above (the store buffer hides the
+//     latency); the line is then dirty;
 //   - fills go into every level; a dirty line evicted from the last level is written back
 //     (channel time, no CPU stall).
 // The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
@@ -118,6 +120,22 @@ private:
     Tick channel(Tick start, std::uint64_t bytes); // returns when the transfer ends
     bool streamed(int cpu, Line l);                 // prefetcher state on a DRAM line miss
     void drop_everywhere(Line l, int keep_cpu);      // coherence / invalidation
+    // The holders directory (a snoop filter): per line of the allocated space, one bit per cache
+    // (private ones cpu-major, then the shared ones) set while that cache holds the line, so that
+    // lookups, snoops and maintenance visit only the caches that hold it. nullptr for a line
+    // outside what alloc() gave, or with more than 16 caches: every cache is then searched.
+    std::uint16_t* holders(Line l) { return use_dir_ && l < dir_.size() ? &dir_[l] : nullptr; }
+    std::uint16_t bit(int cpu, std::size_t k) const { return bits_[static_cast<std::size_t>(cpu) * cfg_.levels.size() + k]; }
+    std::uint16_t own_bits(int cpu) const {
+        return static_cast<std::uint16_t>(((1u << n_private_) - 1) << (static_cast<std::size_t>(cpu) * n_private_));
+    }
+    Cache& cache_by_id(std::size_t id);
+    // Cache::fill of level k of `cpu`, with the directory kept.
+    std::optional<Evicted> fill_at(int cpu, std::size_t k, Line l, bool dirty);
+    // Invalidates `l` in the caches of the bits of `m`; returns the bits dropped.
+    std::uint16_t drop_bits(Line l, std::uint16_t m);
+    // Whether CPU `cpu` has accessed memory yet (its private caches are empty until then).
+    bool touched(int cpu) const { return touched_[static_cast<std::size_t>(cpu)] != 0; }
 
     MemoryConfig cfg_;
     int cpus_;
@@ -126,8 +144,19 @@ private:
     std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
     std::vector<Cache> shared_;  // levels n_private_ ..
     std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
+    std::vector<std::uint8_t> touched_; // per CPU
+    std::vector<std::uint16_t> dir_;    // holders, per line
+    bool use_dir_ = false;
+    std::uint16_t private_bits_ = 0;    // the bits of every private cache
+    std::vector<std::uint16_t> bits_;   // the bit of level k as CPU cpu sees it: cpu * levels + k
+    Tick dram_stall_ = 0;               // a demand miss beyond an L1 hit, ps
+    std::vector<Tick> hit_ticks_;       // a hit in level k beyond an L1 hit, ps
+    Tick peer_ticks_ = 0;               // a line from another CPU's private cache, ps
+    Tick max_fast_stall_ = 0;           // stalls up to this convert to cycles in 64 bits
+    unsigned line_shift_ = 0;           // log2(line)
     std::uint64_t stream_clock_ = 0;
     Tick line_xfer_ = 0;         // one line on the DRAM channel, ps
+    Tick core_line_xfer_ = 0;    // one line at one core's streaming limit, ps (0: none)
     Tick busy_until_ = 0;
     Addr next_addr_ = 0;
     MemoryStats stats_;

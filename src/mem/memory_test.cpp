@@ -69,6 +69,26 @@ TEST(Memory, A1500ByteFrameDmadThenReadStallsTwoDemandMissesAndTwentyTwoStreamed
     EXPECT_EQ(m.level_of(0, buf + 1499), 0);
 }
 
+TEST(Memory, AStreamIsHeldToOneCoresLimitWhileTheDmaSeesTheWholeChannel) {
+    MemoryConfig c = test_profile();
+    c.core_bandwidth = 3.2e9; // one core streams one 64 B line per 20 ns; the channel takes 10 ns
+    MemorySystem m(c, 2, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.device_write(0, buf, 1500); // the DMA: 24 lines x 10 ns, busy until 240 ns
+    EXPECT_EQ(m.dram_busy_until(), 240 * NS);
+    // 2 demand misses x 96 + 22 streamed lines at the core's 20 ns = 632 ns
+    EXPECT_EQ(m.read(0, 1000 * NS, buf, 1500), 632u);
+    // a store stream into 4 fresh lines: each write-allocate at the core's 20 ns = 80 ns
+    EXPECT_EQ(m.write(0, 2000 * NS, m.alloc(256), 256), 80u);
+}
+
+TEST(Memory, ACoreLimitAboveTheSharedBandwidthIsAnError) {
+    MemoryConfig c = test_profile();
+    c.core_bandwidth = 7e9;
+    ASSERT_TRUE(check_config(c).has_value());
+    EXPECT_EQ(check_config(c)->key, "dram.core_bandwidth");
+}
+
 TEST(Memory, TheDmaAndTheCpuShareTheDramChannel) {
     MemorySystem m(test_profile(), 2, 1'000'000'000);
     const Addr buf = m.alloc(1536);
