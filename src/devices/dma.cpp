@@ -48,6 +48,11 @@ DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line
     clean_.assign(lines(), 0);
 }
 
+void DmaBuffer::set_addr(mem::Addr a) {
+    if (mapped_) throw std::logic_error("DmaBuffer::set_addr: DMA buffer " + std::to_string(id_) + " is mapped");
+    addr_ = a;
+}
+
 namespace {
 
 enum class LineOp : std::uint8_t { INV, CLEAN, FLUSH };
@@ -162,20 +167,36 @@ void check_mapped(const DmaBuffer& b, std::size_t offset, std::size_t len, DmaDa
 } // namespace
 
 struct DmaOps {
-    // Does the maintenance (state and counts) and returns its cycles (without the fixed part).
+    // Does the maintenance (state and counts) at `now` and returns its cycles (without the fixed
+    // part). With a memory hierarchy the same line operations act on its caches.
     static engine::Cycles run(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
-                              bool to_device) {
+                              bool to_device, Tick now) {
         DmaPlatform& p = *b.platform_;
         if (p.coherent()) return 0;
-        auto apply = [&b](std::uint64_t i, LineOp op) {
+        mem::MemorySystem* m = p.memory();
+        // the lines each kind of operation covered (contiguous per call), for the hierarchy
+        std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
+        auto apply = [&](std::uint64_t i, LineOp op) {
             if (i >= b.lines()) return; // the clean loop's minimum iteration past a buffer's end
+            if (op != LineOp::INV) ++b.clean_[i];
             if (op != LineOp::CLEAN) {
                 ++b.inv_[i];
                 b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+                inv_first = std::min(inv_first, i);
+                inv_last = std::max(inv_last, i);
             }
-            if (op != LineOp::INV) ++b.clean_[i];
+            if (op == LineOp::FLUSH && m) m->clean(now, b.addr_ + i * b.line_, b.line_); // before its invalidate
+            if (op == LineOp::CLEAN) {
+                clean_first = std::min(clean_first, i);
+                clean_last = std::max(clean_last, i);
+            }
         };
-        return maintain(p.costs(), b.line_, offset, len, dir, to_device, &p.stats(), apply);
+        const engine::Cycles c = maintain(p.costs(), b.line_, offset, len, dir, to_device, &p.stats(), apply);
+        if (m && clean_first <= clean_last)
+            m->clean(now, b.addr_ + clean_first * b.line_, (clean_last - clean_first + 1) * b.line_);
+        if (m && inv_first <= inv_last)
+            m->invalidate(b.addr_ + inv_first * b.line_, (inv_last - inv_first + 1) * b.line_);
+        return c;
     }
     static void set_mapping(DmaBuffer& b, bool mapped, std::size_t len, DmaDataDirection dir) {
         b.mapped_ = mapped;
@@ -204,7 +225,7 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
     ++p.stats().maps;
     // State first: a device write racing with the maintenance is then still seen as stale.
     engine::Cycles c = p.costs().map_call;
-    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true);
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
     DmaOps::set_mapping(buf, true, len, dir);
     co_await charge(cpu, p, c);
 }
@@ -219,7 +240,7 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     DmaPlatform& p = buf.platform();
     ++p.stats().unmaps;
     engine::Cycles c = p.costs().unmap_call;
-    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false);
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
     DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
     co_await charge(cpu, p, c);
 }
@@ -230,7 +251,7 @@ engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::si
     check_mapped(buf, offset, len, dir, "dma_sync_single_for_cpu");
     DmaPlatform& p = buf.platform();
     ++p.stats().syncs_for_cpu;
-    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, false);
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, false, cpu.now());
     co_await charge(cpu, p, c);
 }
 
@@ -240,19 +261,35 @@ engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std:
     check_mapped(buf, offset, len, dir, "dma_sync_single_for_device");
     DmaPlatform& p = buf.platform();
     ++p.stats().syncs_for_device;
-    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, true);
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, true, cpu.now());
     co_await charge(cpu, p, c);
 }
 
-void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len) {
-    check_range(buf, offset, len, "device_write");
-    if (!buf.mapped() || buf.mapped_dir() == DMA_TO_DEVICE || offset + len > buf.mapped_len())
-        throw std::logic_error("device_write: DMA buffer " + std::to_string(buf.id()) +
-                               " is not mapped for the device to write [" + std::to_string(offset) + ", +" +
+namespace {
+
+// The device's access must lie in a mapping whose direction lets it `verb` ("write" / "read").
+void check_device_access(const DmaBuffer& buf, std::size_t offset, std::size_t len, DmaDataDirection forbidden,
+                         const char* what, const char* verb) {
+    check_range(buf, offset, len, what);
+    if (!buf.mapped() || buf.mapped_dir() == forbidden || offset + len > buf.mapped_len())
+        throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(buf.id()) +
+                               " is not mapped for the device to " + verb + " [" + std::to_string(offset) + ", +" +
                                std::to_string(len) + ")");
+}
+
+} // namespace
+
+void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
+    check_device_access(buf, offset, len, DMA_TO_DEVICE, "device_write", "write");
+    if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, buf.addr() + offset, len);
     if (buf.platform().coherent() || len == 0) return;
     for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
         DmaOps::mark(buf, i);
+}
+
+void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
+    check_device_access(buf, offset, len, DMA_FROM_DEVICE, "device_read", "read");
+    if (mem::MemorySystem* m = buf.platform().memory()) m->device_read(now, buf.addr() + offset, len);
 }
 
 bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {

@@ -27,12 +27,20 @@
 // have brought the old contents into the cache. On a coherent platform nothing is stale.
 // Not modelled: dirty CPU lines written back over device data, the device reading data the CPU
 // has not cleaned (TO_DEVICE correctness), arm64's clean-instead-of-invalidate at map time.
+//
+// With a memory hierarchy (DmaPlatform::set_memory, the profile's [memory] tables) each buffer has
+// an address in it, and the same operations act on its caches: the device's writes and reads use
+// the DRAM channel (and snoop on a coherent platform, mem/memory.h), an invalidate drops the lines
+// from every cache (its partial end lines are written back first, as DCCIMVAC does), a clean writes
+// the dirty ones back. The stale-read bits above stay the functional truth: they are conservative
+// (a speculative fill is always assumed), where the caches say only what the CPU pays.
 #pragma once
 
 #include "devices/dma_costs.h"
 #include "engine/task.h"
 #include "engine/time.h"
 #include "kernel/cpu.h"
+#include "mem/memory.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -93,8 +101,13 @@ public:
     std::uint64_t new_buffer_id() { return ++next_id_; }
     void report_stale_read(const StaleReadReport& r);
 
+    // The machine's memory hierarchy, or nullptr (the DMA API then acts on the stale-read bits only).
+    void set_memory(mem::MemorySystem* m) { memory_ = m; }
+    mem::MemorySystem* memory() const { return memory_; }
+
 private:
     DmaCosts costs_;
+    mem::MemorySystem* memory_ = nullptr;
     DmaFindings findings_;
     DmaStats stats_;
     std::uint64_t next_id_ = 0;
@@ -122,6 +135,11 @@ public:
     std::size_t mapped_len() const { return mapped_len_; }
     DmaDataDirection mapped_dir() const { return mapped_dir_; }
 
+    // Where the buffer lies in the platform's memory hierarchy (0: none). A driver that refills a
+    // descriptor with a fresh buffer moves the unmapped object to the new buffer's address.
+    mem::Addr addr() const { return addr_; }
+    void set_addr(mem::Addr a);
+
 private:
     friend struct DmaOps;
     DmaPlatform* platform_;
@@ -131,6 +149,7 @@ private:
     std::vector<std::uint64_t> bits_;
     std::vector<std::uint32_t> inv_, clean_;
     bool mapped_ = false;
+    mem::Addr addr_ = 0;
     std::size_t mapped_len_ = 0;
     DmaDataDirection mapped_dir_ = DMA_BIDIRECTIONAL;
 };
@@ -149,8 +168,10 @@ engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::si
 engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
                                           DmaDataDirection dir);
 
-// The device writes [offset, offset + len) of the buffer (its DMA engine, no CPU time).
-void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len);
+// The device writes [offset, offset + len) of the buffer at `now` (its DMA engine, no CPU time).
+void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now);
+// The device reads [offset, offset + len) of a buffer mapped for it to read (a transmit) at `now`.
+void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now);
 // The CPU reads [offset, offset + len). Returns true, and reports the finding, when any byte read
 // lies in a line the device wrote after the CPU's last invalidation of it. Costs no cycles (the
 // caller charges its copy or parse).

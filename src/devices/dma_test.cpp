@@ -1,6 +1,7 @@
 // The DMA API on a 1 GHz test CPU (1 cycle = 1 ns) with round costs, so that every expected time
 // is a sum worked out by hand in the test. Line size 32 B unless stated.
 #include "devices/dma.h"
+#include "devices/dma_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,54 +16,6 @@ namespace {
 using engine::PS_PER_NS;
 using kernel::Cat;
 using kernel::Cpu;
-
-kernel::KernelCosts round_kernel_costs() {
-    return kernel::KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
-                               .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
-                               .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,
-                               .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
-}
-
-DmaCosts round_dma_costs(bool coherent = false) {
-    return DmaCosts{.coherent = coherent, .map_call = 100, .unmap_call = 80, .sync_call = 60,
-                    .inner_inv_line = 10, .inner_clean_line = 12, .inner_flush_line = 14,
-                    .outer_inv_line = 5, .outer_clean_line = 6, .outer_flush_line = 7,
-                    .outer_sync = 20, .barrier = 30};
-}
-
-kernel::KernelConfig quiet_config() {
-    kernel::KernelConfig c;
-    c.hz = 100; // first tick at 10 ms, after everything below
-    return c;
-}
-
-// A CPU, a DMA platform, and a kernel thread running `body`.
-struct Harness {
-    explicit Harness(DmaCosts costs = round_dma_costs())
-        : cpu(sim, 0, engine::Clock(1'000'000'000), round_kernel_costs(), quiet_config()), dma(costs) {}
-    engine::Simulation sim{1};
-    Cpu cpu;
-    DmaPlatform dma;
-    std::function<engine::Task<>()> body;
-    bool done = false;
-
-    static engine::Task<> thread_main(Harness& h) {
-        co_await h.body();
-        h.done = true;
-    }
-    void run() {
-        cpu.create_task("driver", kernel::SchedPolicy::NORMAL, 0, true, thread_main(*this));
-        cpu.boot();
-        sim.run(5 * engine::PS_PER_S);
-        ASSERT_TRUE(done);
-    }
-    // Cycles (= ns) that `op` took on the CPU.
-    engine::Task<> timed(engine::Task<> op, engine::Cycles& out) {
-        Tick t0 = cpu.now();
-        co_await std::move(op);
-        out = (cpu.now() - t0) / PS_PER_NS;
-    }
-};
 
 std::string inv_counts(const DmaBuffer& b) {
     std::string s;
@@ -176,10 +129,10 @@ TEST(DmaSemantics, SyncMaintainsTheWholeLinesCoveringItsRange) {
 TEST(DmaSemantics, MisuseIsAnError) {
     Harness h;
     DmaBuffer buf(h.dma, 256, 32);
-    EXPECT_THROW(device_write(buf, 0, 10), std::logic_error); // not mapped
+    EXPECT_THROW(device_write(buf, 0, 10, h.cpu.now()), std::logic_error); // not mapped
     h.body = [&]() -> engine::Task<> {
         co_await dma_map_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
-        EXPECT_THROW(device_write(buf, 100, 64), std::logic_error); // beyond the mapping
+        EXPECT_THROW(device_write(buf, 100, 64, h.cpu.now()), std::logic_error); // beyond the mapping
         bool threw = false;
         try {
             co_await dma_sync_single_for_cpu(h.cpu, buf, 0, 129, DMA_FROM_DEVICE);
@@ -285,7 +238,7 @@ TEST(DmaStale, DriverSyncingLessThanReceivedReadsStaleBytesAndTheFindingNamesThe
     Tick read_at = 0;
     h.body = [&]() -> engine::Task<> {
         co_await dma_map_single(h.cpu, buf, 2048, DMA_FROM_DEVICE);
-        device_write(buf, 0, 1518);                                         // a 1518 B frame
+        device_write(buf, 0, 1518, h.cpu.now());                           // a 1518 B frame
         co_await dma_sync_single_for_cpu(h.cpu, buf, 0, 1024, DMA_FROM_DEVICE); // the bug: 1024 only
         synced_part_stale = cpu_read(h.cpu, buf, 0, 1024);
         read_at = h.cpu.now();
@@ -315,7 +268,7 @@ TEST(DmaStale, ReadWithoutAnySyncIsStaleAndOnlyTheFirstSixteenReportsAreKept) {
     DmaBuffer buf(h.dma, 256, 32);
     h.body = [&]() -> engine::Task<> {
         co_await dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
-        device_write(buf, 70, 20); // line 2 only
+        device_write(buf, 70, 20, h.cpu.now()); // line 2 only
         for (int i = 0; i < 20; ++i) EXPECT_TRUE(cpu_read(h.cpu, buf, 0, 256));
         EXPECT_FALSE(cpu_read(h.cpu, buf, 0, 64)); // lines 0-1 were not written
         co_await dma_unmap_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
@@ -342,13 +295,13 @@ TEST(DmaStale, CorrectSequencesReportNothingOverManyRandomLengths) {
         for (int i = 0; i < 2000; ++i) {
             std::size_t len = std::uniform_int_distribution<std::size_t>(60, 9018)(rng);
             co_await dma_map_single(h.cpu, big, big.size(), DMA_FROM_DEVICE);
-            device_write(big, 2, len);
+            device_write(big, 2, len, h.cpu.now());
             co_await dma_unmap_single(h.cpu, big, big.size(), DMA_FROM_DEVICE);
             EXPECT_FALSE(cpu_read(h.cpu, big, 2, len));
 
             std::size_t slen = std::uniform_int_distribution<std::size_t>(60, 1518)(rng);
             co_await dma_map_single(h.cpu, small, small.size(), DMA_FROM_DEVICE);
-            device_write(small, 2, slen);
+            device_write(small, 2, slen, h.cpu.now());
             co_await dma_sync_single_for_cpu(h.cpu, small, 2, slen, DMA_FROM_DEVICE);
             EXPECT_FALSE(cpu_read(h.cpu, small, 2, slen));
             co_await dma_unmap_single_attrs(h.cpu, small, small.size(), DMA_FROM_DEVICE, DMA_ATTR_SKIP_CPU_SYNC);
@@ -368,7 +321,7 @@ TEST(DmaCoherent, NeverStaleAndNoPerLineCost) {
     h.body = [&]() -> engine::Task<> {
         Tick t0 = h.cpu.now();
         co_await dma_map_single(h.cpu, buf, 9216, DMA_FROM_DEVICE);
-        device_write(buf, 0, 9000);
+        device_write(buf, 0, 9000, h.cpu.now());
         EXPECT_FALSE(cpu_read(h.cpu, buf, 0, 9000)); // no sync at all: still coherent
         co_await dma_sync_single_for_cpu(h.cpu, buf, 0, 100, DMA_FROM_DEVICE);
         co_await dma_unmap_single(h.cpu, buf, 9216, DMA_FROM_DEVICE);
