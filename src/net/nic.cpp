@@ -3,6 +3,7 @@
 #include "kernel/irqflags.h"
 #include "kernel/softirq.h"
 #include "net/link.h"
+#include "net/tcp.h"
 
 namespace kdsim::net {
 
@@ -23,6 +24,28 @@ void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std
     for (std::size_t i = 0; i < ring_.size(); ++i) bufs_.emplace_back(platform, cfg.buffer_size, line_size);
 }
 
+void Nic::set_memory(mem::MemorySystem& m) {
+    memory_ = &m;
+    if (dma_) dma_->set_memory(&m);
+    const std::size_t line = m.line_size();
+    const std::size_t bytes = dma_ ? rx_dma_.buffer_size : RX_BUFFER_NO_DMA;
+    pool_stride_ = (bytes + line - 1) / line * line;
+    pool_buffers_ = 2 * ring_.size();
+    pool_base_ = m.alloc(pool_stride_ * pool_buffers_);
+    pool_next_ = 0;
+    slot_addr_.assign(ring_.size(), 0);
+    for (std::size_t i = 0; i < ring_.size(); ++i) {
+        slot_addr_[i] = next_rx_buffer();
+        if (dma_) bufs_[i].set_addr(slot_addr_[i]);
+    }
+}
+
+mem::Addr Nic::next_rx_buffer() {
+    const mem::Addr a = pool_base_ + pool_next_ * pool_stride_;
+    pool_next_ = (pool_next_ + 1) % pool_buffers_;
+    return a;
+}
+
 std::size_t Nic::descriptors_for(std::uint32_t len) const {
     if (!dma_ || !rx_dma_.multi_buffer) return 1;
     return (static_cast<std::size_t>(len) + 4 + rx_dma_.buffer_size - 1) / rx_dma_.buffer_size; // + FCS
@@ -36,12 +59,18 @@ void Nic::receive_from_wire(const Packet& p) {
     }
     // the frame goes to the first descriptor; its bytes are spread over k buffers
     std::size_t left = p.len + 4; // + FCS
+    const std::size_t first = (head_ + count_) % ring_.size();
     for (std::size_t i = 0; i < k; ++i) {
         std::size_t slot = (head_ + count_) % ring_.size();
         ring_[slot] = p;
+        ring_[slot].data = memory_ ? slot_addr_[first] : 0;
         ++count_;
-        const std::size_t here = std::min(left, rx_dma_.buffer_size);
-        if (dma_) devices::device_write(bufs_[slot], 0, here);
+        const std::size_t here = dma_ ? std::min(left, rx_dma_.buffer_size) : left;
+        if (dma_) devices::device_write(bufs_[slot], 0, here, cpu_.now());
+        else if (memory_) { // no DMA API modelled: the write lands in memory, no CPU cache keeps a copy
+            memory_->device_write(cpu_.now(), slot_addr_[slot], here);
+            memory_->invalidate(slot_addr_[slot], here);
+        }
         left -= here;
     }
     if (irq_enabled_) raise_rx_irq();
@@ -108,6 +137,7 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     if (stale) ++stats_.stale_frames;
     // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
     co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+    if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
     co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
     co_return stale;
 }
@@ -146,6 +176,11 @@ engine::Task<int> Nic::poll_ring(int weight) {
             left -= here;
             co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
             if (dma_ && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+            if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
+                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
+                    co_await cpu_.exec(stall, Cat::DRIVER);
+            }
+            if (memory_ && !dma_) slot_addr_[slot] = next_rx_buffer();
             head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
             --count_;
         }

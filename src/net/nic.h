@@ -23,6 +23,10 @@ namespace kdsim::net {
 
 class Link;
 
+// The rx buffer of a NIC without a DMA API model, for the memory hierarchy's addresses: an MTU
+// frame's napi_alloc_skb buffer (1536 B + NET_SKB_PAD + skb_shared_info, rounded to 2 KiB).
+inline constexpr std::size_t RX_BUFFER_NO_DMA = 2048;
+
 class Nic final : public NetDevice, public engine::EventTarget {
 public:
     Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
@@ -32,6 +36,12 @@ public:
     // step at the first poll. Call before the run.
     void set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size);
     std::size_t ring_size() const { return ring_.size(); }
+    // Gives the rx buffers addresses in `m` (and the DMA platform, if any, the hierarchy): each
+    // refill takes the next buffer of a pool twice the ring's size, as the driver's fresh
+    // page-fragment buffers cycle through memory while the received skbs wait to be read. The
+    // device's writes then go to DRAM and the driver's first touch of a frame feels it. Call
+    // after set_rx_dma, before the run.
+    void set_memory(mem::MemorySystem& m);
     // ndo_open: maps every rx buffer. Frames arriving before it completes are dropped.
     engine::Task<> open() { co_await map_ring(); }
     const devices::DmaPlatform* dma() const override { return dma_; }
@@ -75,6 +85,12 @@ private:
     RxDmaConfig rx_dma_;
     std::vector<devices::DmaBuffer> bufs_;
     bool ring_mapped_ = false;
+    // the memory hierarchy: the pool of rx buffer addresses and each descriptor's current one
+    mem::MemorySystem* memory_ = nullptr;
+    mem::Addr pool_base_ = 0;
+    std::size_t pool_buffers_ = 0, pool_next_ = 0, pool_stride_ = 0;
+    std::vector<mem::Addr> slot_addr_;
+    mem::Addr next_rx_buffer();
     Cycles rx_buffer_alloc_ = 0;
 
 public:

@@ -30,6 +30,9 @@ struct Packet {
     std::uint32_t flow = 0;
     // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
     bool corrupt = false;
+    // Where the received frame's first byte lies in the receiving machine's memory hierarchy
+    // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
+    std::uint64_t data = 0;
 };
 
 } // namespace kdsim::net

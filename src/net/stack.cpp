@@ -13,6 +13,22 @@ Stack::Stack(NetDevice& dev) : nic_(dev) {
     sk_queue_.reserve(64);
 }
 
+Cycles Stack::frame_read(kernel::Cpu& cpu, const Packet& p, std::uint32_t from, std::uint32_t to) {
+    if (!memory_ || p.data == 0 || to <= from) return 0;
+    return memory_->read(cpu.id(), cpu.now(), p.data + from, to - from);
+}
+
+// Models: skb_copy_datagram_iter() (net/core/datagram.c)
+Cycles Stack::copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb) {
+    if (!memory_ || s.data == 0) return per_byte(cold_cpb, s.len);
+    if (ub.base == 0) ub.base = memory_->alloc(UserBuffer::SIZE);
+    if (ub.off + s.len > UserBuffer::SIZE) ub.off = 0;
+    const Cycles rd = memory_->read(cpu.id(), cpu.now(), s.data, s.len);
+    const Cycles wr = memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), ub.base + ub.off, s.len);
+    ub.off += s.len;
+    return per_byte(copy_warm_, s.len) + rd + wr;
+}
+
 // Models: __dev_queue_xmit() (net/core/dev.c)
 engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()

@@ -8,6 +8,7 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "mem/memory.h"
 #include "net/netdevice.h"
 
 #include <cstdint>
@@ -34,9 +35,39 @@ public:
     virtual engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) = 0;
 };
 
+// A received segment or datagram on a socket's queue: its payload bytes and where the payload
+// starts in memory (0: no memory hierarchy).
+struct QueuedSkb {
+    std::uint32_t len = 0;
+    mem::Addr data = 0;
+};
+
+// A reader's user buffer (iperf3 reads into one 128 KiB buffer), placed in memory at first use;
+// successive reads fill it round-robin.
+struct UserBuffer {
+    static constexpr std::size_t SIZE = 128 * 1024;
+    mem::Addr base = 0;
+    std::size_t off = 0;
+};
+
 class Stack {
 public:
     explicit Stack(NetDevice& dev);
+
+    // The machine's memory hierarchy and the warm copy loop's cycles per byte ([memory].copy), or
+    // nullptr: execs that touch packet data then cost the profile's figures alone.
+    void set_memory(mem::MemorySystem* m, double copy_cycles_per_byte) {
+        memory_ = m;
+        copy_warm_ = copy_cycles_per_byte;
+    }
+    mem::MemorySystem* memory() const { return memory_; }
+    // The stall of `cpu` reading bytes [from, to) of the received frame `p` (headers): 0 without
+    // a hierarchy or when the frame has no address.
+    Cycles frame_read(kernel::Cpu& cpu, const Packet& p, std::uint32_t from, std::uint32_t to);
+    // skb_copy_datagram_iter of `s` into `ub`: with a hierarchy, [memory].copy per byte plus the
+    // stalls of reading the skb's lines and writing the user buffer's; else `cold_cpb` per byte
+    // (the profile's copy figure, which has the cold source in it).
+    Cycles copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb);
 
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver.
     engine::Task<> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
@@ -78,6 +109,8 @@ private:
     engine::Task<> nf_prerouting_drop(kernel::Cpu& cpu);
 
     NetDevice& nic_;
+    mem::MemorySystem* memory_ = nullptr;
+    double copy_warm_ = 0;
     Tunnel* tunnel_ = nullptr;
     bool nf_on_ = false;
     PreroutingDrop nf_drop_ = PreroutingDrop::RAW;

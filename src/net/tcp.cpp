@@ -87,7 +87,7 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint
 // tcp_v4_rcv for an ACK: processed at once, or queued to the socket's backlog while the
 // writer owns the socket (sk_add_backlog), to be processed at its release_sock.
 engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL);
     if (owned_) {
         ++backlogged_;
         backlog_.push_back(Ack{p.ack, p.window});
@@ -130,10 +130,11 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
 // Models: tcp_rcv_established() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     softirq_cpu_ = &cpu;
-    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS),
+                      Cat::PROTOCOL);
     rcv_nxt_ = p.seq + p.payload;
     unread_ += p.payload;
-    queue_.push_back(p.payload);
+    queue_.push_back(QueuedSkb{p.payload, p.data ? p.data + ETH_HEADER + TCP_IP_HEADERS : 0});
     ++segments_;
     if (++unacked_segments_ >= 2) co_await send_ack(cpu);
     if (reader_) {
@@ -156,9 +157,10 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
         co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL);
         std::uint64_t copied = 0;
         while (!queue_.empty() && copied < 128 * 1024) {
-            std::uint32_t n = queue_.front();
+            const QueuedSkb skb = queue_.front();
+            const std::uint32_t n = skb.len;
             queue_.pop_front();
-            co_await cpu.exec(per_byte(costs_.copy_to_user_cold, n), Cat::COPY);
+            co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, costs_.copy_to_user_cold), Cat::COPY);
             co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
             unread_ -= n;
             bytes_read_ += n;

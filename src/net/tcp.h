@@ -88,7 +88,8 @@ private:
     std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
     std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0, window_updates_ = 0;
     std::uint64_t last_window_ = 0;
-    std::deque<std::uint32_t> queue_; // payload sizes of segments not yet read
+    std::deque<QueuedSkb> queue_; // segments not yet read
+    UserBuffer user_;
     kernel::TaskStruct* reader_ = nullptr;
     kernel::Cpu* softirq_cpu_ = nullptr;
 };

@@ -51,19 +51,19 @@ engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
 
 UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
                  std::uint32_t flow)
-    : costs_(costs), net_(net), copy_to_user_(copy_to_user), rcvbuf_(rcvbuf) {
+    : stack_(stack), costs_(costs), net_(net), copy_to_user_(copy_to_user), rcvbuf_(rcvbuf) {
     stack.bind_tcp(flow, *this);
 }
 
 // Models: udp_queue_rcv_skb() (net/ipv4/udp.c)
 engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.udp_rcv, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.udp_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL);
     if (queued_bytes_ + p.payload > rcvbuf_) {
         ++drops_; // __udp_queue_rcv_skb: sk_rmem_alloc over sk_rcvbuf
         co_return;
     }
     queued_bytes_ += p.payload;
-    queue_.push_back(p.payload);
+    queue_.push_back(QueuedSkb{p.payload, p.data ? p.data + ETH_HEADER + UDP_IP_HEADERS : 0});
     ++received_;
     if (reader_) {
         kernel::TaskStruct* t = reader_;
@@ -81,11 +81,12 @@ engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
             co_await cpu.block();
         }
         co_await cpu.exec(net_.syscall, Cat::SYSCALL);
-        const std::uint32_t n = queue_.front();
+        const QueuedSkb skb = queue_.front();
+        const std::uint32_t n = skb.len;
         queue_.pop_front();
         queued_bytes_ -= n;
         co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL);
-        co_await cpu.exec(per_byte(copy_to_user_, n), Cat::COPY);
+        co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY);
         bytes_read_ += n;
         co_await kernel::syscall_exit(cpu);
     }

@@ -49,12 +49,14 @@ public:
     std::uint64_t rcvbuf_drops() const { return drops_; }
 
 private:
+    Stack& stack_;
     UdpCosts costs_;
     NetCosts net_;
     double copy_to_user_;
     std::uint64_t rcvbuf_;
     std::uint64_t queued_bytes_ = 0, received_ = 0, bytes_read_ = 0, drops_ = 0;
-    std::deque<std::uint32_t> queue_;
+    std::deque<QueuedSkb> queue_;
+    UserBuffer user_;
     kernel::TaskStruct* reader_ = nullptr;
 };
 

@@ -8,8 +8,11 @@
 //   latency = { ..., unit = "cycles" }  # load-to-use
 //   shared = false                      # one per CPU, or one for all
 //   replacement = "lru"                 # "lru", "round-robin" or "random"
-//   [memory.dram]   latency = { ..., unit = "ns" }, bandwidth = { ..., unit = "bytes/s" }
+//   [memory.dram]   latency = { ..., unit = "ns" }, bandwidth = { ..., unit = "bytes/s" },
+//                   core_bandwidth = { ..., unit = "bytes/s" } (optional: one core's streaming limit)
 //   [memory.prefetch] streams = { ..., unit = "streams" }, trigger = { ..., unit = "lines" }
+//   copy = { ..., unit = "cycles/byte" } # in [memory], optional: the warm copy loop; given, the
+//                                       # network datapath runs on the hierarchy
 //
 // The line size is [cpu].cache_line and whether DMA snoops is [dma].coherent. Figures are
 // checked one by one as every figure is, then together (mem::check_config: L1 larger than L2,
@@ -84,13 +87,13 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     c.dma_coherent = p.dma && p.dma->coherent;
 
     std::vector<std::string> names;
-    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch"};
+    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy"};
     if (const toml::array* a = r.array(*t, "levels", "memory.levels", true, "an array of level names, nearest first")) {
         where["levels"] = {a, "memory.levels"};
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             if (!e.is_string() || e.as_string()->get().empty() || e.as_string()->get() == "dram" ||
-                e.as_string()->get() == "prefetch") {
+                e.as_string()->get() == "prefetch" || e.as_string()->get() == "copy") {
                 r.error(e, index_key("memory.levels", i),
                         fmt::format("expected the name of a [memory.<level>] table, found {}", describe(&e)));
                 continue;
@@ -105,6 +108,8 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
         where["dma.write_allocate"] = {t->get("dma_write_allocate"), "memory.dma_write_allocate"};
     }
     where["line"] = {nullptr, "cpu.cache_line"};
+    if (t->get("copy"))
+        if (auto v = positive_figure(r, *t, "copy", "memory", Unit::CYCLES_PER_BYTE, where, "copy")) c.copy_warm = *v;
 
     for (const auto& nm : names) {
         const std::string tkey = join_key("memory", nm);
@@ -128,11 +133,15 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
         c.levels.push_back(l);
     }
     if (const toml::table* d = r.table(*t, "dram", "memory.dram", true, "a table of latency and bandwidth")) {
-        r.check_keys(*d, "memory.dram", "[memory.dram]", {"latency", "bandwidth"});
+        r.check_keys(*d, "memory.dram", "[memory.dram]", {"latency", "bandwidth", "core_bandwidth"});
         if (auto v = positive_figure(r, *d, "latency", "memory.dram", Unit::NS, where, "dram.latency"))
             c.dram_latency_ns = *v;
         if (auto v = positive_figure(r, *d, "bandwidth", "memory.dram", Unit::BYTES_PER_SECOND, where, "dram.bandwidth"))
             c.dram_bandwidth = *v;
+        if (d->get("core_bandwidth"))
+            if (auto v = positive_figure(r, *d, "core_bandwidth", "memory.dram", Unit::BYTES_PER_SECOND, where,
+                                         "dram.core_bandwidth"))
+                c.core_bandwidth = *v;
     }
     if (const toml::table* pf = r.table(*t, "prefetch", "memory.prefetch", true, "a table of streams and trigger")) {
         r.check_keys(*pf, "memory.prefetch", "[memory.prefetch]", {"streams", "trigger"});

@@ -142,6 +142,23 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
     register_stats();
 }
 
+namespace {
+
+// The memory hierarchy's counters under <machine>/memory (mem links no stats layer).
+void register_memory_stats(const mem::MemoryStats& m, const stats::Scope& s) {
+    s.counter("peer_hits", m.peer_hits, "count", "lines served from another CPU's private cache")
+        .counter("dram_demand_lines", m.dram_demand_lines, "count", "CPU line reads from DRAM that paid the latency")
+        .counter("dram_stream_lines", m.dram_stream_lines, "count", "CPU line reads from DRAM covered by a stream prefetch")
+        .counter("dram_write_allocates", m.dram_write_allocates, "count", "CPU stores that allocated a line from DRAM")
+        .counter("writebacks", m.writebacks, "count", "dirty lines written to DRAM (evictions and cleans)")
+        .counter("dma_write_bytes", m.dma_write_bytes, "bytes", "bytes devices wrote to memory")
+        .counter("dma_read_bytes", m.dma_read_bytes, "bytes", "bytes devices read from memory")
+        .counter("invalidated_lines", m.invalidated_lines, "count", "cached lines dropped by cache maintenance")
+        .counter("stall_cycles", m.stall_cycles, "cycles", "CPU stall cycles beyond L1-hit execution");
+}
+
+} // namespace
+
 void System::register_stats() {
     for (const Machine& m : machines_) {
         const stats::Scope machine(stats_, m.cfg->name);
@@ -156,6 +173,7 @@ void System::register_stats() {
             m.device->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
         }
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
+        if (m.memory) register_memory_stats(m.memory->stats(), machine.sub("memory"));
         if (m.tunnel)
             m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
         for (const auto& [guest, vhost] : m.vhosts) vhost->register_stats(machine.sub("vhost").sub(guest));
@@ -198,6 +216,11 @@ void System::build_network() {
                     m->cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
                 }
                 m->stack = std::make_unique<net::Stack>(*nic);
+                if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
+                    m->memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
+                    nic->set_memory(*m->memory);
+                    m->stack->set_memory(m->memory.get(), mc.profile.memory->copy_warm);
+                }
                 m->device = std::move(nic);
             }
             links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency, l.queue));

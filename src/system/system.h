@@ -54,6 +54,7 @@ private:
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
+        std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
         std::unique_ptr<net::Stack> stack;
