@@ -2,6 +2,7 @@
 // contexts, preemption points. Scheduler, softirq and timer parts are in sched.cpp,
 // softirq.cpp and hrtimer.cpp. See cpu.h for the mechanism.
 #include "kernel/cpu.h"
+#include "kernel/timer.h"
 
 #include <algorithm>
 #include <cassert>

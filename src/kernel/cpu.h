@@ -42,6 +42,7 @@
 
 #include <array>
 #include <coroutine>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +53,7 @@ using engine::Cycles;
 using engine::Tick;
 
 class Cpu;
+class TimerBase;
 struct TaskStruct;
 
 // The kernel's preemption points, each with its own rule for what may happen there.
@@ -292,6 +294,8 @@ public:
     // Arms a one-shot hrtimer; `fn` runs in hardirq context at expiry. Returns a handle.
     std::uint32_t hrtimer_start(Tick expiry, TimerFn fn, void* ctx);
     void hrtimer_cancel(std::uint32_t handle);
+    // This CPU's timer-wheel base (kernel/timer.h), made at first use; owns TIMER_SOFTIRQ.
+    TimerBase& timer_base();
     std::uint64_t jiffies() const { return now() / tick_period_; }
     Tick tick_period() const { return tick_period_; }
 
@@ -483,6 +487,7 @@ private:
 
     // softirqs
     std::array<SoftirqAction, NR_SOFTIRQS> softirq_vec_{};
+    std::unique_ptr<TimerBase> timer_base_;
     std::uint32_t softirq_pending_ = 0;
 
     // timers: a small heap of armed timers; one engine event for the earliest

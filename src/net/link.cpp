@@ -40,6 +40,10 @@ void Link::on_event(std::uint64_t d) {
     Packet p = dir.ring[dir.head];
     dir.head = (dir.head + 1) % dir.ring.size();
     --dir.count;
+    if (loss_ && loss_(p, loss_ctx_)) {
+        ++lost_;
+        return;
+    }
     dir.to->receive_from_wire(p);
 }
 

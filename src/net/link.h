@@ -26,6 +26,14 @@ public:
     void on_event(std::uint64_t arg) override;
 
     std::uint64_t frames() const { return frames_; }
+    // Loss on the wire (a netem-like pattern): `lost(p, ctx)` true discards the frame after
+    // it crossed the wire, before the receiving NIC sees it.
+    using LossFn = bool (*)(const Packet& p, void* ctx);
+    void set_loss(LossFn fn, void* ctx) {
+        loss_ = fn;
+        loss_ctx_ = ctx;
+    }
+    std::uint64_t frames_lost() const { return lost_; }
 
 private:
     static constexpr std::uint32_t WIRE_OVERHEAD = 24; // preamble + SFD 8, IFG 12, FCS 4
@@ -41,6 +49,9 @@ private:
     std::array<Direction, 2> dir_;
     std::array<Nic*, 2> ends_{};
     std::uint64_t frames_ = 0;
+    LossFn loss_ = nullptr;
+    void* loss_ctx_ = nullptr;
+    std::uint64_t lost_ = 0;
 };
 
 } // namespace kdsim::net

@@ -6,9 +6,16 @@
 
 #include "engine/time.h"
 
+#include <array>
 #include <cstdint>
 
 namespace kdsim::net {
+
+// A SACK block of an ACK (RFC 2018): bytes [ack + start, ack + end) held out of order.
+struct SackBlock {
+    std::uint32_t start = 0, end = 0;
+};
+inline constexpr std::size_t TCP_MAX_SACKS = 3; // with the timestamp option, 3 blocks fit
 
 enum class FrameKind : std::uint8_t { ARP_REQUEST, ARP_REPLY, TCP_DATA, TCP_ACK, UDP_DATA, WG_DATA, ESP };
 
@@ -20,6 +27,8 @@ struct Packet {
     std::uint32_t payload = 0; // TCP or UDP payload bytes
     std::uint64_t ack = 0;     // TCP_ACK: next byte expected
     std::uint64_t window = 0;  // TCP_ACK: advertised receive window, bytes
+    std::array<SackBlock, TCP_MAX_SACKS> sack{}; // TCP_ACK: the first `sacks` are valid
+    std::uint8_t sacks = 0;
     // Tunnelled frames (WG_DATA, ESP): the inner packet's kind and length, and the sender's
     // per-tunnel counter (WireGuard's nonce counter, ESP's sequence number).
     FrameKind inner = FrameKind::TCP_DATA;

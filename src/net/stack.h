@@ -12,6 +12,7 @@
 #include "net/netdevice.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kdsim::net {
@@ -22,6 +23,8 @@ class TcpEndpoint {
 public:
     virtual ~TcpEndpoint() = default;
     virtual engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) = 0;
+    // Registers the socket's counters under `s` (<machine>/tcp/flow<N>), if it has any.
+    virtual void register_stats(const stats::Scope&) const {}
 };
 
 // A tunnel device on the stack (WireGuard, an IPsec SA): takes the stack's outgoing inner
@@ -101,6 +104,11 @@ public:
         ranges_.push_back(FlowRange{first, count, &ep});
     }
     std::uint64_t arp_replies_sent() const { return arp_replies_; }
+    // Registers every bound TCP socket's counters under `s`/flow<N>.
+    void register_stats(const stats::Scope& s) const {
+        for (std::size_t f = 0; f < tcp_.size(); ++f)
+            if (tcp_[f]) tcp_[f]->register_stats(s.sub("flow" + std::to_string(f)));
+    }
 
 private:
     static engine::Task<> netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p);

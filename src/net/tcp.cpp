@@ -1,3 +1,6 @@
+// The sending side's output path and retransmission timer (net/ipv4/tcp.c tcp_sendmsg,
+// tcp_output.c tcp_write_xmit / tcp_xmit_retransmit_queue / tcp_transmit_skb, tcp_timer.c
+// tcp_write_timer / tcp_retransmit_timer); ACK processing is in tcp_input.cpp.
 #include "net/tcp.h"
 
 #include "kernel/irqflags.h"
@@ -6,18 +9,55 @@
 #include "kernel/softirq.h"
 
 #include <algorithm>
-#include <cmath>
+#include <limits>
+#include <stdexcept>
 
 namespace kdsim::net {
 
 using kernel::Cat;
 
-
 TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
-                     std::uint32_t flow, std::uint64_t sndbuf)
+                     std::uint32_t flow, std::uint64_t sndbuf, CongestionAlgorithm cc)
     : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow),
-      sndbuf_(sndbuf ? sndbuf : 2 * window_cap), rwnd_(window_cap) {
+      sndbuf_(sndbuf ? sndbuf : 2 * window_cap), rwnd_(window_cap), cc_(cc) {
+    std::size_t slots = 1;
+    while (slots < sndbuf_ / mss_ + 2) slots <<= 1;
+    rtx_.resize(slots);
+    backlog_.reserve(256);
+    rto_timer_.function = &TcpSource::tcp_write_timer;
+    rto_timer_.data = this;
     stack_.bind_tcp(flow_, *this);
+}
+
+void TcpSource::register_stats(const stats::Scope& s) const {
+    s.counter("segments_sent", st_.segments, "count", "segments sent, retransmissions included")
+        .counter("retransmits", st_.retransmits, "count", "segments retransmitted (tcpi_total_retrans)")
+        .counter("fast_retransmits", st_.fast_retransmits, "count", "of which in fast recovery (TCPFastRetrans)")
+        .counter("rto", st_.rto, "count", "retransmission timeouts (TCPTimeouts)")
+        .counter("recoveries", st_.recoveries, "count", "SACK fast recoveries entered (TCPSackRecovery)")
+        .counter("sack_blocks", st_.sack_blocks, "count", "SACK blocks received")
+        .counter("dupacks", st_.dupacks, "count", "duplicate ACKs received")
+        .counter("acks_backlogged", st_.backlogged, "count", "ACKs queued to the socket backlog (socket owned)")
+        .value("cwnd", [this] { return static_cast<double>(tp_.cwnd); }, "segments", "snd_cwnd at the end of the run")
+        .value("ssthresh", [this] { return static_cast<double>(std::min<std::uint32_t>(tp_.ssthresh, 1u << 30)); },
+               "segments", "snd_ssthresh at the end of the run")
+        .value("srtt_us", [this] { return engine::to_us(srtt_); }, "us", "smoothed RTT at the end of the run")
+        .value("rto_us", [this] { return engine::to_us(rto_); }, "us", "retransmission timeout at the end of the run");
+}
+
+CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
+    CcClock c;
+    c.jiffies = static_cast<std::uint32_t>(cpu.jiffies());
+    c.hz = static_cast<std::uint32_t>(engine::PS_PER_S / cpu.tick_period());
+    c.now_us = cpu.now() / engine::PS_PER_US;
+    // tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
+    if (srtt_) {
+        const std::uint64_t ratio = tp_.in_slow_start() ? 200 : 120;
+        const std::uint64_t segs = std::max(tp_.cwnd, packets_out());
+        c.pacing_rate = static_cast<std::uint64_t>(static_cast<unsigned __int128>(segs) * mss_ * ratio / 100 *
+                                                   engine::PS_PER_S / srtt_);
+    }
+    return c;
 }
 
 // iperf3's writer: write() calls of 128 KiB. tcp_sendmsg holds the socket (lock_sock), copies
@@ -25,10 +65,14 @@ TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_c
 // sk_stream_wait_memory (releasing the socket) when the send buffer is full.
 // Models: tcp_sendmsg() (net/ipv4/tcp.c)
 engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
-    while (cpu.now() < stop_at) {
+    if (!started_) {
+        started_ = true;
+        cc_.init(cc_clock(cpu), snd_nxt_); // tcp_init_transfer
+    }
+    while (cpu.now() < stop_at && !aborted_) {
         co_await kernel::syscall_enter(cpu);
         owned_ = true; // lock_sock
-        for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu.now() < stop_at;) {
+        for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu.now() < stop_at && !aborted_;) {
             if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
                 co_await release_sock(cpu); // sk_wait_event releases the socket while sleeping
                 if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
@@ -49,131 +93,142 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
     }
 }
 
-// tcp_write_xmit: one segment per loop, claimed before any cycle is spent, so that the writer
-// and an ACK in softirq never send the same bytes. tcp_sendmsg's figure (skb, headers, IP output)
-// is charged where the segment leaves.
+std::uint64_t TcpSource::next_retransmit() {
+    rexmit_hint_ = std::max(rexmit_hint_, snd_una_);
+    // __tcp_retransmit_skb: nothing beyond the peer's window, except the head (a window probe)
+    const std::uint64_t wnd_end = snd_una_ + std::min(window_cap_, rwnd_);
+    for (; rexmit_hint_ < lost_high_; rexmit_hint_ += mss_) {
+        if (rexmit_hint_ != snd_una_ && rexmit_hint_ + mss_ > wnd_end) break;
+        const std::uint8_t s = seg(rexmit_hint_).sacked;
+        if ((s & LOST) && !(s & (SACKED_ACKED | SACKED_RETRANS))) return rexmit_hint_;
+    }
+    return std::numeric_limits<std::uint64_t>::max();
+}
+
+// tcp_write_xmit, preceded by tcp_xmit_retransmit_queue: one segment per loop while
+// tcp_packets_in_flight < cwnd, lost segments first, then new data the peer's window allows.
+// Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
+// never send the same bytes.
 // Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
-    while (snd_nxt_ + mss_ <= write_seq_ && snd_nxt_ - snd_una_ + mss_ <= std::min(window_cap_, rwnd_)) {
-        Packet p{};
-        p.kind = FrameKind::TCP_DATA;
-        p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
-        p.seq = snd_nxt_;
-        p.payload = mss_;
-        p.flow = flow_;
+    bool cwnd_limited = false;
+    while (!aborted_) {
+        if (in_flight() >= tp_.cwnd) {
+            cwnd_limited = true;
+            break;
+        }
+        const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
+        if (lost != std::numeric_limits<std::uint64_t>::max()) {
+            // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
+            TxSeg& s = seg(lost);
+            s.sacked |= SACKED_RETRANS | EVER_RETRANS;
+            ++retrans_out_;
+            ++st_.retransmits;
+            if (ca_state_ == CaState::RECOVERY) ++st_.fast_retransmits;
+            if (!retrans_stamp_) retrans_stamp_ = cpu.now();
+            if (ca_state_ == CaState::RECOVERY) ++prr_out_;
+            if (lost == snd_una_) tcp_rearm_rto(cpu); // the head's retransmission restarts the timer
+            co_await tcp_transmit_skb(cpu, lost);
+            continue;
+        }
+        const std::uint64_t wnd = std::min(window_cap_, rwnd_);
+        if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
+        const std::uint64_t seq = snd_nxt_;
+        if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
+        seg(seq) = TxSeg{};
         snd_nxt_ += mss_;
-        ++segments_;
-        if (kernel::in_interrupt(cpu.preempt_count())) ++softirq_segments_; // softirq or BH disabled
-        co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
-        co_await stack_.ip_output(cpu, p);
+        if (ca_state_ == CaState::RECOVERY) ++prr_out_;
+        if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
+        co_await tcp_transmit_skb(cpu, seq);
+    }
+    // tcp_cwnd_validate: whether cwnd limited the flow in this window
+    if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
+        max_packets_out_ = packets_out();
+        cwnd_usage_seq_ = snd_nxt_;
+        is_cwnd_limited_ = cwnd_limited;
     }
 }
 
-// tcp_ack: drop what was acknowledged, take the new window, send what it allows
-// (tcp_data_snd_check), wake the writer when the send buffer has room (sk_stream_write_space).
-// Models: tcp_ack() (net/ipv4/tcp_input.c)
-engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window) {
-    co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
-    if (ack > snd_una_) snd_una_ = ack;
-    rwnd_ = window;
-    co_await tcp_write_xmit(cpu);
-    if (waiter_ && write_seq_ - snd_una_ + mss_ <= sndbuf_) {
-        kernel::TaskStruct* t = waiter_;
-        waiter_ = nullptr;
-        co_await kernel::try_to_wake_up(cpu, *t);
-    }
+// tcp_transmit_skb: stamps the segment and hands it to IP; tcp_sendmsg's figure (skb, headers,
+// IP output) is charged here.
+// Models: tcp_transmit_skb() (net/ipv4/tcp_output.c)
+engine::Task<> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq) {
+    seg(seq).sent = cpu.now();
+    Packet p{};
+    p.kind = FrameKind::TCP_DATA;
+    p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
+    p.seq = seq;
+    p.payload = mss_;
+    p.flow = flow_;
+    ++st_.segments;
+    if (kernel::in_interrupt(cpu.preempt_count())) ++st_.softirq_segments; // softirq or BH disabled
+    co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
+    co_await stack_.ip_output(cpu, p);
 }
 
-// tcp_v4_rcv for an ACK: processed at once, or queued to the socket's backlog while the
-// writer owns the socket (sk_add_backlog), to be processed at its release_sock.
-engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL);
-    if (owned_) {
-        ++backlogged_;
-        backlog_.push_back(Ack{p.ack, p.window});
-        co_return;
-    }
-    co_await tcp_ack(cpu, p.ack, p.window);
+// Models: tcp_rearm_rto() (net/ipv4/tcp_input.c)
+void TcpSource::tcp_rearm_rto(kernel::Cpu& cpu) {
+    if (snd_nxt_ == snd_una_) kernel::del_timer(rto_timer_);
+    else kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
 }
 
 // Models: release_sock() (net/core/sock.c)
 engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
-    while (!backlog_.empty()) {
-        Ack a = backlog_.front();
-        backlog_.pop_front();
-        co_await tcp_ack(cpu, a.ack, a.window);
+    while (backlog_head_ < backlog_.size()) {
+        const Packet a = backlog_[backlog_head_++];
+        co_await tcp_ack(cpu, a);
+    }
+    backlog_.clear();
+    backlog_head_ = 0;
+    if (write_timer_deferred_) { // tcp_release_cb
+        write_timer_deferred_ = false;
+        co_await tcp_retransmit_timer(cpu);
     }
     owned_ = false;
 }
 
-TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow)
-    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), flow_(flow), last_window_(rcvbuf) {
-    stack_.bind_tcp(flow_, *this);
+// The retransmission timer in TIMER_SOFTIRQ: deferred to release_sock while the writer owns
+// the socket.
+// Models: tcp_write_timer() (net/ipv4/tcp_timer.c)
+engine::Task<> TcpSource::tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t) {
+    auto& s = *static_cast<TcpSource*>(t.data);
+    co_await cpu.exec(s.costs_.tcp_ack_rcv, Cat::PROTOCOL);
+    if (s.owned_) s.write_timer_deferred_ = true;
+    else co_await s.tcp_retransmit_timer(cpu);
 }
 
-// Models: tcp_send_ack() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
-    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL);
-    last_window_ = window();
-    ++acks_;
-    unacked_segments_ = 0;
-    Packet ack{};
-    ack.kind = FrameKind::TCP_ACK;
-    ack.len = TCP_ACK_FRAME;
-    ack.ack = rcv_nxt_;
-    ack.window = last_window_;
-    ack.flow = flow_;
-    co_await stack_.ip_output(cpu, ack);
-}
-
-// tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK every second segment, wake the reader.
-// Models: tcp_rcv_established() (net/ipv4/tcp_input.c)
-engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    softirq_cpu_ = &cpu;
-    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS),
-                      Cat::PROTOCOL);
-    rcv_nxt_ = p.seq + p.payload;
-    unread_ += p.payload;
-    queue_.push_back(QueuedSkb{p.payload, p.data ? p.data + ETH_HEADER + TCP_IP_HEADERS : 0});
-    ++segments_;
-    if (++unacked_segments_ >= 2) co_await send_ack(cpu);
-    if (reader_) {
-        kernel::TaskStruct* t = reader_;
-        reader_ = nullptr;
-        co_await kernel::try_to_wake_up(cpu, *t); // sock_def_readable
+// RTO: after tcp_retries2 timeouts' worth of time the connection is aborted (tcp_write_err);
+// else everything unSACKed is lost (tcp_enter_loss), the head is retransmitted and the timeout
+// doubles, up to TCP_RTO_MAX.
+// Models: tcp_retransmit_timer() (net/ipv4/tcp_timer.c)
+engine::Task<> TcpSource::tcp_retransmit_timer(kernel::Cpu& cpu) {
+    if (snd_nxt_ == snd_una_ || aborted_) co_return;
+    // tcp_write_timeout / retransmits_timed_out: ((2 << 9) - 1) * 200 ms + (15 - 9) * 120 s
+    if (retrans_stamp_) {
+        const engine::Tick limit = 1023 * TCP_RTO_MIN + (TCP_RETRIES2 - 9) * TCP_RTO_MAX;
+        if (cpu.now() - retrans_stamp_ >= limit) {
+            aborted_ = true;
+            cpu.report_finding(stats::FindingKind::LOST_DATA, "the network: every retransmission was lost",
+                               "TCP flow " + std::to_string(flow_) + ": " + std::to_string(write_seq_ - snd_una_) +
+                                   " bytes written, never acknowledged; the connection timed out (tcp_retries2)",
+                               "tcp_write_timeout");
+            kernel::del_timer(rto_timer_);
+            if (waiter_) {
+                kernel::TaskStruct* w = waiter_;
+                waiter_ = nullptr;
+                co_await kernel::try_to_wake_up(cpu, *w); // the writer sees ETIMEDOUT
+            }
+            co_return;
+        }
     }
-}
-
-// tcp_recvmsg: copy what is queued (up to 128 KiB per call), then tcp_cleanup_rbuf's window
-// update when the advertised window had become small.
-// Models: tcp_recvmsg() (net/ipv4/tcp.c)
-engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
-    for (;;) {
-        co_await kernel::syscall_enter(cpu);
-        while (queue_.empty()) {
-            reader_ = &self;
-            co_await cpu.block();
-        }
-        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL);
-        std::uint64_t copied = 0;
-        while (!queue_.empty() && copied < 128 * 1024) {
-            const QueuedSkb skb = queue_.front();
-            const std::uint32_t n = skb.len;
-            queue_.pop_front();
-            co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, costs_.copy_to_user_cold), Cat::COPY);
-            co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
-            unread_ -= n;
-            bytes_read_ += n;
-            copied += n;
-        }
-        if (last_window_ < 2 * TCP_MSS && window() >= 2 * TCP_MSS) {
-            ++window_updates_;
-            co_await kernel::local_bh_disable(cpu);
-            co_await send_ack(cpu);
-            co_await kernel::local_bh_enable(cpu);
-        }
-        co_await kernel::syscall_exit(cpu);
-    }
+    ++st_.rto;
+    tcp_enter_loss();
+    cc_.on_loss_state(cc_clock(cpu), snd_nxt_);
+    ++retransmits_;
+    ++backoff_;
+    rto_ = std::min(rto_ << 1, TCP_RTO_MAX);
+    kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
+    co_await tcp_write_xmit(cpu); // the head first: it is the lowest lost segment
 }
 
 } // namespace kdsim::net

@@ -1,24 +1,36 @@
-// An established TCP bulk stream (net/ipv4/tcp_input.c, tcp_output.c), reduced to what makes a
-// bulk transfer run at the speed of its slowest stage: the writer copies into the send queue
-// (up to sndbuf ahead of what was acknowledged) in write() calls of 128 KiB holding the socket
-// lock; segments leave by tcp_write_xmit, at most the peer's advertised window in flight, either
-// from the writer (tcp_push) or from ACK processing (tcp_ack -> tcp_data_snd_check) in NET_RX,
-// or from release_sock's backlog when an ACK arrived while the writer owned the socket; the receiver processes each segment in NET_RX
-// (ip_rcv, tcp_v4_rcv), queues it for the reader, ACKs every second full segment (the
-// quick-ack/delayed-ACK rule for bulk data), and advertises the receive buffer left unread; the
-// reader copies to user space and, when the window had closed, sends a window update
-// (tcp_cleanup_rbuf). Not modelled: loss and retransmission (the model never drops a segment:
-// the window stays below the rx ring), congestion control (slow start, cwnd), SACK, timestamps,
-// GRO.
+// An established TCP bulk stream as Linux runs it (net/ipv4/tcp_output.c, tcp_input.c,
+// tcp_timer.c, tcp_recovery.c), reduced to what a bulk transfer exercises.
+// Sender: the writer copies into the send queue (up to sndbuf ahead of what was acknowledged) in
+// write() calls of 128 KiB holding the socket lock; tcp_write_xmit sends what
+// min(cwnd, peer's window) allows, retransmissions first, from the writer (tcp_push), from ACK
+// processing in NET_RX, or from release_sock's backlog. Every segment keeps its state in a
+// preallocated ring (the retransmit queue's TCPCB_* bits and send time). tcp_ack marks SACKed
+// segments, frees what is cumulatively ACKed, samples the RTT (RFC 6298 estimator, Karn's rule),
+// and tcp_fastretrans_alert enters recovery on 3 duplicate ACKs / 3 SACKed segments (RFC 6675:
+// a hole with 3 SACKed segments above it is lost), retransmits lost holes with PRR reducing cwnd
+// to ssthresh; the retransmission timer (RTO, min 200 ms, exponential backoff) marks everything
+// lost and restarts from cwnd 1 (tcp_enter_loss). Congestion control: tcp_cc.h.
+// Receiver: tcp_rcv_established queues in-order data for the reader and out-of-order data in
+// the ofo queue, with SACK blocks in its ACKs (most recent first), ACKs every second full segment
+// (at once in quick-ack mode, with an ofo queue or for a duplicate), else within the delayed-ACK
+// timeout; the reader copies to user space in order, each byte exactly once (checked: anything
+// else is a lost-data finding), and sends a window update when the window had closed.
+// Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, pacing, TSQ,
+// GSO/GRO, the handshake (the connection is established at the start).
 #pragma once
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "kernel/timer.h"
 #include "net/net_costs.h"
 #include "net/stack.h"
+#include "net/tcp_cc.h"
 
+#include <array>
 #include <cstdint>
-#include <deque>
+#include <optional>
+#include <stdexcept>
+#include <vector>
 
 namespace kdsim::net {
 
@@ -30,26 +42,113 @@ inline constexpr std::uint32_t TCP_ACK_FRAME = 66;
 // The MSS of a route with this MTU.
 constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP_HEADERS; }
 
+// include/net/tcp.h timing constants.
+inline constexpr engine::Tick TCP_RTO_MIN = 200 * engine::PS_PER_MS;
+inline constexpr engine::Tick TCP_RTO_MAX = 120 * engine::PS_PER_S;
+inline constexpr engine::Tick TCP_TIMEOUT_INIT = engine::PS_PER_S;
+inline constexpr engine::Tick TCP_ATO_MIN = 40 * engine::PS_PER_MS; // HZ / 25: delayed-ACK timeout
+inline constexpr std::uint32_t TCP_REORDERING = 3;   // sysctl_tcp_reordering
+inline constexpr std::uint32_t TCP_RETRIES2 = 15;    // sysctl_tcp_retries2
+inline constexpr std::uint32_t TCP_MAX_QUICKACKS = 16;
+
+// A power-of-two ring of fixed capacity: the hot path never allocates.
+template <class T>
+class SegRing {
+public:
+    explicit SegRing(std::size_t min_capacity) {
+        std::size_t c = 1;
+        while (c < min_capacity) c <<= 1;
+        v_.resize(c);
+    }
+    bool empty() const { return n_ == 0; }
+    std::size_t size() const { return n_; }
+    std::size_t capacity() const { return v_.size(); }
+    T& front() { return v_[head_]; }
+    T& operator[](std::size_t i) { return v_[(head_ + i) & (v_.size() - 1)]; }
+    void push_back(const T& x) {
+        if (n_ == v_.size()) throw std::length_error("tcp: segment ring full"); // a model bug
+        v_[(head_ + n_) & (v_.size() - 1)] = x;
+        ++n_;
+    }
+    void pop_front() {
+        head_ = (head_ + 1) & (v_.size() - 1);
+        --n_;
+    }
+
+private:
+    std::vector<T> v_;
+    std::size_t head_ = 0, n_ = 0;
+};
+
+// The per-socket counters of a sender (as nstat's TcpExt figures, per flow).
+struct TcpSenderStats {
+    std::uint64_t retransmits = 0;      // segments retransmitted (tcpi_total_retrans)
+    std::uint64_t fast_retransmits = 0; // of which in fast recovery (TCPFastRetrans)
+    std::uint64_t rto = 0;              // retransmission timeouts (TCPTimeouts)
+    std::uint64_t recoveries = 0;       // fast recoveries entered (TCPSackRecovery)
+    std::uint64_t sack_blocks = 0;      // SACK blocks received (TCPSACKDiscard aside)
+    std::uint64_t dupacks = 0;          // duplicate ACKs received
+    std::uint64_t segments = 0;         // segments sent, retransmissions included
+    std::uint64_t softirq_segments = 0; // of which in softirq or with BH disabled
+    std::uint64_t backlogged = 0;       // ACKs queued to the socket backlog
+};
+
 class TcpSource final : public TcpEndpoint {
 public:
     TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss = TCP_MSS,
-              std::uint32_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */);
+              std::uint32_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */,
+              CongestionAlgorithm cc = CongestionAlgorithm::CUBIC);
     // The sender task's body: writes segments as fast as the window allows until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
+    void register_stats(const stats::Scope& s) const override;
+
     std::uint64_t bytes_acked() const { return snd_una_; }
-    std::uint64_t segments_sent() const { return segments_; }
-    // Segments sent in softirq or with bottom halves disabled (e.g. from a cryptd completion).
-    std::uint64_t segments_sent_in_bh() const { return softirq_segments_; }
-    std::uint64_t backlogged_acks() const { return backlogged_; }
+    std::uint64_t bytes_written() const { return write_seq_; }
+    std::uint64_t segments_sent() const { return st_.segments; }
+    std::uint64_t segments_sent_in_bh() const { return st_.softirq_segments; }
+    std::uint64_t backlogged_acks() const { return st_.backlogged; }
+    const TcpSenderStats& stats() const { return st_; }
+    std::uint32_t cwnd() const { return tp_.cwnd; }
+    std::uint32_t ssthresh() const { return tp_.ssthresh; }
+    engine::Tick rto() const { return rto_; }
+    engine::Tick srtt() const { return srtt_; }
+    // The connection was aborted: retransmissions exhausted (tcp_retries2), its data lost.
+    bool aborted() const { return aborted_; }
+    const CongestionControl& cc() const { return cc_; }
 
 private:
     static constexpr std::uint64_t WRITE_BLOCK = 128 * 1024; // iperf3's default TCP write size
-    // tcp_write_xmit: send queued data while the window allows, in the caller's context.
+    enum class CaState : std::uint8_t { OPEN, DISORDER, RECOVERY, LOSS };
+    enum : std::uint8_t { SACKED_ACKED = 1, SACKED_RETRANS = 2, LOST = 4, EVER_RETRANS = 0x80 };
+    struct TxSeg {
+        engine::Tick sent = 0;
+        std::uint8_t sacked = 0; // TCPCB_* bits
+    };
+    // tcp.cpp (output)
     engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
-    engine::Task<> tcp_ack(kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window);
-    // release_sock: ACKs queued while the writer held the socket, processed in its context.
+    engine::Task<> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq);
+    std::uint64_t next_retransmit(); // the lowest lost, not retransmitted segment; UINT64_MAX: none
     engine::Task<> release_sock(kernel::Cpu& cpu);
+    void tcp_rearm_rto(kernel::Cpu& cpu);
+    static engine::Task<> tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t);
+    engine::Task<> tcp_retransmit_timer(kernel::Cpu& cpu);
+    // tcp_input.cpp
+    engine::Task<> tcp_ack(kernel::Cpu& cpu, const Packet& p);
+    int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt);
+    void tcp_fastretrans_alert(int flag, bool& rexmit);
+    void tcp_mark_lost(); // RFC 6675 IsLost: unsacked segments with >= reordering SACKed above
+    void tcp_enter_recovery();
+    void tcp_enter_loss();
+    void tcp_cwnd_reduction(std::uint32_t newly_acked_sacked, int flag);
+    void tcp_rtt_estimator(engine::Tick rtt);
+    CcClock cc_clock(const kernel::Cpu& cpu) const;
+
+    TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
+    std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
+    // tcp_packets_in_flight: sent, minus SACKed or lost, plus retransmitted
+    std::uint32_t in_flight() const { return packets_out() - (sacked_out_ + lost_out_) + retrans_out_; }
+
     Stack& stack_;
     TcpCosts costs_;
     std::uint64_t window_cap_;
@@ -57,13 +156,45 @@ private:
     std::uint32_t flow_;
     std::uint64_t sndbuf_;
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
-    std::uint64_t segments_ = 0, softirq_segments_ = 0, backlogged_ = 0;
+    // congestion state
+    TcpCwnd tp_;
+    CongestionControl cc_;
+    CaState ca_state_ = CaState::OPEN;
+    std::uint64_t high_seq_ = 0;
+    std::uint32_t prior_cwnd_ = 0, prr_delivered_ = 0, prr_out_ = 0;
+    bool is_cwnd_limited_ = false;
+    std::uint32_t max_packets_out_ = 0;
+    std::uint64_t cwnd_usage_seq_ = 0;
+    // scoreboard (in segments)
+    std::vector<TxSeg> rtx_;
+    std::uint32_t sacked_out_ = 0, lost_out_ = 0, retrans_out_ = 0;
+    std::uint64_t highest_sack_ = 0; // end of the highest SACKed segment
+    std::uint64_t lost_high_ = 0;    // end of the highest segment marked lost
+    std::uint64_t rexmit_hint_ = 0;  // no lost, unretransmitted segment below this
+    // RTT and the retransmission timer (RFC 6298)
+    engine::Tick srtt_ = 0, rttvar_ = 0, rto_ = TCP_TIMEOUT_INIT;
+    std::uint32_t backoff_ = 0, retransmits_ = 0; // icsk_backoff, icsk_retransmits
+    engine::Tick retrans_stamp_ = 0;               // first retransmission of the episode
+    kernel::TimerList rto_timer_;
+    bool write_timer_deferred_ = false;            // TCP_WRITE_TIMER_DEFERRED
+    bool aborted_ = false;
+    bool started_ = false;
     bool owned_ = false; // the writer holds the socket lock
-    struct Ack {
-        std::uint64_t ack, window;
-    };
-    std::deque<Ack> backlog_;
+    std::vector<Packet> backlog_;
+    std::size_t backlog_head_ = 0;
     kernel::TaskStruct* waiter_ = nullptr;
+    TcpSenderStats st_;
+};
+
+struct TcpReceiverStats {
+    std::uint64_t segments = 0;        // data segments received
+    std::uint64_t acks = 0;            // ACKs sent
+    std::uint64_t delayed_acks = 0;    // of which by the delayed-ACK timer (DelayedACKs)
+    std::uint64_t window_updates = 0;
+    std::uint64_t ofo_segments = 0;    // queued out of order (TCPOFOQueue)
+    std::uint64_t duplicate_segments = 0; // already received (a spurious retransmission)
+    std::uint64_t window_drops = 0;    // outside the receive window: dropped at the socket
+    std::uint64_t sack_acks = 0;       // ACKs carrying SACK blocks
 };
 
 class TcpSink final : public TcpEndpoint {
@@ -72,13 +203,28 @@ public:
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     // The reader task's body (iperf3's server): read and discard until the run ends.
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
+    void register_stats(const stats::Scope& s) const override;
     std::uint64_t bytes_read() const { return bytes_read_; }
-    std::uint64_t segments() const { return segments_; }
-    std::uint64_t acks_sent() const { return acks_; }
-    std::uint64_t window_updates() const { return window_updates_; }
+    std::uint64_t rcv_nxt() const { return rcv_nxt_; }
+    // Bytes held out of order above a hole.
+    std::uint64_t ofo_bytes() const;
+    std::uint64_t segments() const { return st_.segments; }
+    std::uint64_t acks_sent() const { return st_.acks; }
+    std::uint64_t window_updates() const { return st_.window_updates; }
+    const TcpReceiverStats& stats() const { return st_; }
 
 private:
+    struct RxSeg {
+        std::uint64_t seq;
+        std::uint32_t len;
+        mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
+    };
     engine::Task<> send_ack(kernel::Cpu& cpu);
+    engine::Task<> tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
+    void tcp_ofo_queue(); // moves what now follows rcv_nxt from the ofo queue to the reader's
+    void tcp_sack_new_ofo(std::uint64_t start, std::uint64_t end);
+    void tcp_sack_remove();
+    static engine::Task<> tcp_delack_timer(kernel::Cpu& cpu, kernel::TimerList& t);
     std::uint64_t window() const { return rcvbuf_ > unread_ ? rcvbuf_ - unread_ : 0; }
 
     Stack& stack_;
@@ -86,12 +232,21 @@ private:
     std::uint64_t rcvbuf_;
     std::uint32_t flow_;
     std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
-    std::uint64_t segments_ = 0, acks_ = 0, unacked_segments_ = 0, window_updates_ = 0;
+    std::uint64_t unacked_segments_ = 0;
     std::uint64_t last_window_ = 0;
-    std::deque<QueuedSkb> queue_; // segments not yet read
+    std::uint32_t quick_ = 0;  // quick-ack quota (icsk_ack.quick)
+    bool first_data_ = true;
+    SegRing<RxSeg> queue_;     // in order, not yet read
     UserBuffer user_;
+    std::vector<RxSeg> ofo_;   // out of order, sorted by seq, no overlaps
+    struct Block {
+        std::uint64_t start, end;
+    };
+    std::array<Block, 4> sack_{}; // selective_acks[], most recent first
+    std::size_t nsack_ = 0;
+    kernel::TimerList delack_timer_;
     kernel::TaskStruct* reader_ = nullptr;
-    kernel::Cpu* softirq_cpu_ = nullptr;
+    TcpReceiverStats st_;
 };
 
 } // namespace kdsim::net

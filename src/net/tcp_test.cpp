@@ -1,14 +1,19 @@
-// The TCP bulk stream's ends (net/tcp.*) with zero costs, so the counts follow from the rules:
-// at most the advertised window in flight, the writer at most sndbuf (twice the window) ahead of
-// what was acknowledged, data sent from ACK processing in softirq context, and the receiver's
-// ACK for every second segment advertising the receive buffer left unread.
+// The TCP bulk stream's ends (net/tcp.*) with zero costs, so the counts follow from the rules.
+// Single-socket tests drive one end by hand; the loss tests join two machines by real NICs on a
+// 1 Gbit/s link (a 1514-byte frame takes (1514 + 24) * 8 / 1e9 s = 12.304 us on the wire) and
+// drop frames on the wire, at the rx ring, in the link's queue or at the receiving socket.
 #include "net/tcp.h"
 
+#include "net/link.h"
+#include "net/napi.h"
 #include "net/net_test_support.h"
+#include "net/nic.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 namespace kdsim::net {
 namespace {
@@ -21,9 +26,9 @@ struct Harness {
     testing::Wire wire;
     Stack stack{wire};
     kernel::TaskStruct* writer = nullptr;
-    void run() {
+    void run(engine::Tick until = 10 * engine::PS_PER_MS) {
         cpu.boot();
-        sim.run(10 * engine::PS_PER_MS);
+        sim.run(until);
         cpu.finish();
     }
 };
@@ -43,10 +48,11 @@ engine::Task<> ack_at_1ms(TcpSource& src, kernel::Cpu& cpu, std::uint64_t ack, s
 }
 
 TEST(TcpSource, SendsAWindowThenAnAckOpensRoomForTwoMoreSegmentsSentFromSoftirq) {
-    // Window 4 segments: the writer sends 4 (seq 0 .. 3 x MSS, 1514-byte frames), copies until
-    // sndbuf (8 segments) is full and sleeps. The ACK of 2 segments with window 4 lets 2 more
-    // leave from ACK processing (bottom halves off) and wakes the writer, which copies 2 more
-    // into the freed send buffer; the window is full again: 6 segments in all.
+    // Window 4 segments (below the initial cwnd of 10): the writer sends 4 (seq 0 .. 3 x MSS,
+    // 1514-byte frames), copies until sndbuf (8 segments) is full and sleeps. The ACK of 2
+    // segments with window 4 lets 2 more leave from ACK processing (bottom halves off) and wakes
+    // the writer, which copies 2 more into the freed send buffer; the window is full again: 6
+    // segments in all.
     Harness h;
     TcpSource src(h.stack, TcpCosts{}, 4 * MSS);
     h.writer = &h.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, write(src, h));
@@ -63,34 +69,239 @@ TEST(TcpSource, SendsAWindowThenAnAckOpensRoomForTwoMoreSegmentsSentFromSoftirq)
     }
 }
 
-engine::Task<> segments(TcpSink& sink, kernel::Cpu& cpu, int n) {
+TEST(TcpSource, TheInitialCwndOfTenLimitsTheFirstFlight) {
+    // A 64-segment window, but cwnd starts at TCP_INIT_CWND = 10: 10 segments leave at t = 0.
+    Harness h;
+    TcpSource src(h.stack, TcpCosts{}, 64 * MSS);
+    h.writer = &h.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, write(src, h));
+    h.run();
+    EXPECT_EQ(src.segments_sent(), 10u);
+    EXPECT_EQ(src.cwnd(), 10u);
+}
+
+engine::Task<> segments(TcpSink& sink, kernel::Cpu& cpu, std::vector<std::uint64_t> seqs) {
     co_await kernel::local_bh_disable(cpu);
-    for (int i = 0; i < n; ++i) {
+    for (std::uint64_t s : seqs) {
         Packet p;
         p.kind = FrameKind::TCP_DATA;
-        p.seq = static_cast<std::uint64_t>(i) * MSS;
+        p.seq = s * MSS;
         p.payload = TCP_MSS;
         co_await sink.tcp_rcv(cpu, p);
     }
     co_await kernel::local_bh_enable(cpu);
 }
 
-TEST(TcpSink, AcksEverySecondSegmentAdvertisingTheUnreadRoom) {
-    // 5 segments, nobody reading: ACKs after the 2nd and the 4th, for 2 and 4 segments, with
-    // windows of rcvbuf minus what is queued; the 5th waits for its pair.
+TEST(TcpSink, QuickAcksTheFirstSegmentsThenAcksEverySecondAndTheDelayedAckTimerTheOddOne) {
+    // rcvbuf 8 segments: the quick-ack quota is min(8 MSS / (2 MSS), 16) = 4, so segments 1..4
+    // are ACKed one by one; then 5+6 share an ACK; the 7th waits for the delayed-ACK timer,
+    // TCP_ATO_MIN = 40 ms after it arrived (on a jiffy boundary: HZ 250, 4 ms). Windows are
+    // rcvbuf minus what is queued (nobody reads).
     Harness h;
-    TcpSink sink(h.stack, TcpCosts{}, 64 * 1024);
-    h.cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, segments(sink, h.cpu, 5));
-    h.run();
-    EXPECT_EQ(sink.segments(), 5u);
-    EXPECT_EQ(sink.acks_sent(), 2u);
-    ASSERT_EQ(h.wire.sent.size(), 2u);
-    for (std::size_t i = 0; i < 2; ++i) {
+    TcpSink sink(h.stack, TcpCosts{}, 8 * MSS);
+    h.cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, segments(sink, h.cpu, {0, 1, 2, 3, 4, 5, 6}));
+    h.run(100 * engine::PS_PER_MS);
+    EXPECT_EQ(sink.segments(), 7u);
+    ASSERT_EQ(h.wire.sent.size(), 6u);
+    const std::uint64_t acked[] = {1, 2, 3, 4, 6, 7};
+    for (std::size_t i = 0; i < 6; ++i) {
         EXPECT_EQ(h.wire.sent[i].p.kind, FrameKind::TCP_ACK);
-        EXPECT_EQ(h.wire.sent[i].p.len, TCP_ACK_FRAME);
-        EXPECT_EQ(h.wire.sent[i].p.ack, 2 * (i + 1) * MSS);
-        EXPECT_EQ(h.wire.sent[i].p.window, 64 * 1024 - 2 * (i + 1) * MSS);
+        EXPECT_EQ(h.wire.sent[i].p.ack, acked[i] * MSS);
+        EXPECT_EQ(h.wire.sent[i].p.window, 8 * MSS - acked[i] * MSS);
+        EXPECT_EQ(h.wire.sent[i].at, i < 5 ? 0 : 40 * engine::PS_PER_MS);
     }
+    EXPECT_EQ(sink.stats().delayed_acks, 1u);
+}
+
+TEST(TcpSink, OutOfOrderSegmentsAreAckedAtOnceWithSackBlocksMostRecentFirst) {
+    // Segments 0, 2, 4, then 3, then 1 (quick-ack quota 16 after the first). ACKs:
+    //  0 -> ack 1;  2 -> ack 1, SACK [2,3);  4 -> ack 1, SACK [4,5) [2,3);
+    //  3 -> ack 1, SACK [2,5) (3 joins both blocks);  1 fills the hole -> ack 5, no SACK.
+    Harness h;
+    TcpSink sink(h.stack, TcpCosts{}, 64 * MSS);
+    h.cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, segments(sink, h.cpu, {0, 2, 4, 3, 1}));
+    h.run();
+    ASSERT_EQ(h.wire.sent.size(), 5u);
+    auto ack = [&](std::size_t i) { return h.wire.sent[i].p; };
+    EXPECT_EQ(ack(0).ack, 1 * MSS);
+    EXPECT_EQ(ack(0).sacks, 0);
+    EXPECT_EQ(ack(1).ack, 1 * MSS);
+    ASSERT_EQ(ack(1).sacks, 1);
+    EXPECT_EQ(ack(1).sack[0].start, 1 * MSS); // offsets from the ACK: [2, 3) - 1
+    EXPECT_EQ(ack(1).sack[0].end, 2 * MSS);
+    ASSERT_EQ(ack(2).sacks, 2);
+    EXPECT_EQ(ack(2).sack[0].start, 3 * MSS);
+    EXPECT_EQ(ack(2).sack[1].start, 1 * MSS);
+    ASSERT_EQ(ack(3).sacks, 1);
+    EXPECT_EQ(ack(3).sack[0].start, 1 * MSS);
+    EXPECT_EQ(ack(3).sack[0].end, 4 * MSS);
+    EXPECT_EQ(ack(4).ack, 5 * MSS);
+    EXPECT_EQ(ack(4).sacks, 0);
+    EXPECT_EQ(sink.stats().ofo_segments, 3u);
+    EXPECT_EQ(sink.rcv_nxt(), 5 * MSS);
+}
+
+// Two machines, one CPU each, joined by NICs on a 1 Gbit/s link with 10 us latency.
+struct Pair {
+    engine::Simulation sim{1};
+    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    stats::Findings findings;
+    Softnet sa{a}, sb{b};
+    Nic na, nb;
+    Link link;
+    Stack stack_a{na}, stack_b{nb};
+    std::function<bool(const Packet&)> lose; // on the wire
+    Pair(std::size_t ring_b = 256, std::size_t link_queue = 1000)
+        : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0", ring_b),
+          link(sim, 1'000'000'000, 10 * engine::PS_PER_US, link_queue) {
+        link.attach(na, nb);
+        a.set_findings(&findings);
+        b.set_findings(&findings);
+        link.set_loss([](const Packet& p, void* ctx) {
+            auto& self = *static_cast<Pair*>(ctx);
+            return self.lose && self.lose(p);
+        }, this);
+    }
+    void run(engine::Tick until) {
+        a.boot();
+        b.boot();
+        sim.run(until);
+        a.finish();
+        b.finish();
+    }
+};
+
+engine::Task<> writer(TcpSource& src, kernel::Cpu& cpu, kernel::TaskStruct** self, engine::Tick stop) {
+    co_await src.send_loop(cpu, **self, stop);
+}
+engine::Task<> reader(TcpSink& sink, kernel::Cpu& cpu, kernel::TaskStruct** self) { co_await sink.read_loop(cpu, **self); }
+
+struct Stream {
+    TcpSource src;
+    TcpSink sink;
+    kernel::TaskStruct* w = nullptr;
+    kernel::TaskStruct* r = nullptr;
+    Stream(Pair& p, std::uint64_t window, std::uint64_t rcvbuf, CongestionAlgorithm cc, engine::Tick stop,
+           TcpCosts rx_costs = TcpCosts{})
+        : src(p.stack_a, TcpCosts{}, window, TCP_MSS, 0, 0, cc), sink(p.stack_b, rx_costs, rcvbuf, 0) {
+        w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, writer(src, p.a, &w, stop));
+        r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, reader(sink, p.b, &r));
+    }
+};
+
+// The writer stops at 1 ps: at t = 0 it fills sndbuf (twice the window) and never writes
+// again, so exactly 2 x window bytes are to be delivered.
+constexpr engine::Tick STOP_AT_ONCE = 1;
+
+void expect_single_drop_recovered(CongestionAlgorithm cc, std::uint32_t expected_ssthresh) {
+    // 40 segments (window 20, sndbuf 40). Segment 5's first transmission is lost on the wire.
+    // cwnd starts at 10; the receiver quick-acks each of segments 0..4 (quota 16), each ACK
+    // grows cwnd by one in slow start: cwnd 15. Segments 6, 7, 8 arrive out of order: three
+    // duplicate ACKs SACKing them; at the third, 3 segments are SACKed above segment 5 (RFC
+    // 6675 IsLost), so recovery starts with ssthresh from cwnd 15 and segment 5 is
+    // retransmitted once; no timeout.
+    Pair p;
+    bool dropped = false;
+    p.lose = [&](const Packet& f) {
+        if (f.kind == FrameKind::TCP_DATA && f.seq == 5 * MSS && !dropped) return dropped = true;
+        return false;
+    };
+    Stream s(p, 20 * MSS, 64 * MSS, cc, STOP_AT_ONCE);
+    p.run(engine::PS_PER_S);
+    EXPECT_TRUE(dropped);
+    EXPECT_EQ(s.src.stats().recoveries, 1u);
+    EXPECT_EQ(s.src.stats().retransmits, 1u);
+    EXPECT_EQ(s.src.stats().fast_retransmits, 1u);
+    EXPECT_EQ(s.src.stats().rto, 0u);
+    EXPECT_GE(s.src.stats().dupacks, 3u);
+    EXPECT_EQ(s.src.segments_sent(), 41u);
+    EXPECT_EQ(s.src.ssthresh(), expected_ssthresh);
+    EXPECT_EQ(s.sink.bytes_read(), 40 * MSS);
+    EXPECT_EQ(s.src.bytes_acked(), 40 * MSS);
+    EXPECT_EQ(p.findings.kept().size(), 0u);
+}
+
+TEST(TcpLoss, OneDropIsFastRetransmittedAfterThreeDupacksAndCubicSetsSsthreshToCwndTimes717Over1024) {
+    // CUBIC: ssthresh = max(15 * 717 / 1024, 2) = 10755 / 1024 = 10 (integer division).
+    expect_single_drop_recovered(CongestionAlgorithm::CUBIC, 10);
+}
+
+TEST(TcpLoss, RenoHalvesCwndAtTheFastRetransmit) {
+    // Reno: ssthresh = max(15 / 2, 2) = 7.
+    expect_single_drop_recovered(CongestionAlgorithm::RENO, 7);
+}
+
+TEST(TcpLoss, RtoBacksOffExponentiallyAndTheConnectionIsAbortedWithALostDataFinding) {
+    // Every data frame is lost, so there is never an RTT sample: RTO = TCP_TIMEOUT_INIT = 1 s,
+    // doubling at each timeout up to TCP_RTO_MAX = 120 s. Segment 0 (sent at t = 0) is
+    // retransmitted at 1, 1+2 = 3, 7, 15, 31, 63, 127 s, then 120 s apart: 247, 367, 487, 607,
+    // 727, 847 s. tcp_retries2 = 15 allows (2^10 - 1) x 0.2 s + (15 - 9) x 120 s = 924.6 s
+    // after the first retransmission (1 s): the timeout at 967 s finds 966 s >= 924.6 s and
+    // aborts the connection; its unacknowledged data is lost, and says so.
+    Pair p;
+    std::vector<engine::Tick> head;
+    p.lose = [&](const Packet& f) {
+        if (f.kind != FrameKind::TCP_DATA) return false;
+        if (f.seq == 0) head.push_back(f.sent);
+        return true;
+    };
+    Stream s(p, 20 * MSS, 64 * MSS, CongestionAlgorithm::CUBIC, STOP_AT_ONCE);
+    p.run(1000 * engine::PS_PER_S);
+    const double expected_s[] = {0, 1, 3, 7, 15, 31, 63, 127, 247, 367, 487, 607, 727, 847};
+    ASSERT_EQ(head.size(), std::size(expected_s));
+    for (std::size_t i = 0; i < head.size(); ++i) EXPECT_EQ(head[i], static_cast<engine::Tick>(expected_s[i] * 1e12)) << i;
+    EXPECT_EQ(s.src.stats().rto, 13u);
+    EXPECT_TRUE(s.src.aborted());
+    ASSERT_EQ(p.findings.count(stats::FindingKind::LOST_DATA), 1u);
+    EXPECT_EQ(p.findings.kept()[0].where, "tcp_write_timeout");
+    EXPECT_EQ(s.sink.bytes_read(), 0u);
+}
+
+void expect_conserved(Pair& p, Stream& s, engine::Tick until) {
+    p.run(until);
+    EXPECT_GT(s.src.stats().retransmits, 0u);
+    EXPECT_EQ(s.sink.bytes_read(), s.src.bytes_written()); // every byte, in order, once
+    EXPECT_EQ(s.src.bytes_acked(), s.src.bytes_written());
+    EXPECT_EQ(p.findings.kept().size(), 0u);
+}
+
+TEST(TcpLoss, DropsAtTheRxRingAreRecoveredAndEveryByteIsReadOnce) {
+    // The receiver spends 20 us per segment (tcp_v4_rcv) while the wire brings one per 12.3 us,
+    // and its ring has 8 slots: the ring overflows. The writer writes for 20 ms; by 2 s
+    // everything written has been read.
+    Pair p(8);
+    TcpCosts slow;
+    slow.tcp_v4_rcv = 20'000;
+    Stream s(p, 256 * MSS, 512 * MSS, CongestionAlgorithm::CUBIC, 20 * engine::PS_PER_MS, slow);
+    expect_conserved(p, s, 2 * engine::PS_PER_S);
+    EXPECT_GT(p.nb.stats().rx_dropped, 0u);
+}
+
+TEST(TcpLoss, DropsInTheLinksQueueAreRecoveredAndEveryByteIsReadOnce) {
+    // A 4-frame queue on the wire: a cwnd-sized burst from the sender overflows it.
+    Pair p(256, 4);
+    Stream s(p, 256 * MSS, 512 * MSS, CongestionAlgorithm::CUBIC, 20 * engine::PS_PER_MS);
+    expect_conserved(p, s, 2 * engine::PS_PER_S);
+    EXPECT_GT(p.na.stats().tx_dropped, 0u);
+}
+
+TEST(TcpLoss, DropsAtTheReceivingSocketAreRecoveredAndEveryByteIsReadOnce) {
+    // The sender assumes a 64-segment window until the first ACK; the receiver has room for 4
+    // and copies slowly (50 cycles per byte: 72 us per segment, 12.3 us between arrivals): the first flight of 10 overflows the socket.
+    Pair p;
+    TcpCosts slow;
+    slow.copy_to_user_cold = 50;
+    Stream s(p, 64 * MSS, 4 * MSS, CongestionAlgorithm::CUBIC, 20 * engine::PS_PER_MS, slow);
+    expect_conserved(p, s, 2 * engine::PS_PER_S);
+    EXPECT_GT(s.sink.stats().window_drops, 0u);
+}
+
+TEST(TcpLoss, LossesOnTheWireEveryHundredthFrameAreRecoveredAndEveryByteIsReadOnce) {
+    Pair p;
+    std::uint64_t n = 0;
+    p.lose = [&](const Packet& f) { return f.kind == FrameKind::TCP_DATA && ++n % 100 == 0; };
+    Stream s(p, 256 * MSS, 512 * MSS, CongestionAlgorithm::CUBIC, 50 * engine::PS_PER_MS);
+    expect_conserved(p, s, 2 * engine::PS_PER_S);
 }
 
 } // namespace

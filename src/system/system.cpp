@@ -174,6 +174,7 @@ void System::register_stats() {
         }
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
         if (m.memory) register_memory_stats(m.memory->stats(), machine.sub("memory"));
+        if (m.stack) m.stack->register_stats(machine.sub("tcp"));
         if (m.tunnel)
             m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
         for (const auto& [guest, vhost] : m.vhosts) vhost->register_stats(machine.sub("vhost").sub(guest));

@@ -98,20 +98,26 @@ results::WorkloadResult Iperf3::result() const {
     auto r = base_result(cfg_.name, "iperf3 tcp");
     const double secs = seconds();
     std::uint64_t bytes_read = 0, segments = 0, acks = 0, updates = 0, sent = 0, acked = 0, sent_softirq = 0,
-                  backlogged = 0;
+                  backlogged = 0, retr = 0, rto = 0, written = 0, lost = 0, cwnd = 0;
     for (const auto& st : streams_) {
+        const net::TcpSource& src = *st->source;
         bytes_read += st->sink->bytes_read();
         segments += st->sink->segments();
         acks += st->sink->acks_sent();
         updates += st->sink->window_updates();
-        sent += st->source->segments_sent();
-        acked += st->source->bytes_acked();
-        sent_softirq += st->source->segments_sent_in_bh();
-        backlogged += st->source->backlogged_acks();
+        sent += src.segments_sent();
+        acked += src.bytes_acked();
+        sent_softirq += src.segments_sent_in_bh();
+        backlogged += src.backlogged_acks();
+        retr += src.stats().retransmits;
+        rto += src.stats().rto;
+        written += src.bytes_written();
+        cwnd += src.cwnd();
+        if (src.aborted()) lost += src.bytes_written() - src.bytes_acked();
     }
-    // iperf3's closing lines for both ends
-    r.notes.emplace_back("sender  ",
-                         interval_line(static_cast<double>(acked), secs) + "  (" + std::to_string(sent) + " segments)");
+    // iperf3's closing lines for both ends: the sender's with its Retr column
+    r.notes.emplace_back("sender  ", interval_line(static_cast<double>(acked), secs) + "  " + std::to_string(retr) +
+                                         " Retr  (" + std::to_string(sent) + " segments)");
     r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs));
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(acked), secs), "Mbit/s");
@@ -124,6 +130,14 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "segments_sent_in_bh", static_cast<double>(sent_softirq), "count");
     add(r, "acks_backlogged", static_cast<double>(backlogged), "count");
     add(r, "bytes_acked", static_cast<double>(acked), "bytes");
+    add(r, "retransmits", static_cast<double>(retr), "count");
+    add(r, "rto", static_cast<double>(rto), "count");
+    add(r, "cwnd", static_cast<double>(cwnd), "segments");
+    // conservation: what was written is read, or still queued / in flight, or lost (the
+    // connection was aborted, which is also a lost-data finding)
+    add(r, "bytes_written", static_cast<double>(written), "bytes");
+    add(r, "bytes_not_yet_read", static_cast<double>(written - bytes_read - lost), "bytes");
+    add(r, "bytes_lost", static_cast<double>(lost), "bytes");
     return r;
 }
 

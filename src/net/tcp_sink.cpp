@@ -1,0 +1,232 @@
+// The receiving side (net/ipv4/tcp_input.c tcp_rcv_established, tcp_data_queue,
+// tcp_data_queue_ofo, tcp_sack_new_ofo_skb, __tcp_ack_snd_check; tcp_timer.c tcp_delack_timer;
+// tcp.c tcp_recvmsg, tcp_cleanup_rbuf).
+#include "net/tcp.h"
+
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+
+#include <algorithm>
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow)
+    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), flow_(flow), last_window_(rcvbuf),
+      queue_(rcvbuf / 536 + 2) {
+    ofo_.reserve(rcvbuf / 536 + 2);
+    delack_timer_.function = &TcpSink::tcp_delack_timer;
+    delack_timer_.data = this;
+    stack_.bind_tcp(flow_, *this);
+}
+
+void TcpSink::register_stats(const stats::Scope& s) const {
+    s.counter("segments_received", st_.segments, "count", "data segments received")
+        .counter("acks_sent", st_.acks, "count", "ACKs sent")
+        .counter("delayed_acks", st_.delayed_acks, "count", "of which sent by the delayed-ACK timer (DelayedACKs)")
+        .counter("sack_acks", st_.sack_acks, "count", "ACKs carrying SACK blocks")
+        .counter("ofo_segments", st_.ofo_segments, "count", "segments queued out of order (TCPOFOQueue)")
+        .counter("duplicate_segments", st_.duplicate_segments, "count", "segments received again (already queued or read)")
+        .counter("window_drops", st_.window_drops, "count", "segments outside the receive window, dropped at the socket")
+        .counter("window_updates", st_.window_updates, "count", "window updates sent by the reader (tcp_cleanup_rbuf)");
+}
+
+std::uint64_t TcpSink::ofo_bytes() const {
+    std::uint64_t n = 0;
+    for (const RxSeg& s : ofo_) n += s.len;
+    return n;
+}
+
+// Models: tcp_send_ack() (net/ipv4/tcp_output.c)
+engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
+    kernel::del_timer(delack_timer_); // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
+    last_window_ = window();
+    ++st_.acks;
+    unacked_segments_ = 0;
+    if (quick_) --quick_; // tcp_dec_quickack_mode
+    Packet ack{};
+    ack.kind = FrameKind::TCP_ACK;
+    ack.len = TCP_ACK_FRAME;
+    ack.ack = rcv_nxt_;
+    ack.window = last_window_;
+    ack.flow = flow_;
+    // tcp_build_sack: the blocks, most recent first
+    for (std::size_t i = 0; i < nsack_ && i < TCP_MAX_SACKS; ++i) {
+        ack.sack[i] = SackBlock{static_cast<std::uint32_t>(sack_[i].start - rcv_nxt_),
+                                static_cast<std::uint32_t>(sack_[i].end - rcv_nxt_)};
+        ack.sacks = static_cast<std::uint8_t>(i + 1);
+    }
+    if (ack.sacks) {
+        ++st_.sack_acks;
+        ack.len += 2 + 8 * ack.sacks; // the SACK option (with NOP padding)
+    }
+    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL);
+    co_await stack_.ip_output(cpu, ack);
+}
+
+// The delayed ACK is due: send it, unless nothing is left to ACK.
+// Models: tcp_delack_timer() (net/ipv4/tcp_timer.c)
+engine::Task<> TcpSink::tcp_delack_timer(kernel::Cpu& cpu, kernel::TimerList& t) {
+    auto& s = *static_cast<TcpSink*>(t.data);
+    if (s.unacked_segments_ == 0) co_return;
+    ++s.st_.delayed_acks;
+    co_await s.send_ack(cpu);
+}
+
+// Models: tcp_sack_new_ofo_skb() (net/ipv4/tcp_input.c)
+void TcpSink::tcp_sack_new_ofo(std::uint64_t start, std::uint64_t end) {
+    for (std::size_t i = 0; i < nsack_; ++i) {
+        Block& b = sack_[i];
+        if (start <= b.end && end >= b.start) { // extends block i: it moves to the front
+            Block merged{std::min(start, b.start), std::max(end, b.end)};
+            for (std::size_t j = i; j > 0; --j) sack_[j] = sack_[j - 1];
+            sack_[0] = merged;
+            // tcp_sack_maybe_coalesce: the grown block may now touch others
+            for (std::size_t j = 1; j < nsack_;) {
+                if (sack_[j].start <= sack_[0].end && sack_[j].end >= sack_[0].start) {
+                    sack_[0].start = std::min(sack_[0].start, sack_[j].start);
+                    sack_[0].end = std::max(sack_[0].end, sack_[j].end);
+                    for (std::size_t k = j; k + 1 < nsack_; ++k) sack_[k] = sack_[k + 1];
+                    --nsack_;
+                } else {
+                    ++j;
+                }
+            }
+            return;
+        }
+    }
+    const std::size_t n = std::min(nsack_ + 1, sack_.size());
+    for (std::size_t j = n - 1; j > 0; --j) sack_[j] = sack_[j - 1];
+    sack_[0] = Block{start, end};
+    nsack_ = n;
+}
+
+// Models: tcp_sack_remove() (net/ipv4/tcp_input.c)
+void TcpSink::tcp_sack_remove() {
+    for (std::size_t j = 0; j < nsack_;) {
+        if (sack_[j].start <= rcv_nxt_) {
+            for (std::size_t k = j; k + 1 < nsack_; ++k) sack_[k] = sack_[k + 1];
+            --nsack_;
+        } else {
+            ++j;
+        }
+    }
+}
+
+// Models: tcp_ofo_queue() (net/ipv4/tcp_input.c)
+void TcpSink::tcp_ofo_queue() {
+    std::size_t n = 0;
+    while (n < ofo_.size() && ofo_[n].seq <= rcv_nxt_) {
+        const RxSeg s = ofo_[n++];
+        if (s.seq + s.len <= rcv_nxt_) continue; // covered already
+        const std::uint64_t skip = rcv_nxt_ - s.seq;
+        queue_.push_back(RxSeg{rcv_nxt_, static_cast<std::uint32_t>(s.len - skip), s.data ? s.data + skip : 0});
+        unread_ += s.len - skip;
+        rcv_nxt_ = s.seq + s.len;
+    }
+    ofo_.erase(ofo_.begin(), ofo_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+// In-window data: in order to the reader's queue (pulling what the ofo queue now continues),
+// out of order into the ofo queue with a SACK block; a duplicate or out-of-window segment is
+// dropped. Whether the ACK goes at once or is delayed is __tcp_ack_snd_check's rule.
+// Models: tcp_data_queue() (net/ipv4/tcp_input.c)
+engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
+    const std::uint64_t start = p.seq, end = p.seq + p.payload;
+    const mem::Addr data = p.data ? p.data + ETH_HEADER + TCP_IP_HEADERS : 0;
+    bool now = false;
+    if (first_data_) { // tcp_event_data_recv on the first data: tcp_incr_quickack
+        first_data_ = false;
+        quick_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(rcvbuf_ / (2 * p.payload), TCP_MAX_QUICKACKS));
+    }
+    if (end <= rcv_nxt_) { // tcp_send_dupack: a retransmission of what we have
+        ++st_.duplicate_segments;
+        now = true;
+    } else if (end > rcv_nxt_ + window()) {
+        ++st_.window_drops; // tcp_sequence fails / no receive memory: dropped
+        now = true;
+    } else if (start <= rcv_nxt_) {
+        const bool had_ofo = !ofo_.empty();
+        const std::uint64_t skip = rcv_nxt_ - start;
+        queue_.push_back(RxSeg{rcv_nxt_, static_cast<std::uint32_t>(end - rcv_nxt_), data ? data + skip : 0});
+        unread_ += end - rcv_nxt_;
+        rcv_nxt_ = end;
+        if (had_ofo) {
+            tcp_ofo_queue();
+            tcp_sack_remove();
+            now = true; // a hole was filled: ACK at once
+        }
+        ++unacked_segments_;
+    } else {
+        // as tcp_data_queue_ofo() (net/ipv4/tcp_input.c)
+        auto it = std::lower_bound(ofo_.begin(), ofo_.end(), start, [](const RxSeg& s, std::uint64_t x) { return s.seq < x; });
+        const bool dup = (it != ofo_.end() && it->seq == start) || (it != ofo_.begin() && std::prev(it)->seq + std::prev(it)->len >= end);
+        if (dup) {
+            ++st_.duplicate_segments;
+        } else {
+            ++st_.ofo_segments;
+            ofo_.insert(it, RxSeg{start, p.payload, data});
+        }
+        tcp_sack_new_ofo(start, end);
+        ++unacked_segments_;
+        now = true;
+    }
+    if (now || quick_ || !ofo_.empty() || unacked_segments_ >= 2) co_await send_ack(cpu);
+    else if (!kernel::timer_pending(delack_timer_)) kernel::mod_timer(cpu, delack_timer_, cpu.now() + TCP_ATO_MIN);
+}
+
+// tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK, wake the reader.
+// Models: tcp_rcv_established() (net/ipv4/tcp_input.c)
+engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS),
+                      Cat::PROTOCOL);
+    ++st_.segments;
+    const std::uint64_t before = rcv_nxt_;
+    co_await tcp_data_queue(cpu, p);
+    if (rcv_nxt_ > before && reader_) {
+        kernel::TaskStruct* t = reader_;
+        reader_ = nullptr;
+        co_await kernel::try_to_wake_up(cpu, *t); // sock_def_readable
+    }
+}
+
+// tcp_recvmsg: copy what is queued in order (up to 128 KiB per call), each byte once: a
+// segment that does not start where the last one ended is a lost-data finding. Then
+// tcp_cleanup_rbuf's window update when the advertised window had become small.
+// Models: tcp_recvmsg() (net/ipv4/tcp.c)
+engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
+    for (;;) {
+        co_await kernel::syscall_enter(cpu);
+        while (queue_.empty()) {
+            reader_ = &self;
+            co_await cpu.block();
+        }
+        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL);
+        std::uint64_t copied = 0;
+        while (!queue_.empty() && copied < 128 * 1024) {
+            const RxSeg s = queue_.front();
+            queue_.pop_front();
+            if (s.seq != bytes_read_)
+                cpu.report_finding(stats::FindingKind::LOST_DATA, "TCP receive queue",
+                                   "TCP flow " + std::to_string(flow_) + ": bytes " + std::to_string(bytes_read_) + ".." +
+                                       std::to_string(s.seq) + " not delivered in order exactly once (next segment at " +
+                                       std::to_string(s.seq) + ")",
+                                   "tcp_recvmsg");
+            co_await cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY);
+            co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
+            unread_ -= s.len;
+            bytes_read_ = s.seq + s.len;
+            copied += s.len;
+        }
+        if (last_window_ < 2 * TCP_MSS && window() >= 2 * TCP_MSS) {
+            ++st_.window_updates;
+            co_await kernel::local_bh_disable(cpu);
+            co_await send_ack(cpu);
+            co_await kernel::local_bh_enable(cpu);
+        }
+        co_await kernel::syscall_exit(cpu);
+    }
+}
+
+} // namespace kdsim::net
