@@ -37,6 +37,10 @@ void TcpSource::register_stats(const stats::Scope& s) const {
         .counter("recoveries", st_.recoveries, "count", "SACK fast recoveries entered (TCPSackRecovery)")
         .counter("sack_blocks", st_.sack_blocks, "count", "SACK blocks received")
         .counter("dupacks", st_.dupacks, "count", "duplicate ACKs received")
+        .counter("reorders", st_.reorders, "count", "reordering seen: a segment never retransmitted delivered below a SACK")
+        .counter("lost_retransmits", st_.lost_retransmits, "count", "retransmissions found lost (TCPLostRetransmit)")
+        .value("reordering", [this] { return static_cast<double>(reordering_); }, "segments",
+               "tp->reordering (the duplicate-ACK threshold) at the end of the run")
         .counter("acks_backlogged", st_.backlogged, "count", "ACKs queued to the socket backlog (socket owned)")
         .value("cwnd", [this] { return static_cast<double>(tp_.cwnd); }, "segments", "snd_cwnd at the end of the run")
         .value("ssthresh", [this] { return static_cast<double>(std::min<std::uint32_t>(tp_.ssthresh, 1u << 30)); },
@@ -122,6 +126,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
             // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
             TxSeg& s = seg(lost);
             s.sacked |= SACKED_RETRANS | EVER_RETRANS;
+            s.rexmit_nxt = snd_nxt_;
             ++retrans_out_;
             ++st_.retransmits;
             if (ca_state_ == CaState::RECOVERY) ++st_.fast_retransmits;

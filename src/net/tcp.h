@@ -48,6 +48,7 @@ inline constexpr engine::Tick TCP_RTO_MAX = 120 * engine::PS_PER_S;
 inline constexpr engine::Tick TCP_TIMEOUT_INIT = engine::PS_PER_S;
 inline constexpr engine::Tick TCP_ATO_MIN = 40 * engine::PS_PER_MS; // HZ / 25: delayed-ACK timeout
 inline constexpr std::uint32_t TCP_REORDERING = 3;   // sysctl_tcp_reordering
+inline constexpr std::uint32_t TCP_MAX_REORDERING = 300; // sysctl_tcp_max_reordering
 inline constexpr std::uint32_t TCP_RETRIES2 = 15;    // sysctl_tcp_retries2
 inline constexpr std::uint32_t TCP_MAX_QUICKACKS = 16;
 
@@ -88,6 +89,8 @@ struct TcpSenderStats {
     std::uint64_t recoveries = 0;       // fast recoveries entered (TCPSackRecovery)
     std::uint64_t sack_blocks = 0;      // SACK blocks received (TCPSACKDiscard aside)
     std::uint64_t dupacks = 0;          // duplicate ACKs received
+    std::uint64_t reorders = 0;         // reordering seen (tp->reord_seen)
+    std::uint64_t lost_retransmits = 0; // retransmissions found lost (TCPLostRetransmit)
     std::uint64_t segments = 0;         // segments sent, retransmissions included
     std::uint64_t softirq_segments = 0; // of which in softirq or with BH disabled
     std::uint64_t backlogged = 0;       // ACKs queued to the socket backlog
@@ -123,7 +126,8 @@ private:
     enum : std::uint8_t { SACKED_ACKED = 1, SACKED_RETRANS = 2, LOST = 4, EVER_RETRANS = 0x80 };
     struct TxSeg {
         engine::Tick sent = 0;
-        std::uint8_t sacked = 0; // TCPCB_* bits
+        std::uint64_t rexmit_nxt = 0; // snd_nxt when last retransmitted (TCP_SKB_CB(skb)->ack_seq)
+        std::uint8_t sacked = 0;      // TCPCB_* bits
     };
     // tcp.cpp (output)
     engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
@@ -135,9 +139,12 @@ private:
     engine::Task<> tcp_retransmit_timer(kernel::Cpu& cpu);
     // tcp_input.cpp
     engine::Task<> tcp_ack(kernel::Cpu& cpu, const Packet& p);
-    int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt);
+    int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt,
+                                std::uint64_t& reord);
     void tcp_fastretrans_alert(int flag, bool& rexmit);
     void tcp_mark_lost(); // RFC 6675 IsLost: unsacked segments with >= reordering SACKed above
+    void tcp_mark_lost_retrans();
+    void tcp_check_sack_reordering(std::uint64_t low_seq, std::uint64_t prior_fack);
     void tcp_enter_recovery();
     void tcp_enter_loss();
     void tcp_cwnd_reduction(std::uint32_t newly_acked_sacked, int flag);
@@ -171,6 +178,7 @@ private:
     std::uint64_t highest_sack_ = 0; // end of the highest SACKed segment
     std::uint64_t lost_high_ = 0;    // end of the highest segment marked lost
     std::uint64_t rexmit_hint_ = 0;  // no lost, unretransmitted segment below this
+    std::uint32_t reordering_ = TCP_REORDERING; // tp->reordering: the duplicate-ACK threshold
     // RTT and the retransmission timer (RFC 6298)
     engine::Tick srtt_ = 0, rttvar_ = 0, rto_ = TCP_TIMEOUT_INIT;
     std::uint32_t backoff_ = 0, retransmits_ = 0; // icsk_backoff, icsk_retransmits

@@ -54,7 +54,8 @@ void TcpSource::tcp_rtt_estimator(engine::Tick m) {
 // Tags the segments each SACK block covers (only above snd_una and below snd_nxt), returns
 // FLAG_DATA_SACKED if any was new.
 // Models: tcp_sacktag_write_queue() (net/ipv4/tcp_input.c)
-int TcpSource::tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt) {
+int TcpSource::tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt,
+                                       std::uint64_t& reord) {
     int flag = 0;
     for (std::size_t i = 0; i < p.sacks; ++i) {
         ++st_.sack_blocks;
@@ -69,6 +70,7 @@ int TcpSource::tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sac
             if (g.sacked & LOST) --lost_out_;
             if (g.sacked & SACKED_RETRANS) --retrans_out_;
             else if (!(g.sacked & EVER_RETRANS) && !first_sackt) first_sackt = g.sent;
+            if (!(g.sacked & EVER_RETRANS)) reord = std::min(reord, s);
             g.sacked = static_cast<std::uint8_t>((g.sacked & EVER_RETRANS) | SACKED_ACKED);
             ++sacked_out_;
             ++newly_sacked;
@@ -83,14 +85,14 @@ int TcpSource::tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sac
 // lost. Walk down from the highest SACK to the reordering-th SACKed segment; every unSACKed
 // segment below it is marked (the kernel's tcp_mark_head_lost / tcp_update_scoreboard).
 void TcpSource::tcp_mark_lost() {
-    if (sacked_out_ < TCP_REORDERING) return;
+    if (sacked_out_ < reordering_) return;
     std::uint32_t seen = 0;
     std::uint64_t s = highest_sack_;
-    while (s > snd_una_ && seen < TCP_REORDERING) {
+    while (s > snd_una_ && seen < reordering_) {
         s -= mss_;
         if (seg(s).sacked & SACKED_ACKED) ++seen;
     }
-    if (seen < TCP_REORDERING) return;
+    if (seen < reordering_) return;
     for (std::uint64_t q = std::max(lost_high_, snd_una_); q < s; q += mss_) {
         TxSeg& g = seg(q);
         if (!(g.sacked & (SACKED_ACKED | LOST))) {
@@ -99,6 +101,38 @@ void TcpSource::tcp_mark_lost() {
         }
     }
     lost_high_ = std::max(lost_high_, s);
+}
+
+// A retransmission is lost when a segment first sent after it (above the snd_nxt of that
+// moment) has been SACKed: marked for retransmission again.
+// (Linux up to 4.3; later kernels find these with RACK.)
+// Models: tcp_mark_lost_retrans() (net/ipv4/tcp_input.c)
+void TcpSource::tcp_mark_lost_retrans() {
+    if (retrans_out_ == 0) return;
+    for (std::uint64_t q = snd_una_; q < lost_high_ && q < snd_nxt_; q += mss_) {
+        TxSeg& g = seg(q);
+        if ((g.sacked & SACKED_RETRANS) && highest_sack_ > g.rexmit_nxt) {
+            g.sacked &= static_cast<std::uint8_t>(~SACKED_RETRANS);
+            --retrans_out_;
+            if (!(g.sacked & LOST)) {
+                g.sacked |= LOST;
+                ++lost_out_;
+            }
+            ++st_.lost_retransmits;
+            rexmit_hint_ = std::min(rexmit_hint_, q);
+        }
+    }
+}
+
+// A segment never retransmitted was delivered below the highest SACK of before this ACK: the
+// network reorders by (prior_fack - low_seq) / mss segments; the duplicate-ACK threshold grows.
+// Models: tcp_check_sack_reordering() (net/ipv4/tcp_input.c)
+void TcpSource::tcp_check_sack_reordering(std::uint64_t low_seq, std::uint64_t prior_fack) {
+    if (low_seq >= prior_fack) return;
+    const std::uint64_t metric = prior_fack - low_seq;
+    if (metric > static_cast<std::uint64_t>(reordering_) * mss_)
+        reordering_ = static_cast<std::uint32_t>(std::min<std::uint64_t>((metric + mss_ - 1) / mss_, TCP_MAX_REORDERING));
+    ++st_.reorders;
 }
 
 // Models: tcp_enter_recovery() (net/ipv4/tcp_input.c)
@@ -174,7 +208,7 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
     case CaState::OPEN:
     case CaState::DISORDER:
         tcp_mark_lost();
-        if (lost_out_ == 0 && sacked_out_ < TCP_REORDERING) { // tcp_time_to_recover
+        if (lost_out_ == 0 && sacked_out_ < reordering_) { // tcp_time_to_recover
             ca_state_ = sacked_out_ ? CaState::DISORDER : CaState::OPEN; // tcp_try_to_open
             return;
         }
@@ -204,7 +238,9 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
     rwnd_ = p.window; // tcp_ack_update_window
     std::uint32_t newly = 0;
     std::optional<engine::Tick> first_sackt, first_ackt, last_ackt;
-    if (p.sacks) flag |= tcp_sacktag_write_queue(p, newly, first_sackt);
+    const std::uint64_t prior_fack = std::max(highest_sack_, snd_una_);
+    std::uint64_t reord = snd_nxt_;
+    if (p.sacks) flag |= tcp_sacktag_write_queue(p, newly, first_sackt, reord);
     // as tcp_clean_rtx_queue() (net/ipv4/tcp_input.c)
     if (p.ack > snd_una_) {
         for (std::uint64_t q = snd_una_; q < p.ack; q += mss_) {
@@ -215,14 +251,18 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
             if (g.sacked & SACKED_RETRANS) --retrans_out_;
             if (g.sacked & EVER_RETRANS) flag |= FLAG_RETRANS_DATA_ACKED;
             else if (!(g.sacked & SACKED_ACKED)) {
+                reord = std::min(reord, q);
                 if (!first_ackt) first_ackt = g.sent;
                 last_ackt = g.sent;
             }
         }
         snd_una_ = p.ack;
         flag |= FLAG_DATA_ACKED | FLAG_SND_UNA_ADVANCED;
+        rexmit_hint_ = std::max(rexmit_hint_, snd_una_);
         if (highest_sack_ < snd_una_) highest_sack_ = snd_una_;
     }
+    tcp_check_sack_reordering(reord, prior_fack);
+    if (flag & FLAG_DATA_SACKED) tcp_mark_lost_retrans();
     // RTT sample (Karn: none from retransmitted data), from the cumulative ACK or the SACKs
     std::int64_t ca_rtt_us = -1;
     std::optional<engine::Tick> sample;
