@@ -20,6 +20,18 @@ CcClock at(std::uint32_t jiffies) {
     return c;
 }
 
+// CUBIC right after a loss at cwnd 100 (the tests below work out its figures).
+struct CubicAfterLossAt100 {
+    CongestionControl cc{CongestionAlgorithm::CUBIC};
+    TcpCwnd tp;
+    CubicAfterLossAt100() {
+        cc.init(at(1), 0);
+        tp.cwnd = 100;
+        tp.ssthresh = cc.ssthresh(tp);
+        tp.cwnd = tp.ssthresh;
+    }
+};
+
 TEST(Cubic, ALossAtCwnd100GivesSsthresh70AndWmax100) {
     // 100 * 717 / 1024 = 71700 / 1024 = 70.02 -> 70; no earlier W_max: W_max = 100.
     CongestionControl cc(CongestionAlgorithm::CUBIC);
@@ -53,13 +65,9 @@ TEST(Cubic, KAndTheWindowCurveAfterALossFollowRfc9438) {
     //   t = K + 1 s:     100 + 0.4 x 1   = 100.4 -> 100 (410 x 1024^3 >> 40 = 0)
     //   t = K + 5 s:     100 + 0.4 x 125 = 150   (410 x 5120^3 >> 40 = 51250/1024 = 50)
     //   t = 0:           100 - 0.4 x 4316^3/1024^3 = 100 - 29.98 -> 100 - 29 = 71 (RFC: 70)
-    CongestionControl cc(CongestionAlgorithm::CUBIC);
-    cc.init(at(1), 0);
-    TcpCwnd tp;
-    tp.cwnd = 100;
-    tp.ssthresh = cc.ssthresh(tp);
-    tp.cwnd = tp.ssthresh;
-    cc.cong_avoid(tp, at(1000), 1); // the epoch starts with this ACK
+    CubicAfterLossAt100 c;
+    auto& cc = c.cc;
+    cc.cong_avoid(c.tp, at(1000), 1); // the epoch starts with this ACK
     EXPECT_EQ(cc.cubic().bic_K, 4316u);
     EXPECT_NEAR(cc.cubic().bic_K / 1024.0, std::cbrt(75.0), 0.01);
     EXPECT_EQ(cc.cubic().bic_origin_point, 100u);
@@ -72,12 +80,9 @@ TEST(Cubic, KAndTheWindowCurveAfterALossFollowRfc9438) {
 TEST(Cubic, AtTheEpochStartCwnd70GrowsByOneAfter70Acks) {
     // At t = 0 the target is 71 (above): cnt = 70 / (71 - 70) = 70 ACKs per segment; TCP
     // friendliness (tcp_cwnd 70, one segment per (70 x 15) >> 3 = 131 ACKs) does not lower it.
-    CongestionControl cc(CongestionAlgorithm::CUBIC);
-    cc.init(at(1), 0);
-    TcpCwnd tp;
-    tp.cwnd = 100;
-    tp.ssthresh = cc.ssthresh(tp);
-    tp.cwnd = 70;
+    CubicAfterLossAt100 c;
+    auto& [cc, tp] = c;
+    ASSERT_EQ(tp.cwnd, 70u);
     for (int i = 0; i < 69; ++i) cc.cong_avoid(tp, at(1000), 1);
     EXPECT_EQ(cc.cubic().cnt, 70u);
     EXPECT_EQ(tp.cwnd, 70u);
