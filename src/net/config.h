@@ -2,6 +2,9 @@
 // data, so that system::MachineConfig can hold it without the NIC and tunnel models.
 #pragma once
 
+#include "net/tcp_cc.h"
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -21,6 +24,13 @@ struct RxDmaConfig {
     std::size_t buffer_size = 1536;
     std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
     bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
+};
+
+// A machine's TCP sysctls ([machine.sysctl], as in /etc/sysctl.conf), kernel defaults.
+struct TcpSysctl {
+    CongestionAlgorithm congestion_control = CongestionAlgorithm::CUBIC; // net.ipv4.tcp_congestion_control
+    std::array<std::uint64_t, 3> rmem{4096, 131072, 6291456};           // net.ipv4.tcp_rmem: min, default, max
+    std::array<std::uint64_t, 3> wmem{4096, 16384, 4194304};            // net.ipv4.tcp_wmem
 };
 
 // The tunnel drivers modelled (net/tunnel.h).

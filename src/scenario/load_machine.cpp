@@ -195,6 +195,41 @@ void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mke
     }
 }
 
+// [machine.sysctl]: "net.ipv4.tcp_congestion_control" = "cubic" | "reno"; "net.ipv4.tcp_rmem" and
+// "net.ipv4.tcp_wmem" = [min, default, max] (bytes), in that order.
+void ScenarioLoader::read_sysctl(const toml::table& m, const std::string& mkey, system::MachineConfig& mc) {
+    const toml::table* sc = r_.table(m, "sysctl", mkey + ".sysctl", false, "a table [machine.sysctl]");
+    if (!sc) return;
+    const std::string skey = mkey + ".sysctl";
+    static constexpr std::string_view CC = "net.ipv4.tcp_congestion_control", RMEM = "net.ipv4.tcp_rmem",
+                                      WMEM = "net.ipv4.tcp_wmem";
+    r_.check_keys(*sc, skey, "[machine.sysctl]", {CC, RMEM, WMEM});
+    const auto quoted = [&](std::string_view k) { return skey + ".\"" + std::string(k) + "\""; };
+    if (auto c = r_.choice(*sc, CC, quoted(CC), false, {"cubic", "reno"}))
+        mc.tcp.congestion_control = *c == 0 ? net::CongestionAlgorithm::CUBIC : net::CongestionAlgorithm::RENO;
+    for (auto [name, out] : {std::pair{RMEM, &mc.tcp.rmem}, std::pair{WMEM, &mc.tcp.wmem}}) {
+        const toml::array* a = r_.array(*sc, name, quoted(name), false, "an array [min, default, max] of byte counts");
+        if (!a) continue;
+        if (a->size() != 3) {
+            r_.error(a->source().begin, quoted(name), fmt::format("expected 3 byte counts [min, default, max], found {}", a->size()));
+            continue;
+        }
+        std::array<std::uint64_t, 3> v{};
+        bool ok = true;
+        for (std::size_t i = 0; i < 3; ++i) {
+            auto b = r_.bytes(*a->get(i), quoted(name) + "[" + std::to_string(i) + "]", true);
+            if (b) v[i] = *b;
+            else ok = false;
+        }
+        if (!ok) continue;
+        if (v[0] > v[1] || v[1] > v[2])
+            r_.error(a->source().begin, quoted(name),
+                     fmt::format("expected min <= default <= max, found {} {} {}", v[0], v[1], v[2]));
+        else
+            *out = v;
+    }
+}
+
 void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                                  const system::Profile* prof, const std::optional<std::string>& name) {
     const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]");
@@ -247,7 +282,8 @@ void ScenarioLoader::check_profile_needs(const toml::table& m, const std::string
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel", "netfilter"});
+                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel", "netfilter",
+                   "sysctl"});
     std::size_t before = out_.size();
     workloads_read_.clear();
     system::MachineConfig mc;
@@ -269,6 +305,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     read_nic(m, mkey, mc);
     read_tunnel(m, mkey, mc, prof, name);
     read_netfilter(m, mkey, mc, prof);
+    read_sysctl(m, mkey, mc);
 
     if (const toml::table* ov =
             r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {

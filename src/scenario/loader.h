@@ -32,6 +32,7 @@ private:
     void read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
     void read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                         const system::Profile* prof);
+    void read_sysctl(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
     void read_tunnel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* prof, const std::optional<std::string>& name);
     std::optional<system::WorkloadConfig> read_workload(const toml::table& w, const std::string& wkey,

@@ -163,6 +163,8 @@ struct MachineConfig {
     std::optional<Tunnel> tunnel;
     // [machine.netfilter]: an iptables DROP rule at PRE_ROUTING for every IPv4 packet
     std::optional<net::PreroutingDrop> prerouting_drop;
+    // [machine.sysctl]: net.ipv4.tcp_* (congestion control, buffer limits)
+    net::TcpSysctl tcp;
     std::vector<WorkloadConfig> workloads;
 };
 

@@ -56,6 +56,7 @@ public:
         e.tcp = x.cfg->profile.tcp ? &*x.cfg->profile.tcp : nullptr;
         e.udp = x.cfg->profile.udp ? &*x.cfg->profile.udp : nullptr;
         e.net = x.cfg->profile.net ? &*x.cfg->profile.net : nullptr;
+        e.sysctl = &x.cfg->tcp;
         return e;
     }
     std::uint32_t take_flows(std::uint64_t n) override {

@@ -5,6 +5,7 @@
 #include "crypto/digest.h"
 #include "crypto/hash_costs.h"
 #include "engine/time.h"
+#include "net/tcp_cc.h"
 
 #include <cstdint>
 #include <optional>
@@ -106,6 +107,9 @@ struct Iperf3Workload {
     bool udp = false;             // iperf3 -u
     std::uint64_t bitrate = 1'000'000; // -b, bits/s per stream (UDP; iperf3's default 1 Mbit/s)
     std::uint32_t length = 0;     // -l, UDP datagram payload (0: the route's MTU - 28)
+    // -C: the sender's congestion control (absent: the sending machine's
+    // net.ipv4.tcp_congestion_control)
+    std::optional<net::CongestionAlgorithm> congestion;
 };
 
 // Many low-rate UDP flows from the peer machine into this one (workloads/udp_flows.h): `flows`

@@ -21,8 +21,10 @@ Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu,
                                                           cfg_.length, cfg_.bitrate, flow);
         } else {
             s->sink = std::make_unique<net::TcpSink>(stack_, *rx_.tcp, cfg_.rcvbuf, flow);
+            const net::CongestionAlgorithm cc =
+                cfg_.congestion ? *cfg_.congestion : tx_.sysctl ? tx_.sysctl->congestion_control : net::CongestionAlgorithm::CUBIC;
             s->source = std::make_unique<net::TcpSource>(peer_stack_, *tx_.tcp, cfg_.window,
-                                                         net::tcp_mss_for_mtu(mtu), flow);
+                                                         net::tcp_mss_for_mtu(mtu), flow, 0, cc);
         }
         streams_.push_back(std::move(s));
     }

@@ -21,6 +21,7 @@ struct Iperf3End {
     const net::TcpCosts* tcp = nullptr;
     const net::UdpCosts* udp = nullptr; // with a UDP stream
     const net::NetCosts* net = nullptr;
+    const net::TcpSysctl* sysctl = nullptr; // the machine's net.ipv4.tcp_*
 };
 
 class Iperf3 final : public Workload {

@@ -19,6 +19,8 @@ void read(ParamReader& r, Iperf3Workload& x) {
     if (auto t = r.duration("start", false, false)) x.start = *t;
     if (auto v = r.integer("parallel", false, 1, 128)) x.parallel = static_cast<int>(*v);
     if (auto pr = r.choice("protocol", false, {"tcp", "udp"})) x.udp = *pr == 1;
+    if (auto c = r.choice("congestion", false, {"cubic", "reno"}))
+        x.congestion = *c == 0 ? net::CongestionAlgorithm::CUBIC : net::CongestionAlgorithm::RENO;
     if (r.has("bitrate")) {
         if (auto bps = r.rate("bitrate")) x.bitrate = *bps;
         if (!x.udp) r.error("bitrate", "bitrate paces a protocol = \"udp\" stream only");
@@ -62,7 +64,8 @@ std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext
 } // namespace
 
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
-    "iperf3", {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length"}, true,
+    "iperf3",
+    {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion"}, true,
     read, build, check);
 
 } // namespace kdsim::system
