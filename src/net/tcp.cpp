@@ -29,6 +29,33 @@ TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_c
     stack_.bind_tcp(flow_, *this);
 }
 
+namespace {
+// The memory one MSS-sized skb takes from the send buffer (tcp_sndbuf_expand's per_mss:
+// roundup_pow_of_two(SKB_TRUESIZE(mss + MAX_TCP_HEADER)) = 4096 for a 1448-byte MSS).
+constexpr std::uint64_t PER_MSS_TRUESIZE = 4096;
+} // namespace
+
+void TcpSource::autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t peer_window) {
+    sndbuf_auto_ = true;
+    window_cap_ = UINT64_MAX;
+    rwnd_ = peer_window;
+    wmem_max_ = wmem[2];
+    sndbuf_ = std::max<std::uint64_t>(wmem[1] * mss_ / PER_MSS_TRUESIZE, mss_);
+    std::size_t slots = 1;
+    while (slots < wmem_max_ / PER_MSS_TRUESIZE + 2) slots <<= 1;
+    rtx_.assign(std::max(slots, rtx_.size()), TxSeg{});
+    tcp_sndbuf_expand(); // tcp_init_buffer_space
+}
+
+// The send buffer follows cwnd: twice max(cwnd, TCP_INIT_CWND, reordering + 1) skbs.
+// Models: tcp_sndbuf_expand() (net/ipv4/tcp_input.c)
+void TcpSource::tcp_sndbuf_expand() {
+    if (!sndbuf_auto_) return;
+    const std::uint64_t nr_segs = std::max({tp_.cwnd, TCP_INIT_CWND, reordering_ + 1});
+    const std::uint64_t sndmem = std::min(2 * nr_segs * PER_MSS_TRUESIZE, wmem_max_);
+    sndbuf_ = std::max(sndbuf_, sndmem * mss_ / PER_MSS_TRUESIZE);
+}
+
 void TcpSource::register_stats(const stats::Scope& s) const {
     s.counter("segments_sent", st_.segments, "count", "segments sent, retransmissions included")
         .counter("retransmits", st_.retransmits, "count", "segments retransmitted (tcpi_total_retrans)")
@@ -45,6 +72,8 @@ void TcpSource::register_stats(const stats::Scope& s) const {
         .value("cwnd", [this] { return static_cast<double>(tp_.cwnd); }, "segments", "snd_cwnd at the end of the run")
         .value("ssthresh", [this] { return static_cast<double>(std::min<std::uint32_t>(tp_.ssthresh, 1u << 30)); },
                "segments", "snd_ssthresh at the end of the run")
+        .value("sndbuf", [this] { return static_cast<double>(sndbuf_); }, "bytes",
+               "data the send buffer may hold at the end of the run (sk_sndbuf net of skb overhead)")
         .value("srtt_us", [this] { return engine::to_us(srtt_); }, "us", "smoothed RTT at the end of the run")
         .value("rto_us", [this] { return engine::to_us(rto_); }, "us", "retransmission timeout at the end of the run");
 }

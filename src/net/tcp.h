@@ -101,6 +101,11 @@ public:
     TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss = TCP_MSS,
               std::uint32_t flow = 0, std::uint64_t sndbuf = 0 /* 0: twice the window */,
               CongestionAlgorithm cc = CongestionAlgorithm::CUBIC);
+    // No SO_SNDBUF: the send buffer starts at tcp_wmem[1] and grows with cwnd up to tcp_wmem[2]
+    // (tcp_sndbuf_expand); no cap on the window but the peer's, whose first advertisement
+    // (the SYN-ACK's) is `peer_window`. Call before the run.
+    void autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t peer_window);
+    std::uint64_t sndbuf() const { return sndbuf_; }
     // The sender task's body: writes segments as fast as the window allows until `stop_at`.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
@@ -149,6 +154,7 @@ private:
     void tcp_enter_loss();
     void tcp_cwnd_reduction(std::uint32_t newly_acked_sacked, int flag);
     void tcp_rtt_estimator(engine::Tick rtt);
+    void tcp_sndbuf_expand();
     CcClock cc_clock(const kernel::Cpu& cpu) const;
 
     TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
@@ -161,7 +167,9 @@ private:
     std::uint64_t window_cap_;
     std::uint32_t mss_;
     std::uint32_t flow_;
-    std::uint64_t sndbuf_;
+    std::uint64_t sndbuf_; // bytes of data the send queue may hold
+    bool sndbuf_auto_ = false;
+    std::uint64_t wmem_max_ = 0;
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
     // congestion state
     TcpCwnd tp_;
@@ -208,6 +216,10 @@ struct TcpReceiverStats {
 class TcpSink final : public TcpEndpoint {
 public:
     TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow = 0);
+    // No SO_RCVBUF: the buffer starts at tcp_rmem[1] and grows (tcp_rcv_space_adjust) up to
+    // tcp_rmem[2]; half of it is advertised (tcp_adv_win_scale = 1). Call before the run.
+    void autotune(const std::array<std::uint64_t, 3>& rmem);
+    std::uint64_t rcvbuf() const { return rcvbuf_; }
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     // The reader task's body (iperf3's server): read and discard until the run ends.
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
@@ -233,12 +245,23 @@ private:
     void tcp_sack_new_ofo(std::uint64_t start, std::uint64_t end);
     void tcp_sack_remove();
     static engine::Task<> tcp_delack_timer(kernel::Cpu& cpu, kernel::TimerList& t);
-    std::uint64_t window() const { return rcvbuf_ > unread_ ? rcvbuf_ - unread_ : 0; }
+    std::uint64_t window() const { return adv_win_ > unread_ ? adv_win_ - unread_ : 0; }
+    void tcp_rcv_rtt_measure(kernel::Cpu& cpu);
+    void tcp_rcv_space_adjust(kernel::Cpu& cpu);
 
     Stack& stack_;
     TcpCosts costs_;
     std::uint64_t rcvbuf_;
+    std::uint64_t adv_win_; // the most the window may be: rcvbuf, or half of it when autotuned
     std::uint32_t flow_;
+    // receive-buffer autotuning (DRS)
+    bool rcvbuf_auto_ = false;
+    std::uint64_t rmem_max_ = 0;
+    std::uint32_t advmss_ = 0; // the peer's segment size, from its first segment
+    std::uint64_t rcvq_space_ = 0, rcvq_seq_ = 0;
+    engine::Tick rcvq_time_ = 0;
+    engine::Tick rcv_rtt_est_ = 0, rcv_rtt_time_ = 0;
+    std::uint64_t rcv_rtt_seq_ = 0;
     std::uint64_t rcv_nxt_ = 0, unread_ = 0, bytes_read_ = 0;
     std::uint64_t unacked_segments_ = 0;
     std::uint64_t last_window_ = 0;

@@ -294,6 +294,7 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
         const bool limited = is_cwnd_limited_ || (tp_.in_slow_start() && tp_.cwnd < 2 * max_packets_out_);
         if (limited) cc_.cong_avoid(tp_, clk, newly);
     }
+    tcp_sndbuf_expand(); // tcp_new_space
     co_await tcp_write_xmit(cpu);
     // tcp_check_space -> sk_stream_write_space: the writer wakes once the free space is at
     // least half of what is queued (sk_stream_wspace >= sk_stream_min_wspace)

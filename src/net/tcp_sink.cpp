@@ -13,12 +13,56 @@ namespace kdsim::net {
 using kernel::Cat;
 
 TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow)
-    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), flow_(flow), last_window_(rcvbuf),
+    : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), adv_win_(rcvbuf), flow_(flow), last_window_(rcvbuf),
       queue_(rcvbuf / 536 + 2) {
     ofo_.reserve(rcvbuf / 536 + 2);
     delack_timer_.function = &TcpSink::tcp_delack_timer;
     delack_timer_.data = this;
     stack_.bind_tcp(flow_, *this);
+}
+
+void TcpSink::autotune(const std::array<std::uint64_t, 3>& rmem) {
+    rcvbuf_auto_ = true;
+    rcvbuf_ = rmem[1];
+    rmem_max_ = rmem[2];
+    adv_win_ = last_window_ = rcvbuf_ / 2;
+    rcvq_space_ = std::min<std::uint64_t>(adv_win_, TCP_INIT_CWND * std::uint64_t{TCP_MSS}); // tcp_init_buffer_space
+    queue_ = SegRing<RxSeg>(rmem_max_ / 2 / 536 + 2);
+    ofo_.reserve(rmem_max_ / 2 / 536 + 2);
+}
+
+// Receiver-side RTT without timestamps: the time to receive one window's worth of data.
+// Models: tcp_rcv_rtt_measure() (net/ipv4/tcp_input.c)
+void TcpSink::tcp_rcv_rtt_measure(kernel::Cpu& cpu) {
+    if (rcv_rtt_seq_ && rcv_nxt_ < rcv_rtt_seq_) return;
+    if (rcv_rtt_seq_) {
+        const engine::Tick sample = cpu.now() - rcv_rtt_time_;
+        rcv_rtt_est_ = rcv_rtt_est_ ? std::min(rcv_rtt_est_, sample) : sample; // win_dep: the minimum
+    }
+    rcv_rtt_seq_ = rcv_nxt_ + std::max<std::uint64_t>(window(), advmss_);
+    rcv_rtt_time_ = cpu.now();
+}
+
+// Dynamic right-sizing: once per receiver RTT, if the reader copied more than in the previous
+// RTT, the buffer grows to twice (2 x copied + 16 MSS, plus twice the growth), up to tcp_rmem[2].
+// Models: tcp_rcv_space_adjust() (net/ipv4/tcp_input.c)
+void TcpSink::tcp_rcv_space_adjust(kernel::Cpu& cpu) {
+    if (!rcvbuf_auto_ || rcv_rtt_est_ == 0) return;
+    if (cpu.now() - rcvq_time_ < rcv_rtt_est_) return;
+    const std::uint64_t copied = bytes_read_ - rcvq_seq_;
+    if (copied > rcvq_space_) {
+        std::uint64_t rcvwin = 2 * copied + 16 * static_cast<std::uint64_t>(advmss_);
+        const std::uint64_t grow = rcvwin * (copied - rcvq_space_) / rcvq_space_;
+        rcvwin += 2 * grow;
+        const std::uint64_t rcvbuf = std::min(2 * rcvwin, rmem_max_); // tcp_space_from_win
+        if (rcvbuf > rcvbuf_) {
+            rcvbuf_ = rcvbuf;
+            adv_win_ = rcvbuf / 2; // window_clamp = tcp_win_from_space(rcvbuf)
+        }
+    }
+    rcvq_space_ = copied;
+    rcvq_seq_ = bytes_read_;
+    rcvq_time_ = cpu.now();
 }
 
 void TcpSink::register_stats(const stats::Scope& s) const {
@@ -29,7 +73,8 @@ void TcpSink::register_stats(const stats::Scope& s) const {
         .counter("ofo_segments", st_.ofo_segments, "count", "segments queued out of order (TCPOFOQueue)")
         .counter("duplicate_segments", st_.duplicate_segments, "count", "segments received again (already queued or read)")
         .counter("window_drops", st_.window_drops, "count", "segments outside the receive window, dropped at the socket")
-        .counter("window_updates", st_.window_updates, "count", "window updates sent by the reader (tcp_cleanup_rbuf)");
+        .counter("window_updates", st_.window_updates, "count", "window updates sent by the reader (tcp_cleanup_rbuf)")
+        .value("rcvbuf", [this] { return static_cast<double>(rcvbuf_); }, "bytes", "sk_rcvbuf at the end of the run");
 }
 
 std::uint64_t TcpSink::ofo_bytes() const {
@@ -136,6 +181,7 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
     const std::uint64_t start = p.seq, end = p.seq + p.payload;
     const mem::Addr data = p.data ? p.data + ETH_HEADER + TCP_IP_HEADERS : 0;
     bool now = false;
+    if (!advmss_) advmss_ = p.payload;
     if (first_data_) { // tcp_event_data_recv on the first data: tcp_incr_quickack
         first_data_ = false;
         quick_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(rcvbuf_ / (2 * p.payload), TCP_MAX_QUICKACKS));
@@ -147,6 +193,7 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
         ++st_.window_drops; // tcp_sequence fails / no receive memory: dropped
         now = true;
     } else if (start <= rcv_nxt_) {
+        tcp_rcv_rtt_measure(cpu);
         const bool had_ofo = !ofo_.empty();
         const std::uint64_t skip = rcv_nxt_ - start;
         queue_.push_back(RxSeg{rcv_nxt_, static_cast<std::uint32_t>(end - rcv_nxt_), data ? data + skip : 0});
@@ -219,6 +266,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
             bytes_read_ = s.seq + s.len;
             copied += s.len;
         }
+        tcp_rcv_space_adjust(cpu);
         if (last_window_ < 2 * TCP_MSS && window() >= 2 * TCP_MSS) {
             ++st_.window_updates;
             co_await kernel::local_bh_disable(cpu);

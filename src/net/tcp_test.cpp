@@ -304,5 +304,29 @@ TEST(TcpLoss, LossesOnTheWireEveryHundredthFrameAreRecoveredAndEveryByteIsReadOn
     expect_conserved(p, s, 2 * engine::PS_PER_S);
 }
 
+TEST(TcpBuffers, AnAutotunedSendBufferStartsAtTwiceTheInitialCwndOfSkbs) {
+    // tcp_sndbuf_expand: 2 x max(cwnd 10, TCP_INIT_CWND, reordering 3 + 1) skbs of 4096 bytes of
+    // truesize = 81920 bytes, of which 1448 / 4096 is data: 2 x 10 x 1448 = 28960 bytes.
+    Harness h;
+    TcpSource src(h.stack, TcpCosts{}, 64 * MSS);
+    src.autotune({4096, 16384, 4194304}, 65536);
+    EXPECT_EQ(src.sndbuf(), 2u * 10 * 1448);
+}
+
+TEST(TcpBuffers, AutotuningGrowsBothBuffersWithinTheirMaximaAndEveryByteIsReadOnce) {
+    // Default tcp_rmem / tcp_wmem: the receive buffer starts at 131072 and grows with what the
+    // reader copies per RTT, never past 6291456; the send buffer follows cwnd.
+    Pair p;
+    Stream s(p, 64 * MSS, 64 * MSS, CongestionAlgorithm::CUBIC, 50 * engine::PS_PER_MS);
+    s.src.autotune({4096, 16384, 4194304}, 131072 / 2);
+    s.sink.autotune({4096, 131072, 6291456});
+    p.run(engine::PS_PER_S);
+    EXPECT_GT(s.sink.rcvbuf(), 131072u);
+    EXPECT_LE(s.sink.rcvbuf(), 6291456u);
+    EXPECT_GT(s.src.sndbuf(), 2u * 10 * 1448);
+    EXPECT_EQ(s.sink.bytes_read(), s.src.bytes_written());
+    EXPECT_EQ(p.findings.kept().size(), 0u);
+}
+
 } // namespace
 } // namespace kdsim::net

@@ -100,8 +100,11 @@ struct Iperf3Workload {
     int cpu = 0;                  // the receiving iperf3 server's CPU
     std::string peer;             // the sending machine
     int sender_cpu = 0;
-    std::uint64_t window = 128 * 1024; // sender's cap on bytes in flight
-    std::uint64_t rcvbuf = 128 * 1024; // receiver's buffer (advertised window when empty)
+    // iperf3 -w: the sender's cap on bytes in flight (its send buffer twice that) and the
+    // receiver's buffer (advertised whole when empty); 0: not set, the kernel autotunes both
+    // within the machines' tcp_wmem / tcp_rmem
+    std::uint64_t window = 0;
+    std::uint64_t rcvbuf = 0;
     Tick start = 5 * engine::PS_PER_MS; // connection set-up; the stream starts here
     int parallel = 1;             // iperf3 -P: streams, each its own connection and task pair
     bool udp = false;             // iperf3 -u

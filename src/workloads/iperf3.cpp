@@ -20,11 +20,17 @@ Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu,
             s->usource = std::make_unique<net::UdpSource>(peer_stack_, *tx_.udp, *tx_.net, tx_.tcp->copy_from_user,
                                                           cfg_.length, cfg_.bitrate, flow);
         } else {
-            s->sink = std::make_unique<net::TcpSink>(stack_, *rx_.tcp, cfg_.rcvbuf, flow);
+            s->sink = std::make_unique<net::TcpSink>(stack_, *rx_.tcp, cfg_.rcvbuf ? cfg_.rcvbuf : 128 * 1024, flow);
+            const net::TcpSysctl defaults;
+            const net::TcpSysctl& rx_sys = rx_.sysctl ? *rx_.sysctl : defaults;
+            const net::TcpSysctl& tx_sys = tx_.sysctl ? *tx_.sysctl : defaults;
+            if (!cfg_.rcvbuf) s->sink->autotune(rx_sys.rmem);
             const net::CongestionAlgorithm cc =
                 cfg_.congestion ? *cfg_.congestion : tx_.sysctl ? tx_.sysctl->congestion_control : net::CongestionAlgorithm::CUBIC;
-            s->source = std::make_unique<net::TcpSource>(peer_stack_, *tx_.tcp, cfg_.window,
+            s->source = std::make_unique<net::TcpSource>(peer_stack_, *tx_.tcp, cfg_.window ? cfg_.window : 128 * 1024,
                                                          net::tcp_mss_for_mtu(mtu), flow, 0, cc);
+            // the SYN-ACK's window: the receiver's first advertisement
+            if (!cfg_.window) s->source->autotune(tx_sys.wmem, cfg_.rcvbuf ? cfg_.rcvbuf : rx_sys.rmem[1] / 2);
         }
         streams_.push_back(std::move(s));
     }
