@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -77,6 +78,12 @@ TscInfo measure_tsc(int windows, double window_s);
 bool pin_to_cpu(int cpu);
 // The CPUs this process may run on.
 std::vector<int> allowed_cpus();
+// `rel` (a file, or a directory when `directory`) below the first directory at or above the
+// working directory, then the binary `exe`, then the source tree, that holds it.
+std::optional<std::filesystem::path> find_in_tree(const std::filesystem::path& rel, const std::string& exe,
+                                                  bool directory);
+// The time now in UTC, as strftime `format` writes it ("%Y-%m-%d").
+std::string utc_now(const char* format);
 
 // ---- hashes (run in a child process so that OPENSSL_ia32cap is read at OpenSSL's start) --------
 

@@ -198,6 +198,33 @@ CpuFeatures detect_cpu() {
     return f;
 }
 
+std::optional<std::filesystem::path> find_in_tree(const std::filesystem::path& rel, const std::string& exe,
+                                                  bool directory) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<fs::path> starts = {fs::current_path(ec)};
+    if (!exe.empty()) starts.push_back(fs::path(exe).parent_path());
+#ifdef KDSIM_SOURCE_DIR
+    starts.emplace_back(KDSIM_SOURCE_DIR);
+#endif
+    for (fs::path dir : starts) {
+        for (; !dir.empty(); dir = dir.parent_path()) {
+            const fs::path cand = dir / rel;
+            if (directory ? fs::is_directory(cand, ec) : fs::is_regular_file(cand, ec)) return cand;
+            if (dir == dir.parent_path()) break;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string utc_now(const char* format) {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    return std::strftime(buf, sizeof buf, format, &tm) ? buf : "";
+}
+
 bool pin_to_cpu(int cpu) {
     cpu_set_t s;
     CPU_ZERO(&s);

@@ -57,15 +57,6 @@ std::string toml_escape(const std::string& s) {
     return o;
 }
 
-std::string iso_date() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-    return buf;
-}
-
 std::string host_name() {
     char buf[256] = {};
     if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "host";
@@ -102,18 +93,7 @@ fs::path find_base(const std::string& base, const std::string& exe) {
     fs::path p(base);
     std::error_code ec;
     if (p.extension() == ".toml" || fs::is_regular_file(p, ec)) return p;
-    std::vector<fs::path> starts = {fs::current_path(ec)};
-    if (!exe.empty()) starts.push_back(fs::path(exe).parent_path());
-#ifdef KDSIM_SOURCE_DIR
-    starts.emplace_back(KDSIM_SOURCE_DIR);
-#endif
-    for (fs::path dir : starts) {
-        for (; !dir.empty(); dir = dir.parent_path()) {
-            fs::path cand = dir / "data" / "profiles" / (base + ".toml");
-            if (fs::is_regular_file(cand, ec)) return cand;
-            if (dir == dir.parent_path()) break;
-        }
-    }
+    if (auto found = find_in_tree(fs::path("data") / "profiles" / (base + ".toml"), exe, false)) return *found;
     throw std::invalid_argument("cannot find base profile '" + base +
                                 "': no data/profiles/" + base + ".toml at or above the working directory or the "
                                 "kdsim binary (give a path to a profile file)");
@@ -121,17 +101,7 @@ fs::path find_base(const std::string& base, const std::string& exe) {
 
 // The profile name the loader demands for a file under data/profiles, else calibrated/<host>.
 std::string profile_name_for(const fs::path& out) {
-    std::error_code ec;
-    fs::path abs = fs::weakly_canonical(fs::absolute(out, ec), ec);
-    for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-        if (dir.filename() == "profiles" && dir.parent_path().filename() == "data") {
-            fs::path rel = abs.lexically_relative(dir);
-            rel.replace_extension();
-            return rel.generic_string();
-        }
-        if (dir == dir.parent_path()) break;
-    }
-    return "calibrated/" + host_name();
+    return scenario::profile_name_from_path(out).value_or("calibrated/" + host_name());
 }
 
 } // namespace
@@ -165,7 +135,7 @@ int run(const Options& o) {
     const std::string base_name = base["profile.name"].source;
 
     CpuFeatures cpu = detect_cpu();
-    Ctx ctx{cpu.model, iso_date()};
+    Ctx ctx{cpu.model, utc_now("%Y-%m-%d")};
     std::vector<int> cpus = allowed_cpus();
     const int cpu_a = cpus.empty() ? 0 : cpus.front();
     std::optional<int> cpu_b;

@@ -57,17 +57,28 @@ Cryptd::~Cryptd() = default;
 
 std::size_t Cryptd::qlen(int cpu) const { return queues_[static_cast<std::size_t>(cpu)]->queue.qlen(); }
 
+namespace {
+// What each CPU queue counts, in the order registered.
+struct QueueCounter {
+    std::string_view name;
+    std::uint64_t CryptdStats::*field;
+    std::string_view description;
+};
+constexpr QueueCounter QUEUE_COUNTERS[] = {
+    {"enqueued", &CryptdStats::enqueued, "requests queued (-EINPROGRESS)"},
+    {"backlogged", &CryptdStats::backlogged, "requests queued past max_cpu_qlen on the backlog (-EBUSY)"},
+    {"refused", &CryptdStats::refused, "requests dropped: the queue was full (-ENOSPC)"},
+    {"completed", &CryptdStats::completed, "requests run and completed by cryptd_queue_worker"},
+    {"worker_runs", &CryptdStats::worker_runs, "cryptd_queue_worker runs (one request each)"},
+    {"max_qlen", &CryptdStats::max_qlen, "the longest this CPU's queue was"},
+};
+} // namespace
+
 void Cryptd::register_stats(const stats::Scope& s) const {
     for (std::size_t i = 0; i < queues_.size(); ++i) {
         if (!queues_[i]) continue;
-        const CryptdStats& q = queues_[i]->stats;
-        s.sub("cpu" + std::to_string(i))
-            .counter("enqueued", q.enqueued, "count", "requests queued (-EINPROGRESS)")
-            .counter("backlogged", q.backlogged, "count", "requests queued past max_cpu_qlen on the backlog (-EBUSY)")
-            .counter("refused", q.refused, "count", "requests dropped: the queue was full (-ENOSPC)")
-            .counter("completed", q.completed, "count", "requests run and completed by cryptd_queue_worker")
-            .counter("worker_runs", q.worker_runs, "count", "cryptd_queue_worker runs (one request each)")
-            .counter("max_qlen", q.max_qlen, "count", "the longest this CPU's queue was");
+        const stats::Scope cpu = s.sub("cpu" + std::to_string(i));
+        for (const QueueCounter& c : QUEUE_COUNTERS) cpu.counter(c.name, queues_[i]->stats.*c.field, "count", c.description);
     }
 }
 

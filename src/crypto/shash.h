@@ -66,7 +66,6 @@ struct ShashStats {
     std::uint64_t simd_calls = 0;
     std::uint64_t fallback_calls = 0;
     std::uint64_t digests_checked = 0;
-    std::uint64_t digest_mismatches = 0;
     std::uint64_t cold_calls = 0;
 };
 

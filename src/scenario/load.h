@@ -63,6 +63,10 @@ system::Profile load_profile(const std::filesystem::path& file);
 // Loads a scenario and the profiles and workload files it names. Throws InputError.
 system::ScenarioConfig load_scenario(const std::filesystem::path& file, const LoadOptions& options = {});
 
+// If `file` lies below a data/profiles directory, the profile name its path implies
+// ("x86/intel-icelake-server"), which a profile there must give as its name.
+std::optional<std::string> profile_name_from_path(const std::filesystem::path& file);
+
 enum class FileKind { PROFILE, SCENARIO };
 // A file with a [profile] table is a profile, one with a [scenario] table a scenario.
 // Throws InputError for anything else (including syntax errors and empty files).

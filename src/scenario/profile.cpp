@@ -51,22 +51,6 @@ std::vector<crypto::HashImpl> impls_for(arch::Arch a) {
 }
 
 
-// If `file` lies below a data/profiles directory, the profile name its path implies
-// ("x86/intel-icelake-server").
-std::optional<std::string> name_from_path(const fs::path& file) {
-    std::error_code ec;
-    fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
-    if (ec) abs = file.lexically_normal();
-    for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-        if (dir.filename() == "profiles" && dir.parent_path().filename() == "data") {
-            fs::path rel = abs.lexically_relative(dir);
-            rel.replace_extension();
-            return rel.generic_string();
-        }
-        if (dir == dir.parent_path()) break;
-    }
-    return std::nullopt;
-}
 
 void read_header(Reader& r, const toml::table& root, const fs::path& file, system::Profile& p) {
     const toml::table* h =
@@ -74,7 +58,7 @@ void read_header(Reader& r, const toml::table& root, const fs::path& file, syste
     if (!h) return;
     r.check_keys(*h, "profile", "[profile]", {"name", "arch", "description"});
     if (auto name = r.name(*h, "name", "profile.name", true, true)) {
-        auto expected = name_from_path(file);
+        auto expected = profile_name_from_path(file);
         if (expected && *name != *expected)
             r.error(*h->get("name"), "profile.name",
                     fmt::format("expected \"{}\" (the file's path under data/profiles, without .toml), found {}",
@@ -227,7 +211,7 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
 
     system::Profile p;
     // Independent of the working directory, so that reports are identical everywhere.
-    auto implied = name_from_path(file);
+    auto implied = profile_name_from_path(file);
     p.path = implied ? fmt::format("data/profiles/{}.toml", *implied) : display;
     if (!root->contains("profile") && root->contains("scenario")) {
         r.error_file("profile", "expected a table [profile], found a scenario ([scenario]); load it as a scenario");
@@ -260,6 +244,22 @@ system::Profile load_profile(const std::filesystem::path& file) {
         throw InputError(std::move(out));
     }
     return *p;
+}
+
+std::optional<std::string> profile_name_from_path(const std::filesystem::path& file) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
+    if (ec) abs = file.lexically_normal();
+    for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+        if (dir.filename() == "profiles" && dir.parent_path().filename() == "data") {
+            fs::path rel = abs.lexically_relative(dir);
+            rel.replace_extension();
+            return rel.generic_string();
+        }
+        if (dir == dir.parent_path()) break;
+    }
+    return std::nullopt;
 }
 
 } // namespace kdsim::scenario

@@ -63,19 +63,25 @@ double metric(const results::RunResults& r, const std::string& wl, const std::st
     return v.value_or(-1);
 }
 
-TEST(Chunking, FixedLimitEntersOneBracketPerChunkAndPaysBeginEndEachTime) {
-    // A kernel thread hashes 3 buffers of 10'000 bytes with at most 4096 bytes per bracket:
-    // 4096 + 4096 + 1808 -> 3 brackets per buffer, 9 in all. A kthread has no user state, so
-    // begin/end cost exactly 9 x (100 + 50) = 1350 cycles. Bytes per bracket: six brackets in
-    // [4096, 8192) and three in [1024, 2048).
-    auto s = one_machine(arch::Arch::X86_64, arch::SimdPolicy::X86_PREEMPT, {crypto::ChunkPolicy::FIXED, 4096});
+// A kernel thread ("cryptomgr") hashing three 10'000-byte buffers back to back with SHA-256 under
+// the chunking `ch`, alone on the x86 test machine.
+results::RunResults three_buffers(crypto::Chunking ch) {
+    auto s = one_machine(arch::Arch::X86_64, arch::SimdPolicy::X86_PREEMPT, ch);
     HashListWorkload w;
     w.alg = HashAlg::SHA256;
     w.sizes = {10'000, 10'000, 10'000};
     w.cond_resched_between = false;
     s.machines[0].workloads.push_back(w);
     System sys(s);
-    auto r = sys.run();
+    return sys.run();
+}
+
+TEST(Chunking, FixedLimitEntersOneBracketPerChunkAndPaysBeginEndEachTime) {
+    // A kernel thread hashes 3 buffers of 10'000 bytes with at most 4096 bytes per bracket:
+    // 4096 + 4096 + 1808 -> 3 brackets per buffer, 9 in all. A kthread has no user state, so
+    // begin/end cost exactly 9 x (100 + 50) = 1350 cycles. Bytes per bracket: six brackets in
+    // [4096, 8192) and three in [1024, 2048).
+    const auto r = three_buffers({crypto::ChunkPolicy::FIXED, 4096});
     const auto& simd = r.machines[0].cpus[0].simd;
     EXPECT_EQ(cpu0_stat(r, "simd/brackets"), 9);
     EXPECT_EQ(cpu0_stat(r, "simd/begin_end_cycles"), 1350);
@@ -92,14 +98,7 @@ TEST(Chunking, ConditionalYieldWithNothingRunnableKeepsOneBracketPerBuffer) {
     // With need_resched never set, the yield policy never ends its bracket early: one bracket
     // per buffer, each spanning the whole 10'000 bytes: 2 cycles/byte x 10'000 + 200 per call
     // + begin 100 + end 50 = 20'350 cycles = 20.35 us at 1 GHz.
-    auto s = one_machine(arch::Arch::X86_64, arch::SimdPolicy::X86_PREEMPT, {crypto::ChunkPolicy::YIELD, 4096});
-    HashListWorkload w;
-    w.alg = HashAlg::SHA256;
-    w.sizes = {10'000, 10'000, 10'000};
-    w.cond_resched_between = false;
-    s.machines[0].workloads.push_back(w);
-    System sys(s);
-    auto r = sys.run();
+    const auto r = three_buffers({crypto::ChunkPolicy::YIELD, 4096});
     const auto& simd = r.machines[0].cpus[0].simd;
     EXPECT_EQ(cpu0_stat(r, "simd/brackets"), 3);
     EXPECT_EQ(cpu0_stat(r, "simd/begin_end_cycles"), 450);

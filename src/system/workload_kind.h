@@ -32,8 +32,8 @@ struct Iperf3End;
 namespace kdsim::system {
 
 // A configuration System cannot assemble. The scenario loader reports every such input with
-// file:line:col, so this is only thrown for a configuration built by hand in code: a broken
-// invariant the loader guarantees.
+// file:line:col, so this is only thrown for a configuration changed after loading: built by hand
+// in code, or given another profile (kdsim validate's calibrated one, reported as such).
 class ConfigError : public std::logic_error {
 public:
     using std::logic_error::logic_error;
@@ -159,8 +159,16 @@ template <class P> void read_hash(ParamReader& r, P& x, bool required) {
     }
 }
 
+// `peer` (required) and `sender_cpu` of a stream that a peer machine sends.
+template <class P> void read_peer_sender(ParamReader& r, P& x) {
+    if (auto v = r.string("peer", true)) x.peer = *v;
+    if (auto v = r.integer("sender_cpu", false, 0, MAX_CPUS - 1)) x.sender_cpu = static_cast<int>(*v);
+}
 // A sender_cpu is a CPU of the peer (reported at "sender_cpu").
 void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer);
+// A datagram of `length` payload bytes fits the route's MTU with its 28 bytes of IPv4 and UDP
+// headers: no IP fragmentation is modelled (reported at "length").
+void check_datagram_fits(ParamReader& r, std::uint64_t length, std::uint32_t mtu);
 
 // The factory of a kind whose model needs only its CPU and its parameters.
 template <class Model, class P> std::unique_ptr<workloads::Workload> build_on_cpu(const P& x, BuildContext& b) {

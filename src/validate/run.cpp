@@ -34,20 +34,7 @@ namespace {
 
 // scenarios/validate at or above the working directory or the binary, or in the source tree.
 std::optional<fs::path> find_twins(const std::string& exe) {
-    std::error_code ec;
-    std::vector<fs::path> starts = {fs::current_path(ec)};
-    if (!exe.empty()) starts.push_back(fs::path(exe).parent_path());
-#ifdef KDSIM_SOURCE_DIR
-    starts.emplace_back(KDSIM_SOURCE_DIR);
-#endif
-    for (fs::path dir : starts) {
-        for (; !dir.empty(); dir = dir.parent_path()) {
-            fs::path cand = dir / "scenarios" / "validate";
-            if (fs::is_directory(cand, ec)) return cand;
-            if (dir == dir.parent_path()) break;
-        }
-    }
-    return std::nullopt;
+    return calibrate::find_in_tree(fs::path("scenarios") / "validate", exe, true);
 }
 
 struct Progress {
@@ -73,15 +60,6 @@ int spawn_calibrate(const std::string& exe, bool quick, const fs::path& out) {
     while (waitpid(pid, &status, 0) < 0) {
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-std::string iso_time() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-    return buf;
 }
 
 void sleep_s(double s) {
@@ -456,7 +434,7 @@ int run(const Options& o) {
     if (!o.out.empty()) {
         nlohmann::json j;
         j["tool"] = "kdsim validate";
-        j["date"] = iso_time();
+        j["date"] = calibrate::utc_now("%Y-%m-%d %H:%M UTC");
         j["quick"] = o.quick;
         j["max_error_pct"] = o.max_error ? nlohmann::json(*o.max_error) : nlohmann::json(nullptr);
         j["cpu"] = {{"model", cpu.model},

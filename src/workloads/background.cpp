@@ -9,8 +9,7 @@ namespace kdsim::workloads {
 using kernel::Cat;
 
 void SimdUser::start() {
-    task_ = &env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, body(*this));
-    task_->in_user = true;
+    task_ = &user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, body(*this));
     task_->uses_user_simd = true;
 }
 
@@ -38,8 +37,7 @@ results::WorkloadResult SimdUser::result() const {
 
 void Cyclictest::start() {
     if (finite()) env_.completion.add();
-    task_ = &env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::FIFO, cfg_.priority, false, body(*this));
-    task_->in_user = true;
+    task_ = &user_task(cfg_.name, kernel::SchedPolicy::FIFO, cfg_.priority, body(*this));
 }
 
 // hrtimer_wakeup for the probe's sleep: notes what the interrupted CPU was doing, then wakes it.
@@ -125,7 +123,6 @@ void SoftirqLoad::on_event(std::uint64_t) {
 // instance is scheduled).
 engine::Task<> SoftirqLoad::irq_handler(kernel::Cpu&, void* ctx) {
     auto& w = *static_cast<SoftirqLoad*>(ctx);
-    ++w.handled_irqs_;
     w.softnet_.napi_schedule_irqoff(w.napi_);
     co_return;
 }

@@ -87,7 +87,6 @@ private:
     crypto::ShashStats stats_;
     std::vector<std::uint8_t> buf_;
     std::uint64_t raised_ = 0;
-    std::uint64_t handled_irqs_ = 0;
     std::uint64_t backlog_ = 0;
     std::uint64_t max_backlog_ = 0;
     std::uint64_t processed_ = 0;

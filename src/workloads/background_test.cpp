@@ -75,6 +75,13 @@ SoftirqLoadWorkload packets(std::uint64_t count, engine::Tick period, bool crypt
     return w;
 }
 
+// The CPU's softnet counters after the run: net_rx_action calls, polls, repolls.
+void expect_softnet(const Harness& h, std::uint64_t actions, std::uint64_t polls, std::uint64_t repolls) {
+    EXPECT_EQ(h.sd.stats().net_rx_actions, actions);
+    EXPECT_EQ(h.sd.stats().polls, polls);
+    EXPECT_EQ(h.sd.stats().repolls, repolls);
+}
+
 TEST(SoftirqLoad, EachInterruptsPacketIsHashedOnceByTheNapiPollInNetRx) {
     // 20 packets 100 us apart, each done (16 us) before the next: one net_rx_action and one
     // poll (returning 1, so no repoll) per packet, all hashing in softirq context.
@@ -82,9 +89,7 @@ TEST(SoftirqLoad, EachInterruptsPacketIsHashedOnceByTheNapiPollInNetRx) {
     h.run();
     EXPECT_EQ(h.metric("packets_processed"), 20);
     EXPECT_EQ(h.metric("hash_calls"), 20);
-    EXPECT_EQ(h.sd.stats().net_rx_actions, 20u);
-    EXPECT_EQ(h.sd.stats().polls, 20u);
-    EXPECT_EQ(h.sd.stats().repolls, 0u);
+    expect_softnet(h, 20, 20, 0);
     EXPECT_EQ(h.cycles(CtxKind::SOFTIRQ, Cat::CRYPTO), 20 * PACKET);
     EXPECT_EQ(h.cycles(CtxKind::TASK, Cat::CRYPTO), 0u);
 }
@@ -120,9 +125,7 @@ TEST(SoftirqLoad, ABacklogOfAHundredIsPolledAsSixtyFourThenThirtySixInTwoCalls) 
     h.run();
     EXPECT_EQ(h.metric("max_backlog"), 100);
     EXPECT_EQ(h.metric("packets_processed"), 100);
-    EXPECT_EQ(h.sd.stats().net_rx_actions, 2u);
-    EXPECT_EQ(h.sd.stats().polls, 2u);
-    EXPECT_EQ(h.sd.stats().repolls, 1u);
+    expect_softnet(h, 2, 2, 1);
     EXPECT_EQ(h.sd.stats().processed, 100u);
     EXPECT_EQ(h.cpu.stats().softirq_runs, 1u);
     EXPECT_EQ(h.cpu.stats().softirq_restarts, 1u);

@@ -46,8 +46,7 @@ ModuleLoad::ModuleLoad(Env env, ModuleLoadWorkload cfg)
 
 void ModuleLoad::start() {
     env_.completion.add();
-    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, modprobe(*this));
-    t.in_user = true;
+    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, modprobe(*this));
 }
 
 // modprobe: for each module, user-space work, then finit_module().
@@ -142,8 +141,7 @@ Tcrypt::Tcrypt(Env env, TcryptWorkload cfg)
 
 void Tcrypt::start() {
     env_.completion.add();
-    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, insmod(*this));
-    t.in_user = true;
+    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, insmod(*this));
 }
 
 // test_ahash_jiffies(): digest the block back to back until `sec` seconds of jiffies passed.

@@ -13,8 +13,7 @@ ArpPingPong::ArpPingPong(Env env, ArpPingPongWorkload cfg, net::Stack& stack)
 
 void ArpPingPong::start() {
     env_.completion.add();
-    kernel::TaskStruct& t = env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, false, arping(*this));
-    t.in_user = true;
+    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, arping(*this));
 }
 
 engine::Task<> ArpPingPong::arping(ArpPingPong& w) {

@@ -15,11 +15,9 @@ RxFlood::RxFlood(Env env, RxFloodWorkload cfg, RxFloodCosts costs)
 
 void RxFlood::start() {
     const auto policy = cfg_.priority > 0 ? kernel::SchedPolicy::FIFO : kernel::SchedPolicy::NORMAL;
-    rx_ = &env_.cpu.create_task(cfg_.name, policy, cfg_.priority, false, rx_body(*this));
-    rx_->in_user = true;
+    rx_ = &user_task(cfg_.name, policy, cfg_.priority, rx_body(*this));
     if (cfg_.cryptd) {
-        worker_ = &env_.cpu.create_task(cfg_.name + "-cryptd", policy, cfg_.priority, false, worker_body(*this));
-        worker_->in_user = true;
+        worker_ = &user_task(cfg_.name + "-cryptd", policy, cfg_.priority, worker_body(*this));
     }
 }
 

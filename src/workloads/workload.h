@@ -70,6 +70,12 @@ protected:
         r.cpu = env_.cpu.id();
         return r;
     }
+    // A process of the workload on its CPU, starting in user mode.
+    kernel::TaskStruct& user_task(std::string comm, kernel::SchedPolicy policy, int rt_priority, engine::Task<> body) {
+        kernel::TaskStruct& t = env_.cpu.create_task(std::move(comm), policy, rt_priority, false, std::move(body));
+        t.in_user = true;
+        return t;
+    }
     static void add(results::WorkloadResult& r, std::string key, double value, std::string unit) {
         r.metrics.push_back(results::Metric{std::move(key), value, std::move(unit)});
     }

@@ -14,10 +14,7 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::metric;
-using testing::peer_of;
-using testing::stat;
-using testing::ROOT;
+using namespace testing; // ROOT, run_scenario, metric, stat, peer_of, cpu0 (helpers.h)
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e1/" + stem + ".toml"); }
 

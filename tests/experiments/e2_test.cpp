@@ -17,11 +17,7 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ROOT;
-using testing::cpu0;
-using testing::metric;
-using testing::peer_of;
-using testing::stat;
+using namespace testing; // ROOT, run_scenario, metric, stat, peer_of, cpu0 (helpers.h)
 
 results::RunResults run(const std::string& rel, std::optional<std::uint64_t> seed = std::nullopt) {
     return testing::run_scenario(rel, seed);

@@ -14,11 +14,7 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ROOT;
-using testing::cpu0;
-using testing::metric;
-using testing::peer_of;
-using testing::stat;
+using namespace testing; // ROOT, run_scenario, metric, stat, peer_of, cpu0 (helpers.h)
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e3/" + stem + ".toml"); }
 

@@ -11,9 +11,7 @@ namespace kdsim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ROOT;
-using testing::cpu0;
-using testing::metric;
+using namespace testing; // ROOT, run_scenario, metric, stat, peer_of, cpu0 (helpers.h)
 
 results::RunResults run(const std::string& stem) { return testing::run_scenario("scenarios/e4/" + stem + ".toml"); }
 

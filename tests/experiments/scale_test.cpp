@@ -12,9 +12,7 @@
 namespace kdsim {
 namespace {
 
-using testing::metric;
-using testing::peer_of;
-using testing::stat;
+using namespace testing; // ROOT, run_scenario, metric, stat, peer_of, cpu0 (helpers.h)
 
 const char* const W = "clients";
 

@@ -139,10 +139,7 @@ TEST(Scenario, CommandLineSeedAndModeOverrideTheFile) {
 TEST(Scenario, RootIsFoundAboveTheScenarioFile) {
     // The scenario sits two levels below a directory holding data/profiles.
     TempDir dir;
-    std::ifstream in(SOURCE_DIR / "data/profiles/x86/intel-icelake-server.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    dir.write("data/profiles/x86/intel-icelake-server.toml", ss.str());
+    dir.write("data/profiles/x86/intel-icelake-server.toml", source_text("data/profiles/x86/intel-icelake-server.toml"));
     fs::path f = dir.write("scenarios/e2/minimal.toml", MINIMAL);
     auto cfg = load_scenario(f);
     EXPECT_EQ(cfg.machines.at(0).profile.name, "x86/intel-icelake-server");
@@ -206,10 +203,7 @@ priority = 100
 TEST(Scenario, ProfileErrorsAreReportedWithTheProfilesFileName) {
     // A scenario naming a broken profile: the profile's own diagnostic, then the scenario's.
     TempDir dir;
-    std::ifstream in(SOURCE_DIR / "tests/scenarios/invalid/profiles/negative-cost.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+    std::string text = source_text("tests/scenarios/invalid/profiles/negative-cost.toml");
     text.replace(text.find("test/minimal"), 12, "test/negative");
     dir.write("data/profiles/test/negative.toml", text);
     fs::path f = dir.write("s.toml", R"([scenario]
@@ -342,10 +336,7 @@ TEST(Sample, BadRowsAreReportedAtTheirLineInTheSizesFile) {
     // Line 3 is short, line 4 holds no integer; line 6 is filtered out by match before its
     // size is read, so its bad size does not matter.
     TempDir dir;
-    std::ifstream in(SOURCE_DIR / "data/profiles/x86/amd-zen3.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    dir.write("data/profiles/x86/amd-zen3.toml", ss.str());
+    dir.write("data/profiles/x86/amd-zen3.toml", source_text("data/profiles/x86/amd-zen3.toml"));
     fs::path tsv =
         dir.write("data/workloads/bad.tsv", "# header\nsha256\t0\t12\nsha256\t1\nsha256\t2\t4k\n\nsha1\t3\tx\n");
     fs::path f = dir.write("s.toml", R"([scenario]

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace kdsim::scenario::test_support {
@@ -42,5 +43,13 @@ private:
 };
 
 inline std::string diagnostics_text(const InputError& e) { return e.what(); }
+
+// The text of a file of the source tree (`rel` below SOURCE_DIR).
+inline std::string source_text(const fs::path& rel) {
+    std::ifstream in(SOURCE_DIR / rel);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
 
 } // namespace kdsim::scenario::test_support

@@ -201,10 +201,7 @@ TEST(Profile, TheMemoryTablesGiveTheHierarchyInTheOrderOfLevels) {
 
 TEST(Profile, AMemoryLevelWithoutItsTableIsAnErrorAtTheMemoryTable) {
     TempDir dir;
-    std::ifstream in(SOURCE_DIR / "tests/scenarios/invalid/profiles/memory-zero-latency.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+    std::string text = source_text("tests/scenarios/invalid/profiles/memory-zero-latency.toml");
     text.replace(text.find("levels = [\"l1d\", \"l2\"]"), 22, "levels = [\"l1d\", \"l3\"]");
     fs::path f = dir.write("p.toml", text);
     try {
@@ -222,10 +219,7 @@ TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
     TempDir dir;
     std::string text;
     {
-        std::ifstream in(SOURCE_DIR / "tests/scenarios/invalid/profiles/missing-figure.toml");
-        std::stringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
+        text = source_text("tests/scenarios/invalid/profiles/missing-figure.toml");
     }
     // missing-figure.toml lacks sched.wakeup; add two more defects.
     auto replace = [&](const std::string& from, const std::string& to) {
@@ -261,10 +255,7 @@ TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
 
 TEST(Profile, NameMustMatchItsPathUnderDataProfiles) {
     TempDir dir;
-    std::ifstream in(SOURCE_DIR / "data/profiles/x86/amd-zen3.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    fs::path f = dir.write("data/profiles/x86/zen3-copy.toml", ss.str());
+    fs::path f = dir.write("data/profiles/x86/zen3-copy.toml", source_text("data/profiles/x86/amd-zen3.toml"));
     try {
         load_profile(f);
         FAIL() << "expected InputError";

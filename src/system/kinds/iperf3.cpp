@@ -1,6 +1,5 @@
 // iperf3 (workloads/iperf3.h): TCP or UDP streams from a linked peer into this machine (E5).
 #include "system/workload_kind.h"
-#include "net/udp.h"
 #include "workloads/iperf3.h"
 
 #include <fmt/format.h>
@@ -12,8 +11,7 @@ namespace {
 using workloads::Iperf3Workload;
 
 void read(ParamReader& r, Iperf3Workload& x) {
-    if (auto v = r.string("peer", true)) x.peer = *v;
-    if (auto v = r.integer("sender_cpu", false, 0, MAX_CPUS - 1)) x.sender_cpu = static_cast<int>(*v);
+    read_peer_sender(r, x);
     if (auto b = r.bytes("window", false, true)) x.window = *b;
     if (auto b = r.bytes("rcvbuf", false, true)) x.rcvbuf = *b;
     if (auto t = r.duration("start", false, false)) x.start = *t;
@@ -46,10 +44,7 @@ void check(ParamReader& r, const Iperf3Workload& x, const PeerView& v) {
                                       m->profile.name, m->name));
     }
     check_sender_cpu(r, x.sender_cpu, v.peer);
-    if (x.udp && x.length + net::UDP_IP_HEADERS > v.mtu)
-        r.error("length", fmt::format("expected a datagram that fits the route's MTU {} with 28 bytes of IPv4 and UDP "
-                                      "headers (no IP fragmentation is modelled), found {} bytes",
-                                      v.mtu, x.length));
+    if (x.udp) check_datagram_fits(r, x.length, v.mtu);
 }
 
 std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext& b) {

@@ -3,6 +3,8 @@
 // every machine (it fixes their flow numbers).
 #include "system/workload_kind.h"
 
+#include "net/udp.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,6 +50,13 @@ void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer)
     if (sender_cpu >= peer.cpus)
         r.error("sender_cpu", fmt::format("expected a CPU of the peer '{}' (0 to {}), found {}", peer.name,
                                           peer.cpus - 1, sender_cpu));
+}
+
+void check_datagram_fits(ParamReader& r, std::uint64_t length, std::uint32_t mtu) {
+    if (length + net::UDP_IP_HEADERS > mtu)
+        r.error("length", fmt::format("expected a datagram that fits the route's MTU {} with 28 bytes of IPv4 and UDP "
+                                      "headers (no IP fragmentation is modelled), found {} bytes",
+                                      mtu, length));
 }
 
 const WorkloadKind& workload_kind_of(const WorkloadConfig& w) {

@@ -1,7 +1,6 @@
 // udp_flows (workloads/udp_flows.h): many low-rate UDP flows from a linked peer into one epoll
 // reader.
 #include "system/workload_kind.h"
-#include "net/udp.h"
 #include "workloads/iperf3.h"
 #include "workloads/udp_flows.h"
 
@@ -14,8 +13,7 @@ namespace {
 using workloads::UdpFlowsWorkload;
 
 void read(ParamReader& r, UdpFlowsWorkload& x) {
-    if (auto v = r.string("peer", true)) x.peer = *v;
-    if (auto v = r.integer("sender_cpu", false, 0, MAX_CPUS - 1)) x.sender_cpu = static_cast<int>(*v);
+    read_peer_sender(r, x);
     if (auto v = r.integer("flows", true, 1, UdpFlowsWorkload::MAX_FLOWS)) x.flows = static_cast<std::uint32_t>(*v);
     if (auto t = r.duration("interval", true, true)) x.interval = *t;
     if (auto v = r.integer("count", false, 0, UINT32_MAX)) x.count = static_cast<std::uint64_t>(*v);
@@ -41,10 +39,7 @@ void check(ParamReader& r, const UdpFlowsWorkload& x, const PeerView& v) {
                                 "of machine '{}' lacks {}",
                                 m->profile.name, m->name, m->profile.udp ? "[tcp]" : "[udp]"));
     check_sender_cpu(r, x.sender_cpu, v.peer);
-    if (x.length + net::UDP_IP_HEADERS > v.mtu)
-        r.error("length", fmt::format("expected a datagram that fits the route's MTU {} with 28 bytes of IPv4 and UDP "
-                                      "headers (no IP fragmentation is modelled), found {} bytes",
-                                      v.mtu, x.length));
+    check_datagram_fits(r, x.length, v.mtu);
 }
 
 std::unique_ptr<workloads::Workload> build(const UdpFlowsWorkload& x, BuildContext& b) {
