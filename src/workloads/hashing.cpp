@@ -41,13 +41,7 @@ void HashWorkloadBase::add_common(results::WorkloadResult& r) const {
 // ---------------------------------------------------------------------------------------
 
 ModuleLoad::ModuleLoad(Env env, ModuleLoadWorkload cfg)
-    : HashWorkloadBase(env), cfg_(std::move(cfg)),
-      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
-
-void ModuleLoad::start() {
-    env_.completion.add();
-    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, modprobe(*this));
-}
+    : HashWorkloadBase(env, cfg.alg, cfg.impl), cfg_(std::move(cfg)) {}
 
 // modprobe: for each module, user-space work, then finit_module().
 // Models: load_module() (kernel/module/main.c)
@@ -75,14 +69,11 @@ engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
         w.load_times_.push_back(cpu.now() - t0);
         ++w.buffers_;
     }
-    w.finished_ = cpu.now();
-    w.done_ = true;
-    w.env_.completion.done();
+    w.complete(cpu.now());
 }
 
 results::WorkloadResult ModuleLoad::result() const {
-    auto r = base_result(cfg_.name, "module_load " + std::string(crypto::to_string(cfg_.alg)) + "-" +
-                                                std::string(crypto::to_string(impl_)));
+    auto r = hash_result(cfg_.name, "module_load");
     add(r, "modules", static_cast<double>(cfg_.sizes.size()) * cfg_.repeat, "count");
     add_common(r);
     add(r, "load_p50_us", engine::to_us(percentile(load_times_, 50)), "us");
@@ -94,8 +85,7 @@ results::WorkloadResult ModuleLoad::result() const {
 // ---------------------------------------------------------------------------------------
 
 HashList::HashList(Env env, HashListWorkload cfg)
-    : HashWorkloadBase(env), cfg_(std::move(cfg)),
-      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
+    : HashWorkloadBase(env, cfg.alg, cfg.impl), cfg_(std::move(cfg)) {}
 
 void HashList::start() {
     env_.completion.add();
@@ -119,14 +109,11 @@ engine::Task<> HashList::cryptomgr(HashList& w) {
             if (w.cfg_.cond_resched_between) co_await kernel::cond_resched(cpu);
         }
     }
-    w.finished_ = cpu.now();
-    w.done_ = true;
-    w.env_.completion.done();
+    w.complete(cpu.now());
 }
 
 results::WorkloadResult HashList::result() const {
-    auto r = base_result(cfg_.name, "hash_list " + std::string(crypto::to_string(cfg_.alg)) + "-" +
-                                                std::string(crypto::to_string(impl_)));
+    auto r = hash_result(cfg_.name, "hash_list");
     add_common(r);
     return r;
 }
@@ -136,13 +123,7 @@ results::WorkloadResult HashList::result() const {
 namespace kdsim::workloads {
 
 Tcrypt::Tcrypt(Env env, TcryptWorkload cfg)
-    : HashWorkloadBase(env), cfg_(std::move(cfg)),
-      impl_(cfg_.impl ? *cfg_.impl : crypto::best_hash_impl(env.hash, cfg_.alg)) {}
-
-void Tcrypt::start() {
-    env_.completion.add();
-    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, insmod(*this));
-}
+    : HashWorkloadBase(env, cfg.alg, cfg.impl), cfg_(std::move(cfg)) {}
 
 // test_ahash_jiffies(): digest the block back to back until `sec` seconds of jiffies passed.
 // Models: test_ahash_jiffies() (crypto/tcrypt.c)
@@ -162,15 +143,13 @@ engine::Task<> Tcrypt::insmod(Tcrypt& w) {
         w.op_times_.push_back(cpu.now() - t0);
         ++w.buffers_;
     }
-    w.finished_ = cpu.now();
+    const engine::Tick finished = cpu.now();
     co_await kernel::syscall_exit(cpu);
-    w.done_ = true;
-    w.env_.completion.done();
+    w.complete(finished);
 }
 
 results::WorkloadResult Tcrypt::result() const {
-    auto r = base_result(cfg_.name, "tcrypt " + std::string(crypto::to_string(cfg_.alg)) + "-" +
-                                        std::string(crypto::to_string(impl_)));
+    auto r = hash_result(cfg_.name, "tcrypt");
     engine::Tick elapsed = (done_ ? finished_ : env_.sim.now()) - started_;
     double secs = engine::to_s(elapsed);
     add(r, "block_size", static_cast<double>(cfg_.block_size), "bytes");

@@ -14,10 +14,25 @@ namespace kdsim::workloads {
 
 class HashWorkloadBase : public Workload {
 public:
-    using Workload::Workload;
+    // `impl` absent: the best the CPU has for `alg`.
+    HashWorkloadBase(Env env, crypto::HashAlg alg, std::optional<crypto::HashImpl> impl)
+        : Workload(env), alg_(alg), impl_(impl ? *impl : crypto::best_hash_impl(env.hash, alg)) {}
     bool finite() const override { return true; }
 
 protected:
+    // The workload's last hash ended at `finished`: it is done, and the run no longer waits for it.
+    void complete(engine::Tick finished) {
+        finished_ = finished;
+        done_ = true;
+        env_.completion.done();
+    }
+    // The result of workload `name`, of kind "<kind> <alg>-<impl>".
+    results::WorkloadResult hash_result(const std::string& name, std::string_view kind) const {
+        return base_result(name, std::string(kind) + " " + std::string(crypto::to_string(alg_)) + "-" +
+                                     std::string(crypto::to_string(impl_)));
+    }
+    crypto::HashAlg alg_;
+    crypto::HashImpl impl_;
     engine::Task<> hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len);
     void add_common(results::WorkloadResult& r) const;
 
@@ -33,13 +48,12 @@ protected:
 class ModuleLoad final : public HashWorkloadBase {
 public:
     ModuleLoad(Env env, ModuleLoadWorkload cfg);
-    void start() override;
+    void start() override { start_finite_process(cfg_.name, modprobe(*this)); }
     results::WorkloadResult result() const override;
 
 private:
     static engine::Task<> modprobe(ModuleLoad& w);
     ModuleLoadWorkload cfg_;
-    crypto::HashImpl impl_;
     std::vector<engine::Tick> load_times_;
 };
 
@@ -52,19 +66,17 @@ public:
 private:
     static engine::Task<> cryptomgr(HashList& w);
     HashListWorkload cfg_;
-    crypto::HashImpl impl_;
 };
 
 class Tcrypt final : public HashWorkloadBase {
 public:
     Tcrypt(Env env, TcryptWorkload cfg);
-    void start() override;
+    void start() override { start_finite_process(cfg_.name, insmod(*this)); }
     results::WorkloadResult result() const override;
 
 private:
     static engine::Task<> insmod(Tcrypt& w);
     TcryptWorkload cfg_;
-    crypto::HashImpl impl_;
     std::vector<engine::Tick> op_times_;
 };
 

@@ -12,8 +12,7 @@ ArpPingPong::ArpPingPong(Env env, ArpPingPongWorkload cfg, net::Stack& stack)
 }
 
 void ArpPingPong::start() {
-    env_.completion.add();
-    user_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, arping(*this));
+    start_finite_process(cfg_.name, arping(*this));
 }
 
 engine::Task<> ArpPingPong::arping(ArpPingPong& w) {

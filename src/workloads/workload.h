@@ -70,6 +70,12 @@ protected:
         r.cpu = env_.cpu.id();
         return r;
     }
+    // The process of a finite workload (SCHED_NORMAL, starting in user mode): the run waits for
+    // the workload (Completion) until it calls env_.completion.done().
+    void start_finite_process(std::string comm, engine::Task<> body) {
+        env_.completion.add();
+        user_task(std::move(comm), kernel::SchedPolicy::NORMAL, 0, std::move(body));
+    }
     // A process of the workload on its CPU, starting in user mode.
     kernel::TaskStruct& user_task(std::string comm, kernel::SchedPolicy policy, int rt_priority, engine::Task<> body) {
         kernel::TaskStruct& t = env_.cpu.create_task(std::move(comm), policy, rt_priority, false, std::move(body));
