@@ -112,6 +112,14 @@ std::uintptr_t stack_growth_of(MakeRoot make) {
     return growth;
 }
 
+// Under AddressSanitizer (tools/sanitize.sh) the frames are instrumented and the transfer is an
+// ordinary call, so the constant-stack property does not hold by construction there.
+#if defined(__SANITIZE_ADDRESS__)
+#define SKIP_WITHOUT_TAIL_CALLS() GTEST_SKIP() << "no tail calls under -fsanitize=address"
+#else
+#define SKIP_WITHOUT_TAIL_CALLS() (void)0
+#endif
+
 constexpr const char* kNoTailCall =
     "symmetric transfer was not compiled as a tail call: g++ 12 emits it only with "
     "-foptimize-sibling-calls (on at -O2/-O3, off at -O0/-Og/-O1) and never under "
@@ -136,6 +144,7 @@ Task<int> nested(int depth) {
 Task<> await_nested(int depth, int& out) { out = co_await nested(depth); }
 
 TEST(Task, TenThousandDeepNestedAwaitsDoNotGrowTheStack) {
+    SKIP_WITHOUT_TAIL_CALLS();
     // Symmetric transfer: each await_suspend and final_suspend hands control to the next
     // coroutine with a tail call, so a chain of any depth runs in constant stack. Were it an
     // ordinary call, 10'000 levels of at least 16 bytes each would take over 160 KB.
@@ -146,6 +155,7 @@ TEST(Task, TenThousandDeepNestedAwaitsDoNotGrowTheStack) {
 }
 
 TEST(Task, HundredThousandSequentialAwaitsInALoopDoNotGrowTheStack) {
+    SKIP_WITHOUT_TAIL_CALLS();
     // The classic failure without symmetric transfer: each synchronously completing child
     // resumes its parent from inside its own final_suspend, one stack frame per iteration.
     long sum = 0;
