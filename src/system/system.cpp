@@ -317,6 +317,8 @@ results::RunResults System::run() {
     }
     for (Machine& m : machines_)
         for (auto& c : m.cpus) c->finish();
+    for (Machine& m : machines_)
+        for (auto& w : m.workloads) w->check_at_end();
     return collect();
 }
 

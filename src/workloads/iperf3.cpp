@@ -101,6 +101,21 @@ results::WorkloadResult Iperf3::udp_result() const {
     return r;
 }
 
+void Iperf3::check_at_end() {
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+        const Stream& st = *streams_[i];
+        if (!st.source || !st.sink) continue;
+        const std::uint64_t acked = st.source->bytes_acked(), in_order = st.sink->rcv_nxt(),
+                            read = st.sink->bytes_read();
+        if (acked > in_order || read > in_order)
+            env_.cpu.report_finding(stats::FindingKind::LOST_DATA, "TCP stream " + std::to_string(i),
+                                    "bytes acknowledged " + std::to_string(acked) + " or read " + std::to_string(read) +
+                                        " beyond the " + std::to_string(in_order) +
+                                        " bytes the receiver took in order",
+                                    "iperf3 end-of-run conservation");
+    }
+}
+
 results::WorkloadResult Iperf3::result() const {
     if (cfg_.udp) return udp_result();
     auto r = base_result(cfg_.name, "iperf3 tcp");

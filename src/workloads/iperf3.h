@@ -34,6 +34,9 @@ public:
     void start() override;
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
+    // Conservation per TCP stream: the sender never holds more bytes acknowledged than the
+    // receiver took in order (rcv_nxt), and the reader never read past it.
+    void check_at_end() override;
 
 private:
     struct Stream {

@@ -60,6 +60,9 @@ public:
     // Registers the counters of model objects the workload owns (a cryptd of its own) under
     // its machine's scope, once, after start(); most own none.
     virtual void register_stats(const stats::Scope& machine) const { (void)machine; }
+    // At the end of the run, before the results are collected: checks the workload's own
+    // end-to-end invariants and reports any violation as a finding; most have none.
+    virtual void check_at_end() {}
 
 protected:
     results::WorkloadResult base_result(const std::string& name, const std::string& kind) const {
