@@ -378,6 +378,12 @@ std::optional<std::uint64_t> Reader::bytes(const toml::node& n, const std::strin
         error(n, key, fmt::format("expected {}, found {}", what, describe(&n)));
         return std::nullopt;
     }
+    if (*v > MAX_SIZE_BYTES) {
+        error(n, key, fmt::format("expected at most 1 GiB (the largest TCP window Linux advertises is 65535 << 14; "
+                                  "the model allocates state for what a size covers), found {}",
+                                  describe(&n)));
+        return std::nullopt;
+    }
     return v;
 }
 

@@ -97,6 +97,8 @@ private:
 inline constexpr std::uintmax_t MAX_INPUT_BYTES = 16u << 20;
 inline constexpr std::size_t MAX_KEY_PARTS = 64; // parts of a dotted key or table header
 inline constexpr std::size_t MAX_NAME_BYTES = 128;
+// The largest size (window, buffer, request, frame) a scenario may give.
+inline constexpr std::uint64_t MAX_SIZE_BYTES = 1ull << 30;
 
 // The text of a regular file of at most MAX_INPUT_BYTES; anything else is reported through `r`.
 std::optional<std::string> read_input_text(const std::filesystem::path& path, Reader& r);
