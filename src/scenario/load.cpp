@@ -13,9 +13,6 @@ namespace detail {
 
 namespace fs = std::filesystem;
 
-// The longest run a scenario may ask for (duration, max_duration).
-constexpr engine::Tick MAX_SIMULATED_TIME = 3600 * engine::PS_PER_S;
-
 const fs::path* ScenarioLoader::root(const toml::node& at, const std::string& key) {
     if (root_resolved_) return root_ ? &*root_ : nullptr;
     root_resolved_ = true;
@@ -102,14 +99,6 @@ void ScenarioLoader::read_header(const toml::table& root, system::ScenarioConfig
             mode = *m == 0 ? system::Mode::TIMING : system::Mode::FUNCTIONAL;
         auto max = r_.duration(*s, "max_duration", "scenario.max_duration", false, true);
         auto dur = r_.duration(*s, "duration", "scenario.duration", false, true);
-        for (auto [t, k] : {std::pair{&max, "max_duration"}, std::pair{&dur, "duration"}})
-            if (*t && **t > MAX_SIMULATED_TIME) {
-                r_.error(*s->get(k), fmt::format("scenario.{}", k),
-                         fmt::format("expected at most 1 h of simulated time (a datapath question is answered in "
-                                     "seconds; an hour already takes hours of wall time), found {}",
-                                     describe(s->get(k))));
-                t->reset();
-            }
         if (max) cfg.max_duration = *max;
         if (dur) {
             cfg.duration = *dur;

@@ -336,6 +336,13 @@ std::optional<engine::Tick> Reader::duration(const toml::node& n, const std::str
         error(n, key, fmt::format("expected {}, found {}", what, describe(&n)));
         return std::nullopt;
     }
+    if (*t > MAX_DURATION) {
+        error(n, key,
+              fmt::format("expected at most 1 h of simulated time (no run, period or delay is longer: a datapath "
+                          "question is answered in seconds, and now + such a time must not wrap the clock), found {}",
+                          describe(&n)));
+        return std::nullopt;
+    }
     return t;
 }
 

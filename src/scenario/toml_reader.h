@@ -97,6 +97,8 @@ private:
 inline constexpr std::uintmax_t MAX_INPUT_BYTES = 16u << 20;
 inline constexpr std::size_t MAX_KEY_PARTS = 64; // parts of a dotted key or table header
 inline constexpr std::size_t MAX_NAME_BYTES = 128;
+// The longest time (run, period, interval, delay) a scenario may give.
+inline constexpr engine::Tick MAX_DURATION = 3600 * engine::PS_PER_S;
 // The largest size (window, buffer, request, frame) a scenario may give.
 inline constexpr std::uint64_t MAX_SIZE_BYTES = 1ull << 30;
 
