@@ -96,8 +96,8 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
                 fmt::format("expected a finite, non-negative {}, found {}", quantity(unit), describe(&value)));
         return std::nullopt;
     }
-    if (!check_figure_bound(r, value, key, d, unit)) return std::nullopt;
     if (per_byte) {
+        if (!check_figure_bound(r, value, key, d, unit)) return std::nullopt; // to_integer_figure checks the rest
         crypto::HashCost c = *profile.hash.get(*alg, *impl);
         std::string s = fmt::format("{}: {} cycles/byte (profile: {} cycles/byte)", figure, d, c.cycles_per_byte);
         c.cycles_per_byte = d;
