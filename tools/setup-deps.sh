@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libssl-dev
+  libssl-dev libsqlite3-dev
   clang libclang-rt-dev
 )
 # Opt-in: KDSIM_PEERS=1 also installs the peers of bench/peers (kdsim_peers_bench, built with

@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/db_store.h"
 
 #include "report/report.h"
 #include "scenario/load.h"
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <functional>
 #include <memory>
@@ -146,6 +148,7 @@ bool write_outputs(std::vector<Output>& outs) {
 
 int cmd_run(const RunOptions& o) {
     results::RunResults r;
+    double wall_s = 0;
     std::unique_ptr<system::ScenarioConfig> cfg;
     std::unique_ptr<system::System> sys;
     std::vector<Output> outs;
@@ -166,7 +169,14 @@ int cmd_run(const RunOptions& o) {
             std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
             return EXIT_BAD_INPUT;
         }
+        if (!o.db.empty())
+            if (std::string why = database_refusal(o.db); !why.empty()) {
+                std::fprintf(stderr, "kdsim: --db %s: %s\nkdsim: nothing was run or written\n", o.db.c_str(), why.c_str());
+                return EXIT_BAD_INPUT;
+            }
+        const auto t0 = std::chrono::steady_clock::now();
         r = sys->run();
+        wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } catch (const scenario::InputError& e) {
         print_input_error(e);
         return EXIT_BAD_INPUT;
@@ -182,6 +192,7 @@ int cmd_run(const RunOptions& o) {
         std::fputs(summary.c_str(), stdout);
     }
     if (!write_outputs(outs)) return EXIT_BAD_INPUT;
+    if (!o.db.empty() && !store_runs(o.db, {db::Entry{&r, run_info("run", o.scenario, wall_s)}})) return EXIT_BAD_INPUT;
     if (!o.trace.empty())
         if (const kernel::TraceRecorder& t = *sys->trace(); t.dropped())
             std::fprintf(stderr,

@@ -36,6 +36,7 @@ struct RunOptions {
     std::string trace;                     // Chrome Trace Event Format JSON (Perfetto)
     std::uint64_t trace_limit = 5'000'000; // records kept in the trace
     bool quiet = false;
+    std::string db;                        // results database to store the run in
 };
 struct CompareOptions {
     std::string a, b;
@@ -52,6 +53,7 @@ struct ExperimentsOptions {
     std::string out;
     bool brief = false;
     CommonOptions common;
+    std::string db;
 };
 
 struct CalibrateOptions {
@@ -66,6 +68,17 @@ int cmd_compare(const CompareOptions& o);
 int cmd_check(const CheckOptions& o);
 int cmd_experiments(const ExperimentsOptions& o);
 int cmd_calibrate(const CalibrateOptions& o); // cli/calibrate.cpp
+
+struct DbOptions {
+    std::string file;
+    std::string scenario, experiment, path;
+    std::optional<std::uint64_t> seed;
+    std::vector<std::int64_t> runs;
+    bool figures = false;
+    std::string format = "table"; // table, csv, json
+    std::string out;
+};
+int cmd_db(const DbOptions& o); // cli/db.cpp
 
 struct ValidateOptions {
     bool quick = false;

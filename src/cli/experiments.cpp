@@ -3,6 +3,7 @@
 // manifest's columns, and the before/after comparisons; then checks what the manifest expects
 // of every run (no invariant violated, or — for the unsafe set — a clobber caught).
 #include "cli/commands.h"
+#include "cli/db_store.h"
 #include "cli/reality.h"
 
 #include "report/report.h"
@@ -12,6 +13,8 @@
 #include "system/system.h"
 
 #include <algorithm>
+#include <chrono>
+#include <deque>
 #include <cstdio>
 #include <map>
 
@@ -121,6 +124,12 @@ int cmd_experiments(const ExperimentsOptions& o) {
         }
     }
 
+    if (!o.db.empty())
+        if (std::string why = database_refusal(o.db); !why.empty()) {
+            std::fprintf(stderr, "kdsim: --db %s: %s\nkdsim: nothing was run or written\n", o.db.c_str(), why.c_str());
+            return EXIT_BAD_INPUT;
+        }
+
     scenario::LoadOptions lo;
     if (!o.common.root.empty()) lo.root = o.common.root;
     lo.seed_override = o.common.seed;
@@ -129,6 +138,8 @@ int cmd_experiments(const ExperimentsOptions& o) {
 
     std::vector<std::string> verdicts;
     bool all_ok = true;
+    std::deque<results::RunResults> kept; // the runs to store with --db (a deque: entries point into it)
+    std::vector<db::Entry> stored;
     for (const auto& x : exps) {
         std::printf("\n==================================================================================\n");
         std::printf("%s  %s\n", x.id.c_str(), x.title.c_str());
@@ -137,10 +148,13 @@ int cmd_experiments(const ExperimentsOptions& o) {
         std::vector<std::pair<std::string, results::RunResults>> runs;
         for (const auto& sc : x.scenarios) {
             results::RunResults r;
+            double wall_s = 0;
             try {
                 system::ScenarioConfig cfg = scenario::load_scenario(sc, lo);
                 system::System sys(cfg);
+                const auto t0 = std::chrono::steady_clock::now();
                 r = sys.run();
+                wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             } catch (const scenario::InputError& e) {
                 for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
                 return EXIT_BAD_INPUT;
@@ -155,6 +169,10 @@ int cmd_experiments(const ExperimentsOptions& o) {
             if (!o.out.empty())
                 report::write_file_atomically(fs::path(o.out) / (x.id + "-" + sc.stem().string() + ".json"),
                                               report::to_json_text(r));
+            if (!o.db.empty()) {
+                kept.push_back(r);
+                stored.push_back(db::Entry{&kept.back(), run_info("experiments", sc.string(), wall_s, x.id)});
+            }
             runs.emplace_back(sc.stem().string(), std::move(r));
         }
         for (const auto& p : x.compares) {
@@ -190,6 +208,7 @@ int cmd_experiments(const ExperimentsOptions& o) {
     }
     std::printf("\nSUMMARY: %zu experiment(s); %s\n", exps.size(), all_ok ? "all as expected" : "some NOT as expected");
     for (const auto& v : verdicts) std::printf("  %s\n", v.c_str());
+    if (!o.db.empty() && !store_runs(o.db, stored)) return EXIT_BAD_INPUT;
     return all_ok ? EXIT_OK : EXIT_FINDINGS;
 }
 

@@ -3,6 +3,7 @@
 // register clobber, a digest that did not verify), 2 bad input (nothing is written),
 // 3 internal error.
 #include "cli/commands.h"
+#include "cli/db_store.h"
 
 #include "report/output_file.h"
 
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
     using namespace kdsim::cli;
     kdsim::report::remove_temporary_files_on_signals(); // a signal leaves no hidden temporary output file
     CLI::App app{"kdsim - the kernel datapath simulator: what does this kernel policy cost on that CPU?"};
-    app.set_version_flag("--version", "kdsim 0.1");
+    app.set_version_flag("--version", std::string("kdsim ") + KDSIM_VERSION_TEXT);
     app.require_subcommand(1);
 
     RunOptions run_opts;
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}))
         ->capture_default_str();
     run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line");
+    run->add_option("--db", run_opts.db, "Store the run and its figures in this SQLite results database (created if absent)");
 
     CompareOptions cmp_opts;
     auto* cmp = app.add_subcommand("compare", "Run (or load) two scenarios and print them side by side with ratios");
@@ -51,6 +53,19 @@ int main(int argc, char** argv) {
     exp->add_option("--out", exp_opts.out, "Write each run's JSON into this folder");
     exp->add_flag("--brief", exp_opts.brief, "Print only the experiment tables, not every run's summary");
     add_common_options(*exp, exp_opts.common);
+    exp->add_option("--db", exp_opts.db, "Store every run in this SQLite results database (one transaction at the end)");
+
+    DbOptions db_opts;
+    auto* dbc = app.add_subcommand("db", "List, query and export a results database (runs stored with --db)");
+    dbc->add_option("file", db_opts.file, "Results database (SQLite)")->required();
+    dbc->add_option("--scenario", db_opts.scenario, "Only runs of this scenario name, or scenario hash prefix (8+ hex digits)");
+    dbc->add_option("--experiment", db_opts.experiment, "Only runs of this experiment id (e.g. E5)");
+    dbc->add_option("--seed", db_opts.seed, "Only runs with this seed");
+    dbc->add_option("--run", db_opts.runs, "Only these run ids");
+    dbc->add_option("--path", db_opts.path, "List the figures whose path matches this glob (e.g. '*/dma/*', 'workload.iperf3.*')");
+    dbc->add_flag("--figures", db_opts.figures, "List the selected runs' figures instead of the runs");
+    dbc->add_option("--format", db_opts.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+    dbc->add_option("--out", db_opts.out, "Write to this file (atomically) instead of stdout");
 
     CalibrateOptions cal_opts;
     auto* cal = app.add_subcommand("calibrate", "Measure this machine (x86-64 Linux) into a complete profile");
@@ -85,6 +100,7 @@ int main(int argc, char** argv) {
         if (*exp) return cmd_experiments(exp_opts);
         if (*cal) return cmd_calibrate(cal_opts);
         if (*val) return cmd_validate(val_opts);
+        if (*dbc) return cmd_db(db_opts);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kdsim: internal error: %s\n", e.what());
         return EXIT_INTERNAL;

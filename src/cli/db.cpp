@@ -1,0 +1,100 @@
+// `kdsim db FILE`: lists the runs stored in a results database, or (with --path, or any filter
+// and --figures) their figures; as a table, CSV or JSON, on stdout or atomically into --out.
+// Also the --db support of the commands that run scenarios (cli/db_store.h).
+#include "cli/commands.h"
+#include "cli/db_store.h"
+
+#include "db/export.h"
+#include "report/output_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kdsim::cli {
+
+namespace fs = std::filesystem;
+
+std::string database_refusal(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return report::check_writable(path);
+    if (!fs::is_regular_file(path, ec)) return "not a regular file";
+    return db::check_database(path);
+}
+
+db::RunInfo run_info(const std::string& command, const std::string& scenario_file, double wall_s, std::string experiment,
+                     std::vector<std::string> overrides) {
+    db::RunInfo i;
+    i.command = command;
+    i.experiment = std::move(experiment);
+    std::ifstream in(scenario_file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    i.scenario_text = text.str();
+    i.kdsim_version = KDSIM_VERSION_TEXT;
+    i.overrides = std::move(overrides);
+    i.wall_s = wall_s;
+    return i;
+}
+
+bool store_runs(const std::string& path, const std::vector<db::Entry>& entries) {
+    try {
+        db::Database d(path);
+        d.add(entries);
+    } catch (const db::DbError& e) {
+        std::fprintf(stderr, "kdsim: --db %s: %s; no run was stored\n", path.c_str(), e.what());
+        return false;
+    }
+    return true;
+}
+
+int cmd_db(const DbOptions& o) {
+    std::error_code ec;
+    if (!fs::exists(o.file, ec)) {
+        std::fprintf(stderr, "kdsim: %s: no such results database\n", o.file.c_str());
+        return EXIT_BAD_INPUT;
+    }
+    if (std::string why = database_refusal(o.file); !why.empty()) {
+        std::fprintf(stderr, "kdsim: %s: %s\n", o.file.c_str(), why.c_str());
+        return EXIT_BAD_INPUT;
+    }
+    if (!o.out.empty())
+        if (std::string why = report::check_writable(o.out); !why.empty()) {
+            std::fprintf(stderr, "kdsim: --out %s: %s\nkdsim: nothing was written\n", o.out.c_str(), why.c_str());
+            return EXIT_BAD_INPUT;
+        }
+    db::Filter f;
+    f.scenario = o.scenario;
+    f.experiment = o.experiment;
+    f.seed = o.seed;
+    f.runs = o.runs;
+    f.path_glob = o.path;
+    std::string text;
+    try {
+        db::Database d(o.file);
+        if (o.figures || !o.path.empty()) {
+            const std::vector<db::Row> rows = d.rows(f);
+            text = o.format == "csv" ? db::rows_csv(rows) : o.format == "json" ? db::rows_json(rows).dump(2) + "\n" : db::rows_table(rows);
+        } else {
+            const std::vector<db::StoredRun> runs = d.runs(f);
+            text = o.format == "csv" ? db::runs_csv(runs) : o.format == "json" ? db::runs_json(runs).dump(2) + "\n" : db::runs_table(runs);
+        }
+    } catch (const db::DbError& e) {
+        std::fprintf(stderr, "kdsim: %s: %s\n", o.file.c_str(), e.what());
+        return EXIT_BAD_INPUT;
+    }
+    if (o.out.empty()) {
+        std::fputs(text.c_str(), stdout);
+        return EXIT_OK;
+    }
+    try {
+        report::write_file_atomically(o.out, text);
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "kdsim: %s\n", e.what());
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+} // namespace kdsim::cli
