@@ -59,3 +59,13 @@ function(kdsim_targets_in dir out)
   endforeach()
   set(${out} ${ts} PARENT_SCOPE)
 endfunction()
+
+# kdsim_unit_test(<target> <prefix> <source> <libraries>...): a GoogleTest program beside a
+# layer's code, its tests named "<prefix>-<Suite>.<Test>" and labelled unit. Nothing without tests.
+function(kdsim_unit_test target prefix source)
+  if(KDSIM_BUILD_TESTS)
+    add_executable(${target} ${source})
+    target_link_libraries(${target} PRIVATE ${ARGN} GTest::gtest_main)
+    gtest_discover_tests(${target} TEST_PREFIX "${prefix}-" PROPERTIES LABELS unit)
+  endif()
+endfunction()

@@ -69,17 +69,6 @@ int cmd_check(const CheckOptions& o);
 int cmd_experiments(const ExperimentsOptions& o);
 int cmd_calibrate(const CalibrateOptions& o); // cli/calibrate.cpp
 
-struct DbOptions {
-    std::string file;
-    std::string scenario, experiment, path;
-    std::optional<std::uint64_t> seed;
-    std::vector<std::int64_t> runs;
-    bool figures = false;
-    std::string format = "table"; // table, csv, json
-    std::string out;
-};
-int cmd_db(const DbOptions& o); // cli/db.cpp
-
 struct ValidateOptions {
     bool quick = false;
     std::optional<double> max_error;

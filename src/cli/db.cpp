@@ -49,6 +49,21 @@ bool store_runs(const std::string& path, const std::vector<db::Entry>& entries) 
     return true;
 }
 
+CLI::App* add_db_command(CLI::App& app, DbOptions& o) {
+    auto* c = app.add_subcommand("db", "List, query and export a results database (runs stored with --db)");
+    c->add_option("file", o.file, "Results database (SQLite)")->required();
+    db::Filter& f = o.filter;
+    c->add_option("--scenario", f.scenario, "Only runs of this scenario name, or scenario hash prefix (8+ hex digits)");
+    c->add_option("--experiment", f.experiment, "Only runs of this experiment id (e.g. E5)");
+    c->add_option("--seed", f.seed, "Only runs with this seed");
+    c->add_option("--run", f.runs, "Only these run ids");
+    c->add_option("--path", f.path_glob, "List the figures whose path matches this glob (e.g. '*/dma/*', 'workload.iperf3.*')");
+    c->add_flag("--figures", o.figures, "List the selected runs' figures instead of the runs");
+    c->add_option("--format", o.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+    c->add_option("--out", o.out, "Write to this file (atomically) instead of stdout");
+    return c;
+}
+
 int cmd_db(const DbOptions& o) {
     std::error_code ec;
     if (!fs::exists(o.file, ec)) {
@@ -64,16 +79,11 @@ int cmd_db(const DbOptions& o) {
             std::fprintf(stderr, "kdsim: --out %s: %s\nkdsim: nothing was written\n", o.out.c_str(), why.c_str());
             return EXIT_BAD_INPUT;
         }
-    db::Filter f;
-    f.scenario = o.scenario;
-    f.experiment = o.experiment;
-    f.seed = o.seed;
-    f.runs = o.runs;
-    f.path_glob = o.path;
+    const db::Filter& f = o.filter;
     std::string text;
     try {
         db::Database d(o.file);
-        if (o.figures || !o.path.empty()) {
+        if (o.figures || !f.path_glob.empty()) {
             const std::vector<db::Row> rows = d.rows(f);
             text = o.format == "csv" ? db::rows_csv(rows) : o.format == "json" ? db::rows_json(rows).dump(2) + "\n" : db::rows_table(rows);
         } else {

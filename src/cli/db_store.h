@@ -4,6 +4,8 @@
 
 #include "db/database.h"
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 #include <vector>
 
@@ -23,5 +25,16 @@ db::RunInfo run_info(const std::string& command, const std::string& scenario_fil
 
 // Stores every entry in `path`, all or none. False after printing "kdsim: --db <path>: why".
 bool store_runs(const std::string& path, const std::vector<db::Entry>& entries);
+
+struct DbOptions {
+    std::string file;
+    db::Filter filter;
+    bool figures = false;
+    std::string format = "table"; // table, csv, json
+    std::string out;
+};
+// Registers `kdsim db` and its options on `app`.
+CLI::App* add_db_command(CLI::App& app, DbOptions& o);
+int cmd_db(const DbOptions& o);
 
 } // namespace kdsim::cli

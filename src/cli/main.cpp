@@ -56,16 +56,7 @@ int main(int argc, char** argv) {
     exp->add_option("--db", exp_opts.db, "Store every run in this SQLite results database (one transaction at the end)");
 
     DbOptions db_opts;
-    auto* dbc = app.add_subcommand("db", "List, query and export a results database (runs stored with --db)");
-    dbc->add_option("file", db_opts.file, "Results database (SQLite)")->required();
-    dbc->add_option("--scenario", db_opts.scenario, "Only runs of this scenario name, or scenario hash prefix (8+ hex digits)");
-    dbc->add_option("--experiment", db_opts.experiment, "Only runs of this experiment id (e.g. E5)");
-    dbc->add_option("--seed", db_opts.seed, "Only runs with this seed");
-    dbc->add_option("--run", db_opts.runs, "Only these run ids");
-    dbc->add_option("--path", db_opts.path, "List the figures whose path matches this glob (e.g. '*/dma/*', 'workload.iperf3.*')");
-    dbc->add_flag("--figures", db_opts.figures, "List the selected runs' figures instead of the runs");
-    dbc->add_option("--format", db_opts.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
-    dbc->add_option("--out", db_opts.out, "Write to this file (atomically) instead of stdout");
+    auto* dbc = add_db_command(app, db_opts);
 
     CalibrateOptions cal_opts;
     auto* cal = app.add_subcommand("calibrate", "Measure this machine (x86-64 Linux) into a complete profile");

@@ -111,11 +111,17 @@ std::string runs_where(const Filter& f) {
     return w;
 }
 
-void bind_filter(Statement& st, const Filter& f) {
+// Runs `sql` with the filter's named parameters bound, and reads each row with `read`.
+template <class T, class Read>
+std::vector<T> select(Connection& c, const std::string& sql, const Filter& f, Read read) {
+    Statement st(c, sql);
     if (int i = st.param(":scenario")) st.bind(i, f.scenario);
     if (int i = st.param(":experiment")) st.bind(i, f.experiment);
     if (int i = st.param(":seed")) st.bind(i, static_cast<std::int64_t>(*f.seed));
     if (int i = st.param(":glob")) st.bind(i, f.path_glob);
+    std::vector<T> out;
+    while (st.step()) out.push_back(read(st));
+    return out;
 }
 
 } // namespace
@@ -226,53 +232,31 @@ std::vector<std::int64_t> Database::add(const std::vector<Entry>& entries) {
 }
 
 std::vector<StoredRun> Database::runs(const Filter& f) {
-    Statement st(*c_, "SELECT r.id, r.recorded_utc, r.command, r.experiment, r.scenario, r.scenario_path, r.scenario_hash, "
-                      "r.kdsim_version, r.mode, r.verdict, r.seed, r.overrides, r.failures, r.simulated_us, r.wall_s, "
-                      "r.events, (SELECT count(*) FROM statistics s WHERE s.run_id = r.id) FROM runs r" +
-                          runs_where(f) + " ORDER BY r.id");
-    bind_filter(st, f);
-    std::vector<StoredRun> out;
-    while (st.step()) {
-        StoredRun s;
-        s.id = st.integer(0);
-        s.recorded_utc = st.text(1);
-        s.command = st.text(2);
-        s.experiment = st.text(3);
-        s.scenario = st.text(4);
-        s.scenario_path = st.text(5);
-        s.scenario_hash = st.text(6);
-        s.kdsim_version = st.text(7);
-        s.mode = st.text(8);
-        s.verdict = st.text(9);
-        s.seed = static_cast<std::uint64_t>(st.integer(10));
-        s.overrides = string_list(st.text(11));
-        s.failures = string_list(st.text(12));
-        s.simulated_us = st.real(13);
-        s.wall_s = st.real(14);
-        s.events = static_cast<std::uint64_t>(st.integer(15));
-        s.statistics = static_cast<std::uint64_t>(st.integer(16));
-        out.push_back(std::move(s));
-    }
-    return out;
+    return select<StoredRun>(
+        *c_,
+        "SELECT r.id, r.recorded_utc, r.command, r.experiment, r.scenario, r.scenario_path, r.scenario_hash, "
+        "r.kdsim_version, r.mode, r.verdict, r.seed, r.overrides, r.failures, r.simulated_us, r.wall_s, r.events, "
+        "(SELECT count(*) FROM statistics s WHERE s.run_id = r.id) FROM runs r" + runs_where(f) + " ORDER BY r.id",
+        f, [](const Statement& st) {
+            return StoredRun{st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6),
+                             st.text(7), st.text(8), st.text(9), static_cast<std::uint64_t>(st.integer(10)),
+                             string_list(st.text(11)), string_list(st.text(12)), st.real(13), st.real(14),
+                             static_cast<std::uint64_t>(st.integer(15)), static_cast<std::uint64_t>(st.integer(16))};
+        });
 }
 
 std::vector<Row> Database::rows(const Filter& f) {
     std::string where = runs_where(f);
     if (!f.path_glob.empty()) where += (where.empty() ? " WHERE " : " AND ") + std::string("s.path GLOB :glob");
-    Statement st(*c_, "SELECT r.id, r.scenario, r.seed, s.path, s.unit, s.value, s.integral, coalesce(d.description, '') "
-                      "FROM statistics s JOIN runs r ON r.id = s.run_id LEFT JOIN descriptions d ON d.path = s.path" +
-                          where + " ORDER BY s.run_id, s.seq");
-    bind_filter(st, f);
-    std::vector<Row> out;
-    while (st.step()) {
-        Row row;
-        row.run_id = st.integer(0);
-        row.scenario = st.text(1);
-        row.seed = static_cast<std::uint64_t>(st.integer(2));
-        row.stat = results::Statistic{st.text(3), st.text(4), st.text(7), st.real(5), st.integer(6) != 0};
-        out.push_back(std::move(row));
-    }
-    return out;
+    return select<Row>(
+        *c_,
+        "SELECT r.id, r.scenario, r.seed, s.path, s.unit, s.value, s.integral, coalesce(d.description, '') "
+        "FROM statistics s JOIN runs r ON r.id = s.run_id LEFT JOIN descriptions d ON d.path = s.path" + where +
+            " ORDER BY s.run_id, s.seq",
+        f, [](const Statement& st) {
+            return Row{st.integer(0), st.text(1), static_cast<std::uint64_t>(st.integer(2)),
+                       results::Statistic{st.text(3), st.text(4), st.text(7), st.real(5), st.integer(6) != 0}};
+        });
 }
 
 } // namespace kdsim::db
