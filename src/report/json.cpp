@@ -1,4 +1,7 @@
 // JSON writer and reader for RunResults. Layout in docs/report-format.md.
+//
+// Each results struct lists its JSON members once (`Fields<T>::each`); the writer and the reader
+// walk the same list, so a member added there is written and read back without further edits.
 #include "report/report.h"
 
 #include "report/format.h"
@@ -9,12 +12,71 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kdsim::report {
 
 using nlohmann::json;
 
 namespace {
+
+// The members every results struct writes and reads, in the order the layout documents them;
+// `each(v, s)` calls v(key, member) for each. Members written in a special way are not listed.
+template <class T> struct Fields;
+
+template <> struct Fields<results::Metric> {
+    static void each(auto& v, auto& m) { v("key", m.key), v("value", m.value), v("unit", m.unit); }
+};
+template <> struct Fields<results::Finding> {
+    static void each(auto& v, auto& f) {
+        v("kind", f.kind), v("time_us", f.time_us), v("machine", f.machine), v("cpu", f.cpu), v("victim", f.victim),
+            v("culprit", f.culprit), v("where", f.where);
+    }
+};
+template <> struct Fields<results::FindingCount> {
+    static void each(auto& v, auto& c) { v("kind", c.kind), v("machine", c.machine), v("count", c.count); }
+};
+template <> struct Fields<results::SimdResult> {
+    static void each(auto& v, auto& s) {
+        v("bytes_per_bracket_log2_hist", s.bytes_per_bracket_log2_hist), v("longest_bracket_us", s.longest_bracket_us),
+            v("longest_bracket_cycles", s.longest_bracket_cycles), v("longest_bracket_bytes", s.longest_bracket_bytes),
+            v("longest_bracket_start_us", s.longest_bracket_start_us), v("longest_bracket_holder", s.longest_bracket_holder);
+    }
+};
+template <> struct Fields<results::CpuResult> { // and "derived", written only
+    static void each(auto& v, auto& c) {
+        v("id", c.id), v("busy_us", c.busy_us), v("idle_us", c.idle_us), v("cycles", c.cycles),
+            v("longest_np_span_us", c.longest_np_span_us), v("longest_np_span_start_us", c.longest_np_span_start_us),
+            v("longest_np_holder", c.longest_np_holder), v("simd", c.simd);
+    }
+};
+template <> struct Fields<results::MachineResult> {
+    static void each(auto& v, auto& m) {
+        v("name", m.name), v("profile", m.profile), v("arch", m.arch), v("clock_hz", m.clock_hz), v("preempt", m.preempt),
+            v("simd_policy", m.simd_policy), v("chunking", m.chunking), v("overrides", m.overrides), v("cpus", m.cpus);
+    }
+};
+template <> struct Fields<results::WorkloadResult> { // and "notes", present only when there are some
+    static void each(auto& v, auto& w) {
+        v("name", w.name), v("kind", w.kind), v("machine", w.machine), v("cpu", w.cpu), v("metrics", w.metrics);
+    }
+};
+template <> struct Fields<results::Statistic> { // and "value", integral or not
+    static void each(auto& v, auto& s) { v("path", s.path), v("unit", s.unit), v("description", s.description); }
+};
+template <> struct Fields<results::RunResults> { // after "format" and "format_version"
+    static void each(auto& v, auto& r) {
+        v("scenario", r.scenario), v("scenario_path", r.scenario_path), v("description", r.description), v("seed", r.seed),
+            v("mode", r.mode), v("simulated_us", r.simulated_us), v("events", r.events), v("machines", r.machines),
+            v("workloads", r.workloads), v("statistics", r.statistics), v("findings", r.findings),
+            v("finding_counts", r.finding_counts), v("failed", r.failed), v("failures", r.failures);
+    }
+};
+
+template <class T> concept Described = requires { sizeof(Fields<T>); };
+template <class T> concept DescribedList = requires { typename T::value_type; } && Described<typename T::value_type>;
+
+// ---- writing -----------------------------------------------------------------------------
 
 // A double as JSON: rounded to a fixed number of significant digits; NaN and infinities, which
 // JSON cannot hold, become null (and read back as NaN).
@@ -23,15 +85,23 @@ json number(double v) {
     return detail::round_significant(v);
 }
 
-json simd_json(const results::SimdResult& s) {
-    return {
-        {"bytes_per_bracket_log2_hist", s.bytes_per_bracket_log2_hist},
-        {"longest_bracket_us", number(s.longest_bracket_us)},
-        {"longest_bracket_cycles", s.longest_bracket_cycles},
-        {"longest_bracket_bytes", s.longest_bracket_bytes},
-        {"longest_bracket_start_us", number(s.longest_bracket_start_us)},
-        {"longest_bracket_holder", s.longest_bracket_holder},
-    };
+template <class T> json write_value(const T& x);
+
+template <class T> json write_object(const T& s) {
+    json out = json::object();
+    auto v = [&out](const char* key, const auto& member) { out[key] = write_value(member); return 0; };
+    Fields<T>::each(v, s);
+    return out;
+}
+
+template <class T> json write_value(const T& x) {
+    if constexpr (std::is_same_v<T, double>) return number(x);
+    else if constexpr (Described<T>) return write_object(x);
+    else if constexpr (DescribedList<T>) {
+        json a = json::array();
+        for (const auto& e : x) a.push_back(write_value(e));
+        return a;
+    } else return json(x);
 }
 
 // Figures recomputed from the fields above, for readers that want them ready-made.
@@ -43,20 +113,6 @@ json derived_json(const results::CpuResult& c, std::uint64_t clock_hz) {
         {"category_cycles", detail::cycles_by_category(c)},
         {"context_cycles", detail::cycles_by_context(c)},
         {"total_cycles", detail::total_cycles(c)},
-    };
-}
-
-json cpu_json(const results::CpuResult& c, std::uint64_t clock_hz) {
-    return {
-        {"id", c.id},
-        {"busy_us", number(c.busy_us)},
-        {"idle_us", number(c.idle_us)},
-        {"cycles", c.cycles},
-        {"longest_np_span_us", number(c.longest_np_span_us)},
-        {"longest_np_span_start_us", number(c.longest_np_span_start_us)},
-        {"longest_np_holder", c.longest_np_holder},
-        {"simd", simd_json(c.simd)},
-        {"derived", derived_json(c, clock_hz)},
     };
 }
 
@@ -77,250 +133,105 @@ const json& member(const json& j, const std::string& path, std::string_view key)
     return *it;
 }
 
-std::string get_string(const json& j, const std::string& path, std::string_view key) {
-    const json& v = member(j, path, key);
-    if (!v.is_string()) fail(join_path(path, key), fmt::format("expected a string, found {}", v.type_name()));
-    return v.get<std::string>();
+std::string item_path(const std::string& path, std::size_t i) { return fmt::format("{}[{}]", path, i); }
+
+template <class T> void read_value(const json& v, const std::string& path, T& out);
+
+template <class T> void read_object(const json& j, const std::string& path, T& out) {
+    auto v = [&](const char* key, auto& m) { read_value(member(j, path, key), join_path(path, key), m); return 0; };
+    Fields<T>::each(v, out);
 }
 
-std::uint64_t as_u64(const json& v, const std::string& path) {
-    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
-    fail(path, fmt::format("expected a non-negative integer, found {} {}", v.type_name(), v.dump()));
-}
-
-std::uint64_t get_u64(const json& j, const std::string& path, std::string_view key) {
-    return as_u64(member(j, path, key), join_path(path, key));
-}
-
-int get_int(const json& j, const std::string& path, std::string_view key) {
-    const json& v = member(j, path, key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < std::numeric_limits<int>::min() ||
-        v.get<std::int64_t>() > std::numeric_limits<int>::max())
-        fail(join_path(path, key), fmt::format("expected an integer, found {} {}", v.type_name(), v.dump()));
-    return static_cast<int>(v.get<std::int64_t>());
-}
-
-double get_double(const json& j, const std::string& path, std::string_view key) {
-    const json& v = member(j, path, key);
-    if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!v.is_number()) fail(join_path(path, key), fmt::format("expected a number, found {}", v.type_name()));
-    return v.get<double>();
-}
-
-bool get_bool(const json& j, const std::string& path, std::string_view key) {
-    const json& v = member(j, path, key);
-    if (!v.is_boolean()) fail(join_path(path, key), fmt::format("expected true or false, found {}", v.type_name()));
-    return v.get<bool>();
-}
-
-const json& get_array(const json& j, const std::string& path, std::string_view key) {
-    const json& v = member(j, path, key);
-    if (!v.is_array()) fail(join_path(path, key), fmt::format("expected an array, found {}", v.type_name()));
-    return v;
-}
-
-std::string item_path(const std::string& path, std::string_view key, std::size_t i) {
-    return fmt::format("{}[{}]", join_path(path, key), i);
-}
-
-results::SimdResult read_simd(const json& j, const std::string& p) {
-    results::SimdResult s;
-    const json& hist = get_array(j, p, "bytes_per_bracket_log2_hist");
-    for (std::size_t k = 0; k < hist.size(); ++k)
-        s.bytes_per_bracket_log2_hist.push_back(as_u64(hist[k], item_path(p, "bytes_per_bracket_log2_hist", k)));
-    s.longest_bracket_us = get_double(j, p, "longest_bracket_us");
-    s.longest_bracket_cycles = get_u64(j, p, "longest_bracket_cycles");
-    s.longest_bracket_bytes = get_u64(j, p, "longest_bracket_bytes");
-    s.longest_bracket_start_us = get_double(j, p, "longest_bracket_start_us");
-    s.longest_bracket_holder = get_string(j, p, "longest_bracket_holder");
-    return s;
-}
-
-results::CpuResult read_cpu(const json& j, const std::string& p) {
-    results::CpuResult c;
-    c.id = get_int(j, p, "id");
-    c.busy_us = get_double(j, p, "busy_us");
-    c.idle_us = get_double(j, p, "idle_us");
-    const json& cycles = member(j, p, "cycles");
-    if (!cycles.is_object()) fail(join_path(p, "cycles"), "expected an object of contexts");
-    for (const auto& [context, by_cat] : cycles.items()) {
-        std::string cp = join_path(join_path(p, "cycles"), context);
-        if (!by_cat.is_object()) fail(cp, "expected an object of categories");
-        auto& out = c.cycles[context];
-        for (const auto& [category, n] : by_cat.items()) out[category] = as_u64(n, join_path(cp, category));
+// Reads `v` (found at `path`) into `out`, or throws naming the path and what was expected.
+template <class T> void read_value(const json& v, const std::string& path, T& out) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) fail(path, fmt::format("expected a string, found {}", v.type_name()));
+        out = v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, double>) {
+        if (v.is_null()) out = std::numeric_limits<double>::quiet_NaN();
+        else if (!v.is_number()) fail(path, fmt::format("expected a number, found {}", v.type_name()));
+        else out = v.get<double>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_boolean()) fail(path, fmt::format("expected true or false, found {}", v.type_name()));
+        out = v.get<bool>();
+    } else if constexpr (std::is_same_v<T, int>) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < std::numeric_limits<int>::min() ||
+            v.get<std::int64_t>() > std::numeric_limits<int>::max())
+            fail(path, fmt::format("expected an integer, found {} {}", v.type_name(), v.dump()));
+        out = static_cast<int>(v.get<std::int64_t>());
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+        if (v.is_number_unsigned()) out = v.get<std::uint64_t>();
+        else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) out = static_cast<std::uint64_t>(v.get<std::int64_t>());
+        else fail(path, fmt::format("expected a non-negative integer, found {} {}", v.type_name(), v.dump()));
+    } else if constexpr (Described<T>) {
+        read_object(v, path, out);
+    } else if constexpr (requires { out.push_back(typename T::value_type{}); }) {
+        if (!v.is_array()) fail(path, fmt::format("expected an array, found {}", v.type_name()));
+        out.resize(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) read_value(v[i], item_path(path, i), out[i]);
+    } else { // a map of names, e.g. cycles by context then category
+        if (!v.is_object()) fail(path, fmt::format("expected an object, found {}", v.type_name()));
+        for (const auto& [key, e] : v.items()) read_value(e, join_path(path, key), out[key]);
     }
-    c.longest_np_span_us = get_double(j, p, "longest_np_span_us");
-    c.longest_np_span_start_us = get_double(j, p, "longest_np_span_start_us");
-    c.longest_np_holder = get_string(j, p, "longest_np_holder");
-    c.simd = read_simd(member(j, p, "simd"), join_path(p, "simd"));
-    return c;
-}
-
-results::MachineResult read_machine(const json& j, const std::string& p) {
-    results::MachineResult m;
-    m.name = get_string(j, p, "name");
-    m.profile = get_string(j, p, "profile");
-    m.arch = get_string(j, p, "arch");
-    m.clock_hz = get_u64(j, p, "clock_hz");
-    m.preempt = get_string(j, p, "preempt");
-    m.simd_policy = get_string(j, p, "simd_policy");
-    m.chunking = get_string(j, p, "chunking");
-    const json& overrides = get_array(j, p, "overrides");
-    for (std::size_t i = 0; i < overrides.size(); ++i) {
-        if (!overrides[i].is_string()) fail(item_path(p, "overrides", i), "expected a string");
-        m.overrides.push_back(overrides[i].get<std::string>());
-    }
-    const json& cpus = get_array(j, p, "cpus");
-    for (std::size_t i = 0; i < cpus.size(); ++i) m.cpus.push_back(read_cpu(cpus[i], item_path(p, "cpus", i)));
-    return m;
-}
-
-results::WorkloadResult read_workload(const json& j, const std::string& p) {
-    results::WorkloadResult w;
-    w.name = get_string(j, p, "name");
-    w.kind = get_string(j, p, "kind");
-    w.machine = get_string(j, p, "machine");
-    w.cpu = get_int(j, p, "cpu");
-    const json& metrics = get_array(j, p, "metrics");
-    for (std::size_t i = 0; i < metrics.size(); ++i) {
-        std::string mp = item_path(p, "metrics", i);
-        w.metrics.push_back({get_string(metrics[i], mp, "key"), get_double(metrics[i], mp, "value"),
-                             get_string(metrics[i], mp, "unit")});
-    }
-    if (j.contains("notes")) {
-        const json& notes = get_array(j, p, "notes");
-        for (std::size_t i = 0; i < notes.size(); ++i) {
-            std::string np = item_path(p, "notes", i);
-            w.notes.emplace_back(get_string(notes[i], np, "key"), get_string(notes[i], np, "text"));
-        }
-    }
-    return w;
-}
-
-results::Statistic read_statistic(const json& j, const std::string& p) {
-    results::Statistic s;
-    s.path = get_string(j, p, "path");
-    s.unit = get_string(j, p, "unit");
-    s.description = get_string(j, p, "description");
-    const json& v = member(j, p, "value");
-    s.integral = v.is_number_integer();
-    s.value = s.integral ? static_cast<double>(as_u64(v, join_path(p, "value"))) : get_double(j, p, "value");
-    return s;
-}
-
-results::Finding read_finding(const json& j, const std::string& p) {
-    results::Finding f;
-    f.kind = get_string(j, p, "kind");
-    f.time_us = get_double(j, p, "time_us");
-    f.machine = get_string(j, p, "machine");
-    f.cpu = get_int(j, p, "cpu");
-    f.victim = get_string(j, p, "victim");
-    f.culprit = get_string(j, p, "culprit");
-    f.where = get_string(j, p, "where");
-    return f;
 }
 
 } // namespace
 
 json to_json(const results::RunResults& r) {
-    json machines = json::array();
-    for (const auto& m : r.machines) {
-        json cpus = json::array();
-        for (const auto& c : m.cpus) cpus.push_back(cpu_json(c, m.clock_hz));
-        machines.push_back({
-            {"name", m.name},
-            {"profile", m.profile},
-            {"arch", m.arch},
-            {"clock_hz", m.clock_hz},
-            {"preempt", m.preempt},
-            {"simd_policy", m.simd_policy},
-            {"chunking", m.chunking},
-            {"overrides", m.overrides},
-            {"cpus", cpus},
-        });
+    json out = write_object(r);
+    out["format"] = "kdsim-results";
+    out["format_version"] = RESULTS_FORMAT_VERSION;
+    for (std::size_t m = 0; m < r.machines.size(); ++m)
+        for (std::size_t c = 0; c < r.machines[m].cpus.size(); ++c)
+            out["machines"][m]["cpus"][c]["derived"] = derived_json(r.machines[m].cpus[c], r.machines[m].clock_hz);
+    for (std::size_t w = 0; w < r.workloads.size(); ++w) {
+        if (r.workloads[w].notes.empty()) continue;
+        json notes = json::array();
+        for (const auto& [k, v] : r.workloads[w].notes) notes.push_back({{"key", k}, {"text", v}});
+        out["workloads"][w]["notes"] = notes;
     }
-    json workloads = json::array();
-    for (const auto& w : r.workloads) {
-        json metrics = json::array();
-        for (const auto& metric : w.metrics)
-            metrics.push_back({{"key", metric.key}, {"value", number(metric.value)}, {"unit", metric.unit}});
-        json wl = {{"name", w.name}, {"kind", w.kind}, {"machine", w.machine}, {"cpu", w.cpu}, {"metrics", metrics}};
-        if (!w.notes.empty()) {
-            json notes = json::array();
-            for (const auto& [k, v] : w.notes) notes.push_back({{"key", k}, {"text", v}});
-            wl["notes"] = notes;
-        }
-        workloads.push_back(wl);
+    for (std::size_t i = 0; i < r.statistics.size(); ++i) {
+        const auto& st = r.statistics[i];
+        out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
     }
-    json statistics = json::array();
-    for (const auto& st : r.statistics)
-        statistics.push_back({{"path", st.path},
-                              {"unit", st.unit},
-                              {"description", st.description},
-                              {"value", st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value)}});
-    json findings = json::array();
-    for (const auto& f : r.findings)
-        findings.push_back({{"kind", f.kind}, {"time_us", number(f.time_us)}, {"machine", f.machine}, {"cpu", f.cpu},
-                            {"victim", f.victim}, {"culprit", f.culprit}, {"where", f.where}});
-    json finding_counts = json::array();
-    for (const auto& c : r.finding_counts)
-        finding_counts.push_back({{"kind", c.kind}, {"machine", c.machine}, {"count", c.count}});
-    return {
-        {"format", "kdsim-results"},
-        {"format_version", RESULTS_FORMAT_VERSION},
-        {"scenario", r.scenario},
-        {"scenario_path", r.scenario_path},
-        {"description", r.description},
-        {"seed", r.seed},
-        {"mode", r.mode},
-        {"simulated_us", number(r.simulated_us)},
-        {"events", r.events},
-        {"machines", machines},
-        {"workloads", workloads},
-        {"statistics", statistics},
-        {"findings", findings},
-        {"finding_counts", finding_counts},
-        {"failed", r.failed},
-        {"failures", r.failures},
-    };
+    return out;
 }
 
 results::RunResults from_json(const json& j) {
     const std::string top;
-    if (!j.is_object()) fail(top, fmt::format("expected an object, found {}", j.type_name()));
-    if (get_string(j, top, "format") != "kdsim-results") fail("format", "not a kdsim results file");
-    std::uint64_t version = get_u64(j, top, "format_version");
+    std::string format;
+    read_value(member(j, top, "format"), "format", format);
+    if (format != "kdsim-results") fail("format", "not a kdsim results file");
+    std::uint64_t version = 0;
+    read_value(member(j, top, "format_version"), "format_version", version);
     if (version != RESULTS_FORMAT_VERSION)
         fail("format_version", fmt::format("version {} is not supported (this build reads {})", version, RESULTS_FORMAT_VERSION));
 
     results::RunResults r;
-    r.scenario = get_string(j, top, "scenario");
-    r.scenario_path = get_string(j, top, "scenario_path");
-    r.description = get_string(j, top, "description");
-    r.seed = get_u64(j, top, "seed");
-    r.mode = get_string(j, top, "mode");
-    r.simulated_us = get_double(j, top, "simulated_us");
-    r.events = get_u64(j, top, "events");
-    const json& machines = get_array(j, top, "machines");
-    for (std::size_t i = 0; i < machines.size(); ++i) r.machines.push_back(read_machine(machines[i], item_path(top, "machines", i)));
-    const json& workloads = get_array(j, top, "workloads");
-    for (std::size_t i = 0; i < workloads.size(); ++i) r.workloads.push_back(read_workload(workloads[i], item_path(top, "workloads", i)));
-    const json& statistics = get_array(j, top, "statistics");
-    for (std::size_t i = 0; i < statistics.size(); ++i)
-        r.statistics.push_back(read_statistic(statistics[i], item_path(top, "statistics", i)));
-    const json& findings = get_array(j, top, "findings");
-    for (std::size_t i = 0; i < findings.size(); ++i) r.findings.push_back(read_finding(findings[i], item_path(top, "findings", i)));
-    const json& counts = get_array(j, top, "finding_counts");
-    for (std::size_t i = 0; i < counts.size(); ++i) {
-        const std::string p = item_path(top, "finding_counts", i);
-        r.finding_counts.push_back({get_string(counts[i], p, "kind"), get_string(counts[i], p, "machine"), get_u64(counts[i], p, "count")});
+    read_object(j, top, r);
+    for (std::size_t w = 0; w < r.workloads.size(); ++w) {
+        const json& wj = j["workloads"][w];
+        if (!wj.contains("notes")) continue;
+        const std::string p = join_path(item_path("workloads", w), "notes");
+        const json& notes = member(wj, item_path("workloads", w), "notes");
+        if (!notes.is_array()) fail(p, fmt::format("expected an array, found {}", notes.type_name()));
+        for (std::size_t i = 0; i < notes.size(); ++i) {
+            std::string key, text;
+            read_value(member(notes[i], item_path(p, i), "key"), join_path(item_path(p, i), "key"), key);
+            read_value(member(notes[i], item_path(p, i), "text"), join_path(item_path(p, i), "text"), text);
+            r.workloads[w].notes.emplace_back(std::move(key), std::move(text));
+        }
     }
-    r.failed = get_bool(j, top, "failed");
-    const json& failures = get_array(j, top, "failures");
-    for (std::size_t i = 0; i < failures.size(); ++i) {
-        if (!failures[i].is_string()) fail(item_path(top, "failures", i), "expected a string");
-        r.failures.push_back(failures[i].get<std::string>());
+    for (std::size_t i = 0; i < r.statistics.size(); ++i) {
+        const std::string p = item_path("statistics", i);
+        const json& v = member(j["statistics"][i], p, "value");
+        auto& s = r.statistics[i];
+        s.integral = v.is_number_integer();
+        if (s.integral) {
+            std::uint64_t n = 0;
+            read_value(v, join_path(p, "value"), n);
+            s.value = static_cast<double>(n);
+        } else read_value(v, join_path(p, "value"), s.value);
     }
     return r;
 }
