@@ -11,6 +11,9 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <tuple>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +28,25 @@ namespace {
 
 long futex(std::atomic<int>* addr, int op, int val) {
     return syscall(SYS_futex, reinterpret_cast<int*>(addr), op, val, nullptr, nullptr, 0);
+}
+
+// Runs `sample` n times; each run leaves three figures in a, b and c. Their summaries, in order.
+template <class Sample>
+std::array<Stats, 3> summarize_samples(int n, Sample&& sample, const double& a, const double& b, const double& c) {
+    std::array<std::vector<double>, 3> v;
+    for (int i = 0; i < n; ++i) {
+        sample();
+        v[0].push_back(a), v[1].push_back(b), v[2].push_back(c);
+    }
+    return {summarize(std::move(v[0])), summarize(std::move(v[1])), summarize(std::move(v[2]))};
+}
+
+// Records the spread bound the figures were held to, and whether they stayed within it.
+void mark_noisy(std::initializer_list<Measured*> figures, double bound) {
+    for (Measured* m : figures) {
+        m->bound = bound;
+        m->noisy = m->stats.spread > bound;
+    }
 }
 
 } // namespace
@@ -99,25 +121,14 @@ FlushResult measure_flush(const CpuFeatures& cpu, const std::vector<std::size_t>
             return std::max({q.dirty.stats.spread, q.clean.stats.spread, q.reread.stats.spread});
         };
         for (int attempt = 1; attempt <= 3; ++attempt) {
-            std::vector<double> d, c, rr;
-            for (int i = 0; i < samples; ++i) {
-                sample();
-                d.push_back(dirty);
-                c.push_back(clean);
-                rr.push_back(reread);
-            }
             FlushPoint q = p;
-            q.dirty.stats = summarize(d);
-            q.clean.stats = summarize(c);
-            q.reread.stats = summarize(rr);
+            std::tie(q.dirty.stats, q.clean.stats, q.reread.stats) =
+                std::tuple_cat(summarize_samples(samples, sample, dirty, clean, reread));
             if (attempt == 1 || worst(q) < worst(p)) p = q;
             p.dirty.attempts = p.clean.attempts = p.reread.attempts = attempt;
             if (worst(p) <= bound) break;
         }
-        for (Measured* m : {&p.dirty, &p.clean, &p.reread}) {
-            m->bound = bound;
-            m->noisy = m->stats.spread > bound;
-        }
+        mark_noisy({&p.dirty, &p.clean, &p.reread}, bound);
         r.points.push_back(p);
         std::free(buf);
     }
@@ -372,26 +383,13 @@ SignalResult measure_signals(double tsc_hz, int samples) {
     for (int i = 0; i < 2; ++i) one(); // warm-up
     const double rt_bound = 0.15;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-        std::vector<double> g, a, b;
-        for (int i = 0; i < samples; ++i) {
-            one();
-            g.push_back(gap);
-            a.push_back(pre);
-            b.push_back(post);
-        }
-        Stats sg = summarize(g);
-        if (attempt == 1 || sg.spread < r.timer_round_trip.stats.spread) {
-            r.timer_round_trip.stats = sg;
-            r.timer_to_handler.stats = summarize(a);
-            r.handler_to_thread.stats = summarize(b);
-        }
+        const auto s = summarize_samples(samples, one, gap, pre, post);
+        if (attempt == 1 || s[0].spread < r.timer_round_trip.stats.spread)
+            std::tie(r.timer_round_trip.stats, r.timer_to_handler.stats, r.handler_to_thread.stats) = std::tuple_cat(s);
         r.timer_round_trip.attempts = r.timer_to_handler.attempts = r.handler_to_thread.attempts = attempt;
         if (r.timer_round_trip.stats.spread <= rt_bound) break;
     }
-    for (Measured* m : {&r.timer_round_trip, &r.timer_to_handler, &r.handler_to_thread}) {
-        m->bound = rt_bound;
-        m->noisy = m->stats.spread > rt_bound;
-    }
+    mark_noisy({&r.timer_round_trip, &r.timer_to_handler, &r.handler_to_thread}, rt_bound);
     itimerspec off {};
     timer_settime(timer, 0, &off, nullptr);
     timer_delete(timer);

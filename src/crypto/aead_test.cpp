@@ -238,7 +238,7 @@ INSTANTIATE_TEST_SUITE_P(Published, AeadPublished, ::testing::ValuesIn(published
 // ---- properties per algorithm ----------------------------------------------
 
 class AeadProperties : public ::testing::TestWithParam<AeadAlg> {
-protected:
+public:
     struct Sealed {
         Bytes key, nonce, aad, plaintext, sealed;
     };
@@ -271,37 +271,28 @@ TEST_P(AeadProperties, RoundTripRecoversPlaintextForRandomSizes0To2048) {
     }
 }
 
-TEST_P(AeadProperties, FlippingAnySingleCiphertextOrTagBitMakesOpenFail) {
-    const AeadAlg alg = GetParam();
-    std::mt19937 rng(1);
-    const auto s = make(rng, 37, 11);
-    for (std::size_t bit = 0; bit < s.sealed.size() * 8; ++bit) {
-        Bytes bad = s.sealed;
-        bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
-        EXPECT_EQ(aead_open(alg, s.key, s.nonce, s.aad, bad), std::nullopt) << "flipped bit " << bit;
+// Flips each bit of the input `which` picks (one at a time) and expects aead_open to refuse.
+void expect_every_bit_flip_fails(AeadAlg alg, const AeadProperties::Sealed& s, Bytes AeadProperties::Sealed::*which) {
+    for (std::size_t bit = 0; bit < (s.*which).size() * 8; ++bit) {
+        AeadProperties::Sealed bad = s;
+        (bad.*which)[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+        EXPECT_EQ(aead_open(alg, bad.key, bad.nonce, bad.aad, bad.sealed), std::nullopt) << "flipped bit " << bit;
     }
+}
+
+TEST_P(AeadProperties, FlippingAnySingleCiphertextOrTagBitMakesOpenFail) {
+    std::mt19937 rng(1);
+    expect_every_bit_flip_fails(GetParam(), make(rng, 37, 11), &Sealed::sealed);
 }
 
 TEST_P(AeadProperties, FlippingAnySingleAadBitMakesOpenFail) {
-    const AeadAlg alg = GetParam();
     std::mt19937 rng(2);
-    const auto s = make(rng, 37, 20);
-    for (std::size_t bit = 0; bit < s.aad.size() * 8; ++bit) {
-        Bytes bad = s.aad;
-        bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
-        EXPECT_EQ(aead_open(alg, s.key, s.nonce, bad, s.sealed), std::nullopt) << "flipped bit " << bit;
-    }
+    expect_every_bit_flip_fails(GetParam(), make(rng, 37, 20), &Sealed::aad);
 }
 
 TEST_P(AeadProperties, FlippingAnySingleNonceBitMakesOpenFail) {
-    const AeadAlg alg = GetParam();
     std::mt19937 rng(3);
-    const auto s = make(rng, 37, 11);
-    for (std::size_t bit = 0; bit < s.nonce.size() * 8; ++bit) {
-        Bytes bad = s.nonce;
-        bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
-        EXPECT_EQ(aead_open(alg, s.key, bad, s.aad, s.sealed), std::nullopt) << "flipped bit " << bit;
-    }
+    expect_every_bit_flip_fails(GetParam(), make(rng, 37, 11), &Sealed::nonce);
 }
 
 TEST_P(AeadProperties, OpenWithADifferentKeyFails) {

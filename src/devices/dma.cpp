@@ -245,24 +245,30 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     co_await charge(cpu, p, c);
 }
 
+namespace {
+
+// __dma_sync_single_for_{cpu,device}: the call's cost plus the maintenance of the range's lines.
+engine::Task<> dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                               DmaDataDirection dir, bool for_device) {
+    check_mapped(buf, offset, len, dir, for_device ? "dma_sync_single_for_device" : "dma_sync_single_for_cpu");
+    DmaPlatform& p = buf.platform();
+    ++(for_device ? p.stats().syncs_for_device : p.stats().syncs_for_cpu);
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
+    co_await charge(cpu, p, c);
+}
+
+} // namespace
+
 // Models: dma_sync_single_for_cpu() (kernel/dma/mapping.c)
 engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
                                        DmaDataDirection dir) {
-    check_mapped(buf, offset, len, dir, "dma_sync_single_for_cpu");
-    DmaPlatform& p = buf.platform();
-    ++p.stats().syncs_for_cpu;
-    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, false, cpu.now());
-    co_await charge(cpu, p, c);
+    return dma_sync_single(cpu, buf, offset, len, dir, false);
 }
 
 // Models: dma_sync_single_for_device() (kernel/dma/mapping.c)
 engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
                                           DmaDataDirection dir) {
-    check_mapped(buf, offset, len, dir, "dma_sync_single_for_device");
-    DmaPlatform& p = buf.platform();
-    ++p.stats().syncs_for_device;
-    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, true, cpu.now());
-    co_await charge(cpu, p, c);
+    return dma_sync_single(cpu, buf, offset, len, dir, true);
 }
 
 namespace {

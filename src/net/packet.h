@@ -19,6 +19,8 @@ inline constexpr std::size_t TCP_MAX_SACKS = 3; // with the timestamp option, 3 
 
 enum class FrameKind : std::uint8_t { ARP_REQUEST, ARP_REPLY, TCP_DATA, TCP_ACK, UDP_DATA, WG_DATA, ESP };
 
+inline constexpr std::uint32_t ETH_HEADER = 14; // destination, source, EtherType
+
 struct Packet {
     FrameKind kind = FrameKind::ARP_REQUEST;
     std::uint32_t len = 42;  // bytes of the frame without FCS (ARP: 14 + 28)
@@ -43,5 +45,18 @@ struct Packet {
     // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
     std::uint64_t data = 0;
 };
+
+// A TCP segment or UDP datagram of `payload` bytes as the transport hands it to IP: the frame's
+// length adds the transport and IP headers (`headers`) and Ethernet's.
+inline Packet transport_packet(FrameKind kind, std::uint32_t payload, std::uint32_t headers, std::uint64_t seq,
+                               std::uint32_t flow) {
+    Packet p{};
+    p.kind = kind;
+    p.len = payload + headers + ETH_HEADER;
+    p.seq = seq;
+    p.payload = payload;
+    p.flow = flow;
+    return p;
+}
 
 } // namespace kdsim::net

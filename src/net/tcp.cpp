@@ -188,12 +188,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
 // Models: tcp_transmit_skb() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq) {
     seg(seq).sent = cpu.now();
-    Packet p{};
-    p.kind = FrameKind::TCP_DATA;
-    p.len = mss_ + TCP_IP_HEADERS + ETH_HEADER;
-    p.seq = seq;
-    p.payload = mss_;
-    p.flow = flow_;
+    Packet p = transport_packet(FrameKind::TCP_DATA, mss_, TCP_IP_HEADERS, seq, flow_);
     ++st_.segments;
     if (kernel::in_interrupt(cpu.preempt_count())) ++st_.softirq_segments; // softirq or BH disabled
     co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);

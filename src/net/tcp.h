@@ -36,7 +36,6 @@ namespace kdsim::net {
 
 inline constexpr std::uint32_t TCP_MSS = 1448;       // 1500 - 20 (IP) - 32 (TCP with timestamps)
 inline constexpr std::uint32_t TCP_IP_HEADERS = 52;  // IPv4 20 + TCP with timestamps 32
-inline constexpr std::uint32_t ETH_HEADER = 14;
 inline constexpr std::uint32_t TCP_FRAME = TCP_MSS + TCP_IP_HEADERS + ETH_HEADER; // 1514
 inline constexpr std::uint32_t TCP_ACK_FRAME = 66;
 // The MSS of a route with this MTU.

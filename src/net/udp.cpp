@@ -37,12 +37,7 @@ engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
         co_await cpu.exec(net_.syscall, Cat::SYSCALL);
         co_await cpu.exec(per_byte(copy_from_user_, length_), Cat::COPY);
         co_await cpu.exec(costs_.udp_sendmsg, Cat::PROTOCOL);
-        Packet p{};
-        p.kind = FrameKind::UDP_DATA;
-        p.len = length_ + UDP_IP_HEADERS + ETH_HEADER;
-        p.seq = sent_;
-        p.payload = length_;
-        p.flow = flow_;
+        Packet p = transport_packet(FrameKind::UDP_DATA, length_, UDP_IP_HEADERS, sent_, flow_);
         ++sent_;
         co_await stack_.ip_output(cpu, p);
         co_await kernel::syscall_exit(cpu);

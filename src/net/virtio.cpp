@@ -157,6 +157,17 @@ void Vhost::guest_rx_refilled(kernel::Cpu& guest_cpu) {
 
 // vhost_worker: handle_tx and handle_rx until both have nothing to do.
 // Models: vhost_worker() (drivers/vhost/vhost.c)
+// One descriptor's work in handle_tx/handle_rx: the vhost bookkeeping and the copy between the
+// guest's buffer and the skb. Takes the packet off the front of `q` and counts it in `frames`.
+engine::Task<Packet> Vhost::vhost_copy(std::deque<Packet>& q, std::uint64_t& frames, kernel::Cycles per_descriptor) {
+    const Packet p = q.front();
+    q.pop_front();
+    ++frames;
+    co_await cpu_.exec(per_descriptor, Cat::VIRT);
+    co_await cpu_.exec(per_byte(virt_.copy_per_byte, p.len), Cat::COPY);
+    co_return p;
+}
+
 // Models: handle_tx(), handle_rx() (drivers/vhost/net.c)
 engine::Task<> Vhost::worker(Vhost& v) {
     kernel::Cpu& cpu = v.cpu_;
@@ -165,12 +176,8 @@ engine::Task<> Vhost::worker(Vhost& v) {
         bool progress = false;
         // handle_tx
         for (int n = 0; n < VHOST_NET_PKT_WEIGHT && !v.txq_.empty(); ++n) {
-            Packet p = v.txq_.front();
-            v.txq_.pop_front();
             progress = true;
-            ++v.stats_.tx_frames;
-            co_await cpu.exec(v.virt_.vhost_tx, Cat::VIRT);
-            co_await cpu.exec(per_byte(v.virt_.copy_per_byte, p.len), Cat::COPY);
+            const Packet p = co_await v.vhost_copy(v.txq_, v.stats_.tx_frames, v.virt_.vhost_tx);
             co_await kernel::local_bh_disable(cpu); // tun_rx_batched
             co_await v.tap_.receive(cpu, p);
             co_await kernel::local_bh_enable(cpu);
@@ -183,13 +190,8 @@ engine::Task<> Vhost::worker(Vhost& v) {
                 v.waiting_rx_room_ = true;
                 break;
             }
-            Packet p = v.rxq_.front();
-            v.rxq_.pop_front();
             progress = true;
-            ++v.stats_.rx_frames;
-            co_await cpu.exec(v.virt_.vhost_rx, Cat::VIRT);
-            co_await cpu.exec(per_byte(v.virt_.copy_per_byte, p.len), Cat::COPY);
-            v.guest_.rx_fill(p);
+            v.guest_.rx_fill(co_await v.vhost_copy(v.rxq_, v.stats_.rx_frames, v.virt_.vhost_rx));
             filled = true;
         }
         if (filled && v.guest_.signal()) { // vhost_signal -> eventfd_signal(irqfd)

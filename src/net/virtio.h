@@ -115,6 +115,7 @@ public:
 
 private:
     static engine::Task<> worker(Vhost& v);
+    engine::Task<Packet> vhost_copy(std::deque<Packet>& q, std::uint64_t& frames, kernel::Cycles per_descriptor);
 
     kernel::Cpu& cpu_;
     VirtCosts virt_;
