@@ -35,6 +35,28 @@ void SimdUnit::register_stats(const stats::Scope& s) const {
         .counter("fallbacks", stats_.fallbacks, "count", "generic code ran because may_use_simd() was false")
         .counter("kernel_traps", stats_.kernel_traps, "count", "SIMD-unavailable exceptions taken from kernel mode")
         .counter("kernel_use_warnings", stats_.kernel_use_warnings, "count", "log lines they printed (\"SPE used in kernel\")");
+    scope_ = s;
+    for (const SimdOwnerStats& o : owners_) register_owner(o);
+}
+
+void SimdUnit::register_owner(const SimdOwnerStats& o) const {
+    if (!scope_) return;
+    scope_->sub("alg").sub(o.name)
+        .counter("calls", o.calls, "count", "API calls of this driver that ran on the SIMD unit")
+        .counter("brackets", o.brackets, "count", "brackets this driver opened")
+        .counter("begin_end_cycles", o.begin_end_cycles, "cycles", "cycles charged by its begin/end, saves in begin included")
+        .counter("bytes", o.bytes, "bytes", "bytes it processed inside brackets")
+        .counter("longest_bracket_cycles", o.longest_bracket_cycles, "cycles", "its longest bracket, begin to end")
+        .value("longest_bracket_us", [&o] { return engine::to_us(o.longest_bracket); }, "us", "its longest bracket, begin to end")
+        .counter("longest_bracket_bytes", o.longest_bracket_bytes, "bytes", "bytes processed in that bracket");
+}
+
+std::size_t SimdUnit::owner(std::string_view name) {
+    for (std::size_t i = 0; i < owners_.size(); ++i)
+        if (owners_[i].name == name) return i + 1;
+    owners_.emplace_back().name = std::string(name);
+    register_owner(owners_.back());
+    return owners_.size();
 }
 
 namespace {
@@ -85,7 +107,10 @@ void SimdUnit::open_bracket(const char* who) {
     ++stats_.brackets;
     if (depth_ == brackets_.size()) return;
     SimdToken tok = cpu_.kernel_simd_token();
-    brackets_[depth_++] = Open{cpu_.now(), 0, tok, who, 0};
+    const std::size_t owner = next_owner_;
+    next_owner_ = 0;
+    if (owner) ++owners_[owner - 1].brackets;
+    brackets_[depth_++] = Open{cpu_.now(), 0, tok, who, 0, owner};
     if constexpr (kernel::TRACE_COMPILED)
         if (cpu_.tracing()) [[unlikely]] brackets_[depth_ - 1].serial = cpu_.context_serial();
     cpu_.set_simd_regs(tok); // the kernel code now uses the registers
@@ -101,13 +126,25 @@ void SimdUnit::close_bracket() {
     unsigned k = o.bytes ? static_cast<unsigned>(std::bit_width(o.bytes) - 1) : 0;
     if (k >= stats_.bytes_hist.size()) k = stats_.bytes_hist.size() - 1;
     ++stats_.bytes_hist[k];
+    auto holder = [&] {
+        return std::string(o.who) + " in " + std::string(kernel::to_string(cpu_.ctx_kind())) + " context of " +
+               (cpu_.current() ? cpu_.current()->describe() : "?");
+    };
     if (len > stats_.longest_bracket) {
         stats_.longest_bracket = len;
         stats_.longest_bracket_start = o.start;
         stats_.longest_bracket_bytes = o.bytes;
-        stats_.longest_bracket_holder = std::string(o.who) + " in " +
-                                        std::string(kernel::to_string(cpu_.ctx_kind())) + " context of " +
-                                        (cpu_.current() ? cpu_.current()->describe() : "?");
+        stats_.longest_bracket_holder = holder();
+    }
+    if (o.owner) {
+        SimdOwnerStats& w = owners_[o.owner - 1];
+        w.bytes += o.bytes;
+        if (len > w.longest_bracket) {
+            w.longest_bracket = len;
+            w.longest_bracket_cycles = cpu_.clock().to_cycles(len);
+            w.longest_bracket_bytes = o.bytes;
+            w.longest_bracket_holder = holder();
+        }
     }
 }
 

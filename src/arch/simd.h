@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,21 @@ struct SimdStats {
     std::uint64_t kernel_use_warnings = 0; // log lines they printed
 };
 
+// The brackets of one user of the unit (a crypto driver such as "sha512-avx2"): the CPU-wide
+// bracket counters, restricted to the brackets that user opened. Over all owners they add up to
+// the CPU's figures when every bracket was claimed (saves at context switches are no owner's).
+struct SimdOwnerStats {
+    std::string name;
+    std::uint64_t calls = 0;       // API calls that ran on the unit (counted by the owner)
+    std::uint64_t brackets = 0;
+    Cycles begin_end_cycles = 0;   // saves in begin included, as in SimdStats
+    std::uint64_t bytes = 0;
+    Tick longest_bracket = 0;
+    std::uint64_t longest_bracket_cycles = 0;
+    std::uint64_t longest_bracket_bytes = 0;
+    std::string longest_bracket_holder;
+};
+
 class SimdUnit : public kernel::ArchFpu {
 public:
     SimdUnit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs);
@@ -72,8 +88,17 @@ public:
     }
     void count_fallback() { ++stats_.fallbacks; }
     const SimdStats& stats() const { return stats_; }
-    // Registers the bracket counters under `s` (<machine>/cpu<N>/simd).
+    // Registers the bracket counters under `s` (<machine>/cpu<N>/simd); each owner's, when it
+    // first appears, under <s>/alg/<owner>.
     void register_stats(const stats::Scope& s) const;
+
+    // The id (>= 1) of the owner named `name`, created on first use. Not for a hot path.
+    std::size_t owner(std::string_view name);
+    // The next bracket opened on this unit belongs to owner `id` (0: to none). Call right before
+    // begin(): every architecture opens its bracket before its first suspension.
+    void claim_next_bracket(std::size_t id) { next_owner_ = id; }
+    SimdOwnerStats& owner_stats(std::size_t id) { return owners_[id - 1]; }
+    const std::deque<SimdOwnerStats>& owners() const { return owners_; }
 
 protected:
     // Bracket bookkeeping shared by all architectures.
@@ -83,7 +108,10 @@ protected:
     Cycles save_user_state(TaskStruct& t, const char* where);
     // Loads `t`'s saved user state into the registers.
     Cycles restore_user_state(TaskStruct& t);
-    void charge_begin_end(Cycles c) { stats_.begin_end_cycles += c; }
+    void charge_begin_end(Cycles c) {
+        stats_.begin_end_cycles += c;
+        if (depth_ && brackets_[depth_ - 1].owner) owners_[brackets_[depth_ - 1].owner - 1].begin_end_cycles += c;
+    }
 
     Cpu& cpu_;
     SimdPolicy policy_;
@@ -97,9 +125,14 @@ private:
         SimdToken token;
         const char* who;
         std::uint64_t serial; // the opening context activation (set only when tracing)
+        std::size_t owner;    // 0: none
     };
+    void register_owner(const SimdOwnerStats& o) const;
     std::array<Open, 4> brackets_{};
     std::size_t depth_ = 0;
+    std::deque<SimdOwnerStats> owners_; // stable addresses: the registry points into them
+    std::size_t next_owner_ = 0;
+    mutable std::optional<stats::Scope> scope_;
 };
 
 // Builds the unit for `policy` on `cpu` and installs it as the CPU's ArchFpu.

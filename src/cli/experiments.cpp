@@ -60,26 +60,16 @@ std::string fmt_value(std::optional<double> v) {
     return buf;
 }
 
-std::string experiment_table(const scenario::Experiment& x, const std::vector<std::pair<std::string, results::RunResults>>& runs) {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head{"scenario"};
-    for (const auto& c : x.columns) head.push_back(c.label);
-    head.push_back("verdict");
-    rows.push_back(head);
-    for (const auto& [name, r] : runs) {
-        std::vector<std::string> row{name};
-        for (const auto& c : x.columns) row.push_back(fmt_value(column_value(r, c)));
-        row.push_back(r.failed ? "FAILED" : "ok");
-        rows.push_back(row);
-    }
-    std::vector<std::size_t> w(head.size(), 0);
+// The rows laid out as a text table: the first column left-aligned, the others right-aligned.
+std::string layout(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns) {
+    std::vector<std::size_t> w(rows[0].size(), 0);
     for (const auto& row : rows)
         for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
     std::string out;
     for (std::size_t k = 0; k < rows.size(); ++k) {
         for (std::size_t i = 0; i < rows[k].size(); ++i) {
             std::string cell = rows[k][i];
-            if (i == 0) cell += std::string(w[i] - cell.size(), ' ');
+            if (i < left_columns) cell += std::string(w[i] - cell.size(), ' ');
             else cell = std::string(w[i] - cell.size(), ' ') + cell;
             out += cell + (i + 1 < rows[k].size() ? "  " : "");
         }
@@ -91,6 +81,49 @@ std::string experiment_table(const scenario::Experiment& x, const std::vector<st
         }
     }
     return out;
+}
+
+using Runs = std::vector<std::pair<std::string, results::RunResults>>;
+
+std::string experiment_table(const scenario::Experiment& x, const Runs& runs) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> head{"scenario"};
+    for (const auto& c : x.columns) head.push_back(c.label);
+    head.push_back("verdict");
+    rows.push_back(head);
+    for (const auto& [name, r] : runs) {
+        std::vector<std::string> row{name};
+        for (const auto& c : x.columns) row.push_back(fmt_value(column_value(r, c)));
+        row.push_back(r.failed ? "FAILED" : "ok");
+        rows.push_back(row);
+    }
+    return layout(rows, 1);
+}
+
+// The breakdown table: per scenario, one row per name registered under the prefix, in the
+// order the run registered them.
+std::string breakdown_table(const scenario::ExperimentBreakdown& b, const Runs& runs) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> head{"scenario", b.label};
+    for (const auto& c : b.columns) head.push_back(c.label);
+    rows.push_back(head);
+    const std::string prefix = b.prefix + "/";
+    for (const auto& [name, r] : runs) {
+        std::vector<std::string> names;
+        for (const auto& st : r.statistics) {
+            if (st.path.rfind(prefix, 0) != 0) continue;
+            std::string n = st.path.substr(prefix.size(), st.path.find('/', prefix.size()) - prefix.size());
+            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+        }
+        for (const auto& n : names) {
+            std::vector<std::string> row{name, n};
+            for (const auto& c : b.columns)
+                row.push_back(fmt_value(column_value(
+                    r, {c.label, prefix + n + "/" + c.metric, c.per.empty() ? "" : prefix + n + "/" + c.per})));
+            rows.push_back(row);
+        }
+    }
+    return layout(rows, 2);
 }
 
 } // namespace
@@ -190,6 +223,10 @@ int cmd_experiments(const ExperimentsOptions& o) {
         }
         std::printf("\n%s results (one row per scenario):\n", x.id.c_str());
         std::fputs(experiment_table(x, runs).c_str(), stdout);
+        if (x.breakdown) {
+            std::printf("\n%s results (one row per scenario and %s):\n", x.id.c_str(), x.breakdown->label.c_str());
+            std::fputs(breakdown_table(*x.breakdown, runs).c_str(), stdout);
+        }
         if (!x.published.empty()) std::fputs(reality_table(x, runs, [](const results::RunResults& r, const std::string& path) { return results::resolve(r, path); }).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace kdsim::crypto {
@@ -65,9 +66,39 @@ struct ShashStats {
     std::uint64_t bytes = 0;
     std::uint64_t simd_calls = 0;
     std::uint64_t fallback_calls = 0;
+    std::uint64_t nosimd_calls = 0;   // the caller disabled SIMD (testmgr's crypto_disable_simd_for_test)
+    std::uint64_t partial_calls = 0;  // updates that completed no block: the glue buffers them in C
     std::uint64_t digests_checked = 0;
     std::uint64_t cold_calls = 0;
 };
+
+// One call of the shash API on a descriptor that already took `buffered` bytes of the message:
+// crypto_shash_update() or crypto_shash_finup() (final() is finup of 0 bytes; digest() of a
+// driver without its own digest is init + finup).
+enum class ShashOp : std::uint8_t { UPDATE, FINUP };
+struct ShashCall {
+    ShashOp op = ShashOp::FINUP;
+    std::uint64_t len = 0;
+    std::uint64_t buffered = 0;
+    bool nosimd = false; // crypto_simd_usable() is false for this call (testmgr's nosimd configs)
+};
+
+// The kernel's name of an implementation: cra_driver_name, e.g. "sha256-ni", "sha512-avx2".
+std::string driver_name(HashAlg alg, HashImpl impl);
+
+// One shash call as the x86/arm glue runs it: generic C when !crypto_simd_usable() or, for an
+// update, when the bytes do not complete a block (sha256_update: count % block + len < block);
+// else inside brackets per the chunking policy, attributed to the driver (SimdUnit::owner). The
+// padding block and per-call cost are charged to FINUP. In functional mode `d` is fed
+// `data` (data.size() == call.len), corrupted where a chunk found clobbered registers.
+engine::Task<ShashOutcome> crypto_shash_call(arch::SimdUnit& unit, const HashCostTable& cost, HashAlg alg,
+                                             HashImpl impl, const Chunking& chunking, ShashCall call, Digest* d,
+                                             std::span<const std::uint8_t> data, ShashStats& stats,
+                                             HashCache* cache = nullptr);
+
+// Finishes `d` (fed a whole message) and compares it with OpenSSL's one-shot digest of `data`;
+// a mismatch is reported as a DIGEST_MISMATCH finding on `cpu`. Returns whether they match.
+bool check_digest(kernel::Cpu& cpu, Digest& d, std::span<const std::uint8_t> data, ShashStats& stats);
 
 // crypto_shash_digest(): hashes `len` bytes with `impl` on the running context of
 // `unit.cpu()`; in functional mode also really hashes `data` (data.size() == len).

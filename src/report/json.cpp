@@ -41,7 +41,7 @@ template <> struct Fields<results::SimdResult> {
         v("bytes_per_bracket_log2_hist", s.bytes_per_bracket_log2_hist), v("longest_bracket_us", s.longest_bracket_us),
             v("longest_bracket_cycles", s.longest_bracket_cycles), v("longest_bracket_bytes", s.longest_bracket_bytes),
             v("longest_bracket_start_us", s.longest_bracket_start_us), v("longest_bracket_holder", s.longest_bracket_holder);
-    }
+    } // and "longest_bracket_holder_by_driver", present only when a driver opened brackets
 };
 template <> struct Fields<results::CpuResult> { // and "derived", written only
     static void each(auto& v, auto& c) {
@@ -182,8 +182,14 @@ json to_json(const results::RunResults& r) {
     out["format"] = "kdsim-results";
     out["format_version"] = RESULTS_FORMAT_VERSION;
     for (std::size_t m = 0; m < r.machines.size(); ++m)
-        for (std::size_t c = 0; c < r.machines[m].cpus.size(); ++c)
+        for (std::size_t c = 0; c < r.machines[m].cpus.size(); ++c) {
             out["machines"][m]["cpus"][c]["derived"] = derived_json(r.machines[m].cpus[c], r.machines[m].clock_hz);
+            const auto& by = r.machines[m].cpus[c].simd.longest_bracket_holder_by_driver;
+            if (by.empty()) continue;
+            json a = json::array();
+            for (const auto& [driver, holder] : by) a.push_back({{"driver", driver}, {"holder", holder}});
+            out["machines"][m]["cpus"][c]["simd"]["longest_bracket_holder_by_driver"] = a;
+        }
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
         if (r.workloads[w].notes.empty()) continue;
         json notes = json::array();
@@ -209,6 +215,20 @@ results::RunResults from_json(const json& j) {
 
     results::RunResults r;
     read_object(j, top, r);
+    for (std::size_t m = 0; m < r.machines.size(); ++m)
+        for (std::size_t c = 0; c < r.machines[m].cpus.size(); ++c) {
+            const json& sj = j["machines"][m]["cpus"][c]["simd"];
+            if (!sj.contains("longest_bracket_holder_by_driver")) continue;
+            const std::string p = fmt::format("machines[{}].cpus[{}].simd.longest_bracket_holder_by_driver", m, c);
+            const json& by = sj["longest_bracket_holder_by_driver"];
+            if (!by.is_array()) fail(p, fmt::format("expected an array, found {}", by.type_name()));
+            for (std::size_t i = 0; i < by.size(); ++i) {
+                std::string driver, holder;
+                read_value(member(by[i], item_path(p, i), "driver"), join_path(item_path(p, i), "driver"), driver);
+                read_value(member(by[i], item_path(p, i), "holder"), join_path(item_path(p, i), "holder"), holder);
+                r.machines[m].cpus[c].simd.longest_bracket_holder_by_driver.emplace_back(std::move(driver), std::move(holder));
+            }
+        }
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
         const json& wj = j["workloads"][w];
         if (!wj.contains("notes")) continue;

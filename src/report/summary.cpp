@@ -131,6 +131,8 @@ void simd(Text& t, const results::CpuResult& c) {
     t.item(6, "  held by", LABEL,
            fmt::format("{}, from {}", s.longest_bracket_holder.empty() ? "(unknown)" : s.longest_bracket_holder,
                        us_text(s.longest_bracket_start_us)));
+    for (const auto& [driver, holder] : s.longest_bracket_holder_by_driver)
+        t.item(6, "  of " + driver, LABEL, holder.empty() ? "(unknown)" : holder);
 }
 
 void preemption(Text& t, const results::CpuResult& c) {

@@ -57,6 +57,8 @@ struct SimdResult {
     std::uint64_t longest_bracket_bytes = 0;
     double longest_bracket_start_us = 0;
     std::string longest_bracket_holder;
+    // per driver that opened brackets (<machine>/cpu<N>/simd/alg/<driver>/...): who held its longest
+    std::vector<std::pair<std::string, std::string>> longest_bracket_holder_by_driver;
 };
 
 struct CpuResult {

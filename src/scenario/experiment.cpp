@@ -96,7 +96,7 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
     const toml::table& root = *parsed;
     Experiment x;
     x.dir = manifest.parent_path();
-    rd.check_keys(root, "", "the manifest", {"experiment", "column", "compare", "published", "ratio"});
+    rd.check_keys(root, "", "the manifest", {"experiment", "column", "breakdown", "compare", "published", "ratio"});
     if (const toml::table* e = rd.table(root, "experiment", "experiment", true, "an [experiment] table")) {
         rd.check_keys(*e, "experiment", "[experiment]", {"id", "title", "question", "expect", "scenarios"});
         if (auto v = rd.string(*e, "id", "experiment.id", true)) x.id = *v;
@@ -126,6 +126,20 @@ Experiment load_experiment(const std::filesystem::path& manifest) {
         auto per = rd.string(*t, "per", key + ".per", false);
         if (label && metric) x.columns.push_back({*label, *metric, per.value_or("")});
     });
+    if (const toml::table* b = rd.table(root, "breakdown", "breakdown", false, "a [breakdown] table")) {
+        rd.check_keys(*b, "breakdown", "[breakdown]", {"label", "prefix", "column"});
+        ExperimentBreakdown bd;
+        if (auto v = rd.string(*b, "label", "breakdown.label", true)) bd.label = *v;
+        if (auto v = rd.string(*b, "prefix", "breakdown.prefix", true)) bd.prefix = *v;
+        for_each_table(rd, *b, "column", [&](const toml::table* t, const std::string& key) {
+            rd.check_keys(*t, "breakdown." + key, "[[breakdown.column]]", {"label", "metric", "per"});
+            auto label = rd.string(*t, "label", "breakdown." + key + ".label", true);
+            auto metric = rd.string(*t, "metric", "breakdown." + key + ".metric", true);
+            auto per = rd.string(*t, "per", "breakdown." + key + ".per", false);
+            if (label && metric) bd.columns.push_back({*label, *metric, per.value_or("")});
+        });
+        x.breakdown = std::move(bd);
+    }
     for_each_table(rd, root, "compare", [&](const toml::table* t, const std::string& key) {
         rd.check_keys(*t, key, "[[compare]]", {"before", "after"});
         auto b = rd.string(*t, "before", key + ".before", true);

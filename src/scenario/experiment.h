@@ -6,6 +6,7 @@
 #include "scenario/load.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@ struct ExperimentColumn {
     // figure ("boot/cpu0/busy_us"), "workload.cyclictest.latency_max_us" or "run.clobbers"
     std::string metric;
     std::string per; // optional: a second path the value is divided by ("per packet")
+};
+
+// A second table with one row per scenario and per name found under `prefix` in its
+// statistics ("boot/cpu0/simd/alg": one row per algorithm driver); a column's `metric` is the
+// key under <prefix>/<name>/.
+struct ExperimentBreakdown {
+    std::string label;  // the name column's heading, e.g. "driver"
+    std::string prefix;
+    std::vector<ExperimentColumn> columns;
 };
 
 struct ExperimentPair {
@@ -57,6 +67,7 @@ struct Experiment {
     std::filesystem::path dir;
     std::vector<std::filesystem::path> scenarios;
     std::vector<ExperimentColumn> columns;
+    std::optional<ExperimentBreakdown> breakdown;
     std::vector<ExperimentPair> compares;
     std::vector<PublishedFigure> published;
     std::vector<PublishedRatio> ratios;

@@ -11,7 +11,8 @@ namespace {
 
 engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
 
-results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& clock) {
+results::SimdResult simd_result(const arch::SimdUnit& unit, const engine::Clock& clock) {
+    const arch::SimdStats& s = unit.stats();
     results::SimdResult r;
     std::size_t last = 0;
     for (std::size_t i = 0; i < s.bytes_hist.size(); ++i)
@@ -22,6 +23,7 @@ results::SimdResult simd_result(const arch::SimdStats& s, const engine::Clock& c
     r.longest_bracket_bytes = s.longest_bracket_bytes;
     r.longest_bracket_start_us = engine::to_us(s.longest_bracket_start);
     r.longest_bracket_holder = s.longest_bracket_holder;
+    for (const arch::SimdOwnerStats& o : unit.owners()) r.longest_bracket_holder_by_driver.emplace_back(o.name, o.longest_bracket_holder);
     return r;
 }
 
@@ -358,7 +360,7 @@ results::RunResults System::collect() const {
             cr.longest_np_span_us = engine::to_us(s.longest_np_span);
             cr.longest_np_span_start_us = engine::to_us(s.longest_np_span_start);
             cr.longest_np_holder = s.longest_np_holder;
-            cr.simd = simd_result(m.simd[i]->stats(), cpu.clock());
+            cr.simd = simd_result(*m.simd[i], cpu.clock());
             mr.cpus.push_back(std::move(cr));
         }
         r.machines.push_back(std::move(mr));

@@ -16,8 +16,8 @@ TEST(WorkloadKinds, EveryKindHasADistinctNameAndParameterType) {
         EXPECT_TRUE(names.insert(k->name).second) << k->name;
         EXPECT_TRUE(types.insert(k->type).second) << k->name;
     }
-    // the eleven kinds of docs/scenario-format.md
-    EXPECT_EQ(names.size(), 11u);
+    // the twelve kinds of docs/scenario-format.md
+    EXPECT_EQ(names.size(), 12u);
 }
 
 TEST(WorkloadKinds, ADefaultWorkloadOfAKindMapsBackToThatKind) {

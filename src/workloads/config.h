@@ -42,6 +42,19 @@ struct HashListWorkload {
     bool cond_resched_between = true;
 };
 
+// The crypto self-tests of one hash algorithm (crypto/testmgr.c alg_test_hash) for every driver
+// the CPU registers for it, as the cryptomgr_test thread runs them, with or without
+// CONFIG_CRYPTO_MANAGER_EXTRA_TESTS.
+struct TestmgrWorkload {
+    std::string name = "cryptomgr";
+    int cpu = 0;
+    crypto::HashAlg alg = crypto::HashAlg::SHA256;
+    std::optional<crypto::HashImpl> impl; // test only this driver; default: every registered one
+    std::vector<std::uint64_t> sizes;     // the plaintext lengths of the algorithm's test vectors
+    bool extra_tests = false;             // CONFIG_CRYPTO_MANAGER_EXTRA_TESTS
+    std::uint32_t fuzz_iterations = 100;  // testmgr's module parameter
+};
+
 // A user task computing with SIMD registers all the time (live user state to save).
 struct SimdUserWorkload {
     std::string name = "simd_user";

@@ -68,6 +68,33 @@ TEST_F(E2, ConditionalYieldEntersFarFewerBracketsAndSpendsFarLessInBeginEndThanF
     }
 }
 
+TEST_F(E2, PerDriverBracketFiguresAddUpToTheCpuTotals) {
+    // Every bracket of E2 is a hash driver's, so the drivers' brackets, begin/end cycles and
+    // bytes sum to the CPU's, and the longest of theirs is the CPU's longest bracket.
+    const std::string alg = "boot/cpu0/simd/alg/";
+    for (const auto& [name, r] : runs) {
+        std::map<std::string, std::map<std::string, double>> by_driver;
+        for (const auto& st : r.statistics)
+            if (st.path.rfind(alg, 0) == 0) {
+                const std::string rest = st.path.substr(alg.size());
+                by_driver[rest.substr(0, rest.find('/'))][rest.substr(rest.find('/') + 1)] = st.value;
+            }
+        ASSERT_FALSE(by_driver.empty()) << name;
+        double brackets = 0, cycles = 0, bytes = 0, longest = 0;
+        for (const auto& [driver, f] : by_driver) {
+            brackets += f.at("brackets");
+            cycles += f.at("begin_end_cycles");
+            bytes += f.at("bytes");
+            longest = std::max(longest, f.at("longest_bracket_cycles"));
+        }
+        EXPECT_EQ(brackets, stat(r, "boot/cpu0/simd/brackets")) << name;
+        EXPECT_EQ(cycles, stat(r, "boot/cpu0/simd/begin_end_cycles")) << name;
+        EXPECT_EQ(bytes, stat(r, "boot/cpu0/simd/bytes")) << name;
+        EXPECT_EQ(longest, static_cast<double>(cpu0(r).simd.longest_bracket_cycles)) << name;
+        EXPECT_EQ(cpu0(r).simd.longest_bracket_holder_by_driver.size(), by_driver.size()) << name;
+    }
+}
+
 TEST_F(E2, FixedLimitsBoundTheBracketToTheLimit) {
     EXPECT_EQ(cpu0(runs["fixed-4k"]).simd.longest_bracket_bytes, 4096u);
     EXPECT_EQ(cpu0(runs["fixed-20k"]).simd.longest_bracket_bytes, 20480u);

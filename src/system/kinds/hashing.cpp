@@ -2,6 +2,7 @@
 // crypto_shash_digest.
 #include "system/workload_kind.h"
 #include "workloads/hashing.h"
+#include "workloads/testmgr.h"
 
 namespace kdsim::system {
 
@@ -10,6 +11,7 @@ namespace {
 using workloads::HashListWorkload;
 using workloads::ModuleLoadWorkload;
 using workloads::TcryptWorkload;
+using workloads::TestmgrWorkload;
 
 std::optional<std::uint32_t> read_repeat(ParamReader& r) {
     // At most a million passes over the size list: the largest shipped use is 100,000, and 2^32
@@ -34,6 +36,23 @@ void read_hash_list(ParamReader& r, HashListWorkload& x) {
     if (auto s = r.sizes(0, "")) x.sizes = std::move(*s);
 }
 
+void read_testmgr(ParamReader& r, TestmgrWorkload& x) {
+    read_hash(r, x, true);
+    if (auto b = r.boolean("extra_tests", false)) x.extra_tests = *b;
+    // testmgr's module parameter; 10^4 random configurations per vector is already days of boot
+    if (auto v = r.integer("fuzz_iterations", false, 0, 10'000)) x.fuzz_iterations = static_cast<std::uint32_t>(*v);
+    // A vector is at most the 2-page test buffer less the poison (build_test_sglist's bound).
+    if (auto s = r.sizes(0, "")) {
+        for (std::uint64_t v : *s)
+            if (v > workloads::testmgr::MAX_RANDOM_DATA) {
+                r.error("sizes", "expected test vectors of at most 8176 bytes (2 pages less 16 bytes of poison), found " +
+                                     std::to_string(v));
+                return;
+            }
+        x.sizes = std::move(*s);
+    }
+}
+
 void read_tcrypt(ParamReader& r, TcryptWorkload& x) {
     read_hash(r, x, true);
     if (auto b = r.bytes("block_size", false, true)) x.block_size = *b;
@@ -51,6 +70,10 @@ extern const WorkloadKind module_load_kind = WorkloadKind::of<ModuleLoadWorkload
 extern const WorkloadKind hash_list_kind = WorkloadKind::of<HashListWorkload>(
     "hash_list", {"alg", "impl", SIZES, "repeat", "cond_resched_between"}, false, read_hash_list,
     build_on_cpu<workloads::HashList>);
+
+extern const WorkloadKind testmgr_kind = WorkloadKind::of<TestmgrWorkload>(
+    "testmgr", {"alg", "impl", SIZES, "extra_tests", "fuzz_iterations"}, false, read_testmgr,
+    build_on_cpu<workloads::Testmgr>);
 
 extern const WorkloadKind tcrypt_kind = WorkloadKind::of<TcryptWorkload>(
     "tcrypt", {"alg", "impl", "block_size", "duration"}, false, read_tcrypt, build_on_cpu<workloads::Tcrypt>);

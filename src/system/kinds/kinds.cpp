@@ -14,6 +14,7 @@ namespace kdsim::system {
 #define KDSIM_WORKLOAD_KINDS(X)                                                                                         \
     X(module_load)                                                                                                     \
     X(hash_list)                                                                                                       \
+    X(testmgr)                                                                                                         \
     X(simd_user)                                                                                                       \
     X(cyclictest)                                                                                                      \
     X(softirq_load)                                                                                                    \
