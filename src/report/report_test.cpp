@@ -121,6 +121,17 @@ TEST(Json, FromJsonOfToJsonGivesEqualJson) {
     EXPECT_EQ(to_json_text(from_json(json::parse(to_json_text(r)))), to_json_text(r));
 }
 
+TEST(Json, PerDriverHoldersOfTheLongestBracketSurviveARoundTripInOrder) {
+    results::RunResults r = sample(true);
+    r.machines[0].cpus[0].simd.longest_bracket_holder_by_driver = {{"sha512-avx2", "kernel_fpu_begin in task context of modprobe"},
+                                                                   {"sha1-ni", "kernel_fpu_begin in task context of cryptomgr"}};
+    const auto back = from_json(json::parse(to_json_text(r))).machines[0].cpus[0].simd.longest_bracket_holder_by_driver;
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].first, "sha512-avx2");
+    EXPECT_EQ(back[1].second, "kernel_fpu_begin in task context of cryptomgr");
+    EXPECT_FALSE(to_json(sample(true))["machines"][0]["cpus"][0]["simd"].contains("longest_bracket_holder_by_driver"));
+}
+
 TEST(Json, TextIsByteIdenticalForTwoEqualInputs) {
     // Two independently built but equal results must serialise to the same bytes.
     EXPECT_EQ(to_json_text(sample(true)), to_json_text(sample(true)));
