@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/db_store.h"
+#include "cli/precision.h"
 
 #include "report/report.h"
 #include "scenario/load.h"
@@ -149,6 +150,7 @@ bool write_outputs(std::vector<Output>& outs) {
 int cmd_run(const RunOptions& o) {
     results::RunResults r;
     double wall_s = 0;
+    std::string steady; // the --precision report
     std::unique_ptr<system::ScenarioConfig> cfg;
     std::unique_ptr<system::System> sys;
     std::vector<Output> outs;
@@ -174,8 +176,21 @@ int cmd_run(const RunOptions& o) {
                 std::fprintf(stderr, "kdsim: --db %s: %s\nkdsim: nothing was run or written\n", o.db.c_str(), why.c_str());
                 return EXIT_BAD_INPUT;
             }
+        std::string why;
+        const std::optional<double> precision = o.precision.empty() ? std::nullopt : parse_precision(o.precision, why);
+        if (precision && sys->progress().empty()) {
+            std::fprintf(stderr, "kdsim: --precision: no workload of %s reports a rate to estimate (iperf3 does)\n"
+                                 "kdsim: nothing was run or written\n", o.scenario.c_str());
+            return EXIT_BAD_INPUT;
+        }
         const auto t0 = std::chrono::steady_clock::now();
-        r = sys->run();
+        if (precision) {
+            PrecisionRun p = run_to_precision(*sys, *precision);
+            steady = steady_state_text(p, *precision);
+            r = std::move(p.results);
+        } else {
+            r = sys->run();
+        }
         wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } catch (const scenario::InputError& e) {
         print_input_error(e);
@@ -190,6 +205,7 @@ int cmd_run(const RunOptions& o) {
         std::fputs(pos == std::string::npos ? summary.c_str() : summary.c_str() + pos, stdout);
     } else {
         std::fputs(summary.c_str(), stdout);
+        std::fputs(steady.c_str(), stdout);
     }
     if (!write_outputs(outs)) return EXIT_BAD_INPUT;
     if (!o.db.empty() && !store_runs(o.db, {db::Entry{&r, run_info("run", o.scenario, wall_s)}})) return EXIT_BAD_INPUT;

@@ -37,6 +37,7 @@ struct RunOptions {
     std::uint64_t trace_limit = 5'000'000; // records kept in the trace
     bool quiet = false;
     std::string db;                        // results database to store the run in
+    std::string precision;                 // "1%": run until the rate metrics' intervals are this tight
 };
 struct CompareOptions {
     std::string a, b;

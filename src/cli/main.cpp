@@ -4,6 +4,7 @@
 // 3 internal error.
 #include "cli/commands.h"
 #include "cli/db_store.h"
+#include "cli/precision.h"
 
 #include "report/output_file.h"
 
@@ -32,6 +33,15 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}))
         ->capture_default_str();
     run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line");
+    run->add_option("--precision", run_opts.precision,
+                    "Run until every workload rate metric's 95% confidence interval (batch means after an MSER-5 "
+                    "warm-up) is within this relative half-width (0.01% to 50%, e.g. 1%), or the scenario ends")
+        ->check(CLI::Validator(
+            [](std::string& s) {
+                std::string why;
+                return parse_precision(s, why) ? std::string() : why;
+            },
+            "PERCENT"));
     run->add_option("--db", run_opts.db, "Store the run and its figures in this SQLite results database (created if absent)");
 
     CompareOptions cmp_opts;

@@ -143,6 +143,10 @@ std::vector<results::Statistic> figures_of(const results::RunResults& r) {
                 out.push_back({cpu + "cycles/" + category, "cycles", "cycles charged to the category, every context",
                                static_cast<double>(n), true});
         }
+    for (const auto& e : r.steady_state) {
+        out.push_back({"steady." + e.path + ".mean", e.unit, "steady-state mean of batch means (--precision)", e.mean, false});
+        out.push_back({"steady." + e.path + ".half_width", e.unit, "half-width of its confidence interval", e.half_width, false});
+    }
     return out;
 }
 

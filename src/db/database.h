@@ -70,7 +70,8 @@ struct Filter {
 // The figures of a run as they are stored, in order: every registered statistic; each workload
 // metric as "workload.<name>.<key>"; each CPU's "<machine>/cpu<N>/busy_us", idle_us,
 // longest_np_span_us and "cycles/<category>" summed over contexts (the paths results::resolve
-// and the experiment manifests use).
+// and the experiment manifests use); for a run stopped by --precision, "steady.<path>.mean" and
+// "steady.<path>.half_width" of each estimated metric.
 std::vector<results::Statistic> figures_of(const results::RunResults& r);
 
 // SHA-256 of `text`, lower-case hex.

@@ -73,6 +73,13 @@ template <> struct Fields<results::RunResults> { // after "format" and "format_v
     }
 };
 
+template <> struct Fields<results::SteadyState> { // the optional "steady_state" list
+    static void each(auto& v, auto& e) {
+        v("path", e.path), v("unit", e.unit), v("mean", e.mean), v("half_width", e.half_width), v("confidence", e.confidence),
+            v("batches", e.batches), v("batch_us", e.batch_us), v("warm_up_us", e.warm_up_us);
+    }
+};
+
 template <class T> concept Described = requires { sizeof(Fields<T>); };
 template <class T> concept DescribedList = requires { typename T::value_type; } && Described<typename T::value_type>;
 
@@ -200,6 +207,7 @@ json to_json(const results::RunResults& r) {
         const auto& st = r.statistics[i];
         out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
     }
+    if (!r.steady_state.empty()) out["steady_state"] = write_value(r.steady_state); // only runs stopped by --precision
     return out;
 }
 
@@ -253,6 +261,7 @@ results::RunResults from_json(const json& j) {
             s.value = static_cast<double>(n);
         } else read_value(v, join_path(p, "value"), s.value);
     }
+    if (j.contains("steady_state")) read_value(j["steady_state"], "steady_state", r.steady_state);
     return r;
 }
 

@@ -95,6 +95,19 @@ struct MachineResult {
     std::vector<CpuResult> cpus;
 };
 
+// The steady-state estimate of one rate metric of a run stopped by `kdsim run --precision`: the
+// mean of batch means after an MSER-5 warm-up, with its Student-t confidence interval.
+struct SteadyState {
+    std::string path;        // the metric's path ("workload.iperf3.receiver_mbit_s")
+    std::string unit;        // the metric's unit ("Mbit/s")
+    double mean = 0;
+    double half_width = 0;   // the interval is mean +/- half_width
+    double confidence = 0;   // 0.95
+    std::uint64_t batches = 0;
+    double batch_us = 0;     // simulated time per batch
+    double warm_up_us = 0;   // simulated time dropped as warm-up, from 0
+};
+
 struct RunResults {
     std::string scenario;      // name
     std::string scenario_path;
@@ -110,6 +123,7 @@ struct RunResults {
     std::vector<FindingCount> finding_counts; // every finding, per machine and kind (none: not failed)
     bool failed = false;                     // an invariant was violated: there are findings
     std::vector<std::string> failures;       // why, one line per machine and kind
+    std::vector<SteadyState> steady_state;   // kdsim run --precision only, else empty
 };
 
 } // namespace kdsim::results

@@ -303,25 +303,54 @@ void System::write_trace(const std::function<void(std::string_view)>& out) const
 }
 
 results::RunResults System::run() {
+    start();
+    advance(end());
+    return finish();
+}
+
+void System::start() {
     for (Machine& m : machines_)
         for (auto& w : m.workloads) w->start();
     for (Machine& m : machines_) // what a workload owns exists once it has started
         for (auto& w : m.workloads) w->register_stats(stats::Scope(stats_, m.cfg->name));
     for (Machine& m : machines_)
         for (auto& c : m.cpus) c->boot();
-    // A fixed duration runs to its end even when finite workloads end early; otherwise the
-    // run ends when the last finite workload does (Completion stops the engine), or at
+}
+
+engine::Tick System::end() const { return cfg_.duration ? *cfg_.duration : cfg_.max_duration; }
+
+bool System::advance(engine::Tick t) {
+    // A fixed duration runs to its end even when finite workloads end early (Completion stops the
+    // engine: it is resumed); otherwise the run ends when the last finite workload does, or at
     // max_duration.
-    const engine::Tick until = cfg_.duration ? *cfg_.duration : cfg_.max_duration;
-    for (;;) {
+    const engine::Tick until = std::min(t, end());
+    while (!ended_) {
         sim_.run(until);
-        if (sim_.now() >= until || sim_.pending() == 0 || !cfg_.duration) break;
+        if (sim_.now() >= end() || sim_.pending() == 0 || (sim_.stopped() && !cfg_.duration)) ended_ = true;
+        else if (sim_.now() >= until) return true;
     }
+    return false;
+}
+
+results::RunResults System::finish() {
     for (Machine& m : machines_)
         for (auto& c : m.cpus) c->finish();
     for (Machine& m : machines_)
         for (auto& w : m.workloads) w->check_at_end();
     return collect();
+}
+
+std::vector<std::pair<std::string, double>> System::progress() const {
+    std::vector<std::pair<std::string, double>> out;
+    std::vector<workloads::Workload::Progress> p;
+    for (const Machine& m : machines_)
+        for (const auto& w : m.workloads) {
+            p.clear();
+            w->progress(p);
+            const std::string name = w->result().name;
+            for (const auto& x : p) out.emplace_back("workload." + name + "." + x.key, x.amount);
+        }
+    return out;
 }
 
 results::RunResults System::collect() const {

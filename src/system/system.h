@@ -36,6 +36,21 @@ public:
     // Runs the scenario to its end and returns what happened. Call once.
     results::RunResults run();
 
+    // The same in steps: start() once, then advance() as often as wanted, then finish() once.
+    // Stepping does not change the results: the engine processes the same events in the same
+    // order, only pausing between them.
+    void start();
+    // Runs until simulated time `t` or the scenario's end, whichever comes first. False once the
+    // run has ended (its duration reached, its finite workloads done, or nothing left to do).
+    bool advance(engine::Tick t);
+    // Ends the run (CPU time accounts, end-of-run checks) and collects its results.
+    results::RunResults finish();
+    // When the run ends at the latest: its duration, or max_duration.
+    engine::Tick end() const;
+    // Every workload's progress amounts now (workloads::Workload::progress), keyed by the path
+    // of their rate metric ("workload.<name>.<key>").
+    std::vector<std::pair<std::string, double>> progress() const;
+
     engine::Simulation& sim() { return sim_; }
 
     // Records the run trace of every CPU, keeping at most `limit` records. Call before run().
@@ -84,6 +99,7 @@ private:
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
     std::unique_ptr<kernel::TraceRecorder> trace_;
     std::uint64_t next_flow_ = 0; // flow numbers of the streams, given in build order
+    bool ended_ = false;
     stats::Registry stats_;
 };
 

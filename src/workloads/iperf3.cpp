@@ -116,6 +116,12 @@ void Iperf3::check_at_end() {
     }
 }
 
+void Iperf3::progress(std::vector<Progress>& out) const {
+    std::uint64_t bytes_read = 0;
+    for (const auto& st : streams_) bytes_read += st->usink ? st->usink->bytes_read() : st->sink->bytes_read();
+    out.push_back(Progress{"receiver_mbit_s", static_cast<double>(bytes_read) * 8 / 1e6});
+}
+
 results::WorkloadResult Iperf3::result() const {
     if (cfg_.udp) return udp_result();
     auto r = base_result(cfg_.name, "iperf3 tcp");

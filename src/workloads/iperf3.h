@@ -37,6 +37,8 @@ public:
     // Conservation per TCP stream: the sender never holds more bytes acknowledged than the
     // receiver took in order (rcv_nxt), and the reader never read past it.
     void check_at_end() override;
+    // receiver_mbit_s: the megabits the receiving application has read so far
+    void progress(std::vector<Progress>& out) const override;
 
 private:
     struct Stream {

@@ -63,6 +63,15 @@ public:
     // At the end of the run, before the results are collected: checks the workload's own
     // end-to-end invariants and reports any violation as a finding; most have none.
     virtual void check_at_end() {}
+    // The cumulative amounts behind the workload's main rate metrics, now: for each, the metric's
+    // key and the amount so far in the metric's unit times seconds (receiver_mbit_s: the megabits
+    // read), so that its increase over an interval divided by the interval's length is the rate
+    // in that interval (kdsim run --precision). Most workloads have none.
+    struct Progress {
+        std::string key;
+        double amount = 0;
+    };
+    virtual void progress(std::vector<Progress>& out) const { (void)out; }
 
 protected:
     results::WorkloadResult base_result(const std::string& name, const std::string& kind) const {
