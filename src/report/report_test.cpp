@@ -246,6 +246,19 @@ TEST(Json, StatisticsKeepTheirOrderAndWhetherTheyAreCounters) {
     EXPECT_EQ(r.statistics[9].value, 0.25);
 }
 
+TEST(Json, SteadyStateIsWrittenOnlyWhenPresentAndReadBack) {
+    EXPECT_FALSE(to_json(sample()).contains("steady_state")); // other runs' files are unchanged
+    results::RunResults in = sample();
+    in.steady_state.push_back({"workload.iperf3.receiver_mbit_s", "Mbit/s", 338.25, 2.125, 0.95, 10, 2000, 10000});
+    const results::RunResults r = from_json(to_json(in));
+    ASSERT_EQ(r.steady_state.size(), 1u);
+    EXPECT_EQ(r.steady_state[0].path, "workload.iperf3.receiver_mbit_s");
+    EXPECT_EQ(r.steady_state[0].unit, "Mbit/s");
+    EXPECT_EQ(r.steady_state[0].half_width, 2.125);
+    EXPECT_EQ(r.steady_state[0].batches, 10u);
+    EXPECT_EQ(r.steady_state[0].warm_up_us, 10000);
+}
+
 // ---- summary -----------------------------------------------------------------------------
 
 TEST(Summary, FailedRunListsEveryKeptFindingWithItsKindAndEndsWithResultFailed) {
