@@ -3,6 +3,7 @@
 // the implementation named as the kernel's arch glue names its code.
 #pragma once
 
+#include "crypto/cost_table.h"
 #include "engine/time.h"
 
 #include <array>
@@ -40,41 +41,23 @@ std::optional<CipherImpl> cipher_impl_from_string(std::string_view s);
 // Whether the implementation runs on the SIMD/FPU unit (needs a kernel_*_begin/end bracket).
 bool uses_simd(CipherImpl i);
 
-struct CipherCost {
-    double cycles_per_byte = 0;
-    engine::Cycles cycles_per_call = 0;
-    engine::Cycles bytes(std::uint64_t from, std::uint64_t to) const {
-        return static_cast<engine::Cycles>(std::llround(static_cast<double>(to) * cycles_per_byte) -
-                                           std::llround(static_cast<double>(from) * cycles_per_byte));
-    }
-};
+struct CipherCost : PerByteCost {};
 
-class CipherCostTable {
+class CipherCostTable : public CostTable<CipherPrim, CipherImpl, CipherCost, CIPHER_PRIMS, CIPHER_IMPLS> {
 public:
-    void set(CipherPrim p, CipherImpl i, CipherCost c) { t_[idx(p)][static_cast<std::size_t>(i)] = c; }
-    const std::optional<CipherCost>& get(CipherPrim p, CipherImpl i) const { return t_[idx(p)][static_cast<std::size_t>(i)]; }
-    bool has(CipherPrim p, CipherImpl i) const { return get(p, i).has_value(); }
-    bool has(CipherPrim p) const {
-        for (const auto& c : t_[idx(p)])
-            if (c) return true;
-        return false;
-    }
     // The implementation used: the SIMD one with the fewest cycles per byte or, with `simd`
     // false, the fastest one that needs no SIMD unit. (For the drivers modelled, the kernel's
     // cra_priority order is also the speed order: ce > neon > bsaes > scalar, vaes > aesni.)
     std::optional<CipherImpl> best(CipherPrim p, bool simd) const {
         std::optional<CipherImpl> b;
         for (std::size_t i = 0; i < CIPHER_IMPLS; ++i) {
-            const auto& c = t_[idx(p)][i];
-            if (!c || uses_simd(static_cast<CipherImpl>(i)) != simd) continue;
-            if (!b || c->cycles_per_byte < get(p, *b)->cycles_per_byte) b = static_cast<CipherImpl>(i);
+            const auto impl = static_cast<CipherImpl>(i);
+            const auto& c = get(p, impl);
+            if (!c || uses_simd(impl) != simd) continue;
+            if (!b || c->cycles_per_byte < get(p, *b)->cycles_per_byte) b = impl;
         }
         return b;
     }
-
-private:
-    static std::size_t idx(CipherPrim p) { return static_cast<std::size_t>(p); }
-    std::array<std::array<std::optional<CipherCost>, CIPHER_IMPLS>, CIPHER_PRIMS> t_{};
 };
 
 } // namespace kdsim::crypto

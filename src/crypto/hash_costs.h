@@ -2,6 +2,7 @@
 // loaded from the [hash.<alg>.<impl>] tables of an architecture profile.
 #pragma once
 
+#include "crypto/cost_table.h"
 #include "crypto/digest.h"
 #include "engine/time.h"
 
@@ -23,32 +24,12 @@ std::optional<HashImpl> hash_impl_from_string(std::string_view s);
 // Whether the implementation runs on the SIMD/FPU unit (needs a kernel_*_begin/end bracket).
 bool uses_simd(HashImpl i);
 
-struct HashCost {
-    double cycles_per_byte = 0;
-    engine::Cycles cycles_per_call = 0;
+struct HashCost : PerByteCost {
     // Extra cycles of a call whose code and tables are not in the caches (optional figure,
     // required only by scenarios that model cold caches).
     std::optional<engine::Cycles> cold_start;
-
-    // Cycles for bytes [from, to) of one message: per-byte work rounded so that chunks of one
-    // message add up exactly to the whole.
-    engine::Cycles bytes(std::uint64_t from, std::uint64_t to) const {
-        return static_cast<engine::Cycles>(std::llround(static_cast<double>(to) * cycles_per_byte) -
-                                           std::llround(static_cast<double>(from) * cycles_per_byte));
-    }
 };
 
-class HashCostTable {
-public:
-    void set(HashAlg a, HashImpl i, HashCost c) { t_[index(a)][static_cast<std::size_t>(i)] = c; }
-    const std::optional<HashCost>& get(HashAlg a, HashImpl i) const {
-        return t_[index(a)][static_cast<std::size_t>(i)];
-    }
-    bool has(HashAlg a, HashImpl i) const { return get(a, i).has_value(); }
-
-private:
-    static std::size_t index(HashAlg a) { return static_cast<std::size_t>(a); }
-    std::array<std::array<std::optional<HashCost>, HASH_IMPLS>, HASH_ALGS> t_{};
-};
+using HashCostTable = CostTable<HashAlg, HashImpl, HashCost, HASH_ALGS, HASH_IMPLS>;
 
 } // namespace kdsim::crypto

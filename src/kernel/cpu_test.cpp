@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 namespace kdsim::kernel {
@@ -41,6 +42,9 @@ struct Harness {
     int reraise = 0; // how many more times the softirq handler raises itself
 
     void observe() { seen.push_back({cpu.now(), cpu.preempt_count(), cpu.ctx_kind(), cpu.current()->comm}); }
+    // A device interrupt at `at` that raises NET_RX (net_rx handles it) and, if given, a kernel
+    // thread running `body`; then boot and 5 ms of simulated time.
+    void run_with_device_irq_at(Tick at, std::optional<engine::Task<>> body = std::nullopt);
 };
 
 engine::Task<> net_rx(Cpu& cpu, void* ctx) {
@@ -60,6 +64,17 @@ engine::Task<> device_irq(Cpu& cpu, void*) {
 
 using testing::IrqAt;
 
+void Harness::run_with_device_irq_at(Tick at, std::optional<engine::Task<>> body) {
+    const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    cpu.request_irq(v, &device_irq, nullptr, "dev");
+    cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, this);
+    if (body) cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, std::move(*body));
+    IrqAt irq(cpu, v);
+    sim.schedule_at(at, &irq);
+    cpu.boot();
+    sim.run(5 * engine::PS_PER_MS);
+}
+
 engine::Task<> busy_kthread(Cpu& cpu, Harness& h, Cycles c) {
     co_await cpu.exec(c, Cat::OTHER);
     h.observe();
@@ -72,14 +87,7 @@ TEST(Softirq, RunsOnIrqExitInServingSoftirqContextAfterTheHandler) {
     // The thread finishes late by everything the interrupt cost: 300 + 200 + 100 + 4 +
     // handler 1 + local_irq_disable 3 = 608 ns -> at 100.608 us.
     Harness h;
-    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
-    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
-    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
-    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
-    IrqAt irq(h.cpu, v);
-    h.sim.schedule_at(10 * PS_PER_US, &irq);
-    h.cpu.boot();
-    h.sim.run(5 * engine::PS_PER_MS);
+    h.run_with_device_irq_at(10 * PS_PER_US, busy_kthread(h.cpu, h, 100'000));
     ASSERT_EQ(h.seen.size(), 2u);
     EXPECT_EQ(h.seen[0].time, 10'604 * PS_PER_NS);
     EXPECT_EQ(h.seen[0].preempt_count, SOFTIRQ_OFFSET);
@@ -128,13 +136,7 @@ TEST(Softirq, RestartsAtMostTenRoundsThenHandsTheRestToKsoftirqd) {
     // wakes ksoftirqd, which runs the remaining 5 in task context (4 more restarts).
     Harness h;
     h.reraise = 14;
-    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
-    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
-    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
-    IrqAt irq(h.cpu, v);
-    h.sim.schedule_at(10 * PS_PER_US, &irq);
-    h.cpu.boot(); // nothing but idle and ksoftirqd
-    h.sim.run(5 * engine::PS_PER_MS);
+    h.run_with_device_irq_at(10 * PS_PER_US); // nothing but idle and ksoftirqd
     ASSERT_EQ(h.seen.size(), 15u);
     for (int i = 0; i < 10; ++i) {
         EXPECT_EQ(h.seen[i].ctx, CtxKind::SOFTIRQ) << i;
@@ -162,14 +164,7 @@ TEST(Irq, AnInterruptRaisedWhileMaskedIsTakenAtUnmask) {
     // is delivered right after local_irq_enable (4 ns): its softirq runs at 20.007 us + 300 +
     // 200 + 100 + 4 = 20.611 us.
     Harness h;
-    unsigned v = Cpu::FIRST_DEVICE_VECTOR;
-    h.cpu.request_irq(v, &device_irq, nullptr, "dev");
-    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
-    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, irqs_off_section(h.cpu, h));
-    IrqAt irq(h.cpu, v);
-    h.sim.schedule_at(10 * PS_PER_US, &irq);
-    h.cpu.boot();
-    h.sim.run(5 * engine::PS_PER_MS);
+    h.run_with_device_irq_at(10 * PS_PER_US, irqs_off_section(h.cpu, h));
     ASSERT_EQ(h.seen.size(), 2u);
     EXPECT_EQ(h.seen[0].time, 20'611 * PS_PER_NS);
     // ours, __do_softirq's, and __schedule's when the thread exits and the CPU goes idle

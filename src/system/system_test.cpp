@@ -29,8 +29,8 @@ Profile test_profile(arch::Arch a) {
                                    .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
     p.simd = arch::SimdCosts{.begin = 100, .end = 50, .save = 250, .restore = 450, .state_size = 832, .unavailable_trap = {}, .kernel_use_warning = {}};
     for (HashAlg alg : {HashAlg::SHA1, HashAlg::SHA256, HashAlg::SHA512}) {
-        p.hash.set(alg, HashImpl::GENERIC, crypto::HashCost{10.0, 1000, {}});
-        p.hash.set(alg, a == arch::Arch::X86_64 ? HashImpl::AVX2 : HashImpl::NEON, crypto::HashCost{2.0, 200, {}});
+        p.hash.set(alg, HashImpl::GENERIC, crypto::HashCost{{10.0, 1000}, {}});
+        p.hash.set(alg, a == arch::Arch::X86_64 ? HashImpl::AVX2 : HashImpl::NEON, crypto::HashCost{{2.0, 200}, {}});
     }
     return p;
 }

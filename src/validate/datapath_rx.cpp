@@ -52,10 +52,8 @@ struct RxShared {
     Spsc<std::uint8_t*> free_bufs;
     ErrorSlot error;
 
-    alignas(64) std::atomic<std::uint32_t> irq_seq{0};
-    alignas(64) std::atomic<std::uint32_t> irq_armed{0};
-    alignas(64) std::atomic<std::uint32_t> worker_seq{0};
-    alignas(64) std::atomic<std::uint32_t> worker_sleeping{0};
+    Doorbell irq;    // the device interrupt the NAPI poll sleeps on
+    Doorbell worker; // the cryptd worker's wake-up
     std::atomic<bool> stop{false};
     std::atomic<bool> device_done{false};
     std::atomic<bool> rx_done{false};
@@ -127,34 +125,28 @@ void device_thread(RxShared& s, const RxRun& run, double tsc_hz) {
             ++k;
             head = head + 1 == ring ? 0 : head + 1;
             // Raise the interrupt if the receiver re-armed it (napi_complete_done + irq enable).
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-            if (s.irq_armed.load(std::memory_order_relaxed) && s.irq_armed.exchange(0)) {
-                s.interrupts.inc();
-                s.irq_seq.fetch_add(1);
-                futex_wake(&s.irq_seq);
-            }
+            if (s.irq.ring_if_armed()) s.interrupts.inc();
         }
     } catch (const std::exception& e) {
         s.error.put(std::string("device thread: ") + e.what());
     }
     s.device_done.store(true, std::memory_order_release);
-    s.irq_seq.fetch_add(1);
-    futex_wake(&s.irq_seq);
+    s.irq.ring();
 }
 
 void wake_worker(RxShared& s) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (s.worker_sleeping.load(std::memory_order_relaxed) && s.worker_sleeping.exchange(0)) {
-        s.worker_wakeups.inc();
-        s.worker_seq.fetch_add(1);
-        futex_wake(&s.worker_seq);
-    }
+    if (s.worker.ring_if_armed()) s.worker_wakeups.inc();
+}
+
+// A thread of the receiving CPU: pinned to it, and SCHED_FIFO when the run asks for it.
+void enter_rx_cpu(const RxRun& run) {
+    calibrate::pin_to_cpu(run.cpu_rx);
+    if (run.fifo_priority > 0) set_fifo(run.fifo_priority);
 }
 
 void rx_thread(RxShared& s, const RxRun& run) {
     try {
-        calibrate::pin_to_cpu(run.cpu_rx);
-        if (run.fifo_priority > 0) set_fifo(run.fifo_priority);
+        enter_rx_cpu(run);
         InPlaceOpener opener(s.sa);
         std::unique_ptr<UserSimdState> user;
         if (s.cfg.user_simd_live) user = std::make_unique<UserSimdState>(s.cpu);
@@ -234,29 +226,21 @@ void rx_thread(RxShared& s, const RxRun& run) {
             // napi_complete_done(): re-enable the device interrupt and sleep until it fires.
             if (s.device_done.load(std::memory_order_acquire) && !s.descs[next].done.load(std::memory_order_acquire))
                 break;
-            std::uint32_t seq = s.irq_seq.load(std::memory_order_acquire);
-            s.irq_armed.store(1);
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-            if (s.descs[next].done.load(std::memory_order_acquire) || s.device_done.load(std::memory_order_acquire)) {
-                s.irq_armed.store(0);
-                continue;
-            }
-            futex_wait(&s.irq_seq, seq);
-            s.irq_armed.store(0);
+            s.irq.sleep_unless([&] {
+                return s.descs[next].done.load(std::memory_order_acquire) || s.device_done.load(std::memory_order_acquire);
+            });
         }
     } catch (const std::exception& e) {
         s.error.put(std::string("rx thread: ") + e.what());
     }
     s.rx_done.store(true, std::memory_order_release);
-    s.worker_seq.fetch_add(1);
-    futex_wake(&s.worker_seq);
+    s.worker.ring();
 }
 
 // cryptd_queue_worker(): one request per work item; sleeps when the queue is empty.
 void worker_thread(RxShared& s, const RxRun& run) {
     try {
-        calibrate::pin_to_cpu(run.cpu_rx);
-        if (run.fifo_priority > 0) set_fifo(run.fifo_priority);
+        enter_rx_cpu(run);
         InPlaceOpener opener(s.sa);
         for (;;) {
             Work w;
@@ -270,15 +254,7 @@ void worker_thread(RxShared& s, const RxRun& run) {
                 continue;
             }
             if (s.rx_done.load(std::memory_order_acquire) && s.work.empty()) break;
-            std::uint32_t seq = s.worker_seq.load(std::memory_order_acquire);
-            s.worker_sleeping.store(1);
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-            if (!s.work.empty() || s.rx_done.load(std::memory_order_acquire)) {
-                s.worker_sleeping.store(0);
-                continue;
-            }
-            futex_wait(&s.worker_seq, seq);
-            s.worker_sleeping.store(0);
+            s.worker.sleep_unless([&] { return !s.work.empty() || s.rx_done.load(std::memory_order_acquire); });
         }
     } catch (const std::exception& e) {
         s.error.put(std::string("cryptd worker: ") + e.what());

@@ -35,6 +35,34 @@ inline long futex_wake(std::atomic<std::uint32_t>* a) {
     return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(a), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
+// A sleeper's doorbell: the sleeper arms it and sleeps until it rings; the other side rings it
+// only when armed (a device interrupt that napi_complete_done re-enabled, or a worker's wake-up).
+struct Doorbell {
+    alignas(64) std::atomic<std::uint32_t> seq{0};
+    alignas(64) std::atomic<std::uint32_t> armed{0};
+
+    // Wakes the sleeper whatever it is doing (at shutdown).
+    void ring() {
+        seq.fetch_add(1);
+        futex_wake(&seq);
+    }
+    // Wakes the sleeper if it armed the doorbell; true if it had.
+    bool ring_if_armed() {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!armed.load(std::memory_order_relaxed) || !armed.exchange(0)) return false;
+        ring();
+        return true;
+    }
+    // Arms the doorbell and sleeps until it rings, unless ready() holds once armed.
+    template <class Ready> void sleep_unless(Ready ready) {
+        const std::uint32_t s = seq.load(std::memory_order_acquire);
+        armed.store(1);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!ready()) futex_wait(&seq, s);
+        armed.store(0);
+    }
+};
+
 inline std::uint64_t splitmix(std::uint64_t& s) {
     std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -31,7 +31,7 @@ struct Harness {
     explicit Harness(SoftirqLoadWorkload cfg)
         : cpu(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), config()),
           simd(arch::make_simd_unit(cpu, arch::SimdPolicy::X86_BH_OFF, arch::SimdCosts{})), sd(cpu) {
-        hash.set(crypto::HashAlg::SHA256, crypto::HashImpl::GENERIC, crypto::HashCost{10.0, 1000, {}});
+        hash.set(crypto::HashAlg::SHA256, crypto::HashImpl::GENERIC, crypto::HashCost{{10.0, 1000}, {}});
         cfg.impl = crypto::HashImpl::GENERIC;
         Env env{sim, cpu, *simd, hash, crypto::Chunking{}, false, "m", completion, nullptr};
         load = std::make_unique<SoftirqLoad>(env, cfg, kernel::Cpu::FIRST_DEVICE_VECTOR, sd);
