@@ -176,6 +176,50 @@ void set_batch(bool on) {
     pthread_setschedparam(pthread_self(), on ? SCHED_BATCH : SCHED_OTHER, &sp);
 }
 
+// A thread on `cpu` that, again and again, says it is ready and sleeps in FUTEX_WAIT until
+// woken; stopped and joined when destroyed.
+class FutexSleeper {
+public:
+    FutexSleeper(int cpu, bool batch)
+        : thread_([this, cpu, batch] {
+              pin_to_cpu(cpu);
+              if (batch) set_batch(true);
+              while (!stop_.load()) {
+                  ready_.store(1);
+                  while (f_.load() == 0 && !stop_.load()) futex(&f_, FUTEX_WAIT_PRIVATE, 0);
+                  f_.store(0);
+              }
+          }) {}
+    ~FutexSleeper() {
+        stop_.store(1);
+        f_.store(1);
+        futex(&f_, FUTEX_WAKE_PRIVATE, 1);
+        thread_.join();
+    }
+    // The waker's cycles for one FUTEX_WAKE that found the sleeper blocked: waits for it to be
+    // ready (calling relax()), spins `settle` more cycles, then times the wake. A wake that
+    // found nobody asleep is discarded; after `attempts` of them, throws.
+    template <class Relax> double time_wake(int attempts, Relax relax, std::uint64_t settle) {
+        for (int attempt = 0; attempt < attempts; ++attempt) {
+            while (ready_.load() == 0) relax();
+            const std::uint64_t s = tsc_begin();
+            while (tsc_begin() - s < settle) _mm_pause();
+            ready_.store(0);
+            f_.store(1);
+            const std::uint64_t t0 = tsc_begin();
+            const long woke = futex(&f_, FUTEX_WAKE_PRIVATE, 1);
+            const std::uint64_t t1 = tsc_end();
+            if (woke == 1) return static_cast<double>(t1 - t0);
+            while (f_.load() != 0) relax(); // it had not slept yet
+        }
+        throw std::runtime_error("the futex sleeper never blocked");
+    }
+
+private:
+    std::atomic<int> f_{0}, ready_{0}, stop_{0};
+    std::thread thread_; // last: starts once the flags exist
+};
+
 // Per handoff in a ping-pong of `rounds` round trips between two threads on cpu_a and cpu_b.
 double pingpong(int cpu_a, int cpu_b, int rounds) {
     std::atomic<int> f{0};
@@ -223,73 +267,22 @@ FutexResult measure_futex(int cpu_a, std::optional<int> cpu_b, int samples, bool
     }, samples, 3, 0.05, 3);
     {
         // The waker's cost of a FUTEX_WAKE that finds a sleeper on its own CPU (local runqueue,
-        // no IPI); both threads SCHED_BATCH so that the wakee does not preempt the waker.
-        std::atomic<int> f{0}, ready{0}, stop{0};
+        // no IPI); both threads SCHED_BATCH so that the wakee does not preempt the waker. The
+        // waker yields (the CPU stays busy, no idle exit) until the sleeper has run and blocked.
         set_batch(true);
-        std::thread sleeper([&] {
-            pin_to_cpu(cpu_a);
-            set_batch(true);
-            while (!stop.load()) {
-                ready.store(1);
-                while (f.load() == 0 && !stop.load()) futex(&f, FUTEX_WAIT_PRIVATE, 0);
-                f.store(0);
-            }
-        });
-        auto one_wake = [&]() -> double {
-            for (int attempt = 0; attempt < 1000; ++attempt) {
-                // Yield (the CPU stays busy, no idle exit) until the sleeper has run and blocked.
-                while (ready.load() == 0) sched_yield();
-                ready.store(0);
-                f.store(1);
-                std::uint64_t t0 = tsc_begin();
-                long woke = futex(&f, FUTEX_WAKE_PRIVATE, 1);
-                std::uint64_t t1 = tsc_end();
-                if (woke == 1) return static_cast<double>(t1 - t0);
-            }
-            throw std::runtime_error("the futex sleeper never blocked");
-        };
-        r.wake_waiter_local = measure(one_wake, samples, 2, 0.10, 3);
-        stop.store(1);
-        f.store(1);
-        futex(&f, FUTEX_WAKE_PRIVATE, 1);
-        sleeper.join();
+        FutexSleeper sleeper(cpu_a, true);
+        r.wake_waiter_local = measure([&] { return sleeper.time_wake(1000, [] { sched_yield(); }, 0); }, samples, 2, 0.10, 3);
         set_batch(false);
     }
     const int rounds = quick ? 100 : 300;
     r.handoff_same_cpu = measure([&] { return pingpong(cpu_a, cpu_a, rounds); }, samples, 1, 0.10, 3);
     if (cpu_b) {
         r.handoff_cross_cpu = measure([&] { return pingpong(cpu_a, *cpu_b, rounds); }, samples, 1, 0.10, 3);
-        // The waker's cost of a FUTEX_WAKE that finds a sleeping waiter on the other CPU.
-        std::atomic<int> f{0}, ready{0}, stop{0};
-        std::thread sleeper([&] {
-            pin_to_cpu(*cpu_b);
-            while (!stop.load()) {
-                ready.store(1);
-                while (f.load() == 0 && !stop.load()) futex(&f, FUTEX_WAIT_PRIVATE, 0);
-                f.store(0);
-            }
-        });
+        // The waker's cost of a FUTEX_WAKE that finds a sleeping waiter on the other CPU; the
+        // waker spins, and lets the sleeper settle in the kernel before each wake.
+        FutexSleeper sleeper(*cpu_b, false);
         pin_to_cpu(cpu_a);
-        auto one_wake = [&]() -> double {
-            for (int attempt = 0; attempt < 100; ++attempt) {
-                while (ready.load() == 0) _mm_pause();
-                std::uint64_t s = tsc_begin();
-                while (tsc_begin() - s < 200000) _mm_pause(); // let the sleeper block in the kernel
-                ready.store(0);
-                f.store(1);
-                std::uint64_t t0 = tsc_begin();
-                long woke = futex(&f, FUTEX_WAKE_PRIVATE, 1);
-                std::uint64_t t1 = tsc_end();
-                if (woke == 1) return static_cast<double>(t1 - t0);
-                while (f.load() != 0) _mm_pause(); // it had not slept yet: discard the sample
-            }
-            throw std::runtime_error("the futex sleeper never blocked");
-        };
-        r.wake_waiter = measure(one_wake, samples * 2, 2, 0.15, 3);
-        stop.store(1);
-        f.store(1);
-        futex(&f, FUTEX_WAKE_PRIVATE, 1);
-        sleeper.join();
+        r.wake_waiter = measure([&] { return sleeper.time_wake(100, [] { _mm_pause(); }, 200000); }, samples * 2, 2, 0.15, 3);
         r.cross_cpu = true;
     }
     return r;
