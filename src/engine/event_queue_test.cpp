@@ -77,11 +77,22 @@ TEST(EventQueue, InterleavedPushPopMatchesStableSortOfTimeThenSequence) {
     }
 }
 
+// The reference queue: std::multimap keeps equal keys in insertion order, so begin() is exactly
+// the (time, insertion sequence) minimum.
+using Reference = std::multimap<Tick, std::uint64_t>;
+
+// Whether `ev` is the reference's earliest event (time and id); removes that one from `ref`.
+::testing::AssertionResult take_earliest(Reference& ref, const Event& ev) {
+    if (ref.empty()) return ::testing::AssertionFailure() << "the reference is empty";
+    const auto [t, id] = *ref.begin();
+    ref.erase(ref.begin());
+    if (ev.time == t && ev.arg == id) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "got (" << ev.time << ", #" << ev.arg << "), expected (" << t << ", #" << id << ")";
+}
+
 TEST(EventQueue, RandomisedHundredThousandOpsMatchMultimapReference) {
-    // std::multimap keeps equal keys in insertion order, so begin() is exactly the
-    // (time, insertion sequence) minimum.
     EventQueue q;
-    std::multimap<Tick, std::uint64_t> ref;
+    Reference ref;
     Rng rng(7, "multimap");
     std::uint64_t id = 0;
     for (int op = 0; op < 100'000; ++op) {
@@ -94,19 +105,11 @@ TEST(EventQueue, RandomisedHundredThousandOpsMatchMultimapReference) {
             ref.emplace(t, id++);
         } else {
             ASSERT_EQ(q.top().time, ref.begin()->first);
-            Event ev = q.pop();
-            ASSERT_EQ(ev.time, ref.begin()->first) << "op " << op;
-            ASSERT_EQ(ev.arg, ref.begin()->second) << "op " << op;
-            ref.erase(ref.begin());
+            ASSERT_TRUE(take_earliest(ref, q.pop())) << "op " << op;
         }
         ASSERT_EQ(q.size(), ref.size());
     }
-    while (!ref.empty()) {
-        Event ev = q.pop();
-        ASSERT_EQ(ev.time, ref.begin()->first);
-        ASSERT_EQ(ev.arg, ref.begin()->second);
-        ref.erase(ref.begin());
-    }
+    while (!ref.empty()) ASSERT_TRUE(take_earliest(ref, q.pop()));
     EXPECT_TRUE(q.empty());
 }
 
@@ -174,7 +177,7 @@ Tick mixed_time(Rng& rng, Tick now) {
 TEST(EventQueue, EveryTuningMatchesMultimapThroughGrowthDrainAndRegrowth) {
     for (const TieredCase& c : kTunings) {
         EventQueue q(c.tuning);
-        std::multimap<Tick, std::uint64_t> ref;
+        Reference ref;
         Rng rng(11, c.name);
         std::uint64_t id = 0;
         Tick now = 0;
@@ -189,19 +192,12 @@ TEST(EventQueue, EveryTuningMatchesMultimapThroughGrowthDrainAndRegrowth) {
             } else {
                 ASSERT_EQ(q.top().time, ref.begin()->first) << c.name << " op " << op;
                 const Event ev = q.pop();
-                ASSERT_EQ(ev.time, ref.begin()->first) << c.name << " op " << op;
-                ASSERT_EQ(ev.arg, ref.begin()->second) << c.name << " op " << op;
-                ref.erase(ref.begin());
+                ASSERT_TRUE(take_earliest(ref, ev)) << c.name << " op " << op;
                 if (ev.time != TICK_MAX) now = ev.time;
             }
             ASSERT_EQ(q.size(), ref.size()) << c.name << " op " << op;
         }
-        while (!ref.empty()) {
-            const Event ev = q.pop();
-            ASSERT_EQ(ev.time, ref.begin()->first) << c.name;
-            ASSERT_EQ(ev.arg, ref.begin()->second) << c.name;
-            ref.erase(ref.begin());
-        }
+        while (!ref.empty()) ASSERT_TRUE(take_earliest(ref, q.pop())) << c.name;
         EXPECT_TRUE(q.empty()) << c.name;
     }
 }
@@ -211,7 +207,7 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
     // its time, then finish. A push may replace the taken event at the heap's root.
     for (const TieredCase& c : kTunings) {
         EventQueue q(c.tuning);
-        std::multimap<Tick, std::uint64_t> ref;
+        Reference ref;
         Rng rng(23, c.name);
         std::uint64_t id = 0;
         for (; id < 3000; ++id) {
@@ -221,9 +217,7 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
         }
         for (int step = 0; step < 40'000 && !ref.empty(); ++step) {
             const Event ev = q.take();
-            ASSERT_EQ(ev.time, ref.begin()->first) << c.name << " step " << step;
-            ASSERT_EQ(ev.arg, ref.begin()->second) << c.name << " step " << step;
-            ref.erase(ref.begin());
+            ASSERT_TRUE(take_earliest(ref, ev)) << c.name << " step " << step;
             // Fewer pushes than takes after step 20,000, so the population falls to a few and
             // the queue goes back to the heap alone.
             const std::uint64_t pushes = rng.below(step < 20'000 ? 3 : 2);

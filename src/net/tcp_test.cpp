@@ -33,17 +33,31 @@ struct Harness {
     }
 };
 
+// The ACK of bytes below `ack`, advertising `window` bytes.
+Packet ack_packet(std::uint64_t ack, std::uint64_t window) {
+    Packet p;
+    p.kind = FrameKind::TCP_ACK;
+    p.ack = ack;
+    p.window = window;
+    return p;
+}
+
+// The n-th full segment of the stream.
+Packet data_segment(std::uint64_t n) {
+    Packet p;
+    p.kind = FrameKind::TCP_DATA;
+    p.seq = n * MSS;
+    p.payload = TCP_MSS;
+    return p;
+}
+
 engine::Task<> write(TcpSource& src, Harness& h) { co_await src.send_loop(h.cpu, *h.writer, 5 * engine::PS_PER_MS); }
 
 // An ACK arriving at 1 ms, delivered as NET_RX would (bottom halves off).
 engine::Task<> ack_at_1ms(TcpSource& src, kernel::Cpu& cpu, std::uint64_t ack, std::uint64_t window) {
     co_await kernel::hrtimer_sleep_until(cpu, engine::PS_PER_MS);
     co_await kernel::local_bh_disable(cpu);
-    Packet p;
-    p.kind = FrameKind::TCP_ACK;
-    p.ack = ack;
-    p.window = window;
-    co_await src.tcp_rcv(cpu, p);
+    co_await src.tcp_rcv(cpu, ack_packet(ack, window));
     co_await kernel::local_bh_enable(cpu);
 }
 
@@ -81,13 +95,7 @@ TEST(TcpSource, TheInitialCwndOfTenLimitsTheFirstFlight) {
 
 engine::Task<> segments(TcpSink& sink, kernel::Cpu& cpu, std::vector<std::uint64_t> seqs) {
     co_await kernel::local_bh_disable(cpu);
-    for (std::uint64_t s : seqs) {
-        Packet p;
-        p.kind = FrameKind::TCP_DATA;
-        p.seq = s * MSS;
-        p.payload = TCP_MSS;
-        co_await sink.tcp_rcv(cpu, p);
-    }
+    for (std::uint64_t s : seqs) co_await sink.tcp_rcv(cpu, data_segment(s));
     co_await kernel::local_bh_enable(cpu);
 }
 
