@@ -90,19 +90,28 @@ using Reference = std::multimap<Tick, std::uint64_t>;
     return ::testing::AssertionFailure() << "got (" << ev.time << ", #" << ev.arg << "), expected (" << t << ", #" << id << ")";
 }
 
-TEST(EventQueue, RandomisedHundredThousandOpsMatchMultimapReference) {
+// An event queue and its reference, fed the same pushes (ids 0, 1, 2, ... in push order).
+struct Checked {
+    Checked(EventQueue::Tuning tuning, std::uint64_t seed, std::string_view stream) : q(tuning), rng(seed, stream) {}
     EventQueue q;
     Reference ref;
-    Rng rng(7, "multimap");
+    Rng rng;
     std::uint64_t id = 0;
+    void push(Tick t) {
+        q.push(t, nullptr, id);
+        ref.emplace(t, id++);
+    }
+};
+
+TEST(EventQueue, RandomisedHundredThousandOpsMatchMultimapReference) {
+    Checked c(EventQueue::Tuning{}, 7, "multimap");
+    auto& [q, ref, rng, id] = c;
     for (int op = 0; op < 100'000; ++op) {
         // Bias towards pushes for the first half and pops for the second, so the heap grows
         // to thousands of entries and drains again.
         const std::uint64_t push_pct = op < 50'000 ? 60 : 40;
         if (ref.empty() || rng.below(100) < push_pct) {
-            Tick t = rng.below(1000);
-            q.push(t, nullptr, id);
-            ref.emplace(t, id++);
+            c.push(rng.below(1000));
         } else {
             ASSERT_EQ(q.top().time, ref.begin()->first);
             ASSERT_TRUE(take_earliest(ref, q.pop())) << "op " << op;
@@ -176,19 +185,15 @@ Tick mixed_time(Rng& rng, Tick now) {
 
 TEST(EventQueue, EveryTuningMatchesMultimapThroughGrowthDrainAndRegrowth) {
     for (const TieredCase& c : kTunings) {
-        EventQueue q(c.tuning);
-        Reference ref;
-        Rng rng(11, c.name);
-        std::uint64_t id = 0;
+        Checked checked(c.tuning, 11, c.name);
+        auto& [q, ref, rng, id] = checked;
         Tick now = 0;
         // Three phases: grow to thousands pending, drain to empty, grow again.
         for (int op = 0; op < 60'000; ++op) {
             const int phase = op / 20'000;
             const std::uint64_t push_pct = phase == 1 ? 30 : 65;
             if (ref.empty() || rng.below(100) < push_pct) {
-                const Tick t = mixed_time(rng, now);
-                q.push(t, nullptr, id);
-                ref.emplace(t, id++);
+                checked.push(mixed_time(rng, now));
             } else {
                 ASSERT_EQ(q.top().time, ref.begin()->first) << c.name << " op " << op;
                 const Event ev = q.pop();
@@ -206,26 +211,16 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
     // The run loop's protocol: take the earliest, let its handler push 0-3 events at or after
     // its time, then finish. A push may replace the taken event at the heap's root.
     for (const TieredCase& c : kTunings) {
-        EventQueue q(c.tuning);
-        Reference ref;
-        Rng rng(23, c.name);
-        std::uint64_t id = 0;
-        for (; id < 3000; ++id) {
-            const Tick t = rng.below(20'000'000);
-            q.push(t, nullptr, id);
-            ref.emplace(t, id);
-        }
+        Checked checked(c.tuning, 23, c.name);
+        auto& [q, ref, rng, id] = checked;
+        while (id < 3000) checked.push(rng.below(20'000'000));
         for (int step = 0; step < 40'000 && !ref.empty(); ++step) {
             const Event ev = q.take();
             ASSERT_TRUE(take_earliest(ref, ev)) << c.name << " step " << step;
             // Fewer pushes than takes after step 20,000, so the population falls to a few and
             // the queue goes back to the heap alone.
             const std::uint64_t pushes = rng.below(step < 20'000 ? 3 : 2);
-            for (std::uint64_t k = 0; k < pushes; ++k) {
-                const Tick t = ev.time + (rng.below(4) == 0 ? 0 : rng.below(20'000'000));
-                q.push(t, nullptr, id);
-                ref.emplace(t, id++);
-            }
+            for (std::uint64_t k = 0; k < pushes; ++k) checked.push(ev.time + (rng.below(4) == 0 ? 0 : rng.below(20'000'000)));
             q.finish_take();
             ASSERT_EQ(q.size(), ref.size()) << c.name << " step " << step;
         }
