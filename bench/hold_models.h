@@ -38,15 +38,10 @@ inline constexpr std::uint64_t kHoldSeed = 1;
 // U[1 us, 20 us) in picoseconds.
 inline Tick hold_delay(Rng& rng) { return PS_PER_US + rng.below(19 * PS_PER_US); }
 
-class CallbackHold final : public engine::EventTarget {
+// What the two models on the engine share: the Simulation, and a budget of events after which
+// it stops.
+class EngineHold {
 public:
-    explicit CallbackHold(std::size_t n) : sim_(kHoldSeed), rng_(sim_.rng("hold")) {
-        for (std::size_t i = 0; i < n; ++i) sim_.schedule_at(hold_delay(rng_), this, i);
-    }
-    void on_event(std::uint64_t entity) override {
-        sim_.schedule_in(hold_delay(rng_), this, entity);
-        if (--budget_ == 0) sim_.stop();
-    }
     void run(std::uint64_t events) {
         budget_ = events;
         sim_.run();
@@ -54,13 +49,32 @@ public:
     Tick now() const { return sim_.now(); }
     std::size_t pending() const { return sim_.pending(); }
 
+protected:
+    // Counts one handled event; stops the run when the budget is spent.
+    void count_event() {
+        if (--budget_ == 0) sim_.stop();
+    }
+    engine::Simulation sim_{kHoldSeed};
+
 private:
-    engine::Simulation sim_;
-    Rng rng_;
     std::uint64_t budget_ = 0;
 };
 
-class CoroutineHold {
+class CallbackHold final : public EngineHold, public engine::EventTarget {
+public:
+    explicit CallbackHold(std::size_t n) : rng_(sim_.rng("hold")) {
+        for (std::size_t i = 0; i < n; ++i) sim_.schedule_at(hold_delay(rng_), this, i);
+    }
+    void on_event(std::uint64_t entity) override {
+        sim_.schedule_in(hold_delay(rng_), this, entity);
+        count_event();
+    }
+
+private:
+    Rng rng_;
+};
+
+class CoroutineHold : public EngineHold {
 public:
     explicit CoroutineHold(std::size_t n) : rng_(sim_.rng("hold")) {
         waker_.owner = this;
@@ -73,19 +87,12 @@ public:
     CoroutineHold(const CoroutineHold&) = delete;
     CoroutineHold& operator=(const CoroutineHold&) = delete;
 
-    void run(std::uint64_t events) {
-        budget_ = events;
-        sim_.run();
-    }
-    Tick now() const { return sim_.now(); }
-    std::size_t pending() const { return sim_.pending(); }
-
 private:
     struct Waker final : engine::EventTarget {
         CoroutineHold* owner = nullptr;
         void on_event(std::uint64_t handle) override {
             std::coroutine_handle<>::from_address(reinterpret_cast<void*>(handle)).resume();
-            if (--owner->budget_ == 0) owner->sim_.stop();
+            owner->count_event();
         }
     };
 
@@ -104,10 +111,8 @@ private:
         for (;;) co_await Sleep{h, hold_delay(h.rng_)};
     }
 
-    engine::Simulation sim_{kHoldSeed};
     Rng rng_;
     Waker waker_;
-    std::uint64_t budget_ = 0;
     std::vector<engine::Task<>> tasks_; // last member: frames are destroyed first
 };
 
