@@ -21,6 +21,42 @@ constexpr int MAX_ROW_ERRORS = 10;
 
 } // namespace
 
+std::vector<std::string_view> split_tabs(std::string_view line) {
+    std::vector<std::string_view> cols;
+    while (true) {
+        auto tab = line.find('\t');
+        cols.push_back(line.substr(0, tab));
+        if (tab == std::string_view::npos) return cols;
+        line.remove_prefix(tab + 1);
+    }
+}
+
+std::optional<std::filesystem::path> ScenarioLoader::data_file(const toml::node& at, const std::string& key,
+                                                               const std::string& rel, std::string_view what) {
+    const fs::path* rt = root(at, key);
+    if (!rt) return std::nullopt;
+    fs::path relp = fs::path(rel).lexically_normal();
+    if (relp.is_absolute() || relp.has_root_name() || (!relp.empty() && *relp.begin() == "..")) {
+        r_.error(at, key, fmt::format("expected a path below the root ({}), found {}", detail::display_path(*rt), describe(&at)));
+        return std::nullopt;
+    }
+    fs::path path = *rt / relp;
+    const std::string display = detail::display_path(path);
+    const std::string name = key.substr(key.rfind('.') + 1);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec) || !std::ifstream(path)) {
+        r_.error(at, key, fmt::format("no {} {} ({} is relative to the root, {})", what, display, name,
+                                      fs::absolute(*rt, ec).lexically_normal().generic_string()));
+        return std::nullopt;
+    }
+    if (auto size = fs::file_size(path, ec); !ec && size > detail::MAX_INPUT_BYTES) {
+        r_.error(at, key, fmt::format("the {} {} has {} bytes, more than the {} MiB an input file may have", what, display,
+                                      size, detail::MAX_INPUT_BYTES >> 20));
+        return std::nullopt;
+    }
+    return path;
+}
+
 std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml::table& w, const std::string& wkey,
                                                                      std::optional<std::string> stream,
                                                                      std::uint64_t seed, std::uint64_t min_size,
@@ -78,31 +114,10 @@ std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml:
             return std::nullopt;
         }
         if (!rel) return std::nullopt;
-        const fs::path* rt = root(*file_node, wkey + ".sizes_file");
-        if (!rt) return std::nullopt;
-        fs::path relp = fs::path(*rel).lexically_normal();
-        if (relp.is_absolute() || relp.has_root_name() || (!relp.empty() && *relp.begin() == "..")) {
-            r_.error(*file_node, wkey + ".sizes_file",
-                     fmt::format("expected a path below the root ({}), found {}", detail::display_path(*rt),
-                                 describe(file_node)));
-            return std::nullopt;
-        }
-        fs::path path = *rt / relp;
-        tsv_display = detail::display_path(path);
-        std::ifstream in(path);
-        std::error_code ec;
-        if (!fs::is_regular_file(path, ec) || !in) {
-            r_.error(*file_node, wkey + ".sizes_file",
-                     fmt::format("no sizes file {} (sizes_file is relative to the root, {})", tsv_display,
-                                 fs::absolute(*rt, ec).lexically_normal().generic_string()));
-            return std::nullopt;
-        }
-        if (auto size = fs::file_size(path, ec); !ec && size > detail::MAX_INPUT_BYTES) {
-            r_.error(*file_node, wkey + ".sizes_file",
-                     fmt::format("the sizes file {} has {} bytes, more than the {} MiB an input file may have",
-                                 tsv_display, size, detail::MAX_INPUT_BYTES >> 20));
-            return std::nullopt;
-        }
+        auto path = data_file(*file_node, wkey + ".sizes_file", *rel, "sizes file");
+        if (!path) return std::nullopt;
+        tsv_display = detail::display_path(*path);
+        std::ifstream in(*path);
         Reader tsv(tsv_display, out_);
         std::string line;
         int lineno = 0;
@@ -117,14 +132,7 @@ std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml:
             ++lineno;
             if (!line.empty() && line.back() == '\r') line.pop_back();
             if (line.empty() || line.front() == '#') continue;
-            std::vector<std::string_view> cols;
-            std::string_view rest = line;
-            while (true) {
-                auto tab = rest.find('\t');
-                cols.push_back(rest.substr(0, tab));
-                if (tab == std::string_view::npos) break;
-                rest.remove_prefix(tab + 1);
-            }
+            const std::vector<std::string_view> cols = split_tabs(line);
             std::int64_t need = std::max<std::int64_t>(size_col, match_col.value_or(0));
             if (static_cast<std::int64_t>(cols.size()) < need) {
                 row_error(fmt::format("row has {} tab-separated column{}, expected at least {}", cols.size(),

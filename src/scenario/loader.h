@@ -12,6 +12,9 @@
 
 namespace kdsim::scenario::detail {
 
+// The tab-separated columns of one line of a data file.
+std::vector<std::string_view> split_tabs(std::string_view line);
+
 inline constexpr std::int64_t MAX_CPUS = system::MAX_CPUS;
 
 class ScenarioLoader {
@@ -45,6 +48,13 @@ private:
     std::optional<std::vector<std::uint64_t>> read_sizes(const toml::table& w, const std::string& wkey,
                                                          std::optional<std::string> stream, std::uint64_t seed,
                                                          std::uint64_t min_size, std::string_view min_reason);
+    // module_load's modules_file: each listed module's size (from sizes_file) and signature hash.
+    std::optional<system::ModuleList> read_module_list(const toml::table& w, const std::string& wkey,
+                                                       crypto::HashAlg default_alg, std::uint64_t min_size,
+                                                       std::string_view min_reason, const system::Profile* profile);
+    // A data file named at `at` (key `key`) by a path `rel` below the root; errors name it `what`.
+    std::optional<path> data_file(const toml::node& at, const std::string& key, const std::string& rel,
+                                  std::string_view what);
     // The profile figures the machine's settings need (system/machine_checks.h).
     void check_profile_needs(const toml::table& m, const std::string& mkey, const system::MachineConfig& mc);
     // [[link]] tables, after every machine.
@@ -114,6 +124,10 @@ public:
     }
     std::optional<std::vector<std::uint64_t>> sizes(std::uint64_t min_size, std::string_view min_reason) override {
         return l_.read_sizes(w_, wkey_, stream_, seed_, min_size, min_reason);
+    }
+    std::optional<system::ModuleList> module_list(crypto::HashAlg default_alg, std::uint64_t min_size,
+                                                  std::string_view min_reason) override {
+        return l_.read_module_list(w_, wkey_, default_alg, min_size, min_reason, profile_);
     }
     void error(std::string_view key, std::string message) override {
         if (const toml::node* n = w_.get(key)) r_.error(*n, at(key), std::move(message));

@@ -46,6 +46,13 @@ inline void require(bool ok, const std::string& what) {
 // The MTU of the route between two machines: 1500, or a tunnel's inner MTU when either has one.
 std::uint32_t route_mtu(const MachineConfig& a, const MachineConfig& b);
 
+// A boot's module list (module_load's modules_file): per module in load order, the bytes of its
+// file and the hash its signature names (modinfo's sig_hashalgo).
+struct ModuleList {
+    std::vector<std::uint64_t> sizes;
+    std::vector<crypto::HashAlg> algs;
+};
+
 // The keys of one [[machine.workload]] table. A getter reports a missing required key, a wrong
 // type or a value out of range at the key (file:line:col, the full dotted key, what was
 // expected) and returns nullopt; an absent optional key is nullopt without an error.
@@ -70,6 +77,10 @@ public:
     virtual std::optional<crypto::HashImpl> hash_impl(crypto::HashAlg alg) = 0;
     // A size list (inline `sizes` or a `sizes_file`), each size at least `min_size`.
     virtual std::optional<std::vector<std::uint64_t>> sizes(std::uint64_t min_size, std::string_view min_reason) = 0;
+    // The modules of `modules_file` in order, each looked up in `sizes_file` by name (each at least
+    // `min_size` bytes); a row without a hash column takes `default_alg`.
+    virtual std::optional<ModuleList> module_list(crypto::HashAlg default_alg, std::uint64_t min_size,
+                                                  std::string_view min_reason) = 0;
     // An error at `key`, or at the table's header when the key is absent.
     virtual void error(std::string_view key, std::string message) = 0;
     // The machine's profile; nullptr when it did not load (its own errors are reported).

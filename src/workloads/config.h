@@ -25,6 +25,8 @@ struct ModuleLoadWorkload {
     crypto::HashAlg alg = crypto::HashAlg::SHA256;
     std::optional<crypto::HashImpl> impl; // default: the best the CPU has
     std::vector<std::uint64_t> sizes;     // bytes per module
+    std::vector<crypto::HashAlg> algs;    // per module its signature hash (a module list); empty: alg for all
+    std::uint32_t workers = 1;            // loaders in parallel (systemd-udevd's children), each takes the next module
     std::uint64_t signature_trailer = 0;  // bytes not covered by the signature hash
     bool blacklist_hash = false;          // also hash the whole file
     Tick user_time = 0;                   // user-space work before each load

@@ -15,9 +15,10 @@ engine::Tick percentile(std::vector<engine::Tick> samples, double p) {
     return samples[std::min(rank, samples.size()) - 1];
 }
 
-engine::Task<> HashWorkloadBase::hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len) {
+engine::Task<> HashWorkloadBase::hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len,
+                                             const std::vector<std::uint8_t>& buf) {
     std::span<const std::uint8_t> data;
-    if (env_.functional) data = std::span<const std::uint8_t>(buf_.data(), len);
+    if (env_.functional) data = std::span<const std::uint8_t>(buf.data(), len);
     crypto::ShashOutcome o = co_await crypto::crypto_shash_digest(env_.simd, env_.hash, alg, impl, env_.chunking, len,
                                                                   env_.functional, data, stats_, env_.cache);
     if (o.clobbered) ++clobbered_calls_;
@@ -43,33 +44,45 @@ void HashWorkloadBase::add_common(results::WorkloadResult& r) const {
 ModuleLoad::ModuleLoad(Env env, ModuleLoadWorkload cfg)
     : HashWorkloadBase(env, cfg.alg, cfg.impl), cfg_(std::move(cfg)) {}
 
-// modprobe: for each module, user-space work, then finit_module().
+void ModuleLoad::start() {
+    running_ = cfg_.workers;
+    for (std::uint32_t k = 0; k < cfg_.workers; ++k)
+        start_finite_process(cfg_.workers == 1 ? cfg_.name : cfg_.name + ":" + std::to_string(k), loader(*this));
+}
+
+// A loader: for each module it takes, user-space work, then finit_module().
 // Models: load_module() (kernel/module/main.c)
 // Models: mod_verify_sig() (kernel/module/signing.c)
-engine::Task<> ModuleLoad::modprobe(ModuleLoad& w) {
+engine::Task<> ModuleLoad::loader(ModuleLoad& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     engine::Rng rng = w.env_.sim.rng("data:" + w.env_.machine + "/" + w.cfg_.name);
     const Cycles user_cycles = cpu.clock().to_cycles(w.cfg_.user_time);
-    w.started_ = cpu.now();
-    for (std::uint32_t pass = 0; pass < w.cfg_.repeat; ++pass)
-    for (std::uint64_t size : w.cfg_.sizes) {
+    if (w.next_ == 0) w.started_ = cpu.now();
+    std::vector<std::uint8_t> buf; // this loader's module image (functional mode)
+    const std::uint64_t total = w.cfg_.sizes.size() * w.cfg_.repeat;
+    while (w.next_ < total) {
+        const std::size_t i = w.next_++ % w.cfg_.sizes.size();
+        const std::uint64_t size = w.cfg_.sizes[i];
+        const crypto::HashAlg alg = w.cfg_.algs.empty() ? w.alg_ : w.cfg_.algs[i];
+        const crypto::HashImpl impl = alg == w.alg_ ? w.impl_ : crypto::best_hash_impl(w.env_.hash, alg);
         co_await cpu.exec(user_cycles, Cat::USER);
         if (w.env_.functional) {
-            w.buf_.resize(size);
-            rng.fill(w.buf_.data(), w.buf_.size());
+            buf.resize(size);
+            rng.fill(buf.data(), buf.size());
         }
         engine::Tick t0 = cpu.now();
         co_await kernel::syscall_enter(cpu);
         // load_module -> module_sig_check: the signature covers the file less its trailer
         std::uint64_t signed_len = size > w.cfg_.signature_trailer ? size - w.cfg_.signature_trailer : size;
-        co_await w.hash_buffer(w.cfg_.alg, w.impl_, signed_len);
-        if (w.cfg_.blacklist_hash) co_await w.hash_buffer(w.cfg_.alg, w.impl_, size);
+        co_await w.hash_buffer(alg, impl, signed_len, buf);
+        if (w.cfg_.blacklist_hash) co_await w.hash_buffer(alg, impl, size, buf);
         co_await kernel::might_resched(cpu);
         co_await kernel::syscall_exit(cpu);
         w.load_times_.push_back(cpu.now() - t0);
         ++w.buffers_;
     }
-    w.complete(cpu.now());
+    if (--w.running_ == 0) w.complete(cpu.now());
+    else w.env_.completion.done();
 }
 
 results::WorkloadResult ModuleLoad::result() const {
@@ -104,7 +117,7 @@ engine::Task<> HashList::cryptomgr(HashList& w) {
                 w.buf_.resize(size);
                 rng.fill(w.buf_.data(), w.buf_.size());
             }
-            co_await w.hash_buffer(w.cfg_.alg, w.impl_, size);
+            co_await w.hash_buffer(w.cfg_.alg, w.impl_, size, w.buf_);
             ++w.buffers_;
             if (w.cfg_.cond_resched_between) co_await kernel::cond_resched(cpu);
         }
@@ -139,7 +152,7 @@ engine::Task<> Tcrypt::insmod(Tcrypt& w) {
     const std::uint64_t end = cpu.jiffies() + ticks;
     while (cpu.jiffies() < end) {
         engine::Tick t0 = cpu.now();
-        co_await w.hash_buffer(w.cfg_.alg, w.impl_, w.cfg_.block_size);
+        co_await w.hash_buffer(w.cfg_.alg, w.impl_, w.cfg_.block_size, w.buf_);
         w.op_times_.push_back(cpu.now() - t0);
         ++w.buffers_;
     }

@@ -33,7 +33,9 @@ protected:
     }
     crypto::HashAlg alg_;
     crypto::HashImpl impl_;
-    engine::Task<> hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len);
+    // crypto_shash_digest of `len` bytes (functional mode: of buf[0, len)).
+    engine::Task<> hash_buffer(crypto::HashAlg alg, crypto::HashImpl impl, std::uint64_t len,
+                               const std::vector<std::uint8_t>& buf);
     void add_common(results::WorkloadResult& r) const;
 
     crypto::ShashStats stats_;
@@ -45,16 +47,21 @@ protected:
     std::uint64_t clobbered_calls_ = 0;
 };
 
+// Loaders in parallel as systemd-udevd runs them at coldplug: `workers` processes, each taking
+// the next module of the list (udevd hands each uevent to a free worker, in queue order, at
+// most children_max at once); with one worker, modprobe loading the list in order.
 class ModuleLoad final : public HashWorkloadBase {
 public:
     ModuleLoad(Env env, ModuleLoadWorkload cfg);
-    void start() override { start_finite_process(cfg_.name, modprobe(*this)); }
+    void start() override;
     results::WorkloadResult result() const override;
 
 private:
-    static engine::Task<> modprobe(ModuleLoad& w);
+    static engine::Task<> loader(ModuleLoad& w);
     ModuleLoadWorkload cfg_;
     std::vector<engine::Tick> load_times_;
+    std::uint64_t next_ = 0;     // the next module to load, over all passes
+    std::uint32_t running_ = 0;  // loaders not yet finished
 };
 
 class HashList final : public HashWorkloadBase {

@@ -26,7 +26,16 @@ void read_module_load(ParamReader& r, ModuleLoadWorkload& x) {
     if (auto b = r.boolean("blacklist_hash", false)) x.blacklist_hash = *b;
     if (auto t = r.duration("user_time", false, false)) x.user_time = *t;
     if (auto v = read_repeat(r)) x.repeat = *v;
-    if (auto s = r.sizes(x.signature_trailer, "signature_trailer")) x.sizes = std::move(*s);
+    // systemd-udevd caps its workers at WORKER_NUM_MAX = 2048 (src/udev/udevd.c)
+    if (auto v = r.integer("workers", false, 1, 2048)) x.workers = static_cast<std::uint32_t>(*v);
+    if (r.has("modules_file")) {
+        if (auto l = r.module_list(x.alg, x.signature_trailer, "signature_trailer")) {
+            x.sizes = std::move(l->sizes);
+            x.algs = std::move(l->algs);
+        }
+    } else if (auto s = r.sizes(x.signature_trailer, "signature_trailer")) {
+        x.sizes = std::move(*s);
+    }
 }
 
 void read_hash_list(ParamReader& r, HashListWorkload& x) {
@@ -64,7 +73,7 @@ void read_tcrypt(ParamReader& r, TcryptWorkload& x) {
 } // namespace
 
 extern const WorkloadKind module_load_kind = WorkloadKind::of<ModuleLoadWorkload>(
-    "module_load", {"alg", "impl", SIZES, "signature_trailer", "blacklist_hash", "user_time", "repeat"}, false,
+    "module_load", {"alg", "impl", SIZES, "modules_file", "signature_trailer", "blacklist_hash", "user_time", "repeat", "workers"}, false,
     read_module_load, build_on_cpu<workloads::ModuleLoad>);
 
 extern const WorkloadKind hash_list_kind = WorkloadKind::of<HashListWorkload>(
