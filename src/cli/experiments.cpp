@@ -100,8 +100,8 @@ std::string experiment_table(const scenario::Experiment& x, const Runs& runs) {
     return layout(rows, 1);
 }
 
-// The breakdown table: per scenario, one row per name registered under the prefix, in the
-// order the run registered them.
+// The breakdown table: per scenario, one row per name registered under the prefix, in name
+// order (runs register them in the order they first occur, which differs between scenarios).
 std::string breakdown_table(const scenario::ExperimentBreakdown& b, const Runs& runs) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head{"scenario", b.label};
@@ -115,6 +115,7 @@ std::string breakdown_table(const scenario::ExperimentBreakdown& b, const Runs& 
             std::string n = st.path.substr(prefix.size(), st.path.find('/', prefix.size()) - prefix.size());
             if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
         }
+        std::sort(names.begin(), names.end());
         for (const auto& n : names) {
             std::vector<std::string> row{name, n};
             for (const auto& c : b.columns)

@@ -40,6 +40,7 @@ engine::Task<> Testmgr::run_calls(HashImpl impl, const std::vector<testmgr::Hash
             d ? &*d : nullptr, data, stats_, env_.cache);
         if (o.clobbered) ++clobbered_calls_;
         buffered += c.len;
+        if (c.resched) co_await kernel::cond_resched(env_.cpu); // crypto_yield()
     }
     if (d) crypto::check_digest(env_.cpu, *d, std::span<const std::uint8_t>(buf_.data(), buffered), stats_);
 }

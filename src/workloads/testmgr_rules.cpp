@@ -162,18 +162,19 @@ std::vector<std::uint32_t> walk(const std::vector<SgEntry>& sg, std::size_t firs
 }
 
 // Models: shash_ahash_update() (crypto/shash.c)
-void walk_update(std::vector<HashCall>& calls, const std::vector<std::uint32_t>& pieces, bool nosimd) {
-    for (std::uint32_t n : pieces) calls.push_back({ShashOp::UPDATE, n, nosimd});
+// Models: crypto_hash_walk_done() (crypto/ahash.c)
+void walk_update(std::vector<HashCall>& calls, const std::vector<std::uint32_t>& pieces, bool nosimd, bool may_sleep) {
+    for (std::uint32_t n : pieces) calls.push_back({ShashOp::UPDATE, n, nosimd, may_sleep});
 }
 
 // Models: shash_ahash_finup() (crypto/shash.c)
-void walk_finup(std::vector<HashCall>& calls, const std::vector<std::uint32_t>& pieces, bool nosimd) {
+void walk_finup(std::vector<HashCall>& calls, const std::vector<std::uint32_t>& pieces, bool nosimd, bool may_sleep) {
     if (pieces.empty()) {
-        calls.push_back({ShashOp::FINUP, 0, nosimd}); // crypto_shash_final
+        calls.push_back({ShashOp::FINUP, 0, nosimd, false}); // crypto_shash_final, no walk
         return;
     }
     for (std::size_t i = 0; i < pieces.size(); ++i)
-        calls.push_back({i + 1 == pieces.size() ? ShashOp::FINUP : ShashOp::UPDATE, pieces[i], nosimd});
+        calls.push_back({i + 1 == pieces.size() ? ShashOp::FINUP : ShashOp::UPDATE, pieces[i], nosimd, may_sleep});
 }
 
 } // namespace
@@ -190,24 +191,24 @@ std::vector<HashCall> ahash_calls(const TestvecConfig& cfg, const std::vector<Sg
             calls.push_back({ShashOp::FINUP, total, cfg.nosimd});
             return calls;
         }
-        walk_finup(calls, walk(sg, 0, sg.size()), cfg.nosimd);
+        walk_finup(calls, walk(sg, 0, sg.size()), cfg.nosimd, cfg.may_sleep);
         return calls;
     }
     std::size_t pending = sg.size(); // the first entry not yet hashed; sg.size(): none pending
     for (std::size_t i = 0; i < sg.size(); ++i) {
         const SgDivision& d = cfg.src_divs[sg[i].div];
         if (d.flush != Flush::NONE && pending != sg.size()) {
-            walk_update(calls, walk(sg, pending, i), d.nosimd);
+            walk_update(calls, walk(sg, pending, i), d.nosimd, cfg.may_sleep);
             pending = sg.size();
         }
         if (pending == sg.size()) pending = i;
     }
     const std::size_t from = pending == sg.size() ? sg.size() : pending;
     if (cfg.finalization == Finalization::FINAL) {
-        walk_update(calls, walk(sg, from, sg.size()), cfg.nosimd);
+        walk_update(calls, walk(sg, from, sg.size()), cfg.nosimd, cfg.may_sleep);
         calls.push_back({ShashOp::FINUP, 0, cfg.nosimd}); // crypto_ahash_final -> crypto_shash_final
     } else {
-        walk_finup(calls, walk(sg, from, sg.size()), cfg.nosimd);
+        walk_finup(calls, walk(sg, from, sg.size()), cfg.nosimd, cfg.may_sleep);
     }
     return calls;
 }

@@ -64,16 +64,20 @@ struct SgEntry {
 };
 std::vector<SgEntry> build_test_sglist(const TestvecConfig& cfg, std::uint32_t total_len, std::uint32_t alignmask);
 
-// One hash call: crypto_shash_update or _finup (final is finup of 0 bytes) with SIMD allowed or not.
+// One hash call: crypto_shash_update or _finup (final is finup of 0 bytes) with SIMD allowed or
+// not, and whether cond_resched() follows it (crypto_hash_walk_done's crypto_yield() for a
+// request that may sleep).
 struct HashCall {
     crypto::ShashOp op = crypto::ShashOp::FINUP;
     std::uint32_t len = 0;
     bool nosimd = false;
+    bool resched = false;
 };
 // test_shash_vec_cfg(): the shash calls of one test (none for a digest config over more than one
 // entry: testmgr skips it).
 std::vector<HashCall> shash_calls(const TestvecConfig& cfg, const std::vector<SgEntry>& sg);
-// test_ahash_vec_cfg() on an shash driver: the shash calls its ahash API makes.
+// test_ahash_vec_cfg() on an shash driver: the shash calls its ahash API makes; each walk step
+// of a CRYPTO_TFM_REQ_MAY_SLEEP config is followed by cond_resched().
 std::vector<HashCall> ahash_calls(const TestvecConfig& cfg, const std::vector<SgEntry>& sg);
 
 } // namespace kdsim::workloads::testmgr

@@ -22,6 +22,7 @@ using crypto::ShashOp;
 struct Expect {
     ShashOp op;
     std::uint32_t len;
+    bool resched = false; // a walk step of a may-sleep request: cond_resched() follows
 };
 
 void expect_calls(const std::vector<HashCall>& got, const std::vector<Expect>& want) {
@@ -30,6 +31,7 @@ void expect_calls(const std::vector<HashCall>& got, const std::vector<Expect>& w
         EXPECT_EQ(got[i].op, want[i].op) << "call " << i;
         EXPECT_EQ(got[i].len, want[i].len) << "call " << i;
         EXPECT_FALSE(got[i].nosimd) << "call " << i;
+        EXPECT_EQ(got[i].resched, want[i].resched) << "call " << i;
     }
 }
 
@@ -48,11 +50,12 @@ TEST(TestmgrRules, TwoRandomConfigsFromAFixedSeedGiveTheUpdateCallsWorkedOutByHa
     EXPECT_EQ(a.src_divs[0].offset, 1995u);
     EXPECT_EQ(a.src_divs[0].flush, Flush::NONE);
     // 3000 bytes at 1995 of the 2-page buffer: the page boundary at 4096 splits the ahash walk
-    // into 4096-1995 = 2101 and 899; shash updates the entry whole; both end with final().
+    // into 4096-1995 = 2101 and 899, each followed by cond_resched (may_sleep); shash updates the
+    // entry whole; both end with final() (no walk, no yield).
     auto sg = build_test_sglist(a, 3000, 0);
     ASSERT_EQ(sg.size(), 1u);
     expect_calls(shash_calls(a, sg), {{ShashOp::UPDATE, 3000}, {ShashOp::FINUP, 0}});
-    expect_calls(ahash_calls(a, sg), {{ShashOp::UPDATE, 2101}, {ShashOp::UPDATE, 899}, {ShashOp::FINUP, 0}});
+    expect_calls(ahash_calls(a, sg), {{ShashOp::UPDATE, 2101, true}, {ShashOp::UPDATE, 899, true}, {ShashOp::FINUP, 0}});
 
     // Config 2: d18%4=2 in place; d19%2=1 may_sleep; d20%4=2 use_digest (no flushes).
     // div0: d21%2=0 -> 1 + d22%10000 = 1646; d23%4=2, d24%2=1 -> offset d25%32 = 7; d26%8=0 -> +alignmask.
@@ -71,12 +74,13 @@ TEST(TestmgrRules, TwoRandomConfigsFromAFixedSeedGiveTheUpdateCallsWorkedOutByHa
     // 1023 bytes (the longest sha256 vector): (1023*1646+5000)/10000 = 168, (1023*1676+5000)/10000
     // = 171, (1023*6675+5000)/10000 = 683, then 0 and 0 (omitted); the last entry takes the
     // remaining 1 byte: 168, 171, 684. shash skips a digest over 3 entries; ahash walks them
-    // (none crosses a page) and finishes with finup.
+    // (none crosses a page, each step yields: may_sleep) and finishes with finup.
     sg = build_test_sglist(b, 1023, 0);
     ASSERT_EQ(sg.size(), 3u);
     EXPECT_EQ(sg[0].offset, 7u);
     expect_calls(shash_calls(b, sg), {});
-    expect_calls(ahash_calls(b, sg), {{ShashOp::UPDATE, 168}, {ShashOp::UPDATE, 171}, {ShashOp::FINUP, 684}});
+    expect_calls(ahash_calls(b, sg),
+                 {{ShashOp::UPDATE, 168, true}, {ShashOp::UPDATE, 171, true}, {ShashOp::FINUP, 684, true}});
 }
 
 TEST(TestmgrRules, RandomLengthTakesTheDrawModMaxPlusOneThenTheChosenModulus) {

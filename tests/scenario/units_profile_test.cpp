@@ -127,8 +127,8 @@ TEST(Profile, IntelIceLakeServerLoadsWithTheFiguresTypedInItsFile) {
     EXPECT_EQ(p.kernel.local_bh_enable, 14u);
     EXPECT_EQ(p.simd.state_size, 2440u);
     EXPECT_EQ(p.simd.begin, 25u);
-    EXPECT_EQ(p.simd.save, 250u);
-    EXPECT_EQ(p.simd.restore, 450u);
+    EXPECT_EQ(p.simd.save, 226u);
+    EXPECT_EQ(p.simd.restore, 408u);
     using crypto::HashAlg;
     using crypto::HashImpl;
     ASSERT_TRUE(p.hash.has(HashAlg::SHA256, HashImpl::SHANI));
@@ -148,8 +148,8 @@ TEST(Profile, AmdZen3LoadsWithTheFiguresTypedInItsFile) {
     EXPECT_EQ(p.arch, arch::Arch::X86_64);
     EXPECT_EQ(p.clock_hz, 2'450'000'000u); // value = 2.45e9
     EXPECT_EQ(p.simd.state_size, 840u);
-    EXPECT_EQ(p.simd.save, 150u);
-    EXPECT_EQ(p.simd.restore, 250u);
+    EXPECT_EQ(p.simd.save, 126u);
+    EXPECT_EQ(p.simd.restore, 324u);
     using crypto::HashAlg;
     using crypto::HashImpl;
     EXPECT_DOUBLE_EQ(p.hash.get(HashAlg::SHA1, HashImpl::GENERIC)->cycles_per_byte, 4.75);
