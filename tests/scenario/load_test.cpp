@@ -230,21 +230,9 @@ cpus = 1
 // Sizes from files and the sample draw
 
 std::string sampling_scenario(int sample) {
-    return R"([scenario]
-name = "sampling"
-
-[[machine]]
-name = "host"
-profile = "x86/amd-zen3"
-cpus = 1
-
-[[machine.workload]]
-kind = "module_load"
-alg = "sha256"
-sizes_file = "data/workloads/debian-6.1-amd64-modules.tsv"
-signature_trailer = 721
-sample = )" +
-           std::to_string(sample) + "\n";
+    return module_load_scenario("sampling", "x86/amd-zen3",
+                                "sizes_file = \"data/workloads/debian-6.1-amd64-modules.tsv\"\nsignature_trailer = 721\nsample = " +
+                                    std::to_string(sample) + "\n");
 }
 
 std::vector<std::uint64_t> module_sizes(const system::ScenarioConfig& cfg) {

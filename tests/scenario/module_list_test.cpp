@@ -19,21 +19,9 @@ constexpr const char* SIZES = "# path\tsize\nkernel/a/e1000e.ko\t100000\nkernel/
                               "kernel/c/xfs.ko\t4000000\nkernel/d/crc7.ko\t6000\n";
 
 std::string scenario(const std::string& extra) {
-    return R"([scenario]
-name = "modules"
-
-[[machine]]
-name = "host"
-profile = "x86/intel-icelake-server"
-cpus = 1
-
-[[machine.workload]]
-kind = "module_load"
-alg = "sha256"
-sizes_file = "data/workloads/sizes.tsv"
-modules_file = "data/workloads/boot.list"
-signature_trailer = 721
-)" + extra;
+    return module_load_scenario("modules", "x86/intel-icelake-server",
+                                "sizes_file = \"data/workloads/sizes.tsv\"\nmodules_file = \"data/workloads/boot.list\"\n"
+                                "signature_trailer = 721\n" + extra);
 }
 
 struct ModuleList : ::testing::Test {

@@ -52,4 +52,11 @@ inline std::string source_text(const fs::path& rel) {
     return ss.str();
 }
 
+// A one-CPU scenario `name` on `profile` whose only workload is a module_load hashing with
+// SHA-256, with `keys` (TOML lines) for its sizes and the rest.
+inline std::string module_load_scenario(const std::string& name, const std::string& profile, const std::string& keys) {
+    return "[scenario]\nname = \"" + name + "\"\n\n[[machine]]\nname = \"host\"\nprofile = \"" + profile +
+           "\"\ncpus = 1\n\n[[machine.workload]]\nkind = \"module_load\"\nalg = \"sha256\"\n" + keys;
+}
+
 } // namespace kdsim::scenario::test_support
