@@ -73,6 +73,21 @@ TEST_F(E2, TheSelfTestsRunEveryRegisteredDriverAsTestmgrCountsIt) {
     EXPECT_EQ(metric(r, "cryptomgr-sha512", "drivers"), 4);
 }
 
+TEST_F(E2, InFunctionalModeEveryDigestOfTheSelfTestsSplitCallsVerifiesAndTimingIsUnchanged) {
+    // OpenSSL hashes every byte testmgr's calls feed, split as the configurations split them;
+    // each test's digest must equal the one-shot digest, and the run's timing the timing mode's.
+    scenario::LoadOptions f;
+    f.mode_override = system::Mode::FUNCTIONAL;
+    const auto cfg = scenario::load_scenario(ROOT / "scenarios/e2/yield-4k.toml", f);
+    system::System sys(cfg);
+    const auto r = sys.run();
+    EXPECT_EQ(results::finding_count(r, "digest_mismatch"), 0u);
+    for (const char* w : {"cryptomgr-sha1", "cryptomgr-sha256", "cryptomgr-sha512"})
+        EXPECT_GT(metric(r, w, "digests_checked"), metric(r, w, "tests")) << w; // shash and ahash per test
+    EXPECT_EQ(r.events, runs["yield-4k"].events);
+    EXPECT_EQ(r.simulated_us, runs["yield-4k"].simulated_us);
+}
+
 TEST_F(E2, ConditionalYieldEntersFarFewerBracketsAndSpendsFarLessInBeginEndThanFixedLimits) {
     // The modules are hashed by sha512-avx2 (the self-tests' messages, at most 8 KiB, hardly
     // depend on the policy): its brackets and begin/end cycles under each policy.
