@@ -189,5 +189,20 @@ TEST(RealityManifest, AZeroPublishedValueIsAnError) {
     EXPECT_NE(t.error().find("published[0].value: expected a number > 0, found integer 0"), std::string::npos) << t.error();
 }
 
+TEST(ExperimentManifest, ABreakdownTableLoadsItsPrefixAndColumns) {
+    TempManifest t(std::string(HEAD) + "[breakdown]\nlabel = \"driver\"\nprefix = \"boot/cpu0/simd/alg\"\n"
+                                       "[[breakdown.column]]\nlabel = \"cyc/bracket\"\nmetric = \"begin_end_cycles\"\nper = \"brackets\"\n");
+    auto x = scenario::load_experiment(t.dir / "experiment.toml");
+    ASSERT_TRUE(x.breakdown);
+    EXPECT_EQ(x.breakdown->prefix, "boot/cpu0/simd/alg");
+    ASSERT_EQ(x.breakdown->columns.size(), 1u);
+    EXPECT_EQ(x.breakdown->columns[0].per, "brackets");
+}
+
+TEST(ExperimentManifest, ABreakdownColumnWithoutItsMetricIsAnErrorAtItsLine) {
+    TempManifest t(std::string(HEAD) + "[breakdown]\nlabel = \"driver\"\nprefix = \"p\"\n[[breakdown.column]]\nlabel = \"x\"\n");
+    EXPECT_NE(t.error().find("experiment.toml:8:1: error: breakdown.column[0].metric"), std::string::npos) << t.error();
+}
+
 } // namespace
 } // namespace kdsim
