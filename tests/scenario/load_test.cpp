@@ -3,6 +3,8 @@
 #include "test_support.h"
 #include "workloads/config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -151,10 +153,8 @@ TEST(Scenario, NoRootAboveTheFileIsAnErrorNamingTheScenario) {
     fs::path f = dir.write("lonely.toml", MINIMAL);
     if (fs::exists(fs::path("/data/profiles")) || fs::exists(fs::temp_directory_path() / "data/profiles"))
         GTEST_SKIP() << "a data/profiles directory exists above the temp dir";
-    try {
-        load_scenario(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_scenario(f); });
         ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
         EXPECT_EQ(e.diagnostics[0].file, f.generic_string());
         EXPECT_EQ(e.diagnostics[0].key, "machine[0].profile");
@@ -182,10 +182,8 @@ hz = 200
 kind = "cyclictest"
 priority = 100
 )");
-    try {
-        load_scenario(f, {.root = SOURCE_DIR});
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_scenario(f, {.root = SOURCE_DIR}); });
         ASSERT_EQ(e.diagnostics.size(), 4u) << e.what();
         EXPECT_EQ(e.diagnostics[0].str(),
                   f.generic_string() + ":3:8: error: scenario.seed: expected an integer >= 0, found -1");
@@ -213,10 +211,8 @@ name = "host"
 profile = "test/negative"
 cpus = 1
 )");
-    try {
-        load_scenario(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_scenario(f); });
         ASSERT_EQ(e.diagnostics.size(), 2u) << e.what();
         EXPECT_EQ(e.diagnostics[0].key, "machine[0].profile");
         EXPECT_EQ(e.diagnostics[0].line, 5);
@@ -228,6 +224,7 @@ cpus = 1
 
 // ---------------------------------------------------------------------------------------
 // Sizes from files and the sample draw
+
 
 std::string sampling_scenario(int sample) {
     return module_load_scenario("sampling", "x86/amd-zen3",
@@ -293,26 +290,21 @@ TEST(Sample, SampleOfAllRowsIsAPermutation) {
     EXPECT_EQ(drawn, all);
 }
 
+// A one-CPU hash_list scenario hashing the sizes in column 3 of `sizes_file`'s sha256 rows
+// (column 1), with `extra` lines added to the workload.
+std::string sha256_list_scenario(std::string_view name, std::string_view profile, std::string_view sizes_file,
+                                 std::string_view extra = "") {
+    return one_workload_scenario(std::string(name), std::string(profile),
+                                 fmt::format("kind = \"hash_list\"\nalg = \"sha256\"\nsizes_file = \"{}\"\n"
+                                             "size_column = 3\nmatch_column = 1\nmatch = \"sha256\"\n{}",
+                                             sizes_file, extra));
+}
+
 TEST(Sample, MatchColumnFiltersRows) {
     // testmgr-6.1-hash-vectors.tsv: the sha256 vectors are 0, 3, 56, 64, 1023 bytes long.
     TempDir dir;
-    fs::path f = dir.write("s.toml", R"([scenario]
-name = "testmgr"
-
-[[machine]]
-name = "host"
-profile = "x86/intel-icelake-server"
-cpus = 1
-
-[[machine.workload]]
-kind = "hash_list"
-alg = "sha256"
-sizes_file = "data/workloads/testmgr-6.1-hash-vectors.tsv"
-size_column = 3
-match_column = 1
-match = "sha256"
-repeat = 9
-)");
+    fs::path f = dir.write("s.toml", sha256_list_scenario("testmgr", "x86/intel-icelake-server",
+                                                          "data/workloads/testmgr-6.1-hash-vectors.tsv", "repeat = 9\n"));
     auto cfg = load_scenario(f, {.root = SOURCE_DIR});
     const auto& w = cfg.machines.at(0).workloads.at(0).get<workloads::HashListWorkload>();
     EXPECT_EQ(w.sizes, (std::vector<std::uint64_t>{0, 3, 56, 64, 1023}));
@@ -327,26 +319,9 @@ TEST(Sample, BadRowsAreReportedAtTheirLineInTheSizesFile) {
     dir.write("data/profiles/x86/amd-zen3.toml", source_text("data/profiles/x86/amd-zen3.toml"));
     fs::path tsv =
         dir.write("data/workloads/bad.tsv", "# header\nsha256\t0\t12\nsha256\t1\nsha256\t2\t4k\n\nsha1\t3\tx\n");
-    fs::path f = dir.write("s.toml", R"([scenario]
-name = "bad-rows"
-
-[[machine]]
-name = "host"
-profile = "x86/amd-zen3"
-cpus = 1
-
-[[machine.workload]]
-kind = "hash_list"
-alg = "sha256"
-sizes_file = "data/workloads/bad.tsv"
-size_column = 3
-match_column = 1
-match = "sha256"
-)");
-    try {
-        load_scenario(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    fs::path f = dir.write("s.toml", sha256_list_scenario("bad-rows", "x86/amd-zen3", "data/workloads/bad.tsv"));
+    {
+        const InputError e = input_error_of([&] { load_scenario(f); });
         ASSERT_EQ(e.diagnostics.size(), 2u) << e.what();
         EXPECT_TRUE(e.diagnostics[0].file.ends_with("data/workloads/bad.tsv")) << e.diagnostics[0].file;
         EXPECT_EQ(e.diagnostics[0].line, 3);
@@ -372,18 +347,14 @@ TEST(DetectKind, LoadingAFileAsTheOtherKindIsOneClearError) {
     TempDir dir;
     fs::path scenario = dir.write("s.toml", MINIMAL);
     fs::path profile = SOURCE_DIR / "data/profiles/x86/amd-zen3.toml";
-    try {
-        load_profile(scenario);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_profile(scenario); });
         ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
         EXPECT_EQ(e.diagnostics[0].message,
                   "expected a table [profile], found a scenario ([scenario]); load it as a scenario");
     }
-    try {
-        load_scenario(profile);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_scenario(profile); });
         ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
         EXPECT_EQ(e.diagnostics[0].message,
                   "expected a table [scenario], found a profile ([profile]); load it as a profile");
@@ -393,10 +364,8 @@ TEST(DetectKind, LoadingAFileAsTheOtherKindIsOneClearError) {
 TEST(DetectKind, MissingFileIsOneDiagnosticWithoutPosition) {
     TempDir dir;
     fs::path f = dir.path() / "does-not-exist.toml";
-    try {
-        load_scenario(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_scenario(f); });
         ASSERT_EQ(e.diagnostics.size(), 1u);
         EXPECT_EQ(e.diagnostics[0].str(), f.generic_string() + ": error: cannot read file: No such file or directory");
     }

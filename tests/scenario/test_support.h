@@ -44,6 +44,17 @@ private:
 
 inline std::string diagnostics_text(const InputError& e) { return e.what(); }
 
+// The InputError that `load` throws; a test failure (and an empty error) if it throws none.
+template <class Load> InputError input_error_of(Load&& load) {
+    try {
+        load();
+    } catch (const InputError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "expected InputError";
+    return InputError({});
+}
+
 // The text of a file of the source tree (`rel` below SOURCE_DIR).
 inline std::string source_text(const fs::path& rel) {
     std::ifstream in(SOURCE_DIR / rel);
@@ -52,11 +63,17 @@ inline std::string source_text(const fs::path& rel) {
     return ss.str();
 }
 
+// A scenario `name` of one one-CPU machine, "host" on `profile`, running one workload given by
+// its TOML lines.
+inline std::string one_workload_scenario(const std::string& name, const std::string& profile, const std::string& workload) {
+    return "[scenario]\nname = \"" + name + "\"\n\n[[machine]]\nname = \"host\"\nprofile = \"" + profile +
+           "\"\ncpus = 1\n\n[[machine.workload]]\n" + workload;
+}
+
 // A one-CPU scenario `name` on `profile` whose only workload is a module_load hashing with
 // SHA-256, with `keys` (TOML lines) for its sizes and the rest.
 inline std::string module_load_scenario(const std::string& name, const std::string& profile, const std::string& keys) {
-    return "[scenario]\nname = \"" + name + "\"\n\n[[machine]]\nname = \"host\"\nprofile = \"" + profile +
-           "\"\ncpus = 1\n\n[[machine.workload]]\nkind = \"module_load\"\nalg = \"sha256\"\n" + keys;
+    return one_workload_scenario(name, profile, "kind = \"module_load\"\nalg = \"sha256\"\n" + keys);
 }
 
 } // namespace kdsim::scenario::test_support

@@ -204,10 +204,8 @@ TEST(Profile, AMemoryLevelWithoutItsTableIsAnErrorAtTheMemoryTable) {
     std::string text = source_text("tests/scenarios/invalid/profiles/memory-zero-latency.toml");
     text.replace(text.find("levels = [\"l1d\", \"l2\"]"), 22, "levels = [\"l1d\", \"l3\"]");
     fs::path f = dir.write("p.toml", text);
-    try {
-        load_profile(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_profile(f); });
         const std::string all = e.what();
         EXPECT_NE(all.find("memory.l3"), std::string::npos) << all;   // the missing table
         EXPECT_NE(all.find("unknown key 'l2'"), std::string::npos) << all; // the table no level names
@@ -231,10 +229,8 @@ TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
     replace("exit = { value = 500, unit = \"cycles\"", "exit = { value = 500, unit = \"ns\"");
     replace("tick = { value = 1000,", "tick = { value = \"1000\",");
     fs::path f = dir.write("p.toml", text);
-    try {
-        load_profile(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_profile(f); });
         ASSERT_EQ(e.diagnostics.size(), 3u) << e.what();
         EXPECT_EQ(e.diagnostics[0].key, "sched.wakeup");
         EXPECT_EQ(e.diagnostics[0].line, 12);
@@ -256,10 +252,8 @@ TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
 TEST(Profile, NameMustMatchItsPathUnderDataProfiles) {
     TempDir dir;
     fs::path f = dir.write("data/profiles/x86/zen3-copy.toml", source_text("data/profiles/x86/amd-zen3.toml"));
-    try {
-        load_profile(f);
-        FAIL() << "expected InputError";
-    } catch (const InputError& e) {
+    {
+        const InputError e = input_error_of([&] { load_profile(f); });
         ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
         EXPECT_EQ(e.diagnostics[0].key, "profile.name");
         EXPECT_EQ(e.diagnostics[0].message, "expected \"x86/zen3-copy\" (the file's path under data/profiles, without "
