@@ -1,4 +1,5 @@
 #include "crypto/aead_path.h"
+#include "engine/enum_names.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -8,12 +9,8 @@ namespace kdsim::crypto {
 using kernel::Cat;
 
 std::string_view to_string(AeadDriver d) {
-    switch (d) {
-    case AeadDriver::LIB_CHACHAPOLY: return "lib-chacha20poly1305";
-    case AeadDriver::GCM_TEMPLATE: return "gcm-template";
-    case AeadDriver::GCM_FUSED: return "gcm-fused";
-    }
-    return "?";
+    static constexpr engine::EnumNames<AeadDriver, 3> names{{"lib-chacha20poly1305", "gcm-template", "gcm-fused"}};
+    return names(d);
 }
 
 namespace {

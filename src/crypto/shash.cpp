@@ -1,4 +1,5 @@
 #include "crypto/shash.h"
+#include "engine/enum_names.h"
 
 #include "kernel/sched.h"
 
@@ -34,20 +35,13 @@ bool uses_simd(HashImpl i) {
     }
 }
 
-std::string_view to_string(ChunkPolicy p) {
-    switch (p) {
-    case ChunkPolicy::NONE: return "none";
-    case ChunkPolicy::FIXED: return "fixed";
-    case ChunkPolicy::YIELD: return "yield";
-    }
-    return "?";
-}
+namespace {
+constexpr engine::EnumNames<ChunkPolicy, 3> CHUNK_POLICY_NAMES{{"none", "fixed", "yield"}};
+} // namespace
 
-std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s) {
-    for (ChunkPolicy p : {ChunkPolicy::NONE, ChunkPolicy::FIXED, ChunkPolicy::YIELD})
-        if (to_string(p) == s) return p;
-    return std::nullopt;
-}
+std::string_view to_string(ChunkPolicy p) { return CHUNK_POLICY_NAMES(p); }
+
+std::optional<ChunkPolicy> chunk_policy_from_string(std::string_view s) { return CHUNK_POLICY_NAMES.parse(s); }
 
 HashImpl best_hash_impl(const HashCostTable& cost, HashAlg alg) {
     for (HashImpl i : {HashImpl::SHANI, HashImpl::AVX2, HashImpl::AVX, HashImpl::SSSE3, HashImpl::CE, HashImpl::NEON,

@@ -7,6 +7,7 @@
 #include "engine/event_queue.h"
 #include "engine/frame_pool.h"
 #include "engine/rng.h"
+#include "engine/enum_names.h"
 #include "engine/simulation.h"
 #include "engine/task.h"
 #include "engine/time.h"
@@ -395,6 +396,22 @@ TEST(Rng, UniformIsInHalfOpenUnitIntervalWithMeanOneHalf) {
     }
     // Standard error of the mean: sqrt(1/12) / sqrt(1e5) = 0.00091; allow ~11 of them.
     EXPECT_NEAR(sum / n, 0.5, 0.01);
+}
+
+enum class Colour : std::uint8_t { RED, GREEN, BLUE };
+constexpr EnumNames<Colour, 3> COLOUR_NAMES{{"red", "green", "blue"}};
+
+TEST(EnumNames, NamesAndParsesEveryValueFromOneTable) {
+    EXPECT_EQ(COLOUR_NAMES(Colour::GREEN), "green");
+    EXPECT_EQ(COLOUR_NAMES.parse("blue"), Colour::BLUE);
+    EXPECT_EQ(COLOUR_NAMES.parse("red"), Colour::RED);
+    static_assert(COLOUR_NAMES.parse("green") == Colour::GREEN); // usable at compile time
+}
+
+TEST(EnumNames, AnUnknownNameParsesToNothingAndAnOutOfRangeValueIsNamedQuestionMark) {
+    EXPECT_EQ(COLOUR_NAMES.parse("Red"), std::nullopt); // exact match only
+    EXPECT_EQ(COLOUR_NAMES.parse(""), std::nullopt);
+    EXPECT_EQ(COLOUR_NAMES(static_cast<Colour>(3)), "?");
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "kernel/types.h"
+#include "engine/enum_names.h"
 
 namespace kdsim::kernel {
 
@@ -23,12 +24,8 @@ std::string_view to_string(Cat c) {
 }
 
 std::string_view to_string(PreemptModel m) {
-    switch (m) {
-    case PreemptModel::NONE: return "none";
-    case PreemptModel::VOLUNTARY: return "voluntary";
-    case PreemptModel::FULL: return "full";
-    }
-    return "?";
+    static constexpr engine::EnumNames<PreemptModel, 3> names{{"none", "voluntary", "full"}};
+    return names(m);
 }
 
 } // namespace kdsim::kernel

@@ -1,6 +1,7 @@
 // kdsim validate's packet receive datapath: a device thread fills an rx ring, the rx thread polls
 // it in NET_RX-like rounds, flushes and decrypts, or hands packets to a worker (datapath.h).
 #include "validate/datapath_threads.h"
+#include "engine/enum_names.h"
 
 namespace kdsim::validate {
 
@@ -9,12 +10,8 @@ using namespace detail;
 // ---- packet receive ------------------------------------------------------------------------------
 
 std::string to_string(Flush f) {
-    switch (f) {
-    case Flush::NONE: return "none";
-    case Flush::FULL_BUFFER: return "full buffer";
-    case Flush::RECEIVED_LENGTH: return "received length";
-    }
-    return "?";
+    static constexpr engine::EnumNames<Flush, 3> names{{"none", "full buffer", "received length"}};
+    return std::string(names(f));
 }
 
 namespace {
