@@ -31,6 +31,13 @@ struct NetCosts {
     Cycles sock_recvmsg = 0;      // packet_recvmsg: dequeue, copy to user
 };
 
+// Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and
+// every seed gives the same results). Drawn from the run's seeded random streams, so a seed
+// still gives byte-identical results.
+struct NetVariation {
+    std::uint64_t irq_delivery_jitter = 0; // ns: a NIC interrupt reaches its CPU uniformly 0..this after it is raised
+};
+
 // Per-segment costs of an established TCP stream ([tcp] of a profile).
 struct TcpCosts {
     Cycles ip_rcv = 0;

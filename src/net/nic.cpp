@@ -82,14 +82,19 @@ void Nic::raise_rx_irq() {
         irq_enabled_ = false; // the driver masks the device interrupt until NAPI completes
         irq_raised_once_ = true;
         last_irq_ = cpu_.now();
-        cpu_.raise_irq(vector_);
+        if (irq_jitter_ == 0) cpu_.raise_irq(vector_);
+        else cpu_.sim().schedule_in(irq_rng_.below(irq_jitter_ + 1), this, EV_DELIVER);
     } else if (!irq_timer_armed_) {
         irq_timer_armed_ = true; // the moderation timer holds it back
-        cpu_.sim().schedule_at(due, this, 0);
+        cpu_.sim().schedule_at(due, this, EV_MODERATION);
     }
 }
 
-void Nic::on_event(std::uint64_t) {
+void Nic::on_event(std::uint64_t arg) {
+    if (arg == EV_DELIVER) {
+        cpu_.raise_irq(vector_); // the device masked itself when it raised it: one in flight at most
+        return;
+    }
     irq_timer_armed_ = false;
     if (irq_enabled_ && count_ > 0) raise_rx_irq();
 }

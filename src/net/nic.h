@@ -6,6 +6,7 @@
 // masking implementation's cost falls out of the packet count.
 #pragma once
 
+#include "engine/rng.h"
 #include "engine/task.h"
 #include "devices/dma.h"
 #include "kernel/cpu.h"
@@ -51,7 +52,14 @@ public:
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
-    void on_event(std::uint64_t arg) override; // a moderated interrupt is due
+    // Run-to-run variation: each rx interrupt reaches the CPU a delay drawn uniformly from
+    // [0, max] after the device raises it (the MSI write or the interrupt line crossing the
+    // interconnect and the interrupt controller), from `rng`. Call before the run.
+    void set_irq_delivery_jitter(engine::Tick max, engine::Rng rng) {
+        irq_jitter_ = max;
+        irq_rng_ = rng;
+    }
+    void on_event(std::uint64_t arg) override; // EV_MODERATION: a moderated interrupt is due; EV_DELIVER: one arrives
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
@@ -80,6 +88,9 @@ private:
     engine::Tick last_irq_ = 0;
     bool irq_timer_armed_ = false;
     bool irq_raised_once_ = false;
+    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1;
+    engine::Tick irq_jitter_ = 0;
+    engine::Rng irq_rng_{0, "unused"};
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)
     devices::DmaPlatform* dma_ = nullptr;
     RxDmaConfig rx_dma_;

@@ -11,7 +11,7 @@ namespace kdsim::scenario::detail {
 
 namespace {
 
-// A figure that may be overridden: [cpu], the kernel sections, [simd] (not the optional ones).
+// A figure that may be overridden: [cpu], the kernel sections, [variation], [simd] (not the optional ones).
 struct Overridable {
     std::string key; // "simd.save"
     Unit unit;
@@ -27,6 +27,9 @@ std::vector<Overridable> overridables() {
     for (const auto& f : system::KERNEL_FIGURES)
         out.push_back({fmt::format("{}.{}", f.section, f.name), f.unit, f.positive,
                        [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.kernel.*m; }});
+    for (const auto& f : system::VARIATION_FIGURES)
+        out.push_back({fmt::format("{}.{}", f.section, f.name), f.unit, f.positive,
+                       [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.variation.*m; }});
     for (const auto& f : system::SIMD_FIGURES)
         if (!f.optional())
             out.push_back({fmt::format("simd.{}", f.name), f.unit, f.positive,

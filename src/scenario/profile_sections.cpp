@@ -1,4 +1,4 @@
-// The optional sections of an architecture profile ([net], [tcp], [udp], [flush], [dma],
+// The optional sections of an architecture profile ([net], [tcp], [udp], [flush], [dma], [variation],
 // [cipher.<prim>.<impl>], [tunnel], [virt], [irqmask.<impl>]): each is read only when present,
 // and then must hold every figure of its table (system/figures.h).
 #include "scenario/figure_reader.h"
@@ -138,6 +138,9 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
     optional_section(r, root, "virt", "of cycle figures", system::VIRT_FIGURES, p.virt);
     optional_section(r, root, "net", "of cycle figures", system::NET_FIGURES, p.net);
     optional_section(r, root, "tcp", "of per-segment figures", system::TCP_FIGURES, p.tcp);
+    std::optional<net::NetVariation> variation;
+    optional_section(r, root, "variation", "of variation figures", system::VARIATION_FIGURES, variation);
+    if (variation) p.variation = *variation;
     if (const toml::table* t = section_table(r, root.get("irqmask"), "irqmask", "tables [irqmask.<impl>]")) {
         std::vector<std::string_view> impls;
         if (arch_ok && p.arch == arch::Arch::ARM64) impls = {"daif", "pmr_off", "pmr", "pmr_nosync"};

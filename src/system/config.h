@@ -55,6 +55,7 @@ struct Profile {
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
     std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (not yet used by a model)
+    net::NetVariation variation;                 // [variation]: run-to-run variation (absent: all 0, none)
 };
 
 enum class Mode : std::uint8_t { TIMING, FUNCTIONAL };

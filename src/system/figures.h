@@ -28,6 +28,7 @@ using net::TcpCosts;
 using net::TunnelCosts;
 using net::UdpCosts;
 using net::VirtCosts;
+using net::NetVariation;
 
 // [cpu]
 inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
@@ -110,6 +111,13 @@ inline constexpr std::array<Figure<NetCosts>, 11> NET_FIGURES = {{
     {"", "sock_recvmsg", Unit::CYCLES, "packet_recvmsg: dequeue, copy to user", &NetCosts::sock_recvmsg},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
+
+// [variation] (net/net_costs.h): optional as a whole; absent, every figure is 0
+inline constexpr std::array<Figure<NetVariation>, 1> VARIATION_FIGURES = {{
+    {"variation", "irq_delivery_jitter", Unit::NS, "a NIC interrupt reaches its CPU uniformly 0 to this after it is raised",
+     &NetVariation::irq_delivery_jitter},
+}};
+static_assert(sizeof(NetVariation) == engine::figures_bytes(VARIATION_FIGURES));
 
 // [tcp] (net/net_costs.h)
 inline constexpr std::array<Figure<TcpCosts>, 10> TCP_FIGURES = {{

@@ -212,6 +212,8 @@ void System::build_network() {
                 auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
                                                       mc.name + ".eth0", mc.nic_rx_ring);
                 nic->set_rx_usecs(mc.nic_rx_usecs);
+                if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
+                    nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + ".eth0"));
                 if (mc.nic_rx) {
                     require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
                     m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
