@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kdsim builds with, if any is missing. Needs root (or sudo).
 # clang and its runtimes build the loader fuzzer (tools/fuzz.sh); the rest builds with g++.
+# Open MPI: kdsim sweep under mpirun (optional for the build; the test suite runs it when present).
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev libsqlite3-dev
+  libopenmpi-dev openmpi-bin
   clang libclang-rt-dev
 )
 # Opt-in: KDSIM_PEERS=1 also installs the peers of bench/peers (kdsim_peers_bench, built with

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 #include "cli/db_store.h"
 #include "cli/precision.h"
+#include "cli/progress.h"
 
 #include "report/report.h"
 #include "scenario/load.h"
@@ -50,8 +51,6 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--root", o.root, "Repository root holding data/ (default: found from the scenario)");
 }
 
-namespace {
-
 scenario::LoadOptions load_options(const CommonOptions& c) {
     scenario::LoadOptions lo;
     if (!c.root.empty()) lo.root = c.root;
@@ -65,6 +64,8 @@ void print_input_error(const scenario::InputError& e) {
     for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
     std::fprintf(stderr, "kdsim: %zu error(s); nothing was run or written\n", e.diagnostics.size());
 }
+
+namespace {
 
 // Loads and runs one scenario; InputError and ConfigError propagate.
 results::RunResults simulate(const std::string& file, const CommonOptions& c) {
@@ -183,6 +184,8 @@ int cmd_run(const RunOptions& o) {
                                  "kdsim: nothing was run or written\n", o.scenario.c_str());
             return EXIT_BAD_INPUT;
         }
+        ProgressLine line(progress_wanted(o.quiet));
+        RunProgress progress(line, sys->sim(), cfg->duration.value_or(cfg->max_duration), cfg->duration.has_value());
         const auto t0 = std::chrono::steady_clock::now();
         if (precision) {
             PrecisionRun p = run_to_precision(*sys, *precision);

@@ -1,6 +1,7 @@
 // The subcommands of the kdsim binary.
 #pragma once
 
+#include "scenario/load.h"
 #include "system/config.h"
 
 #include <CLI/CLI.hpp>
@@ -64,7 +65,26 @@ struct CalibrateOptions {
     std::string internal_measure; // child mode (hidden option)
 };
 
+// What kdsim sweep varies and how it runs (cli/sweep.cpp; the definition: scenario/sweep.h).
+struct SweepOptions {
+    std::string scenario;
+    CommonOptions common;
+    std::vector<std::string> set;    // KEY=V1,V2,... (replaces the scenario's [sweep] table)
+    std::string seeds;               // "1..5", "1,2,7": replications of every combination
+    bool list = false;               // the i-th values together instead of every combination
+    unsigned jobs = 0;               // points run at once on this machine (0: one per core; 1 per MPI rank)
+    std::string out;                 // folder for each point's JSON and sweep.json
+    std::vector<std::string> metrics; // summary columns WORKLOAD.METRIC (default: each workload's first)
+    bool quiet = false;
+};
+
+// The scenario layer's options for a command's --seed, --mode and --root.
+scenario::LoadOptions load_options(const CommonOptions& c);
+// Prints every diagnostic and the "nothing was run or written" line.
+void print_input_error(const scenario::InputError& e);
+
 int cmd_run(const RunOptions& o);
+int cmd_sweep(const SweepOptions& o); // cli/sweep.cpp
 int cmd_compare(const CompareOptions& o);
 int cmd_check(const CheckOptions& o);
 int cmd_experiments(const ExperimentsOptions& o);

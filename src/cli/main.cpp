@@ -1,4 +1,4 @@
-// kdsim command line: run a scenario, compare two runs, check input files, run the reference
+// kdsim command line: run a scenario, sweep it over values, compare two runs, check input files, run the reference
 // experiments. Exit status: 0 success, 1 the simulation found a violated invariant (a SIMD
 // register clobber, a digest that did not verify), 2 bad input (nothing is written),
 // 3 internal error.
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
                     "Keep at most this many trace records; a longer run's trace ends early and says so")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}))
         ->capture_default_str();
-    run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line");
+    run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line, and no progress line");
     run->add_option("--precision", run_opts.precision,
                     "Run until every workload rate metric's 95% confidence interval (batch means after an MSER-5 "
                     "warm-up) is within this relative half-width (0.01% to 50%, e.g. 1%), or the scenario ends")
@@ -43,6 +43,24 @@ int main(int argc, char** argv) {
             },
             "PERCENT"));
     run->add_option("--db", run_opts.db, "Store the run and its figures in this SQLite results database (created if absent)");
+
+    SweepOptions swp_opts;
+    auto* swp = app.add_subcommand("sweep", "Run a scenario at every point of a grid or list of values, in parallel "
+                                            "(and over MPI ranks under mpirun)");
+    swp->add_option("scenario", swp_opts.scenario, "Scenario file (TOML); its [sweep] table unless --set is given")
+        ->required();
+    add_common_options(*swp, swp_opts.common);
+    swp->add_option("--set", swp_opts.set,
+                    "KEY=V1,V2,...: values of a scenario key or profile figure, e.g. machine[0].nic.rx_buffer=1536B,9KiB "
+                    "or machine.board.overrides.simd.save=250,300 (repeatable; every combination)");
+    swp->add_flag("--list", swp_opts.list, "Take the i-th value of every --set together instead of every combination");
+    swp->add_option("--seeds", swp_opts.seeds, "Run every point with each of these seeds: 1..5 or 1,2,7");
+    swp->add_option("-j,--jobs", swp_opts.jobs, "Points run at once here (default: one per core; 1 per MPI rank)")
+        ->check(CLI::Range(1u, 1024u));
+    swp->add_option("--out", swp_opts.out, "Write each point's results JSON and sweep.json into this folder");
+    swp->add_option("--metric", swp_opts.metrics,
+                    "Summary column WORKLOAD.METRIC (repeatable; default: each workload's first metric)");
+    swp->add_flag("-q,--quiet", swp_opts.quiet, "No progress line");
 
     CompareOptions cmp_opts;
     auto* cmp = app.add_subcommand("compare", "Run (or load) two scenarios and print them side by side with ratios");
@@ -96,6 +114,7 @@ int main(int argc, char** argv) {
 
     try {
         if (*run) return cmd_run(run_opts);
+        if (*swp) return cmd_sweep(swp_opts);
         if (*cmp) return cmd_compare(cmp_opts);
         if (*chk) return cmd_check(chk_opts);
         if (*exp) return cmd_experiments(exp_opts);

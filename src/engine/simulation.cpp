@@ -15,6 +15,8 @@ std::uint64_t Simulation::run(Tick until) {
         ev.target->on_event(ev.arg);
         queue_.finish_take();
         ++n;
+        if ((n & (PROGRESS_PERIOD - 1)) == 0 && progress_) [[unlikely]]
+            progress_(progress_ctx_, events_ + n);
     }
     events_ += n;
     return n;

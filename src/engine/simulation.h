@@ -40,6 +40,16 @@ public:
     void stop() { stopped_ = true; }
     bool stopped() const { return stopped_; }
 
+    // Calls `fn(ctx, events)` during run() after every PROGRESS_PERIOD events (events: processed
+    // so far, this run() included), for a progress display; nullptr: never. The hook must not
+    // schedule events or touch the model.
+    static constexpr std::uint64_t PROGRESS_PERIOD = 1u << 16;
+    using ProgressFn = void (*)(void* ctx, std::uint64_t events);
+    void set_progress(ProgressFn fn, void* ctx) {
+        progress_ = fn;
+        progress_ctx_ = ctx;
+    }
+
     std::uint64_t events_processed() const { return events_; }
     std::size_t pending() const { return queue_.size(); }
 
@@ -49,6 +59,8 @@ private:
     std::uint64_t seed_;
     std::uint64_t events_ = 0;
     bool stopped_ = false;
+    ProgressFn progress_ = nullptr;
+    void* progress_ctx_ = nullptr;
 };
 
 } // namespace kdsim::engine

@@ -80,6 +80,10 @@ template <> struct Fields<results::SteadyState> { // the optional "steady_state"
     }
 };
 
+template <> struct Fields<results::SweepValue> { // the optional "sweep_point" list
+    static void each(auto& v, auto& e) { v("key", e.key), v("value", e.value); }
+};
+
 template <class T> concept Described = requires { sizeof(Fields<T>); };
 template <class T> concept DescribedList = requires { typename T::value_type; } && Described<typename T::value_type>;
 
@@ -208,6 +212,7 @@ json to_json(const results::RunResults& r) {
         out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
     }
     if (!r.steady_state.empty()) out["steady_state"] = write_value(r.steady_state); // only runs stopped by --precision
+    if (!r.sweep_point.empty()) out["sweep_point"] = write_value(r.sweep_point); // only a kdsim sweep point's file
     return out;
 }
 
@@ -262,6 +267,7 @@ results::RunResults from_json(const json& j) {
         } else read_value(v, join_path(p, "value"), s.value);
     }
     if (j.contains("steady_state")) read_value(j["steady_state"], "steady_state", r.steady_state);
+    if (j.contains("sweep_point")) read_value(j["sweep_point"], "sweep_point", r.sweep_point);
     return r;
 }
 

@@ -132,6 +132,18 @@ TEST(Json, PerDriverHoldersOfTheLongestBracketSurviveARoundTripInOrder) {
     EXPECT_FALSE(to_json(sample(true))["machines"][0]["cpus"][0]["simd"].contains("longest_bracket_holder_by_driver"));
 }
 
+TEST(Json, SweepPointIsWrittenOnlyForASweepAndReadBackInOrder) {
+    // Claim: a single run's JSON has no sweep_point key (files of single runs are unchanged); a
+    // sweep point's values come back in the order the sweep gave them.
+    EXPECT_FALSE(to_json(sample()).contains("sweep_point"));
+    results::RunResults r = sample();
+    r.sweep_point = {{"machine[0].nic.rx_buffer", "9KiB"}, {"link[0].rate", "\"1 Gbit/s\""}};
+    json j = to_json(r);
+    ASSERT_TRUE(j.contains("sweep_point"));
+    EXPECT_EQ(j["sweep_point"][1]["key"], "link[0].rate");
+    EXPECT_EQ(from_json(j).sweep_point, r.sweep_point);
+}
+
 TEST(Json, TextIsByteIdenticalForTwoEqualInputs) {
     // Two independently built but equal results must serialise to the same bytes.
     EXPECT_EQ(to_json_text(sample(true)), to_json_text(sample(true)));

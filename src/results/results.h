@@ -97,6 +97,13 @@ struct MachineResult {
 
 // The steady-state estimate of one rate metric of a run stopped by `kdsim run --precision`: the
 // mean of batch means after an MSER-5 warm-up, with its Student-t confidence interval.
+// One value a sweep point set: the scenario key and the value as the sweep gave it.
+struct SweepValue {
+    std::string key;   // "machine[0].nic.rx_buffer"
+    std::string value; // "9KiB", "\"1 Gbit/s\""
+    bool operator==(const SweepValue&) const = default;
+};
+
 struct SteadyState {
     std::string path;        // the metric's path ("workload.iperf3.receiver_mbit_s")
     std::string unit;        // the metric's unit ("Mbit/s")
@@ -124,6 +131,7 @@ struct RunResults {
     bool failed = false;                     // an invariant was violated: there are findings
     std::vector<std::string> failures;       // why, one line per machine and kind
     std::vector<SteadyState> steady_state;   // kdsim run --precision only, else empty
+    std::vector<SweepValue> sweep_point;     // kdsim sweep's points only: the values the point set
 };
 
 } // namespace kdsim::results

@@ -125,6 +125,12 @@ system::ScenarioConfig ScenarioLoader::load() {
         r_.error_file("scenario", "expected a table [scenario], found a profile ([profile]); load it as a profile");
         throw InputError(std::move(out_));
     }
+    if (!opts_.assignments.empty()) {
+        detail::apply_assignments(*root, opts_.assignments, r_);
+        if (!out_.empty()) throw InputError(std::move(out_));
+    }
+    detail::read_sweep_table(*root, r_); // what `kdsim sweep` varies: checked here, a single run ignores it
+    root->erase("sweep");
     r_.check_keys(*root, "", "a scenario (top level)", {"scenario", "machine", "link"});
     read_header(*root, cfg);
 

@@ -48,6 +48,18 @@ private:
     mutable std::string what_;
 };
 
+// One value set on a scenario key before the loader reads the file (`kdsim sweep --set`, a
+// [sweep] table): `key` is a dotted path through the file's tables, with [[array]] elements by
+// index or by name (`machine[0].nic.rx_buffer`, `machine.board.nic.rx_buffer`,
+// `link[0].rate`, `machine[0].overrides.simd.save`); `value` is a TOML value
+// (`1536`, `"9 KiB"`, `true`), or else taken as a string (`9KiB`). Errors in it are reported
+// under `origin` (e.g. `--set machine[0].nic.rx_buffer=9KiB`), not at a file position.
+struct Assignment {
+    std::string key;
+    std::string value;
+    std::string origin;
+};
+
 struct LoadOptions {
     // Repository root holding data/profiles and data/workloads; empty: the first directory at
     // or above the scenario file's directory that contains data/profiles.
@@ -55,6 +67,9 @@ struct LoadOptions {
     // Command-line overrides, applied before anything random (the sample draw) is derived.
     std::optional<std::uint64_t> seed_override = std::nullopt;
     std::optional<system::Mode> mode_override = std::nullopt;
+    // Applied in order to the parsed file, before anything is read from it, so every check of
+    // the loader applies to the values they set.
+    std::vector<Assignment> assignments = {};
 };
 
 // Loads an architecture profile (data/profiles/<family>/<part>.toml). Throws InputError.

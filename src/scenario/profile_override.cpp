@@ -80,8 +80,10 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
             for (const auto& f : table) names.push_back(f.key);
             names.emplace_back("hash.<alg>.<impl>.cycles_per_byte");
             names.emplace_back("hash.<alg>.<impl>.cycles_per_call");
+            std::vector<std::string_view> candidates(names.begin(), names.end() - 2);
             r.error(value, key,
-                    fmt::format("unknown profile figure '{}'; expected one of: {}", figure, join_list(names)));
+                    fmt::format("unknown profile figure '{}'; {}expected one of: {}", figure,
+                                did_you_mean(figure, candidates), join_list(names)));
             return std::nullopt;
         }
     }

@@ -183,6 +183,49 @@ void Reader::error(const toml::source_position& at, std::string key, std::string
         Diagnostic{file_, static_cast<int>(at.line), static_cast<int>(at.column), std::move(key), std::move(message)});
 }
 
+void Reader::error(const toml::source_region& at, std::string key, std::string message) {
+    if (at.path && *at.path != file_) { // a value set from elsewhere (`--set`): named by its origin
+        ++errors_;
+        out_.push_back(Diagnostic{*at.path, 0, 0, std::move(key), std::move(message)});
+        return;
+    }
+    error(at.begin, std::move(key), std::move(message));
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::vector<std::string> nearest(std::string_view word, const std::vector<std::string_view>& candidates) {
+    std::size_t best = std::max<std::size_t>(2, word.size() / 3); // farther than this is no hint
+    std::vector<std::string> out;
+    for (std::string_view c : candidates) {
+        std::size_t d = edit_distance(word, c);
+        if (d > best) continue;
+        if (d < best) out.clear(), best = d;
+        out.emplace_back(c);
+    }
+    return out;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates) {
+    std::vector<std::string> near = nearest(word, candidates);
+    if (near.empty()) return "";
+    for (std::string& n : near) n = "'" + n + "'";
+    return fmt::format("did you mean {}? ", near.size() == 1 ? near[0] : "one of " + join_list(near));
+}
+
 void Reader::missing(const toml::table& parent, const std::string& key, std::string_view what, std::string_view note) {
     std::string msg = fmt::format("expected {}, found nothing", what);
     if (!note.empty()) msg += fmt::format(" ({})", note);
@@ -203,8 +246,9 @@ void Reader::check_keys(const toml::table& tbl, std::string_view table_key, std:
             if (!list.empty()) list += ", ";
             list += a;
         }
-        error(k.source().begin, join_key(table_key, k.str()),
-              fmt::format("unknown key '{}' in {}; expected one of: {}", k.str(), where, list));
+        error(k.source(), join_key(table_key, k.str()),
+              fmt::format("unknown key '{}' in {}; {}expected one of: {}", k.str(), where, did_you_mean(k.str(), allowed),
+                          list));
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "engine/time.h"
 #include "scenario/load.h"
+#include "scenario/sweep.h"
 
 #include <toml++/toml.h>
 
@@ -30,6 +31,13 @@ std::string join_list(std::initializer_list<std::string_view> items);
 std::string join_list(const std::vector<std::string>& items);
 // What a node is, for "found ...": `nothing`, `integer 3`, `string "two"`, `a table`, ...
 std::string describe(const toml::node* n);
+// Levenshtein distance (insertions, deletions, substitutions of bytes).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidates nearest to `word` (all those at the smallest distance, if it is small enough
+// to be a likely typo), in the candidates' order.
+std::vector<std::string> nearest(std::string_view word, const std::vector<std::string_view>& candidates);
+// "did you mean 'x'? " (or "one of 'x', 'y'? "), or "" when nothing is near.
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates);
 
 class Reader {
 public:
@@ -39,9 +47,12 @@ public:
     std::size_t errors() const { return errors_; }
 
     void error(const toml::source_position& at, std::string key, std::string message);
+    // At the node; a node set from elsewhere than this file (a `--set` value, whose source
+    // path is its origin) is reported under that origin, without a position.
     void error(const toml::node& at, std::string key, std::string message) {
-        error(at.source().begin, std::move(key), std::move(message));
+        error(at.source(), std::move(key), std::move(message));
     }
+    void error(const toml::source_region& at, std::string key, std::string message);
     // At the start of the file.
     void error_file(std::string key, std::string message) {
         error(toml::source_position{1, 1}, std::move(key), std::move(message));
@@ -133,6 +144,17 @@ std::optional<system::Profile> read_profile(const std::filesystem::path& file, c
 // "simd.save: 300 cycles (profile: 250 cycles)", or reports at `value`/`key` and gives nullopt.
 std::optional<std::string> apply_override(system::Profile& profile, std::string_view figure, const toml::node& value,
                                           const std::string& key, Reader& r);
+
+// ---- values set on the tree before it is read (assign.cpp, sweep.cpp) ----
+
+// A TOML basic string holding `s`.
+std::string toml_string(std::string_view s);
+// Sets each assignment's key in `root` (scenario/load.h Assignment); errors go to `r` under the
+// assignment's origin.
+void apply_assignments(toml::table& root, const std::vector<Assignment>& assignments, Reader& r);
+// Reads and checks the scenario's [sweep] table (scenario/sweep.h), nullopt when it has none
+// or it has errors (reported through `r`).
+std::optional<SweepSpec> read_sweep_table(const toml::table& root, Reader& r);
 
 // Names of the implementations of `alg` the profile has, in enum order.
 std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg);

@@ -1,0 +1,234 @@
+// kdsim sweep: a scenario run at every point of a grid or list of values (scenario/sweep.h),
+// optionally over several seeds, on the local cores (-j) and, under mpirun, spread over the MPI
+// ranks with the outcomes gathered on rank 0. Every point is loaded before anything runs: a
+// value no point can use (an unknown key, a wrong unit, a value out of range) is bad input
+// (exit 2, nothing written); a point that fails on its own combination, or violates an
+// invariant, is kept in the summary as such and the others go on.
+#include "cli/commands.h"
+#include "cli/sweep.h"
+
+#include "report/output_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace kdsim::cli {
+
+namespace fs = std::filesystem;
+
+bool sweep::mpi::launched() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+        if (std::getenv(v)) return true;
+    return false;
+}
+
+namespace {
+
+// MPI for the command's lifetime, when mpirun started it.
+struct MpiSession {
+    sweep::mpi::World world;
+    bool active = false;
+    MpiSession() {
+#if KDSIM_HAVE_MPI
+        if (sweep::mpi::launched()) {
+            world = sweep::mpi::init();
+            active = true;
+        }
+#endif
+    }
+    ~MpiSession() {
+#if KDSIM_HAVE_MPI
+        if (active) sweep::mpi::finalize();
+#endif
+    }
+    // Rank 0's verdict on every rank.
+    int agree(int rc) const {
+#if KDSIM_HAVE_MPI
+        if (active) return sweep::mpi::broadcast(rc);
+#endif
+        return rc;
+    }
+};
+
+struct Definition {
+    scenario::SweepSpec spec;
+    std::vector<scenario::SweepPoint> points;
+};
+
+// The sweep from --set (or the scenario's [sweep]), --list and --seeds. Throws InputError.
+Definition define(const SweepOptions& o) {
+    Definition d;
+    if (!o.set.empty()) {
+        for (const std::string& a : o.set) d.spec.axes.push_back(scenario::parse_set_argument(a));
+    } else if (auto t = scenario::read_sweep(o.scenario)) {
+        d.spec = std::move(*t);
+    }
+    if (o.list) d.spec.list = true;
+    auto bad = [](std::string origin, std::string message) {
+        return scenario::InputError({scenario::Diagnostic{std::move(origin), 0, 0, "", std::move(message)}});
+    };
+    if (!o.seeds.empty()) {
+        if (o.common.seed) throw bad("--seeds", "give either --seed (one seed for every point) or --seeds, not both");
+        std::string why;
+        auto seeds = scenario::parse_seeds(o.seeds, why);
+        if (!seeds) throw bad("--seeds " + o.seeds, why);
+        d.spec.seeds = std::move(*seeds);
+    } else if (o.common.seed) {
+        d.spec.seeds.clear(); // --seed: every point with that seed, as a single run would take it
+    }
+    d.points = scenario::expand_sweep(d.spec, "kdsim sweep");
+    return d;
+}
+
+// Loads every point. Returns the diagnostics that make the sweep bad input: those of a value
+// that failed in every point that has it, else the first point's when no point loads.
+std::vector<scenario::Diagnostic> load_points(const SweepOptions& o, const Definition& d, unsigned jobs,
+                                              std::vector<sweep::Loaded>& loaded) {
+    struct Count {
+        std::size_t points = 0, failed = 0;
+        std::vector<scenario::Diagnostic> first;
+    };
+    std::map<std::string, Count> by_origin;
+    std::vector<scenario::Diagnostic> first_failure;
+    std::size_t failures = 0;
+    loaded.resize(d.points.size());
+    std::vector<std::vector<scenario::Diagnostic>> errors(d.points.size());
+    sweep::parallel_for(d.points.size(), jobs, [&](std::size_t i) {
+        const scenario::SweepPoint& p = d.points[i];
+        scenario::LoadOptions lo = load_options(o.common);
+        lo.assignments = p.set;
+        if (p.seed) lo.seed_override = p.seed;
+        try {
+            loaded[i].cfg = std::make_unique<system::ScenarioConfig>(scenario::load_scenario(o.scenario, lo));
+        } catch (const scenario::InputError& e) {
+            loaded[i].error = e.what();
+            errors[i] = e.diagnostics;
+        }
+    });
+    for (std::size_t i = 0; i < d.points.size(); ++i) { // in point order: the same messages whatever -j
+        const scenario::SweepPoint& p = d.points[i];
+        for (const auto& a : p.set) ++by_origin[a.origin].points;
+        if (loaded[i].cfg) continue;
+        if (failures++ == 0) first_failure = errors[i];
+        std::set<std::string> hit;
+        for (const auto& diag : errors[i]) hit.insert(diag.file);
+        for (const auto& a : p.set)
+            if (hit.count(a.origin)) {
+                Count& c = by_origin[a.origin];
+                if (c.failed++ == 0)
+                    for (const auto& diag : errors[i])
+                        if (diag.file == a.origin) c.first.push_back(diag);
+            }
+    }
+    std::vector<scenario::Diagnostic> bad;
+    for (const auto& axis : d.spec.axes) // in the order given
+        for (const auto& v : axis.values)
+            if (const Count& c = by_origin[v.origin]; c.points && c.failed == c.points)
+                bad.insert(bad.end(), c.first.begin(), c.first.end());
+    if (bad.empty() && failures == d.points.size()) return first_failure; // the scenario itself
+    return bad;
+}
+
+// "point-007.json": numbered with as many digits as the last point needs.
+std::string point_file(std::size_t index, std::size_t count) {
+    return fmt::format("point-{:0{}}.json", index, std::to_string(count > 0 ? count - 1 : 0).size());
+}
+
+// Writes each run's JSON and sweep.json into `dir`. Returns "" or why it could not.
+std::string write_out(const fs::path& dir, const SweepOptions& o, const Definition& d,
+                      const std::vector<sweep::Outcome>& outcomes) {
+    std::vector<std::string> files(d.points.size());
+    try {
+        for (const auto& oc : outcomes) {
+            if (oc.json.empty()) continue;
+            files[oc.index] = point_file(oc.index, d.points.size());
+            report::AtomicFile f(dir / files[oc.index]);
+            f.write(oc.json);
+            f.close();
+            f.commit();
+        }
+        report::AtomicFile f(dir / "sweep.json");
+        f.write(sweep::index_json(o.scenario, d.spec, d.points, outcomes, files));
+        f.close();
+        f.commit();
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+int cmd_sweep(const SweepOptions& o) {
+    MpiSession mpi;
+    const bool root = mpi.world.rank == 0;
+    auto refuse = [&](const std::string& message) {
+        if (root) std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", message.c_str());
+        return EXIT_BAD_INPUT;
+    };
+#if !KDSIM_HAVE_MPI
+    if (sweep::mpi::launched())
+        if (const char* n = std::getenv("OMPI_COMM_WORLD_SIZE"); n && std::string(n) != "1")
+            return refuse("started by mpirun, but this kdsim was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+    const auto ranks = static_cast<std::size_t>(mpi.world.size);
+    const unsigned jobs = o.jobs ? o.jobs : ranks > 1 ? 1u : std::max(1u, std::thread::hardware_concurrency());
+    Definition d;
+    std::vector<sweep::Loaded> loaded;
+    try {
+        d = define(o);
+        if (auto bad = load_points(o, d, jobs, loaded); !bad.empty()) throw scenario::InputError(std::move(bad));
+    } catch (const scenario::InputError& e) {
+        if (root) print_input_error(e);
+        return EXIT_BAD_INPUT;
+    }
+    if (ranks > d.points.size())
+        return refuse(fmt::format("mpirun started {} ranks for {} point(s): every rank needs a point; run with "
+                                  "-np {} or fewer",
+                                  ranks, d.points.size(), d.points.size()));
+    if (root && !o.out.empty()) {
+        std::error_code ec;
+        fs::create_directories(o.out, ec);
+        if (ec || !fs::is_directory(o.out))
+            std::fprintf(stderr, "kdsim: --out %s: %s\n", o.out.c_str(),
+                         ec ? ec.message().c_str() : "exists and is not a directory");
+    }
+    if (mpi.agree(!o.out.empty() && !fs::is_directory(o.out) ? EXIT_BAD_INPUT : EXIT_OK) != EXIT_OK)
+        return refuse("--out: cannot write into that folder");
+
+    std::vector<std::size_t> mine; // the points of this rank: MPI decides who runs what by rank
+    for (std::size_t i = static_cast<std::size_t>(mpi.world.rank); i < d.points.size(); i += ranks) mine.push_back(i);
+    ProgressLine line(root && progress_wanted(o.quiet));
+    std::vector<sweep::Outcome> outcomes = sweep::run_points(d.points, loaded, mine, jobs, line);
+#if KDSIM_HAVE_MPI
+    if (mpi.active && ranks > 1) {
+        std::vector<std::string> parts = sweep::mpi::gather(sweep::encode(outcomes));
+        outcomes.clear();
+        for (const std::string& p : parts)
+            for (auto& oc : sweep::decode(p)) outcomes.push_back(std::move(oc));
+        std::sort(outcomes.begin(), outcomes.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    }
+#endif
+    int rc = EXIT_OK;
+    if (root) {
+        const auto metrics = sweep::metric_columns(outcomes, o.metrics);
+        std::fputs(sweep::summary(o.scenario, d.spec, d.points, outcomes, metrics).c_str(), stdout);
+        std::fflush(stdout);
+        if (!o.out.empty())
+            if (std::string why = write_out(o.out, o, d, outcomes); !why.empty()) {
+                std::fprintf(stderr, "kdsim: --out: %s\n", why.c_str());
+                rc = EXIT_INTERNAL;
+            }
+        if (rc == EXIT_OK && std::any_of(outcomes.begin(), outcomes.end(), [](const auto& oc) { return oc.status != "ok"; }))
+            rc = EXIT_FINDINGS;
+    }
+    return mpi.agree(rc);
+}
+
+} // namespace kdsim::cli

@@ -1,0 +1,230 @@
+// kdsim sweep's points: each one a normal run on a thread of its own (a System per point; the
+// engine's coroutine frame pool is per thread), its outcome as plain strings, and the summary.
+#include "cli/sweep.h"
+
+#include "report/report.h"
+#include "system/system.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace kdsim::cli::sweep {
+
+namespace {
+
+Outcome run_one(std::size_t index, const scenario::SweepPoint& point, Loaded& loaded) {
+    Outcome o;
+    o.index = index;
+    if (!loaded.cfg) {
+        o.status = "failed";
+        o.message = loaded.error;
+        return o;
+    }
+    try {
+        results::RunResults r;
+        {
+            system::System sys(*loaded.cfg);
+            r = sys.run();
+        }
+        for (const scenario::Assignment& a : point.set) r.sweep_point.emplace_back(a.key, a.value);
+        o.json = report::to_json_text(r);
+        o.status = r.failed ? "findings" : "ok";
+        for (std::size_t i = 0; i < r.failures.size(); ++i) o.message += (i ? "; " : "") + r.failures[i];
+        for (const auto& w : r.workloads)
+            for (const auto& m : w.metrics)
+                o.metrics.push_back({w.name + "." + m.key, fmt::format("{:.6g}", m.value), m.unit});
+        o.simulated_us = r.simulated_us;
+        o.events = r.events;
+    } catch (const system::ConfigError& e) {
+        o.status = "failed";
+        o.message = std::string("error: ") + e.what();
+    } catch (const std::exception& e) {
+        o.status = "failed";
+        o.message = std::string("internal error: ") + e.what();
+    }
+    loaded.cfg.reset();
+    return o;
+}
+
+} // namespace
+
+void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& fn) {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t k; (k = next.fetch_add(1)) < n;) fn(k);
+    };
+    jobs = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, n))));
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads) t.join();
+}
+
+std::vector<Outcome> run_points(const std::vector<scenario::SweepPoint>& points, std::vector<Loaded>& loaded,
+                                const std::vector<std::size_t>& mine, unsigned jobs, ProgressLine& line) {
+    std::vector<Outcome> out(mine.size());
+    std::mutex mu;
+    std::size_t done = 0, failed = 0;
+    double simulated_s = 0, events = 0;
+    parallel_for(mine.size(), jobs, [&](std::size_t k) {
+            out[k] = run_one(mine[k], points[mine[k]], loaded[mine[k]]);
+            std::lock_guard lock(mu);
+            ++done;
+            failed += out[k].status != "ok";
+            simulated_s += out[k].simulated_us / 1e6;
+            events += static_cast<double>(out[k].events);
+            const double wall = line.elapsed();
+            line.show(fmt::format("kdsim sweep: {}/{} points done ({} not ok), simulated {:.3f} s, {:.2f} M events/s, "
+                                  "ETA {}",
+                                  done, mine.size(), failed, simulated_s, wall > 0 ? events / wall / 1e6 : 0.0,
+                                  format_wall(wall * static_cast<double>(mine.size() - done) / static_cast<double>(done))),
+                      done == mine.size());
+    });
+    line.done();
+    return out;
+}
+
+std::string encode(const std::vector<Outcome>& outcomes) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Outcome& o : outcomes)
+        a.push_back({{"index", o.index}, {"status", o.status}, {"message", o.message}, {"json", o.json},
+                     {"metrics", o.metrics}, {"simulated_us", o.simulated_us}, {"events", o.events}});
+    return a.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<Outcome> decode(const std::string& text) {
+    std::vector<Outcome> out;
+    for (const auto& j : nlohmann::json::parse(text)) {
+        Outcome o;
+        o.index = j.at("index").get<std::size_t>();
+        o.status = j.at("status").get<std::string>();
+        o.message = j.at("message").get<std::string>();
+        o.json = j.at("json").get<std::string>();
+        o.metrics = j.at("metrics").get<std::vector<std::array<std::string, 3>>>();
+        o.simulated_us = j.at("simulated_us").get<double>();
+        o.events = j.at("events").get<std::uint64_t>();
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+std::vector<std::string> metric_columns(const std::vector<Outcome>& outcomes, const std::vector<std::string>& asked) {
+    if (!asked.empty()) return asked;
+    std::vector<std::string> cols;
+    for (const Outcome& o : outcomes) {
+        if (o.status == "failed") continue;
+        std::string last_workload;
+        for (const auto& m : o.metrics) {
+            std::string workload = m[0].substr(0, m[0].find('.'));
+            if (workload != last_workload) cols.push_back(m[0]);
+            last_workload = workload;
+        }
+        break;
+    }
+    return cols;
+}
+
+namespace {
+
+const std::array<std::string, 3>* find_metric(const Outcome& o, const std::string& name) {
+    for (const auto& m : o.metrics)
+        if (m[0] == name) return &m;
+    return nullptr;
+}
+
+std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
+    if (seeds.empty()) return "the scenario's";
+    std::string s;
+    for (std::size_t i = 0; i < seeds.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(seeds[i]);
+    return seeds.size() > 8 ? fmt::format("{},... ({} seeds)", s, seeds.size()) : s;
+}
+
+} // namespace
+
+std::string summary(const std::string& scenario, const scenario::SweepSpec& spec,
+                    const std::vector<scenario::SweepPoint>& points, const std::vector<Outcome>& outcomes,
+                    const std::vector<std::string>& metrics) {
+    std::vector<std::string> shape;
+    for (const auto& a : spec.axes) shape.push_back(std::to_string(a.values.size()));
+    std::string text = fmt::format("Sweep of {}: {} point(s), {} of {} value(s), seeds {}\n\n", scenario, points.size(),
+                                   spec.list ? "a list" : "a grid", fmt::join(shape, spec.list ? " = " : " x "),
+                                   seeds_text(spec.seeds));
+    std::vector<std::string> head{"point"};
+    for (const auto& a : spec.axes) head.push_back(a.key);
+    if (!spec.seeds.empty()) head.push_back("seed");
+    head.push_back("status");
+    for (const std::string& m : metrics) {
+        std::string unit;
+        for (const Outcome& o : outcomes)
+            if (const auto* f = find_metric(o, m)) {
+                unit = (*f)[2];
+                break;
+            }
+        head.push_back(unit.empty() ? m : fmt::format("{} ({})", m, unit));
+    }
+    std::vector<std::vector<std::string>> rows{head};
+    std::size_t ok = 0, findings = 0, failed = 0;
+    for (const Outcome& o : outcomes) {
+        const scenario::SweepPoint& p = points[o.index];
+        std::vector<std::string> row{std::to_string(o.index)};
+        for (const auto& a : p.set) row.push_back(a.value);
+        if (p.seed) row.push_back(std::to_string(*p.seed));
+        row.push_back(o.status);
+        for (const std::string& m : metrics) {
+            const auto* f = find_metric(o, m);
+            row.push_back(f ? (*f)[1] : "-");
+        }
+        rows.push_back(std::move(row));
+        (o.status == "ok" ? ok : o.status == "findings" ? findings : failed)++;
+    }
+    std::vector<bool> left(head.size(), false); // the values and the status read as text
+    for (std::size_t c = 1; c <= spec.axes.size(); ++c) left[c] = true;
+    left[spec.axes.size() + (spec.seeds.empty() ? 1 : 2)] = true;
+    std::vector<std::size_t> width(head.size(), 0);
+    for (const auto& r : rows)
+        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (const auto& r : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < r.size(); ++c) {
+            line += (c ? "  " : "") + (left[c] ? fmt::format("{:<{}}", r[c], width[c]) : fmt::format("{:>{}}", r[c], width[c]));
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        text += line + "\n";
+    }
+    text += fmt::format("\nRESULT: {} of {} point(s) ok", ok, outcomes.size());
+    if (findings) text += fmt::format(", {} with violated invariants", findings);
+    if (failed) text += fmt::format(", {} failed", failed);
+    text += "\n";
+    for (const Outcome& o : outcomes)
+        if (o.status != "ok") text += fmt::format("  point {} ({}): {}\n", o.index, o.status, o.message);
+    return text;
+}
+
+std::string index_json(const std::string& scenario, const scenario::SweepSpec& spec,
+                       const std::vector<scenario::SweepPoint>& points, const std::vector<Outcome>& outcomes,
+                       const std::vector<std::string>& files) {
+    nlohmann::json keys = nlohmann::json::array(), ps = nlohmann::json::array();
+    for (const auto& a : spec.axes) keys.push_back(a.key);
+    for (const Outcome& o : outcomes) {
+        const scenario::SweepPoint& p = points[o.index];
+        nlohmann::json set = nlohmann::json::array(), metrics = nlohmann::json::array();
+        for (const auto& a : p.set) set.push_back({{"key", a.key}, {"value", a.value}});
+        for (const auto& m : o.metrics) metrics.push_back({{"name", m[0]}, {"value", m[1]}, {"unit", m[2]}});
+        nlohmann::json j = {{"index", o.index}, {"set", set}, {"status", o.status}, {"message", o.message},
+                            {"results", files[o.index]}, {"metrics", metrics}};
+        j["seed"] = p.seed ? nlohmann::json(*p.seed) : nlohmann::json();
+        ps.push_back(std::move(j));
+    }
+    nlohmann::json top = {{"format", "kdsim-sweep"}, {"format_version", 1}, {"scenario", scenario},
+                          {"combine", spec.list ? "list" : "grid"}, {"keys", keys}, {"seeds", spec.seeds},
+                          {"points", ps}};
+    return top.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace kdsim::cli::sweep

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# kdsim sweep as a user runs it.   usage: sweep.sh CASE KDSIM SOURCE_DIR WORK_DIR
+# Each case asserts what the sweep's definition implies (points, their order, which one fails),
+# never figures copied from kdsim's output.
+set -u
+case_=$1; kdsim=$2; src=$3; work=$4/sweep-$1
+rm -rf "$work"; mkdir -p "$work"
+e5=$src/scenarios/e5/x86-mtu-partial-sync.toml
+unsafe=$src/scenarios/e5-unsafe/imx6qp-short-sync.toml
+fail() { echo "FAIL: $*"; exit 1; }
+# 4 points: duration 2 ms or 10 ms x max_duration 5 ms or 20 ms; the grid varies the last key
+# fastest, so point 2 is (10 ms, 5 ms): a duration above max_duration, refused by the loader.
+grid=(--set 'scenario.duration=2ms,10ms' --set 'scenario.max_duration=5ms,20ms')
+
+case $case_ in
+failed-point-is-kept)
+  "$kdsim" sweep "$e5" "${grid[@]}" -j 2 --out "$work/out" >"$work/stdout" 2>"$work/stderr"; rc=$?
+  [ $rc = 1 ] || fail "exit $rc, expected 1 (a point failed)"
+  grep -q "RESULT: 3 of 4 point(s) ok, 1 failed" "$work/stdout" || fail "no verdict line for 3 ok + 1 failed"
+  grep -q "point 2 (failed): .*duration: expected at most max_duration" "$work/stdout" || fail "point 2's reason missing"
+  for i in 0 1 3; do
+    [ -f "$work/out/point-$i.json" ] || fail "point-$i.json missing"
+  done
+  [ ! -e "$work/out/point-2.json" ] || fail "the failed point has a results file"
+  grep -q '"key": "scenario.duration"' "$work/out/point-3.json" || fail "point 3 does not record its values"
+  python3 - "$work/out" <<'EOF' || fail "sweep.json"
+import json, sys
+s = json.load(open(sys.argv[1] + "/sweep.json"))
+assert [p["status"] for p in s["points"]] == ["ok", "ok", "failed", "ok"], s["points"]
+assert [[v["value"] for v in p["set"]] for p in s["points"]] == [["2ms", "5ms"], ["2ms", "20ms"], ["10ms", "5ms"], ["10ms", "20ms"]]
+r = json.load(open(sys.argv[1] + "/point-3.json"))
+assert abs(r["simulated_us"] - 10000) < 1e-6, r["simulated_us"]   # duration 10 ms
+r = json.load(open(sys.argv[1] + "/point-0.json"))
+assert abs(r["simulated_us"] - 2000) < 1e-6, r["simulated_us"]
+EOF
+  ;;
+violated-invariant-is-kept)
+  # short-sync reads stale payloads (e5-unsafe); partial-sync of the same buffers does not
+  "$kdsim" sweep "$unsafe" --set 'machine[0].nic.rx_strategy=short-sync,partial-sync' \
+      --set 'scenario.duration=20ms' -j 2 >"$work/stdout" 2>&1; rc=$?
+  [ $rc = 1 ] || fail "exit $rc, expected 1"
+  grep -q "point 0 (findings): .*stale" "$work/stdout" || fail "point 0's findings missing"
+  grep -q "RESULT: 1 of 2 point(s) ok, 1 with violated invariants" "$work/stdout" || fail "verdict"
+  ;;
+parallel-equals-serial)
+  "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 -j 1 --out "$work/a" >"$work/a.txt" 2>&1
+  "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 -j 2 --out "$work/b" >"$work/b.txt" 2>&1
+  cmp "$work/a.txt" "$work/b.txt" || fail "summaries differ"
+  diff -r "$work/a" "$work/b" || fail "files differ"
+  [ "$(ls "$work/a" | wc -l)" = 7 ] || fail "expected 6 results files (8 points, 2 failed) and sweep.json"
+  ;;
+mpi-equals-serial)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 -j 1 --out "$work/serial" >"$work/serial.txt" 2>&1
+  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
+      "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 --out "$work/mpi" >"$work/mpi.txt" 2>"$work/mpi.err"
+  cmp "$work/serial.txt" "$work/mpi.txt" || { cat "$work/mpi.err"; fail "summaries differ"; }
+  diff -r "$work/serial" "$work/mpi" || fail "files differ"
+  ;;
+mpi-more-ranks-than-points)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  out=$(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
+      "$kdsim" sweep "$e5" --set 'scenario.duration=2ms,3ms' --out "$work/out" 2>&1); rc=$?
+  [ $rc != 0 ] || fail "accepted 3 ranks for 2 points"
+  grep -q "mpirun started 3 ranks for 2 point(s)" <<<"$out" || fail "no message: $out"
+  [ ! -e "$work/out" ] || fail "wrote $work/out"
+  ;;
+progress-silent-when-not-a-terminal)
+  "$kdsim" run "$e5" >"$work/stdout" 2>"$work/stderr"; rc=$?
+  [ $rc = 0 ] || fail "run exit $rc"
+  [ ! -s "$work/stderr" ] || fail "stderr not empty: $(head -c 200 "$work/stderr")"
+  "$kdsim" sweep "$e5" --set 'scenario.duration=2ms,3ms' >"$work/stdout" 2>"$work/stderr" || fail "sweep failed"
+  [ ! -s "$work/stderr" ] || fail "sweep stderr not empty"
+  # the control: on a terminal (script gives the command a pseudo-terminal) the line is there
+  script -qec "$kdsim run $e5 --json $work/r.json" /dev/null >"$work/tty" 2>&1
+  grep -q "events/s" "$work/tty" || fail "no progress line on a terminal"
+  script -qec "$kdsim run --quiet $e5" /dev/null >"$work/tty-quiet" 2>&1
+  ! grep -q "events/s" "$work/tty-quiet" || fail "--quiet shows progress"
+  ;;
+*) fail "unknown case $case_" ;;
+esac
+echo "ok: $case_"
