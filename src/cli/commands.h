@@ -75,6 +75,7 @@ struct SweepOptions {
     unsigned jobs = 0;               // points run at once on this machine (0: one per core; 1 per MPI rank)
     std::string out;                 // folder for each point's JSON and sweep.json
     std::vector<std::string> metrics; // summary columns WORKLOAD.METRIC (default: each workload's first)
+    std::string db;                  // store every point that ran in this results database
     bool quiet = false;
 };
 

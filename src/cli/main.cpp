@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
     swp->add_option("--out", swp_opts.out, "Write each point's results JSON and sweep.json into this folder");
     swp->add_option("--metric", swp_opts.metrics,
                     "Summary column WORKLOAD.METRIC (repeatable; default: each workload's first metric)");
+    swp->add_option("--db", swp_opts.db,
+                    "Store every point that ran, with its values, in this SQLite results database (created if absent)");
     swp->add_flag("-q,--quiet", swp_opts.quiet, "No progress line");
 
     CompareOptions cmp_opts;

@@ -5,9 +5,11 @@
 // (exit 2, nothing written); a point that fails on its own combination, or violates an
 // invariant, is kept in the summary as such and the others go on.
 #include "cli/commands.h"
+#include "cli/db_store.h"
 #include "cli/sweep.h"
 
 #include "report/output_file.h"
+#include "report/report.h"
 
 #include <fmt/format.h>
 
@@ -163,6 +165,24 @@ std::string write_out(const fs::path& dir, const SweepOptions& o, const Definiti
     return "";
 }
 
+// Stores every point that ran in the --db database, with its values as "key=value" overrides.
+bool store(const SweepOptions& o, const Definition& d, const std::vector<sweep::Outcome>& outcomes) {
+    std::vector<results::RunResults> runs;
+    std::vector<const sweep::Outcome*> ran;
+    for (const auto& oc : outcomes)
+        if (!oc.json.empty()) {
+            runs.push_back(report::from_json(nlohmann::json::parse(oc.json)));
+            ran.push_back(&oc);
+        }
+    std::vector<db::Entry> entries;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::vector<std::string> overrides;
+        for (const auto& a : d.points[ran[i]->index].set) overrides.push_back(a.key + "=" + a.value);
+        entries.push_back(db::Entry{&runs[i], run_info("sweep", o.scenario, ran[i]->wall_s, "", std::move(overrides))});
+    }
+    return store_runs(o.db, entries);
+}
+
 } // namespace
 
 int cmd_sweep(const SweepOptions& o) {
@@ -192,6 +212,9 @@ int cmd_sweep(const SweepOptions& o) {
         return refuse(fmt::format("mpirun started {} ranks for {} point(s): every rank needs a point; run with "
                                   "-np {} or fewer",
                                   ranks, d.points.size(), d.points.size()));
+    std::string db_refusal = root && !o.db.empty() ? database_refusal(o.db) : "";
+    if (mpi.agree(db_refusal.empty() ? EXIT_OK : EXIT_BAD_INPUT) != EXIT_OK)
+        return refuse(fmt::format("--db {}: {}", o.db, db_refusal));
     if (root && !o.out.empty()) {
         std::error_code ec;
         fs::create_directories(o.out, ec);
@@ -225,6 +248,7 @@ int cmd_sweep(const SweepOptions& o) {
                 std::fprintf(stderr, "kdsim: --out: %s\n", why.c_str());
                 rc = EXIT_INTERNAL;
             }
+        if (rc == EXIT_OK && !o.db.empty() && !store(o, d, outcomes)) rc = EXIT_BAD_INPUT;
         if (rc == EXIT_OK && std::any_of(outcomes.begin(), outcomes.end(), [](const auto& oc) { return oc.status != "ok"; }))
             rc = EXIT_FINDINGS;
     }

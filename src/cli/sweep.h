@@ -22,9 +22,10 @@ struct Outcome {
     std::string status;  // "ok", "findings" (an invariant was violated) or "failed" (did not run)
     std::string message; // why: the findings, or the error
     std::string json;    // the run's results JSON (ok and findings)
-    std::vector<std::array<std::string, 3>> metrics; // "workload.metric", value, unit
+    std::vector<std::array<std::string, 3>> metrics; // "workload.metric", value (exact, shortest form), unit
     double simulated_us = 0;
     std::uint64_t events = 0;
+    double wall_s = 0; // what the run took (for --db; never printed, so output stays identical)
 };
 
 // A point ready to run: its configuration, or why it could not be loaded.
@@ -44,8 +45,10 @@ std::vector<Outcome> run_points(const std::vector<scenario::SweepPoint>& points,
 std::string encode(const std::vector<Outcome>& outcomes);
 std::vector<Outcome> decode(const std::string& text); // throws std::runtime_error
 
-// The summary table: one row per point (its values, seed, status, the metric columns), then the
-// verdict line "RESULT: ...", then each failed point's message.
+// The summary table: one row per point (its values, seed, status, the metric columns); with two
+// or more seeds, one row per combination with each metric's mean and 95 % confidence interval
+// over the seeds that ran (estimate::confidence_interval); then the verdict line "RESULT: ...",
+// then each failed point's message.
 std::string summary(const std::string& scenario, const scenario::SweepSpec& spec,
                     const std::vector<scenario::SweepPoint>& points, const std::vector<Outcome>& outcomes,
                     const std::vector<std::string>& metrics);

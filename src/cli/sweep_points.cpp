@@ -2,6 +2,7 @@
 // engine's coroutine frame pool is per thread), its outcome as plain strings, and the summary.
 #include "cli/sweep.h"
 
+#include "estimate/estimate.h"
 #include "report/report.h"
 #include "system/system.h"
 
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -28,17 +31,19 @@ Outcome run_one(std::size_t index, const scenario::SweepPoint& point, Loaded& lo
     }
     try {
         results::RunResults r;
+        const auto t0 = std::chrono::steady_clock::now();
         {
             system::System sys(*loaded.cfg);
             r = sys.run();
         }
+        o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         for (const scenario::Assignment& a : point.set) r.sweep_point.emplace_back(a.key, a.value);
         o.json = report::to_json_text(r);
         o.status = r.failed ? "findings" : "ok";
         for (std::size_t i = 0; i < r.failures.size(); ++i) o.message += (i ? "; " : "") + r.failures[i];
         for (const auto& w : r.workloads)
             for (const auto& m : w.metrics)
-                o.metrics.push_back({w.name + "." + m.key, fmt::format("{:.6g}", m.value), m.unit});
+                o.metrics.push_back({w.name + "." + m.key, fmt::format("{}", m.value), m.unit});
         o.simulated_us = r.simulated_us;
         o.events = r.events;
     } catch (const system::ConfigError& e) {
@@ -94,7 +99,8 @@ std::string encode(const std::vector<Outcome>& outcomes) {
     nlohmann::json a = nlohmann::json::array();
     for (const Outcome& o : outcomes)
         a.push_back({{"index", o.index}, {"status", o.status}, {"message", o.message}, {"json", o.json},
-                     {"metrics", o.metrics}, {"simulated_us", o.simulated_us}, {"events", o.events}});
+                     {"metrics", o.metrics}, {"simulated_us", o.simulated_us}, {"events", o.events},
+                     {"wall_s", o.wall_s}});
     return a.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -109,6 +115,7 @@ std::vector<Outcome> decode(const std::string& text) {
         o.metrics = j.at("metrics").get<std::vector<std::array<std::string, 3>>>();
         o.simulated_us = j.at("simulated_us").get<double>();
         o.events = j.at("events").get<std::uint64_t>();
+        o.wall_s = j.at("wall_s").get<double>();
         out.push_back(std::move(o));
     }
     return out;
@@ -136,6 +143,64 @@ const std::array<std::string, 3>* find_metric(const Outcome& o, const std::strin
     for (const auto& m : o.metrics)
         if (m[0] == name) return &m;
     return nullptr;
+}
+
+double number(const std::string& text) { return std::strtod(text.c_str(), nullptr); }
+std::string shown(double v) { return fmt::format("{:.6g}", v); }
+
+// Lays out rows as columns two spaces apart, the `left` ones left-aligned.
+std::string layout(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& left) {
+    std::vector<std::size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows)
+        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    std::string text;
+    for (const auto& r : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < r.size(); ++c)
+            line += (c ? "  " : "") + (left[c] ? fmt::format("{:<{}}", r[c], width[c]) : fmt::format("{:>{}}", r[c], width[c]));
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        text += line + "\n";
+    }
+    return text;
+}
+
+// One row per combination: each metric's mean +- the half-width of its 95 % Student-t interval
+// over the seeds whose run gave it ("-" with fewer than two).
+std::string replications(const scenario::SweepSpec& spec, const std::vector<scenario::SweepPoint>& points,
+                         const std::vector<Outcome>& outcomes, const std::vector<std::string>& metrics,
+                         const std::vector<std::string>& metric_heads) {
+    const std::size_t seeds = spec.seeds.size();
+    std::vector<std::string> head{"combination"};
+    for (const auto& a : spec.axes) head.push_back(a.key);
+    head.push_back("runs");
+    head.insert(head.end(), metric_heads.begin(), metric_heads.end());
+    std::vector<std::vector<std::string>> rows{head};
+    std::vector<const Outcome*> by_index(points.size(), nullptr);
+    for (const Outcome& o : outcomes) by_index[o.index] = &o;
+    for (std::size_t first = 0; first < points.size(); first += seeds) {
+        std::vector<std::string> row{std::to_string(first / seeds)};
+        for (const auto& a : points[first].set) row.push_back(a.value);
+        std::size_t ran = 0;
+        for (std::size_t s = 0; s < seeds; ++s) ran += by_index[first + s] && by_index[first + s]->status != "failed";
+        row.push_back(std::to_string(ran));
+        for (const std::string& m : metrics) {
+            std::vector<double> xs;
+            for (std::size_t s = 0; s < seeds; ++s)
+                if (const Outcome* o = by_index[first + s]; o && o->status != "failed")
+                    if (const auto* f = find_metric(*o, m)) xs.push_back(number((*f)[1]));
+            if (xs.size() < 2) {
+                row.push_back("-");
+                continue;
+            }
+            const estimate::Interval ci = estimate::confidence_interval(xs, 0.95);
+            row.push_back(fmt::format("{} ± {}", shown(ci.mean), shown(ci.half_width)));
+        }
+        rows.push_back(std::move(row));
+    }
+    std::vector<bool> left(head.size(), false);
+    for (std::size_t c = 1; c <= spec.axes.size(); ++c) left[c] = true;
+    return fmt::format("\nOver the seeds: mean ± half-width of its 95 % confidence interval (Student t, one run per seed)\n\n{}",
+                       layout(rows, left));
 }
 
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
@@ -178,7 +243,7 @@ std::string summary(const std::string& scenario, const scenario::SweepSpec& spec
         row.push_back(o.status);
         for (const std::string& m : metrics) {
             const auto* f = find_metric(o, m);
-            row.push_back(f ? (*f)[1] : "-");
+            row.push_back(f ? shown(number((*f)[1])) : "-");
         }
         rows.push_back(std::move(row));
         (o.status == "ok" ? ok : o.status == "findings" ? findings : failed)++;
@@ -186,17 +251,10 @@ std::string summary(const std::string& scenario, const scenario::SweepSpec& spec
     std::vector<bool> left(head.size(), false); // the values and the status read as text
     for (std::size_t c = 1; c <= spec.axes.size(); ++c) left[c] = true;
     left[spec.axes.size() + (spec.seeds.empty() ? 1 : 2)] = true;
-    std::vector<std::size_t> width(head.size(), 0);
-    for (const auto& r : rows)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t c = 0; c < r.size(); ++c) {
-            line += (c ? "  " : "") + (left[c] ? fmt::format("{:<{}}", r[c], width[c]) : fmt::format("{:>{}}", r[c], width[c]));
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        text += line + "\n";
-    }
+    text += layout(rows, left);
+    if (spec.seeds.size() >= 2)
+        text += replications(spec, points, outcomes, metrics,
+                             std::vector<std::string>(head.end() - static_cast<std::ptrdiff_t>(metrics.size()), head.end()));
     text += fmt::format("\nRESULT: {} of {} point(s) ok", ok, outcomes.size());
     if (findings) text += fmt::format(", {} with violated invariants", findings);
     if (failed) text += fmt::format(", {} failed", failed);
@@ -215,7 +273,7 @@ std::string index_json(const std::string& scenario, const scenario::SweepSpec& s
         const scenario::SweepPoint& p = points[o.index];
         nlohmann::json set = nlohmann::json::array(), metrics = nlohmann::json::array();
         for (const auto& a : p.set) set.push_back({{"key", a.key}, {"value", a.value}});
-        for (const auto& m : o.metrics) metrics.push_back({{"name", m[0]}, {"value", m[1]}, {"unit", m[2]}});
+        for (const auto& m : o.metrics) metrics.push_back({{"name", m[0]}, {"value", number(m[1])}, {"unit", m[2]}});
         nlohmann::json j = {{"index", o.index}, {"set", set}, {"status", o.status}, {"message", o.message},
                             {"results", files[o.index]}, {"metrics", metrics}};
         j["seed"] = p.seed ? nlohmann::json(*p.seed) : nlohmann::json();

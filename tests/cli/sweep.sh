@@ -42,6 +42,51 @@ violated-invariant-is-kept)
   grep -q "point 0 (findings): .*stale" "$work/stdout" || fail "point 0's findings missing"
   grep -q "RESULT: 1 of 2 point(s) ok, 1 with violated invariants" "$work/stdout" || fail "verdict"
   ;;
+replications-give-mean-and-interval)
+  # module_load draws its sample of module sizes from the seed, so the seeds give different runs
+  e2=$src/scenarios/e2/yield-4k-alone.toml
+  "$kdsim" sweep "$e2" --set 'machine[0].workload[0].sample=20,40' --seeds 1..3 --out "$work/out" \
+      --metric modprobe.bytes_hashed --metric modprobe.modules >"$work/stdout" 2>&1 || fail "sweep exit $?"
+  python3 - "$work" <<'EOF' || fail "interval"
+import json, math, statistics, sys
+w = sys.argv[1]
+s = json.load(open(w + "/out/sweep.json"))
+assert len(s["points"]) == 6 and [p["seed"] for p in s["points"]] == [1, 2, 3, 1, 2, 3]
+text = open(w + "/stdout").read()
+t = 4.302652729911275  # Student t, 97.5 % quantile, 2 degrees of freedom
+varied = False
+for c in range(2):
+    metrics = [{m["key"]: m["value"] for m in json.load(open(w + "/out/" + p["results"]))["workloads"][0]["metrics"]}
+               for p in s["points"][3 * c: 3 * c + 3]]
+    xs = [m["bytes_hashed"] for m in metrics]
+    varied |= len(set(xs)) > 1
+    mean, hw = statistics.mean(xs), t * statistics.stdev(xs) / math.sqrt(3)
+    want = "%.6g ± %.6g" % (mean, hw)
+    assert want in text, (want, text)
+    assert "%d ± 0" % (20 * (c + 1)) in text, text  # the module count does not vary: a zero-width interval
+assert varied, "every seed gave the same value: the test shows nothing"
+EOF
+  ;;
+db-stores-every-point-that-ran)
+  # the grid's point 2 fails (duration above max_duration): 3 of the 4 points are stored
+  "$kdsim" sweep "$e5" "${grid[@]}" --db "$work/r.sqlite" >"$work/stdout" 2>&1; rc=$?
+  [ $rc = 1 ] || fail "exit $rc, expected 1"
+  "$kdsim" db "$work/r.sqlite" --format json >"$work/runs.json" || fail "kdsim db"
+  python3 - "$work/runs.json" <<'EOF' || fail "stored runs"
+import json, sys
+runs = json.load(open(sys.argv[1]))
+runs = runs["runs"] if isinstance(runs, dict) else runs
+assert len(runs) == 3, len(runs)
+assert sorted(tuple(r["overrides"]) for r in runs) == sorted([
+    ("scenario.duration=2ms", "scenario.max_duration=5ms"), ("scenario.duration=2ms", "scenario.max_duration=20ms"),
+    ("scenario.duration=10ms", "scenario.max_duration=20ms")]), runs
+assert all(r["command"] == "sweep" for r in runs)
+EOF
+  echo "not a database" >"$work/bad.sqlite"
+  "$kdsim" sweep "$e5" "${grid[@]}" --db "$work/bad.sqlite" --out "$work/none" >"$work/stdout" 2>&1; rc=$?
+  [ $rc = 2 ] || fail "a file that is not a kdsim database: exit $rc, expected 2"
+  [ ! -e "$work/none" ] || fail "wrote --out for a refused --db"
+  ;;
 parallel-equals-serial)
   "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 -j 1 --out "$work/a" >"$work/a.txt" 2>&1
   "$kdsim" sweep "$e5" "${grid[@]}" --seeds 1..2 -j 2 --out "$work/b" >"$work/b.txt" 2>&1
