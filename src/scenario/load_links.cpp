@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 namespace kdsim::scenario::detail {
 
 namespace {
@@ -151,15 +153,26 @@ void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
             if (m.name == name) return &m;
         return nullptr;
     };
-    // A workload's peer is a machine linked to its own; then its kind checks across the two.
+    // A workload's peer is a machine linked to its own; then its kind checks across the two. Every
+    // flow of the scenario has a 32-bit number: the workload whose flows pass 2^32 - 1 is refused.
+    std::uint64_t flows = 0;
+    bool too_many_flows = false;
     for (std::size_t i = 0; i < cfg.machines.size(); ++i) {
         const system::MachineConfig& mc = cfg.machines[i];
         for (std::size_t j = 0; j < mc.workloads.size(); ++j) {
             const system::WorkloadConfig& w = mc.workloads[j];
+            const system::WorkloadKind& kind = system::workload_kind_of(w);
             const std::string* peer = w.peer();
-            if (!peer) continue;
+            if (!peer && !kind.flows) continue;
             const WorkloadAt& at = workloads_at_.at(i).at(j);
             WorkloadReader r(*this, *at.table, at.key, &mc.profile, std::nullopt, 0);
+            if (kind.flows && !too_many_flows && (flows += kind.flows(w)) > UINT32_MAX) {
+                too_many_flows = true;
+                r.error(kind.flows_key, fmt::format("the scenario's workloads would open {} flows by this one; every flow "
+                                                    "has a 32-bit number, so at most 4294967295 in all",
+                                                    flows));
+            }
+            if (!peer) continue;
             const system::MachineConfig* p = machine(*peer);
             if (!p || !linked(mc.name, *peer)) {
                 if (!p && declared_.count(*peer) && *peer != mc.name) continue; // its own errors are reported

@@ -139,6 +139,17 @@ struct WorkloadKind {
     // Errors through the reader, at the offending key; none for kinds without a peer.
     std::function<void(ParamReader&, const WorkloadConfig&, const PeerView&)> check;
     std::function<std::unique_ptr<workloads::Workload>(const WorkloadConfig&, BuildContext&)> build;
+    // The flows (connections, socket pairs) a workload of this kind opens, each numbered in the
+    // scenario (BuildContext::take_flows), and the key that sets their number; unset: none.
+    std::function<std::uint64_t(const WorkloadConfig&)> flows;
+    std::string_view flows_key;
+
+    // This kind, opening f(parameters) flows set by `key`.
+    template <class P> WorkloadKind with_flows(std::string_view key, std::uint64_t (*f)(const P&)) && {
+        flows = [f](const WorkloadConfig& w) { return f(w.get<P>()); };
+        flows_key = key;
+        return std::move(*this);
+    }
 
     // A kind from its typed reader and factory.
     template <class P>

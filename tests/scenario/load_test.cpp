@@ -198,6 +198,27 @@ priority = 100
     }
 }
 
+TEST(Scenario, TheWorkloadWhoseFlowsPassTwoToThe32IsRefusedAtItsFlowsKey) {
+    // Flows are numbered in 32 bits. 429 udp_flows workloads of 10,000,000 flows open
+    // 4,290,000,000 <= 4,294,967,295; the 430th brings 4,300,000,000.
+    std::string text = "[scenario]\nname = \"flows\"\n[[machine]]\nname = \"a\"\nprofile = \"x86/intel-icelake-server\"\n"
+                       "cpus = 1\n";
+    int flows_line = 0;
+    for (int i = 0; i < 430; ++i) {
+        text += fmt::format("[[machine.workload]]\nkind = \"udp_flows\"\nname = \"u{}\"\npeer = \"b\"\n", i);
+        flows_line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+        text += "flows = 10000000\ninterval = \"1 s\"\n";
+    }
+    text += "[[machine]]\nname = \"b\"\nprofile = \"x86/intel-icelake-server\"\ncpus = 1\n[[link]]\nends = [\"a\", \"b\"]\n";
+    TempDir dir;
+    const fs::path f = dir.write("flows.toml", text);
+    const InputError e = input_error_of([&] { load_scenario(f, {.root = SOURCE_DIR}); });
+    ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics[0].key, "machine[0].workload[429].flows");
+    EXPECT_EQ(e.diagnostics[0].line, flows_line);
+    EXPECT_NE(e.diagnostics[0].message.find("4300000000 flows"), std::string::npos) << e.what();
+}
+
 TEST(Scenario, ProfileErrorsAreReportedWithTheProfilesFileName) {
     // A scenario naming a broken profile: the profile's own diagnostic, then the scenario's.
     TempDir dir;

@@ -61,6 +61,9 @@ std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
     "iperf3",
     {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion"}, true,
-    read, build, check);
+    read, build, check)
+    .with_flows<Iperf3Workload>("parallel", [](const Iperf3Workload& x) -> std::uint64_t {
+        return static_cast<std::uint64_t>(x.parallel);
+    });
 
 } // namespace kdsim::system

@@ -54,6 +54,7 @@ std::unique_ptr<workloads::Workload> build(const UdpFlowsWorkload& x, BuildConte
 } // namespace
 
 extern const WorkloadKind udp_flows_kind = WorkloadKind::of<UdpFlowsWorkload>(
-    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"}, true, read, build, check);
+    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"}, true, read, build, check)
+    .with_flows<UdpFlowsWorkload>("flows", [](const UdpFlowsWorkload& x) -> std::uint64_t { return x.flows; });
 
 } // namespace kdsim::system
