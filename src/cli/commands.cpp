@@ -33,19 +33,23 @@ std::optional<std::string> self_exe() {
 
 namespace fs = std::filesystem;
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
+CLI::Validator seed_validator() {
     // The scenario file's `seed` is a TOML integer from 0 to 2^63-1; the command line agrees,
     // and takes decimal digits only (CLI11 alone would wrap "-1" to 2^64-1).
+    return CLI::Validator(
+        [](std::string& s) -> std::string {
+            std::int64_t v = 0;
+            auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || end != s.data() + s.size())
+                return "expected a whole number from 0 to 9223372036854775807, found \"" + s + "\"";
+            return "";
+        },
+        "SEED");
+}
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--seed", o.seed, "Random seed, 0 to 9223372036854775807 (overrides the scenario's)")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                std::int64_t v = 0;
-                auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-                if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || end != s.data() + s.size())
-                    return "expected a whole number from 0 to 9223372036854775807, found \"" + s + "\"";
-                return "";
-            },
-            "SEED"));
+        ->check(seed_validator());
     app.add_option("--mode", o.mode, "timing (default) or functional (really hash/encrypt the bytes)")
         ->check(CLI::IsMember({"timing", "functional"}));
     app.add_option("--root", o.root, "Repository root holding data/ (default: found from the scenario)");

@@ -28,6 +28,8 @@ struct CommonOptions {
     std::string root;
 };
 void add_common_options(CLI::App& app, CommonOptions& o);
+// Accepts a seed as the scenario file does: decimal digits, 0 to 2^63-1.
+CLI::Validator seed_validator();
 
 struct RunOptions {
     std::string scenario;

@@ -55,7 +55,7 @@ CLI::App* add_db_command(CLI::App& app, DbOptions& o) {
     db::Filter& f = o.filter;
     c->add_option("--scenario", f.scenario, "Only runs of this scenario name, or scenario hash prefix (8+ hex digits)");
     c->add_option("--experiment", f.experiment, "Only runs of this experiment id (e.g. E5)");
-    c->add_option("--seed", f.seed, "Only runs with this seed");
+    c->add_option("--seed", f.seed, "Only runs with this seed")->check(seed_validator());
     c->add_option("--run", f.runs, "Only these run ids");
     c->add_option("--path", f.path_glob, "List the figures whose path matches this glob (e.g. '*/dma/*', 'workload.iperf3.*')");
     c->add_flag("--figures", o.figures, "List the selected runs' figures instead of the runs");
