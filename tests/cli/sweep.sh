@@ -121,6 +121,12 @@ progress-silent-when-not-a-terminal)
   grep -q "events/s" "$work/tty" || fail "no progress line on a terminal"
   script -qec "$kdsim run --quiet $e5" /dev/null >"$work/tty-quiet" 2>&1
   ! grep -q "events/s" "$work/tty-quiet" || fail "--quiet shows progress"
+  # a sweep on a terminal counts its points, up to the last
+  script -qec "$kdsim sweep $e5 --set scenario.duration=2ms,3ms --out $work/sweep-tty" /dev/null >"$work/tty-sweep" 2>&1
+  grep -q "kdsim sweep: 2/2 points done" "$work/tty-sweep" || fail "no sweep progress line on a terminal"
+  script -qec "$kdsim sweep --quiet $e5 --set scenario.duration=2ms,3ms --out $work/sweep-tty-quiet" /dev/null >"$work/tty-sweep-quiet" 2>&1
+  grep -q "2 point(s)" "$work/tty-sweep-quiet" || fail "sweep --quiet did not run"
+  ! grep -q "points done" "$work/tty-sweep-quiet" || fail "sweep --quiet shows progress"
   ;;
 *) fail "unknown case $case_" ;;
 esac
