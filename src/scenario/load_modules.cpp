@@ -6,14 +6,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <fstream>
 #include <map>
 
 namespace kdsim::scenario::detail {
 
 namespace {
-
-constexpr int MAX_ROW_ERRORS = 10;
 
 // A module's name as kmod compares it: the file name without ".ko", '-' as '_'.
 std::string module_name(std::string_view path) {
@@ -23,28 +20,6 @@ std::string module_name(std::string_view path) {
         if (c == '-') c = '_';
     return n;
 }
-
-// Reports errors of one data file at its lines, at most MAX_ROW_ERRORS, then a count.
-class RowErrors {
-public:
-    RowErrors(Reader& r, std::string key) : r_(r), key_(std::move(key)) {}
-    void at(int line, int col, std::string msg) {
-        if (++bad_ <= MAX_ROW_ERRORS)
-            r_.error(toml::source_position{static_cast<toml::source_index>(line), static_cast<toml::source_index>(col)}, key_,
-                     std::move(msg));
-    }
-    void finish(int line) {
-        if (bad_ > MAX_ROW_ERRORS)
-            r_.error(toml::source_position{static_cast<toml::source_index>(line), 1}, key_,
-                     fmt::format("{} more bad rows not listed", bad_ - MAX_ROW_ERRORS));
-    }
-    bool any() const { return bad_ > 0; }
-
-private:
-    Reader& r_;
-    std::string key_;
-    int bad_ = 0;
-};
 
 } // namespace
 
@@ -71,46 +46,34 @@ std::optional<system::ModuleList> ScenarioLoader::read_module_list(const toml::t
     {
         Reader tsv(display_path(*sizes_path), out_);
         RowErrors errors(tsv, wkey + ".sizes_file");
-        std::ifstream in(*sizes_path);
-        std::string line;
-        int lineno = 0;
-        while (std::getline(in, line)) {
-            ++lineno;
-            if (!line.empty() && line.back() == '\r') line.pop_back();
-            if (line.empty() || line.front() == '#') continue;
+        const int last = for_each_data_row(*sizes_path, [&](int lineno, std::string_view line) {
             const auto cols = split_tabs(line);
             std::uint64_t v = 0;
             auto [p, e] = cols.size() == 2 ? std::from_chars(cols[1].data(), cols[1].data() + cols[1].size(), v)
                                            : std::from_chars_result{nullptr, std::errc::invalid_argument};
             if (cols.size() != 2 || cols[0].empty() || cols[1].empty() || e != std::errc() || p != cols[1].data() + cols[1].size()) {
                 errors.at(lineno, 1, fmt::format("expected \"<module path>\\t<size in bytes>\", found {}", quote(line)));
-                continue;
+                return;
             }
             size_of[module_name(cols[0])] = v;
-        }
-        errors.finish(lineno);
+        });
+        errors.finish(last);
         if (errors.any()) return std::nullopt;
     }
 
     system::ModuleList out;
     Reader list(display_path(*list_path), out_);
     RowErrors errors(list, wkey + ".modules_file");
-    std::ifstream in(*list_path);
-    std::string line;
-    int lineno = 0;
-    while (std::getline(in, line)) {
-        ++lineno;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty() || line.front() == '#') continue;
+    const int last = for_each_data_row(*list_path, [&](int lineno, std::string_view line) {
         const auto cols = split_tabs(line);
         if (cols.size() > 2 || cols[0].empty()) {
             errors.at(lineno, 1, fmt::format("expected \"<module name>\" or \"<module name>\\t<signature hash>\", found {}", quote(line)));
-            continue;
+            return;
         }
         auto it = size_of.find(module_name(cols[0]));
         if (it == size_of.end()) {
             errors.at(lineno, 1, fmt::format("expected a module of {}, found {}", display_path(*sizes_path), quote(cols[0])));
-            continue;
+            return;
         }
         crypto::HashAlg alg = default_alg;
         if (cols.size() == 2) {
@@ -119,24 +82,24 @@ std::optional<system::ModuleList> ScenarioLoader::read_module_list(const toml::t
                 errors.at(lineno, static_cast<int>(cols[0].size()) + 2,
                           fmt::format("expected a signature hash the kernel model has (sha1, sha256 or sha512), found {}",
                                       quote(cols[1])));
-                continue;
+                return;
             }
             if (profile && !profile->hash.has(*a, crypto::HashImpl::GENERIC)) {
                 errors.at(lineno, static_cast<int>(cols[0].size()) + 2,
                           fmt::format("the profile has no [hash.{}.generic] figures", cols[1]));
-                continue;
+                return;
             }
             alg = *a;
         }
         if (it->second < min_size) {
             errors.at(lineno, 1, fmt::format("module {} has {} bytes, fewer than {} ({} bytes)", quote(cols[0]), it->second,
                                              min_reason, min_size));
-            continue;
+            return;
         }
         out.sizes.push_back(it->second);
         out.algs.push_back(alg);
-    }
-    errors.finish(lineno);
+    });
+    errors.finish(last);
     if (errors.any()) return std::nullopt;
     if (out.sizes.empty()) {
         r_.error(*list_node, wkey + ".modules_file", fmt::format("expected at least one module, found none in {}", display_path(*list_path)));

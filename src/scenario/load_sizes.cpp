@@ -21,6 +21,31 @@ constexpr int MAX_ROW_ERRORS = 10;
 
 } // namespace
 
+int for_each_data_row(const std::filesystem::path& file, const std::function<void(int, std::string_view)>& row) {
+    std::ifstream in(file);
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || line.front() == '#') continue;
+        row(lineno, line);
+    }
+    return lineno;
+}
+
+void RowErrors::at(int line, int col, std::string msg) {
+    if (++bad_ <= MAX_ROW_ERRORS)
+        r_.error(toml::source_position{static_cast<toml::source_index>(line), static_cast<toml::source_index>(col)}, key_,
+                 std::move(msg));
+}
+
+void RowErrors::finish(int last) {
+    if (bad_ > MAX_ROW_ERRORS)
+        r_.error(toml::source_position{static_cast<toml::source_index>(last), 1}, key_,
+                 fmt::format("{} more bad rows not listed", bad_ - MAX_ROW_ERRORS));
+}
+
 std::vector<std::string_view> split_tabs(std::string_view line) {
     std::vector<std::string_view> cols;
     while (true) {
@@ -117,42 +142,29 @@ std::optional<std::vector<std::uint64_t>> ScenarioLoader::read_sizes(const toml:
         auto path = data_file(*file_node, wkey + ".sizes_file", *rel, "sizes file");
         if (!path) return std::nullopt;
         tsv_display = detail::display_path(*path);
-        std::ifstream in(*path);
         Reader tsv(tsv_display, out_);
-        std::string line;
-        int lineno = 0;
-        int bad = 0;
-        auto row_error = [&](std::string msg) {
-            ok = false;
-            if (++bad <= MAX_ROW_ERRORS)
-                tsv.error(toml::source_position{static_cast<toml::source_index>(lineno), 1}, wkey + ".sizes_file",
-                          std::move(msg));
-        };
-        while (std::getline(in, line)) {
-            ++lineno;
-            if (!line.empty() && line.back() == '\r') line.pop_back();
-            if (line.empty() || line.front() == '#') continue;
+        RowErrors errors(tsv, wkey + ".sizes_file");
+        const int last = for_each_data_row(*path, [&](int lineno, std::string_view line) {
             const std::vector<std::string_view> cols = split_tabs(line);
             std::int64_t need = std::max<std::int64_t>(size_col, match_col.value_or(0));
             if (static_cast<std::int64_t>(cols.size()) < need) {
-                row_error(fmt::format("row has {} tab-separated column{}, expected at least {}", cols.size(),
-                                      cols.size() == 1 ? "" : "s", need));
-                continue;
+                errors.at(lineno, 1, fmt::format("row has {} tab-separated column{}, expected at least {}", cols.size(),
+                                                 cols.size() == 1 ? "" : "s", need));
+                return;
             }
-            if (match_col && cols[static_cast<std::size_t>(*match_col - 1)] != *match) continue;
+            if (match_col && cols[static_cast<std::size_t>(*match_col - 1)] != *match) return;
             std::string_view cell = cols[static_cast<std::size_t>(size_col - 1)];
             std::uint64_t v = 0;
             auto [p, e] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
             if (cell.empty() || e != std::errc() || p != cell.data() + cell.size()) {
-                row_error(fmt::format("expected a byte count (a non-negative integer) in column {}, found {}", size_col,
-                                      quote(cell)));
-                continue;
+                errors.at(lineno, 1, fmt::format("expected a byte count (a non-negative integer) in column {}, found {}",
+                                                 size_col, quote(cell)));
+                return;
             }
             rows.push_back({v, nullptr, 0, lineno});
-        }
-        if (bad > MAX_ROW_ERRORS)
-            tsv.error(toml::source_position{static_cast<toml::source_index>(lineno), 1}, wkey + ".sizes_file",
-                      fmt::format("{} more bad rows not listed", bad - MAX_ROW_ERRORS));
+        });
+        errors.finish(last);
+        if (errors.any()) ok = false;
         if (ok && rows.empty()) {
             r_.error(*file_node, wkey + ".sizes_file",
                      fmt::format("expected a non-empty size list, found no rows in {}{}", tsv_display,

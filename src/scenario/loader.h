@@ -7,6 +7,7 @@
 #include "scenario/toml_reader.h"
 #include "system/workload_kind.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -14,6 +15,26 @@ namespace kdsim::scenario::detail {
 
 // The tab-separated columns of one line of a data file.
 std::vector<std::string_view> split_tabs(std::string_view line);
+
+// Calls row(line number, text) for each row of the data file `file`: lines counted from 1, a
+// trailing CR dropped, empty lines and '#' comments skipped. Returns the last line's number.
+int for_each_data_row(const std::filesystem::path& file, const std::function<void(int, std::string_view)>& row);
+
+// Reports the bad rows of one data file at their lines under `key`: the first ten, then how many
+// more there were.
+class RowErrors {
+public:
+    RowErrors(Reader& r, std::string key) : r_(r), key_(std::move(key)) {}
+    void at(int line, int col, std::string msg);
+    // After the last row (line `last`): the count of the rows not listed.
+    void finish(int last);
+    bool any() const { return bad_ > 0; }
+
+private:
+    Reader& r_;
+    std::string key_;
+    int bad_ = 0;
+};
 
 inline constexpr std::int64_t MAX_CPUS = system::MAX_CPUS;
 
