@@ -3,6 +3,7 @@
 // (chacha_crypt_arch: bytes <= CHACHA_BLOCK_SIZE), x86 Poly1305 needs 288 bytes for SIMD, SIMD
 // work is bracketed per 4 KiB, crypto_simd_usable() false means the scalar implementation.
 #include "crypto/aead_path.h"
+#include "crypto/crypto_test_support.h"
 
 #include "kernel/preempt.h"
 
@@ -11,8 +12,6 @@
 namespace kdsim::crypto {
 namespace {
 
-using kernel::Cat;
-using kernel::CtxKind;
 
 kernel::KernelCosts kcosts() {
     kernel::KernelCosts c;
@@ -32,9 +31,7 @@ CipherCostTable table() {
     return t;
 }
 
-struct Outcome {
-    kernel::Cycles crypto = 0, begin_end = 0;
-    std::uint64_t brackets = 0, fallbacks = 0;
+struct Outcome : testing::TaskCrypto {
     AeadPathStats stats;
 };
 
@@ -52,14 +49,7 @@ Outcome run(arch::SimdPolicy pol, AeadDriver d, AeadAlg a, std::uint64_t len, st
     CipherCostTable t = table();
     Outcome o;
     cpu.create_task("kworker", kernel::SchedPolicy::NORMAL, 0, true, call(*unit, t, d, a, len, assoc, o.stats, in_softirq));
-    cpu.boot();
-    sim.run(engine::PS_PER_S);
-    cpu.finish();
-    const auto& c = cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)];
-    o.crypto = c[static_cast<std::size_t>(Cat::CRYPTO)];
-    o.begin_end = c[static_cast<std::size_t>(Cat::SIMD_BEGIN_END)];
-    o.brackets = unit->stats().brackets;
-    o.fallbacks = unit->stats().fallbacks;
+    static_cast<testing::TaskCrypto&>(o) = testing::run_task(sim, cpu, *unit);
     return o;
 }
 

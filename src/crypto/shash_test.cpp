@@ -4,6 +4,7 @@
 // driver; a call with SIMD disabled runs the generic code. Functional mode: the bytes fed over
 // several calls give OpenSSL's one-shot digest.
 #include "crypto/shash.h"
+#include "crypto/crypto_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,12 +13,8 @@
 namespace kdsim::crypto {
 namespace {
 
-using kernel::Cat;
-using kernel::CtxKind;
 
-struct Outcome {
-    kernel::Cycles crypto = 0, begin_end = 0;
-    std::uint64_t brackets = 0, fallbacks = 0;
+struct Outcome : testing::TaskCrypto {
     ShashStats stats;
     std::optional<arch::SimdOwnerStats> driver;
     bool verified = false;
@@ -47,14 +44,7 @@ Outcome run(const std::vector<ShashCall>& cs) {
     std::iota(data.begin(), data.end(), std::uint8_t{1});
     Outcome o;
     cpu.create_task("cryptomgr", kernel::SchedPolicy::NORMAL, 0, true, calls(*unit, t, cs, data, o));
-    cpu.boot();
-    sim.run(engine::PS_PER_S);
-    cpu.finish();
-    const auto& c = cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)];
-    o.crypto = c[static_cast<std::size_t>(Cat::CRYPTO)];
-    o.begin_end = c[static_cast<std::size_t>(Cat::SIMD_BEGIN_END)];
-    o.brackets = unit->stats().brackets;
-    o.fallbacks = unit->stats().fallbacks;
+    static_cast<testing::TaskCrypto&>(o) = testing::run_task(sim, cpu, *unit);
     if (!unit->owners().empty()) o.driver = unit->owners().front();
     return o;
 }
