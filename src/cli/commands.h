@@ -60,6 +60,14 @@ struct ExperimentsOptions {
     std::string db;
 };
 
+// kdsim report (cli/report.cpp): saved results in, one HTML file out.
+struct ReportOptions {
+    std::vector<std::string> inputs;
+    std::string out;
+};
+CLI::App* add_report_command(CLI::App& app, ReportOptions& o);
+int cmd_report(const ReportOptions& o);
+
 struct CalibrateOptions {
     std::string out = "calibrated.toml";
     bool quick = false;

@@ -24,25 +24,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The sum of the " + "-separated paths of `expr` (nothing if one is missing).
-std::optional<double> sum_of(const results::RunResults& r, const std::string& expr) {
-    double sum = 0;
-    for (std::size_t at = 0;;) {
-        const std::size_t plus = expr.find(" + ", at);
-        std::optional<double> v = results::resolve(r, expr.substr(at, plus == std::string::npos ? plus : plus - at));
-        if (!v) return std::nullopt;
-        sum += *v;
-        if (plus == std::string::npos) return sum;
-        at = plus + 3;
-    }
-}
-
 // A column's value in one run: its metric, divided by its `per` figure when it has one (nothing
 // when either is missing or the divisor is 0).
 std::optional<double> column_value(const results::RunResults& r, const scenario::ExperimentColumn& c) {
-    std::optional<double> v = sum_of(r, c.metric);
+    std::optional<double> v = results::resolve_sum(r, c.metric);
     if (!v || c.per.empty()) return v;
-    std::optional<double> per = sum_of(r, c.per);
+    std::optional<double> per = results::resolve_sum(r, c.per);
     if (!per || *per == 0) return std::nullopt;
     return *v / *per;
 }

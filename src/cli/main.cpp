@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
 
     DbOptions db_opts;
     auto* dbc = add_db_command(app, db_opts);
+    ReportOptions report_opts;
+    auto* rep = add_report_command(app, report_opts);
 
     CalibrateOptions cal_opts;
     auto* cal = app.add_subcommand("calibrate", "Measure this machine (x86-64 Linux) into a complete profile");
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
         if (*cal) return cmd_calibrate(cal_opts);
         if (*val) return cmd_validate(val_opts);
         if (*dbc) return cmd_db(db_opts);
+        if (*rep) return cmd_report(report_opts);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kdsim: internal error: %s\n", e.what());
         return EXIT_INTERNAL;

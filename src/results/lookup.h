@@ -104,4 +104,18 @@ inline std::optional<double> resolve(const RunResults& r, std::string_view path)
     return sum;
 }
 
+// The sum of the " + "-separated paths of `expr` (an experiment column's metric), each resolved
+// as resolve() does; nothing when one of them is missing.
+inline std::optional<double> resolve_sum(const RunResults& r, std::string_view expr) {
+    double sum = 0;
+    for (std::size_t at = 0;;) {
+        const std::size_t plus = expr.find(" + ", at);
+        std::optional<double> v = resolve(r, expr.substr(at, plus == std::string_view::npos ? plus : plus - at));
+        if (!v) return std::nullopt;
+        sum += *v;
+        if (plus == std::string_view::npos) return sum;
+        at = plus + 3;
+    }
+}
+
 } // namespace kdsim::results
