@@ -2,7 +2,7 @@
 # The HTML report as a reader sees it: results of an experiment (E4: before/after, cycles per
 # context, round-trip percentiles), a two-key sweep and a results database go through
 # `kdsim report`; headless Chromium must then render every declared figure with no console error
-# (render.mjs). The screenshot is kept in <build>/test-artifacts/report.png, each figure's SVG and
+# (tools/report_render.mjs). The screenshot is kept in <build>/test-artifacts/report.png, each figure's SVG and
 # PNG in <build>/test-artifacts/report-figures/.
 #   usage: render.sh KDSIM SOURCE_DIR BUILD_DIR
 set -euo pipefail
@@ -18,7 +18,7 @@ cd "$src"
 declared=$(grep -o '"id":"fig[0-9]*"' "$work/report.html" | wc -l)
 [ "$declared" = 7 ] || { echo "FAIL: the page declares $declared figures, expected 7"; exit 1; }
 rm -rf "$build/test-artifacts/report-figures"
-node "$src/tests/report/render.mjs" --web "$build/web" "$work/report.html" \
+node "$src/tools/report_render.mjs" --web "$build/web" "$work/report.html" \
   --screenshot "$build/test-artifacts/report.png" --figures "$build/test-artifacts/report-figures"
 svgs=$(ls "$build/test-artifacts/report-figures"/*.svg | wc -l)
 [ "$svgs" = 7 ] || { echo "FAIL: $svgs SVG files for 7 figures"; exit 1; }

@@ -3,7 +3,7 @@
 // figure the page declares rendered as SVG with marks, no console error, no page error, no
 // request leaving the file (the page must work offline). Optionally keeps a screenshot and
 // writes each figure as SVG and PNG (tools/report_figures.sh).
-//   node render.mjs --web BUILD/web REPORT.html [--screenshot PNG] [--figures DIR] [--chromium PATH]
+//   node tools/report_render.mjs --web BUILD/web REPORT.html [--screenshot PNG] [--figures DIR] [--chromium PATH]
 // Prints "declared N rendered N errors 0 render_ms T" and exits 1 on any failure.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
