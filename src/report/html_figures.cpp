@@ -183,14 +183,14 @@ std::optional<Figure> latency(const Group& g) {
     std::set<std::string> quantiles_seen;
     for (const auto& run : g.runs)
         for (const auto& w : run.results.workloads) {
-            std::map<std::string, std::map<double, double>> series; // base -> quantile -> µs
+            std::map<std::string, std::map<double, std::pair<std::string, double>>> series; // base -> fraction -> (percentile, µs)
             for (const auto& m : w.metrics) {
                 if (m.unit != "us" || !ends_with(m.key, "_us")) continue;
                 const std::string stem = m.key.substr(0, m.key.size() - 3);
                 const std::size_t cut = stem.rfind('_');
                 if (cut == std::string::npos) continue;
                 if (std::optional<double> q = quantile(std::string_view(stem).substr(cut + 1))) {
-                    series[stem.substr(0, cut)][*q] = m.value;
+                    series[stem.substr(0, cut)][*q] = {stem.substr(cut + 1), m.value};
                     quantiles_seen.insert(stem.substr(cut + 1));
                 }
             }
@@ -199,9 +199,9 @@ std::optional<Figure> latency(const Group& g) {
                 const std::string name = w.name + "." + base;
                 std::vector<std::string> row{escape(run.label), escape(name)};
                 std::string values;
-                for (const auto& [q, us] : points) {
-                    rows.push_back({{"run", run.label}, {"series", name}, {"fraction", number(q)}, {"latency_us", number(us)}});
-                    values += (values.empty() ? "" : " \u00b7 ") + detail::human(q * 100, 4) + "%: " + detail::human(us);
+                for (const auto& [q, point] : points) {
+                    rows.push_back({{"run", run.label}, {"series", name}, {"fraction", number(q)}, {"latency_us", number(point.second)}});
+                    values += (values.empty() ? "" : " \u00b7 ") + point.first + " " + detail::human(point.second);
                 }
                 row.push_back(escape(values));
                 cells.push_back(row);
@@ -214,17 +214,17 @@ std::optional<Figure> latency(const Group& g) {
     for (const auto& q : quantiles_seen) qs += (qs.empty() ? "" : ", ") + q;
     f.note = "Drawn through the percentiles the results carry (" + qs +
              "); the samples themselves are not in the results, so the curve between two points is a straight line, not data.";
-    f.table_html = table({"run", "series", "percentile: \u00b5s"}, cells, 3);
+    f.table_html = table({"run", "series", "percentiles (\u00b5s)"}, cells, 3);
     f.spec = base_spec(rows);
-    f.spec["width"] = WIDTH;
-    f.spec["height"] = 260;
-    f.spec["mark"] = {{"type", "line"}, {"point", true}, {"tooltip", true}};
-    f.spec["encoding"] = {{"x", {{"field", "latency_us"}, {"type", "quantitative"}, {"title", "latency (\u00b5s)"}, {"scale", {{"type", "symlog"}}}}},
-                          {"y", {{"field", "fraction"}, {"type", "quantitative"}, {"title", "fraction of samples at or below"}}},
-                          {"color", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}}},
-                          {"strokeDash", {{"field", "series"}, {"type", "nominal"}}},
-                          {"detail", {{"field", "series"}}},
-                          {"order", {{"field", "fraction"}}}};
+    bool positive = true;
+    for (const auto& row : rows) positive = positive && row["latency_us"].get<double>() > 0;
+    f.spec["facet"] = {{"row", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
+    f.spec["spec"] = {{"width", WIDTH}, {"height", 200}, {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
+                      {"encoding", {{"x", {{"field", "latency_us"}, {"type", "quantitative"}, {"title", "\u00b5s"}, {"scale", {{"type", positive ? "log" : "symlog"}}}}},
+                                    {"y", {{"field", "fraction"}, {"type", "quantitative"}, {"title", "fraction at or below"}}},
+                                    {"color", {{"field", "run"}, {"type", "nominal"}, {"sort", nullptr}, {"scale", {{"scheme", "category20"}}}}},
+                                    {"order", {{"field", "fraction"}}}}}};
     return f;
 }
 
@@ -276,7 +276,7 @@ std::optional<Figure> sweep(const Group& g) {
     f.spec = base_spec(rows);
     f.spec["facet"] = {{"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
     f.spec["resolve"] = {{"scale", {{"y", "independent"}}}};
-    const json xenc = {{"field", "x"}, {"type", "ordinal"}, {"title", x}, {"sort", x_order}};
+    const json xenc = {{"field", "x"}, {"type", "ordinal"}, {"title", x}, {"sort", x_order}, {"axis", {{"labelAngle", 0}}}};
     f.spec["spec"] = {{"width", WIDTH}, {"height", 160},
                       {"layer", {{{"mark", {{"type", "line"}}},
                                   {"encoding", {{"x", xenc}, {"y", {{"field", "value"}, {"aggregate", "mean"}, {"type", "quantitative"}, {"title", nullptr}}},
