@@ -227,8 +227,16 @@ public:
             }
             return push(g, std::move(run));
         }
+        if (!experiment_hint.empty() && std::find(notes_.begin(), notes_.end(), experiment_hint) == notes_.end()) {
+            notes_.push_back(experiment_hint);
+            missing_.push_back(experiment_hint + ": no manifest " + (fs::path(r.scenario_path).parent_path() / "experiment.toml").string() +
+                               " (scenario paths are relative to the working directory), so no experiment table or before/after pairs");
+        }
         push(group(Group::Kind::RUNS, experiment_hint.empty() ? "runs" : experiment_hint), std::move(run));
     }
+
+    // Experiments whose manifest was not found, one line each.
+    const std::vector<std::string>& missing_manifests() const { return missing_; }
 
     std::vector<Group> take() {
         for (Group& g : groups_) {
@@ -259,6 +267,8 @@ private:
     std::vector<Group> groups_;
     std::map<fs::path, std::optional<scenario::Experiment>> manifests_;
     std::map<std::string, std::vector<std::string>> order_;
+    std::vector<std::string> notes_;   // experiment ids already in missing_
+    std::vector<std::string> missing_;
 };
 
 } // namespace
@@ -323,11 +333,13 @@ int cmd_report(const ReportOptions& o) {
         std::fprintf(stderr, "kdsim: report: %s\nkdsim: nothing was written\n", e.what());
         return EXIT_BAD_INPUT;
     }
+    const std::vector<std::string> missing = grouping.missing_manifests();
     std::vector<Group> groups = grouping.take();
     if (groups.empty()) {
         std::fprintf(stderr, "kdsim: report: the inputs hold no results\nkdsim: nothing was written\n");
         return EXIT_BAD_INPUT;
     }
+    for (const auto& m : missing) in.notes.push_back(m);
     for (const auto& n : in.notes) std::fprintf(stderr, "kdsim: report: %s\n", n.c_str());
     report::write_file_atomically(o.out, report::html::page(groups, in.notes));
     std::size_t runs = 0;

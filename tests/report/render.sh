@@ -13,6 +13,8 @@ cd "$src"
 "$kdsim" sweep scenarios/e5/x86-mtu-partial-sync.toml --set 'scenario.duration=10ms,20ms' --set 'link[0].rate=1Gbit/s,2.5Gbit/s' --quiet --out "$work/sweep" >/dev/null
 "$kdsim" run scenarios/seeds/arp-pingpong-irq-jitter.toml --quiet --db "$work/runs.sqlite" >/dev/null
 "$kdsim" report "$work/e4" "$work/sweep" "$work/runs.sqlite" -o "$work/report.html"
+"$kdsim" report "$work/e4" "$work/sweep" "$work/runs.sqlite" -o "$work/again.html" >/dev/null
+cmp -s "$work/report.html" "$work/again.html" || { echo "FAIL: the same inputs gave two different pages"; exit 1; }
 # what the page declares, counted independently of the browser: E4 has no rate metric, so
 # cycles + latency; the sweep throughput + cycles + sweep curves; the database run cycles + latency
 declared=$(grep -o '"id":"fig[0-9]*"' "$work/report.html" | wc -l)
