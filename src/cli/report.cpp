@@ -224,6 +224,8 @@ public:
                 for (const auto& c : x->columns) g.columns.push_back({c.label, c.metric, c.per});
                 for (const auto& p : x->compares) g.compares.emplace_back(fs::path(p.before).stem().string(), fs::path(p.after).stem().string());
                 for (const auto& s : x->scenarios) order_[x->id].push_back(s.stem().string());
+                for (const auto& p : x->published)
+                    g.published.push_back({p.figure, p.value, p.unit, p.source, fs::path(p.scenario).stem().string(), p.metric, p.scale});
             }
             return push(g, std::move(run));
         }

@@ -37,6 +37,18 @@ struct Run {
     bool contexts_known = true;
 };
 
+// A published measurement of a real machine and the run's metric that predicts it (a reality
+// case's [[published]], docs/fidelity.md).
+struct Published {
+    std::string figure; // its name, "ring 16"
+    double value = 0;   // in `unit`
+    std::string unit;
+    std::string source;
+    std::string run;    // the label of the run that predicts it
+    std::string metric; // results path of the prediction
+    double scale = 1;   // metric x scale = a value in `unit`
+};
+
 struct Group {
     enum class Kind { EXPERIMENT, SWEEP, RUNS };
     Kind kind = Kind::RUNS;
@@ -46,6 +58,7 @@ struct Group {
     std::vector<Column> columns;                              // the experiment's table (may be empty)
     std::vector<std::pair<std::string, std::string>> compares; // before/after run labels
     std::vector<std::string> sweep_keys;                       // the keys a sweep varied, in order
+    std::vector<Published> published;                         // a reality case's measurements
     std::vector<Run> runs;
 };
 

@@ -228,6 +228,38 @@ std::optional<Figure> latency(const Group& g) {
     return f;
 }
 
+// A reality case: each published figure beside kdsim's prediction of it.
+std::optional<Figure> published(const Group& g) {
+    json rows = json::array();
+    json order = json::array();
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& p : g.published) {
+        std::optional<double> predicted;
+        for (const auto& run : g.runs)
+            if (run.label == p.run && !predicted)
+                if (std::optional<double> v = results::resolve_sum(run.results, p.metric)) predicted = *v * p.scale;
+        const std::string figure = p.figure + " (" + p.unit + ")";
+        order.push_back(figure);
+        rows.push_back({{"figure", figure}, {"source", "published"}, {"value", number(p.value)}});
+        if (predicted) rows.push_back({{"figure", figure}, {"source", "kdsim"}, {"value", number(*predicted)}});
+        cells.push_back({escape(p.figure), escape(p.unit), cell(p.value), predicted ? cell(*predicted) : "-",
+                         predicted && p.value != 0 ? escape(detail::human((*predicted - p.value) / p.value * 100, 3)) + " %" : "-"});
+    }
+    if (rows.empty()) return std::nullopt;
+    Figure f;
+    f.title = "Published measurements and kdsim's predictions";
+    f.note = "Error = (predicted - published) / published; the sources are in the case's README and docs/fidelity.md.";
+    f.table_html = table({"figure", "unit", "published", "kdsim", "error"}, cells, 2);
+    f.spec = base_spec(rows);
+    f.spec["facet"] = {{"row", {{"field", "figure"}, {"type", "nominal"}, {"title", nullptr}, {"sort", order}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
+    f.spec["spec"] = {{"width", WIDTH}, {"height", {{"step", ROW_HEIGHT}}}, {"mark", {{"type", "bar"}, {"tooltip", true}}},
+                      {"encoding", {{"y", {{"field", "source"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"published", "kdsim"}}}},
+                                    {"x", {{"field", "value"}, {"type", "quantitative"}, {"title", nullptr}}},
+                                    {"color", {{"field", "source"}, {"type", "nominal"}, {"sort", {"published", "kdsim"}}, {"title", nullptr}}}}}};
+    return f;
+}
+
 std::string point_value(const results::RunResults& r, const std::string& key) {
     for (const auto& v : r.sweep_point)
         if (v.key == key) return v.value;
@@ -299,7 +331,7 @@ std::optional<double> column_value(const results::RunResults& r, const Column& c
 
 std::vector<Figure> figures_of(const Group& g) {
     std::vector<Figure> out;
-    for (auto make : {throughput, cycles, latency, sweep})
+    for (auto make : {published, throughput, cycles, latency, sweep})
         if (std::optional<Figure> f = make(g)) out.push_back(std::move(*f));
     return out;
 }

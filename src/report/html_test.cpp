@@ -119,6 +119,18 @@ TEST(Html, SweepPlotsEachMetricAgainstTheFirstKeyInPointOrder) {
     EXPECT_EQ(rate_rows, 2);
 }
 
+TEST(Html, PublishedFigureSitsBesideTheScaledPredictionAndItsError) {
+    Group g = experiment();
+    g.published = {{"rx", 0.5, "Gbit/s", "a paper", "after", "workload.iperf3.receiver_mbit_s", 0.001}};
+    std::vector<Figure> f = figures_of(g);
+    ASSERT_EQ(f.front().title, "Published measurements and kdsim's predictions");
+    const auto& rows = f.front().spec["data"]["values"];
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_DOUBLE_EQ(rows[0]["value"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(rows[1]["value"].get<double>(), 0.9); // 900 Mbit/s x 0.001
+    EXPECT_NE(f.front().table_html.find("80 %"), std::string::npos); // (0.9 - 0.5) / 0.5
+}
+
 TEST(Html, PageDeclaresEveryFigureOnceAndInlinesTheLibraries) {
     const std::string p = page({experiment()}, {});
     const nlohmann::json figs = declared(p);
