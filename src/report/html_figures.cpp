@@ -50,6 +50,14 @@ json base_spec(const json& rows) {
                 {"config", {{"font", "sans-serif"}, {"axis", {{"labelLimit", 260}}}}}};
 }
 
+// One panel per value of `field`, its name above it; in `order` when given, else sorted.
+json row_facet(const std::string& field, const json& order = nullptr) {
+    json row = {{"field", field}, {"type", "nominal"}, {"title", nullptr},
+                {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}};
+    if (!order.is_null()) row["sort"] = order;
+    return {{"row", row}};
+}
+
 const results::WorkloadResult* workload(const results::RunResults& r, const std::string& name) {
     for (const auto& w : r.workloads)
         if (w.name == name) return &w;
@@ -95,7 +103,7 @@ std::optional<Figure> throughput(const Group& g) {
             }
         f.table_html = table({"before", "after", "metric", "before", "after", "after/before"}, cells, 3);
         f.spec = base_spec(rows);
-        f.spec["facet"] = {{"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+        f.spec["facet"] = row_facet("metric");
         f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
         f.spec["spec"] = {{"width", WIDTH}, {"height", {{"step", ROW_HEIGHT}}}, {"mark", {{"type", "bar"}, {"tooltip", true}}},
                           {"encoding", {{"y", {{"field", "pair"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr}}},
@@ -114,7 +122,7 @@ std::optional<Figure> throughput(const Group& g) {
             }
     f.table_html = table({"run", "metric", "value"}, cells, 2);
     f.spec = base_spec(rows);
-    f.spec["facet"] = {{"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["facet"] = row_facet("metric");
     f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
     f.spec["spec"] = {{"width", WIDTH}, {"height", {{"step", ROW_HEIGHT}}}, {"mark", {{"type", "bar"}, {"tooltip", true}}},
                       {"encoding", {{"y", {{"field", "run"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr}}},
@@ -218,7 +226,7 @@ std::optional<Figure> latency(const Group& g) {
     f.spec = base_spec(rows);
     bool positive = true;
     for (const auto& row : rows) positive = positive && row["latency_us"].get<double>() > 0;
-    f.spec["facet"] = {{"row", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["facet"] = row_facet("series");
     f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
     f.spec["spec"] = {{"width", WIDTH}, {"height", 200}, {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
                       {"encoding", {{"x", {{"field", "latency_us"}, {"type", "quantitative"}, {"title", "\u00b5s"}, {"scale", {{"type", positive ? "log" : "symlog"}}}}},
@@ -251,7 +259,7 @@ std::optional<Figure> published(const Group& g) {
     f.note = "Error = (predicted - published) / published; the sources are in the case's README and docs/fidelity.md.";
     f.table_html = table({"figure", "unit", "published", "kdsim", "error"}, cells, 2);
     f.spec = base_spec(rows);
-    f.spec["facet"] = {{"row", {{"field", "figure"}, {"type", "nominal"}, {"title", nullptr}, {"sort", order}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["facet"] = row_facet("figure", order);
     f.spec["resolve"] = {{"scale", {{"x", "independent"}}}};
     f.spec["spec"] = {{"width", WIDTH}, {"height", {{"step", ROW_HEIGHT}}}, {"mark", {{"type", "bar"}, {"tooltip", true}}},
                       {"encoding", {{"y", {{"field", "source"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"published", "kdsim"}}}},
@@ -306,7 +314,7 @@ std::optional<Figure> sweep(const Group& g) {
     if (g.sweep_keys.size() > 1) f.note = "One line per combination of the other swept keys.";
     f.table_html = table({"point", x, "other keys", "seed", "metric", "value"}, cells, 5);
     f.spec = base_spec(rows);
-    f.spec["facet"] = {{"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelAnchor", "start"}, {"labelOrient", "top"}}}}}};
+    f.spec["facet"] = row_facet("metric");
     f.spec["resolve"] = {{"scale", {{"y", "independent"}}}};
     const json xenc = {{"field", "x"}, {"type", "ordinal"}, {"title", x}, {"sort", x_order}, {"axis", {{"labelAngle", 0}}}};
     f.spec["spec"] = {{"width", WIDTH}, {"height", 160},
