@@ -10,7 +10,7 @@ packages=(
   build-essential cmake pkg-config python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libssl-dev libsqlite3-dev
+  libssl-dev libsqlite3-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-dev
   libpcap-dev tshark

@@ -2,6 +2,7 @@
 #include "cli/db_store.h"
 #include "cli/precision.h"
 #include "cli/progress.h"
+#include "cli/trace_file.h"
 
 #include "report/report.h"
 #include "scenario/load.h"
@@ -161,15 +162,12 @@ int cmd_run(const RunOptions& o) {
     std::vector<Output> outs;
     outs.push_back({"--json", o.json, [&](report::AtomicFile& f) { f.write(report::to_json_text(r)); }, nullptr});
     outs.push_back({"--csv", o.csv, [&](report::AtomicFile& f) { f.write(report::to_csv(r)); }, nullptr});
-    outs.push_back({"--trace", o.trace, [&](report::AtomicFile& f) {
-                        sys->write_trace([&](std::string_view s) { f.write(s); });
-                    }, nullptr});
+    outs.push_back({"--trace", o.trace, [&](report::AtomicFile& f) { write_trace_file(o, *sys, f); }, nullptr});
     try {
         cfg = std::make_unique<system::ScenarioConfig>(scenario::load_scenario(o.scenario, load_options(o.common)));
         sys = std::make_unique<system::System>(*cfg);
-        if (!o.trace.empty() && !sys->enable_trace(o.trace_limit)) {
-            std::fprintf(stderr, "kdsim: --trace: this kdsim was built with KDSIM_TRACE=OFF (no trace hooks)\n"
-                                 "kdsim: nothing was run or written\n");
+        if (std::string why = enable_trace(o, *cfg, *sys); !why.empty()) {
+            std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
             return EXIT_BAD_INPUT;
         }
         if (std::string why = open_outputs(outs); !why.empty()) {
@@ -213,6 +211,10 @@ int cmd_run(const RunOptions& o) {
     } else {
         std::fputs(summary.c_str(), stdout);
         std::fputs(steady.c_str(), stdout);
+    }
+    if (std::string why = trace_window_after_run(o, *sys, sys->sim().now()); !why.empty()) {
+        std::fprintf(stderr, "kdsim: %s\nkdsim: no output file was written\n", why.c_str());
+        return EXIT_BAD_INPUT;
     }
     if (!write_outputs(outs)) return EXIT_BAD_INPUT;
     if (!o.db.empty() && !store_runs(o.db, {db::Entry{&r, run_info("run", o.scenario, wall_s)}})) return EXIT_BAD_INPUT;

@@ -36,8 +36,11 @@ struct RunOptions {
     CommonOptions common;
     std::string json;
     std::string csv;
-    std::string trace;                     // Chrome Trace Event Format JSON (Perfetto)
+    std::string trace;                     // Chrome Trace Event Format JSON (Perfetto), or ftrace text
     std::uint64_t trace_limit = 5'000'000; // records kept in the trace
+    std::string trace_from, trace_until;   // the trace's window of simulated time ("" = the run's edge)
+    std::string trace_cpus, trace_categories; // what the trace follows ("" = everything)
+    std::string trace_format = "auto";     // json, ftrace, or auto (ftrace for *.txt and *.txt.gz)
     bool quiet = false;
     std::string db;                        // results database to store the run in
     std::string precision;                 // "1%": run until the rate metrics' intervals are this tight

@@ -32,6 +32,19 @@ int main(int argc, char** argv) {
                     "Keep at most this many trace records; a longer run's trace ends early and says so")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}))
         ->capture_default_str();
+    run->add_option("--trace-from", run_opts.trace_from,
+                    "Trace from this simulated time on (e.g. 100ms): slices that overlap the window are kept whole");
+    run->add_option("--trace-until", run_opts.trace_until, "Trace until this simulated time (e.g. 120ms)");
+    run->add_option("--trace-cpus", run_opts.trace_cpus,
+                    "Trace only these CPUs: N, N-M (of every machine), MACHINE or MACHINE:N-M, comma-separated");
+    run->add_option("--trace-categories", run_opts.trace_categories,
+                    "Trace only these records: sched, softirq, irq, nmi, simd, exec, exec:<cost category> "
+                    "(e.g. exec:crypto), comma-separated");
+    run->add_option("--trace-format", run_opts.trace_format,
+                    "json (Perfetto), ftrace (trace-cmd report text) or auto: ftrace for a *.txt path; "
+                    "a path ending in .gz is gzip-compressed")
+        ->check(CLI::IsMember({"auto", "json", "ftrace"}))
+        ->capture_default_str();
     run->add_flag("-q,--quiet", run_opts.quiet, "Print only the verdict line, and no progress line");
     run->add_option("--precision", run_opts.precision,
                     "Run until every workload rate metric's 95% confidence interval (batch means after an MSER-5 "

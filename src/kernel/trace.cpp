@@ -6,7 +6,7 @@
 
 namespace kdsim::kernel {
 
-TraceRecorder::TraceRecorder(std::size_t limit) : limit_(limit) {
+TraceRecorder::TraceRecorder(std::size_t limit, TraceFilter filter) : limit_(limit), filter_(filter) {
     records_.reserve(std::min<std::size_t>(limit, 1u << 16));
 }
 

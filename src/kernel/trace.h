@@ -51,8 +51,25 @@ struct TraceRecord {
 };
 static_assert(sizeof(TraceRecord) == 32);
 
-// Records the slices of every traced CPU of a run. At most `limit` records are kept; later ones
-// are counted as dropped (the trace then ends early, and says so).
+// Which records a trace keeps (--trace-from/--trace-until, --trace-categories). A slice is kept
+// whole when it overlaps [from, until); an instant when it lies in [from, until). `kinds` has a
+// bit per TraceKind; an EXEC record is kept only if its cost category's bit is set in `exec_cats`.
+struct TraceFilter {
+    engine::Tick from = 0;
+    engine::Tick until = engine::TICK_MAX;
+    std::uint32_t kinds = ~0u;
+    std::uint32_t exec_cats = ~0u;
+
+    bool windowed() const { return from != 0 || until != engine::TICK_MAX; }
+    bool keeps(const TraceRecord& r) const {
+        if (!(kinds >> static_cast<unsigned>(r.kind) & 1)) return false;
+        if (r.kind == TraceKind::EXEC && !(exec_cats >> (r.sub & 31u) & 1)) return false;
+        return r.begin < until && (r.end > from || r.begin >= from);
+    }
+};
+
+// Records the slices of every traced CPU of a run. Of the records `filter` keeps, at most `limit`
+// are stored; later ones are counted as dropped (the trace then ends early, and says so).
 class TraceRecorder {
 public:
     struct Track {
@@ -61,7 +78,7 @@ public:
         int cpu;
     };
 
-    explicit TraceRecorder(std::size_t limit);
+    explicit TraceRecorder(std::size_t limit, TraceFilter filter = {});
 
     // A CPU's timeline; returns the id its records carry.
     std::uint16_t add_track(std::string process, int process_index, int cpu);
@@ -71,6 +88,7 @@ public:
     std::uint32_t intern_static(const char* s);
 
     void record(const TraceRecord& r) {
+        if (!filter_.keeps(r)) return;
         if (records_.size() >= limit_) [[unlikely]] {
             if (dropped_++ == 0) first_dropped_at_ = r.begin;
             return;
@@ -82,12 +100,14 @@ public:
     const std::vector<std::string>& strings() const { return strings_; }
     const std::vector<Track>& tracks() const { return tracks_; }
     std::size_t limit() const { return limit_; }
+    const TraceFilter& filter() const { return filter_; }
     std::uint64_t dropped() const { return dropped_; }
     // Start time of the first record that did not fit (meaningful when dropped() > 0).
     engine::Tick first_dropped_at() const { return first_dropped_at_; }
 
 private:
     std::size_t limit_;
+    TraceFilter filter_;
     std::vector<TraceRecord> records_;
     std::vector<std::string> strings_{""};
     std::unordered_map<std::string, std::uint32_t> ids_;

@@ -92,6 +92,44 @@ TEST(Trace, RecordsBeyondTheLimitAreCountedNotKept) {
     EXPECT_EQ(tr.first_dropped_at(), 3u);
 }
 
+TEST(TraceFilter, AWindowKeepsWholeEverySliceThatOverlapsItAndTheInstantsInsideIt) {
+    TraceFilter f;
+    f.from = 100;
+    f.until = 200;
+    TraceRecorder tr(100, f);
+    auto slice = [&](Tick b, Tick e) { tr.record(TraceRecord{b, e, 0, 0, 0, TraceKind::IDLE, 0}); };
+    auto instant = [&](Tick t) { tr.record(TraceRecord{t, t, 0, 0, 0, TraceKind::SWITCH, 0}); };
+    slice(10, 100);  // ends where the window begins: out
+    slice(10, 101);  // overlaps the first picosecond: in, whole
+    slice(150, 160); // inside: in
+    slice(199, 500); // overlaps the last picosecond: in, whole
+    slice(200, 300); // begins where the window ends: out
+    slice(50, 900);  // spans the window: in
+    instant(99);     // out
+    instant(100);    // in
+    instant(199);    // in
+    instant(200);    // out
+    std::vector<std::pair<Tick, Tick>> kept;
+    for (const TraceRecord& r : tr.records()) kept.emplace_back(r.begin, r.end);
+    const std::vector<std::pair<Tick, Tick>> want = {{10, 101}, {150, 160}, {199, 500}, {50, 900}, {100, 100}, {199, 199}};
+    EXPECT_EQ(kept, want);
+    EXPECT_EQ(tr.dropped(), 0u) << "records outside the window are not counted against the limit";
+}
+
+TEST(TraceFilter, KindsAndExecCategoriesSelectRecords) {
+    TraceFilter f;
+    f.kinds = 1u << static_cast<unsigned>(TraceKind::EXEC) | 1u << static_cast<unsigned>(TraceKind::HARDIRQ);
+    f.exec_cats = 1u << static_cast<unsigned>(Cat::CRYPTO);
+    const auto exec_sub = [](Cat c, CtxKind k) {
+        return static_cast<std::uint8_t>(static_cast<unsigned>(c) | static_cast<unsigned>(k) << 5);
+    };
+    EXPECT_TRUE(f.keeps(TraceRecord{0, 1, 0, 0, 0, TraceKind::EXEC, exec_sub(Cat::CRYPTO, CtxKind::SOFTIRQ)}));
+    EXPECT_FALSE(f.keeps(TraceRecord{0, 1, 0, 0, 0, TraceKind::EXEC, exec_sub(Cat::COPY, CtxKind::SOFTIRQ)}));
+    EXPECT_TRUE(f.keeps(TraceRecord{0, 1, 0, 0, 0, TraceKind::HARDIRQ, 0}));
+    EXPECT_FALSE(f.keeps(TraceRecord{0, 1, 0, 0, 0, TraceKind::TASK, 0}));
+    EXPECT_FALSE(f.keeps(TraceRecord{0, 0, 0, 0, 0, TraceKind::SWITCH, 0}));
+}
+
 TEST(Trace, NoHookRecordsWithoutARecorder) {
     // The same run untraced leaves the CPU's accounting as it is with tracing.
     engine::Simulation sim{1};

@@ -290,18 +290,29 @@ void System::build_network() {
 
 System::~System() = default;
 
-bool System::enable_trace(std::size_t limit) {
+bool System::enable_trace(const TraceRequest& req) {
     if constexpr (!kernel::TRACE_COMPILED) return false;
-    trace_ = std::make_unique<kernel::TraceRecorder>(limit);
+    trace_ = std::make_unique<kernel::TraceRecorder>(req.limit, req.filter);
+    trace_info_ = TraceInfo{cfg_.name, cfg_.seed, req.cpus_text, req.categories_text};
     for (std::size_t i = 0; i < machines_.size(); ++i)
         for (auto& c : machines_[i].cpus)
-            c->set_trace(trace_.get(), trace_->add_track(machines_[i].cfg->name, static_cast<int>(i), c->id()));
+            if (req.cpus.selects(machines_[i].cfg->name, c->id()))
+                c->set_trace(trace_.get(), trace_->add_track(machines_[i].cfg->name, static_cast<int>(i), c->id()));
     return true;
 }
 
+std::vector<std::pair<std::string, int>> System::machine_cpus() const {
+    std::vector<std::pair<std::string, int>> out;
+    for (const Machine& m : machines_) out.emplace_back(m.cfg->name, static_cast<int>(m.cpus.size()));
+    return out;
+}
+
 void System::write_trace(const std::function<void(std::string_view)>& out) const {
-    if (!trace_) return;
-    write_trace_json(*trace_, TraceInfo{cfg_.name, cfg_.seed}, out);
+    if (trace_) write_trace_json(*trace_, trace_info_, out);
+}
+
+void System::write_trace_ftrace(const std::function<void(std::string_view)>& out) const {
+    if (trace_) system::write_trace_ftrace(*trace_, trace_info_, out);
 }
 
 results::RunResults System::run() {

@@ -16,7 +16,9 @@
 #include "kernel/workqueue.h"
 #include "results/results.h"
 #include "system/config.h"
+#include "system/trace_ftrace.h"
 #include "system/trace_json.h"
+#include "system/trace_select.h"
 #include "system/workload_kind.h"
 #include "workloads/workload.h"
 
@@ -53,13 +55,23 @@ public:
 
     engine::Simulation& sim() { return sim_; }
 
-    // Records the run trace of every CPU, keeping at most `limit` records. Call before run().
-    // False when this build compiled the trace hooks out (KDSIM_TRACE=OFF).
-    bool enable_trace(std::size_t limit);
+    // Records the run trace of the CPUs `req` selects, keeping what its filter keeps, at most
+    // `req.limit` records. Call before run(). False when this build compiled the trace hooks out
+    // (KDSIM_TRACE=OFF).
+    bool enable_trace(const TraceRequest& req);
+    bool enable_trace(std::size_t limit) {
+        TraceRequest req;
+        req.limit = limit;
+        return enable_trace(req);
+    }
+    // Each machine's name and CPU count, in scenario order.
+    std::vector<std::pair<std::string, int>> machine_cpus() const;
     // The recorded trace (nullptr unless enable_trace() was called).
     const kernel::TraceRecorder* trace() const { return trace_.get(); }
-    // Streams the trace as Chrome Trace Event Format JSON (system/trace_json.h); nothing without trace().
+    // Streams the trace as Chrome Trace Event Format JSON (system/trace_json.h), or in ftrace's
+    // text format (system/trace_ftrace.h); nothing without trace().
     void write_trace(const std::function<void(std::string_view)>& out) const;
+    void write_trace_ftrace(const std::function<void(std::string_view)>& out) const;
 
 private:
     class Builder;
@@ -98,6 +110,7 @@ private:
     std::vector<std::unique_ptr<net::Vhost>> vhosts_;
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
     std::unique_ptr<kernel::TraceRecorder> trace_;
+    TraceInfo trace_info_;
     std::uint64_t next_flow_ = 0; // flow numbers of the streams, given in build order
     bool ended_ = false;
     stats::Registry stats_;

@@ -218,6 +218,17 @@ void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
         b += ",\"truncated_at_us\":";
         micros(b, tr.first_dropped_at());
     }
+    const kernel::TraceFilter& f = tr.filter();
+    if (f.windowed()) {
+        b += ",\"window_from_us\":";
+        micros(b, f.from);
+        if (f.until != engine::TICK_MAX) {
+            b += ",\"window_until_us\":";
+            micros(b, f.until);
+        }
+    }
+    if (!info.cpus.empty()) b += ",\"cpus\":" + quoted(info.cpus);
+    if (!info.categories.empty()) b += ",\"categories\":" + quoted(info.categories);
     b += "}}\n";
     out(b);
 }

@@ -23,6 +23,7 @@ namespace kdsim::system {
 struct TraceInfo {
     std::string scenario;
     std::uint64_t seed = 0;
+    std::string cpus, categories; // --trace-cpus and --trace-categories as given ("" = all)
 };
 
 // Streams the whole JSON document of `tr` to `out` in pieces of about 1 MiB.
