@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/db_store.h"
+#include "cli/pcap.h"
 #include "cli/precision.h"
 #include "cli/progress.h"
 #include "cli/trace_file.h"
@@ -159,7 +160,9 @@ int cmd_run(const RunOptions& o) {
     std::string steady; // the --precision report
     std::unique_ptr<system::ScenarioConfig> cfg;
     std::unique_ptr<system::System> sys;
+    PcapPlan pcap;
     std::vector<Output> outs;
+    std::vector<std::unique_ptr<capture::DeviceTap>> taps; // destroyed before the files they write
     outs.push_back({"--json", o.json, [&](report::AtomicFile& f) { f.write(report::to_json_text(r)); }, nullptr});
     outs.push_back({"--csv", o.csv, [&](report::AtomicFile& f) { f.write(report::to_csv(r)); }, nullptr});
     outs.push_back({"--trace", o.trace, [&](report::AtomicFile& f) { write_trace_file(o, *sys, f); }, nullptr});
@@ -170,10 +173,26 @@ int cmd_run(const RunOptions& o) {
             std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
             return EXIT_BAD_INPUT;
         }
+        const std::size_t first_pcap = outs.size();
+        if (!o.pcap.empty()) {
+            if (std::string why = pcap.prepare(o.pcap, *sys, *cfg); !why.empty()) {
+                std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
+                return EXIT_BAD_INPUT;
+            }
+            const auto files = pcap.files();
+            for (std::size_t i = 0; i < files.size(); ++i)
+                outs.push_back({"--pcap", files[i].string(), [&taps, &pcap, i](report::AtomicFile& f) {
+                                    if (i < taps.size()) taps[i]->pcap().finish();
+                                    else f.write(pcap.esp_sa());
+                                }, nullptr});
+        }
         if (std::string why = open_outputs(outs); !why.empty()) {
             std::fprintf(stderr, "kdsim: %s\nkdsim: nothing was run or written\n", why.c_str());
             return EXIT_BAD_INPUT;
         }
+        if (!o.pcap.empty())
+            for (std::size_t i = first_pcap; i < outs.size() - (pcap.has_esp_sa() ? 1 : 0); ++i)
+                pcap.attach(i - first_pcap, *outs[i].file, taps);
         if (!o.db.empty())
             if (std::string why = database_refusal(o.db); !why.empty()) {
                 std::fprintf(stderr, "kdsim: --db %s: %s\nkdsim: nothing was run or written\n", o.db.c_str(), why.c_str());

@@ -44,6 +44,7 @@ struct RunOptions {
     bool quiet = false;
     std::string db;                        // results database to store the run in
     std::string precision;                 // "1%": run until the rate metrics' intervals are this tight
+    std::string pcap;                      // folder for one pcap file per network device (functional mode)
 };
 struct CompareOptions {
     std::string a, b;

@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
             },
             "PERCENT"));
     run->add_option("--db", run_opts.db, "Store the run and its figures in this SQLite results database (created if absent)");
+    run->add_option("--pcap", run_opts.pcap,
+                    "Write the frames of every network device into DIR/<machine>-<ifname>.pcap (libpcap, nanosecond "
+                    "simulated time; ESP keys in DIR/esp_sa for Wireshark); functional mode only (docs/pcap.md)")
+        ->type_name("DIR");
 
     SweepOptions swp_opts;
     auto* swp = app.add_subcommand("sweep", "Run a scenario at every point of a grid or list of values, in parallel "

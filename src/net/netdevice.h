@@ -17,6 +17,19 @@ class DmaPlatform;
 
 namespace kdsim::net {
 
+// A packet tap on a device, as AF_PACKET sockets (tcpdump) are: it sees each frame the device
+// transmits (dev_queue_xmit_nit, just before ndo_start_xmit hands it on: frames a full tx queue
+// drops are not seen) and each frame it hands to the stack (__netif_receive_skb_core's
+// ptype_all delivery), at that simulated time. Off (no tap) it costs one test per frame.
+class FrameTap {
+public:
+    enum class Dir : std::uint8_t { TX, RX };
+    virtual void frame(Dir dir, engine::Tick now, const Packet& p) = 0;
+
+protected:
+    ~FrameTap() = default;
+};
+
 // The protocol layer's receive entry (netif_receive_skb's delivery), called in the receiving
 // context (NET_RX softirq, or a task with BH disabled for a tap) on `cpu`.
 using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
@@ -50,6 +63,9 @@ public:
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }
 
+    // Attaches a tap (nullptr: none); it must outlive the device's run.
+    void set_tap(FrameTap* tap) { tap_ = tap; }
+
     const NicStats& stats() const { return stats_; }
     const std::string& name() const { return name_; }
     // Registers the device's counters under `s` (<machine>/netdev/<ifname>), as in
@@ -68,7 +84,12 @@ public:
 
 protected:
     engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {
+        if (tap_) [[unlikely]] tap_->frame(FrameTap::Dir::RX, cpu.now(), p);
         if (rx_fn_) co_await rx_fn_(cpu, rx_ctx_, p);
+    }
+    // dev_queue_xmit_nit: a frame the device transmits now.
+    void tap_xmit(kernel::Cpu& cpu, const Packet& p) {
+        if (tap_) [[unlikely]] tap_->frame(FrameTap::Dir::TX, cpu.now(), p);
     }
     NicStats stats_;
     std::string name_;
@@ -76,6 +97,7 @@ protected:
 private:
     RxHandler rx_fn_ = nullptr;
     void* rx_ctx_ = nullptr;
+    FrameTap* tap_ = nullptr;
 };
 
 } // namespace kdsim::net

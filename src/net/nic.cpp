@@ -201,8 +201,12 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
     p.sent = cpu.now();
-    if (link_->transmit(*this, p)) ++stats_.tx_frames;
-    else ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+    if (link_->transmit(*this, p)) {
+        ++stats_.tx_frames;
+        tap_xmit(cpu, p);
+    } else {
+        ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+    }
     co_await kernel::local_irq_restore(cpu, flags);
 }
 

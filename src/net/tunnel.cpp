@@ -7,7 +7,6 @@
 #include "net/tcp.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 namespace kdsim::net {
@@ -20,81 +19,6 @@ crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy po
                                             const crypto::CipherCostTable& t) {
     if (kind == TunnelKind::WIREGUARD) return {crypto::AeadDriver::LIB_CHACHAPOLY, false};
     return crypto::select_esp_driver(policy, alg, t);
-}
-
-// ---- functional bytes ----------------------------------------------------------------------
-
-TunnelChannel::TunnelChannel(crypto::AeadAlg alg, bool functional) : alg_(alg), functional_(functional) {
-    key_.resize(crypto::key_size(alg));
-    for (std::size_t i = 0; i < key_.size(); ++i) key_[i] = static_cast<std::uint8_t>(0x40 + i);
-    if (!functional_) return;
-    aead_ = std::make_unique<crypto::AeadKey>(alg, key_);
-    for (auto& s : store_) s.resize(SLOTS);
-    pattern_.resize(PATTERN);
-    std::uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (auto& b : pattern_) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        b = static_cast<std::uint8_t>(x);
-    }
-}
-
-std::span<const std::uint8_t> TunnelChannel::plaintext(std::uint64_t counter, std::uint32_t len) {
-    if (len > 65536) throw std::logic_error("tunnel: packet longer than 64 KiB");
-    pt_.resize(len);
-    const std::size_t off = static_cast<std::size_t>(counter * 97 % (PATTERN - 65536));
-    std::memcpy(pt_.data(), pattern_.data() + off, std::min<std::size_t>(len, 65536));
-    for (std::size_t i = 0; i < 8 && i < len; ++i) pt_[i] = static_cast<std::uint8_t>(counter >> (8 * i));
-    return pt_;
-}
-
-namespace {
-std::array<std::uint8_t, 12> nonce_of(std::uint64_t counter) {
-    std::array<std::uint8_t, 12> n{}; // WireGuard: 4 zero bytes + little-endian counter
-    for (int i = 0; i < 8; ++i) n[4 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(counter >> (8 * i));
-    return n;
-}
-} // namespace
-
-TunnelChannel::Slot& TunnelChannel::slot_for_seal(int side, std::uint64_t counter) {
-    auto& store = store_[static_cast<std::size_t>(side)];
-    Slot* s = &store[counter % store.size()];
-    // A slot still holding an unopened packet from less than one store-length ago: grow. (An
-    // older unopened one was dropped on the way and is reused.)
-    if (s->in_flight && s->counter + store.size() * 4 > counter) {
-        std::vector<Slot> bigger(store.size() * 2);
-        for (Slot& old : store)
-            if (old.counter != ~0ull) bigger[old.counter % bigger.size()] = std::move(old);
-        store = std::move(bigger);
-        s = &store[counter % store.size()];
-    }
-    return *s;
-}
-
-void TunnelChannel::seal(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
-    if (!functional_) return;
-    auto pt = plaintext(counter, len);
-    auto nonce = nonce_of(counter);
-    Slot& s = slot_for_seal(side, counter);
-    s.counter = counter;
-    s.in_flight = true;
-    aead_->seal(nonce, {}, pt, s.bytes);
-    if (corrupt) s.bytes[0] ^= 0x5a;
-}
-
-bool TunnelChannel::open(int side, std::uint64_t counter, std::uint32_t len, bool corrupt) {
-    if (!functional_) return !corrupt;
-    auto& store = store_[static_cast<std::size_t>(1 - side)];
-    Slot& s = store[counter % store.size()];
-    if (s.counter != counter) throw std::logic_error("tunnel store: a packet was opened that was never sealed");
-    s.in_flight = false;
-    if (corrupt) s.bytes[s.bytes.size() / 2] ^= 0xa5;
-    auto nonce = nonce_of(counter);
-    if (!aead_->open(nonce, {}, s.bytes, opened_)) return false;
-    auto pt = plaintext(counter, len);
-    if (opened_.size() != pt.size() || !std::equal(pt.begin(), pt.end(), opened_.begin())) ++mismatches_;
-    return true;
 }
 
 // ---- common ----------------------------------------------------------------------------------
@@ -192,7 +116,7 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
-        wg.env_.channel->seal(wg.env_.side, it.p.counter, plain, clobbered);
+        wg.env_.channel->seal(wg.env_.side, it.p, clobbered);
         ++wg.stats_.encrypted;
         wg.tx_.at(n).state = State::CRYPTED; // wg_queue_enqueue_per_peer_tx
         co_await wg.tx_pool_->queue_work(cpu, wg.tx_work_);
@@ -235,7 +159,7 @@ engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
         const Packet& p = wg.rx_.at(n).p;
         const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
-        const bool ok = wg.open_packet(cpu, p.counter, plain, clobbered, p.corrupt, "wg_packet_decrypt_worker");
+        const bool ok = wg.open_packet(cpu, p, clobbered, "wg_packet_decrypt_worker");
         ++wg.stats_.decrypted;
         wg.rx_.at(n).state = ok ? State::CRYPTED : State::DEAD;
         co_await wg.on(cpu).softnet->napi_schedule(wg.napi_); // wg_queue_enqueue_per_peer_rx
@@ -375,7 +299,7 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
 // esp_output_done -> xfrm_output_resume: the frame leaves through the device.
 // Models: xfrm_output_resume() (net/xfrm/xfrm_output.c)
 engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
-    env_.channel->seal(env_.side, outer.counter, outer.inner_len - ETH_HEADER, clobbered);
+    env_.channel->seal(env_.side, outer, clobbered);
     ++stats_.encrypted;
     ++stats_.tx_sent;
     co_await env_.stack->dev_queue_xmit(cpu, outer);
@@ -398,7 +322,7 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
 // Models: esp_input_done2() (net/ipv4/esp4.c)
 // Models: xfrm_input_resume() (net/xfrm/xfrm_input.c)
 engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
-    const bool ok = open_packet(cpu, outer.counter, outer.inner_len - ETH_HEADER, clobbered, outer.corrupt, "esp_input_done2");
+    const bool ok = open_packet(cpu, outer, clobbered, "esp_input_done2");
     ++stats_.decrypted;
     if (!ok) co_return;
     Packet inner = outer;

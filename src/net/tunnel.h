@@ -24,9 +24,9 @@
 // workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
 // model gives each work item kind its own kworker per CPU (kernel::WorkerPool).
 //
-// Functional mode: the sender really seals each packet (OpenSSL EVP through crypto/aead.h)
-// and keeps the ciphertext in the channel's store under the packet's counter; the receiver
-// opens it. A pass whose SIMD registers were clobbered, or a frame read stale from a DMA
+// Functional mode: the sender really seals each packet's real inner IP packet (OpenSSL EVP
+// through crypto/aead.h; the bytes: net/tunnel_channel.h) and keeps the ciphertext in the
+// channel's store under the packet's counter; the receiver opens it. A pass whose SIMD registers were clobbered, or a frame read stale from a DMA
 // buffer, corrupts the bytes first, so authentication fails and the packet is dropped.
 #pragma once
 
@@ -41,6 +41,7 @@
 #include "net/napi.h"
 #include "net/net_costs.h"
 #include "net/stack.h"
+#include "net/tunnel_channel.h"
 
 #include <array>
 #include <cstdint>
@@ -58,40 +59,6 @@ namespace kdsim::net {
 // WireGuard always uses lib chacha20poly1305; ESP as crypto::select_esp_driver says.
 crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy policy, crypto::AeadAlg alg,
                                             const crypto::CipherCostTable& t);
-
-// The key and the functional ciphertext stores of one tunnel between two machines.
-class TunnelChannel {
-public:
-    TunnelChannel(crypto::AeadAlg alg, bool functional);
-    crypto::AeadAlg alg() const { return alg_; }
-    bool functional() const { return functional_; }
-    // The sender (side 0 or 1) seals `counter`'s plaintext; the receiver opens it. `corrupt`
-    // flips a byte of the ciphertext first. Returns false when authentication fails.
-    void seal(int side, std::uint64_t counter, std::uint32_t len, bool corrupt);
-    bool open(int side, std::uint64_t counter, std::uint32_t len, bool corrupt);
-    std::uint64_t payload_mismatches() const { return mismatches_; }
-
-private:
-    static constexpr std::size_t SLOTS = 8192; // initial store size per direction; it doubles when needed
-    static constexpr std::size_t PATTERN = 1 << 17;
-    struct Slot {
-        std::uint64_t counter = ~0ull;
-        bool in_flight = false; // sealed and not yet opened (or dropped before it was)
-        std::vector<std::uint8_t> bytes;
-    };
-    // The slot for `counter` on the sending side; the store grows rather than overwrite a
-    // packet still in flight (packets dropped on the way keep their slot until it is reused).
-    Slot& slot_for_seal(int side, std::uint64_t counter);
-    // The bytes of packet `counter`: a window into a fixed random pattern, the counter in front.
-    std::span<const std::uint8_t> plaintext(std::uint64_t counter, std::uint32_t len);
-    crypto::AeadAlg alg_;
-    bool functional_;
-    std::vector<std::uint8_t> key_;
-    std::unique_ptr<crypto::AeadKey> aead_;
-    std::array<std::vector<Slot>, 2> store_;
-    std::vector<std::uint8_t> pattern_, pt_, opened_;
-    std::uint64_t mismatches_ = 0;
-};
 
 // One CPU of the machine as a tunnel sees it.
 struct TunnelCpu {
@@ -171,11 +138,11 @@ protected:
     engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc);
     // Opens packet `counter` from the channel at `where`; counts and reports (typed findings) an
     // authentication failure, or an authenticated packet that is not what was sent.
-    bool open_packet(kernel::Cpu& cpu, std::uint64_t counter, std::uint32_t len, bool clobbered, bool corrupt,
-                     const char* where) {
+    bool open_packet(kernel::Cpu& cpu, const Packet& outer, bool clobbered, const char* where) {
         const std::uint64_t lost = env_.channel->payload_mismatches();
-        const bool ok = env_.channel->open(env_.side, counter, len, clobbered || corrupt);
-        const std::string packet = std::string(to_string(kind())) + " packet " + std::to_string(counter);
+        const bool corrupt = outer.corrupt;
+        const bool ok = env_.channel->open(env_.side, outer, clobbered || corrupt);
+        const std::string packet = std::string(to_string(kind())) + " packet " + std::to_string(outer.counter);
         if (!ok) {
             ++stats_.auth_failures;
             cpu.report_finding(stats::FindingKind::AUTH_FAILURE,

@@ -50,7 +50,7 @@ struct Harness {
     explicit Harness(TunnelKind kind)
         : cpu(sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}),
           simd(arch::make_simd_unit(cpu, arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdCosts{})), sd(cpu),
-          channel(kind == TunnelKind::ESP ? crypto::AeadAlg::AES_128_GCM : crypto::AeadAlg::CHACHA20_POLY1305, false) {
+          channel(kind, kind == TunnelKind::ESP ? crypto::AeadAlg::AES_128_GCM : crypto::AeadAlg::CHACHA20_POLY1305, false) {
         TunnelEnv env;
         env.stack = &stack;
         env.cpus.push_back(TunnelCpu{&cpu, simd.get(), &sd});

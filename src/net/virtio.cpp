@@ -27,6 +27,7 @@ engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, Packet p) {
     co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
     ++stats_.tx_frames;
     p.sent = cpu.now();
+    tap_xmit(cpu, p);
     const bool kick = host_->guest_tx(p, cpu);
     co_await kernel::local_irq_restore(cpu, flags);
     if (kick) {
@@ -104,6 +105,7 @@ engine::Task<> Tap::xmit(kernel::Cpu& cpu, Packet p) {
         co_return;
     }
     ++stats_.tx_frames;
+    tap_xmit(cpu, p);
     co_await host_->wake(cpu);
 }
 

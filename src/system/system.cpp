@@ -229,6 +229,8 @@ void System::build_network() {
                 }
                 m->device = std::move(nic);
             }
+            a->link_peer = b;
+            b->link_peer = a;
             links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency, l.queue));
             links_.back()->attach(static_cast<net::Nic&>(*a->device), static_cast<net::Nic&>(*b->device));
         } else {
@@ -247,6 +249,8 @@ void System::build_network() {
             b->stack = std::make_unique<net::Stack>(*tap);
             a->device = std::move(vdev);
             b->device = std::move(tap);
+            a->link_peer = b;
+            b->link_peer = a;
         }
     }
     for (Machine& m : machines_) {
@@ -258,11 +262,12 @@ void System::build_network() {
         net::TunnelChannel* channel = peer->channel;
         int side = 1;
         if (!channel) {
-            channels_.push_back(std::make_unique<net::TunnelChannel>(mc.tunnel->aead, cfg_.mode == Mode::FUNCTIONAL));
+            channels_.push_back(std::make_unique<net::TunnelChannel>(mc.tunnel->kind, mc.tunnel->aead, cfg_.mode == Mode::FUNCTIONAL));
             channel = channels_.back().get();
             side = 0;
         }
         m.channel = channel;
+        m.channel_side = side;
         net::TunnelEnv env;
         env.stack = m.stack.get();
         for (std::size_t i = 0; i < m.cpus.size(); ++i)
@@ -289,6 +294,19 @@ void System::build_network() {
 }
 
 System::~System() = default;
+
+std::vector<System::Device> System::devices() {
+    std::vector<Device> out;
+    auto index = [&](const Machine* m) { return static_cast<std::size_t>(m - machines_.data()); };
+    for (Machine& m : machines_) {
+        if (!m.device || !m.link_peer) continue;
+        const std::string& dev = m.device->name(); // "<machine>.<ifname>"
+        out.push_back(Device{m.cfg->name + "-" + dev.substr(dev.rfind('.') + 1), m.device.get(),
+                             net::wire::machine_endpoint(index(&m)), net::wire::machine_endpoint(index(m.link_peer)),
+                             m.channel, m.channel_side});
+    }
+    return out;
+}
 
 bool System::enable_trace(const TraceRequest& req) {
     if constexpr (!kernel::TRACE_COMPILED) return false;

@@ -13,6 +13,7 @@
 #include "net/stack.h"
 #include "net/tunnel.h"
 #include "net/virtio.h"
+#include "net/wire.h"
 #include "kernel/workqueue.h"
 #include "results/results.h"
 #include "system/config.h"
@@ -73,6 +74,17 @@ public:
     void write_trace(const std::function<void(std::string_view)>& out) const;
     void write_trace_ftrace(const std::function<void(std::string_view)>& out) const;
 
+    // Every network device, for a packet tap (kdsim run --pcap): "<machine>-<ifname>", the device,
+    // its machine's and its link peer's addresses (net/wire.h), its tunnel's channel and side.
+    struct Device {
+        std::string name;
+        net::NetDevice* device = nullptr;
+        net::wire::Endpoint self, peer;
+        const net::TunnelChannel* channel = nullptr;
+        int side = 0;
+    };
+    std::vector<Device> devices();
+
 private:
     class Builder;
     struct Machine {
@@ -87,6 +99,8 @@ private:
         std::unique_ptr<net::Stack> stack;
         std::unique_ptr<net::TunnelBase> tunnel;
         net::TunnelChannel* channel = nullptr;
+        int channel_side = 0;
+        const Machine* link_peer = nullptr; // the machine at the other end of its device's link
         unsigned next_vector = kernel::Cpu::FIRST_DEVICE_VECTOR;
         kernel::KernelCosts costs;     // the profile's, with the masking implementation applied
         std::vector<std::unique_ptr<workloads::Workload>> workloads;

@@ -195,22 +195,33 @@ TEST(E1Tcp, RaisingTheCryptoCostMakesTheStreamCpuBoundOnTheDecryptingCpu) {
 namespace kdsim {
 namespace {
 
+// An outer frame carrying an inner TCP segment of `ip_len` bytes, tunnel packet `counter`.
+net::Packet tunnelled(net::FrameKind kind, std::uint64_t counter, std::uint32_t ip_len) {
+    net::Packet p;
+    p.kind = kind;
+    p.inner = net::FrameKind::TCP_DATA;
+    p.inner_len = ip_len + net::ETH_HEADER;
+    p.counter = counter;
+    p.seq = counter * 1000;
+    return p;
+}
+
 TEST(TunnelChannel, RealBytesAuthenticateAndACorruptedByteIsDetected) {
-    net::TunnelChannel ch(crypto::AeadAlg::CHACHA20_POLY1305, true);
-    ch.seal(0, 7, 1400, false);
-    EXPECT_TRUE(ch.open(1, 7, 1400, false)); // side 1 opens what side 0 sealed
-    ch.seal(0, 8, 1400, false);
-    EXPECT_FALSE(ch.open(1, 8, 1400, true)); // one byte flipped on the way
-    ch.seal(1, 8, 64, true);                 // sealed with clobbered registers: garbage
-    EXPECT_FALSE(ch.open(0, 8, 64, false));
+    net::TunnelChannel ch(net::TunnelKind::WIREGUARD, crypto::AeadAlg::CHACHA20_POLY1305, true);
+    ch.seal(0, tunnelled(net::FrameKind::WG_DATA, 7, 1400), false);
+    EXPECT_TRUE(ch.open(1, tunnelled(net::FrameKind::WG_DATA, 7, 1400), false)); // side 1 opens what side 0 sealed
+    ch.seal(0, tunnelled(net::FrameKind::WG_DATA, 8, 1400), false);
+    EXPECT_FALSE(ch.open(1, tunnelled(net::FrameKind::WG_DATA, 8, 1400), true)); // one byte flipped on the way
+    ch.seal(1, tunnelled(net::FrameKind::WG_DATA, 8, 64), true);                 // sealed with clobbered registers: garbage
+    EXPECT_FALSE(ch.open(0, tunnelled(net::FrameKind::WG_DATA, 8, 64), false));
     EXPECT_EQ(ch.payload_mismatches(), 0u);
 }
 
 TEST(TunnelChannel, ManyMorePacketsInFlightThanTheInitialStoreAllStillOpen) {
-    net::TunnelChannel ch(crypto::AeadAlg::AES_128_GCM, true);
-    for (std::uint64_t c = 0; c < 20'000; ++c) ch.seal(0, c, 100, false);
+    net::TunnelChannel ch(net::TunnelKind::ESP, crypto::AeadAlg::AES_128_GCM, true);
+    for (std::uint64_t c = 0; c < 20'000; ++c) ch.seal(0, tunnelled(net::FrameKind::ESP, c, 100), false);
     int ok = 0;
-    for (std::uint64_t c = 0; c < 20'000; ++c) ok += ch.open(1, c, 100, false) ? 1 : 0;
+    for (std::uint64_t c = 0; c < 20'000; ++c) ok += ch.open(1, tunnelled(net::FrameKind::ESP, c, 100), false) ? 1 : 0;
     EXPECT_EQ(ok, 20'000);
 }
 
