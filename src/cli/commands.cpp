@@ -6,6 +6,7 @@
 #include "cli/trace_file.h"
 
 #include "report/report.h"
+#include "runner/run.h"
 #include "scenario/load.h"
 #include "system/system.h"
 
@@ -73,17 +74,10 @@ void print_input_error(const scenario::InputError& e) {
 
 namespace {
 
-// Loads and runs one scenario; InputError and ConfigError propagate.
-results::RunResults simulate(const std::string& file, const CommonOptions& c) {
-    system::ScenarioConfig cfg = scenario::load_scenario(file, load_options(c));
-    system::System sys(cfg);
-    return sys.run();
-}
-
 bool is_json(const std::string& f) { return fs::path(f).extension() == ".json"; }
 
 results::RunResults load_or_run(const std::string& file, const CommonOptions& c) {
-    if (!is_json(file)) return simulate(file, c);
+    if (!is_json(file)) return runner::run_scenario(file, load_options(c));
     std::ifstream in(file);
     if (!in) throw scenario::InputError({scenario::Diagnostic{file, 0, 0, "", "cannot open file"}});
     try {

@@ -8,6 +8,7 @@
 
 #include "report/report.h"
 #include "results/lookup.h"
+#include "runner/run.h"
 #include "scenario/experiment.h"
 #include "scenario/load.h"
 #include "system/system.h"
@@ -24,15 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A column's value in one run: its metric, divided by its `per` figure when it has one (nothing
-// when either is missing or the divisor is 0).
-std::optional<double> column_value(const results::RunResults& r, const scenario::ExperimentColumn& c) {
-    std::optional<double> v = results::resolve_sum(r, c.metric);
-    if (!v || c.per.empty()) return v;
-    std::optional<double> per = results::resolve_sum(r, c.per);
-    if (!per || *per == 0) return std::nullopt;
-    return *v / *per;
-}
+using runner::column_value;
 
 std::string fmt_value(std::optional<double> v) {
     if (!v) return "-";

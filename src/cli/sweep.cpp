@@ -16,8 +16,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <thread>
 
 namespace kdsim::cli {
@@ -58,83 +56,23 @@ struct MpiSession {
     }
 };
 
-struct Definition {
-    scenario::SweepSpec spec;
-    std::vector<scenario::SweepPoint> points;
-};
+using Definition = runner::SweepDefinition;
 
 // The sweep from --set (or the scenario's [sweep]), --list and --seeds. Throws InputError.
 Definition define(const SweepOptions& o) {
-    Definition d;
-    if (!o.set.empty()) {
-        for (const std::string& a : o.set) d.spec.axes.push_back(scenario::parse_set_argument(a));
-    } else if (auto t = scenario::read_sweep(o.scenario)) {
-        d.spec = std::move(*t);
-    }
-    if (o.list) d.spec.list = true;
+    std::vector<scenario::SweepAxis> axes;
+    for (const std::string& a : o.set) axes.push_back(scenario::parse_set_argument(a));
     auto bad = [](std::string origin, std::string message) {
         return scenario::InputError({scenario::Diagnostic{std::move(origin), 0, 0, "", std::move(message)}});
     };
+    std::optional<std::vector<std::uint64_t>> seeds;
     if (!o.seeds.empty()) {
         if (o.common.seed) throw bad("--seeds", "give either --seed (one seed for every point) or --seeds, not both");
         std::string why;
-        auto seeds = scenario::parse_seeds(o.seeds, why);
+        seeds = scenario::parse_seeds(o.seeds, why);
         if (!seeds) throw bad("--seeds " + o.seeds, why);
-        d.spec.seeds = std::move(*seeds);
-    } else if (o.common.seed) {
-        d.spec.seeds.clear(); // --seed: every point with that seed, as a single run would take it
     }
-    d.points = scenario::expand_sweep(d.spec, "kdsim sweep");
-    return d;
-}
-
-// Loads every point. Returns the diagnostics that make the sweep bad input: those of a value
-// that failed in every point that has it, else the first point's when no point loads.
-std::vector<scenario::Diagnostic> load_points(const SweepOptions& o, const Definition& d, unsigned jobs,
-                                              std::vector<sweep::Loaded>& loaded) {
-    struct Count {
-        std::size_t points = 0, failed = 0;
-        std::vector<scenario::Diagnostic> first;
-    };
-    std::map<std::string, Count> by_origin;
-    std::vector<scenario::Diagnostic> first_failure;
-    std::size_t failures = 0;
-    loaded.resize(d.points.size());
-    std::vector<std::vector<scenario::Diagnostic>> errors(d.points.size());
-    sweep::parallel_for(d.points.size(), jobs, [&](std::size_t i) {
-        const scenario::SweepPoint& p = d.points[i];
-        scenario::LoadOptions lo = load_options(o.common);
-        lo.assignments = p.set;
-        if (p.seed) lo.seed_override = p.seed;
-        try {
-            loaded[i].cfg = std::make_unique<system::ScenarioConfig>(scenario::load_scenario(o.scenario, lo));
-        } catch (const scenario::InputError& e) {
-            loaded[i].error = e.what();
-            errors[i] = e.diagnostics;
-        }
-    });
-    for (std::size_t i = 0; i < d.points.size(); ++i) { // in point order: the same messages whatever -j
-        const scenario::SweepPoint& p = d.points[i];
-        for (const auto& a : p.set) ++by_origin[a.origin].points;
-        if (loaded[i].cfg) continue;
-        if (failures++ == 0) first_failure = errors[i];
-        std::set<std::string> hit;
-        for (const auto& diag : errors[i]) hit.insert(diag.file);
-        for (const auto& a : p.set)
-            if (hit.count(a.origin)) {
-                Count& c = by_origin[a.origin];
-                if (c.failed++ == 0)
-                    for (const auto& diag : errors[i])
-                        if (diag.file == a.origin) c.first.push_back(diag);
-            }
-    }
-    std::vector<scenario::Diagnostic> bad;
-    for (const auto& axis : d.spec.axes) // in the order given
-        for (const auto& v : axis.values)
-            if (const Count& c = by_origin[v.origin]; c.points && c.failed == c.points)
-                bad.insert(bad.end(), c.first.begin(), c.first.end());
-    if (bad.empty() && failures == d.points.size()) return first_failure; // the scenario itself
-    return bad;
+    return runner::define_sweep(o.scenario, load_options(o.common), std::move(axes), o.list, seeds);
 }
 
 // "point-007.json": numbered with as many digits as the last point needs.
@@ -203,7 +141,7 @@ int cmd_sweep(const SweepOptions& o) {
     std::vector<sweep::Loaded> loaded;
     try {
         d = define(o);
-        if (auto bad = load_points(o, d, jobs, loaded); !bad.empty()) throw scenario::InputError(std::move(bad));
+        if (auto bad = runner::load_points(o.scenario, load_options(o.common), d, jobs, loaded); !bad.empty()) throw scenario::InputError(std::move(bad));
     } catch (const scenario::InputError& e) {
         if (root) print_input_error(e);
         return EXIT_BAD_INPUT;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cli/progress.h"
+#include "runner/sweep.h"
 #include "scenario/sweep.h"
 #include "system/config.h"
 
@@ -15,30 +16,11 @@
 
 namespace kdsim::cli::sweep {
 
-// What one point gave: plain strings, so that it travels between MPI ranks and back unchanged
-// and the output is byte-identical whichever rank or thread ran it.
-struct Outcome {
-    std::size_t index = 0;
-    std::string status;  // "ok", "findings" (an invariant was violated) or "failed" (did not run)
-    std::string message; // why: the findings, or the error
-    std::string json;    // the run's results JSON (ok and findings)
-    std::vector<std::array<std::string, 3>> metrics; // "workload.metric", value (exact, shortest form), unit
-    double simulated_us = 0;
-    std::uint64_t events = 0;
-    double wall_s = 0; // what the run took (for --db; never printed, so output stays identical)
-};
+using runner::Loaded;
+using runner::Outcome;
+using runner::parallel_for;
 
-// A point ready to run: its configuration, or why it could not be loaded.
-struct Loaded {
-    std::unique_ptr<system::ScenarioConfig> cfg;
-    std::string error;
-};
-
-// Calls fn(0) ... fn(n - 1), each once, on `jobs` threads (this one included).
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& fn);
-
-// Runs the points `mine` (indices into `points`) on `jobs` threads and returns their outcomes
-// in index order. Every failure is caught and kept in its outcome.
+// runner::run_points with the progress line: points done, simulated time, events/s, ETA.
 std::vector<Outcome> run_points(const std::vector<scenario::SweepPoint>& points, std::vector<Loaded>& loaded,
                                 const std::vector<std::size_t>& mine, unsigned jobs, ProgressLine& line);
 
@@ -53,9 +35,7 @@ std::string summary(const std::string& scenario, const scenario::SweepSpec& spec
                     const std::vector<scenario::SweepPoint>& points, const std::vector<Outcome>& outcomes,
                     const std::vector<std::string>& metrics);
 
-// The metric columns: the ones asked for, or each workload's first metric in the first point
-// that ran.
-std::vector<std::string> metric_columns(const std::vector<Outcome>& outcomes, const std::vector<std::string>& asked);
+using runner::metric_columns;
 
 // sweep.json: the definition and every point's values, status, message, results file and metrics.
 std::string index_json(const std::string& scenario, const scenario::SweepSpec& spec,

@@ -1,95 +1,33 @@
-// kdsim sweep's points: each one a normal run on a thread of its own (a System per point; the
-// engine's coroutine frame pool is per thread), its outcome as plain strings, and the summary.
+// kdsim sweep's points run with the progress line (the running itself: runner/sweep.h), their
+// outcomes encoded for MPI, the summary and sweep.json.
 #include "cli/sweep.h"
 
 #include "estimate/estimate.h"
-#include "report/report.h"
-#include "system/system.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <atomic>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 namespace kdsim::cli::sweep {
 
-namespace {
-
-Outcome run_one(std::size_t index, const scenario::SweepPoint& point, Loaded& loaded) {
-    Outcome o;
-    o.index = index;
-    if (!loaded.cfg) {
-        o.status = "failed";
-        o.message = loaded.error;
-        return o;
-    }
-    try {
-        results::RunResults r;
-        const auto t0 = std::chrono::steady_clock::now();
-        {
-            system::System sys(*loaded.cfg);
-            r = sys.run();
-        }
-        o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        for (const scenario::Assignment& a : point.set) r.sweep_point.emplace_back(a.key, a.value);
-        o.json = report::to_json_text(r);
-        o.status = r.failed ? "findings" : "ok";
-        for (std::size_t i = 0; i < r.failures.size(); ++i) o.message += (i ? "; " : "") + r.failures[i];
-        for (const auto& w : r.workloads)
-            for (const auto& m : w.metrics)
-                o.metrics.push_back({w.name + "." + m.key, fmt::format("{}", m.value), m.unit});
-        o.simulated_us = r.simulated_us;
-        o.events = r.events;
-    } catch (const system::ConfigError& e) {
-        o.status = "failed";
-        o.message = std::string("error: ") + e.what();
-    } catch (const std::exception& e) {
-        o.status = "failed";
-        o.message = std::string("internal error: ") + e.what();
-    }
-    loaded.cfg.reset();
-    return o;
-}
-
-} // namespace
-
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& fn) {
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t k; (k = next.fetch_add(1)) < n;) fn(k);
-    };
-    jobs = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, n))));
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads) t.join();
-}
-
 std::vector<Outcome> run_points(const std::vector<scenario::SweepPoint>& points, std::vector<Loaded>& loaded,
                                 const std::vector<std::size_t>& mine, unsigned jobs, ProgressLine& line) {
-    std::vector<Outcome> out(mine.size());
-    std::mutex mu;
     std::size_t done = 0, failed = 0;
     double simulated_s = 0, events = 0;
-    parallel_for(mine.size(), jobs, [&](std::size_t k) {
-            out[k] = run_one(mine[k], points[mine[k]], loaded[mine[k]]);
-            std::lock_guard lock(mu);
-            ++done;
-            failed += out[k].status != "ok";
-            simulated_s += out[k].simulated_us / 1e6;
-            events += static_cast<double>(out[k].events);
-            const double wall = line.elapsed();
-            line.show(fmt::format("kdsim sweep: {}/{} points done ({} not ok), simulated {:.3f} s, {:.2f} M events/s, "
-                                  "ETA {}",
-                                  done, mine.size(), failed, simulated_s, wall > 0 ? events / wall / 1e6 : 0.0,
-                                  format_wall(wall * static_cast<double>(mine.size() - done) / static_cast<double>(done))),
-                      done == mine.size());
+    std::vector<Outcome> out = runner::run_points(points, loaded, mine, jobs, [&](const Outcome& o) {
+        ++done;
+        failed += o.status != "ok";
+        simulated_s += o.simulated_us / 1e6;
+        events += static_cast<double>(o.events);
+        const double wall = line.elapsed();
+        line.show(fmt::format("kdsim sweep: {}/{} points done ({} not ok), simulated {:.3f} s, {:.2f} M events/s, "
+                              "ETA {}",
+                              done, mine.size(), failed, simulated_s, wall > 0 ? events / wall / 1e6 : 0.0,
+                              format_wall(wall * static_cast<double>(mine.size() - done) / static_cast<double>(done))),
+                  done == mine.size());
     });
     line.done();
     return out;
@@ -119,22 +57,6 @@ std::vector<Outcome> decode(const std::string& text) {
         out.push_back(std::move(o));
     }
     return out;
-}
-
-std::vector<std::string> metric_columns(const std::vector<Outcome>& outcomes, const std::vector<std::string>& asked) {
-    if (!asked.empty()) return asked;
-    std::vector<std::string> cols;
-    for (const Outcome& o : outcomes) {
-        if (o.status == "failed") continue;
-        std::string last_workload;
-        for (const auto& m : o.metrics) {
-            std::string workload = m[0].substr(0, m[0].find('.'));
-            if (workload != last_workload) cols.push_back(m[0]);
-            last_workload = workload;
-        }
-        break;
-    }
-    return cols;
 }
 
 namespace {

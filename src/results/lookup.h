@@ -59,7 +59,8 @@ inline bool path_matches(std::string_view pattern, std::string_view path) {
 // component "@<workload>" stands for the machine that workload runs on.
 //   a statistic ("boot/cpu0/simd/brackets", "host/cpu*/softnet/time_squeeze");
 //   a CPU's own figures "<machine>/cpu<N>/<f>", f one of busy_us, idle_us, longest_np_span_us,
-//     cycles/<category> (summed over contexts), simd/longest_bracket_us, simd/longest_bracket_bytes;
+//     cycles/<category> (summed over contexts), cycles/<context>/<category>, simd/longest_bracket_us,
+//     simd/longest_bracket_bytes;
 //   "workload.<name>.<key>"; "run.simulated_us", "run.events", "run.findings.<kind>" (every
 //   machine's) and "run.clobbers" (= run.findings.simd_clobber).
 // Nothing when no figure matches.
@@ -100,6 +101,8 @@ inline std::optional<double> resolve(const RunResults& r, std::string_view path)
             for (const auto& [context, cats] : c.cycles)
                 for (const auto& [category, n] : cats) by_category[category] += n;
             for (const auto& [category, n] : by_category) take(cpu + "cycles/" + category, static_cast<double>(n));
+            for (const auto& [context, cats] : c.cycles)
+                for (const auto& [category, n] : cats) take(cpu + "cycles/" + context + "/" + category, static_cast<double>(n));
         }
     return sum;
 }

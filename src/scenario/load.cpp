@@ -118,7 +118,7 @@ void ScenarioLoader::read_header(const toml::table& root, system::ScenarioConfig
 system::ScenarioConfig ScenarioLoader::load() {
     system::ScenarioConfig cfg;
     cfg.path = display_;
-    auto root = detail::parse_file(file_, r_);
+    auto root = opts_.text ? detail::parse_input_text(*opts_.text, r_) : detail::parse_file(file_, r_);
     if (!root) throw InputError(std::move(out_));
 
     if (!root->contains("scenario") && root->contains("profile")) {

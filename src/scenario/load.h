@@ -70,6 +70,9 @@ struct LoadOptions {
     // Applied in order to the parsed file, before anything is read from it, so every check of
     // the loader applies to the values they set.
     std::vector<Assignment> assignments = {};
+    // The scenario's TOML text, read instead of the file (the Python package's Scenario.from_text):
+    // the file is then only the name diagnostics give it and where the root is searched from.
+    std::optional<std::string> text = std::nullopt;
 };
 
 // Loads an architecture profile (data/profiles/<family>/<part>.toml). Throws InputError.

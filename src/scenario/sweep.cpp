@@ -149,10 +149,10 @@ std::optional<SweepSpec> read_sweep_table(const toml::table& root, Reader& r) {
 
 } // namespace detail
 
-std::optional<SweepSpec> read_sweep(const std::filesystem::path& file) {
+std::optional<SweepSpec> read_sweep(const std::filesystem::path& file, const std::optional<std::string>& text) {
     std::vector<Diagnostic> out;
     detail::Reader r(detail::display_path(file), out);
-    auto root = detail::parse_file(file, r);
+    auto root = text ? detail::parse_input_text(*text, r) : detail::parse_file(file, r);
     if (!root) throw InputError(std::move(out));
     auto spec = detail::read_sweep_table(*root, r);
     if (!out.empty()) throw InputError(std::move(out));

@@ -51,9 +51,9 @@ SweepAxis parse_set_argument(std::string_view arg);
 // 0 to 2^63-1, a range runs upward, at most MAX_SWEEP_POINTS seeds).
 std::optional<std::vector<std::uint64_t>> parse_seeds(std::string_view text, std::string& why);
 
-// The [sweep] table of a scenario file; nullopt when the file has none. Throws InputError
-// (file:line:col) for a bad table or a file that does not parse.
-std::optional<SweepSpec> read_sweep(const std::filesystem::path& file);
+// The [sweep] table of a scenario file (of `text`, named `file`, when given); nullopt when the
+// file has none. Throws InputError (file:line:col) for a bad table or a file that does not parse.
+std::optional<SweepSpec> read_sweep(const std::filesystem::path& file, const std::optional<std::string>& text = std::nullopt);
 
 // The points in order: a grid varies the last axis fastest; a list takes row i of every axis
 // (all axes must have the same length); the seeds vary fastest of all. Throws InputError (under
