@@ -179,6 +179,19 @@ def test_a_sweep_point_gives_the_json_of_kdsim_sweep(tmp_path):
     assert list(sweep.frame["tcrypt.block_size"]) == [1024, 4096]
 
 
+def test_an_empty_grid_takes_the_scenarios_own_sweep_table():
+    with open(TCRYPT) as f:
+        text = f.read()
+    text = text.replace('duration = "1 s"', 'duration = "10 ms"') + (
+        '\n[sweep]\ncombine = "list"\n[sweep.set]\n"machine[0].workload[0].block_size" = ["512 B", "1 KiB"]\n'
+        '"machine[0].overrides.hash.sha1.generic.cycles_per_byte" = [10, 20]\n')
+    sweep = kdsim.Scenario.from_text(text).sweep({})
+    df = sweep.frame
+    assert len(df) == 2  # a list: the i-th values together
+    expected = [(512 * 10 + SHA1_CYCLES_PER_CALL) / CLOCK_HZ * 1e6, (1024 * 20 + SHA1_CYCLES_PER_CALL) / CLOCK_HZ * 1e6]
+    assert list(df["tcrypt.us_per_op_p50"]) == pytest.approx(expected)
+
+
 def test_a_sweep_over_no_values_is_bad_input():
     with pytest.raises(kdsim.ScenarioError, match="empty"):
         kdsim.sweep(TCRYPT, {"machine[0].workload[0].block_size": []})

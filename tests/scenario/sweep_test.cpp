@@ -233,5 +233,28 @@ seeds = "2..3"
     EXPECT_EQ(load_scenario(f, lo).links[0].rate_bps, 1'000'000'000u); // a run uses the file's own values
 }
 
+TEST(ScenarioText, LoadsTheTextInsteadOfTheFileAndNamesItInErrors) {
+    LoadOptions lo;
+    lo.root = SOURCE_DIR;
+    lo.text = TWO_MACHINES;
+    lo.assignments = {set("link[0].rate", "100Mbit/s")};
+    auto cfg = load_scenario("given.toml", lo); // no such file: the text is what is read
+    EXPECT_EQ(cfg.name, "two");
+    EXPECT_EQ(cfg.path, "given.toml");
+    EXPECT_EQ(cfg.links[0].rate_bps, 100'000'000u);
+    lo.text = std::string(TWO_MACHINES) + "\n[extra]\n";
+    try {
+        load_scenario("given.toml", lo);
+        FAIL() << "an unknown table loaded";
+    } catch (const InputError& e) {
+        const auto lines = std::count(TWO_MACHINES, TWO_MACHINES + std::char_traits<char>::length(TWO_MACHINES), '\n');
+        EXPECT_EQ(e.diagnostics[0].str().rfind("given.toml:" + std::to_string(lines + 2) + ":", 0), 0u) << e.diagnostics[0].str();
+    }
+    lo.text = std::string(TWO_MACHINES) + "[sweep.set]\n\"machine[0].cpus\" = [1, 2]\n";
+    auto spec = read_sweep("given.toml", lo.text);
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(spec->axes[0].key, "machine[0].cpus");
+}
+
 } // namespace
 } // namespace kdsim::scenario

@@ -334,11 +334,11 @@ def run(scenario: Union[Scenario, PathLike], *, set: Optional[Mapping[str, Any]]
     return (sc.set(set) if set else sc).run(**kwargs)
 
 
-def sweep(scenario: Union[Scenario, PathLike], grid: Mapping[str, Sequence[Any]] = {},
+def sweep(scenario: Union[Scenario, PathLike], grid: Optional[Mapping[str, Sequence[Any]]] = None,
           *, set: Optional[Mapping[str, Any]] = None, **kwargs) -> Sweep:
-    """kdsim.load(scenario).set(set).sweep(grid, **kwargs)"""
+    """kdsim.load(scenario).set(set).sweep(grid, **kwargs); no grid: the scenario's [sweep] table."""
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-    return (sc.set(set) if set else sc).sweep(grid, **kwargs)
+    return (sc.set(set) if set else sc).sweep(grid or {}, **kwargs)
 
 
 def experiment(manifest: PathLike, *, seed: Optional[int] = None, mode: Optional[str] = None,
