@@ -8,6 +8,7 @@
 #include "report/report.h"
 #include "runner/run.h"
 #include "scenario/load.h"
+#include "scenario/sweep.h"
 #include "system/system.h"
 
 #include <fmt/format.h>
@@ -58,8 +59,23 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--root", o.root, "Repository root holding data/ (default: found from the scenario)");
 }
 
+void add_set_option(CLI::App& app, CommonOptions& o) {
+    app.add_option("--set", o.set,
+                   "KEY=VALUE: set a scenario key or profile figure for this run, e.g. link[0].rate=2.5Gbit/s or "
+                   "machine.dut.overrides.dma.inner_inv_line=60 (repeatable; kdsim sweep takes lists)");
+}
+
 scenario::LoadOptions load_options(const CommonOptions& c) {
     scenario::LoadOptions lo;
+    for (const std::string& a : c.set) {
+        scenario::SweepAxis axis = scenario::parse_set_argument(a);
+        if (axis.values.size() != 1)
+            throw scenario::InputError({scenario::Diagnostic{
+                "--set " + a, 0, 0, axis.key,
+                fmt::format("expected one value here, found {}; `kdsim sweep` runs every value of a list",
+                            axis.values.size())}});
+        lo.assignments.push_back(std::move(axis.values.front()));
+    }
     if (!c.root.empty()) lo.root = c.root;
     lo.seed_override = c.seed;
     if (c.mode == "functional") lo.mode_override = system::Mode::FUNCTIONAL;

@@ -26,8 +26,11 @@ struct CommonOptions {
     std::optional<std::uint64_t> seed;
     std::string mode; // "", "timing", "functional"
     std::string root;
+    std::vector<std::string> set; // KEY=VALUE: one value of a scenario key or profile figure (run, compare)
 };
 void add_common_options(CLI::App& app, CommonOptions& o);
+// --set KEY=VALUE for the commands that run one scenario per argument (run, compare).
+void add_set_option(CLI::App& app, CommonOptions& o);
 // Accepts a seed as the scenario file does: decimal digits, 0 to 2^63-1.
 CLI::Validator seed_validator();
 

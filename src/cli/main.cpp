@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "Simulate one scenario and print its summary");
     run->add_option("scenario", run_opts.scenario, "Scenario file (TOML)")->required();
     add_common_options(*run, run_opts.common);
+    add_set_option(*run, run_opts.common);
     run->add_option("--json", run_opts.json, "Write all results as JSON to this file");
     run->add_option("--csv", run_opts.csv, "Write all metrics as CSV to this file");
     run->add_option("--trace", run_opts.trace,
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
     cmp->add_option("before", cmp_opts.a, "Scenario (TOML) or saved results (JSON): the baseline")->required();
     cmp->add_option("after", cmp_opts.b, "Scenario (TOML) or saved results (JSON): the change")->required();
     add_common_options(*cmp, cmp_opts.common);
+    add_set_option(*cmp, cmp_opts.common);
     cmp->add_option("--json", cmp_opts.json, "Write the comparison as JSON to this file");
 
     CheckOptions chk_opts;

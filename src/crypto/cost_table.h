@@ -35,6 +35,7 @@ class CostTable {
 public:
     void set(Key k, Impl i, Cost c) { t_[at(k)][at(i)] = c; }
     const std::optional<Cost>& get(Key k, Impl i) const { return t_[at(k)][at(i)]; }
+    std::optional<Cost>& get(Key k, Impl i) { return t_[at(k)][at(i)]; }
     bool has(Key k, Impl i) const { return get(k, i).has_value(); }
     // Whether any implementation of `k` has a cost.
     bool has(Key k) const {

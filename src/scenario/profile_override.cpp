@@ -1,127 +1,237 @@
-// [machine.overrides] of a scenario: a profile figure replaced for one machine, named by its key
-// in the profile file and found through the figure tables (system/figures.h).
+// [machine.overrides] of a scenario (and `--set machine.<m>.overrides.<figure>=V` on the command
+// line): a profile figure replaced for one machine, named by its key in the profile file and
+// found through the figure tables (system/figures.h). Every figure of every table can be
+// overridden: [cpu], the kernel sections, [simd], [variation], [net], [tcp], [udp],
+// [netfilter], [flush], [dma], [tunnel], [virt], and the keyed tables
+// [hash.<alg>.<impl>], [cipher.<prim>.<impl>] and [irqmask.<impl>].
 #include "scenario/figure_reader.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <functional>
+#include <variant>
 
 namespace kdsim::scenario::detail {
 
 namespace {
 
-// A figure that may be overridden: [cpu], the kernel sections, [variation], [simd] (not the optional ones).
+// Where a figure lives in a loaded profile.
+using Slot = std::variant<std::uint64_t*, double*, std::optional<std::uint64_t>*>;
+
+// A figure at a fixed key ("dma.inner_inv_line").
 struct Overridable {
-    std::string key; // "simd.save"
+    std::string key;
+    std::string section; // the profile table that holds it
     Unit unit;
     bool positive;
-    std::function<std::uint64_t&(system::Profile&)> ref;
+    // Its slot in `p`, or nullopt when the profile has no such table.
+    std::function<std::optional<Slot>(system::Profile&)> slot;
 };
 
-std::vector<Overridable> overridables() {
-    std::vector<Overridable> out;
-    for (const auto& f : system::CPU_FIGURES)
-        out.push_back({fmt::format("{}.{}", f.section, f.name), f.unit, f.positive,
-                       [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.*m; }});
-    for (const auto& f : system::KERNEL_FIGURES)
-        out.push_back({fmt::format("{}.{}", f.section, f.name), f.unit, f.positive,
-                       [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.kernel.*m; }});
-    for (const auto& f : system::VARIATION_FIGURES)
-        out.push_back({fmt::format("{}.{}", f.section, f.name), f.unit, f.positive,
-                       [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.variation.*m; }});
-    for (const auto& f : system::SIMD_FIGURES)
-        if (!f.optional())
-            out.push_back({fmt::format("simd.{}", f.name), f.unit, f.positive,
-                           [m = std::get<0>(f.member)](system::Profile& p) -> std::uint64_t& { return p.simd.*m; }});
+template <class S>
+Slot slot_of(S& s, const typename engine::Figure<S>::Member& m) {
+    return std::visit([&](auto member) -> Slot { return &(s.*member); }, m);
+}
+
+// Adds the figures of `table` under `section` (or each figure's own section when empty); `get`
+// gives the struct in a profile, or nullptr when the profile lacks it.
+template <class S, std::size_t N, class Get>
+void add_table(std::vector<Overridable>& out, const std::array<engine::Figure<S>, N>& table, std::string_view section,
+               Get get) {
+    for (const auto& f : table) {
+        const std::string sec(section.empty() ? f.section : section);
+        out.push_back({fmt::format("{}.{}", sec, f.name), sec, f.unit, f.positive,
+                       [get, member = f.member](system::Profile& p) -> std::optional<Slot> {
+                           S* s = get(p);
+                           if (!s) return std::nullopt;
+                           return slot_of(*s, member);
+                       }});
+    }
+}
+
+template <class T>
+T* present(std::optional<T>& o) {
+    return o ? &*o : nullptr;
+}
+
+const std::vector<Overridable>& overridables() {
+    static const std::vector<Overridable> out = [] {
+        std::vector<Overridable> v;
+        using system::Profile;
+        add_table(v, system::CPU_FIGURES, "", [](Profile& p) { return &p; });
+        add_table(v, system::KERNEL_FIGURES, "", [](Profile& p) { return &p.kernel; });
+        add_table(v, system::VARIATION_FIGURES, "", [](Profile& p) { return &p.variation; });
+        add_table(v, system::SIMD_FIGURES, "simd", [](Profile& p) { return &p.simd; });
+        add_table(v, system::NET_FIGURES, "net", [](Profile& p) { return present(p.net); });
+        add_table(v, system::TCP_FIGURES, "tcp", [](Profile& p) { return present(p.tcp); });
+        add_table(v, system::UDP_FIGURES, "udp", [](Profile& p) { return present(p.udp); });
+        add_table(v, system::NETFILTER_FIGURES, "netfilter", [](Profile& p) { return present(p.netfilter); });
+        add_table(v, system::FLUSH_FIGURES, "flush", [](Profile& p) { return present(p.flush); });
+        add_table(v, system::DMA_FIGURES, "dma", [](Profile& p) { return present(p.dma); });
+        add_table(v, system::TUNNEL_FIGURES, "tunnel", [](Profile& p) { return present(p.tunnel); });
+        add_table(v, system::WORKQUEUE_FIGURES, "tunnel",
+                  [](Profile& p) { return p.tunnel ? &p.tunnel->workqueue : nullptr; });
+        add_table(v, system::VIRT_FIGURES, "virt", [](Profile& p) { return present(p.virt); });
+        return v;
+    }();
     return out;
 }
+
+// The keyed tables, as their keys are written.
+constexpr std::string_view KEYED[] = {"hash.<alg>.<impl>.<figure>", "cipher.<prim>.<impl>.<figure>",
+                                      "irqmask.<impl>.<figure>"};
+
+std::vector<std::string_view> split_dots(std::string_view s) {
+    std::vector<std::string_view> parts;
+    while (true) {
+        const auto dot = s.find('.');
+        parts.push_back(s.substr(0, dot));
+        if (dot == std::string_view::npos) return parts;
+        s.remove_prefix(dot + 1);
+    }
+}
+
+template <class S, std::size_t N>
+std::vector<std::string> names_of(const std::array<engine::Figure<S>, N>& table) {
+    std::vector<std::string> v;
+    for (const auto& f : table) v.emplace_back(f.name);
+    return v;
+}
+
+// The slot of figure `name` of `table` in `s`, or nullopt after reporting an unknown name.
+template <class S, std::size_t N>
+std::optional<std::pair<Slot, const engine::Figure<S>*>> keyed_figure(S& s, const std::array<engine::Figure<S>, N>& table,
+                                                                       std::string_view name, std::string_view table_name,
+                                                                       const toml::node& value, const std::string& key,
+                                                                       Reader& r) {
+    for (const auto& f : table)
+        if (f.name == name) return std::pair{slot_of(s, f.member), &f};
+    r.error(value, key, fmt::format("[{}] has no figure '{}'; expected one of: {}", table_name, name,
+                                    join_list(names_of(table))));
+    return std::nullopt;
+}
+
+struct Found {
+    Slot slot;
+    Unit unit;
+    bool positive;
+};
+
+// hash.<alg>.<impl>.<f>, cipher.<prim>.<impl>.<f>, irqmask.<impl>.<f>: nullopt when `figure`
+// is none of them; a Found, or nothing after an error (reported), otherwise.
+std::optional<std::optional<Found>> find_keyed(system::Profile& profile, std::string_view figure,
+                                               const toml::node& value, const std::string& key, Reader& r) {
+    const std::vector<std::string_view> parts = split_dots(figure);
+    const auto found = [](const auto& x) -> std::optional<Found> {
+        if (!x) return std::nullopt;
+        return Found{x->first, x->second->unit, x->second->positive};
+    };
+    if (parts.size() == 4 && parts[0] == "hash") {
+        const auto alg = crypto::hash_alg_from_string(parts[1]);
+        const auto impl = crypto::hash_impl_from_string(parts[2]);
+        if (!alg) {
+            r.error(value, key, fmt::format("unknown hash algorithm '{}'; expected one of: sha1, sha256, sha512", parts[1]));
+            return std::optional<Found>{};
+        }
+        if (!impl || !profile.hash.has(*alg, *impl)) {
+            r.error(value, key, fmt::format("profile {} has no {} implementation '{}' to override; it has: {}",
+                                            profile.name, parts[1], parts[2], join_list(impls_of(profile, *alg))));
+            return std::optional<Found>{};
+        }
+        const std::string table = fmt::format("hash.{}.{}", parts[1], parts[2]);
+        return found(keyed_figure(*profile.hash.get(*alg, *impl), system::HASH_FIGURES, parts[3], table, value, key, r));
+    }
+    if (parts.size() == 4 && parts[0] == "cipher") {
+        const auto prim = crypto::cipher_prim_from_string(parts[1]);
+        const auto impl = crypto::cipher_impl_from_string(parts[2]);
+        if (!prim || !impl || !profile.cipher.has(*prim, *impl)) {
+            r.error(value, key, fmt::format("profile {} has no [cipher.{}.{}] to override", profile.name, parts[1], parts[2]));
+            return std::optional<Found>{};
+        }
+        const std::string table = fmt::format("cipher.{}.{}", parts[1], parts[2]);
+        return found(keyed_figure(*profile.cipher.get(*prim, *impl), system::CIPHER_FIGURES, parts[3], table, value, key, r));
+    }
+    if (parts.size() == 3 && parts[0] == "irqmask") {
+        auto it = profile.irqmask.find(std::string(parts[1]));
+        if (it == profile.irqmask.end()) {
+            std::vector<std::string> have;
+            for (const auto& [name, costs] : profile.irqmask) have.push_back(name);
+            r.error(value, key, fmt::format("profile {} has no [irqmask.{}] to override; it has: {}", profile.name,
+                                            parts[1], have.empty() ? std::string("none") : join_list(have)));
+            return std::optional<Found>{};
+        }
+        const std::string table = fmt::format("irqmask.{}", parts[1]);
+        return found(keyed_figure(it->second, system::IRQMASK_FIGURES, parts[2], table, value, key, r));
+    }
+    return std::nullopt;
+}
+
+std::string show(double d) { return fmt::format("{}", d); }
 
 } // namespace
 
 std::optional<std::string> apply_override(system::Profile& profile, std::string_view figure, const toml::node& value,
                                           const std::string& key, Reader& r) {
-    // The figure: a fixed one or hash.<alg>.<impl>.<field>.
-    const std::vector<Overridable> table = overridables();
+    std::optional<Found> f;
     const Overridable* fixed = nullptr;
-    for (const auto& f : table)
-        if (f.key == figure) fixed = &f;
-
-    std::optional<crypto::HashAlg> alg;
-    std::optional<crypto::HashImpl> impl;
-    bool per_byte = false;
-    if (!fixed) {
-        std::vector<std::string_view> parts;
-        std::string_view rest = figure;
-        while (true) {
-            auto dot = rest.find('.');
-            parts.push_back(rest.substr(0, dot));
-            if (dot == std::string_view::npos) break;
-            rest.remove_prefix(dot + 1);
-        }
-        if (parts.size() == 4 && parts[0] == "hash" &&
-            (parts[3] == "cycles_per_byte" || parts[3] == "cycles_per_call")) {
-            alg = crypto::hash_alg_from_string(parts[1]);
-            impl = crypto::hash_impl_from_string(parts[2]);
-            per_byte = parts[3] == "cycles_per_byte";
-            if (!alg) {
-                r.error(value, key,
-                        fmt::format("unknown hash algorithm '{}'; expected one of: sha1, sha256, sha512", parts[1]));
-                return std::nullopt;
-            }
-            if (!impl || !profile.hash.has(*alg, *impl)) {
-                r.error(value, key,
-                        fmt::format("profile {} has no {} implementation '{}' to override; it has: {}", profile.name,
-                                    parts[1], parts[2], join_list(impls_of(profile, *alg))));
-                return std::nullopt;
-            }
-        } else {
-            std::vector<std::string> names;
-            for (const auto& f : table) names.push_back(f.key);
-            names.emplace_back("hash.<alg>.<impl>.cycles_per_byte");
-            names.emplace_back("hash.<alg>.<impl>.cycles_per_call");
-            std::vector<std::string_view> candidates(names.begin(), names.end() - 2);
-            r.error(value, key,
-                    fmt::format("unknown profile figure '{}'; {}expected one of: {}", figure,
-                                did_you_mean(figure, candidates), join_list(names)));
+    for (const auto& o : overridables())
+        if (o.key == figure) fixed = &o;
+    if (fixed) {
+        const std::optional<Slot> s = fixed->slot(profile);
+        if (!s) {
+            r.error(value, key, fmt::format("profile {} has no [{}] table, so it has no figure {} to override",
+                                            profile.name, fixed->section, figure));
             return std::nullopt;
         }
+        f = Found{*s, fixed->unit, fixed->positive};
+    } else if (auto keyed = find_keyed(profile, figure, value, key, r)) {
+        if (!*keyed) return std::nullopt;
+        f = *keyed;
+    } else {
+        std::vector<std::string> names;
+        std::vector<std::string_view> candidates;
+        for (const auto& o : overridables()) {
+            names.push_back(o.key);
+            candidates.push_back(o.key);
+        }
+        for (std::string_view k : KEYED) names.emplace_back(k);
+        r.error(value, key,
+                fmt::format("unknown profile figure '{}'; {}expected one of: {}", figure, did_you_mean(figure, candidates),
+                            join_list(names)));
+        return std::nullopt;
     }
-    Unit unit = fixed ? fixed->unit : per_byte ? Unit::CYCLES_PER_BYTE : Unit::CYCLES;
 
     if (!value.is_number()) {
         r.error(value, key,
-                fmt::format("expected a {} (in the profile's unit, {}), found {}", quantity(unit), engine::unit_name(unit),
-                            describe(&value)));
+                fmt::format("expected a {} (in the profile's unit, {}), found {}", quantity(f->unit),
+                            engine::unit_name(f->unit), describe(&value)));
         return std::nullopt;
     }
-    double d = value.value<double>().value_or(0);
+    const double d = value.value<double>().value_or(0);
     if (!std::isfinite(d) || d < 0) {
-        r.error(value, key,
-                fmt::format("expected a finite, non-negative {}, found {}", quantity(unit), describe(&value)));
+        r.error(value, key, fmt::format("expected a finite, non-negative {}, found {}", quantity(f->unit), describe(&value)));
         return std::nullopt;
     }
-    if (per_byte) {
-        if (!check_figure_bound(r, value, key, d, unit)) return std::nullopt; // to_integer_figure checks the rest
-        crypto::HashCost c = *profile.hash.get(*alg, *impl);
-        std::string s = fmt::format("{}: {} cycles/byte (profile: {} cycles/byte)", figure, d, c.cycles_per_byte);
-        c.cycles_per_byte = d;
-        profile.hash.set(*alg, *impl, c);
-        return s;
+    const std::string_view unit = engine::unit_name(f->unit);
+    if (double* const* real = std::get_if<double*>(&f->slot)) {
+        if (!check_figure_bound(r, value, key, d, f->unit)) return std::nullopt;
+        const double old = **real;
+        **real = d;
+        return fmt::format("{}: {} {} (profile: {} {})", figure, show(d), unit, show(old), unit);
     }
-    auto v = to_integer_figure(r, value, key, d, unit, fixed && fixed->positive);
+    const std::optional<std::uint64_t> v = to_integer_figure(r, value, key, d, f->unit, f->positive);
     if (!v) return std::nullopt;
-    std::uint64_t old;
-    if (fixed) {
-        old = fixed->ref(profile);
-        fixed->ref(profile) = *v;
+    std::string old;
+    if (std::uint64_t* const* i = std::get_if<std::uint64_t*>(&f->slot)) {
+        old = fmt::format("{} {}", **i, unit);
+        **i = *v;
     } else {
-        crypto::HashCost c = *profile.hash.get(*alg, *impl);
-        old = c.cycles_per_call;
-        c.cycles_per_call = *v;
-        profile.hash.set(*alg, *impl, c);
+        std::optional<std::uint64_t>& o = *std::get<std::optional<std::uint64_t>*>(f->slot);
+        old = o ? fmt::format("{} {}", *o, unit) : std::string("not set");
+        o = *v;
     }
-    return fmt::format("{}: {} {} (profile: {} {})", figure, *v, engine::unit_name(unit), old, engine::unit_name(unit));
+    return fmt::format("{}: {} {} (profile: {})", figure, *v, unit, old);
 }
 
 } // namespace kdsim::scenario::detail
