@@ -330,11 +330,7 @@ std::optional<Figure> sweep(const Group& g) {
 } // namespace
 
 std::optional<double> column_value(const results::RunResults& r, const Column& c) {
-    std::optional<double> v = results::resolve_sum(r, c.metric);
-    if (!v || c.per.empty()) return v;
-    std::optional<double> per = results::resolve_sum(r, c.per);
-    if (!per || *per == 0) return std::nullopt;
-    return *v / *per;
+    return results::resolve_ratio(r, c.metric, c.per);
 }
 
 std::vector<Figure> figures_of(const Group& g) {

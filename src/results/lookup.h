@@ -121,4 +121,14 @@ inline std::optional<double> resolve_sum(const RunResults& r, std::string_view e
     }
 }
 
+// An experiment column's cell: resolve_sum(metric), divided by resolve_sum(per) when `per` is not
+// empty; nothing when a path is missing or the divisor is 0.
+inline std::optional<double> resolve_ratio(const RunResults& r, std::string_view metric, std::string_view per) {
+    std::optional<double> v = resolve_sum(r, metric);
+    if (!v || per.empty()) return v;
+    std::optional<double> d = resolve_sum(r, per);
+    if (!d || *d == 0) return std::nullopt;
+    return *v / *d;
+}
+
 } // namespace kdsim::results

@@ -13,11 +13,7 @@ results::RunResults run_scenario(const std::filesystem::path& file, const scenar
 }
 
 std::optional<double> column_value(const results::RunResults& r, const scenario::ExperimentColumn& c) {
-    std::optional<double> v = results::resolve_sum(r, c.metric);
-    if (!v || c.per.empty()) return v;
-    std::optional<double> per = results::resolve_sum(r, c.per);
-    if (!per || *per == 0) return std::nullopt;
-    return *v / *per;
+    return results::resolve_ratio(r, c.metric, c.per);
 }
 
 } // namespace kdsim::runner

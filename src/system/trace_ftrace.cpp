@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -50,14 +49,7 @@ void write_trace_ftrace(const kernel::TraceRecorder& tr, const TraceInfo& info,
     const auto& tracks = tr.tracks();
     const auto& str = tr.strings();
 
-    // Nesting order, as the JSON writer sorts: per CPU by begin, the longer (outer) slice first.
-    std::vector<std::uint32_t> order(recs.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-        const TraceRecord& a = recs[x];
-        const TraceRecord& c = recs[y];
-        return std::tuple(a.track, a.begin, ~a.end, a.kind) < std::tuple(c.track, c.begin, ~c.end, c.kind);
-    });
+    const std::vector<std::uint32_t> order = nesting_order(tr); // the outer slice first
 
     std::vector<std::vector<Run>> runs(tracks.size());
     std::vector<Line> lines;

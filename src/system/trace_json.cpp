@@ -62,6 +62,21 @@ std::string softirq_vectors(std::uint64_t mask, char sep) {
 
 } // namespace
 
+std::vector<std::uint32_t> nesting_order(const kernel::TraceRecorder& tr) {
+    const auto& recs = tr.records();
+    std::vector<std::uint32_t> order(recs.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+        const TraceRecord& a = recs[x];
+        const TraceRecord& c = recs[y];
+        if (a.track != c.track) return a.track < c.track;
+        if (a.begin != c.begin) return a.begin < c.begin;
+        if (a.end != c.end) return a.end > c.end;
+        return a.kind < c.kind;
+    });
+    return order;
+}
+
 void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
                       const std::function<void(std::string_view)>& out) {
     const auto& recs = tr.records();
@@ -118,19 +133,7 @@ void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
                          pid, tid_of(t), tracks[t].cpu);
     }
 
-    // Per CPU in time order; a parent before the children that start with it.
-    std::vector<std::uint32_t> order(recs.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-        const TraceRecord& a = recs[x];
-        const TraceRecord& c = recs[y];
-        if (a.track != c.track) return a.track < c.track;
-        if (a.begin != c.begin) return a.begin < c.begin;
-        if (a.end != c.end) return a.end > c.end;
-        return a.kind < c.kind;
-    });
-
-    for (std::uint32_t i : order) {
+    for (std::uint32_t i : nesting_order(tr)) {
         const TraceRecord& r = recs[i];
         next_event();
         const bool instant = r.kind == TraceKind::SWITCH || r.kind == TraceKind::CLOBBER;

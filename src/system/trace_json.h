@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kdsim::system {
 
@@ -25,6 +26,11 @@ struct TraceInfo {
     std::uint64_t seed = 0;
     std::string cpus, categories; // --trace-cpus and --trace-categories as given ("" = all)
 };
+
+// The indices of `tr`'s records in the order both trace writers print them: per CPU by begin
+// time, a longer (enclosing) slice before the slices that start with it, then by kind (nesting
+// rank). Stable, so equal records keep their recording order.
+std::vector<std::uint32_t> nesting_order(const kernel::TraceRecorder& tr);
 
 // Streams the whole JSON document of `tr` to `out` in pieces of about 1 MiB.
 void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
