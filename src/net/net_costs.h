@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace kdsim::net {
 
@@ -29,6 +30,9 @@ struct NetCosts {
     Cycles arp_rcv = 0;           // arp_rcv + arp_process, reply built and handed to dev_queue_xmit
     Cycles packet_rcv = 0;        // AF_PACKET delivery to a socket, wake-up excluded
     Cycles sock_recvmsg = 0;      // packet_recvmsg: dequeue, copy to user
+    // Needed by veth pairs only (absent in profiles without them):
+    std::optional<Cycles> veth_xmit;       // veth_xmit -> __dev_forward_skb -> __netif_rx -> enqueue_to_backlog
+    std::optional<Cycles> process_backlog; // per frame in process_backlog, __netif_receive_skb's demux apart
 };
 
 // Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and

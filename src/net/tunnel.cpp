@@ -39,7 +39,7 @@ constexpr std::uint32_t TAG = 16;
 
 // ---- WireGuard -------------------------------------------------------------------------------
 
-WireGuard::WireGuard(TunnelEnv env) : TunnelBase(std::move(env)) {
+WireGuard::WireGuard(TunnelEnv env) : TunnelBase(std::move(env)), tx_cpu_(env_.peer_id % env_.cpus.size()) {
     const std::size_t n = env_.cpus.size();
     encrypt_.wg = decrypt_.wg = this;
     enc_ctx_.reserve(n);

@@ -76,6 +76,10 @@ struct TunnelEnv {
     bool driver_async = false; // wrapped by crypto/simd.c: may go through cryptd
     TunnelChannel* channel = nullptr;
     int side = 0;              // which end of the channel this machine is
+    // WireGuard: the peer's internal id, whose rest modulo the CPUs is its serial_work_cpu (the
+    // tx worker's CPU, wg_cpumask_choose_online). The kernel numbers peers from one global
+    // counter, so two tunnels on one machine (two namespaces) get consecutive ids.
+    std::size_t peer_id = 0;
 };
 
 struct TunnelStats {
@@ -203,7 +207,7 @@ private:
     PeerQueue tx_, rx_;
     std::vector<WorkCtx> enc_ctx_, dec_ctx_;
     kernel::WorkStruct tx_work_;
-    std::size_t tx_cpu_ = 0; // peer->serial_work_cpu
+    std::size_t tx_cpu_; // peer->serial_work_cpu
     NapiStruct napi_;
     std::uint64_t next_counter_ = 0;
 };

@@ -136,6 +136,7 @@ system::ScenarioConfig ScenarioLoader::load() {
 
     const toml::array* ms = r_.array(*root, "machine", "machine", true, "one or more [[machine]] tables");
     if (ms && ms->empty()) r_.error(*ms, "machine", "expected one or more [[machine]] tables, found an empty array");
+    loading_ = &cfg;
     if (ms) {
         std::map<std::string, std::string> seen;
         for (std::size_t i = 0; i < ms->size(); ++i) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
 
 namespace kdsim::scenario::detail {
@@ -17,8 +18,25 @@ constexpr engine::Tick LINK_LATENCY_MAX = 10 * engine::PS_PER_S;
 void ScenarioLoader::check_link_ends(const toml::table& l, const std::string& lkey, const system::LinkConfig& lc,
                                      const system::ScenarioConfig& cfg) {
     const toml::node& ends = l.get("ends") ? *l.get("ends") : static_cast<const toml::node&>(l);
+    const auto box = [&](const std::string& name) { // the machine whose CPUs `name` runs on
+        for (const auto& m : cfg.machines)
+            if (m.name == name) return m.netns_of.empty() ? m.name : m.netns_of;
+        return name;
+    };
+    if (!lc.a.empty() && lc.kind == system::LinkConfig::Kind::VETH && box(lc.a) != box(lc.b))
+        r_.error(ends, lkey + ".ends",
+                 fmt::format("a veth pair joins two network namespaces of one machine; '{}' runs on '{}' and '{}' on '{}'",
+                             lc.a, box(lc.a), lc.b, box(lc.b)));
     for (const auto& m : cfg.machines) {
         if (m.name.empty() || (m.name != lc.a && m.name != lc.b)) continue;
+        if (!m.netns_of.empty() && lc.kind != system::LinkConfig::Kind::VETH)
+            r_.error(ends, lkey + ".ends",
+                     fmt::format("'{}' is a network namespace: its device is a veth (kind = \"veth\")", m.name));
+        if (lc.kind == system::LinkConfig::Kind::VETH && m.profile.net &&
+            (!m.profile.net->veth_xmit || !m.profile.net->process_backlog))
+            r_.error(ends, lkey + ".ends",
+                     fmt::format("a veth link needs net.veth_xmit and net.process_backlog of profile {}, which lacks {}",
+                                 m.profile.name, m.profile.net->veth_xmit ? "process_backlog" : "veth_xmit"));
         if (!m.profile.net)
             r_.error(ends, lkey + ".ends",
                      fmt::format("machine '{}' gets a network device on this link, but its profile {} has no [net] "
@@ -50,8 +68,9 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
             r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue"});
             system::LinkConfig lc;
             if (auto q = r_.integer(*l, "queue", lkey + ".queue", false, 1, 1'000'000)) lc.queue = static_cast<std::size_t>(*q);
-            if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio"}))
-                lc.kind = *k == 0 ? system::LinkConfig::Kind::ETHERNET : system::LinkConfig::Kind::VIRTIO;
+            if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio", "veth"}))
+                lc.kind = std::array{system::LinkConfig::Kind::ETHERNET, system::LinkConfig::Kind::VIRTIO,
+                                     system::LinkConfig::Kind::VETH}[*k];
             if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
                 lc.vhost_cpu = static_cast<int>(*v);
             if (lc.kind == system::LinkConfig::Kind::VIRTIO)
@@ -59,6 +78,11 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                     if (const toml::node* n = l->get(k))
                         r_.error(*n, lkey + "." + k,
                                  fmt::format("a virtio link has no {} (the vhost worker's copy is its speed)", k));
+            if (lc.kind == system::LinkConfig::Kind::VETH)
+                for (const char* k : {"rate", "latency", "queue"})
+                    if (const toml::node* n = l->get(k))
+                        r_.error(*n, lkey + "." + k,
+                                 fmt::format("a veth link has no {} (the CPUs that move its frames are its speed)", k));
             if (l->get("vhost_cpu") && lc.kind != system::LinkConfig::Kind::VIRTIO)
                 r_.error(*l->get("vhost_cpu"), lkey + ".vhost_cpu", "vhost_cpu belongs to a kind = \"virtio\" link");
             if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {

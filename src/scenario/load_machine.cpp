@@ -279,11 +279,45 @@ void ScenarioLoader::check_profile_needs(const toml::table& m, const std::string
     }
 }
 
+bool ScenarioLoader::read_netns(const toml::table& m, const std::string& mkey, system::MachineConfig& mc) {
+    const toml::node* at = m.get("netns");
+    auto host_name = r_.string(m, "netns", mkey + ".netns", true);
+    if (!host_name) return false;
+    const system::MachineConfig* host = nullptr;
+    for (const auto& o : loading_->machines)
+        if (o.name == *host_name && o.netns_of.empty()) host = &o;
+    bool ok = true;
+    if (!host) {
+        if (!declared_.count(*host_name) || *host_name == mc.name)
+            r_.error(*at, mkey + ".netns",
+                     fmt::format("expected the name of a [[machine]] above this one (not itself a namespace), found '{}'",
+                                 *host_name));
+        ok = false;
+    }
+    for (const char* k : {"profile", "cpus", "kernel", "overrides", "hash_cold_after", "nic"})
+        if (const toml::node* n = m.get(k)) {
+            r_.error(*n, mkey + "." + k,
+                     fmt::format("a network namespace runs on the CPUs of machine '{}' with its profile and kernel: no {} "
+                                 "here",
+                                 *host_name, k));
+            ok = false;
+        }
+    if (!ok) return false;
+    mc.netns_of = host->name;
+    mc.profile = host->profile;
+    mc.cpus = host->cpus;
+    mc.kernel = host->kernel;
+    mc.simd_policy = host->simd_policy;
+    mc.chunking = host->chunking;
+    mc.irq_masking = host->irq_masking;
+    return true;
+}
+
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel", "netfilter",
-                   "sysctl"});
+                  {"name", "netns", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel",
+                   "netfilter", "sysctl"});
     std::size_t before = out_.size();
     workloads_read_.clear();
     system::MachineConfig mc;
@@ -291,16 +325,20 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (name) mc.name = *name;
 
     const system::Profile* prof = nullptr;
-    const toml::node* profile_node = m.get("profile");
-    if (auto pn = r_.string(m, "profile", mkey + ".profile", true))
-        prof = profile(*profile_node, mkey + ".profile", *pn);
-    if (prof) mc.profile = *prof;
-
     std::optional<int> cpus;
-    if (auto c = r_.integer(m, "cpus", mkey + ".cpus", true, 1, MAX_CPUS)) cpus = static_cast<int>(*c);
-    if (cpus) mc.cpus = *cpus;
-
-    read_kernel(m, mkey, mc, prof, profile_node);
+    const toml::node* profile_node = m.get("profile");
+    if (m.contains("netns")) {
+        if (!read_netns(m, mkey, mc)) return std::nullopt;
+        prof = &mc.profile;
+        cpus = mc.cpus;
+    } else {
+        if (auto pn = r_.string(m, "profile", mkey + ".profile", true))
+            prof = profile(*profile_node, mkey + ".profile", *pn);
+        if (prof) mc.profile = *prof;
+        if (auto c = r_.integer(m, "cpus", mkey + ".cpus", true, 1, MAX_CPUS)) cpus = static_cast<int>(*c);
+        if (cpus) mc.cpus = *cpus;
+        read_kernel(m, mkey, mc, prof, profile_node);
+    }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);
     read_tunnel(m, mkey, mc, prof, name);
@@ -331,7 +369,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
             }
         }
     }
-    if (prof) check_profile_needs(m, mkey, mc);
+    if (prof && mc.netns_of.empty()) check_profile_needs(m, mkey, mc); // a namespace's are its machine's
     if (out_.size() != before) return std::nullopt;
     return mc;
 }

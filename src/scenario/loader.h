@@ -104,6 +104,10 @@ private:
     std::vector<std::vector<WorkloadAt>> workloads_at_; // per loaded machine
     std::map<std::string, std::pair<const toml::table*, std::string>> netfilter_at_; // machine -> [machine.netfilter], key
     std::set<std::string> declared_; // every machine name, also of machines that failed to load
+    const system::ScenarioConfig* loading_ = nullptr; // the scenario being read (its machines so far)
+    // `netns = "<machine>"`: the namespace takes that machine's profile, CPUs and kernel settings;
+    // false (reported) when the key names no machine above, or a key only a machine has is set.
+    bool read_netns(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
     std::optional<path> root_;
     std::map<std::string, std::optional<system::Profile>> profiles_;
 };

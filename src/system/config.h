@@ -139,6 +139,10 @@ private:
 
 struct MachineConfig {
     std::string name;
+    // A network namespace of machine `netns_of` (empty: a machine of its own): it has its own
+    // devices, stack, tunnel, sysctls and workloads, and runs on that machine's CPUs (its profile,
+    // cpus and kernel settings are copies of that machine's).
+    std::string netns_of;
     Profile profile;
     std::vector<std::string> overrides; // "section.key: new (profile: old)"
     int cpus = 1;
@@ -169,10 +173,11 @@ struct MachineConfig {
     std::vector<WorkloadConfig> workloads;
 };
 
-// A link between two machines: an Ethernet cable between their NICs, or virtio-net between a
-// KVM guest (a) and its host (b), whose vhost worker runs on the host's `vhost_cpu`.
+// A link between two machines: an Ethernet cable between their NICs, virtio-net between a KVM
+// guest (a) and its host (b), whose vhost worker runs on the host's `vhost_cpu`, or a veth pair
+// between two network namespaces of one machine.
 struct LinkConfig {
-    enum class Kind : std::uint8_t { ETHERNET, VIRTIO };
+    enum class Kind : std::uint8_t { ETHERNET, VIRTIO, VETH };
     Kind kind = Kind::ETHERNET;
     std::string a, b;          // machine names
     std::uint64_t rate_bps = 1'000'000'000;

@@ -97,7 +97,7 @@ inline constexpr std::array<Figure<CipherCost>, 2> CIPHER_FIGURES = {{
 static_assert(sizeof(CipherCost) == engine::figures_bytes(CIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 11> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 13> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -109,6 +109,8 @@ inline constexpr std::array<Figure<NetCosts>, 11> NET_FIGURES = {{
     {"", "arp_rcv", Unit::CYCLES, "arp_rcv + arp_process, reply built and handed to dev_queue_xmit", &NetCosts::arp_rcv},
     {"", "packet_rcv", Unit::CYCLES, "AF_PACKET delivery to a socket, wake-up excluded", &NetCosts::packet_rcv},
     {"", "sock_recvmsg", Unit::CYCLES, "packet_recvmsg: dequeue, copy to user", &NetCosts::sock_recvmsg},
+    {"", "veth_xmit", Unit::CYCLES, "veth_xmit: __dev_forward_skb, __netif_rx, enqueue_to_backlog (veth pairs)", &NetCosts::veth_xmit},
+    {"", "process_backlog", Unit::CYCLES, "per frame in process_backlog before __netif_receive_skb (veth pairs)", &NetCosts::process_backlog},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
 

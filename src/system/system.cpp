@@ -37,9 +37,10 @@ public:
     const MachineConfig& machine() const override { return *m_.cfg; }
     net::Stack* stack() override { return m_.stack.get(); }
     net::Softnet& softnet(int cpu) override {
-        if (m_.softnet.empty())
-            for (auto& c : m_.cpus) m_.softnet.push_back(std::make_unique<net::Softnet>(*c));
-        return *m_.softnet[static_cast<std::size_t>(cpu)];
+        Machine& box = hw(m_);
+        if (box.softnet.empty())
+            for (auto& c : box.cpus) box.softnet.push_back(std::make_unique<net::Softnet>(*c));
+        return *box.softnet[static_cast<std::size_t>(cpu)];
     }
     unsigned next_vector() override { return next_vector_++; }
     std::optional<Route> route(const std::string& name) override {
@@ -47,7 +48,7 @@ public:
         if (!peer || !peer->stack || !m_.stack) return std::nullopt;
         Route r;
         r.peer = peer->cfg;
-        for (auto& c : peer->cpus) r.peer_cpus.push_back(c.get());
+        for (auto& c : hw(*peer).cpus) r.peer_cpus.push_back(c.get());
         r.mtu = route_mtu(*m_.cfg, *peer->cfg);
         return r;
     }
@@ -80,6 +81,12 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
         m.cfg = &mc;
+        if (!mc.netns_of.empty()) { // a namespace runs on its machine's CPUs (the loader puts that one first)
+            m.host = machine_named(mc.netns_of);
+            require(m.host && !m.host->host && mc.cpus == m.host->cfg->cpus,
+                    "machine " + mc.name + ": a network namespace of no machine above it");
+            continue;
+        }
         // all checked by the loader, with file:line:col
         require(arch::arch_of(mc.simd_policy) == mc.profile.arch, "machine " + mc.name + ": SIMD policy of another arch");
         require(mc.irq_masking.empty() || mc.profile.irqmask.count(mc.irq_masking),
@@ -123,9 +130,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         for (const WorkloadConfig& w : mc.workloads) {
             const int c = w.cpu();
             require(c >= 0 && c < mc.cpus, "machine " + mc.name + ": a workload's cpu out of range");
-            workloads::Env env{sim_,   *m.cpus[static_cast<std::size_t>(c)], *m.simd[static_cast<std::size_t>(c)],
+            Machine& box = hw(m);
+            workloads::Env env{sim_,   *box.cpus[static_cast<std::size_t>(c)], *box.simd[static_cast<std::size_t>(c)],
                                mc.profile.hash, mc.chunking, cfg.mode == Mode::FUNCTIONAL, mc.name, completion_,
-                               m.caches[static_cast<std::size_t>(c)].get()};
+                               box.caches[static_cast<std::size_t>(c)].get()};
             const WorkloadKind& kind = workload_kind_of(w);
             if (kind.after_machines) {
                 deferred.push_back({&m, &w, env});
@@ -170,6 +178,9 @@ void System::register_stats() {
             m.cpus[i]->register_stats(cpu);
             m.simd[i]->register_stats(cpu.sub("simd"));
             if (i < m.softnet.size()) m.softnet[i]->register_stats(cpu.sub("softnet"));
+            if (i < m.backlog.size())
+                cpu.sub("softnet").counter("dropped", m.backlog[i]->dropped(), "count",
+                                           "frames dropped: the backlog's input queue held netdev_max_backlog");
         }
         if (m.device) {
             const std::string& dev = m.device->name(); // "<machine>.<ifname>"
@@ -195,10 +206,10 @@ System::Machine* System::machine_named(const std::string& name) {
 
 void System::build_network() {
     auto networked = [&](Machine& m) {
-        if (!m.softnet.empty()) return;
-        const MachineConfig& mc = *m.cfg;
-        require(mc.profile.net.has_value(), "machine " + mc.name + ": a network device without [net] figures");
-        for (auto& c : m.cpus) m.softnet.push_back(std::make_unique<net::Softnet>(*c));
+        require(m.cfg->profile.net.has_value(), "machine " + m.cfg->name + ": a network device without [net] figures");
+        Machine& box = hw(m);
+        if (!box.softnet.empty()) return;
+        for (auto& c : box.cpus) box.softnet.push_back(std::make_unique<net::Softnet>(*c));
     };
     for (const LinkConfig& l : cfg_.links) {
         Machine* a = machine_named(l.a);
@@ -206,7 +217,11 @@ void System::build_network() {
         require(a && b && a != b, "link " + l.a + " - " + l.b + ": not two distinct machines");
         networked(*a);
         networked(*b);
-        if (l.kind == LinkConfig::Kind::ETHERNET) {
+        require(l.kind == LinkConfig::Kind::VETH || (!a->host && !b->host),
+                "link " + l.a + " - " + l.b + ": a network namespace's device is a veth");
+        if (l.kind == LinkConfig::Kind::VETH) {
+            build_veth(*a, *b);
+        } else if (l.kind == LinkConfig::Kind::ETHERNET) {
             for (Machine* m : {a, b}) {
                 const MachineConfig& mc = *m->cfg;
                 auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
@@ -270,8 +285,9 @@ void System::build_network() {
         m.channel_side = side;
         net::TunnelEnv env;
         env.stack = m.stack.get();
-        for (std::size_t i = 0; i < m.cpus.size(); ++i)
-            env.cpus.push_back(net::TunnelCpu{m.cpus[i].get(), m.simd[i].get(), m.softnet[i].get()});
+        Machine& box = hw(m);
+        for (std::size_t i = 0; i < box.cpus.size(); ++i)
+            env.cpus.push_back(net::TunnelCpu{box.cpus[i].get(), box.simd[i].get(), box.softnet[i].get()});
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
         const auto choice = net::tunnel_aead_driver(mc.tunnel->kind, mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
@@ -281,6 +297,7 @@ void System::build_network() {
         env.driver_async = choice.async_wrapped;
         env.channel = channel;
         env.side = side;
+        if (mc.tunnel->kind == net::TunnelKind::WIREGUARD) env.peer_id = box.wg_peers++;
         if (mc.tunnel->kind == net::TunnelKind::WIREGUARD) m.tunnel = std::make_unique<net::WireGuard>(std::move(env));
         else m.tunnel = std::make_unique<net::Esp>(std::move(env));
         m.stack->set_tunnel(*m.tunnel);
@@ -291,6 +308,26 @@ void System::build_network() {
         require(m.stack && mc.profile.netfilter, "machine " + mc.name + ": [machine.netfilter] without a link or [netfilter]");
         m.stack->set_prerouting_drop(*mc.prerouting_drop, *mc.profile.netfilter);
     }
+}
+
+void System::build_veth(Machine& a, Machine& b) {
+    Machine& box = hw(a);
+    require(&box == &hw(b), "veth link " + a.cfg->name + " - " + b.cfg->name + ": its ends are namespaces of two machines");
+    const net::NetCosts& nc = *box.cfg->profile.net;
+    require(nc.veth_xmit && nc.process_backlog, "machine " + box.cfg->name + ": a veth pair without [net] veth figures");
+    if (box.backlog.empty())
+        for (auto& s : box.softnet) box.backlog.push_back(std::make_unique<net::Backlog>(*s));
+    std::vector<net::Backlog*> backlogs;
+    for (auto& q : box.backlog) backlogs.push_back(q.get());
+    auto va = std::make_unique<net::Veth>(nc, *nc.veth_xmit, *nc.process_backlog, backlogs, a.cfg->name + ".veth0");
+    auto vb = std::make_unique<net::Veth>(nc, *nc.veth_xmit, *nc.process_backlog, backlogs, b.cfg->name + ".veth1");
+    net::Veth::pair(*va, *vb);
+    a.stack = std::make_unique<net::Stack>(*va);
+    b.stack = std::make_unique<net::Stack>(*vb);
+    a.device = std::move(va);
+    b.device = std::move(vb);
+    a.link_peer = &b;
+    b.link_peer = &a;
 }
 
 System::~System() = default;
@@ -321,7 +358,8 @@ bool System::enable_trace(const TraceRequest& req) {
 
 std::vector<std::pair<std::string, int>> System::machine_cpus() const {
     std::vector<std::pair<std::string, int>> out;
-    for (const Machine& m : machines_) out.emplace_back(m.cfg->name, static_cast<int>(m.cpus.size()));
+    for (const Machine& m : machines_)
+        if (!m.host) out.emplace_back(m.cfg->name, static_cast<int>(m.cpus.size()));
     return out;
 }
 
@@ -395,6 +433,10 @@ results::RunResults System::collect() const {
     r.events = sim_.events_processed();
     for (const Machine& m : machines_) {
         const MachineConfig& mc = *m.cfg;
+        if (m.host) { // a namespace: its CPUs are its machine's
+            for (const auto& w : m.workloads) r.workloads.push_back(w->result());
+            continue;
+        }
         results::MachineResult mr;
         mr.name = mc.name;
         mr.profile = mc.profile.name;

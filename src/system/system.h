@@ -12,6 +12,7 @@
 #include "net/nic.h"
 #include "net/stack.h"
 #include "net/tunnel.h"
+#include "net/veth.h"
 #include "net/virtio.h"
 #include "net/wire.h"
 #include "kernel/workqueue.h"
@@ -89,12 +90,17 @@ private:
     class Builder;
     struct Machine {
         const MachineConfig* cfg = nullptr;
+        // A network namespace's machine, whose CPUs, SIMD units, softnet and backlogs it uses
+        // (its own vectors of those stay empty); nullptr for a machine of its own.
+        Machine* host = nullptr;
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
+        std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair
+        std::size_t wg_peers = 0; // WireGuard peers made on its CPUs so far (their internal ids)
         std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
         std::unique_ptr<net::Stack> stack;
         std::unique_ptr<net::TunnelBase> tunnel;
@@ -115,6 +121,10 @@ private:
     void build_network();
     // The machine of that name, or nullptr (names are unique: the loader checks).
     Machine* machine_named(const std::string& name);
+    // The machine whose CPUs `m` runs on: its host for a network namespace, else itself.
+    static Machine& hw(Machine& m) { return m.host ? *m.host : m; }
+    // A veth pair between two namespaces of one machine, each end its namespace's device.
+    void build_veth(Machine& a, Machine& b);
 
     const ScenarioConfig& cfg_;
     engine::Simulation sim_;

@@ -1,0 +1,125 @@
+// The wg-bench reality case's mechanism: a host and a network namespace of one machine joined by a
+// veth pair, WireGuard on both, one iperf3 stream from the host to the namespace. In functional
+// mode every packet is really sealed by one end and opened by the other: both ends' tunnels
+// authenticate (the data one way, the ACKs the other) and the veth pair conserves frames; the
+// loader refuses a namespace with a key only a machine has, and a veth across two machines.
+#include "../experiments/helpers.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kdsim {
+namespace {
+
+using testing::metric;
+using testing::ROOT;
+using testing::stat;
+
+results::RunResults run_functional(const std::string& rel) {
+    scenario::LoadOptions lo;
+    lo.mode_override = system::Mode::FUNCTIONAL;
+    lo.assignments = {{"scenario.duration", "30 ms", "wg_bench_test"}};
+    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / rel, lo);
+    system::System sys(cfg);
+    return sys.run();
+}
+
+TEST(WgBench, BothTunnelEndsOnOneBoxAuthenticateEveryPacketAndTheVethPairConservesFrames) {
+    auto r = run_functional("scenarios/reality/wg-bench-pi4/pi4-1500.toml");
+    EXPECT_FALSE(r.failed) << (r.failures.empty() ? "" : r.failures.front());
+    for (const char* m : {"pi4", "ns"}) {
+        const std::string wg = std::string(m) + "/tunnel/wg0/";
+        EXPECT_EQ(stat(r, wg + "auth_failures"), 0) << m;
+        // each end decrypts what the other sent: data into the namespace, ACKs into the host
+        EXPECT_GT(stat(r, wg + "decrypted"), 100) << m;
+        // every outer packet the tunnel sent went to its veth: transmitted or dropped there
+        const std::string dev = std::string(m) + (m == std::string("pi4") ? "/netdev/veth0/" : "/netdev/veth1/");
+        EXPECT_EQ(stat(r, wg + "tx_sent"), stat(r, dev + "tx_frames") + stat(r, dev + "tx_dropped")) << m;
+        // every frame the veth handed to its stack is a WireGuard packet of this tunnel
+        EXPECT_EQ(stat(r, wg + "rx_packets"), stat(r, dev + "rx_frames")) << m;
+    }
+    // What one end transmitted the other received, but for what is still on a backlog at the end:
+    // at most netdev_max_backlog + 1 queued and as many being spliced, per CPU.
+    for (auto [tx, rx] : {std::pair{"pi4/netdev/veth0/tx_frames", "ns/netdev/veth1/rx_frames"},
+                          std::pair{"ns/netdev/veth1/tx_frames", "pi4/netdev/veth0/rx_frames"}}) {
+        const double in_flight = stat(r, tx) - stat(r, rx);
+        EXPECT_GE(in_flight, 0) << tx;
+        EXPECT_LE(in_flight, 4 * 2002) << tx;
+    }
+    EXPECT_EQ(stat(r, "pi4/*/softnet/dropped"), 0);
+    EXPECT_GT(metric(r, "wg", "receiver_mbit_s"), 0);
+}
+
+std::string load_error(const std::string& text) {
+    scenario::LoadOptions lo;
+    lo.root = ROOT;
+    lo.text = text;
+    try {
+        scenario::load_scenario(ROOT / "scenarios/reality/wg-bench-pi4/inline.toml", lo);
+    } catch (const scenario::InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+const char* HEAD = R"([scenario]
+name = "t"
+[[machine]]
+name = "pi4"
+profile = "arm64/cortex-a72"
+cpus = 4
+)";
+
+TEST(WgBench, ANamespaceTakesItsMachinesCpusAndSaysSoAtAKeyOnlyAMachineHas) {
+    const std::string e = load_error(std::string(HEAD) + R"([[machine]]
+name = "ns"
+netns = "pi4"
+cpus = 2
+[[link]]
+kind = "veth"
+ends = ["pi4", "ns"]
+)");
+    EXPECT_NE(e.find("machine[1].cpus: a network namespace runs on the CPUs of machine 'pi4' with its profile and kernel: "
+                     "no cpus here"),
+              std::string::npos)
+        << e;
+}
+
+TEST(WgBench, AVethJoinsNamespacesOfOneMachineOnly) {
+    const std::string e = load_error(std::string(HEAD) + R"([[machine]]
+name = "other"
+profile = "arm64/cortex-a72"
+cpus = 4
+[[link]]
+kind = "veth"
+ends = ["pi4", "other"]
+)");
+    EXPECT_NE(e.find("link[0].ends: a veth pair joins two network namespaces of one machine; 'pi4' runs on 'pi4' and "
+                     "'other' on 'other'"),
+              std::string::npos)
+        << e;
+}
+
+TEST(WgBench, AVethNeedsTheProfilesVethFigures) {
+    const std::string e = load_error(R"([scenario]
+name = "t"
+[[machine]]
+name = "pc"
+profile = "x86/intel-icelake-server"
+cpus = 2
+[[machine]]
+name = "ns"
+netns = "pc"
+[[link]]
+kind = "veth"
+ends = ["pc", "ns"]
+)");
+    EXPECT_NE(e.find("a veth link needs net.veth_xmit and net.process_backlog of profile x86/intel-icelake-server, which "
+                     "lacks veth_xmit"),
+              std::string::npos)
+        << e;
+}
+
+} // namespace
+} // namespace kdsim
