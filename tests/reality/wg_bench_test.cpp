@@ -51,74 +51,47 @@ TEST(WgBench, BothTunnelEndsOnOneBoxAuthenticateEveryPacketAndTheVethPairConserv
     EXPECT_GT(metric(r, "wg", "receiver_mbit_s"), 0);
 }
 
-std::string load_error(const std::string& text) {
+// Loading `text` fails with a diagnostic that contains `message`.
+void expect_load_error(const std::string& text, const std::string& message) {
     scenario::LoadOptions lo;
     lo.root = ROOT;
     lo.text = text;
+    std::string e;
     try {
         scenario::load_scenario(ROOT / "scenarios/reality/wg-bench-pi4/inline.toml", lo);
-    } catch (const scenario::InputError& e) {
-        return e.what();
+    } catch (const scenario::InputError& x) {
+        e = x.what();
     }
-    return "";
+    EXPECT_NE(e.find(message), std::string::npos) << e;
 }
 
-const char* HEAD = R"([scenario]
-name = "t"
-[[machine]]
-name = "pi4"
-profile = "arm64/cortex-a72"
-cpus = 4
-)";
+// A scenario of machine `box` (profile `profile`), then `rest`.
+std::string with_machine(const std::string& box, const std::string& profile, const std::string& rest) {
+    return "[scenario]\nname = \"t\"\n[[machine]]\nname = \"" + box + "\"\nprofile = \"" + profile + "\"\ncpus = 4\n" + rest;
+}
 
 TEST(WgBench, ANamespaceTakesItsMachinesCpusAndSaysSoAtAKeyOnlyAMachineHas) {
-    const std::string e = load_error(std::string(HEAD) + R"([[machine]]
-name = "ns"
-netns = "pi4"
-cpus = 2
-[[link]]
-kind = "veth"
-ends = ["pi4", "ns"]
-)");
-    EXPECT_NE(e.find("machine[1].cpus: a network namespace runs on the CPUs of machine 'pi4' with its profile and kernel: "
-                     "no cpus here"),
-              std::string::npos)
-        << e;
+    expect_load_error(with_machine("pi4", "arm64/cortex-a72",
+                                   "[[machine]]\nname = \"ns\"\nnetns = \"pi4\"\ncpus = 2\n"
+                                   "[[link]]\nkind = \"veth\"\nends = [\"pi4\", \"ns\"]\n"),
+                      "machine[1].cpus: a network namespace runs on the CPUs of machine 'pi4' with its profile and "
+                      "kernel: no cpus here");
 }
 
 TEST(WgBench, AVethJoinsNamespacesOfOneMachineOnly) {
-    const std::string e = load_error(std::string(HEAD) + R"([[machine]]
-name = "other"
-profile = "arm64/cortex-a72"
-cpus = 4
-[[link]]
-kind = "veth"
-ends = ["pi4", "other"]
-)");
-    EXPECT_NE(e.find("link[0].ends: a veth pair joins two network namespaces of one machine; 'pi4' runs on 'pi4' and "
-                     "'other' on 'other'"),
-              std::string::npos)
-        << e;
+    expect_load_error(with_machine("pi4", "arm64/cortex-a72",
+                                   "[[machine]]\nname = \"other\"\nprofile = \"arm64/cortex-a72\"\ncpus = 4\n"
+                                   "[[link]]\nkind = \"veth\"\nends = [\"pi4\", \"other\"]\n"),
+                      "link[0].ends: a veth pair joins two network namespaces of one machine; 'pi4' runs on 'pi4' "
+                      "and 'other' on 'other'");
 }
 
 TEST(WgBench, AVethNeedsTheProfilesVethFigures) {
-    const std::string e = load_error(R"([scenario]
-name = "t"
-[[machine]]
-name = "pc"
-profile = "x86/intel-icelake-server"
-cpus = 2
-[[machine]]
-name = "ns"
-netns = "pc"
-[[link]]
-kind = "veth"
-ends = ["pc", "ns"]
-)");
-    EXPECT_NE(e.find("a veth link needs net.veth_xmit and net.process_backlog of profile x86/intel-icelake-server, which "
-                     "lacks veth_xmit"),
-              std::string::npos)
-        << e;
+    expect_load_error(with_machine("pc", "x86/intel-icelake-server",
+                                   "[[machine]]\nname = \"ns\"\nnetns = \"pc\"\n"
+                                   "[[link]]\nkind = \"veth\"\nends = [\"pc\", \"ns\"]\n"),
+                      "a veth link needs net.veth_xmit and net.process_backlog of profile x86/intel-icelake-server, "
+                      "which lacks veth_xmit");
 }
 
 } // namespace
