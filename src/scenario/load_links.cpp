@@ -89,12 +89,10 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                 std::vector<std::string> names;
                 for (std::size_t k = 0; k < ends->size(); ++k)
                     if (auto v = ends->get(k)->value<std::string>()) names.push_back(*v);
+                // Every declared name, also of a machine that failed to load (its own errors are
+                // reported; its link is not also called wrong).
                 bool ok = names.size() == 2 && names[0] != names[1];
-                for (const auto& nm : names) {
-                    bool found = false;
-                    for (const auto& m : cfg.machines) found = found || m.name == nm;
-                    ok = ok && found;
-                }
+                for (const auto& nm : names) ok = ok && declared_.count(nm) > 0;
                 if (!ok)
                     r_.error(*ends, lkey + ".ends", "expected the names of two distinct machines of this scenario");
                 else {

@@ -347,11 +347,16 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
 
     if (const toml::table* ov =
             r_.table(m, "overrides", mkey + ".overrides", false, "a table [machine.overrides] of profile figures")) {
+        std::vector<detail::MemoryOverride> memory;
         for (auto&& [k, v] : *ov) {
             std::string okey = join_key(mkey + ".overrides", k.str());
             if (!prof) continue; // nothing to override; the profile's own error is reported
-            if (auto s = detail::apply_override(mc.profile, k.str(), v, okey, r_)) mc.overrides.push_back(*s);
+            if (auto s = detail::apply_override(mc.profile, k.str(), v, okey, r_)) {
+                mc.overrides.push_back(*s);
+                if (k.str().starts_with("memory.")) memory.push_back({std::string(k.str()), &v, okey});
+            }
         }
+        detail::check_overridden_memory(mc.profile, memory, r_);
     }
 
     if (const toml::array* ws = r_.array(m, "workload", mkey + ".workload", false, "[[machine.workload]] tables")) {

@@ -2,9 +2,13 @@
 // line): a profile figure replaced for one machine, named by its key in the profile file and
 // found through the figure tables (system/figures.h). Every figure of every table can be
 // overridden: [cpu], the kernel sections, [simd], [variation], [net], [tcp], [udp],
-// [netfilter], [flush], [dma], [tunnel], [virt], and the keyed tables
-// [hash.<alg>.<impl>], [cipher.<prim>.<impl>] and [irqmask.<impl>].
+// [netfilter], [flush], [dma], [tunnel], [virt], the keyed tables [hash.<alg>.<impl>],
+// [cipher.<prim>.<impl>] and [irqmask.<impl>], and the [memory] tables (memory.copy,
+// memory.dram.*, memory.prefetch.*, memory.<level>.size|ways|latency), whose figures are then
+// checked together again (mem::check_config), as the profile loader checks them.
 #include "scenario/figure_reader.h"
+
+#include "mem/config.h"
 
 #include <fmt/format.h>
 
@@ -17,7 +21,7 @@ namespace kdsim::scenario::detail {
 namespace {
 
 // Where a figure lives in a loaded profile.
-using Slot = std::variant<std::uint64_t*, double*, std::optional<std::uint64_t>*>;
+using Slot = std::variant<std::uint64_t*, double*, std::optional<std::uint64_t>*, std::uint32_t*>;
 
 // A figure at a fixed key ("dma.inner_inv_line").
 struct Overridable {
@@ -116,6 +120,7 @@ struct Found {
     Slot slot;
     Unit unit;
     bool positive;
+    bool zero_is_unset = false; // a real figure whose 0 means the profile does not give it
 };
 
 // hash.<alg>.<impl>.<f>, cipher.<prim>.<impl>.<f>, irqmask.<impl>.<f>: nullopt when `figure`
@@ -167,6 +172,52 @@ std::optional<std::optional<Found>> find_keyed(system::Profile& profile, std::st
     return std::nullopt;
 }
 
+// memory.copy, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
+// is not under memory; a Found, or nothing after an error (reported), otherwise.
+std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::string_view figure,
+                                                const toml::node& value, const std::string& key, Reader& r) {
+    const std::vector<std::string_view> parts = split_dots(figure);
+    if (parts[0] != "memory") return std::nullopt;
+    if (!profile.memory) {
+        r.error(value, key, fmt::format("profile {} has no [memory] table, so it has no figure {} to override",
+                                        profile.name, figure));
+        return std::optional<Found>{};
+    }
+    mem::MemoryConfig& m = *profile.memory;
+    const auto unknown = [&](std::string_view table, std::vector<std::string> names) {
+        r.error(value, key, fmt::format("[{}] has no figure '{}'; expected one of: {}", table,
+                                        parts.size() > 1 ? parts.back() : std::string_view{}, join_list(names)));
+        return std::optional<std::optional<Found>>{std::optional<Found>{}};
+    };
+    if (parts.size() == 2 && parts[1] == "copy") return std::optional<Found>{Found{&m.copy_warm, Unit::CYCLES_PER_BYTE, true, true}};
+    if (parts.size() == 3 && parts[1] == "dram") {
+        if (parts[2] == "latency") return std::optional<Found>{Found{&m.dram_latency_ns, Unit::NS, true}};
+        if (parts[2] == "bandwidth") return std::optional<Found>{Found{&m.dram_bandwidth, Unit::BYTES_PER_SECOND, true}};
+        if (parts[2] == "core_bandwidth")
+            return std::optional<Found>{Found{&m.core_bandwidth, Unit::BYTES_PER_SECOND, true, true}};
+        return unknown("memory.dram", {"latency", "bandwidth", "core_bandwidth"});
+    }
+    if (parts.size() == 3 && parts[1] == "prefetch") {
+        if (parts[2] == "streams") return std::optional<Found>{Found{&m.prefetch_streams, Unit::STREAMS, false}};
+        if (parts[2] == "trigger") return std::optional<Found>{Found{&m.prefetch_trigger, Unit::LINES, true}};
+        return unknown("memory.prefetch", {"streams", "trigger"});
+    }
+    if (parts.size() == 3)
+        for (mem::CacheLevelConfig& l : m.levels) {
+            if (l.name != parts[1]) continue;
+            const std::string table = fmt::format("memory.{}", l.name);
+            if (parts[2] == "size") return std::optional<Found>{Found{&l.size, Unit::BYTES, true}};
+            if (parts[2] == "ways") return std::optional<Found>{Found{&l.ways, Unit::WAYS, true}};
+            if (parts[2] == "latency") return std::optional<Found>{Found{&l.latency, Unit::CYCLES, true}};
+            return unknown(table, {"size", "ways", "latency"});
+        }
+    std::vector<std::string> have = {"memory.copy", "memory.dram.<figure>", "memory.prefetch.<figure>"};
+    for (const auto& l : m.levels) have.push_back(fmt::format("memory.{}.<figure>", l.name));
+    r.error(value, key, fmt::format("profile {} has no memory figure '{}'; expected one of: {}", profile.name, figure,
+                                    join_list(have)));
+    return std::optional<Found>{};
+}
+
 std::string show(double d) { return fmt::format("{}", d); }
 
 } // namespace
@@ -188,6 +239,9 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
     } else if (auto keyed = find_keyed(profile, figure, value, key, r)) {
         if (!*keyed) return std::nullopt;
         f = *keyed;
+    } else if (auto memory = find_memory(profile, figure, value, key, r)) {
+        if (!*memory) return std::nullopt;
+        f = *memory;
     } else {
         std::vector<std::string> names;
         std::vector<std::string_view> candidates;
@@ -196,6 +250,7 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
             candidates.push_back(o.key);
         }
         for (std::string_view k : KEYED) names.emplace_back(k);
+        names.emplace_back("memory.<table>.<figure>");
         r.error(value, key,
                 fmt::format("unknown profile figure '{}'; {}expected one of: {}", figure, did_you_mean(figure, candidates),
                             join_list(names)));
@@ -216,8 +271,13 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
     const std::string_view unit = engine::unit_name(f->unit);
     if (double* const* real = std::get_if<double*>(&f->slot)) {
         if (!check_figure_bound(r, value, key, d, f->unit)) return std::nullopt;
+        if (f->positive && d == 0) {
+            r.error(value, key, fmt::format("expected a positive {}, found 0", quantity(f->unit)));
+            return std::nullopt;
+        }
         const double old = **real;
         **real = d;
+        if (f->zero_is_unset && old == 0) return fmt::format("{}: {} {} (profile: not set)", figure, show(d), unit);
         return fmt::format("{}: {} {} (profile: {} {})", figure, show(d), unit, show(old), unit);
     }
     const std::optional<std::uint64_t> v = to_integer_figure(r, value, key, d, f->unit, f->positive);
@@ -226,12 +286,32 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
     if (std::uint64_t* const* i = std::get_if<std::uint64_t*>(&f->slot)) {
         old = fmt::format("{} {}", **i, unit);
         **i = *v;
+    } else if (std::uint32_t* const* w = std::get_if<std::uint32_t*>(&f->slot)) {
+        if (*v > UINT32_MAX) {
+            r.error(value, key, fmt::format("expected at most {} {}, found {}", UINT32_MAX, unit, describe(&value)));
+            return std::nullopt;
+        }
+        old = fmt::format("{} {}", **w, unit);
+        **w = static_cast<std::uint32_t>(*v);
     } else {
         std::optional<std::uint64_t>& o = *std::get<std::optional<std::uint64_t>*>(f->slot);
         old = o ? fmt::format("{} {}", *o, unit) : std::string("not set");
         o = *v;
     }
     return fmt::format("{}: {} {} (profile: {})", figure, *v, unit, old);
+}
+
+void check_overridden_memory(system::Profile& profile, const std::vector<MemoryOverride>& overridden, Reader& r) {
+    if (overridden.empty() || !profile.memory) return;
+    const auto problem = mem::check_config(*profile.memory);
+    if (!problem) return;
+    // The override of the figure the problem names, else the last memory override.
+    const MemoryOverride* at = &overridden.back();
+    for (const auto& o : overridden)
+        if (o.figure == "memory." + problem->key) at = &o;
+    r.error(*at->value, at->key,
+            fmt::format("with the overrides, the [memory] tables of profile {} are inconsistent: {}: {}", profile.name,
+                        problem->key, problem->message));
 }
 
 } // namespace kdsim::scenario::detail

@@ -144,6 +144,15 @@ std::optional<system::Profile> read_profile(const std::filesystem::path& file, c
 // "simd.save: 300 cycles (profile: 250 cycles)", or reports at `value`/`key` and gives nullopt.
 std::optional<std::string> apply_override(system::Profile& profile, std::string_view figure, const toml::node& value,
                                           const std::string& key, Reader& r);
+// A [memory] figure that apply_override replaced ("memory.l2.size"), with where its value is.
+struct MemoryOverride {
+    std::string figure;
+    const toml::node* value;
+    std::string key;
+};
+// After a machine's overrides: checks its [memory] tables together again (mem::check_config) and
+// reports an inconsistency at the override of the figure it names (else the last one).
+void check_overridden_memory(system::Profile& profile, const std::vector<MemoryOverride>& overridden, Reader& r);
 
 // ---- values set on the tree before it is read (assign.cpp, sweep.cpp) ----
 

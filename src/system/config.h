@@ -54,7 +54,7 @@ struct Profile {
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
-    std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (not yet used by a model)
+    std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (src/mem)
     net::NetVariation variation;                 // [variation]: run-to-run variation (absent: all 0, none)
 };
 

@@ -71,5 +71,87 @@ TEST(Override, AFigureOfATableTheProfileLacksIsAnErrorNamingTheTable) {
     EXPECT_NE(typo.find("did you mean 'dma.inner_inv_line'?"), std::string::npos) << typo;
 }
 
+
+// data/profiles/arm/cortex-a9-imx6qp.toml's [memory]: copy 0.35 cycles/byte; l1d 32768 B, 4 ways,
+// 4 cycles; l2 1048576 B, 16 ways, 30 cycles; dram 150 ns, 4.25e9 B/s, core 8.5e8 B/s; prefetch
+// 2 streams, trigger 2; 32-byte lines.
+TEST(Override, EveryMemoryFigureCanBeOverriddenAndIsListedWithTheProfilesValue) {
+    TempDir dir;
+    const auto cfg = load_with(dir, "arm/cortex-a9-imx6qp",
+                               {"memory.copy=0.5", "memory.l2.size=524288", "memory.l1d.latency=3",
+                                "memory.dram.latency=120", "memory.dram.core_bandwidth=1e9", "memory.prefetch.streams=0",
+                                "memory.l2.ways=8"});
+    const system::MachineConfig& m = cfg.machines.at(0);
+    const mem::MemoryConfig& c = *m.profile.memory;
+    EXPECT_EQ(c.copy_warm, 0.5);
+    EXPECT_EQ(c.levels.at(1).size, 524288u);
+    EXPECT_EQ(c.levels.at(1).ways, 8u);
+    EXPECT_EQ(c.levels.at(0).latency, 3u);
+    EXPECT_EQ(c.dram_latency_ns, 120.0);
+    EXPECT_EQ(c.core_bandwidth, 1e9);
+    EXPECT_EQ(c.prefetch_streams, 0u);
+    EXPECT_EQ(c.dram_bandwidth, 4.25e9); // untouched
+    ASSERT_EQ(m.overrides.size(), 7u);   // in key order
+    EXPECT_EQ(m.overrides[0], "memory.copy: 0.5 cycles/byte (profile: 0.35 cycles/byte)");
+    EXPECT_EQ(m.overrides[1], "memory.dram.core_bandwidth: 1000000000 bytes/s (profile: 850000000 bytes/s)");
+    EXPECT_EQ(m.overrides[2], "memory.dram.latency: 120 ns (profile: 150 ns)");
+    EXPECT_EQ(m.overrides[3], "memory.l1d.latency: 3 cycles (profile: 4 cycles)");
+    EXPECT_EQ(m.overrides[4], "memory.l2.size: 524288 bytes (profile: 1048576 bytes)");
+    EXPECT_EQ(m.overrides[5], "memory.l2.ways: 8 ways (profile: 16 ways)");
+    EXPECT_EQ(m.overrides[6], "memory.prefetch.streams: 0 streams (profile: 2 streams)");
+}
+
+TEST(Override, MemoryOverridesThatMakeTheHierarchyInconsistentAreAnErrorAtTheOverride) {
+    TempDir dir;
+    // An L1 of 2 MiB is larger than the 1 MiB L2: the problem is the L2's size, reported at the
+    // only memory override.
+    const std::string larger =
+        input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1d.size=2097152"}); }).what();
+    EXPECT_NE(larger.find("machine[0].overrides.\"memory.l1d.size\""), std::string::npos) << larger;
+    EXPECT_NE(larger.find("inconsistent: l2.size: expected at least the size of l1d (2097152 B)"), std::string::npos)
+        << larger;
+    // 3 ways x 32 B does not divide 32768 B.
+    const std::string ways = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1d.ways=3"}); }).what();
+    EXPECT_NE(ways.find("l1d.ways: associativity 3 x line 32 B does not divide the size 32768 B"), std::string::npos)
+        << ways;
+    // Overriding both sizes consistently is fine: they are checked together, after all overrides.
+    EXPECT_NO_THROW(load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1d.size=2097152", "memory.l2.size=4194304"}));
+    const std::string zero = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.copy=0"}); }).what();
+    EXPECT_NE(zero.find("expected a positive"), std::string::npos) << zero;
+}
+
+TEST(Override, AMemoryFigureTheProfileDoesNotHaveIsAnErrorNamingWhatItHas) {
+    TempDir dir;
+    const std::string none =
+        input_error_of([&] { load_with(dir, "arm64/cortex-a72-ce", {"memory.dram.latency=100"}); }).what();
+    EXPECT_NE(none.find("profile arm64/cortex-a72-ce has no [memory] table"), std::string::npos) << none;
+    const std::string level = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l3.size=1"}); }).what();
+    EXPECT_NE(level.find("expected one of: memory.copy, memory.dram.<figure>, memory.prefetch.<figure>, "
+                         "memory.l1d.<figure>, memory.l2.<figure>"),
+              std::string::npos)
+        << level;
+    const std::string figure =
+        input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.dram.lat=1"}); }).what();
+    EXPECT_NE(figure.find("[memory.dram] has no figure 'lat'; expected one of: latency, bandwidth, core_bandwidth"),
+              std::string::npos)
+        << figure;
+}
+
+TEST(Override, AnOverrideErrorIsTheOnlyErrorNotAlsoOneOnTheMachinesLink) {
+    TempDir dir;
+    // E5's two machines and their link; the board's bad override made the loader also call the
+    // link's ends wrong before (the machine did not load, so its name looked unknown).
+    LoadOptions lo{.root = SOURCE_DIR};
+    lo.assignments.push_back(
+        Assignment{"machine[0].overrides.memory.l2.size", "100", "--set machine[0].overrides.memory.l2.size=100"});
+    const InputError e = input_error_of([&] {
+        load_scenario(fs::path(SOURCE_DIR) / "scenarios/e5/imx6qp-mtu-partial-sync.toml", lo);
+    });
+    ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("l2.ways: associativity 16 x line 32 B does not divide the size 100 B"),
+              std::string::npos)
+        << e.what();
+}
+
 } // namespace
 } // namespace kdsim::scenario
