@@ -50,7 +50,7 @@ template <> struct Fields<results::CpuResult> { // and "derived", written only
             v("longest_np_holder", c.longest_np_holder), v("simd", c.simd);
     }
 };
-template <> struct Fields<results::MachineResult> {
+template <> struct Fields<results::MachineResult> { // and "profile_sha256", "profile_file" (a private profile only)
     static void each(auto& v, auto& m) {
         v("name", m.name), v("profile", m.profile), v("arch", m.arch), v("clock_hz", m.clock_hz), v("preempt", m.preempt),
             v("simd_policy", m.simd_policy), v("chunking", m.chunking), v("overrides", m.overrides), v("cpus", m.cpus);
@@ -211,6 +211,11 @@ json to_json(const results::RunResults& r) {
         const auto& st = r.statistics[i];
         out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
     }
+    for (std::size_t m = 0; m < r.machines.size(); ++m) {
+        const auto& mr = r.machines[m];
+        if (!mr.profile_sha256.empty()) out["machines"][m]["profile_sha256"] = mr.profile_sha256;
+        if (!mr.profile_file.empty()) out["machines"][m]["profile_file"] = mr.profile_file; // a private profile only
+    }
     if (!r.steady_state.empty()) out["steady_state"] = write_value(r.steady_state); // only runs stopped by --precision
     if (!r.sweep_point.empty()) out["sweep_point"] = write_value(r.sweep_point); // only a kdsim sweep point's file
     return out;
@@ -242,6 +247,11 @@ results::RunResults from_json(const json& j) {
                 r.machines[m].cpus[c].simd.longest_bracket_holder_by_driver.emplace_back(std::move(driver), std::move(holder));
             }
         }
+    for (std::size_t m = 0; m < r.machines.size(); ++m)
+        for (auto [key, field] : {std::pair{"profile_sha256", &results::MachineResult::profile_sha256},
+                                  std::pair{"profile_file", &results::MachineResult::profile_file}})
+            if (j["machines"][m].contains(key))
+                read_value(j["machines"][m][key], fmt::format("machines[{}].{}", m, key), r.machines[m].*field);
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
         const json& wj = j["workloads"][w];
         if (!wj.contains("notes")) continue;

@@ -144,6 +144,20 @@ TEST(Json, SweepPointIsWrittenOnlyForASweepAndReadBackInOrder) {
     EXPECT_EQ(from_json(j).sweep_point, r.sweep_point);
 }
 
+TEST(Json, APrivateProfileIsWrittenWithItsFileAndHashAndAStockOneWithoutAFile) {
+    results::RunResults r = sample();
+    r.machines[0].profile_sha256 = std::string(64, 'a');
+    json stock = json::parse(to_json_text(r));
+    EXPECT_EQ(stock["machines"][0]["profile_sha256"], std::string(64, 'a'));
+    EXPECT_FALSE(stock["machines"][0].contains("profile_file"));
+    r.machines[0].profile_file = "/home/me/profiles/arm/x.toml";
+    json priv = json::parse(to_json_text(r));
+    EXPECT_EQ(priv["machines"][0]["profile_file"], "/home/me/profiles/arm/x.toml");
+    const results::RunResults back = from_json(priv);
+    EXPECT_EQ(back.machines[0].profile_file, "/home/me/profiles/arm/x.toml");
+    EXPECT_EQ(back.machines[0].profile_sha256, std::string(64, 'a'));
+}
+
 TEST(Json, TextIsByteIdenticalForTwoEqualInputs) {
     // Two independently built but equal results must serialise to the same bytes.
     EXPECT_EQ(to_json_text(sample(true)), to_json_text(sample(true)));
@@ -317,6 +331,19 @@ TEST(Summary, ProfileOverridesAreAnnouncedInCapitals) {
     EXPECT_NE(s.find("PROFILE OVERRIDES on machine dut: 1 figure replaced"), std::string::npos) << s;
     EXPECT_NE(s.find("PROFILE OVERRIDES: 1 profile figure replaced by the scenario"), std::string::npos);
     EXPECT_NE(s.find("    simd.save_cycles = 300\n"), std::string::npos);
+}
+
+TEST(Summary, APrivateProfileIsAnnouncedInCapitalsWithItsPathAndHash) {
+    results::RunResults r = sample();
+    r.machines[0].profile_file = "/home/me/profiles/arm/x.toml";
+    r.machines[0].profile_sha256 = std::string(64, 'b');
+    const std::string s = summary_table(r);
+    EXPECT_NE(s.find("PRIVATE PROFILE on machine dut: /home/me/profiles/arm/x.toml is not the stock"), std::string::npos)
+        << s;
+    EXPECT_NE(line_with(s, "  profile  ").find("(PRIVATE: /home/me/profiles/arm/x.toml, sha256 " + std::string(64, 'b') + ")"),
+              std::string::npos)
+        << s;
+    EXPECT_EQ(s.find("stock profile)"), std::string::npos) << s; // never called the stock profile
 }
 
 TEST(Summary, CpuTimeByContextComesFromCyclesAndClock) {

@@ -51,23 +51,27 @@ void header(Text& t, const results::RunResults& r) {
     t.item(2, "mode", HEAD, r.mode);
     t.item(2, "simulated time", HEAD, us_text(r.simulated_us));
     t.item(2, "events", HEAD, grouped(r.events));
-    for (const auto& m : r.machines)
+    for (const auto& m : r.machines) {
+        if (!m.profile_file.empty())
+            t.line("  PRIVATE PROFILE on machine {}: {} is not the stock {}, see below", m.name, m.profile_file, m.profile);
         if (!m.overrides.empty())
             t.line("  PROFILE OVERRIDES on machine {}: {} figure{} replaced, see below", m.name, m.overrides.size(),
                    m.overrides.size() == 1 ? "" : "s");
+    }
 }
 
 void machine_header(Text& t, const results::MachineResult& m) {
     t.blank();
     t.line("machine {}", m.name);
-    t.item(2, "profile", HEAD, m.profile);
+    if (m.profile_file.empty()) t.item(2, "profile", HEAD, m.profile);
+    else t.item(2, "profile", HEAD, fmt::format("{} (PRIVATE: {}, sha256 {})", m.profile, m.profile_file, m.profile_sha256));
     t.item(2, "arch", HEAD, m.arch);
     t.item(2, "clock", HEAD, m.clock_hz ? fmt::format("{} ({} Hz)", frequency(m.clock_hz), grouped(m.clock_hz)) : "unknown");
     t.item(2, "preemption model", HEAD, m.preempt);
     t.item(2, "SIMD policy", HEAD, m.simd_policy);
     t.item(2, "chunking", HEAD, m.chunking);
     if (m.overrides.empty()) {
-        t.item(2, "profile overrides", HEAD, "none (stock profile)");
+        t.item(2, "profile overrides", HEAD, m.profile_file.empty() ? "none (stock profile)" : "none");
         return;
     }
     t.line("  PROFILE OVERRIDES: {} profile figure{} replaced by the scenario; these are not the stock values:",

@@ -86,6 +86,8 @@ struct WorkloadResult {
 struct MachineResult {
     std::string name;
     std::string profile;
+    std::string profile_sha256; // of the profile file's bytes
+    std::string profile_file;   // empty for the stock profile; else the private file's path
     std::string arch;
     std::uint64_t clock_hz = 0;
     std::string preempt;

@@ -4,6 +4,9 @@
 // wrong unit or no source is an error, never a zero (SPEC 2.7). Integer figures (cycles,
 // bytes, Hz) may be written fractionally and are rounded to the nearest integer.
 #include "scenario/figure_reader.h"
+#include "scenario/stock_profiles.h"
+
+#include "crypto/digest.h"
 
 #include <fmt/format.h>
 
@@ -210,9 +213,15 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     if (!root) return std::nullopt;
 
     system::Profile p;
-    // Independent of the working directory, so that reports are identical everywhere.
+    const auto bytes = std::as_bytes(std::span(*text));
+    p.sha256 = crypto::to_hex(crypto::digest(
+        crypto::HashAlg::SHA256, {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}));
     auto implied = profile_name_from_path(file);
-    p.path = implied ? fmt::format("data/profiles/{}.toml", *implied) : display;
+    for (const auto& [name, sha256] : STOCK_PROFILES) p.stock = p.stock || (implied == name && p.sha256 == sha256);
+    // A stock profile's path is independent of the working directory, so that reports are
+    // identical everywhere; a private one is named by where it is.
+    p.path = p.stock ? fmt::format("data/profiles/{}.toml", *implied)
+                     : fs::absolute(file, ec).lexically_normal().generic_string();
     if (!root->contains("profile") && root->contains("scenario")) {
         r.error_file("profile", "expected a table [profile], found a scenario ([scenario]); load it as a scenario");
         return std::nullopt;

@@ -34,7 +34,12 @@ using engine::Tick;
 // A loaded architecture profile (data/profiles/<family>/<part>.toml).
 struct Profile {
     std::string name;
+    // The shipped file's "data/profiles/<name>.toml", or the absolute path of a private one.
     std::string path;
+    std::string sha256; // of the file's bytes, lower-case hex
+    // The file is byte for byte the one this build ships under `name` (else it is private: a copy
+    // in another folder, an edited one, or one given by path, such as a calibrated profile).
+    bool stock = false;
     std::string description;
     arch::Arch arch = arch::Arch::X86_64;
     std::string simd_unit; // "x86-fpu", "arm32-neon", "arm64-fpsimd"

@@ -440,6 +440,8 @@ results::RunResults System::collect() const {
         results::MachineResult mr;
         mr.name = mc.name;
         mr.profile = mc.profile.name;
+        mr.profile_sha256 = mc.profile.sha256;
+        if (!mc.profile.stock) mr.profile_file = mc.profile.path;
         mr.arch = std::string(arch::to_string(mc.profile.arch));
         mr.clock_hz = mc.profile.clock_hz;
         mr.preempt = std::string(kernel::to_string(mc.kernel.preempt));
