@@ -16,7 +16,7 @@ the machine's typed findings of kind digest_mismatch (summed over the machine's 
 softirq_load's max_cryptd_queue and cryptd_drops metrics and a tunnel's cryptd_max_queue
 statistic are the statistics its cryptd registers (cryptd/cpu<N>/max_qlen, the longest of the
 CPUs, and cryptd/cpu<N>/refused). Text added since is compared only when BEFORE has it (a CPU's
-simd.longest_bracket_holder_by_driver). Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
+simd.longest_bracket_holder_by_driver, a machine's profile_sha256). Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
 Python 3 standard library only.
 """
 import copy
@@ -226,11 +226,17 @@ def compare_cpu(chk, after, where, machine, c_old, c_new):
 # longest SIMD bracket (a CPU's simd.longest_bracket_holder_by_driver, issue 19; the figures
 # themselves are statistics, which BEFORE's statistics must all match).
 ADDED_SIMD_DETAILS = ("longest_bracket_holder_by_driver",)
+# A machine's profile_sha256 (issue 13): which bytes the profile had. A profile_file (a private
+# profile) is never dropped: it says the run did not use the stock profile.
+ADDED_MACHINE_DETAILS = ("profile_sha256",)
 
 
 def without_added_details(old, new):
     new = copy.deepcopy(new)
     for m_old, m_new in zip(old.get("machines", []), new.get("machines", [])):
+        for k in ADDED_MACHINE_DETAILS:
+            if k not in m_old:
+                m_new.pop(k, None)
         for c_old, c_new in zip(m_old.get("cpus", []), m_new.get("cpus", [])):
             for k in ADDED_SIMD_DETAILS:
                 if k not in c_old.get("simd", {}):
@@ -271,6 +277,8 @@ def compare(old, new, name):
         for k, v in m_old.items():
             if k != "cpus":
                 chk.same(f"machines[{i}].{k}", v, m_new.get(k, MISSING))
+        if "profile_file" in m_new and "profile_file" not in m_old:
+            chk.same(f"machines[{i}].profile_file", MISSING, m_new["profile_file"])
         for n, c_old in enumerate(m_old["cpus"]):
             compare_cpu(chk, after, f"machines[{i}].cpus[{n}]", m_old["name"], c_old, m_new["cpus"][n])
     for i, w_old in enumerate(old["workloads"]):
