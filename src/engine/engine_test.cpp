@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -253,6 +254,133 @@ TEST(Simulation, EventsProcessedCountsAcrossRuns) {
     EXPECT_EQ(sim.events_processed(), 10u);
     EXPECT_EQ(sim.run(), 0u); // empty queue
     EXPECT_EQ(sim.events_processed(), 10u);
+}
+
+TEST(Simulation, RunInlineTakesAnEventInPlaceOnlyWhenEveryPendingOneIsLater) {
+    Simulation sim;
+    Recorder r(sim);
+    std::vector<bool> agreed;
+    r.hook = [&](std::uint64_t arg) {
+        if (arg != 1) return;
+        agreed.push_back(sim.run_inline(15)); // pending: 20 -> yes, now 15
+        agreed.push_back(sim.now() == 15);
+        // An event pushed now at 20 would sort after the pending one at 20: no.
+        agreed.push_back(sim.run_inline(20));
+        sim.schedule_at(20, &r, 9);
+    };
+    sim.schedule_at(10, &r, 1);
+    sim.schedule_at(20, &r, 2);
+    // Handled: 10, 15 (in place), 20 (arg 2), 20 (arg 9).
+    EXPECT_EQ(sim.run(), 4u);
+    EXPECT_EQ(agreed, (std::vector<bool>{true, true, false}));
+    EXPECT_EQ(r.seen, (Seen{{10, 1}, {20, 2}, {20, 9}}));
+    EXPECT_EQ(sim.events_processed(), 4u);
+}
+
+TEST(Simulation, RunInlineRefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
+    Simulation sim;
+    Recorder r(sim);
+    std::vector<bool> agreed;
+    r.hook = [&](std::uint64_t arg) {
+        if (arg == 1) {
+            agreed.push_back(sim.run_inline(101)); // run(100) would end first: no
+            agreed.push_back(sim.run_inline(100)); // events at the horizon itself run: yes
+        } else if (arg == 2) {
+            sim.stop();
+            agreed.push_back(sim.run_inline(201)); // the run ends after this event: no
+        } else if (arg == 3) {
+            agreed.push_back(sim.run_inline(301)); // turned off: no
+        }
+    };
+    sim.schedule_at(50, &r, 1);
+    EXPECT_EQ(sim.run(100), 2u);
+    EXPECT_EQ(sim.now(), 100u);
+    sim.schedule_at(200, &r, 2);
+    EXPECT_EQ(sim.run(), 1u);
+    sim.schedule_at(300, &r, 3);
+    sim.set_inline_events(false);
+    sim.run();
+    // Outside run() nothing is handled: no.
+    agreed.push_back(sim.run_inline(400));
+    EXPECT_EQ(agreed, (std::vector<bool>{false, true, false, false, false}));
+    EXPECT_EQ(sim.now(), 300u);
+}
+
+// Chains of events, each handler scheduling its target's next event `gap` later, where `gap`
+// comes from the target's own stream. Handled with run_inline (when the engine agrees) or
+// always through the queue, the order of (time, target) must be the same.
+struct Chain final : EventTarget {
+    Simulation& sim;
+    std::vector<std::pair<Tick, int>>& log;
+    int id;
+    Rng rng;
+    int left;
+    bool use_inline;
+    std::uint64_t* inlined;
+    Chain(Simulation& s, std::vector<std::pair<Tick, int>>& l, int i, int n, bool in, std::uint64_t* c)
+        : sim(s), log(l), id(i), rng(Rng(7, "chain" + std::to_string(i))), left(n), use_inline(in), inlined(c) {}
+    Tick gap() {
+        // Mostly short gaps, so that inlining is often possible; now and then a long one.
+        return rng.below(8) == 0 ? 1 + rng.below(1'000'000) : rng.below(40);
+    }
+    void on_event(std::uint64_t) override {
+        for (;;) {
+            log.emplace_back(sim.now(), id);
+            if (--left == 0) return;
+            const Tick t = sim.now() + gap();
+            if (!use_inline || !sim.run_inline(t)) {
+                sim.schedule_at(t, this);
+                return;
+            }
+            ++*inlined;
+        }
+    }
+};
+
+TEST(Simulation, RunInlineGivesTheQueuesOrderWithFewAndWithManyEventsPending) {
+    // 3 chains: the heap alone (and the sorted run); 600: past spill_at, so the far tier's
+    // buckets and their refills are crossed too.
+    for (int chains : {1, 3, 40, 600}) {
+        std::vector<std::pair<Tick, int>> logs[2];
+        std::uint64_t processed[2] = {0, 0}, inlined = 0;
+        for (int mode = 0; mode < 2; ++mode) {
+            Simulation sim(3);
+            std::vector<std::unique_ptr<Chain>> cs;
+            for (int i = 0; i < chains; ++i) {
+                cs.push_back(std::make_unique<Chain>(sim, logs[mode], i, 2000, mode == 1, &inlined));
+                sim.schedule_at(cs.back()->gap(), cs.back().get());
+            }
+            sim.run();
+            processed[mode] = sim.events_processed();
+        }
+        EXPECT_EQ(logs[0].size(), std::size_t(chains) * 2000) << chains;
+        EXPECT_TRUE(logs[0] == logs[1]) << chains << " chains";
+        EXPECT_EQ(processed[0], processed[1]) << chains;
+        EXPECT_EQ(processed[1], std::uint64_t(chains) * 2000) << chains;
+        EXPECT_GT(inlined, 0u) << chains; // the engine did agree, and not always
+        EXPECT_LT(inlined, std::uint64_t(chains) * 2000) << chains;
+    }
+}
+
+TEST(Simulation, ProgressHookSeesEventsHandledInPlace) {
+    // Three queued events, each handling 2^16 - 1 more in place: the hook still fires at 2^16,
+    // 2^17 and 3 * 2^16 events (the run loop checks the count after each handler).
+    Simulation sim;
+    std::vector<std::uint64_t> calls;
+    sim.set_progress([](void* ctx, std::uint64_t n) { static_cast<std::vector<std::uint64_t>*>(ctx)->push_back(n); },
+                     &calls);
+    struct Loop final : EventTarget {
+        Simulation& sim;
+        explicit Loop(Simulation& s) : sim(s) {}
+        void on_event(std::uint64_t) override {
+            for (std::uint64_t k = 1; k < Simulation::PROGRESS_PERIOD; ++k)
+                if (!sim.run_inline(sim.now() + 1)) ADD_FAILURE();
+        }
+    } loop(sim);
+    for (int i = 0; i < 3; ++i) sim.schedule_at(Tick(i) * 10 * Simulation::PROGRESS_PERIOD, &loop);
+    EXPECT_EQ(sim.run(), 3 * Simulation::PROGRESS_PERIOD);
+    EXPECT_EQ(calls, (std::vector<std::uint64_t>{Simulation::PROGRESS_PERIOD, 2 * Simulation::PROGRESS_PERIOD,
+                                                 3 * Simulation::PROGRESS_PERIOD}));
 }
 
 TEST(Simulation, RngStreamDependsOnlyOnSeedAndName) {

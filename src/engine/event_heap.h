@@ -50,6 +50,14 @@ public:
         h_.push_back(ev);
         sift_up(h_.size() - 1, ev);
     }
+    // The least time among the root's children (the second least event's), or `none` when the
+    // root has no child.
+    Tick least_child_time(Tick none) const {
+        const std::size_t n = h_.size() < D + 1 ? h_.size() : D + 1;
+        Tick t = none;
+        for (std::size_t i = 1; i < n; ++i) t = h_[i].time < t ? h_[i].time : t;
+        return t;
+    }
     // Removes the least event and inserts `ev` (one sift-down). Precondition: !empty().
     void replace_top(const Event& ev) {
         if (h_.size() == 1) h_[0] = ev;

@@ -87,6 +87,17 @@ public:
             near_pop();
         }
     }
+    // A lower bound on the time of every pending event other than a taken one (exact while that
+    // event is in the near tier); TICK_MAX when there is none.
+    Tick next_time_bound() const {
+        const Tick far = far_count_ ? limit_ : TICK_MAX; // far events are at limit_ or later
+        if (held_) {
+            // The taken event is still the near tier's least: the next is the second least.
+            if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 2].time : far;
+            return heap_.least_child_time(far);
+        }
+        return near_empty() ? far : near_front().time;
+    }
     // Removes and returns the earliest event. Precondition: !empty(), nothing taken.
     Event pop() {
         if (near_empty()) refill();

@@ -3,8 +3,10 @@
 namespace kdsim::engine {
 
 std::uint64_t Simulation::run(Tick until) {
-    std::uint64_t n = 0;
+    const std::uint64_t start = events_;
     stopped_ = false;
+    until_ = until;
+    inline_ok_ = inline_events_;
     while (!queue_.empty() && !stopped_) {
         if (queue_.top().time > until) {
             if (until > now_) now_ = until; // a horizon already passed must not rewind time
@@ -14,12 +16,13 @@ std::uint64_t Simulation::run(Tick until) {
         now_ = ev.time;
         ev.target->on_event(ev.arg);
         queue_.finish_take();
-        ++n;
-        if ((n & (PROGRESS_PERIOD - 1)) == 0 && progress_) [[unlikely]]
-            progress_(progress_ctx_, events_ + n);
+        if (++events_ >= next_progress_) [[unlikely]] {
+            next_progress_ = (events_ | (PROGRESS_PERIOD - 1)) + 1;
+            if (progress_) progress_(progress_ctx_, events_);
+        }
     }
-    events_ += n;
-    return n;
+    inline_ok_ = false;
+    return events_ - start;
 }
 
 } // namespace kdsim::engine

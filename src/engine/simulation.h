@@ -29,6 +29,23 @@ public:
         queue_.push(sat_add(now_, delay), target, arg);
     }
 
+    // Handling in place. A handler that is about to schedule its own next event at `t` may
+    // ask instead to handle that event at once, in place of being called back. The engine
+    // agrees when it would take that event next anyway: every other pending event is later than
+    // `t` (an event pushed now sorts after every pending one at the same time), and run() would
+    // not end first (its horizon, stop()). Then now() == t, the event counts as processed, and
+    // the caller goes on to handle it; else nothing changed and the caller schedules it. So the
+    // order of handling, and every result, is the one the queue would give; only the push and
+    // take are saved. set_inline_events(false), before run(), turns it off (never agrees).
+    bool run_inline(Tick t) {
+        if (!inline_ok_ || stopped_ || t > until_ || t >= queue_.next_time_bound()) return false;
+        now_ = t;
+        ++events_;
+        return true;
+    }
+    void set_inline_events(bool on) { inline_events_ = on; }
+    bool inline_events() const { return inline_events_; }
+
     // A random stream of its own for the consumer named `stream`.
     Rng rng(std::string_view stream) const { return Rng(seed_, stream); }
 
@@ -40,9 +57,9 @@ public:
     void stop() { stopped_ = true; }
     bool stopped() const { return stopped_; }
 
-    // Calls `fn(ctx, events)` during run() after every PROGRESS_PERIOD events (events: processed
-    // so far, this run() included), for a progress display; nullptr: never. The hook must not
-    // schedule events or touch the model.
+    // Calls `fn(ctx, events)` during run() each time the events processed so far (this run()
+    // included, events handled in place too) pass a multiple of PROGRESS_PERIOD, for a progress
+    // display; nullptr: never. The hook must not schedule events or touch the model.
     static constexpr std::uint64_t PROGRESS_PERIOD = 1u << 16;
     using ProgressFn = void (*)(void* ctx, std::uint64_t events);
     void set_progress(ProgressFn fn, void* ctx) {
@@ -58,7 +75,11 @@ private:
     Tick now_ = 0;
     std::uint64_t seed_;
     std::uint64_t events_ = 0;
+    std::uint64_t next_progress_ = PROGRESS_PERIOD;
+    Tick until_ = 0;
     bool stopped_ = false;
+    bool inline_events_ = true;
+    bool inline_ok_ = false; // inline_events_, inside run()
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
 };

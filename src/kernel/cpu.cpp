@@ -180,7 +180,27 @@ void Cpu::start_exec(Frame& f) {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_begin_ = now();
     Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
-    sim_.schedule_at(done, this, (++exec_gen_ << 2) | EV_EXEC_DONE);
+    ++exec_gen_;
+    if (defer_exec_) {
+        exec_deferred_ = true;
+        exec_done_at_ = done;
+        return;
+    }
+    sim_.schedule_at(done, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+}
+
+// The exec in flight has run to its end.
+[[gnu::always_inline]] inline void Cpu::complete_exec() {
+    exec_inflight_ = false;
+    Frame& f = *stack_[depth_ - 1];
+    PendingExec& e = f.execs[f.nexecs - 1];
+    busy_cycles_ = exec_start_cycles_ + e.remaining;
+    account(f.kind, e.cat, e.remaining);
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_exec_end(f, e.cat, e.remaining);
+    e.remaining = 0;
+    if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
+    --f.nexecs;
 }
 
 // An interrupt arrives while an exec is in flight: charge what was done, keep the rest.
@@ -204,18 +224,21 @@ void Cpu::on_event(std::uint64_t arg) {
     switch (arg & 3) {
     case EV_EXEC_DONE: {
         if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
-        exec_inflight_ = false;
-        Frame& f = *stack_[depth_ - 1];
-        PendingExec& e = f.execs[f.nexecs - 1];
-        busy_cycles_ = exec_start_cycles_ + e.remaining;
-        account(f.kind, e.cat, e.remaining);
-        if constexpr (TRACE_COMPILED)
-            if (trace_) [[unlikely]] trace_exec_end(f, e.cat, e.remaining);
-        e.remaining = 0;
-        if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
-        --f.nexecs;
-        run();
-        return;
+        // The dispatch after a completion ends with start_exec or with nothing to run, and
+        // nothing is scheduled after start_exec in this handler: deferring its push keeps the
+        // event's place in the order. Each completion taken in place is one engine event.
+        for (;;) {
+            complete_exec();
+            defer_exec_ = true;
+            run();
+            defer_exec_ = false;
+            if (!exec_deferred_) return;
+            exec_deferred_ = false;
+            if (!sim_.run_inline(exec_done_at_)) {
+                sim_.schedule_at(exec_done_at_, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+                return;
+            }
+        }
     }
     case EV_TIMER:
         timer_event_at_ = engine::TICK_MAX;

@@ -378,6 +378,7 @@ private:
     // dispatch
     void run();
     void start_exec(Frame& f);
+    void complete_exec();
     void account(CtxKind kind, Cat cat, Cycles c);
     void interrupt_exec();
     void push_frame(Frame& f, CtxKind kind);
@@ -467,6 +468,12 @@ private:
     Tick busy_base_ = 0;      // start of the current busy period
     Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
     Cycles exec_start_cycles_ = 0;
+    // Merged execs: while the completion handler's dispatch runs, start_exec leaves the next
+    // completion (at exec_done_at_) to the handler, which takes it in place when nothing can
+    // come before it (Simulation::run_inline) and schedules it otherwise.
+    bool defer_exec_ = false;
+    bool exec_deferred_ = false;
+    Tick exec_done_at_ = 0;
     bool idle_ = false;
     Tick idle_since_ = 0;
 

@@ -98,6 +98,39 @@ TEST(Softirq, RunsOnIrqExitInServingSoftirqContextAfterTheHandler) {
     EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
 }
 
+engine::Task<> five_execs(Cpu& cpu, Harness& h) {
+    for (int i = 0; i < 5; ++i) {
+        co_await cpu.exec(1000, Cat::OTHER);
+        h.observe();
+    }
+}
+
+TEST(MergedExecs, ExecsTakenInPlaceGiveTheSameTimesAndEventCountAsQueuedOnes) {
+    // Five execs of 1 us; a device interrupt at 2.5 us raises NET_RX. The completions at 1 and
+    // 2 us come before the interrupt's event: with merging on, the one at 2 us is taken in place
+    // of a queued event. The interrupt cuts the third exec after 500 ns; the interrupt and its
+    // softirq cost 608 ns (as in RunsOnIrqExitInServingSoftirqContextAfterTheHandler), so the
+    // remaining 500 ns end at 3.608 us, and the last two execs at 4.608 and 5.608 us.
+    const std::vector<Tick> want{1000 * PS_PER_NS, 2000 * PS_PER_NS, 3608 * PS_PER_NS, 4608 * PS_PER_NS,
+                                 5608 * PS_PER_NS};
+    std::uint64_t events[2] = {0, 0};
+    Cycles other[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        h.run_with_device_irq_at(2500 * PS_PER_NS, five_execs(h.cpu, h));
+        std::vector<Tick> task_times;
+        for (const Observation& o : h.seen)
+            if (o.ctx == CtxKind::TASK) task_times.push_back(o.time);
+        EXPECT_EQ(task_times, want) << "merging " << (merge ? "on" : "off");
+        events[merge] = h.sim.events_processed();
+        other[merge] = h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)];
+    }
+    EXPECT_EQ(events[0], events[1]);
+    EXPECT_EQ(other[0], 5000u);
+    EXPECT_EQ(other[1], 5000u);
+}
+
 engine::Task<> bh_section(Cpu& cpu, Harness& h) {
     co_await local_bh_disable(cpu);     // 4
     co_await raise_softirq(cpu, NET_RX_SOFTIRQ); // save 12 + restore 5

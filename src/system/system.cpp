@@ -4,6 +4,8 @@
 #include "workloads/iperf3.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace kdsim::system {
 
@@ -77,6 +79,10 @@ private:
 };
 
 System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completion_(sim_) {
+    // KDSIM_MERGE_EXECS=0 turns the merged execs off (docs/performance.md): the same results,
+    // one queued event per exec, for checking that claim and measuring what merging saves.
+    if (const char* v = std::getenv("KDSIM_MERGE_EXECS"); v && std::string_view(v) == "0")
+        sim_.set_inline_events(false);
     machines_.reserve(cfg.machines.size());
     for (const MachineConfig& mc : cfg.machines) {
         Machine& m = machines_.emplace_back();
