@@ -256,10 +256,14 @@ TEST(Simulation, EventsProcessedCountsAcrossRuns) {
     EXPECT_EQ(sim.events_processed(), 10u);
 }
 
-TEST(Simulation, RunInlineTakesAnEventInPlaceOnlyWhenEveryPendingOneIsLater) {
+// A handler that asks run_inline, recording the engine's answers.
+struct RunInline : ::testing::Test {
     Simulation sim;
-    Recorder r(sim);
+    Recorder r{sim};
     std::vector<bool> agreed;
+};
+
+TEST_F(RunInline, TakesAnEventInPlaceOnlyWhenEveryPendingOneIsLater) {
     r.hook = [&](std::uint64_t arg) {
         if (arg != 1) return;
         agreed.push_back(sim.run_inline(15)); // pending: 20 -> yes, now 15
@@ -277,10 +281,7 @@ TEST(Simulation, RunInlineTakesAnEventInPlaceOnlyWhenEveryPendingOneIsLater) {
     EXPECT_EQ(sim.events_processed(), 4u);
 }
 
-TEST(Simulation, RunInlineRefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
-    Simulation sim;
-    Recorder r(sim);
-    std::vector<bool> agreed;
+TEST_F(RunInline, RefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
     r.hook = [&](std::uint64_t arg) {
         if (arg == 1) {
             agreed.push_back(sim.run_inline(101)); // run(100) would end first: no
