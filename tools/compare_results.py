@@ -16,7 +16,8 @@ the machine's typed findings of kind digest_mismatch (summed over the machine's 
 softirq_load's max_cryptd_queue and cryptd_drops metrics and a tunnel's cryptd_max_queue
 statistic are the statistics its cryptd registers (cryptd/cpu<N>/max_qlen, the longest of the
 CPUs, and cryptd/cpu<N>/refused). Text added since is compared only when BEFORE has it (a CPU's
-simd.longest_bracket_holder_by_driver, a machine's profile_sha256). Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
+simd.longest_bracket_holder_by_driver, a machine's profile_sha256, a workload's data_lost and
+metrics it did not have). Every figure of BEFORE must be accounted for. Exit status 0 when all agree, 1 otherwise.
 Python 3 standard library only.
 """
 import copy
@@ -233,6 +234,12 @@ ADDED_MACHINE_DETAILS = ("profile_sha256",)
 
 def without_added_details(old, new):
     new = copy.deepcopy(new)
+    # A workload's data_lost (issue 13 item 6) and metrics added since (datagrams_missing).
+    for w_old, w_new in zip(old.get("workloads", []), new.get("workloads", [])):
+        if "data_lost" not in w_old:
+            w_new.pop("data_lost", None)
+        keys = {m["key"] for m in w_old.get("metrics", [])}
+        w_new["metrics"] = [m for m in w_new.get("metrics", []) if m["key"] in keys]
     for m_old, m_new in zip(old.get("machines", []), new.get("machines", [])):
         for k in ADDED_MACHINE_DETAILS:
             if k not in m_old:

@@ -5,6 +5,7 @@
 #include "kernel/softirq.h"
 #include "net/tcp.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kdsim::net {
@@ -58,7 +59,7 @@ engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
         co_return;
     }
     queued_bytes_ += p.payload;
-    queue_.push_back(QueuedSkb{p.payload, p.data ? p.data + ETH_HEADER + UDP_IP_HEADERS : 0});
+    queue_.push_back(Datagram{QueuedSkb{p.payload, p.data ? p.data + ETH_HEADER + UDP_IP_HEADERS : 0}, p.seq});
     ++received_;
     if (reader_) {
         kernel::TaskStruct* t = reader_;
@@ -76,9 +77,11 @@ engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
             co_await cpu.block();
         }
         co_await cpu.exec(net_.syscall, Cat::SYSCALL);
-        const QueuedSkb skb = queue_.front();
+        const Datagram d = queue_.front();
+        const QueuedSkb& skb = d.skb;
         const std::uint32_t n = skb.len;
         queue_.pop_front();
+        max_seq_read_ = read_++ ? std::max(max_seq_read_, d.seq) : d.seq;
         queued_bytes_ -= n;
         co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL);
         co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY);

@@ -47,15 +47,24 @@ public:
     std::uint64_t datagrams() const { return received_; }
     std::uint64_t bytes_read() const { return bytes_read_; }
     std::uint64_t rcvbuf_drops() const { return drops_; }
+    // What iperf3's receiver reports as Lost: the gaps in the sequence numbers of the datagrams
+    // read (highest read + 1 - read). Dropped anywhere, and never recovered: UDP does not
+    // retransmit. A datagram still in flight at the end is not counted, as in iperf3.
+    std::uint64_t datagrams_missing() const { return read_ ? max_seq_read_ + 1 - read_ : 0; }
+    std::uint64_t datagrams_expected() const { return read_ ? max_seq_read_ + 1 : 0; }
 
 private:
+    struct Datagram {
+        QueuedSkb skb;
+        std::uint64_t seq; // iperf3's datagram number (the source's count when sent)
+    };
     Stack& stack_;
     UdpCosts costs_;
     NetCosts net_;
     double copy_to_user_;
     std::uint64_t rcvbuf_;
-    std::uint64_t queued_bytes_ = 0, received_ = 0, bytes_read_ = 0, drops_ = 0;
-    std::deque<QueuedSkb> queue_;
+    std::uint64_t queued_bytes_ = 0, received_ = 0, bytes_read_ = 0, drops_ = 0, read_ = 0, max_seq_read_ = 0;
+    std::deque<Datagram> queue_;
     UserBuffer user_;
     kernel::TaskStruct* reader_ = nullptr;
 };

@@ -72,5 +72,45 @@ TEST(UdpSink, DropsWhatWouldTakeTheQueueOverRcvbufAndTheReaderGetsTheRest) {
     EXPECT_EQ(sink.bytes_read(), 2000u);
 }
 
+// Datagrams first .. first + count - 1 arrive at once, as NET_RX would deliver them.
+engine::Task<> deliver(UdpSink& sink, kernel::Cpu& cpu, std::uint64_t first, std::uint64_t count) {
+    co_await kernel::local_bh_disable(cpu);
+    for (std::uint64_t seq = first; seq < first + count; ++seq) {
+        Packet p;
+        p.kind = FrameKind::UDP_DATA;
+        p.payload = 1000;
+        p.seq = seq;
+        co_await sink.tcp_rcv(cpu, p);
+    }
+    co_await kernel::local_bh_enable(cpu);
+}
+
+engine::Task<> two_bursts(UdpSink& sink, kernel::Cpu& cpu) {
+    co_await deliver(sink, cpu, 0, 5);
+    co_await kernel::hrtimer_sleep_until(cpu, engine::PS_PER_MS);
+    co_await deliver(sink, cpu, 5, 2);
+}
+
+TEST(UdpSink, MissingDatagramsAreTheGapsInTheSequenceNumbersReadAsIperf3CountsThem) {
+    // rcvbuf 2500: of the first burst 0..4, datagrams 0 and 1 are queued and 2, 3, 4 dropped; the
+    // reader reads 0 and 1. Nothing is missing yet: a drop at the tail is not seen until a later
+    // datagram is read. The second burst (5, 6, at 1 ms) is read whole: highest read 6, 4 read,
+    // so 6 + 1 - 4 = 3 missing of 7.
+    Harness h;
+    UdpSink sink(h.stack, UdpCosts{}, NetCosts{}, 0.0, 2500, 0);
+    kernel::TaskStruct* self = nullptr;
+    h.cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, two_bursts(sink, h.cpu));
+    self = &h.cpu.create_task("reader", kernel::SchedPolicy::NORMAL, 0, false, reader(sink, h.cpu, self));
+    h.cpu.boot();
+    h.sim.run(engine::PS_PER_MS / 2);
+    EXPECT_EQ(sink.rcvbuf_drops(), 3u);
+    EXPECT_EQ(sink.datagrams_missing(), 0u);
+    h.sim.run(2 * engine::PS_PER_MS);
+    h.cpu.finish();
+    EXPECT_EQ(sink.bytes_read(), 4000u);
+    EXPECT_EQ(sink.datagrams_missing(), 3u);
+    EXPECT_EQ(sink.datagrams_expected(), 7u);
+}
+
 } // namespace
 } // namespace kdsim::net

@@ -56,7 +56,7 @@ template <> struct Fields<results::MachineResult> { // and "profile_sha256", "pr
             v("simd_policy", m.simd_policy), v("chunking", m.chunking), v("overrides", m.overrides), v("cpus", m.cpus);
     }
 };
-template <> struct Fields<results::WorkloadResult> { // and "notes", present only when there are some
+template <> struct Fields<results::WorkloadResult> { // and "notes", "data_lost", present only when there are some
     static void each(auto& v, auto& w) {
         v("name", w.name), v("kind", w.kind), v("machine", w.machine), v("cpu", w.cpu), v("metrics", w.metrics);
     }
@@ -207,6 +207,8 @@ json to_json(const results::RunResults& r) {
         for (const auto& [k, v] : r.workloads[w].notes) notes.push_back({{"key", k}, {"text", v}});
         out["workloads"][w]["notes"] = notes;
     }
+    for (std::size_t w = 0; w < r.workloads.size(); ++w)
+        if (!r.workloads[w].data_lost.empty()) out["workloads"][w]["data_lost"] = r.workloads[w].data_lost;
     for (std::size_t i = 0; i < r.statistics.size(); ++i) {
         const auto& st = r.statistics[i];
         out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
@@ -252,6 +254,10 @@ results::RunResults from_json(const json& j) {
                                   std::pair{"profile_file", &results::MachineResult::profile_file}})
             if (j["machines"][m].contains(key))
                 read_value(j["machines"][m][key], fmt::format("machines[{}].{}", m, key), r.machines[m].*field);
+    for (std::size_t w = 0; w < r.workloads.size(); ++w)
+        if (j["workloads"][w].contains("data_lost"))
+            read_value(j["workloads"][w]["data_lost"], join_path(item_path("workloads", w), "data_lost"),
+                       r.workloads[w].data_lost);
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
         const json& wj = j["workloads"][w];
         if (!wj.contains("notes")) continue;

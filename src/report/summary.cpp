@@ -204,8 +204,17 @@ void invariants(Text& t, const results::RunResults& r) {
     if (!r.failed && (total > 0 || !r.failures.empty()))
         t.line("  note: the run is not marked failed although violations are listed above");
 
+    std::size_t losing = 0;
+    for (const auto& w : r.workloads) {
+        if (w.data_lost.empty()) continue;
+        if (losing++ == 0) t.line("  data lost and not recovered:");
+        t.line("    - {} on {}: {}", w.name, w.machine, w.data_lost);
+    }
     if (!r.failed) {
-        t.line("RESULT: OK");
+        if (losing == 0) t.line("RESULT: OK");
+        else
+            t.line("RESULT: OK, but {} workload{} lost data that nothing recovered (see \"data lost\" above)", losing,
+                   losing == 1 ? "" : "s");
         return;
     }
     std::string reasons;

@@ -81,6 +81,9 @@ struct WorkloadResult {
     int cpu = 0;
     std::vector<Metric> metrics;
     std::vector<std::pair<std::string, std::string>> notes; // explanations, e.g. what caused the worst sample
+    // Empty, or what the workload lost and nothing recovered (UDP datagrams dropped on the way):
+    // the verdict says so, and a run is never silent about lost data.
+    std::string data_lost;
 };
 
 struct MachineResult {

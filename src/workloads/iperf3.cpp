@@ -1,8 +1,10 @@
 #include "workloads/iperf3.h"
 
+#include "kernel/sched.h"
+
+#include <fmt/format.h>
 
 #include <cstdio>
-#include "kernel/sched.h"
 
 namespace kdsim::workloads {
 
@@ -76,14 +78,21 @@ double Iperf3::seconds() const {
 results::WorkloadResult Iperf3::udp_result() const {
     auto r = base_result(cfg_.name, "iperf3 udp");
     const double secs = seconds();
-    std::uint64_t sent = 0, got = 0, bytes_read = 0, rcvbuf_drops = 0, sent_bytes = 0;
+    std::uint64_t sent = 0, got = 0, bytes_read = 0, rcvbuf_drops = 0, sent_bytes = 0, missing = 0, expected = 0;
     for (const auto& st : streams_) {
         sent += st->usource->datagrams();
         sent_bytes += st->usource->bytes();
         got += st->usink->datagrams();
         bytes_read += st->usink->bytes_read();
         rcvbuf_drops += st->usink->rcvbuf_drops();
+        missing += st->usink->datagrams_missing();
+        expected += st->usink->datagrams_expected();
     }
+    if (missing > 0)
+        r.data_lost = fmt::format("{} of {} datagrams never read (iperf3's Lost/Total, from the gaps in the "
+                                  "sequence numbers read); {} of them dropped at the socket's receive buffer, the "
+                                  "rest on the way (rx ring, queues); UDP does not recover them",
+                                  missing, expected, std::min(missing, rcvbuf_drops));
     const double lost = static_cast<double>(sent - std::min(sent, got));
     char buf[96];
     r.notes.emplace_back("sender  ", interval_line(static_cast<double>(sent_bytes), secs) + "  " + std::to_string(sent) +
@@ -97,6 +106,7 @@ results::WorkloadResult Iperf3::udp_result() const {
     add(r, "datagrams_sent", static_cast<double>(sent), "count");
     add(r, "datagrams_received", static_cast<double>(got), "count");
     add(r, "datagrams_lost", lost, "count");
+    add(r, "datagrams_missing", static_cast<double>(missing), "count");
     add(r, "socket_rcvbuf_drops", static_cast<double>(rcvbuf_drops), "count");
     return r;
 }

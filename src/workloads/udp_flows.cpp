@@ -3,6 +3,8 @@
 #include "kernel/sched.h"
 #include "net/tcp.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -90,6 +92,10 @@ results::WorkloadResult UdpFlows::result() const {
                   cfg_.flows, static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(t.received),
                   static_cast<unsigned long long>(dropped), in_flight);
     r.notes.emplace_back("flows", buf);
+    if (dropped > 0)
+        r.data_lost = fmt::format("{} of {} datagrams dropped and not recovered (UDP does not retransmit): {} at the "
+                                  "sockets' receive buffers, {} at the rx ring, {} at the sender's tx queue",
+                                  dropped, sent_, t.rcvbuf_drops, nic.rx_dropped, tx_dropped);
     add(r, "flows", cfg_.flows, "count");
     add(r, "datagrams_sent", static_cast<double>(sent_), "count");
     add(r, "datagrams_received", static_cast<double>(t.received), "count");
