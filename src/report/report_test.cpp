@@ -346,6 +346,22 @@ TEST(Summary, APrivateProfileIsAnnouncedInCapitalsWithItsPathAndHash) {
     EXPECT_EQ(s.find("stock profile)"), std::string::npos) << s; // never called the stock profile
 }
 
+TEST(Summary, LostDataIsListedAndChangesTheVerdictOfAnOkRun) {
+    results::RunResults r = sample();
+    ASSERT_FALSE(r.workloads.empty());
+    r.workloads[0].data_lost = "3 of 7 datagrams never read";
+    const std::string s = summary_table(r);
+    EXPECT_NE(s.find("  data lost and not recovered:\n    - " + r.workloads[0].name + " on " + r.workloads[0].machine +
+                     ": 3 of 7 datagrams never read\n"),
+              std::string::npos)
+        << s;
+    EXPECT_EQ(lines_of(s).back(), "RESULT: OK, but 1 workload lost data that nothing recovered (see \"data lost\" above)");
+    const json j = json::parse(to_json_text(r));
+    EXPECT_EQ(j["workloads"][0]["data_lost"], "3 of 7 datagrams never read");
+    EXPECT_EQ(from_json(j).workloads[0].data_lost, "3 of 7 datagrams never read");
+    EXPECT_FALSE(json::parse(to_json_text(sample()))["workloads"][0].contains("data_lost"));
+}
+
 TEST(Summary, CpuTimeByContextComesFromCyclesAndClock) {
     // task 2,000,000 cycles = 2,000 µs of 10,000 µs (task+softirq+hardirq+idle) = 20.0%;
     // softirq 900 µs = 9.0%; hardirq 100 µs = 1.0%; idle 7,000 µs = 70.0%.
