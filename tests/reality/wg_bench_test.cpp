@@ -51,6 +51,77 @@ TEST(WgBench, BothTunnelEndsOnOneBoxAuthenticateEveryPacketAndTheVethPairConserv
     EXPECT_GT(metric(r, "wg", "receiver_mbit_s"), 0);
 }
 
+// Two paced UDP streams over the case's tunnels, one each way, counted by hand: iperf3 -u sends
+// datagram n at start + n x length x 8 / bitrate, so from 5 ms to a 30.05 ms end, 1000-byte
+// datagrams at 80 Mbit/s (one per 100 us) are 251 and at 40 Mbit/s (one per 200 us) 126. Each is
+// one WireGuard packet: sealed once by its sender's end, carried once by each veth end, opened
+// once by the other end.
+TEST(WgBench, PacedDatagramsEachWayAreEncryptedCarriedAndAuthenticatedOnceEach) {
+    scenario::LoadOptions lo;
+    lo.mode_override = system::Mode::FUNCTIONAL;
+    lo.assignments = {{"scenario.duration", "30.05 ms", "wg_bench_test"},
+                      {"machine[1].workload[0].protocol", "udp", "wg_bench_test"},
+                      {"machine[1].workload[0].bitrate", "80 Mbit/s", "wg_bench_test"},
+                      {"machine[1].workload[0].length", "1000", "wg_bench_test"},
+                      {"machine[1].workload[0].rcvbuf", "208 KiB", "wg_bench_test"}};
+    lo.text = R"([scenario]
+name = "udp-both-ways"
+[[machine]]
+name = "pi4"
+profile = "arm64/cortex-a72"
+cpus = 4
+[machine.tunnel]
+kind = "wireguard"
+aead = "chacha20-poly1305"
+peer = "ns"
+[[machine.workload]]
+kind = "iperf3"
+name = "back"
+cpu = 0
+peer = "ns"
+sender_cpu = 1
+protocol = "udp"
+bitrate = "40 Mbit/s"
+length = 1000
+rcvbuf = "208 KiB"
+[[machine]]
+name = "ns"
+netns = "pi4"
+[machine.tunnel]
+kind = "wireguard"
+aead = "chacha20-poly1305"
+peer = "pi4"
+[[machine.workload]]
+kind = "iperf3"
+name = "out"
+cpu = 3
+peer = "pi4"
+sender_cpu = 2
+[[link]]
+kind = "veth"
+ends = ["pi4", "ns"]
+)";
+    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/reality/wg-bench-pi4/inline.toml", lo);
+    system::System sys(cfg);
+    auto r = sys.run();
+    EXPECT_FALSE(r.failed) << (r.failures.empty() ? "" : r.failures.front());
+    EXPECT_EQ(metric(r, "out", "datagrams_sent"), 251);
+    EXPECT_EQ(metric(r, "out", "datagrams_received"), 251);
+    EXPECT_EQ(metric(r, "back", "datagrams_sent"), 126);
+    EXPECT_EQ(metric(r, "back", "datagrams_received"), 126);
+    // pi4 -> ns: 251 packets
+    EXPECT_EQ(stat(r, "pi4/tunnel/wg0/encrypted"), 251);
+    EXPECT_EQ(stat(r, "pi4/netdev/veth0/tx_frames"), 251);
+    EXPECT_EQ(stat(r, "ns/netdev/veth1/rx_frames"), 251);
+    EXPECT_EQ(stat(r, "ns/tunnel/wg0/decrypted"), 251);
+    // ns -> pi4: 126 packets
+    EXPECT_EQ(stat(r, "ns/tunnel/wg0/encrypted"), 126);
+    EXPECT_EQ(stat(r, "ns/netdev/veth1/tx_frames"), 126);
+    EXPECT_EQ(stat(r, "pi4/netdev/veth0/rx_frames"), 126);
+    EXPECT_EQ(stat(r, "pi4/tunnel/wg0/decrypted"), 126);
+    EXPECT_EQ(stat(r, "*/tunnel/wg0/auth_failures"), 0);
+}
+
 // Loading `text` fails with a diagnostic that contains `message`.
 void expect_load_error(const std::string& text, const std::string& message) {
     scenario::LoadOptions lo;
