@@ -59,25 +59,17 @@ TEST(WgBench, BothTunnelEndsOnOneBoxAuthenticateEveryPacketAndTheVethPairConserv
 TEST(WgBench, PacedDatagramsEachWayAreEncryptedCarriedAndAuthenticatedOnceEach) {
     scenario::LoadOptions lo;
     lo.mode_override = system::Mode::FUNCTIONAL;
-    lo.assignments = {{"scenario.duration", "30.05 ms", "wg_bench_test"},
-                      {"machine[1].workload[0].protocol", "udp", "wg_bench_test"},
-                      {"machine[1].workload[0].bitrate", "80 Mbit/s", "wg_bench_test"},
-                      {"machine[1].workload[0].length", "1000", "wg_bench_test"},
-                      {"machine[1].workload[0].rcvbuf", "208 KiB", "wg_bench_test"}};
     lo.text = R"([scenario]
 name = "udp-both-ways"
+duration = "30.05 ms"
 [[machine]]
 name = "pi4"
 profile = "arm64/cortex-a72"
 cpus = 4
-[machine.tunnel]
-kind = "wireguard"
-aead = "chacha20-poly1305"
-peer = "ns"
+tunnel = { kind = "wireguard", aead = "chacha20-poly1305", peer = "ns" }
 [[machine.workload]]
 kind = "iperf3"
 name = "back"
-cpu = 0
 peer = "ns"
 sender_cpu = 1
 protocol = "udp"
@@ -87,16 +79,17 @@ rcvbuf = "208 KiB"
 [[machine]]
 name = "ns"
 netns = "pi4"
-[machine.tunnel]
-kind = "wireguard"
-aead = "chacha20-poly1305"
-peer = "pi4"
+tunnel = { kind = "wireguard", aead = "chacha20-poly1305", peer = "pi4" }
 [[machine.workload]]
 kind = "iperf3"
 name = "out"
 cpu = 3
 peer = "pi4"
 sender_cpu = 2
+protocol = "udp"
+bitrate = "80 Mbit/s"
+length = 1000
+rcvbuf = "208 KiB"
 [[link]]
 kind = "veth"
 ends = ["pi4", "ns"]
