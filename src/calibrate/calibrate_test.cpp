@@ -150,11 +150,80 @@ TEST(Machine, APointerChaseBeyondTheCachesIsSlowerThanWithinL1) {
     EXPECT_GT(h.copy_cycles_per_byte.stats.median, 0);
     // the tables either are consistent for the model or say why not
     std::string problem;
-    const std::string t = memory_tables(h, 2e9, 64, "measured", problem);
+    const auto cpus = allowed_cpus();
+    const DeviceLinesResult dev =
+        measure_device_lines(cpus.size() > 1 ? std::optional<int>(cpus[1]) : std::nullopt, 3);
+    pin_to_cpu(cpus.front());
+    const std::string t = memory_tables(h, dev, 2e9, 64, "measured", problem);
     EXPECT_NE(t.empty(), problem.empty());
     if (!t.empty()) {
         EXPECT_NE(t.find("[memory.dram]"), std::string::npos);
     }
+}
+
+TEST(Machine, LinesWrittenWithNonTemporalStoresAreReadFromMemory) {
+    const auto cpus = allowed_cpus();
+    pin_to_cpu(cpus.front());
+    const DeviceLinesResult d = measure_device_lines(cpus.size() > 1 ? std::optional<int>(cpus[1]) : std::nullopt, 5);
+    EXPECT_EQ(d.two_cpus, cpus.size() > 1);
+    // a line the other writer sent to memory is a miss: several times an L1 hit (4-5 cycles) anywhere
+    EXPECT_GT(d.chase.stats.median, 20);
+    ASSERT_EQ(d.seq.size(), std::size(DeviceLinesResult::SEQ_LINES));
+    // sixteen lines of a buffer cost more than two, and each point is the median less the bracket
+    EXPECT_GT(d.seq.back().net, d.seq[1].net);
+    for (const auto& p : d.seq) EXPECT_NEAR(p.net, std::max(0.0, p.cycles.stats.median - d.bracket.stats.median), 1e-9);
+    EXPECT_TRUE(std::isfinite(d.seq_fit.slope) && std::isfinite(d.seq_fit.intercept));
+}
+
+// Hand-made measurements -> the [memory] tables: which level stays, and the DRAM and prefetch figures.
+TEST(Tables, DeviceWrittenLinesGiveTheDramLatencyAndThePrefetchFigures) {
+    HierarchyResult h;
+    auto level = [](int n, std::uint64_t size, bool shared) {
+        CacheLevelInfo c;
+        c.level = n;
+        c.size = size;
+        c.ways = 8;
+        c.line = 64;
+        c.shared = shared;
+        return c;
+    };
+    auto m = [](double v) {
+        Measured x;
+        x.stats.median = v;
+        x.stats.n = 3;
+        return x;
+    };
+    h.levels = {level(1, 32768, false), level(2, 1 << 20, false), level(3, 32 << 20, true)};
+    h.working_set = {16384, 1 << 19, 16 << 20};
+    h.latency = {m(4), m(14), m(800)}; // the L3 chase costs more than a line from memory: left out
+    h.dram_working_set = 128 << 20;
+    h.dram_latency = m(1000);
+    h.copy_bytes = 128 << 20;
+    h.copy_cycles_per_byte = m(0.5); // 2e9 / 0.5 = 4e9 B/s copied: bandwidth 1.2e10
+    DeviceLinesResult d;
+    d.two_cpus = true;
+    d.chase = m(400);            // 400 cycles at 2 GHz = 200 ns
+    d.seq_fit = {420, 16};       // one exposed miss (420 / 400 rounds to 1), then 64 B per 16 cycles
+    d.peer = m(451.4);           // half a round trip of the bounced line, rounded
+    std::string problem;
+    const std::string t = memory_tables(h, d, 2e9, 64, "measured", problem);
+    ASSERT_TRUE(problem.empty()) << problem;
+    EXPECT_NE(t.find("levels = [\"l1d\", \"l2\"]"), std::string::npos) << t;
+    EXPECT_NE(t.find("level left out: l3"), std::string::npos);
+    EXPECT_NE(t.find("latency = { value = 200.0, unit = \"ns\""), std::string::npos) << t;
+    EXPECT_NE(t.find("bandwidth = { value = 1.2e+10"), std::string::npos) << t;
+    // 64 B x 2e9 / 16 = 8e9 B/s, below the shared 1.2e10
+    EXPECT_NE(t.find("core_bandwidth = { value = 8e+09"), std::string::npos) << t;
+    EXPECT_NE(t.find("trigger = { value = 1,"), std::string::npos) << t;
+    EXPECT_NE(t.find("peer_latency = { value = 451, unit = \"cycles\""), std::string::npos) << t;
+    // a stream faster than the shared channel is written as the channel's bandwidth
+    d.seq_fit = {900, 4}; // 64 x 2e9 / 4 = 3.2e10 > 1.2e10; 900 / 400 rounds to 2 exposed misses
+    const std::string u = memory_tables(h, d, 2e9, 64, "measured", problem);
+    EXPECT_NE(u.find("core_bandwidth = { value = 1.2e+10"), std::string::npos) << u;
+    EXPECT_NE(u.find("trigger = { value = 2,"), std::string::npos) << u;
+    // with one CPU the writer shared it: no line came from another core's cache
+    d.two_cpus = false;
+    EXPECT_EQ(memory_tables(h, d, 2e9, 64, "measured", problem).find("peer_latency"), std::string::npos);
 }
 
 TEST(Machine, MemcpyLongerCopiesCostMore) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <new>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -149,27 +150,47 @@ HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std
 
 namespace kdsim::calibrate {
 
-std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t line, const std::string& prefix,
-                          std::string& problem) {
+std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev, double tsc_hz, std::size_t line,
+                          const std::string& prefix, std::string& problem) {
     mem::MemoryConfig c;
     c.line = static_cast<std::uint32_t>(line);
-    std::vector<std::string> names;
+    // DRAM load-to-use: the chase through lines another core wrote with non-temporal stores, in a
+    // region whose pages stay in the TLB (src/mem has no TLB; the large chase below pays page walks)
+    const double dram_cycles = dev.chase.stats.median;
+    std::vector<std::string> names, dropped;
+    std::vector<std::size_t> kept;
     for (std::size_t i = 0; i < h.levels.size(); ++i) {
         const auto& l = h.levels[i];
+        const std::string name = i == 0 ? "l1d" : fmt::format("l{}", l.level);
+        // a level whose own chase costs as much as a line from memory serves nothing here
+        if (i > 0 && h.latency[i].stats.median >= dram_cycles) {
+            dropped.push_back(fmt::format("{} ({} B, chase over {} B: {:.1f} cycles per load, not below the {:.1f} of a "
+                                          "line from memory)",
+                                          name, l.size, h.working_set[i], h.latency[i].stats.median, dram_cycles));
+            continue;
+        }
         mem::CacheLevelConfig m;
-        m.name = i == 0 ? "l1d" : fmt::format("l{}", l.level);
+        m.name = name;
         m.size = l.size;
         m.ways = l.ways;
         m.latency = static_cast<std::uint32_t>(std::llround(h.latency[i].stats.median));
         m.shared = l.shared;
         c.levels.push_back(m);
+        kept.push_back(i);
         names.push_back(fmt::format("\"{}\"", m.name));
     }
     const double ns_per_cycle = 1e9 / tsc_hz;
-    c.dram_latency_ns = h.dram_latency.stats.median * ns_per_cycle;
+    c.dram_latency_ns = dram_cycles * ns_per_cycle;
     const double copy_bps = tsc_hz / h.copy_cycles_per_byte.stats.median; // bytes copied per second
     c.dram_bandwidth = 3 * copy_bps;
-    c.prefetch_streams = 0;
+    // the frame's first touch: one exposed miss per `trigger` lines, then a stream at one core's rate
+    c.prefetch_streams = 1;
+    c.prefetch_trigger = static_cast<std::uint32_t>(std::max(1.0, std::round(dev.seq_fit.intercept / dram_cycles)));
+    const double stream_bps = dev.seq_fit.slope > 0 ? static_cast<double>(line) * tsc_hz / dev.seq_fit.slope : 0;
+    c.core_bandwidth = stream_bps > 0 ? std::min(stream_bps, c.dram_bandwidth) : 0;
+    // another core's modified line: the line bounced between the two CPUs (none with one CPU)
+    if (dev.two_cpus && !c.levels.empty() && dev.peer.stats.median > c.levels[0].latency)
+        c.peer_latency = static_cast<std::uint32_t>(std::llround(dev.peer.stats.median));
     if (auto p = mem::check_config(c)) {
         problem = p->key + ": " + p->message;
         return {};
@@ -177,11 +198,28 @@ std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t l
     auto spread = [](const Measured& m) {
         return fmt::format("median of {}, spread {:.1f}%{}", m.stats.n, m.stats.spread * 100, m.noisy ? ", NOISY" : "");
     };
-    std::string t = "\n# [memory]: measured by kdsim calibrate (pointer chases, memcpy); docs/profiles-memory.md\n[memory]\n";
+    const std::string writer = dev.two_cpus ? "another CPU" : "a thread on the same CPU (one CPU allowed)";
+    std::string t = "\n# [memory]: measured by kdsim calibrate (pointer chases, lines written by " + writer +
+                    " with non-temporal stores, memcpy); docs/profiles-memory.md\n";
+    for (const auto& d : dropped) t += "# measured: level left out: " + d + "\n";
+    t += fmt::format("# measured: pointer chase over {} B: {:.1f} TSC cycles per load ({}; pays page walks: not the "
+                     "DRAM figure of a model without TLB)\n",
+                     h.dram_working_set, h.dram_latency.stats.median, spread(h.dram_latency));
+    for (const auto& pt : dev.seq)
+        t += fmt::format("# measured: first {} line(s) of each buffer of a 128 x 1536 B ring written by {} with "
+                         "non-temporal stores, read in ring order: {:.1f} TSC cycles per buffer ({})\n",
+                         pt.lines, writer, pt.net, spread(pt.cycles));
+    t += "[memory]\n";
     t += fmt::format("levels = [{}]\ndma_write_allocate = false\n", fmt::join(names, ", "));
-    for (std::size_t i = 0; i < h.levels.size(); ++i) {
+    if (c.peer_latency)
+        t += fmt::format("peer_latency = {{ value = {}, unit = \"cycles\", source = \"{}: a line bounced between the two "
+                         "CPUs (each stores, the other loads it back), half a round trip: {:.1f} TSC cycles per "
+                         "transfer, {}\" }}\n",
+                         c.peer_latency, prefix, dev.peer.stats.median, spread(dev.peer));
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+        const std::size_t i = kept[j];
         const auto& l = h.levels[i];
-        const auto& m = c.levels[i];
+        const auto& m = c.levels[j];
         t += fmt::format("\n[memory.{}]\n", m.name);
         t += fmt::format("size = {{ value = {}, unit = \"bytes\", source = \"sysfs {}size\" }}\n", l.size, l.path);
         t += fmt::format("ways = {{ value = {}, unit = \"ways\", source = \"sysfs {}ways_of_associativity\" }}\n", l.ways,
@@ -192,18 +230,31 @@ std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t l
         t += fmt::format("shared = {}\nreplacement = \"lru\"\n", l.shared ? "true" : "false");
     }
     t += "\n[memory.dram]\n";
-    t += fmt::format("latency = {{ value = {:.1f}, unit = \"ns\", source = \"{}: pointer chase over {} B, {:.1f} TSC "
-                     "cycles per dependent load, {}\" }}\n",
-                     c.dram_latency_ns, prefix, h.dram_working_set, h.dram_latency.stats.median, spread(h.dram_latency));
+    t += fmt::format("latency = {{ value = {:.1f}, unit = \"ns\", source = \"{}: lines written by {} with non-temporal "
+                     "stores + SFENCE (kdsim validate's device thread), then a pointer chase of a random cycle through "
+                     "them over {} B (TLB-resident), {:.1f} TSC cycles per dependent load, {}\" }}\n",
+                     c.dram_latency_ns, prefix, writer, DeviceLinesResult::CHASE_BYTES, dram_cycles, spread(dev.chase));
     t += fmt::format("bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: memcpy of {} B between cold "
                      "buffers at {:.3f} TSC cycles per byte = {:.0f} MB/s copied, x 3 (read, write-allocate, write-back "
                      "on the one channel of src/mem), {}\" }}\n",
                      c.dram_bandwidth, prefix, h.copy_bytes, h.copy_cycles_per_byte.stats.median, copy_bps / 1e6,
                      spread(h.copy_cycles_per_byte));
+    const std::string seq_src = fmt::format(
+        "{}: the first N = 2..{} lines of each buffer of a 128 x 1536 B ring written by {} with non-temporal stores, "
+        "read one load per line in ring order: {:.1f} + {:.2f} x N TSC cycles per buffer (least squares)",
+        prefix, DeviceLinesResult::SEQ_LINES[std::size(DeviceLinesResult::SEQ_LINES) - 1], writer,
+        dev.seq_fit.intercept, dev.seq_fit.slope);
+    if (c.core_bandwidth > 0)
+        t += fmt::format("core_bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: a {} B line per {:.2f} "
+                         "cycles = {:.4g} bytes/s{}\" }}\n",
+                         c.core_bandwidth, seq_src, line, dev.seq_fit.slope, stream_bps,
+                         stream_bps > c.dram_bandwidth ? ", above the shared bandwidth: written as that" : "");
     t += "\n[memory.prefetch]\n";
-    t += "streams = { value = 0, unit = \"streams\", source = \"not measured by kdsim calibrate: no stream prefetch "
-         "assumed\" }\n";
-    t += "trigger = { value = 2, unit = \"lines\", source = \"not measured by kdsim calibrate (unused with 0 streams)\" }\n";
+    t += "streams = { value = 1, unit = \"streams\", source = \"kdsim calibrate: one sequential stream measured (the "
+         "frame's read); how many the CPU tracks at once is not measured\" }\n";
+    t += fmt::format("trigger = {{ value = {}, unit = \"lines\", source = \"{}: the intercept over the {:.1f}-cycle load-to-use "
+                     "of a line from memory, rounded (at least 1): the misses a buffer exposes before the rest streams\" }}\n",
+                     c.prefetch_trigger, seq_src, dram_cycles);
     return t;
 }
 

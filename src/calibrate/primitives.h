@@ -84,10 +84,29 @@ struct HierarchyResult {
 // Pointer chases and the copy (hierarchy.cpp); `line` is the chase stride.
 HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples);
 
+// Lines another CPU wrote with non-temporal stores + SFENCE (kdsim validate's device thread):
+// device_lines.cpp. TSC cycles.
+struct DeviceLinesResult {
+    static constexpr std::size_t CHASE_BYTES = 16384; // the chase's region: 4 pages, TLB-resident
+    static constexpr std::size_t SEQ_LINES[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    bool two_cpus = false;  // false: the writer shared the measuring CPU (one CPU allowed)
+    Measured chase;         // per dependent load, random order
+    struct SeqPoint {
+        std::size_t lines = 0;
+        Measured cycles;    // per buffer: N lines read from a buffer of the ring, bracket included
+        double net = 0;     // the median less the empty bracket
+    };
+    std::vector<SeqPoint> seq;
+    LineFit seq_fit;        // net = intercept + slope x lines, over N >= 2
+    Measured bracket;       // the empty fenced TSC bracket
+    Measured peer;          // half a round trip of a line bounced between the two CPUs
+};
+DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples);
+
 // The [memory] tables of the calibrated profile from `h` (TSC cycles at `tsc_hz`; sources start
 // with `prefix`), or "" with `problem` set when the figures are inconsistent for kdsim's model
 // (e.g. two levels whose measured latencies do not increase).
-std::string memory_tables(const HierarchyResult& h, double tsc_hz, std::size_t line, const std::string& prefix,
+std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev, double tsc_hz, std::size_t line, const std::string& prefix,
                           std::string& problem);
 
 } // namespace kdsim::calibrate

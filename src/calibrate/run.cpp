@@ -148,7 +148,7 @@ int run(const Options& o) {
                 : std::vector<std::size_t>{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
 
     Progress prog;
-    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1;
+    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1;
     std::fprintf(stderr, "kdsim calibrate%s: %s (%s), pinned to CPU %d; %d samples per figure\n",
                  o.quick ? " --quick" : "", cpu.model.c_str(), cpu.vendor.c_str(), cpu_a, samples);
 
@@ -262,6 +262,10 @@ int run(const Options& o) {
     prog.next("memory hierarchy (pointer chase per cache level and beyond, cold memcpy)");
     const std::size_t chase_line = cpu.cache_line ? cpu.cache_line : 64;
     auto hier = measure_hierarchy(read_cache_levels(cpu_a), chase_line, samples);
+    prog.next(cpu_b ? fmt::format("lines written by CPU {} with non-temporal stores, read on CPU {}", *cpu_b, cpu_a)
+                    : std::string("lines written with non-temporal stores, read back (one CPU only)"));
+    auto dev = measure_device_lines(cpu_b, samples);
+    pin_to_cpu(cpu_a);
 
     prog.next(cpu_b ? fmt::format("futex ping-pong (CPU {} alone, CPU {} <-> CPU {})", cpu_a, cpu_a, *cpu_b)
                     : std::string("futex ping-pong (one CPU only)"));
@@ -512,7 +516,7 @@ int run(const Options& o) {
     {
         std::string problem;
         std::string mt = hier.levels.empty() ? std::string()
-                                             : memory_tables(hier, tsc.hz, chase_line, ctx.measured_prefix(), problem);
+                                             : memory_tables(hier, dev, tsc.hz, chase_line, ctx.measured_prefix(), problem);
         if (mt.empty())
             notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("sysfs lists no cache levels")
                                                                          : problem));

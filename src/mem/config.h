@@ -28,6 +28,9 @@ struct MemoryConfig {
     // Bytes per second one core's line fills can stream at most (its outstanding misses bind, by
     // Little's law); 0: only the shared DRAM bandwidth binds.
     double core_bandwidth = 0;
+    // Load-to-use of a line that another CPU's private cache holds (a cache-to-cache transfer),
+    // core cycles; 0: the first shared level's latency (else the last private level's).
+    std::uint32_t peer_latency = 0;
     std::uint32_t prefetch_streams = 0;  // stream trackers per CPU (0: no prefetcher)
     std::uint32_t prefetch_trigger = 2;  // consecutive line misses before a stream is followed
     bool dma_coherent = false;           // device writes snoop the CPU caches

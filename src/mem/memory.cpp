@@ -45,6 +45,10 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
     if (!(c.dram_bandwidth > 0)) return ConfigProblem{"dram.bandwidth", "expected a bandwidth > 0 bytes/s"};
     if (c.core_bandwidth < 0 || c.core_bandwidth > c.dram_bandwidth)
         return ConfigProblem{"dram.core_bandwidth", "expected at most the shared DRAM bandwidth, found more"};
+    if (c.peer_latency != 0 && c.peer_latency <= c.levels[0].latency)
+        return ConfigProblem{"peer_latency", "expected more than " + c.levels[0].name + "'s " + num(c.levels[0].latency) +
+                                                 " cycles (a line from another CPU is not an L1 hit), found " +
+                                                 num(c.peer_latency)};
     if (c.prefetch_streams > 0 && c.prefetch_trigger == 0)
         return ConfigProblem{"prefetch.trigger", "expected at least 1 line miss before a stream is followed"};
     if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
@@ -73,7 +77,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     touched_.assign(static_cast<std::size_t>(cpus), 0);
     line_shift_ = static_cast<unsigned>(std::countr_zero(c.line));
     for (const auto& l : c.levels) hit_ticks_.push_back(clock_.to_ticks(l.latency - c.levels[0].latency));
-    peer_ticks_ = hit_ticks_[n_private_ < c.levels.size() ? n_private_ : n_private_ - 1];
+    peer_ticks_ = c.peer_latency ? clock_.to_ticks(c.peer_latency - c.levels[0].latency)
+                                 : hit_ticks_[n_private_ < c.levels.size() ? n_private_ : n_private_ - 1];
     max_fast_stall_ = (UINT64_MAX - engine::PS_PER_S) / hz;
     dram_stall_ = static_cast<Tick>(std::llround(c.dram_latency_ns * 1000.0)) - clock_.to_ticks(c.levels[0].latency);
     const std::size_t n_caches = private_.size() + shared_.size();

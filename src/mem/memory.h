@@ -17,8 +17,9 @@
 // Timing model of one access of contiguous bytes, line by line in address order:
 //   - a hit in the CPU's level k stalls latency(k) - latency(L1) cycles (compute figures are
 //     measured on warm data, i.e. with L1 hits);
-//   - a line held only by another CPU's private cache is served at the first shared level's
-//     latency (the snoop-control unit's cache-to-cache transfer);
+//   - a line held only by another CPU's private cache is served at the profile's peer latency, or
+//     without one at the first shared level's latency (the snoop-control unit's cache-to-cache
+//     transfer);
 //   - a line from DRAM is a demand miss until the CPU's stream prefetcher has seen `trigger`
 //     consecutive line misses; a demand miss waits for the DRAM channel, then stalls the
 //     DRAM load-to-use latency - latency(L1); a line of a detected stream costs only its

@@ -191,6 +191,26 @@ TEST(Memory, AFullCacheEvictsItsLeastRecentLineAndWritesBackADirtyOne) {
     EXPECT_EQ(m.stats().writebacks, 1u);
 }
 
+TEST(Memory, AGivenPeerLatencyServesAnotherCpusModifiedLine) {
+    MemoryConfig c = test_profile();
+    c.peer_latency = 50;
+    MemorySystem m(c, 2, 1'000'000'000);
+    const Addr desc = m.alloc(64);
+    m.write(1, 0, desc, 16); // CPU 1 holds it modified in its L1 (and the shared L2 was filled)
+    // CPU 0 misses its L1, hits the shared L2: 20 - 4 = 16 cycles, the peer figure is not needed
+    EXPECT_EQ(m.read(0, 1000 * NS, desc, 16), 16u);
+    // without a shared level, the line is served from CPU 1's private cache at 50 - 4 = 46 cycles
+    c.levels = {{"l1d", 32 * 1024, 4, 4, false, Replacement::LRU}};
+    MemorySystem p(c, 2, 1'000'000'000);
+    const Addr d2 = p.alloc(64);
+    p.write(1, 0, d2, 16);
+    EXPECT_EQ(p.read(0, 1000 * NS, d2, 16), 46u);
+    EXPECT_EQ(p.stats().peer_hits, 1u);
+    // CPU 0's store takes it back from CPU 1: CPU 1's next read is again a peer transfer
+    EXPECT_EQ(p.write(0, 2000 * NS, d2, 4), 0u);
+    EXPECT_EQ(p.read(1, 3000 * NS, d2, 16), 46u);
+}
+
 TEST(Memory, WithoutAPrefetcherEveryLineIsADemandMiss) {
     MemoryConfig c = test_profile();
     c.prefetch_streams = 0;
@@ -220,6 +240,9 @@ TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     c = test_profile();
     c.dram_latency_ns = 0;
     EXPECT_EQ(key(c), "dram.latency");
+    c = test_profile();
+    c.peer_latency = 4; // not above the L1's 4 cycles
+    EXPECT_EQ(key(c), "peer_latency");
     c = test_profile();
     c.dma_write_allocate = true; // without coherent DMA
     EXPECT_EQ(key(c), "dma.write_allocate");

@@ -11,6 +11,7 @@
 //   [memory.dram]   latency = { ..., unit = "ns" }, bandwidth = { ..., unit = "bytes/s" },
 //                   core_bandwidth = { ..., unit = "bytes/s" } (optional: one core's streaming limit)
 //   [memory.prefetch] streams = { ..., unit = "streams" }, trigger = { ..., unit = "lines" }
+//   peer_latency = { ..., unit = "cycles" } # in [memory], optional: a line from another CPU's cache
 //   copy = { ..., unit = "cycles/byte" } # in [memory], optional: the warm copy loop; given, the
 //                                       # network datapath runs on the hierarchy
 //
@@ -87,13 +88,14 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     c.dma_coherent = p.dma && p.dma->coherent;
 
     std::vector<std::string> names;
-    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy"};
+    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy", "peer_latency"};
     if (const toml::array* a = r.array(*t, "levels", "memory.levels", true, "an array of level names, nearest first")) {
         where["levels"] = {a, "memory.levels"};
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             if (!e.is_string() || e.as_string()->get().empty() || e.as_string()->get() == "dram" ||
-                e.as_string()->get() == "prefetch" || e.as_string()->get() == "copy") {
+                e.as_string()->get() == "prefetch" || e.as_string()->get() == "copy" ||
+                e.as_string()->get() == "peer_latency") {
                 r.error(e, index_key("memory.levels", i),
                         fmt::format("expected the name of a [memory.<level>] table, found {}", describe(&e)));
                 continue;
@@ -110,6 +112,9 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     where["line"] = {nullptr, "cpu.cache_line"};
     if (t->get("copy"))
         if (auto v = positive_figure(r, *t, "copy", "memory", Unit::CYCLES_PER_BYTE, where, "copy")) c.copy_warm = *v;
+    if (t->get("peer_latency"))
+        if (auto v = int_figure(r, *t, "peer_latency", "memory", Unit::CYCLES, where, "peer_latency"))
+            c.peer_latency = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
 
     for (const auto& nm : names) {
         const std::string tkey = join_key("memory", nm);

@@ -1,0 +1,205 @@
+// Reading lines that another core wrote with non-temporal stores: the pattern of kdsim validate's
+// device thread (src/validate/datapath_rx.cpp), which writes every rx frame with MOVNTDQ + SFENCE so
+// that it lands in memory as a NIC's DMA write does. A writer thread on the second CPU writes, the
+// measuring thread on the first reads:
+//   - a dependent chase through a random cycle of such lines over a small, TLB-resident region:
+//     the load-to-use of a line that is in memory and in no cache, without page walks;
+//   - the sequential read of the first N lines of each buffer of a 128 x 1536 B ring (validate's
+//     rx ring), one load per line, buffers in ring order: the cost of a frame's first touch as the
+//     CPU's prefetchers see it;
+//   - a line bounced between the two CPUs (each stores, the other loads it): the transfer of a line
+//     modified in the other core's cache, half a round trip.
+#include "calibrate/primitives.h"
+#include "calibrate/tsc.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace kdsim::calibrate {
+
+namespace {
+
+constexpr std::size_t RING = 128, BUFFER = 1536; // validate's rx ring (datapath.h RxConfig)
+
+// A thread on another CPU that runs a job whenever asked, and says when it is done.
+class Writer {
+public:
+    explicit Writer(std::optional<int> cpu) : t_([this, cpu] { loop(cpu); }) {}
+    ~Writer() {
+        stop_.store(true, std::memory_order_release);
+        t_.join();
+    }
+    // Runs `job` on the writer's CPU and waits until it has ended (its stores fenced).
+    template <class Job>
+    void run(Job&& job) {
+        job_ = std::forward<Job>(job);
+        const std::uint64_t want = req_.fetch_add(1, std::memory_order_acq_rel) + 1;
+        for (unsigned spin = 0; done_.load(std::memory_order_acquire) != want; ++spin)
+            if ((spin & 1023) == 1023) std::this_thread::yield(); else _mm_pause();
+    }
+
+private:
+    void loop(std::optional<int> cpu) {
+        if (cpu) pin_to_cpu(*cpu);
+        std::uint64_t seen = 0;
+        for (unsigned spin = 0; !stop_.load(std::memory_order_acquire); ++spin) {
+            const std::uint64_t r = req_.load(std::memory_order_acquire);
+            if (r == seen) {
+                if ((spin & 1023) == 1023) std::this_thread::yield(); else _mm_pause();
+                continue;
+            }
+            job_();
+            _mm_sfence();
+            seen = r;
+            done_.store(r, std::memory_order_release);
+        }
+    }
+    std::function<void()> job_;
+    alignas(64) std::atomic<std::uint64_t> req_{0};
+    alignas(64) std::atomic<std::uint64_t> done_{0};
+    std::atomic<bool> stop_{false};
+    std::thread t_;
+};
+
+void stream_line(void* dst, std::uint64_t first_word) {
+    auto* d = static_cast<__m128i*>(dst);
+    _mm_stream_si128(d, _mm_set_epi64x(0, static_cast<long long>(first_word)));
+    for (int i = 1; i < 4; ++i) _mm_stream_si128(d + i, _mm_setzero_si128());
+}
+
+struct Region {
+    std::unique_ptr<std::uint8_t, decltype(&std::free)> p{nullptr, &std::free};
+    explicit Region(std::size_t bytes) : p(static_cast<std::uint8_t*>(std::aligned_alloc(4096, bytes)), &std::free) {
+        if (!p) throw std::bad_alloc();
+        std::memset(p.get(), 0, bytes);
+    }
+};
+
+} // namespace
+
+DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples) {
+    DeviceLinesResult r;
+    r.two_cpus = writer_cpu.has_value();
+    std::optional<Writer> w(std::in_place, writer_cpu);
+    constexpr std::size_t line = 64;
+
+    // the chase: a random cycle through the lines of `chase_bytes`, rewritten before every sample
+    const std::size_t n = DeviceLinesResult::CHASE_BYTES / line;
+    Region chase(DeviceLinesResult::CHASE_BYTES);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(4242);
+    std::uint8_t* base = chase.p.get();
+    void* sink = nullptr;
+    r.chase = measure(
+        [&] {
+            std::shuffle(order.begin() + 1, order.end(), rng);
+            w->run([&] {
+                for (std::size_t i = 0; i < n; ++i)
+                    stream_line(base + order[i] * line, reinterpret_cast<std::uint64_t>(base + order[(i + 1) % n] * line));
+            });
+            void* p = base;
+            const std::uint64_t t0 = tsc_begin();
+            for (std::size_t i = 0; i < n; ++i) p = *static_cast<void**>(p);
+            const std::uint64_t t1 = tsc_end();
+            sink = p;
+            return static_cast<double>(t1 - t0) / static_cast<double>(n);
+        },
+        samples, 2, 0.10, 3);
+
+    // the ring: the first N lines of every buffer written, then read one load per line
+    Region ring(RING * BUFFER);
+    std::uint8_t* rb = ring.p.get();
+    std::uint64_t acc = 0;
+    for (std::size_t lines : DeviceLinesResult::SEQ_LINES) {
+        DeviceLinesResult::SeqPoint pt;
+        pt.lines = lines;
+        pt.cycles = measure(
+            [&] {
+                w->run([&] {
+                    for (std::size_t b = 0; b < RING; ++b)
+                        for (std::size_t l = 0; l < lines; ++l) stream_line(rb + b * BUFFER + l * line, b + l);
+                });
+                std::vector<double> per(RING);
+                for (std::size_t b = 0; b < RING; ++b) {
+                    const volatile std::uint64_t* f = reinterpret_cast<const std::uint64_t*>(rb + b * BUFFER);
+                    const std::uint64_t t0 = tsc_begin();
+                    for (std::size_t l = 0; l < lines; ++l) acc += f[l * (line / 8)];
+                    const std::uint64_t t1 = tsc_end();
+                    per[b] = static_cast<double>(t1 - t0);
+                }
+                return summarize(per).median;
+            },
+            samples, 2, 0.10, 3);
+        r.seq.push_back(pt);
+    }
+    // the empty bracket, subtracted from the per-buffer figures
+    r.bracket = measure(
+        [] {
+            std::vector<double> v(256);
+            for (auto& x : v) {
+                const std::uint64_t t0 = tsc_begin();
+                const std::uint64_t t1 = tsc_end();
+                x = static_cast<double>(t1 - t0);
+            }
+            return summarize(v).median;
+        },
+        samples, 1, 0.10, 3);
+    for (auto& pt : r.seq) pt.net = std::max(0.0, pt.cycles.stats.median - r.bracket.stats.median);
+    std::vector<double> x, y;
+    for (const auto& pt : r.seq)
+        if (pt.lines >= 2) {
+            x.push_back(static_cast<double>(pt.lines));
+            y.push_back(pt.net);
+        }
+    if (x.size() >= 2) r.seq_fit = fit_line(x, y);
+
+    w.reset(); // its spinning would share the other CPU with the echo below
+    // a line bounced between the CPUs: each side waits for the other's store and answers with its
+    // own, so a round trip is two transfers of a line modified in the other core's cache
+    if (writer_cpu) {
+        alignas(64) static std::atomic<std::uint64_t> cell{0};
+        std::atomic<bool> stop{false};
+        cell.store(0);
+        std::thread echo([&] {
+            pin_to_cpu(*writer_cpu);
+            while (!stop.load(std::memory_order_relaxed)) {
+                const std::uint64_t v = cell.load(std::memory_order_acquire);
+                if (v & 1) cell.store(v + 1, std::memory_order_release);
+                else _mm_pause();
+            }
+        });
+        r.peer = measure(
+            [&] {
+                constexpr int rounds = 2000;
+                const std::uint64_t t0 = tsc_begin();
+                for (int i = 0; i < rounds; ++i) {
+                    const std::uint64_t v = cell.load(std::memory_order_acquire) + 1;
+                    cell.store(v, std::memory_order_release);
+                    for (unsigned spin = 0; cell.load(std::memory_order_acquire) == v; ++spin)
+                        if ((spin & 0xfffff) == 0xfffff) std::this_thread::yield(); // the echo is not running
+                }
+                const std::uint64_t t1 = tsc_end();
+                return static_cast<double>(t1 - t0) / (2.0 * rounds);
+            },
+            samples, 1, 0.15, 3);
+        stop.store(true);
+        echo.join();
+    }
+    volatile std::uint64_t keep = acc + reinterpret_cast<std::uintptr_t>(sink);
+    (void)keep;
+    return r;
+}
+
+} // namespace kdsim::calibrate
