@@ -11,9 +11,61 @@ RxFlood::RxFlood(Env env, RxFloodWorkload cfg, RxFloodCosts costs)
     : Workload(env), cfg_(std::move(cfg)), costs_(std::move(costs)),
       decrypt_(costs_.decrypt_per_call +
                static_cast<Cycles>(std::llround(static_cast<double>(cfg_.payload) * costs_.decrypt_per_byte))),
-      queue_(cfg_.cryptd_qlen) {}
+      queue_(cfg_.cryptd_qlen) {
+    if (!costs_.memory) return;
+    hier_ = std::make_unique<Hierarchy>(*costs_.memory, costs_.clock_hz);
+    Hierarchy& h = *hier_;
+    // as the harness: one line per descriptor; the ring's buffers, then cryptd's pool after them
+    const std::size_t nbuf = RING + (cfg_.cryptd ? cfg_.cryptd_qlen + 2 : 0);
+    h.descs = h.mem.alloc(RING * 64, 64);
+    h.buffers = h.mem.alloc(nbuf * cfg_.buffer, 4096);
+    for (std::size_t d = 0; d < RING; ++d) h.desc_buf.push_back(static_cast<std::uint32_t>(d));
+    for (std::size_t b = RING; b < nbuf; ++b) h.free_bufs.push_back(static_cast<std::uint32_t>(b));
+    h.free_n = h.free_bufs.size();
+    h.queued.assign(cfg_.cryptd ? cfg_.cryptd_qlen : 0, 0);
+}
+
+Cycles RxFlood::touch(Tick& t, mem::Addr a, std::size_t len, bool write) {
+    const Cycles c = write ? hier_->mem.write(0, t, a, len) : hier_->mem.read(0, t, a, len);
+    t += env_.cpu.clock().to_ticks(c);
+    return c;
+}
+
+Cycles RxFlood::desc_read_stall(std::size_t d) {
+    Tick t = env_.cpu.now();
+    const Cycles c = touch(t, hier_->descs + d * 64, 16, false); // done, len, buf
+    desc_stall_ += c;
+    return c;
+}
+
+Cycles RxFlood::open_stall(std::uint32_t b) {
+    Tick t = env_.cpu.now();
+    const mem::Addr f = buffer_addr(b);
+    const std::uint64_t len = rx_frame_len(cfg_.payload);
+    Cycles c = touch(t, f + len - 16, 16, false);              // memcpy(tag, data + n, 16)
+    c += touch(t, f + 34, 16, false);                           // the SPI, sequence number and IV
+    c += touch(t, f + 50, cfg_.payload, false);                 // EVP_DecryptUpdate in place: reads
+    c += touch(t, f + 50, cfg_.payload, true);                  // and writes the payload
+    frame_stall_ += c;
+    return c;
+}
+
+void RxFlood::give_back(std::size_t d) {
+    Hierarchy& h = *hier_;
+    const Tick now = env_.cpu.now();
+    const mem::Addr desc = h.descs + d * 64;
+    (void)h.mem.write(0, now, desc, 4); // done = 0: the store retires into the store buffer
+    // the device refills it at once: the frame with non-temporal stores (16 B each), then done/len
+    h.mem.device_write(now, buffer_addr(h.desc_buf[d]), (rx_frame_len(cfg_.payload) + 15) / 16 * 16);
+    (void)h.mem.write(1, now, desc, 16); // the device core's own time, not this CPU's
+}
 
 void RxFlood::start() {
+    if (hier_) // the device has filled every descriptor before the run
+        for (std::size_t d = 0; d < RING; ++d) {
+            hier_->mem.device_write(0, buffer_addr(hier_->desc_buf[d]), (rx_frame_len(cfg_.payload) + 15) / 16 * 16);
+            (void)hier_->mem.write(1, 0, hier_->descs + d * 64, 16);
+        }
     const auto policy = cfg_.priority > 0 ? kernel::SchedPolicy::FIFO : kernel::SchedPolicy::NORMAL;
     rx_ = &user_task(cfg_.name, policy, cfg_.priority, rx_body(*this));
     if (cfg_.cryptd) {
@@ -34,19 +86,34 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
             ++w.polls_;
             for (int n = 0; n < c.weight; ++n) {
                 ++w.received_;
+                const std::size_t d = w.slot_;
+                w.slot_ = (w.slot_ + 1) % RING;
+                if (w.hier_)
+                    if (Cycles s = w.desc_read_stall(d)) co_await cpu.exec(s, Cat::DRIVER);
                 if (w.costs_.flush_per_packet) {
                     co_await cpu.exec(w.costs_.flush_per_packet, Cat::CACHE_MAINT);
                     w.lines_ += w.costs_.flush_lines;
                 }
                 if (!w.worker_) {
+                    if (w.hier_)
+                        if (Cycles s = w.open_stall(w.hier_->desc_buf[d])) co_await cpu.exec(s, Cat::CRYPTO);
                     co_await cpu.exec(w.decrypt_, Cat::CRYPTO);
                     ++w.decrypted_;
+                    if (w.hier_) w.give_back(d);
                     continue;
                 }
                 // cryptd_enqueue_request(): a full queue refuses the request, the packet is dropped
                 if (w.queue_.crypto_enqueue_request(crypto::CryptoAsyncRequest{&w.tfm_, w.received_, 0}) == -ENOSPC) {
                     ++w.queue_drops_;
+                    if (w.hier_) w.give_back(d); // with the buffer it had
                     continue;
+                }
+                if (Hierarchy* h = w.hier_.get()) { // the request keeps the buffer; the ring gets one from the pool
+                    h->queued[(h->q_head + h->q_n++) % h->queued.size()] = h->desc_buf[d];
+                    h->desc_buf[d] = h->free_bufs[h->free_head];
+                    h->free_head = (h->free_head + 1) % h->free_bufs.size();
+                    --h->free_n;
+                    w.give_back(d);
                 }
                 w.max_queued_ = std::max<std::uint64_t>(w.max_queued_, w.queue_.qlen());
                 if (w.worker_sleeping_) {
@@ -81,6 +148,13 @@ engine::Task<> RxFlood::worker_body(RxFlood& w) {
             continue;
         }
         w.queue_.crypto_dequeue_request(); // one request per pass
+        if (Hierarchy* h = w.hier_.get()) {
+            const std::uint32_t b = h->queued[h->q_head];
+            h->q_head = (h->q_head + 1) % h->queued.size();
+            --h->q_n;
+            if (Cycles s = w.open_stall(b)) co_await cpu.exec(s, Cat::CRYPTO);
+            h->free_bufs[(h->free_head + h->free_n++) % h->free_bufs.size()] = b; // back to the pool
+        }
         co_await cpu.exec(w.decrypt_, Cat::CRYPTO);
         ++w.decrypted_; // the completion
     }
@@ -102,6 +176,15 @@ results::WorkloadResult RxFlood::result() const {
     add(r, "rounds", static_cast<double>(rounds_), "count");
     add(r, "polls", static_cast<double>(polls_), "count");
     add(r, "time_squeeze", static_cast<double>(squeezes_), "count");
+    if (hier_) {
+        const mem::MemoryStats& m = hier_->mem.stats();
+        const double n = decrypted_ ? static_cast<double>(decrypted_) : 1;
+        add(r, "desc_stall_cycles_per_packet", static_cast<double>(desc_stall_) / n, "cycles");
+        add(r, "frame_stall_cycles_per_packet", static_cast<double>(frame_stall_) / n, "cycles");
+        add(r, "dram_demand_lines", static_cast<double>(m.dram_demand_lines), "count");
+        add(r, "dram_stream_lines", static_cast<double>(m.dram_stream_lines), "count");
+        add(r, "peer_lines", static_cast<double>(m.peer_hits), "count");
+    }
     if (worker_) {
         add(r, "queue_drops", static_cast<double>(queue_drops_), "count");
         add(r, "max_cryptd_queue", static_cast<double>(max_queued_), "count");

@@ -19,14 +19,29 @@
 // has emptied its queue (the real harness's sched_yield between rounds with both threads at the
 // same SCHED_FIFO priority: the worker then runs until its queue is empty and sleeps).
 //
-// Per-packet work of the real loop that no profile figure covers (reading the descriptor, the
-// first touch of the lines the device wrote) is not charged: docs/validation.md.
+//
+// On a profile with [memory] tables (and no flush: the [flush] stand-in's figures already contain
+// the re-read of the flushed lines), the loop runs on the memory hierarchy (src/mem) with two CPUs:
+// the rx CPU (0) and the device's core (1). The descriptors (one 64 B line each, as the harness's
+// alignas(64) Desc) and the rx buffers (one contiguous ring of them, plus cryptd's pool) have
+// addresses. The device fills a descriptor's buffer as soon as the rx task gives it back: a DMA
+// write (non-temporal stores: to DRAM, the CPUs' copies dropped on a coherent platform) and the
+// descriptor's done/len store from its core. The rx task reads the descriptor (a line the device's
+// core modified), and whoever decrypts reads what InPlaceOpener::open reads, in its order: the
+// 16-byte tag at the end of the frame, the ESP header (SPI, sequence number, IV), then the payload,
+// decrypted in place (read, then written); the rx task stores into the descriptor to give it back.
+// Each access pays the hierarchy's stall on top of the warm compute figures.
 #pragma once
 
 #include "crypto/cryptd.h"
 #include "kernel/sched.h"
+#include "mem/memory.h"
 #include "workloads/config.h"
 #include "workloads/workload.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace kdsim::workloads {
 
@@ -37,6 +52,8 @@ struct RxFloodCosts {
     std::string impl;            // "<prim>.<impl>", for the result
     Cycles flush_per_packet = 0; // lines x inner_inv_line + barrier (0 without flush)
     std::uint64_t flush_lines = 0;
+    std::optional<mem::MemoryConfig> memory; // the hierarchy the loop runs on (none: figures alone)
+    std::uint64_t clock_hz = 0;             // the CPU clock, for the hierarchy's cycles
 };
 
 class RxFlood final : public Workload {
@@ -48,7 +65,29 @@ public:
     // Cycles of one decryption.
     Cycles decrypt_cycles() const { return decrypt_; }
 
+    // The rx descriptors of the harness (datapath.h RxConfig::ring).
+    static constexpr std::size_t RING = 128;
+
 private:
+    // The hierarchy's view of the ring: addresses, which buffer each descriptor holds, cryptd's pool.
+    struct Hierarchy {
+        mem::MemorySystem mem;
+        mem::Addr descs = 0, buffers = 0;
+        std::vector<std::uint32_t> desc_buf;            // per descriptor, its buffer
+        std::vector<std::uint32_t> free_bufs, queued;   // FIFO rings (cryptd): the pool, the queue's buffers
+        std::size_t free_head = 0, free_n = 0, q_head = 0, q_n = 0;
+        Hierarchy(const mem::MemoryConfig& c, std::uint64_t hz) : mem(c, 2, hz) {}
+    };
+    // The stall of CPU 0 reading (or writing) [a, a + len) at `t`, and `t` moved past it.
+    Cycles touch(Tick& t, mem::Addr a, std::size_t len, bool write);
+    // The reads and the in-place write of InPlaceOpener::open on buffer `b`: the stall, from now.
+    Cycles open_stall(std::uint32_t b);
+    // The descriptor read of packet slot `d`: the stall, from now.
+    Cycles desc_read_stall(std::size_t d);
+    // The rx task gives descriptor `d` back (its store) and the device refills it at once.
+    void give_back(std::size_t d);
+    mem::Addr buffer_addr(std::uint32_t b) const { return hier_->buffers + static_cast<mem::Addr>(b) * cfg_.buffer; }
+
     static engine::Task<> rx_body(RxFlood& w);
     static engine::Task<> worker_body(RxFlood& w);
     RxFloodWorkload cfg_;
@@ -63,6 +102,9 @@ private:
     std::uint64_t max_queued_ = 0;
     std::uint64_t received_ = 0, decrypted_ = 0, queue_drops_ = 0, lines_ = 0;
     std::uint64_t rounds_ = 0, polls_ = 0, squeezes_ = 0, worker_wakeups_ = 0, yields_ = 0;
+    std::unique_ptr<Hierarchy> hier_;
+    std::size_t slot_ = 0; // the next descriptor the rx task reads
+    Cycles desc_stall_ = 0, frame_stall_ = 0;
 };
 
 } // namespace kdsim::workloads

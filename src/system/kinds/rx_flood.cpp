@@ -75,7 +75,7 @@ void read(ParamReader& r, RxFloodWorkload& x) {
 
 // The per-packet costs from the machine's profile: the fused AEAD primitive (the fastest SIMD
 // implementation, else the fastest scalar one) and, with a flush, the [flush] or [dma] per-line
-// figures.
+// figures; without a flush, the profile's memory hierarchy when it has one.
 workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x) {
     const Profile& p = mc.profile;
     workloads::RxFloodCosts c;
@@ -88,7 +88,13 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
     c.decrypt_per_call = cc.cycles_per_call;
     c.decrypt_per_byte = cc.cycles_per_byte;
     c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
-    if (x.flush == RxFlush::NONE) return c;
+    if (x.flush == RxFlush::NONE) {
+        // with [memory], the loop's descriptor and frame accesses pay the hierarchy's stalls; a
+        // flush keeps the [flush] / [dma] figures alone (the stand-in's figures contain the re-read)
+        c.memory = p.memory;
+        c.clock_hz = p.clock_hz;
+        return c;
+    }
     const std::uint64_t line = p.cache_line ? p.cache_line : 64;
     const std::uint64_t bytes = x.flush == RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
     c.flush_lines = (bytes + line - 1) / line;
