@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace kdsim::calibrate {
@@ -513,6 +514,7 @@ int run(const Options& o) {
         t += fmt::format("reread_line = {{ value = {:.3f}, unit = \"cycles\", source = \"{} (slope of the re-read)\" }}\n",
                          std::max(0.0, flush.reread_fit.slope), toml_escape(src));
     }
+    std::string memory_summary; // the [memory] tables, for the summary on stdout
     {
         std::string problem;
         std::string mt = hier.levels.empty() ? std::string()
@@ -521,6 +523,7 @@ int run(const Options& o) {
             notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("sysfs lists no cache levels")
                                                                          : problem));
         t += mt;
+        memory_summary = mt;
     }
     t += "\n# Measured, not profile keys (kdsim's [dma] schema is fixed; no copy or signal section), TSC cycles;\n"
          "# medians of the samples, spread = IQR / median (docs/calibration.md):\n";
@@ -567,6 +570,18 @@ int run(const Options& o) {
         std::printf("%-48s %14s  %.1f%%%s\n", fmt::format("cipher.{}.{}.cycles_per_call", c.prim, c.impl).c_str(),
                     fmt::format("{} cycles", int_value(c.run.fit.intercept)).c_str(), f.stats.spread * 100,
                     f.noisy || f.stats.spread > 0.05 ? "  NOISY" : "");
+    }
+    { // each [memory] figure as "memory: <table>.<key> = <value> <unit>"
+        std::istringstream in(memory_summary);
+        std::string line, table;
+        while (std::getline(in, line)) {
+            if (line.rfind("[memory", 0) == 0) table = line.substr(1, line.size() - 2);
+            const auto v = line.find("{ value = "), u = line.find(", unit = \"");
+            if (v == std::string::npos || u == std::string::npos) continue;
+            const std::string unit = line.substr(u + 10, line.find('"', u + 10) - u - 10);
+            std::printf("memory: %s.%s = %s %s\n", table.c_str(), line.substr(0, line.find(' ')).c_str(),
+                        line.substr(v + 10, u - v - 10).c_str(), unit.c_str());
+        }
     }
     for (auto& u : unavailable) std::printf("unavailable: %s\n", u.c_str());
     for (auto& n : notes) std::printf("measured: %s\n", n.c_str());

@@ -172,7 +172,7 @@ std::optional<std::optional<Found>> find_keyed(system::Profile& profile, std::st
     return std::nullopt;
 }
 
-// memory.copy, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
+// memory.copy, memory.peer_latency, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
 // is not under memory; a Found, or nothing after an error (reported), otherwise.
 std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::string_view figure,
                                                 const toml::node& value, const std::string& key, Reader& r) {
@@ -190,6 +190,8 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
         return std::optional<std::optional<Found>>{std::optional<Found>{}};
     };
     if (parts.size() == 2 && parts[1] == "copy") return std::optional<Found>{Found{&m.copy_warm, Unit::CYCLES_PER_BYTE, true, true}};
+    if (parts.size() == 2 && parts[1] == "peer_latency")
+        return std::optional<Found>{Found{&m.peer_latency, Unit::CYCLES, true, true}};
     if (parts.size() == 3 && parts[1] == "dram") {
         if (parts[2] == "latency") return std::optional<Found>{Found{&m.dram_latency_ns, Unit::NS, true}};
         if (parts[2] == "bandwidth") return std::optional<Found>{Found{&m.dram_bandwidth, Unit::BYTES_PER_SECOND, true}};
@@ -211,7 +213,8 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
             if (parts[2] == "latency") return std::optional<Found>{Found{&l.latency, Unit::CYCLES, true}};
             return unknown(table, {"size", "ways", "latency"});
         }
-    std::vector<std::string> have = {"memory.copy", "memory.dram.<figure>", "memory.prefetch.<figure>"};
+    std::vector<std::string> have = {"memory.copy", "memory.peer_latency", "memory.dram.<figure>",
+                                     "memory.prefetch.<figure>"};
     for (const auto& l : m.levels) have.push_back(fmt::format("memory.{}.<figure>", l.name));
     r.error(value, key, fmt::format("profile {} has no memory figure '{}'; expected one of: {}", profile.name, figure,
                                     join_list(have)));
@@ -291,7 +294,7 @@ std::optional<std::string> apply_override(system::Profile& profile, std::string_
             r.error(value, key, fmt::format("expected at most {} {}, found {}", UINT32_MAX, unit, describe(&value)));
             return std::nullopt;
         }
-        old = fmt::format("{} {}", **w, unit);
+        old = f->zero_is_unset && **w == 0 ? std::string("not set") : fmt::format("{} {}", **w, unit);
         **w = static_cast<std::uint32_t>(*v);
     } else {
         std::optional<std::uint64_t>& o = *std::get<std::optional<std::uint64_t>*>(f->slot);

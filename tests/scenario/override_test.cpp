@@ -80,7 +80,7 @@ TEST(Override, EveryMemoryFigureCanBeOverriddenAndIsListedWithTheProfilesValue) 
     const auto cfg = load_with(dir, "arm/cortex-a9-imx6qp",
                                {"memory.copy=0.5", "memory.l2.size=524288", "memory.l1d.latency=3",
                                 "memory.dram.latency=120", "memory.dram.core_bandwidth=1e9", "memory.prefetch.streams=0",
-                                "memory.l2.ways=8"});
+                                "memory.l2.ways=8", "memory.peer_latency=60"});
     const system::MachineConfig& m = cfg.machines.at(0);
     const mem::MemoryConfig& c = *m.profile.memory;
     EXPECT_EQ(c.copy_warm, 0.5);
@@ -90,15 +90,17 @@ TEST(Override, EveryMemoryFigureCanBeOverriddenAndIsListedWithTheProfilesValue) 
     EXPECT_EQ(c.dram_latency_ns, 120.0);
     EXPECT_EQ(c.core_bandwidth, 1e9);
     EXPECT_EQ(c.prefetch_streams, 0u);
+    EXPECT_EQ(c.peer_latency, 60u);
     EXPECT_EQ(c.dram_bandwidth, 4.25e9); // untouched
-    ASSERT_EQ(m.overrides.size(), 7u);   // in key order
+    ASSERT_EQ(m.overrides.size(), 8u);   // in key order
     EXPECT_EQ(m.overrides[0], "memory.copy: 0.5 cycles/byte (profile: 0.35 cycles/byte)");
     EXPECT_EQ(m.overrides[1], "memory.dram.core_bandwidth: 1000000000 bytes/s (profile: 850000000 bytes/s)");
     EXPECT_EQ(m.overrides[2], "memory.dram.latency: 120 ns (profile: 150 ns)");
     EXPECT_EQ(m.overrides[3], "memory.l1d.latency: 3 cycles (profile: 4 cycles)");
     EXPECT_EQ(m.overrides[4], "memory.l2.size: 524288 bytes (profile: 1048576 bytes)");
     EXPECT_EQ(m.overrides[5], "memory.l2.ways: 8 ways (profile: 16 ways)");
-    EXPECT_EQ(m.overrides[6], "memory.prefetch.streams: 0 streams (profile: 2 streams)");
+    EXPECT_EQ(m.overrides[6], "memory.peer_latency: 60 cycles (profile: not set)"); // the i.MX6 gives none
+    EXPECT_EQ(m.overrides[7], "memory.prefetch.streams: 0 streams (profile: 2 streams)");
 }
 
 TEST(Override, MemoryOverridesThatMakeTheHierarchyInconsistentAreAnErrorAtTheOverride) {
@@ -126,7 +128,7 @@ TEST(Override, AMemoryFigureTheProfileDoesNotHaveIsAnErrorNamingWhatItHas) {
         input_error_of([&] { load_with(dir, "arm64/cortex-a72-ce", {"memory.dram.latency=100"}); }).what();
     EXPECT_NE(none.find("profile arm64/cortex-a72-ce has no [memory] table"), std::string::npos) << none;
     const std::string level = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l3.size=1"}); }).what();
-    EXPECT_NE(level.find("expected one of: memory.copy, memory.dram.<figure>, memory.prefetch.<figure>, "
+    EXPECT_NE(level.find("expected one of: memory.copy, memory.peer_latency, memory.dram.<figure>, memory.prefetch.<figure>, "
                          "memory.l1d.<figure>, memory.l2.<figure>"),
               std::string::npos)
         << level;
