@@ -50,6 +50,22 @@ double expected_pps(double cycles_per_packet, double seconds) {
     return std::floor(seconds * static_cast<double>(CLOCK) / cycles_per_packet) / seconds;
 }
 
+// 1000-byte payloads in 9 KiB buffers, each flushed whole before it is read.
+workloads::RxFloodWorkload flush_9k() {
+    workloads::RxFloodWorkload w;
+    w.payload = 1000;
+    w.buffer = 9216;
+    w.flush = workloads::RxFlush::FULL_BUFFER;
+    return w;
+}
+
+// The packet rate is the clock over `per_packet` cycles, and so is the CPU's cycles per packet,
+// both within the relative tolerance `rel`.
+void expect_per_packet(const results::RunResults& r, double per_packet, double rel) {
+    EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), 1e9 / per_packet, 1e9 / per_packet * rel);
+    EXPECT_NEAR(testing::metric(r, "rx", "cycles_per_packet"), per_packet, per_packet * rel);
+}
+
 TEST(RxFlood, InlinePacketRateIsTheClockOverTheDecryptCycles) {
     workloads::RxFloodWorkload w;
     w.payload = 1000;
@@ -75,10 +91,7 @@ TEST(RxFlood, ScalarImplementationWhenThePrimitiveHasNoSimdOne) {
 }
 
 TEST(RxFlood, TheCalibratedFlushStandInIsChargedPerCallPlusPerLine) {
-    workloads::RxFloodWorkload w;
-    w.payload = 1000;
-    w.buffer = 9216;
-    w.flush = workloads::RxFlush::FULL_BUFFER;
+    workloads::RxFloodWorkload w = flush_9k();
     auto cfg = flood(w);
     cfg.machines[0].profile.flush = devices::FlushCosts{100, 2.0, 3.0}; // preferred over [dma]
     auto r = run(cfg);
@@ -130,9 +143,7 @@ TEST(RxFlood, CryptdHandOffPaysOneWakeUpAndTwoSwitchesPerRound) {
     const double rounds = testing::metric(r, "rx", "rounds");
     EXPECT_NEAR(testing::metric(r, "rx", "worker_wakeups"), rounds, 1);
     // per round of 320: 320 decryptions, one wake-up of the worker, a switch to it and back
-    const double per_packet = 3000 + (2000 + 2 * 3000) / 320.0;
-    EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), 1e9 / per_packet, 1e9 / per_packet * 0.01);
-    EXPECT_NEAR(testing::metric(r, "rx", "cycles_per_packet"), per_packet, per_packet * 0.01);
+    expect_per_packet(r, 3000 + (2000 + 2 * 3000) / 320.0, 0.01);
 }
 
 TEST(RxFlood, ABoundedQueueDropsWhatDoesNotFit) {
@@ -206,9 +217,7 @@ TEST(RxFloodHierarchy, A1420BytePacketStreamsItsPayloadAfterTheTagAndHeaderMisse
     const double frame = 194 + 96 + 20 + 96 + 21 * 20;
     EXPECT_GE(testing::metric(r, "rx", "frame_stall_cycles_per_packet"), frame);
     EXPECT_LE(testing::metric(r, "rx", "frame_stall_cycles_per_packet"), frame + 8);
-    const double per_packet = 1000 + 1420 * 2.0 + 46 + frame;
-    EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), 1e9 / per_packet, 1e9 / per_packet * 0.005);
-    EXPECT_NEAR(testing::metric(r, "rx", "cycles_per_packet"), per_packet, per_packet * 0.005);
+    expect_per_packet(r, 1000 + 1420 * 2.0 + 46 + frame, 0.005);
 }
 
 TEST(RxFloodHierarchy, TheCryptdWorkerPaysTheFrameAndTheRxTaskTheDescriptor) {
@@ -223,8 +232,7 @@ TEST(RxFloodHierarchy, TheCryptdWorkerPaysTheFrameAndTheRxTaskTheDescriptor) {
     // 0. The device's refills (240 ns each) queue on the channel while the rx task takes 320
     // descriptors (46 ns each): the worker's first demand misses wait for that backlog, 194 a packet
     // on average as inline
-    const double per_packet = 1000 + 1420 * 2.0 + 46 + 194 + 96 + 20 + 96 + 21 * 20;
-    EXPECT_NEAR(testing::metric(r, "rx", "cycles_per_packet"), per_packet, per_packet * 0.01);
+    expect_per_packet(r, 1000 + 1420 * 2.0 + 46 + 194 + 96 + 20 + 96 + 21 * 20, 0.01);
     // every packet received paid its descriptor; the metric is per packet decrypted
     const double received = testing::metric(r, "rx", "packets_received");
     const double decrypted = testing::metric(r, "rx", "packets_decrypted");
@@ -232,10 +240,7 @@ TEST(RxFloodHierarchy, TheCryptdWorkerPaysTheFrameAndTheRxTaskTheDescriptor) {
 }
 
 TEST(RxFloodHierarchy, AFlushKeepsItsOwnFiguresAndTimingAndFunctionalModesAgree) {
-    workloads::RxFloodWorkload w;
-    w.payload = 1000;
-    w.buffer = 9216;
-    w.flush = workloads::RxFlush::FULL_BUFFER;
+    workloads::RxFloodWorkload w = flush_9k();
     auto cfg = on_hierarchy(w);
     cfg.machines[0].profile.dma->coherent = false;
     cfg.machines[0].profile.memory->dma_coherent = false;
