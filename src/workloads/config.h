@@ -109,6 +109,10 @@ struct ArpPingPongWorkload {
     Tick interval = 0;       // pause between round trips (arping -w style); 0: back to back
 };
 
+// net.core.rmem_default: a socket's sk_rcvbuf unless SO_RCVBUF sets it (212,992 bytes, the
+// kernel's SK_RMEM_MAX on 64-bit; Documentation/admin-guide/sysctl/net.rst).
+inline constexpr std::uint64_t RMEM_DEFAULT = 208 * 1024;
+
 // iperf3-like TCP bulk stream: the peer machine sends, this machine receives (E5).
 struct Iperf3Workload {
     std::string name = "iperf3";
@@ -144,7 +148,7 @@ struct UdpFlowsWorkload {
     Tick interval = engine::PS_PER_S;   // per flow, > 0
     std::uint64_t count = 0;            // datagrams per flow; 0: until the run ends
     std::uint32_t length = 64;          // datagram payload bytes
-    std::uint64_t rcvbuf = 208 * 1024;  // each socket's sk_rcvbuf (net.core.rmem_default)
+    std::uint64_t rcvbuf = RMEM_DEFAULT; // each socket's sk_rcvbuf
     Tick start = engine::PS_PER_MS;     // the first round starts here
 };
 

@@ -17,8 +17,9 @@ Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu,
         const auto flow = first_flow + static_cast<std::uint32_t>(i);
         auto s = std::make_unique<Stream>();
         if (cfg_.udp) {
-            s->usink = std::make_unique<net::UdpSink>(stack_, *rx_.udp, *rx_.net, rx_.tcp->copy_to_user_cold, cfg_.rcvbuf,
-                                                      flow);
+            // Without -w the socket keeps sk_rcvbuf = net.core.rmem_default.
+            s->usink = std::make_unique<net::UdpSink>(stack_, *rx_.udp, *rx_.net, rx_.tcp->copy_to_user_cold,
+                                                      cfg_.rcvbuf ? cfg_.rcvbuf : RMEM_DEFAULT, flow);
             s->usource = std::make_unique<net::UdpSource>(peer_stack_, *tx_.udp, *tx_.net, tx_.tcp->copy_from_user,
                                                           cfg_.length, cfg_.bitrate, flow);
         } else {

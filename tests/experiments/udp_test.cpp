@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace kdsim {
 namespace {
@@ -46,6 +50,46 @@ TEST(Udp, AboveCapacityEveryLostDatagramIsCountedWhereItWasDropped) {
     EXPECT_GE(sent - received - drops, 0);
     EXPECT_LE(sent - received - drops, 128 + 4);
     EXPECT_LT(metric(r, "iperf3", "receiver_mbit_s"), 0.5 * 950);
+}
+
+TEST(Udp, LostDatagramsAreIperf3sSequenceGapsAndTheVerdictSaysSo) {
+    // Rings and socket queues are FIFO: every datagram numbered below the highest one read
+    // ("expected" = highest + 1) was read or dropped, so missing = the drops among those, at most
+    // all drops; the drops it cannot see are among the sent - expected datagrams after it.
+    auto r = run("imx6qp-9k-full-950m");
+    const double drops = stat(r, "@iperf3/netdev/*/rx_dropped") + metric(r, "iperf3", "socket_rcvbuf_drops") +
+                         stat(r, peer_of(r, "iperf3") + "/netdev/*/tx_dropped");
+    const double missing = metric(r, "iperf3", "datagrams_missing");
+    std::string lost;
+    for (const auto& w : r.workloads)
+        if (w.name == "iperf3") lost = w.data_lost;
+    double expected = 0;
+    ASSERT_EQ(std::sscanf(lost.c_str(), "%*f of %lf datagrams never read", &expected), 1) << lost;
+    EXPECT_GT(missing, 0);
+    EXPECT_LE(missing, drops);
+    EXPECT_LE(drops - missing, metric(r, "iperf3", "datagrams_sent") - expected);
+    EXPECT_FALSE(r.failed); // said in the verdict, not a failure: UDP loses by design
+    for (const auto& w : run("imx6qp-200m").workloads) EXPECT_TRUE(w.data_lost.empty()) << w.data_lost;
+}
+
+TEST(Udp, WithoutRcvbufAUdpSocketKeepsRmemDefault) {
+    // The same scenario with its `rcvbuf = "208 KiB"` line removed gives the same run: a UDP
+    // socket that iperf3 does not size keeps net.core.rmem_default, 212,992 bytes.
+    std::ifstream in(ROOT / "scenarios/udp/imx6qp-200m.toml");
+    std::string text, line;
+    while (std::getline(in, line))
+        if (line.rfind("rcvbuf", 0) != 0) text += line + "\n";
+    const std::filesystem::path f = std::filesystem::temp_directory_path() / "kdsim-udp-no-rcvbuf.toml";
+    std::ofstream(f) << text;
+    scenario::LoadOptions lo;
+    lo.root = ROOT;
+    system::ScenarioConfig cfg = scenario::load_scenario(f, lo);
+    std::filesystem::remove(f);
+    const results::RunResults without = system::System(cfg).run();
+    const results::RunResults with = run("imx6qp-200m");
+    EXPECT_EQ(metric(without, "iperf3", "datagrams_received"), metric(with, "iperf3", "datagrams_received"));
+    EXPECT_EQ(metric(without, "iperf3", "socket_rcvbuf_drops"), 0);
+    EXPECT_GT(metric(without, "iperf3", "datagrams_received"), 1600);
 }
 
 } // namespace
