@@ -281,6 +281,24 @@ TEST_F(RunInline, TakesAnEventInPlaceOnlyWhenEveryPendingOneIsLater) {
     EXPECT_EQ(sim.events_processed(), 4u);
 }
 
+TEST_F(RunInline, AnEventScheduledByTheHandlerBoundsItsLaterRequests) {
+    // The bound worked out at the first request (20) must drop to 17 when the handler schedules
+    // an event at 17: then 18 is refused, 16 still agreed.
+    r.hook = [&](std::uint64_t arg) {
+        if (arg != 1) return;
+        agreed.push_back(sim.run_inline(15));
+        sim.schedule_at(17, &r, 7);
+        agreed.push_back(sim.run_inline(18));
+        agreed.push_back(sim.run_inline(16));
+        sim.schedule_at(18, &r, 8);
+    };
+    sim.schedule_at(10, &r, 1);
+    sim.schedule_at(20, &r, 2);
+    EXPECT_EQ(sim.run(), 6u); // 10, 15 and 16 in place, 17, 18, 20
+    EXPECT_EQ(agreed, (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(r.seen, (Seen{{10, 1}, {17, 7}, {18, 8}, {20, 2}}));
+}
+
 TEST_F(RunInline, RefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
     r.hook = [&](std::uint64_t arg) {
         if (arg == 1) {

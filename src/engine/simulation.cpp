@@ -14,6 +14,7 @@ std::uint64_t Simulation::run(Tick until) {
         }
         Event ev = queue_.take();
         now_ = ev.time;
+        bound_ = 0;
         ev.target->on_event(ev.arg);
         queue_.finish_take();
         if (++events_ >= next_progress_) [[unlikely]] {

@@ -23,10 +23,10 @@ public:
 
     // Schedules `target->on_event(arg)` at absolute time `t`. Precondition: t >= now().
     void schedule_at(Tick t, EventTarget* target, std::uint64_t arg = 0) {
-        queue_.push(t < now_ ? now_ : t, target, arg);
+        push(t < now_ ? now_ : t, target, arg);
     }
     void schedule_in(Tick delay, EventTarget* target, std::uint64_t arg = 0) {
-        queue_.push(sat_add(now_, delay), target, arg);
+        push(sat_add(now_, delay), target, arg);
     }
 
     // Handling in place. A handler that is about to schedule its own next event at `t` may
@@ -38,7 +38,9 @@ public:
     // order of handling, and every result, is the one the queue would give; only the push and
     // take are saved. set_inline_events(false), before run(), turns it off (never agrees).
     bool run_inline(Tick t) {
-        if (!inline_ok_ || stopped_ || t > until_ || t >= queue_.next_time_bound()) return false;
+        if (!inline_ok_ || stopped_ || t > until_) return false;
+        if (bound_ == 0) bound_ = queue_.next_time_bound();
+        if (t >= bound_) return false;
         now_ = t;
         ++events_;
         return true;
@@ -71,7 +73,15 @@ public:
     std::size_t pending() const { return queue_.size(); }
 
 private:
+    void push(Tick t, EventTarget* target, std::uint64_t arg) {
+        if (t < bound_) bound_ = t;
+        queue_.push(t, target, arg);
+    }
+
     EventQueue queue_;
+    // While an event is handled: a lower bound on every other pending event's time, worked out
+    // at the first run_inline and lowered by each push since; 0: not worked out (nor needed).
+    Tick bound_ = 0;
     Tick now_ = 0;
     std::uint64_t seed_;
     std::uint64_t events_ = 0;
