@@ -202,13 +202,12 @@ json to_json(const results::RunResults& r) {
             out["machines"][m]["cpus"][c]["simd"]["longest_bracket_holder_by_driver"] = a;
         }
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
+        if (!r.workloads[w].data_lost.empty()) out["workloads"][w]["data_lost"] = r.workloads[w].data_lost;
         if (r.workloads[w].notes.empty()) continue;
         json notes = json::array();
         for (const auto& [k, v] : r.workloads[w].notes) notes.push_back({{"key", k}, {"text", v}});
         out["workloads"][w]["notes"] = notes;
     }
-    for (std::size_t w = 0; w < r.workloads.size(); ++w)
-        if (!r.workloads[w].data_lost.empty()) out["workloads"][w]["data_lost"] = r.workloads[w].data_lost;
     for (std::size_t i = 0; i < r.statistics.size(); ++i) {
         const auto& st = r.statistics[i];
         out["statistics"][i]["value"] = st.integral && st.value >= 0 ? json(static_cast<std::uint64_t>(st.value)) : number(st.value);
@@ -254,12 +253,10 @@ results::RunResults from_json(const json& j) {
                                   std::pair{"profile_file", &results::MachineResult::profile_file}})
             if (j["machines"][m].contains(key))
                 read_value(j["machines"][m][key], fmt::format("machines[{}].{}", m, key), r.machines[m].*field);
-    for (std::size_t w = 0; w < r.workloads.size(); ++w)
-        if (j["workloads"][w].contains("data_lost"))
-            read_value(j["workloads"][w]["data_lost"], join_path(item_path("workloads", w), "data_lost"),
-                       r.workloads[w].data_lost);
     for (std::size_t w = 0; w < r.workloads.size(); ++w) {
         const json& wj = j["workloads"][w];
+        if (wj.contains("data_lost"))
+            read_value(wj["data_lost"], join_path(item_path("workloads", w), "data_lost"), r.workloads[w].data_lost);
         if (!wj.contains("notes")) continue;
         const std::string p = join_path(item_path("workloads", w), "notes");
         const json& notes = member(wj, item_path("workloads", w), "notes");

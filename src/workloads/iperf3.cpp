@@ -91,9 +91,9 @@ results::WorkloadResult Iperf3::udp_result() const {
     }
     if (missing > 0)
         r.data_lost = fmt::format("{} of {} datagrams never read (iperf3's Lost/Total, from the gaps in the "
-                                  "sequence numbers read); {} of them dropped at the socket's receive buffer, the "
-                                  "rest on the way (rx ring, queues); UDP does not recover them",
-                                  missing, expected, std::min(missing, rcvbuf_drops));
+                                  "sequence numbers read; the socket's receive buffer dropped {} in all, the others "
+                                  "were dropped before it); UDP does not recover them",
+                                  missing, expected, rcvbuf_drops);
     const double lost = static_cast<double>(sent - std::min(sent, got));
     char buf[96];
     r.notes.emplace_back("sender  ", interval_line(static_cast<double>(sent_bytes), secs) + "  " + std::to_string(sent) +
