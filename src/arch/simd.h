@@ -79,6 +79,11 @@ public:
     SimdToken bracket_token() const { return depth_ ? brackets_[depth_ - 1].token : SimdToken{}; }
     bool in_bracket() const { return depth_ > 0; }
 
+    // The per-CPU crypto_simd_disabled_for_test of crypto/testmgr.c (set by a machine's
+    // [machine.kernel] crypto_simd_disabled_for_test): crypto code then sees SIMD as unusable.
+    void set_crypto_simd_disabled_for_test(bool v) { crypto_simd_disabled_for_test_ = v; }
+    bool crypto_simd_disabled_for_test() const { return crypto_simd_disabled_for_test_; }
+
     // A user task is about to execute SIMD instructions (the lazy-restore trap on arm32/ppc).
     virtual Cycles user_simd_use(TaskStruct& t) { return 0; }
 
@@ -117,6 +122,7 @@ protected:
     SimdPolicy policy_;
     SimdCosts costs_;
     SimdStats stats_;
+    bool crypto_simd_disabled_for_test_ = false;
 
 private:
     struct Open {
@@ -138,7 +144,10 @@ private:
 // Builds the unit for `policy` on `cpu` and installs it as the CPU's ArchFpu.
 std::unique_ptr<SimdUnit> make_simd_unit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs);
 
-// crypto_simd_usable(): the name crypto glue code uses.
-inline bool crypto_simd_usable(const SimdUnit& u) { return u.may_use_simd(); }
+// crypto_simd_usable(): the name crypto glue code uses; false everywhere on a CPU whose
+// crypto_simd_disabled_for_test is set, so crypto/simd.c sends every request to cryptd and the
+// library routines run their scalar code.
+// Models: crypto_simd_usable() (include/crypto/internal/simd.h)
+inline bool crypto_simd_usable(const SimdUnit& u) { return u.may_use_simd() && !u.crypto_simd_disabled_for_test(); }
 
 } // namespace kdsim::arch

@@ -24,13 +24,15 @@ CipherPrim gcm_of(AeadAlg a) { return a == AeadAlg::AES_256_GCM ? CipherPrim::AE
 std::uint64_t pad16(std::uint64_t n) { return (n + 15) / 16 * 16; }
 
 // One pass of a primitive over `bytes`: SIMD in <= 4 KiB brackets when an implementation
-// exists, the data is long enough and crypto_simd_usable(); the scalar code otherwise.
+// exists, the data is long enough and crypto_simd_usable() (not tested by an internal driver);
+// the scalar code otherwise.
 engine::Task<bool> pass(arch::SimdUnit& unit, const CipherCostTable& t, CipherPrim prim, std::uint64_t bytes,
-                        std::uint64_t simd_min, AeadPathStats& stats) {
+                        std::uint64_t simd_min, AeadPathStats& stats, bool internal) {
     kernel::Cpu& cpu = unit.cpu();
     const auto simd = t.best(prim, true);
     const bool wants = simd && bytes >= simd_min;
-    const bool usable = wants && arch::crypto_simd_usable(unit);
+    const bool usable = wants && (internal || arch::crypto_simd_usable(unit));
+    if (usable && internal && !unit.may_use_simd()) ++stats.unusable_simd;
     if (!usable) {
         if (wants) {
             ++stats.fallbacks;
@@ -77,7 +79,7 @@ AeadDriverChoice select_esp_driver(arch::SimdPolicy policy, AeadAlg alg, const C
     return {AeadDriver::GCM_TEMPLATE, false};
 }
 
-std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriver driver, AeadAlg alg) {
+std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriver driver, AeadAlg alg, bool simd_never) {
     auto need = [&](CipherPrim p, bool scalar_needed, bool simd_needed) -> std::optional<std::string> {
         if (scalar_needed && !t.best(p, false))
             return "cipher." + std::string(to_string(p)) + " with a scalar implementation (generic, arm or arm64)";
@@ -92,18 +94,18 @@ std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriv
         return need(CipherPrim::POLY1305, true, false);
     case AeadDriver::GCM_TEMPLATE:
         if (alg == AeadAlg::CHACHA20_POLY1305) return "gcm runs aes-gcm only";
-        if (auto m = need(ctr_of(alg), false, false)) return m;
-        return need(CipherPrim::GHASH, false, false);
+        if (auto m = need(ctr_of(alg), simd_never, false)) return m;
+        return need(CipherPrim::GHASH, simd_never, false);
     case AeadDriver::GCM_FUSED:
         if (alg == AeadAlg::CHACHA20_POLY1305) return "gcm runs aes-gcm only";
-        return need(gcm_of(alg), false, true);
+        return need(gcm_of(alg), simd_never, !simd_never);
     }
     return std::nullopt;
 }
 
 // Models: crypto_aead_encrypt(), crypto_aead_decrypt() (crypto/aead.c)
 engine::Task<AeadOutcome> aead_crypt(arch::SimdUnit& unit, const CipherCostTable& t, AeadDriver driver, AeadAlg alg,
-                                     std::uint64_t len, std::uint64_t assoc, AeadPathStats& stats) {
+                                     std::uint64_t len, std::uint64_t assoc, AeadPathStats& stats, bool internal) {
     ++stats.calls;
     stats.bytes += len;
     AeadOutcome out;
@@ -111,17 +113,17 @@ engine::Task<AeadOutcome> aead_crypt(arch::SimdUnit& unit, const CipherCostTable
     case AeadDriver::LIB_CHACHAPOLY: {
         const std::uint64_t poly_min = arch::arch_of(unit.policy()) == arch::Arch::X86_64 ? POLY1305_X86_SIMD_MIN : 0;
         // chacha20 block 0 gives the Poly1305 key: one block, always the scalar code
-        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, CHACHA_BLOCK, CHACHA_BLOCK + 1, stats);
-        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, len, CHACHA_BLOCK + 1, stats);
-        out.clobbered |= co_await pass(unit, t, CipherPrim::POLY1305, pad16(assoc) + pad16(len) + 16, poly_min, stats);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, CHACHA_BLOCK, CHACHA_BLOCK + 1, stats, internal);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, len, CHACHA_BLOCK + 1, stats, internal);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::POLY1305, pad16(assoc) + pad16(len) + 16, poly_min, stats, internal);
         break;
     }
     case AeadDriver::GCM_TEMPLATE:
-        out.clobbered |= co_await pass(unit, t, ctr_of(alg), len + 16, 0, stats); // + the tag's counter block
-        out.clobbered |= co_await pass(unit, t, CipherPrim::GHASH, pad16(assoc) + pad16(len) + 16, 0, stats);
+        out.clobbered |= co_await pass(unit, t, ctr_of(alg), len + 16, 0, stats, internal); // + the tag's counter block
+        out.clobbered |= co_await pass(unit, t, CipherPrim::GHASH, pad16(assoc) + pad16(len) + 16, 0, stats, internal);
         break;
     case AeadDriver::GCM_FUSED:
-        out.clobbered |= co_await pass(unit, t, gcm_of(alg), len + assoc, 0, stats);
+        out.clobbered |= co_await pass(unit, t, gcm_of(alg), len + assoc, 0, stats, internal);
         break;
     }
     co_return out;

@@ -34,6 +34,7 @@ struct AeadPathStats {
     std::uint64_t simd_steps = 0;   // primitive passes that ran on the SIMD unit
     std::uint64_t scalar_steps = 0; // passes that ran scalar code
     std::uint64_t fallbacks = 0;    // passes that wanted SIMD but crypto_simd_usable() was false
+    std::uint64_t unusable_simd = 0; // an internal driver's SIMD pass where may_use_simd() was false
 };
 
 struct AeadOutcome {
@@ -57,12 +58,18 @@ AeadDriverChoice select_esp_driver(arch::SimdPolicy policy, AeadAlg alg, const C
 
 // The primitives `driver` runs for `alg`, with the implementation each would use on a CPU of
 // this cost table with SIMD usable (simd = true) or not. Returns a description of what is
-// missing when the table lacks a needed primitive.
-std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriver driver, AeadAlg alg);
+// missing when the table lacks a needed primitive. `simd_never`: crypto_simd_usable() is always
+// false where the driver runs synchronously (crypto_simd_disabled_for_test), so every pass needs
+// a scalar implementation.
+std::optional<std::string> aead_missing_costs(const CipherCostTable& t, AeadDriver driver, AeadAlg alg,
+                                              bool simd_never = false);
 
 // Charges one encrypt/decrypt of `len` payload bytes with `assoc` bytes of associated data on
-// unit.cpu(), in the running context.
+// unit.cpu(), in the running context. `internal`: the driver is the inner ("__") driver of a
+// crypto/simd.c pair, which opens its SIMD brackets without testing crypto_simd_usable(); a pass
+// where may_use_simd() is false counts in `stats.unusable_simd` (x86's kernel_fpu_begin WARNs there).
 engine::Task<AeadOutcome> aead_crypt(arch::SimdUnit& unit, const CipherCostTable& t, AeadDriver driver,
-                                     AeadAlg alg, std::uint64_t len, std::uint64_t assoc, AeadPathStats& stats);
+                                     AeadAlg alg, std::uint64_t len, std::uint64_t assoc, AeadPathStats& stats,
+                                     bool internal = false);
 
 } // namespace kdsim::crypto

@@ -36,19 +36,24 @@ struct Outcome : testing::TaskCrypto {
 };
 
 engine::Task<> call(arch::SimdUnit& u, const CipherCostTable& t, AeadDriver d, AeadAlg a, std::uint64_t len,
-                    std::uint64_t assoc, AeadPathStats& s, bool in_softirq) {
+                    std::uint64_t assoc, AeadPathStats& s, bool in_softirq, bool internal = false) {
     if (in_softirq) u.cpu().preempt_count_add(kernel::SOFTIRQ_OFFSET); // as NET_RX would be
-    co_await aead_crypt(u, t, d, a, len, assoc, s);
+    co_await aead_crypt(u, t, d, a, len, assoc, s, internal);
     if (in_softirq) u.cpu().preempt_count_sub(kernel::SOFTIRQ_OFFSET);
 }
 
-Outcome run(arch::SimdPolicy pol, AeadDriver d, AeadAlg a, std::uint64_t len, std::uint64_t assoc, bool in_softirq) {
+// `disabled_for_test`: the CPU's crypto_simd_disabled_for_test; `internal`: the inner driver of a
+// crypto/simd.c pair.
+Outcome run(arch::SimdPolicy pol, AeadDriver d, AeadAlg a, std::uint64_t len, std::uint64_t assoc, bool in_softirq,
+            bool disabled_for_test = false, bool internal = false) {
     engine::Simulation sim;
     kernel::Cpu cpu(sim, 0, engine::Clock(1'000'000'000), kcosts(), kernel::KernelConfig{});
     auto unit = arch::make_simd_unit(cpu, pol, arch::SimdCosts{.begin = 7, .end = 3, .save = 0, .restore = 0, .state_size = 0, .unavailable_trap = {}, .kernel_use_warning = {}});
+    unit->set_crypto_simd_disabled_for_test(disabled_for_test);
     CipherCostTable t = table();
     Outcome o;
-    cpu.create_task("kworker", kernel::SchedPolicy::NORMAL, 0, true, call(*unit, t, d, a, len, assoc, o.stats, in_softirq));
+    cpu.create_task("kworker", kernel::SchedPolicy::NORMAL, 0, true,
+                    call(*unit, t, d, a, len, assoc, o.stats, in_softirq, internal));
     static_cast<testing::TaskCrypto&>(o) = testing::run_task(sim, cpu, *unit);
     return o;
 }
@@ -71,6 +76,33 @@ TEST(AeadPath, InSoftirqBeforeArm9283EveryPassFallsBackToTheScalarCode) {
     EXPECT_EQ(o.crypto, (50 + 64 * 11) + (50 + 1424 * 11) + (70 + 1440 * 4));
     EXPECT_EQ(o.brackets, 0u);
     EXPECT_EQ(o.fallbacks, 2u); // chacha data and poly1305 wanted NEON; block 0 never does
+}
+
+TEST(AeadPath, CryptoSimdDisabledForTestMakesTheLibraryRunItsScalarCodeWhereNeonIsUsable) {
+    // include/crypto/internal/simd.h: crypto_simd_usable() = may_use_simd() && !disabled_for_test.
+    // A task after 9283/1 may use NEON, but the knob sends both passes to the scalar code, as in
+    // the softirq case before 9283/1 above.
+    auto o = run(arch::SimdPolicy::ARM32_SOFTIRQ, AeadDriver::LIB_CHACHAPOLY, AeadAlg::CHACHA20_POLY1305, 1424, 0,
+                 false, true);
+    EXPECT_EQ(o.crypto, (50 + 64 * 11) + (50 + 1424 * 11) + (70 + 1440 * 4));
+    EXPECT_EQ(o.brackets, 0u);
+    EXPECT_EQ(o.fallbacks, 2u);
+}
+
+TEST(AeadPath, AnInternalDriverOpensItsBracketWithoutTestingAndCountsAPassWhereSimdIsNotUsable) {
+    // The inner driver of a crypto/simd.c pair runs NEON even in softirq before 9283/1, where
+    // may_use_simd() is false: one bracket of 300 + (1000 + 8) x 2, one unusable pass, no fallback.
+    auto o = run(arch::SimdPolicy::ARM32_TASK_ONLY, AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, 1000, 8, true,
+                 false, true);
+    EXPECT_EQ(o.crypto, 300 + 1008 * 2);
+    EXPECT_EQ(o.brackets, 1u);
+    EXPECT_EQ(o.stats.unusable_simd, 1u);
+    EXPECT_EQ(o.fallbacks, 0u);
+    // In task context it may: nothing is counted.
+    auto task = run(arch::SimdPolicy::ARM32_TASK_ONLY, AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, 1000, 8, false,
+                    true, true);
+    EXPECT_EQ(task.stats.unusable_simd, 0u);
+    EXPECT_EQ(task.brackets, 1u); // the test knob does not reach an internal driver
 }
 
 TEST(AeadPath, SimdWorkIsBracketedPerFourKibibytes) {
@@ -117,6 +149,21 @@ TEST(AeadPath, MissingCostsAreNamed) {
     EXPECT_NE(m->find("cipher.chacha20 with a scalar implementation"), std::string::npos) << *m;
     EXPECT_FALSE(aead_missing_costs(table(), AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM).has_value());
     EXPECT_TRUE(aead_missing_costs(table(), AeadDriver::GCM_FUSED, AeadAlg::AES_256_GCM).has_value());
+}
+
+TEST(AeadPath, WhenSimdIsNeverUsableEveryPassOfASynchronousDriverNeedsScalarCode) {
+    // table() has aes128-gcm on CE only: fine normally, missing with crypto_simd_disabled_for_test.
+    EXPECT_FALSE(aead_missing_costs(table(), AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, false).has_value());
+    auto m = aead_missing_costs(table(), AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, true);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_NE(m->find("cipher.aes128-gcm with a scalar implementation"), std::string::npos) << *m;
+    CipherCostTable t = table();
+    t.set(CipherPrim::AES128_GCM, CipherImpl::GENERIC, {20.0, 400});
+    EXPECT_FALSE(aead_missing_costs(t, AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, true).has_value());
+    // the template needs both ctr and ghash scalar
+    auto tm = aead_missing_costs(table(), AeadDriver::GCM_TEMPLATE, AeadAlg::AES_128_GCM, true);
+    ASSERT_TRUE(tm.has_value());
+    EXPECT_NE(tm->find("cipher.aes128-ctr with a scalar implementation"), std::string::npos) << *tm;
 }
 
 TEST(AeadPath, EspDriverSelectionFollowsTheKernelOfEachPolicy) {

@@ -23,10 +23,10 @@ crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy po
 
 // ---- common ----------------------------------------------------------------------------------
 
-engine::Task<bool> TunnelBase::crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc) {
+engine::Task<bool> TunnelBase::crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc, bool from_cryptd) {
     co_await cpu.exec(env_.costs.aead_request, Cat::CRYPTO);
-    crypto::AeadOutcome o = co_await crypto::aead_crypt(*on(cpu).simd, *env_.cipher, env_.driver,
-                                                        env_.channel->alg(), len, assoc, stats_.aead);
+    crypto::AeadOutcome o = co_await crypto::aead_crypt(*on(cpu).simd, *env_.cipher, env_.driver, env_.channel->alg(),
+                                                        len, assoc, stats_.aead, env_.driver_internal || from_cryptd);
     co_return o.clobbered;
 }
 
@@ -256,7 +256,7 @@ engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const 
 engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t slot) {
     Esp& esp = *static_cast<Esp*>(ctx);
     const std::uint32_t len = esp.requests_[slot].p.inner_len - ETH_HEADER;
-    const bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER);
+    const bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER, true);
     esp.requests_[slot].clobbered = clobbered;
     co_return 0;
 }
@@ -292,6 +292,7 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
         co_return;
     }
     ++stats_.sync_crypts;
+    if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
     bool clobbered = co_await crypt(cpu, ip_len, ESP_HEADER);
     co_await output_finish(cpu, outer, clobbered);
 }
@@ -314,6 +315,7 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
         co_return;
     }
     ++stats_.sync_crypts;
+    if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
     bool clobbered = co_await crypt(cpu, outer.inner_len - ETH_HEADER, ESP_HEADER);
     co_await input_finish(cpu, outer, clobbered);
 }

@@ -74,6 +74,9 @@ struct TunnelEnv {
     TunnelCosts costs;
     crypto::AeadDriver driver = crypto::AeadDriver::LIB_CHACHAPOLY;
     bool driver_async = false; // wrapped by crypto/simd.c: may go through cryptd
+    // The driver is the inner ("__") half of a crypto/simd.c pair, SIMD-only: it never tests
+    // crypto_simd_usable() itself (the wrapper does, when there is one).
+    bool driver_internal = false;
     TunnelChannel* channel = nullptr;
     int side = 0;              // which end of the channel this machine is
     // WireGuard: the peer's internal id, whose rest modulo the CPUs is its serial_work_cpu (the
@@ -121,7 +124,9 @@ public:
             .counter("bytes", t.aead.bytes, "bytes", "bytes they processed")
             .counter("simd_passes", t.aead.simd_steps, "count", "primitive passes that ran on the SIMD unit")
             .counter("scalar_passes", t.aead.scalar_steps, "count", "primitive passes that ran scalar code")
-            .counter("simd_fallbacks", t.aead.fallbacks, "count", "passes that wanted SIMD but crypto_simd_usable() was false");
+            .counter("simd_fallbacks", t.aead.fallbacks, "count", "passes that wanted SIMD but crypto_simd_usable() was false")
+            .counter("simd_unusable", t.aead.unusable_simd, "count",
+                     "SIMD passes of an internal driver called where may_use_simd() was false (a kernel bug)");
     }
     // The MTU of the tunnel's inner route (an inner TCP segment's IP length at most).
     virtual std::uint32_t inner_mtu() const = 0;
@@ -139,7 +144,8 @@ protected:
         return outer;
     }
     // The AEAD in the running context; returns true when its result is garbage (clobbered).
-    engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc);
+    // The AEAD itself; `from_cryptd`: cryptd's worker calls the wrapped pair's inner driver.
+    engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc, bool from_cryptd = false);
     // Opens packet `counter` from the channel at `where`; counts and reports (typed findings) an
     // authentication failure, or an authenticated packet that is not what was sent.
     bool open_packet(kernel::Cpu& cpu, const Packet& outer, bool clobbered, const char* where) {

@@ -29,6 +29,7 @@ void ScenarioLoader::check_link_ends(const toml::table& l, const std::string& lk
                              lc.a, box(lc.a), lc.b, box(lc.b)));
     for (const auto& m : cfg.machines) {
         if (m.name.empty() || (m.name != lc.a && m.name != lc.b)) continue;
+        if (m.profile.name.empty()) continue; // the profile did not load: its errors are reported
         if (!m.netns_of.empty() && lc.kind != system::LinkConfig::Kind::VETH)
             r_.error(ends, lkey + ".ends",
                      fmt::format("'{}' is a network namespace: its device is a veth (kind = \"veth\")", m.name));

@@ -55,7 +55,10 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
         r_.check_keys(*k, kkey, "[machine.kernel]",
                       {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
                        "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
-                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking"});
+                       "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking",
+                       "crypto_simd_disabled_for_test"});
+        if (auto v = r_.boolean(*k, "crypto_simd_disabled_for_test", kkey + ".crypto_simd_disabled_for_test", false))
+            mc.crypto_simd_disabled_for_test = *v;
         if (const toml::node* im = k->get("irq_masking")) {
             auto v = im->value<std::string>();
             static const std::vector<std::pair<std::string, std::string>> MASKING = {
@@ -235,7 +238,7 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
     const toml::table* tun = r_.table(m, "tunnel", mkey + ".tunnel", false, "a table [machine.tunnel]");
     if (!tun) return;
     std::string tkey = mkey + ".tunnel";
-    r_.check_keys(*tun, tkey, "[machine.tunnel]", {"kind", "aead", "peer"});
+    r_.check_keys(*tun, tkey, "[machine.tunnel]", {"kind", "aead", "peer", "simd_wrapper"});
     system::MachineConfig::Tunnel t;
     if (auto k = r_.choice(*tun, "kind", tkey + ".kind", true, {"wireguard", "esp"}))
         t.kind = *k == 0 ? net::TunnelKind::WIREGUARD : net::TunnelKind::ESP;
@@ -243,6 +246,11 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
         t.aead = *crypto::aead_alg_from_string(std::array<std::string_view, 3>{"chacha20-poly1305", "aes-128-gcm",
                                                                               "aes-256-gcm"}[*a]);
     if (auto pe = r_.string(*tun, "peer", tkey + ".peer", true)) t.peer = *pe;
+    t.simd_wrapper = r_.boolean(*tun, "simd_wrapper", tkey + ".simd_wrapper", false);
+    if (t.simd_wrapper && t.kind == net::TunnelKind::WIREGUARD)
+        r_.error(*tun->get("simd_wrapper"), tkey + ".simd_wrapper",
+                 "expected no simd_wrapper for a WireGuard tunnel: it calls lib/crypto's chacha20poly1305 directly, "
+                 "never through crypto/simd.c");
     if (name) tunnel_at_[*name] = {tun, tkey};
     if (t.kind == net::TunnelKind::WIREGUARD && t.aead != crypto::AeadAlg::CHACHA20_POLY1305 && tun->get("aead"))
         r_.error(*tun->get("aead"), tkey + ".aead",
@@ -253,11 +261,13 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
         if (!prof->tunnel)
             r_.error(*tun, tkey, fmt::format("a tunnel needs the [tunnel] figures of profile {}, which has none", prof->name));
         const auto choice = net::tunnel_aead_driver(t.kind, mc.simd_policy, t.aead, prof->cipher);
+        const bool simd_never = mc.crypto_simd_disabled_for_test && !t.simd_wrapper.value_or(choice.async_wrapped);
         if (arch::arch_of(mc.simd_policy) == prof->arch)
-            if (auto missing = crypto::aead_missing_costs(prof->cipher, choice.driver, t.aead))
+            if (auto missing = crypto::aead_missing_costs(prof->cipher, choice.driver, t.aead, simd_never))
                 r_.error(*tun->get("aead"), tkey + ".aead",
-                         fmt::format("{} through {} on {} needs {} in profile {}, which lacks it",
+                         fmt::format("{} through {}{} on {} needs {} in profile {}, which lacks it",
                                      crypto::to_string(t.aead), crypto::to_string(choice.driver),
+                                     simd_never ? " with crypto_simd_disabled_for_test" : "",
                                      arch::to_string(prof->arch), *missing, prof->name));
     }
     mc.tunnel = t;
@@ -307,6 +317,7 @@ bool ScenarioLoader::read_netns(const toml::table& m, const std::string& mkey, s
     mc.profile = host->profile;
     mc.cpus = host->cpus;
     mc.kernel = host->kernel;
+    mc.crypto_simd_disabled_for_test = host->crypto_simd_disabled_for_test;
     mc.simd_policy = host->simd_policy;
     mc.chunking = host->chunking;
     mc.irq_masking = host->irq_masking;

@@ -153,6 +153,7 @@ struct MachineConfig {
     int cpus = 1;
     kernel::KernelConfig kernel;
     arch::SimdPolicy simd_policy = arch::SimdPolicy::X86_PREEMPT;
+    bool crypto_simd_disabled_for_test = false; // [machine.kernel]: crypto_simd_usable() always false
     crypto::Chunking chunking;
     // Hash code and tables count as evicted from the caches when an implementation has not run
     // on a CPU for this long (0: every call is cold); absent: always warm.
@@ -169,6 +170,9 @@ struct MachineConfig {
         net::TunnelKind kind = net::TunnelKind::WIREGUARD;
         crypto::AeadAlg aead = crypto::AeadAlg::CHACHA20_POLY1305;
         std::string peer;
+        // ESP: the AEAD behind crypto/simd.c (true) or its inner driver called directly (false);
+        // unset: as the kernel registers it on this arch (crypto::select_esp_driver)
+        std::optional<bool> simd_wrapper;
     };
     std::optional<Tunnel> tunnel;
     // [machine.netfilter]: an iptables DROP rule at PRE_ROUTING for every IPv4 packet

@@ -154,7 +154,7 @@ inline constexpr std::array<Figure<NetfilterCosts>, 4> NETFILTER_FIGURES = {{
 static_assert(sizeof(NetfilterCosts) == engine::figures_bytes(NETFILTER_FIGURES));
 
 // [tunnel] (net/net_costs.h), with the workqueue figures below in the same table
-inline constexpr std::array<Figure<TunnelCosts>, 10> TUNNEL_FIGURES = {{
+inline constexpr std::array<Figure<TunnelCosts>, 11> TUNNEL_FIGURES = {{
     {"", "wg_xmit", Unit::CYCLES, "wg_xmit + send_staged_packets: skb checks, queueing, per packet", &TunnelCosts::wg_xmit},
     {"", "wg_encrypt", Unit::CYCLES, "encrypt worker per packet beyond the AEAD: skb_cow, padding, header", &TunnelCosts::wg_encrypt},
     {"", "wg_tx", Unit::CYCLES, "tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)", &TunnelCosts::wg_tx},
@@ -165,6 +165,7 @@ inline constexpr std::array<Figure<TunnelCosts>, 10> TUNNEL_FIGURES = {{
     {"", "esp_input", Unit::CYCLES, "xfrm4_rcv + xfrm_input + esp_input + esp_input_done2", &TunnelCosts::esp_input},
     {"", "aead_request", Unit::CYCLES, "crypto_aead_{en,de}crypt: request, scatterlist walk set-up", &TunnelCosts::aead_request},
     {"", "cryptd_enqueue", Unit::CYCLES, "cryptd_enqueue_request under BH off (queue_work apart)", &TunnelCosts::cryptd_enqueue},
+    {"", "simd_wrapper", Unit::CYCLES, "crypto/simd.c when the request stays synchronous: the subrequest to the inner driver", &TunnelCosts::simd_wrapper},
 }};
 
 // [tunnel]: the workqueue figures of TunnelCosts::workqueue (kernel/costs.h)

@@ -117,6 +117,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
             m.cpus.back()->set_findings(&m.findings);
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
+            if (m.simd.back()) m.simd.back()->set_crypto_simd_disabled_for_test(mc.crypto_simd_disabled_for_test);
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             require(m.simd.back() != nullptr, "machine " + mc.name + ": no SIMD unit model");
         }
@@ -297,10 +298,12 @@ void System::build_network() {
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
         const auto choice = net::tunnel_aead_driver(mc.tunnel->kind, mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
-        require(!crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead),
-                "machine " + mc.name + ": its tunnel's cipher figures are missing");
         env.driver = choice.driver;
-        env.driver_async = choice.async_wrapped;
+        env.driver_async = mc.tunnel->simd_wrapper.value_or(choice.async_wrapped);
+        env.driver_internal = choice.async_wrapped;
+        require(!crypto::aead_missing_costs(mc.profile.cipher, choice.driver, mc.tunnel->aead,
+                                            mc.crypto_simd_disabled_for_test && !env.driver_async),
+                "machine " + mc.name + ": its tunnel's cipher figures are missing");
         env.channel = channel;
         env.side = side;
         if (mc.tunnel->kind == net::TunnelKind::WIREGUARD) env.peer_id = box.wg_peers++;
