@@ -16,38 +16,32 @@ using namespace testing; // run_scenario, metric, stat (helpers.h)
 
 results::RunResults run(const std::string& stem) { return run_scenario("scenarios/x86-tunnel/" + stem + ".toml"); }
 
-double crypts(const results::RunResults& r, const std::string& kind) {
-    return stat(r, "a/tunnel/esp0/" + kind) + stat(r, "b/tunnel/esp0/" + kind);
+// Runs an ESP scenario and checks that it delivered, authenticated, and ran every request in
+// its caller (`in_cryptd` false) or in cryptd (true), on the SIMD unit and where it was usable.
+void expect_esp(const std::string& stem, bool in_cryptd) {
+    auto r = run(stem);
+    auto crypts = [&](const std::string& kind) { return stat(r, "a/tunnel/esp0/" + kind) + stat(r, "b/tunnel/esp0/" + kind); };
+    EXPECT_FALSE(r.failed) << stem;
+    EXPECT_EQ(crypts(in_cryptd ? "sync_crypts" : "async_crypts"), 0) << stem;
+    EXPECT_GT(crypts(in_cryptd ? "async_crypts" : "sync_crypts"), 1000) << stem;
+    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/scalar_passes"), 0) << stem;
+    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/simd_unusable"), 0) << stem;
+    EXPECT_EQ(stat(r, "*/tunnel/esp0/auth_failures"), 0) << stem;
+    EXPECT_GT(metric(r, "iperf3", "receiver_mbit_s"), 0) << stem;
 }
 
 TEST(X86Tunnel, EspBehindTheSimdWrapperEncryptsAndDecryptsEveryPacketInItsCallerOnX86) {
     // irq_fpu_usable() holds in task context and in softirq on x86: nothing goes to cryptd.
-    auto r = run("esp-gcm");
-    EXPECT_FALSE(r.failed);
-    EXPECT_EQ(crypts(r, "async_crypts"), 0);
-    EXPECT_GT(crypts(r, "sync_crypts"), 1000);
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/auth_failures"), 0);
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/simd_fallbacks"), 0);
-    EXPECT_GT(metric(r, "iperf3", "receiver_mbit_s"), 0);
+    expect_esp("esp-gcm", false);
 }
 
 TEST(X86Tunnel, CryptoSimdDisabledForTestSendsEveryEspRequestThroughCryptd) {
-    auto r = run("esp-gcm-cryptd-all");
-    EXPECT_FALSE(r.failed);
-    EXPECT_EQ(crypts(r, "sync_crypts"), 0);
-    EXPECT_GT(crypts(r, "async_crypts"), 1000);
-    // cryptd's kworker calls the inner AES-NI driver in task context: SIMD passes, none unusable
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/scalar_passes"), 0);
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/simd_unusable"), 0);
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/auth_failures"), 0);
+    // cryptd's kworker calls the inner AES-NI driver in task context: SIMD passes, none unusable.
+    expect_esp("esp-gcm-cryptd-all", true);
 }
 
 TEST(X86Tunnel, TheInnerDriverCalledDirectlyNeverGoesToCryptd) {
-    auto r = run("esp-gcm-direct");
-    EXPECT_FALSE(r.failed);
-    EXPECT_EQ(crypts(r, "async_crypts"), 0);
-    EXPECT_GT(crypts(r, "sync_crypts"), 1000);
-    EXPECT_EQ(stat(r, "*/tunnel/esp0/aead/simd_unusable"), 0); // the FPU is usable at every call here
+    expect_esp("esp-gcm-direct", false); // and the FPU is usable at every call here
 }
 
 TEST(X86Tunnel, WireGuardRunsItsChachaPolyOnAvx512InItsKworkers) {
