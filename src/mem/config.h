@@ -9,6 +9,11 @@
 
 namespace kdsim::mem {
 
+// The most demand misses one core can have in flight (MemoryConfig::fill_buffers).
+inline constexpr std::uint32_t MAX_FILL_BUFFERS = 64;
+// Load sites the stride prefetcher tells apart per CPU (Access::site 1 .. STRIDE_SITES - 1).
+inline constexpr std::uint32_t STRIDE_SITES = 16;
+
 enum class Replacement : std::uint8_t { LRU, ROUND_ROBIN, RANDOM };
 
 struct CacheLevelConfig {
@@ -33,6 +38,13 @@ struct MemoryConfig {
     std::uint32_t peer_latency = 0;
     std::uint32_t prefetch_streams = 0;  // stream trackers per CPU (0: no prefetcher)
     std::uint32_t prefetch_trigger = 2;  // consecutive line misses before a stream is followed
+    // Demand misses one core has in flight at once (its line fill buffers / MSHRs): independent
+    // misses issued together overlap up to this many; 1: serialised, each waits for the one before.
+    std::uint32_t fill_buffers = 1;
+    // The stride prefetcher (one entry per load site and CPU): after `stride_trigger` accesses of a
+    // site at one constant stride, its next `stride_degree` strides are fetched ahead. 0: none.
+    std::uint32_t stride_trigger = 0;
+    std::uint32_t stride_degree = 1;
     bool dma_coherent = false;           // device writes snoop the CPU caches
     bool dma_write_allocate = false;     // device writes allocate into the last shared level (DDIO)
     // Cycles per byte of the kernel's copy loop with source and destination in L1 ([memory].copy).

@@ -49,6 +49,11 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
         return ConfigProblem{"peer_latency", "expected more than " + c.levels[0].name + "'s " + num(c.levels[0].latency) +
                                                  " cycles (a line from another CPU is not an L1 hit), found " +
                                                  num(c.peer_latency)};
+    if (c.fill_buffers == 0 || c.fill_buffers > MAX_FILL_BUFFERS)
+        return ConfigProblem{"fill_buffers", "expected 1 to " + num(MAX_FILL_BUFFERS) +
+                                                 " demand misses in flight (1: serialised), found " + num(c.fill_buffers)};
+    if (c.stride_trigger > 0 && c.stride_degree == 0)
+        return ConfigProblem{"prefetch.stride_degree", "expected at least 1 stride fetched ahead"};
     if (c.prefetch_streams > 0 && c.prefetch_trigger == 0)
         return ConfigProblem{"prefetch.trigger", "expected at least 1 line miss before a stream is followed"};
     if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
@@ -74,6 +79,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
                              l.replacement);
     }
     streams_.assign(static_cast<std::size_t>(cpus) * c.prefetch_streams, Stream{});
+    if (c.stride_trigger > 0) strides_.assign(static_cast<std::size_t>(cpus) * STRIDE_SITES, StrideEntry{});
+    inflight_.assign(c.fill_buffers, 0);
     touched_.assign(static_cast<std::size_t>(cpus), 0);
     line_shift_ = static_cast<unsigned>(std::countr_zero(c.line));
     for (const auto& l : c.levels) hit_ticks_.push_back(clock_.to_ticks(l.latency - c.levels[0].latency));
@@ -196,13 +203,61 @@ void MemorySystem::drop_everywhere(Line l, int keep_cpu) {
         for (auto& c : shared_) c.invalidate(l);
 }
 
-Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool write) {
-    if (len == 0) return 0;
+bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
+    if (strides_.empty() || site == 0 || site >= STRIDE_SITES) return false;
+    StrideEntry& e = strides_[static_cast<std::size_t>(cpu) * STRIDE_SITES + site];
+    const std::int64_t d = static_cast<std::int64_t>(l - e.last);
+    bool covered = false;
+    if (e.valid && e.stride != 0 && e.hits >= cfg_.stride_trigger && d % e.stride == 0) {
+        const std::int64_t k = d / e.stride;
+        covered = k >= 1 && k <= static_cast<std::int64_t>(cfg_.stride_degree);
+    }
+    if (e.valid && d == e.stride) ++e.hits;
+    else if (e.valid) e = StrideEntry{l, d, 1, true};
+    else e = StrideEntry{l, 0, 0, true};
+    e.last = l;
+    return covered;
+}
+
+Tick MemorySystem::demand_miss(Tick t) {
+    ++stats_.dram_demand_lines;
+    if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
+        const Tick begin = std::max(t, busy_until_);
+        channel(begin, cfg_.line);
+        return begin + dram_stall_;
+    }
+    if (n_inflight_ == inflight_.size()) { // every fill buffer busy: wait for the earliest
+        const auto it = std::min_element(inflight_.begin(), inflight_.end());
+        t = std::max(t, *it);
+        *it = inflight_[--n_inflight_];
+    }
+    if (n_inflight_ > 0) ++stats_.overlapped_misses;
+    const Tick begin = std::max(t, busy_until_);
+    channel(begin, cfg_.line);
+    inflight_[n_inflight_++] = begin + dram_stall_;
+    return t;
+}
+
+Cycles MemorySystem::finish(Tick now, Tick t) {
+    for (std::size_t i = 0; i < n_inflight_; ++i) t = std::max(t, inflight_[i]);
+    n_inflight_ = 0;
+    const Tick stall = t - now;
+    const Cycles c = stall <= max_fast_stall_ // rounded up to whole cycles; 64-bit when it cannot overflow
+                         ? static_cast<Cycles>((stall * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S)
+                         : static_cast<Cycles>((static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) /
+                                               engine::PS_PER_S);
+    stats_.stall_cycles += c;
+    return c;
+}
+
+Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
+    if (x.len == 0) return t;
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
     touched_[static_cast<std::size_t>(cpu)] = 1;
+    const bool write = x.write;
     const std::size_t nlev = cfg_.levels.size();
-    Tick t = now;
-    const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
+    const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
+    const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     for (Line l = first; l <= last; ++l) {
         const std::uint16_t* d = holders(l);
         std::size_t found = nlev;
@@ -247,11 +302,11 @@ Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool wri
             } else if (streamed(cpu, l)) {
                 ++stats_.dram_stream_lines;
                 t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
+            } else if (stride_ahead && l == first) {
+                ++stats_.dram_stride_lines;
+                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
             } else {
-                ++stats_.dram_demand_lines;
-                const Tick begin = std::max(t, busy_until_);
-                channel(begin, cfg_.line);
-                t = begin + dram_stall_;
+                t = demand_miss(t);
             }
         }
         fill_from(cpu, found, l, write || peer_dirty, t);
@@ -262,17 +317,20 @@ Cycles MemorySystem::access(int cpu, Tick now, Addr a, std::size_t len, bool wri
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
     }
-    const Tick stall = t - now;
-    const Cycles c = stall <= max_fast_stall_ // rounded up to whole cycles; 64-bit when it cannot overflow
-                         ? static_cast<Cycles>((stall * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S)
-                         : static_cast<Cycles>((static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) /
-                                               engine::PS_PER_S);
-    stats_.stall_cycles += c;
-    return c;
+    return t;
 }
 
-Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len) { return access(cpu, now, a, len, false); }
-Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) { return access(cpu, now, a, len, true); }
+Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
+    return finish(now, access(cpu, now, Access{a, len, false, site}));
+}
+Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) {
+    return finish(now, access(cpu, now, Access{a, len, true, 0}));
+}
+Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesses) {
+    Tick t = now;
+    for (const Access& x : accesses) t = access(cpu, t, x);
+    return finish(now, t);
+}
 
 void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
     if (len == 0) return;

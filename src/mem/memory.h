@@ -21,8 +21,18 @@
 //     without one at the first shared level's latency (the snoop-control unit's cache-to-cache
 //     transfer);
 //   - a line from DRAM is a demand miss until the CPU's stream prefetcher has seen `trigger`
-//     consecutive line misses; a demand miss waits for the DRAM channel, then stalls the
-//     DRAM load-to-use latency - latency(L1); a line of a detected stream costs only its
+//     consecutive line misses, or unless the stride prefetcher covers it (below); a demand miss
+//     waits for the DRAM channel, then stalls the DRAM load-to-use latency - latency(L1);
+//   - independent demand misses overlap (memory-level parallelism): the lines of one access, and
+//     the accesses issued together (MemorySystem::together: loads none of which depends on
+//     another, as an out-of-order core has them in its window), keep up to `fill_buffers` misses
+//     in flight, each issued when the channel takes it; a further miss waits for the earliest
+//     to complete, and the access ends when the last completes. fill_buffers 1: serialised;
+//   - the stride prefetcher follows one load site (the instruction: Access::site, given by the
+//     caller) per entry: once its accesses' first lines have kept one constant stride
+//     `stride_trigger` times, a first line within `stride_degree` strides ahead of the last one
+//     was fetched ahead and costs only its transfer, as a streamed line;
+//   - a line of a detected stream costs only its
 //     transfer time on the channel (the prefetcher runs far enough ahead to hide the latency,
 //     so a stream is bandwidth-bound), and no less than one core's own streaming limit
 //     (core_bandwidth: its outstanding line fills bind before the shared DRAM does);
@@ -34,8 +44,8 @@
 // The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
 // so DMA traffic slows the CPUs' misses and the other way round.
 //
-// Not modelled: TLBs, banks and pages of DRAM, MSHR limits on demand misses (they are taken as
-// serialised), write-streaming no-allocate modes, instruction fetch.
+// Not modelled: TLBs, banks and pages of DRAM, overlap of hits and peer transfers (they add up),
+// write-streaming no-allocate modes, instruction fetch.
 #pragma once
 
 #include "engine/time.h"
@@ -44,6 +54,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +63,15 @@ namespace kdsim::mem {
 using engine::Cycles;
 using engine::Tick;
 using Addr = std::uint64_t; // a byte address in the machine's simulated physical memory
+
+// One access of an exec: CPU loads (or stores) of [a, a + len). `site` names the load instruction
+// for the stride prefetcher (1 .. STRIDE_SITES - 1; 0: not tracked).
+struct Access {
+    Addr a = 0;
+    std::size_t len = 0;
+    bool write = false;
+    std::uint8_t site = 0;
+};
 
 
 struct LevelStats {
@@ -63,6 +83,8 @@ struct MemoryStats {
     std::uint64_t peer_hits = 0;         // lines served from another CPU's private cache
     std::uint64_t dram_demand_lines = 0; // CPU line reads from DRAM that paid the latency
     std::uint64_t dram_stream_lines = 0; // CPU line reads from DRAM that a stream prefetch covered
+    std::uint64_t dram_stride_lines = 0; // CPU line reads from DRAM that the stride prefetcher covered
+    std::uint64_t overlapped_misses = 0; // demand misses issued while another was in flight
     std::uint64_t dram_write_allocates = 0;
     std::uint64_t writebacks = 0;        // dirty lines written to DRAM (evictions and cleans)
     std::uint64_t dma_write_bytes = 0, dma_read_bytes = 0;
@@ -86,9 +108,12 @@ public:
     Addr alloc(std::size_t bytes, std::size_t align = 0);
 
     // CPU `cpu` loads / stores [a, a + len) starting at `now`: the stall in cycles beyond L1-hit
-    // execution, and the caches updated.
-    Cycles read(int cpu, Tick now, Addr a, std::size_t len);
+    // execution, and the caches updated. `site`: the load's site for the stride prefetcher.
+    Cycles read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site = 0);
     Cycles write(int cpu, Tick now, Addr a, std::size_t len);
+    // Independent accesses issued together from `now`, in order: their demand misses overlap up to
+    // fill_buffers; the stall until the last of them completes.
+    Cycles together(int cpu, Tick now, std::span<const Access> accesses);
 
     // A device's DMA write to / read from memory at `now` (its channel time, no CPU time).
     void device_write(Tick now, Addr a, std::size_t len);
@@ -112,7 +137,21 @@ private:
         std::uint32_t run = 0;
         std::uint64_t used = 0;
     };
-    Cycles access(int cpu, Tick now, Addr a, std::size_t len, bool write);
+    struct StrideEntry {
+        Line last = 0;
+        std::int64_t stride = 0;
+        std::uint32_t hits = 0; // consecutive accesses at `stride`
+        bool valid = false;
+    };
+    // One access from issue time `t`: returns the issue time after it; its demand misses beyond the
+    // first fill buffer stay in inflight_ until finish().
+    Tick access(int cpu, Tick t, const Access& x);
+    // Waits for the misses in flight: the stall from `now` to then, in cycles.
+    Cycles finish(Tick now, Tick t);
+    // A demand miss of line-sized channel time issued at `t`: returns the issue time after it.
+    Tick demand_miss(Tick t);
+    // Trains site `site` of `cpu` on line `l`; returns whether a prefetch had covered `l`.
+    bool stride_covered(int cpu, std::uint8_t site, Line l);
     Cache& level(int cpu, std::size_t k);
     const Cache& level(int cpu, std::size_t k) const;
     // Installs `l` in level k of `cpu` and below; write-backs of what falls out.
@@ -145,6 +184,9 @@ private:
     std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
     std::vector<Cache> shared_;  // levels n_private_ ..
     std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
+    std::vector<StrideEntry> strides_; // cpu-major: cpu * STRIDE_SITES + site
+    std::vector<Tick> inflight_;       // completion times of the demand misses in flight
+    std::size_t n_inflight_ = 0;
     std::vector<std::uint8_t> touched_; // per CPU
     std::vector<std::uint16_t> dir_;    // holders, per line
     bool use_dir_ = false;

@@ -219,6 +219,75 @@ TEST(Memory, WithoutAPrefetcherEveryLineIsADemandMiss) {
     EXPECT_EQ(m.read(0, 0, buf, 1500), 24u * 96u);
 }
 
+TEST(Memory, TwoIndependentMissesWithTwoFillBuffersCostOneLatencyNotTwo) {
+    MemoryConfig c = test_profile();
+    c.prefetch_streams = 0;
+    c.fill_buffers = 2;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr tag = m.alloc(64), hdr = m.alloc(4096); // two lines far apart
+    const Access both[] = {{tag, 16}, {hdr, 16}};
+    // the tag's miss issues at 0, ready at 96; the header's issues when the channel takes it (10 ns
+    // later), ready at 106: the stall is 106, not 96 + 96
+    EXPECT_EQ(m.together(0, 0, both), 106u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 2u);
+    EXPECT_EQ(m.stats().overlapped_misses, 1u);
+
+    c.fill_buffers = 1; // serialised: the second waits for the first
+    MemorySystem s(c, 1, 1'000'000'000);
+    const Addr t2 = s.alloc(64), h2 = s.alloc(4096);
+    const Access both2[] = {{t2, 16}, {h2, 16}};
+    EXPECT_EQ(s.together(0, 0, both2), 192u);
+}
+
+TEST(Memory, AMissBeyondTheFillBuffersWaitsForTheEarliestToComplete) {
+    MemoryConfig c = test_profile();
+    c.prefetch_streams = 0;
+    c.fill_buffers = 2;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr a = m.alloc(64), b = m.alloc(4096), d = m.alloc(4096);
+    const Access three[] = {{a, 8}, {b, 8}, {d, 8}};
+    // a: 0 -> 96; b: 10 -> 106; d waits for a's buffer (96), issues at 96 -> 192
+    EXPECT_EQ(m.together(0, 0, three), 192u);
+}
+
+TEST(Memory, TheLinesOfOneAccessOverlapUpToTheFillBuffers) {
+    MemoryConfig c = test_profile();
+    c.prefetch_streams = 0;
+    c.fill_buffers = 4;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr buf = m.alloc(256);
+    // 4 lines issue at 0, 10, 20, 30 (the channel's 10 ns each): the last is ready at 30 + 96
+    EXPECT_EQ(m.read(0, 0, buf, 256), 126u);
+    // 6 lines with 4 buffers: lines 5 and 6 wait for lines 1 and 2 (96, 106), ready at 192, 202
+    const Addr six = m.alloc(384, 4096);
+    EXPECT_EQ(m.read(0, 10'000 * NS, six, 384), 202u);
+}
+
+TEST(Memory, TheStridePrefetcherCoversAFirstLineAfterTriggerStridesAndOnlyForItsSite) {
+    MemoryConfig c = test_profile();
+    c.prefetch_streams = 0;
+    c.stride_trigger = 2; // two steps at one stride, then the next is fetched ahead
+    c.stride_degree = 1;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr ring = m.alloc(8 * 1536, 4096);
+    auto first_line = [&](int b, Tick at, std::uint8_t site) { return m.read(0, at * NS, ring + b * 1536, 16, site); };
+    // buffers 0, 1, 2: no stride yet (0), one step (1), two steps seen only after it: demand misses
+    EXPECT_EQ(first_line(0, 1000, 1), 96u);
+    EXPECT_EQ(first_line(1, 2000, 1), 96u);
+    EXPECT_EQ(first_line(2, 3000, 1), 96u);
+    // buffer 3: the site has kept a 24-line stride twice: fetched ahead, its transfer alone (10 ns)
+    EXPECT_EQ(first_line(3, 4000, 1), 10u);
+    EXPECT_EQ(first_line(4, 5000, 1), 10u);
+    EXPECT_EQ(m.stats().dram_stride_lines, 2u);
+    // two strides ahead is beyond degree 1: a demand miss (and the stride is broken)
+    EXPECT_EQ(first_line(6, 6000, 1), 96u);
+    // another site has its own entry: buffer 7's line is nothing to it yet
+    EXPECT_EQ(first_line(7, 7000, 2), 96u);
+    // site 0 is not tracked
+    const Addr other = m.alloc(8 * 1536, 4096);
+    for (int b = 0; b < 5; ++b) EXPECT_EQ(m.read(0, (8000 + 1000 * b) * NS, other + b * 1536, 16), 96u);
+}
+
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     auto key = [](MemoryConfig c) {
         auto p = check_config(c);
@@ -246,6 +315,13 @@ TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     c = test_profile();
     c.dma_write_allocate = true; // without coherent DMA
     EXPECT_EQ(key(c), "dma.write_allocate");
+    c = test_profile();
+    c.fill_buffers = 0;
+    EXPECT_EQ(key(c), "fill_buffers");
+    c = test_profile();
+    c.stride_trigger = 2;
+    c.stride_degree = 0;
+    EXPECT_EQ(key(c), "prefetch.stride_degree");
     c = test_profile();
     c.levels[0].shared = true; // a private level after a shared one
     c.levels[1].shared = false;

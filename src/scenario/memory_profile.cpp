@@ -12,6 +12,10 @@
 //                   core_bandwidth = { ..., unit = "bytes/s" } (optional: one core's streaming limit)
 //   [memory.prefetch] streams = { ..., unit = "streams" }, trigger = { ..., unit = "lines" }
 //   peer_latency = { ..., unit = "cycles" } # in [memory], optional: a line from another CPU's cache
+//   fill_buffers = { ..., unit = "lines" } # in [memory], optional: demand misses one core has in
+//                                       # flight (absent: 1, serialised)
+//   [memory.prefetch] stride_trigger, stride_degree = { ..., unit = "lines" } (optional, together:
+//                   the stride prefetcher; absent: none)
 //   copy = { ..., unit = "cycles/byte" } # in [memory], optional: the warm copy loop; given, the
 //                                       # network datapath runs on the hierarchy
 //
@@ -88,14 +92,14 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     c.dma_coherent = p.dma && p.dma->coherent;
 
     std::vector<std::string> names;
-    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy", "peer_latency"};
+    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy", "peer_latency", "fill_buffers"};
     if (const toml::array* a = r.array(*t, "levels", "memory.levels", true, "an array of level names, nearest first")) {
         where["levels"] = {a, "memory.levels"};
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             if (!e.is_string() || e.as_string()->get().empty() || e.as_string()->get() == "dram" ||
                 e.as_string()->get() == "prefetch" || e.as_string()->get() == "copy" ||
-                e.as_string()->get() == "peer_latency") {
+                e.as_string()->get() == "peer_latency" || e.as_string()->get() == "fill_buffers") {
                 r.error(e, index_key("memory.levels", i),
                         fmt::format("expected the name of a [memory.<level>] table, found {}", describe(&e)));
                 continue;
@@ -115,6 +119,9 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     if (t->get("peer_latency"))
         if (auto v = int_figure(r, *t, "peer_latency", "memory", Unit::CYCLES, where, "peer_latency"))
             c.peer_latency = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
+    if (t->get("fill_buffers"))
+        if (auto v = int_figure(r, *t, "fill_buffers", "memory", Unit::LINES, where, "fill_buffers"))
+            c.fill_buffers = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
 
     for (const auto& nm : names) {
         const std::string tkey = join_key("memory", nm);
@@ -149,7 +156,8 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
                 c.core_bandwidth = *v;
     }
     if (const toml::table* pf = r.table(*t, "prefetch", "memory.prefetch", true, "a table of streams and trigger")) {
-        r.check_keys(*pf, "memory.prefetch", "[memory.prefetch]", {"streams", "trigger"});
+        r.check_keys(*pf, "memory.prefetch", "[memory.prefetch]",
+                     {"streams", "trigger", "stride_trigger", "stride_degree"});
         const std::string k = "memory.prefetch";
         if (auto d = read_figure(r, *pf, "streams", join_key(k, "streams"), Unit::STREAMS))
             if (auto v = to_integer_figure(r, *pf->get("streams")->as_table()->get("value"),
@@ -157,6 +165,12 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
                 c.prefetch_streams = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, 64));
         if (auto v = int_figure(r, *pf, "trigger", k, Unit::LINES, where, "prefetch.trigger"))
             c.prefetch_trigger = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
+        if (pf->get("stride_trigger") || pf->get("stride_degree")) { // the stride prefetcher: both figures
+            if (auto v = int_figure(r, *pf, "stride_trigger", k, Unit::LINES, where, "prefetch.stride_trigger"))
+                c.stride_trigger = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
+            if (auto v = int_figure(r, *pf, "stride_degree", k, Unit::LINES, where, "prefetch.stride_degree"))
+                c.stride_degree = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
+        }
     }
     if (r.errors() != before) return;
     if (auto problem = mem::check_config(c)) {

@@ -172,7 +172,7 @@ std::optional<std::optional<Found>> find_keyed(system::Profile& profile, std::st
     return std::nullopt;
 }
 
-// memory.copy, memory.peer_latency, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
+// memory.copy, memory.peer_latency, memory.fill_buffers, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
 // is not under memory; a Found, or nothing after an error (reported), otherwise.
 std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::string_view figure,
                                                 const toml::node& value, const std::string& key, Reader& r) {
@@ -192,6 +192,8 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
     if (parts.size() == 2 && parts[1] == "copy") return std::optional<Found>{Found{&m.copy_warm, Unit::CYCLES_PER_BYTE, true, true}};
     if (parts.size() == 2 && parts[1] == "peer_latency")
         return std::optional<Found>{Found{&m.peer_latency, Unit::CYCLES, true, true}};
+    if (parts.size() == 2 && parts[1] == "fill_buffers")
+        return std::optional<Found>{Found{&m.fill_buffers, Unit::LINES, true}};
     if (parts.size() == 3 && parts[1] == "dram") {
         if (parts[2] == "latency") return std::optional<Found>{Found{&m.dram_latency_ns, Unit::NS, true}};
         if (parts[2] == "bandwidth") return std::optional<Found>{Found{&m.dram_bandwidth, Unit::BYTES_PER_SECOND, true}};
@@ -202,7 +204,10 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
     if (parts.size() == 3 && parts[1] == "prefetch") {
         if (parts[2] == "streams") return std::optional<Found>{Found{&m.prefetch_streams, Unit::STREAMS, false}};
         if (parts[2] == "trigger") return std::optional<Found>{Found{&m.prefetch_trigger, Unit::LINES, true}};
-        return unknown("memory.prefetch", {"streams", "trigger"});
+        if (parts[2] == "stride_trigger")
+            return std::optional<Found>{Found{&m.stride_trigger, Unit::LINES, true, true}};
+        if (parts[2] == "stride_degree") return std::optional<Found>{Found{&m.stride_degree, Unit::LINES, true}};
+        return unknown("memory.prefetch", {"streams", "trigger", "stride_trigger", "stride_degree"});
     }
     if (parts.size() == 3)
         for (mem::CacheLevelConfig& l : m.levels) {
@@ -213,7 +218,7 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
             if (parts[2] == "latency") return std::optional<Found>{Found{&l.latency, Unit::CYCLES, true}};
             return unknown(table, {"size", "ways", "latency"});
         }
-    std::vector<std::string> have = {"memory.copy", "memory.peer_latency", "memory.dram.<figure>",
+    std::vector<std::string> have = {"memory.copy", "memory.peer_latency", "memory.fill_buffers", "memory.dram.<figure>",
                                      "memory.prefetch.<figure>"};
     for (const auto& l : m.levels) have.push_back(fmt::format("memory.{}.<figure>", l.name));
     r.error(value, key, fmt::format("profile {} has no memory figure '{}'; expected one of: {}", profile.name, figure,

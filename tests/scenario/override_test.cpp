@@ -129,7 +129,7 @@ TEST(Override, AMemoryFigureTheProfileDoesNotHaveIsAnErrorNamingWhatItHas) {
         input_error_of([&] { load_with(dir, "arm64/cortex-a72-ce", {"memory.dram.latency=100"}); }).what();
     EXPECT_NE(none.find("profile arm64/cortex-a72-ce has no [memory] table"), std::string::npos) << none;
     const std::string level = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l3.size=1"}); }).what();
-    EXPECT_NE(level.find("expected one of: memory.copy, memory.peer_latency, memory.dram.<figure>, memory.prefetch.<figure>, "
+    EXPECT_NE(level.find("expected one of: memory.copy, memory.peer_latency, memory.fill_buffers, memory.dram.<figure>, memory.prefetch.<figure>, "
                          "memory.l1d.<figure>, memory.l2.<figure>"),
               std::string::npos)
         << level;
