@@ -42,12 +42,23 @@ Cycles RxFlood::open_stall(std::uint32_t b) {
     Tick t = env_.cpu.now();
     const mem::Addr f = buffer_addr(b);
     const std::uint64_t len = rx_frame_len(cfg_.payload);
-    Cycles c = touch(t, f + len - 16, 16, false);              // memcpy(tag, data + n, 16)
-    c += touch(t, f + 34, 16, false);                           // the SPI, sequence number and IV
+    // memcpy(tag, data + n, 16) and the SPI, sequence number and IV: independent loads, in flight
+    // together; each its own load site for the stride prefetcher
+    const mem::Access first[] = {{f + len - 16, 16, false, SITE_TAG}, {f + 34, 16, false, SITE_HEADER}};
+    Cycles c = hier_->mem.together(0, t, first);
+    t += env_.cpu.clock().to_ticks(c);
     c += touch(t, f + 50, cfg_.payload, false);                 // EVP_DecryptUpdate in place: reads
     c += touch(t, f + 50, cfg_.payload, true);                  // and writes the payload
     frame_stall_ += c;
     return c;
+}
+
+void RxFlood::drop_flushed(std::uint32_t b) {
+    // CLFLUSHOPT: a dirty line is written back, every copy dropped
+    mem::MemorySystem& m = hier_->mem;
+    const std::size_t bytes = costs_.flush_lines * m.line_size();
+    (void)m.clean(env_.cpu.now(), buffer_addr(b), bytes);
+    (void)m.invalidate(buffer_addr(b), bytes);
 }
 
 void RxFlood::give_back(std::size_t d) {
@@ -93,6 +104,7 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
                 if (w.costs_.flush_per_packet) {
                     co_await cpu.exec(w.costs_.flush_per_packet, Cat::CACHE_MAINT);
                     w.lines_ += w.costs_.flush_lines;
+                    if (w.hier_) w.drop_flushed(w.hier_->desc_buf[d]);
                 }
                 if (!w.worker_) {
                     if (w.hier_)
@@ -183,6 +195,8 @@ results::WorkloadResult RxFlood::result() const {
         add(r, "frame_stall_cycles_per_packet", static_cast<double>(frame_stall_) / n, "cycles");
         add(r, "dram_demand_lines", static_cast<double>(m.dram_demand_lines), "count");
         add(r, "dram_stream_lines", static_cast<double>(m.dram_stream_lines), "count");
+        add(r, "dram_stride_lines", static_cast<double>(m.dram_stride_lines), "count");
+        add(r, "overlapped_misses", static_cast<double>(m.overlapped_misses), "count");
         add(r, "peer_lines", static_cast<double>(m.peer_hits), "count");
     }
     if (worker_) {

@@ -20,15 +20,18 @@
 // same SCHED_FIFO priority: the worker then runs until its queue is empty and sleeps).
 //
 //
-// On a profile with [memory] tables (and no flush: the [flush] stand-in's figures already contain
-// the re-read of the flushed lines), the loop runs on the memory hierarchy (src/mem) with two CPUs:
+// On a profile with [memory] tables (with a flush, only when [flush] gives the re-read's fixed cost
+// apart: the flush then pays its own figures and drops the lines, the hierarchy gives the re-read),
+// the loop runs on the memory hierarchy (src/mem) with two CPUs:
 // the rx CPU (0) and the device's core (1). The descriptors (one 64 B line each, as the harness's
 // alignas(64) Desc) and the rx buffers (one contiguous ring of them, plus cryptd's pool) have
 // addresses. The device fills a descriptor's buffer as soon as the rx task gives it back: a DMA
 // write (non-temporal stores: to DRAM, the CPUs' copies dropped on a coherent platform) and the
 // descriptor's done/len store from its core. The rx task reads the descriptor (a line the device's
 // core modified), and whoever decrypts reads what InPlaceOpener::open reads, in its order: the
-// 16-byte tag at the end of the frame, the ESP header (SPI, sequence number, IV), then the payload,
+// 16-byte tag at the end of the frame and the ESP header (SPI, sequence number, IV), independent
+// loads issued together (their misses overlap up to the core's fill buffers; each a load site the
+// stride prefetcher follows from buffer to buffer), then the payload,
 // decrypted in place (read, then written); the rx task stores into the descriptor to give it back.
 // Each access pays the hierarchy's stall on top of the warm compute figures.
 #pragma once
@@ -67,6 +70,8 @@ public:
 
     // The rx descriptors of the harness (datapath.h RxConfig::ring).
     static constexpr std::size_t RING = 128;
+    // The load sites of InPlaceOpener::open, for the stride prefetcher.
+    static constexpr std::uint8_t SITE_TAG = 1, SITE_HEADER = 2;
 
 private:
     // The hierarchy's view of the ring: addresses, which buffer each descriptor holds, cryptd's pool.
@@ -84,6 +89,8 @@ private:
     Cycles open_stall(std::uint32_t b);
     // The descriptor read of packet slot `d`: the stall, from now.
     Cycles desc_read_stall(std::size_t d);
+    // The flush of buffer `b`'s flushed lines on the hierarchy (its cycles are the flush figure's).
+    void drop_flushed(std::uint32_t b);
     // The rx task gives descriptor `d` back (its store) and the device refills it at once.
     void give_back(std::size_t d);
     mem::Addr buffer_addr(std::uint32_t b) const { return hier_->buffers + static_cast<mem::Addr>(b) * cfg_.buffer; }
