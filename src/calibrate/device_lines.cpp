@@ -8,7 +8,12 @@
 //     rx ring), one load per line, buffers in ring order: the cost of a frame's first touch as the
 //     CPU's prefetchers see it;
 //   - a line bounced between the two CPUs (each stores, the other loads it): the transfer of a line
-//     modified in the other core's cache, half a round trip.
+//     modified in the other core's cache, half a round trip;
+//   - K independent dependent chases through such lines, walked in turn: a core keeps K misses in
+//     flight up to its fill buffers, so the cost per load falls as 1/K until they bind;
+//   - line 0 of each ring buffer alone, in ring order with a pause before each read, and after a
+//     run of such reads one that skips k buffers: when a constant stride is followed (trigger), and
+//     how many strides ahead (degree).
 #include "calibrate/primitives.h"
 #include "calibrate/tsc.h"
 
@@ -164,6 +169,73 @@ DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int sample
             y.push_back(pt.net);
         }
     if (x.size() >= 2) r.seq_fit = fit_line(x, y);
+
+    // independent chases: the lines of the region in a random order, dealt into K cycles
+    {
+        const std::size_t pn = DeviceLinesResult::PARALLEL_BYTES / line;
+        Region par(DeviceLinesResult::PARALLEL_BYTES);
+        std::uint8_t* pb = par.p.get();
+        std::vector<std::size_t> perm(pn);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (std::size_t k : DeviceLinesResult::CHAINS) {
+            const std::size_t per_chain = pn / k;
+            r.parallel.push_back(measure(
+                [&] {
+                    w->run([&] {
+                        for (std::size_t c = 0; c < k; ++c)
+                            for (std::size_t i = 0; i < per_chain; ++i) {
+                                const std::size_t here = perm[c * per_chain + i];
+                                const std::size_t next = perm[c * per_chain + (i + 1) % per_chain];
+                                stream_line(pb + here * line, reinterpret_cast<std::uint64_t>(pb + next * line));
+                            }
+                    });
+                    void* p[32];
+                    for (std::size_t c = 0; c < k; ++c) p[c] = pb + perm[c * per_chain] * line;
+                    const std::uint64_t t0 = tsc_begin();
+                    for (std::size_t i = 0; i < per_chain; ++i)
+                        for (std::size_t c = 0; c < k; ++c) p[c] = *static_cast<void**>(p[c]);
+                    const std::uint64_t t1 = tsc_end();
+                    for (std::size_t c = 0; c < k; ++c) sink = p[c];
+                    return static_cast<double>(t1 - t0) / static_cast<double>(per_chain * k);
+                },
+                samples, 1, 0.15, 3));
+        }
+    }
+
+    // the stride prefetcher: line 0 of each buffer, one load site, a pause before every read
+    {
+        auto pause = [] {
+            const std::uint64_t until = tsc_begin() + DeviceLinesResult::STRIDE_PAUSE;
+            while (tsc_begin() < until) _mm_pause();
+        };
+        auto timed_first_line = [&](std::size_t b) {
+            const volatile std::uint64_t* f = reinterpret_cast<const std::uint64_t*>(rb + b * BUFFER);
+            pause();
+            const std::uint64_t t0 = tsc_begin();
+            acc += f[0];
+            const std::uint64_t t1 = tsc_end();
+            return static_cast<double>(t1 - t0) - r.bracket.stats.median;
+        };
+        auto rewrite = [&] {
+            w->run([&] {
+                for (std::size_t b = 0; b < RING; ++b) stream_line(rb + b * BUFFER, b);
+            });
+        };
+        std::vector<std::vector<double>> pos(DeviceLinesResult::STRIDE_POSITIONS),
+            skip(DeviceLinesResult::STRIDE_SKIPS);
+        for (int s = 0; s < samples; ++s) {
+            rewrite();
+            for (std::size_t b = 0; b < DeviceLinesResult::STRIDE_POSITIONS; ++b) pos[b].push_back(timed_first_line(b));
+            for (std::size_t k = 1; k <= DeviceLinesResult::STRIDE_SKIPS; ++k) {
+                rewrite();
+                for (std::size_t b = 0; b < DeviceLinesResult::STRIDE_TRAIN; ++b) (void)timed_first_line(b);
+                skip[k - 1].push_back(timed_first_line(DeviceLinesResult::STRIDE_TRAIN - 1 + k));
+            }
+        }
+        for (auto& v : pos) r.stride_position.push_back(std::max(0.0, summarize(v).median));
+        for (auto& v : skip) r.stride_skip.push_back(std::max(0.0, summarize(v).median));
+    }
 
     w.reset(); // its spinning would share the other CPU with the echo below
     // a line bounced between the CPUs: each side waits for the other's store and answers with its

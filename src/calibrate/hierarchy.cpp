@@ -21,6 +21,7 @@
 #include <iterator>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -188,6 +189,32 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
     c.prefetch_trigger = static_cast<std::uint32_t>(std::max(1.0, std::round(dev.seq_fit.intercept / dram_cycles)));
     const double stream_bps = dev.seq_fit.slope > 0 ? static_cast<double>(line) * tsc_hz / dev.seq_fit.slope : 0;
     c.core_bandwidth = stream_bps > 0 ? std::min(stream_bps, c.dram_bandwidth) : 0;
+    // memory-level parallelism: the cost per load of one chase over the cheapest of K in turn
+    double par_best = 0, par_one = 0;
+    std::size_t par_k = 1;
+    if (!dev.parallel.empty()) {
+        par_one = dev.parallel[0].stats.median;
+        par_best = par_one;
+        for (std::size_t i = 0; i < dev.parallel.size(); ++i)
+            if (dev.parallel[i].stats.median < par_best) {
+                par_best = dev.parallel[i].stats.median;
+                par_k = DeviceLinesResult::CHAINS[i];
+            }
+        if (par_best > 0)
+            c.fill_buffers = static_cast<std::uint32_t>(
+                std::clamp<long long>(std::llround(par_one / par_best), 1, mem::MAX_FILL_BUFFERS));
+    }
+    // the stride prefetcher: the first ring position whose line comes cheap (under half a miss),
+    // after p - 1 steps at the stride; degree: the farthest skip still cheap
+    std::optional<std::size_t> cheap_at;
+    for (std::size_t p = 0; p < dev.stride_position.size() && !cheap_at; ++p)
+        if (dev.stride_position[p] < dram_cycles / 2) cheap_at = p;
+    if (cheap_at && *cheap_at >= 2) {
+        c.stride_trigger = static_cast<std::uint32_t>(*cheap_at - 1);
+        c.stride_degree = 1;
+        for (std::size_t k = 1; k < dev.stride_skip.size() && dev.stride_skip[k] < dram_cycles / 2; ++k)
+            c.stride_degree = static_cast<std::uint32_t>(k + 1);
+    }
     // another core's modified line: the line bounced between the two CPUs (none with one CPU)
     if (dev.two_cpus && !c.levels.empty() && dev.peer.stats.median > c.levels[0].latency)
         c.peer_latency = static_cast<std::uint32_t>(std::llround(dev.peer.stats.median));
@@ -209,6 +236,21 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
         t += fmt::format("# measured: first {} line(s) of each buffer of a 128 x 1536 B ring written by {} with "
                          "non-temporal stores, read in ring order: {:.1f} TSC cycles per buffer ({})\n",
                          pt.lines, writer, pt.net, spread(pt.cycles));
+    for (std::size_t i = 0; i < dev.parallel.size(); ++i)
+        t += fmt::format("# measured: {} independent chase(s) through lines written by {} with non-temporal stores, "
+                         "walked in turn over {} B: {:.1f} TSC cycles per load ({})\n",
+                         DeviceLinesResult::CHAINS[i], writer, DeviceLinesResult::PARALLEL_BYTES,
+                         dev.parallel[i].stats.median, spread(dev.parallel[i]));
+    if (!dev.stride_position.empty())
+        t += fmt::format("# measured: line 0 of ring buffers 0..{} read in ring order, {} cycles' pause before each: "
+                         "{:.0f} TSC cycles; after {} such reads, one {} buffer(s) ahead: {:.0f}\n",
+                         dev.stride_position.size() - 1, DeviceLinesResult::STRIDE_PAUSE,
+                         fmt::join(dev.stride_position, " / "), DeviceLinesResult::STRIDE_TRAIN,
+                         fmt::format("1..{}", dev.stride_skip.size()), fmt::join(dev.stride_skip, " / "));
+    if (!dev.stride_position.empty() && !c.stride_trigger)
+        t += cheap_at ? "# measured: no stride prefetcher written: the ring's first reads were already cheap (another "
+                        "prefetcher, not a stride followed after steps)\n"
+                      : "# measured: no stride prefetcher written: no ring position's line came under half a miss\n";
     t += "[memory]\n";
     t += fmt::format("levels = [{}]\ndma_write_allocate = false\n", fmt::join(names, ", "));
     if (c.peer_latency)
@@ -216,6 +258,12 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
                          "CPUs (each stores, the other loads it back), half a round trip: {:.1f} TSC cycles per "
                          "transfer, {}\" }}\n",
                          c.peer_latency, prefix, dev.peer.stats.median, spread(dev.peer));
+    if (!dev.parallel.empty())
+        t += fmt::format("fill_buffers = {{ value = {}, unit = \"lines\", source = \"{}: independent chases through lines "
+                         "written by {} with non-temporal stores, walked in turn: {:.1f} TSC cycles per load with one "
+                         "chase, {:.1f} at best ({} chases): the misses one core keeps in flight = {:.1f} / {:.1f}, "
+                         "rounded (fill buffers, or the channel where it binds first)\" }}\n",
+                         c.fill_buffers, prefix, writer, par_one, par_best, par_k, par_one, par_best);
     for (std::size_t j = 0; j < kept.size(); ++j) {
         const std::size_t i = kept[j];
         const auto& l = h.levels[i];
@@ -255,6 +303,19 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
     t += fmt::format("trigger = {{ value = {}, unit = \"lines\", source = \"{}: the intercept over the {:.1f}-cycle load-to-use "
                      "of a line from memory, rounded (at least 1): the misses a buffer exposes before the rest streams\" }}\n",
                      c.prefetch_trigger, seq_src, dram_cycles);
+    if (c.stride_trigger) {
+        const std::string stride_src = fmt::format(
+            "{}: line 0 of each buffer of a 128 x 1536 B ring written by {} with non-temporal stores, read in ring order "
+            "from one load instruction with a {}-cycle pause before each read; a read under half the {:.1f}-cycle miss was "
+            "fetched ahead",
+            prefix, writer, DeviceLinesResult::STRIDE_PAUSE, dram_cycles);
+        t += fmt::format("stride_trigger = {{ value = {}, unit = \"lines\", source = \"{}: position {} of the ring is the "
+                         "first such read, after {} step(s) at the stride\" }}\n",
+                         c.stride_trigger, stride_src, c.stride_trigger + 1, c.stride_trigger);
+        t += fmt::format("stride_degree = {{ value = {}, unit = \"lines\", source = \"{}: after {} reads at the stride, "
+                         "a read up to {} stride(s) ahead was such a read\" }}\n",
+                         c.stride_degree, stride_src, DeviceLinesResult::STRIDE_TRAIN, c.stride_degree);
+    }
     return t;
 }
 

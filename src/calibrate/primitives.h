@@ -100,6 +100,19 @@ struct DeviceLinesResult {
     LineFit seq_fit;        // net = intercept + slope x lines, over N >= 2
     Measured bracket;       // the empty fenced TSC bracket
     Measured peer;          // half a round trip of a line bounced between the two CPUs
+    // Memory-level parallelism: K independent chases through such lines (PARALLEL_BYTES,
+    // TLB-resident), walked in turn: TSC cycles per load at each K.
+    static constexpr std::size_t PARALLEL_BYTES = 65536;
+    static constexpr std::size_t CHAINS[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
+    std::vector<Measured> parallel; // per CHAINS entry
+    // The stride prefetcher: line 0 of each ring buffer read in ring order, a pause of
+    // STRIDE_PAUSE cycles before each read (a prefetch issued has landed): per position 0..7, the
+    // median cycles of that read; then, after reading buffers 0..STRIDE_TRAIN-1, buffer
+    // STRIDE_TRAIN - 1 + k read after the pause, k = 1..8: whether a prefetch k strides ahead was issued.
+    static constexpr std::size_t STRIDE_POSITIONS = 8, STRIDE_TRAIN = 16, STRIDE_SKIPS = 8;
+    static constexpr std::uint64_t STRIDE_PAUSE = 3000;
+    std::vector<double> stride_position; // median TSC cycles, bracket subtracted
+    std::vector<double> stride_skip;     // [k - 1], median TSC cycles, bracket subtracted
 };
 DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples);
 

@@ -2,6 +2,8 @@
 // Header-only so that system::Profile can hold it without linking the devices layer.
 #pragma once
 
+#include <optional>
+
 #include "engine/time.h"
 
 namespace kdsim::devices {
@@ -31,9 +33,12 @@ struct DmaCosts {
 // written by kdsim calibrate): flushing a buffer the device (another core) wrote, line by line
 // with CLFLUSHOPT, and reading the lines back from memory.
 struct FlushCosts {
-    Cycles per_call = 0;        // fixed cost of one buffer's flush + re-read (fences, loop set-up)
+    Cycles per_call = 0;        // fixed cost of one buffer's flush (+ re-read without reread_per_call)
     double dirty_line = 0;      // cycles per flushed dirty line
     double reread_line = 0;     // cycles per line the CPU then reads back from memory (the received ones)
+    // Given (kdsim calibrate splits them): per_call is the flush's fixed cost alone and this the
+    // re-read's, so that a model with a memory hierarchy can take the re-read from it instead.
+    std::optional<std::uint64_t> reread_per_call;
 };
 
 } // namespace kdsim::devices

@@ -5,6 +5,9 @@
 
 #include "engine/time.h"
 
+#include <cstdint>
+#include <optional>
+
 namespace kdsim::kernel {
 
 using engine::Cycles;
@@ -20,6 +23,10 @@ struct KernelCosts {
     Cycles irq_exit = 0;
     Cycles timer_handler = 0; // hrtimer_interrupt: expire one timer
     Cycles softirq_round = 0; // __do_softirq overhead per restart round
+    // A guest's timer interrupt: the host hrtimer's expiry exits the vCPU, KVM injects the
+    // interrupt and re-enters it; the vCPU runs none of the guest's code meanwhile. Given only for
+    // a machine that runs as a guest (absent: bare metal, nothing is charged).
+    std::optional<std::uint64_t> guest_timer_delivery;
     // [irqflags]
     Cycles local_irq_disable = 0;
     Cycles local_irq_enable = 0;

@@ -37,7 +37,7 @@ inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
 }};
 
 // [sched], [irq], [irqflags], [bh]: the generic kernel model (kernel/costs.h)
-inline constexpr std::array<Figure<KernelCosts>, 14> KERNEL_FIGURES = {{
+inline constexpr std::array<Figure<KernelCosts>, 15> KERNEL_FIGURES = {{
     {"sched", "context_switch", Unit::CYCLES, "__schedule + switch_to, no FPU work", &KernelCosts::context_switch},
     {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up + enqueue + check_preempt_curr", &KernelCosts::wakeup},
     {"sched", "tick", Unit::CYCLES, "scheduler_tick in the timer interrupt", &KernelCosts::tick},
@@ -46,6 +46,7 @@ inline constexpr std::array<Figure<KernelCosts>, 14> KERNEL_FIGURES = {{
     {"irq", "exit", Unit::CYCLES, "interrupt exit: irq_exit_rcu, return from the exception", &KernelCosts::irq_exit},
     {"irq", "timer_handler", Unit::CYCLES, "hrtimer_interrupt: expire one timer", &KernelCosts::timer_handler},
     {"irq", "softirq_round", Unit::CYCLES, "__do_softirq overhead per restart round", &KernelCosts::softirq_round},
+    {"irq", "guest_timer_delivery", Unit::CYCLES, "a guest's timer interrupt: VM exit, injection, re-entry (guests only)", &KernelCosts::guest_timer_delivery},
     {"irqflags", "local_irq_disable", Unit::CYCLES, "local_irq_disable()", &KernelCosts::local_irq_disable},
     {"irqflags", "local_irq_enable", Unit::CYCLES, "local_irq_enable()", &KernelCosts::local_irq_enable},
     {"irqflags", "local_irq_save", Unit::CYCLES, "local_irq_save()", &KernelCosts::local_irq_save},
@@ -204,8 +205,9 @@ inline constexpr std::array<Figure<DmaCosts>, 11> DMA_FIGURES = {{
 static_assert(sizeof(DmaCosts) == engine::figures_bytes(DMA_FIGURES) + alignof(engine::Cycles)); // + coherent
 
 // [flush] (devices/dma_costs.h), written by kdsim calibrate
-inline constexpr std::array<Figure<FlushCosts>, 3> FLUSH_FIGURES = {{
-    {"", "per_call", Unit::CYCLES, "fixed cost of one buffer's flush + re-read (fences, loop set-up)", &FlushCosts::per_call},
+inline constexpr std::array<Figure<FlushCosts>, 4> FLUSH_FIGURES = {{
+    {"", "per_call", Unit::CYCLES, "fixed cost of one buffer's flush (+ its re-read when reread_per_call is not given)", &FlushCosts::per_call},
+    {"", "reread_per_call", Unit::CYCLES, "fixed cost of the re-read, given apart from the flush's", &FlushCosts::reread_per_call},
     {"", "dirty_line", Unit::CYCLES, "per flushed dirty line", &FlushCosts::dirty_line},
     {"", "reread_line", Unit::CYCLES, "per line the CPU then reads back from memory (the received ones)", &FlushCosts::reread_line},
 }};

@@ -75,7 +75,8 @@ void read(ParamReader& r, RxFloodWorkload& x) {
 
 // The per-packet costs from the machine's profile: the fused AEAD primitive (the fastest SIMD
 // implementation, else the fastest scalar one) and, with a flush, the [flush] or [dma] per-line
-// figures; without a flush, the profile's memory hierarchy when it has one.
+// figures; without a flush, the profile's memory hierarchy when it has one, and with a flush too
+// when [flush] gives the re-read's fixed cost apart (the hierarchy then gives the re-read).
 workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x) {
     const Profile& p = mc.profile;
     workloads::RxFloodCosts c;
@@ -89,8 +90,7 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
     c.decrypt_per_byte = cc.cycles_per_byte;
     c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
     if (x.flush == RxFlush::NONE) {
-        // with [memory], the loop's descriptor and frame accesses pay the hierarchy's stalls; a
-        // flush keeps the [flush] / [dma] figures alone (the stand-in's figures contain the re-read)
+        // with [memory], the loop's descriptor and frame accesses pay the hierarchy's stalls
         c.memory = p.memory;
         c.clock_hz = p.clock_hz;
         return c;
@@ -98,13 +98,21 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
     const std::uint64_t line = p.cache_line ? p.cache_line : 64;
     const std::uint64_t bytes = x.flush == RxFlush::FULL_BUFFER ? x.buffer : workloads::rx_frame_len(x.payload);
     c.flush_lines = (bytes + line - 1) / line;
-    if (p.flush) {
+    if (p.flush && p.memory && p.flush->reread_per_call) {
+        // the flush's own figures; the re-read of the frame is the hierarchy's (the flushed lines
+        // are dropped from it)
+        c.flush_per_packet = p.flush->per_call + static_cast<engine::Cycles>(std::llround(
+                                                     static_cast<double>(c.flush_lines) * p.flush->dirty_line));
+        c.memory = p.memory;
+        c.clock_hz = p.clock_hz;
+    } else if (p.flush) {
         // the user-space stand-in measured by kdsim calibrate: CLFLUSHOPT of the flushed lines,
         // then the CPU reads the received frame's lines back from memory
         const std::uint64_t read_lines = (workloads::rx_frame_len(x.payload) + line - 1) / line;
-        c.flush_per_packet = p.flush->per_call + static_cast<engine::Cycles>(std::llround(
-                                                     static_cast<double>(c.flush_lines) * p.flush->dirty_line +
-                                                     static_cast<double>(read_lines) * p.flush->reread_line));
+        c.flush_per_packet = p.flush->per_call + p.flush->reread_per_call.value_or(0) +
+                             static_cast<engine::Cycles>(std::llround(
+                                 static_cast<double>(c.flush_lines) * p.flush->dirty_line +
+                                 static_cast<double>(read_lines) * p.flush->reread_line));
     } else {
         require(p.dma && !p.dma->coherent, "rx_flood '" + x.name +
                                                "' flush needs a non-coherent [dma] (inner_inv_line) or a [flush] "
