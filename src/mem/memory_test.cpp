@@ -219,11 +219,16 @@ TEST(Memory, WithoutAPrefetcherEveryLineIsADemandMiss) {
     EXPECT_EQ(m.read(0, 0, buf, 1500), 24u * 96u);
 }
 
-TEST(Memory, TwoIndependentMissesWithTwoFillBuffersCostOneLatencyNotTwo) {
+// The test profile without a stream prefetcher, with `fill_buffers` demand misses in flight.
+MemoryConfig no_prefetch(std::uint32_t fill_buffers) {
     MemoryConfig c = test_profile();
     c.prefetch_streams = 0;
-    c.fill_buffers = 2;
-    MemorySystem m(c, 1, 1'000'000'000);
+    c.fill_buffers = fill_buffers;
+    return c;
+}
+
+TEST(Memory, TwoIndependentMissesWithTwoFillBuffersCostOneLatencyNotTwo) {
+    MemorySystem m(no_prefetch(2), 1, 1'000'000'000);
     const Addr tag = m.alloc(64), hdr = m.alloc(4096); // two lines far apart
     const Access both[] = {{tag, 16}, {hdr, 16}};
     // the tag's miss issues at 0, ready at 96; the header's issues when the channel takes it (10 ns
@@ -232,18 +237,14 @@ TEST(Memory, TwoIndependentMissesWithTwoFillBuffersCostOneLatencyNotTwo) {
     EXPECT_EQ(m.stats().dram_demand_lines, 2u);
     EXPECT_EQ(m.stats().overlapped_misses, 1u);
 
-    c.fill_buffers = 1; // serialised: the second waits for the first
-    MemorySystem s(c, 1, 1'000'000'000);
+    MemorySystem s(no_prefetch(1), 1, 1'000'000'000); // serialised: the second waits for the first
     const Addr t2 = s.alloc(64), h2 = s.alloc(4096);
     const Access both2[] = {{t2, 16}, {h2, 16}};
     EXPECT_EQ(s.together(0, 0, both2), 192u);
 }
 
 TEST(Memory, AMissBeyondTheFillBuffersWaitsForTheEarliestToComplete) {
-    MemoryConfig c = test_profile();
-    c.prefetch_streams = 0;
-    c.fill_buffers = 2;
-    MemorySystem m(c, 1, 1'000'000'000);
+    MemorySystem m(no_prefetch(2), 1, 1'000'000'000);
     const Addr a = m.alloc(64), b = m.alloc(4096), d = m.alloc(4096);
     const Access three[] = {{a, 8}, {b, 8}, {d, 8}};
     // a: 0 -> 96; b: 10 -> 106; d waits for a's buffer (96), issues at 96 -> 192
@@ -251,10 +252,7 @@ TEST(Memory, AMissBeyondTheFillBuffersWaitsForTheEarliestToComplete) {
 }
 
 TEST(Memory, TheLinesOfOneAccessOverlapUpToTheFillBuffers) {
-    MemoryConfig c = test_profile();
-    c.prefetch_streams = 0;
-    c.fill_buffers = 4;
-    MemorySystem m(c, 1, 1'000'000'000);
+    MemorySystem m(no_prefetch(4), 1, 1'000'000'000);
     const Addr buf = m.alloc(256);
     // 4 lines issue at 0, 10, 20, 30 (the channel's 10 ns each): the last is ready at 30 + 96
     EXPECT_EQ(m.read(0, 0, buf, 256), 126u);
