@@ -132,6 +132,8 @@ struct Iperf3Workload {
     // -C: the sender's congestion control (absent: the sending machine's
     // net.ipv4.tcp_congestion_control)
     std::optional<net::CongestionAlgorithm> congestion;
+    // -i: a report line per interval from `start` (iperf3's default 1 s); 0: none (-i 0)
+    Tick interval = engine::PS_PER_S;
 };
 
 // Many low-rate UDP flows from the peer machine into this one (workloads/udp_flows.h): `flows`

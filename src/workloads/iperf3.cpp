@@ -11,7 +11,7 @@ namespace kdsim::workloads {
 Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
                std::uint32_t first_flow, engine::Tick stop_at)
     : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
-      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at) {
+      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at), mss_(net::tcp_mss_for_mtu(mtu)) {
     if (cfg_.udp && cfg_.length == 0) cfg_.length = mtu - net::UDP_IP_HEADERS;
     for (int i = 0; i < cfg_.parallel; ++i) {
         const auto flow = first_flow + static_cast<std::uint32_t>(i);
@@ -47,6 +47,30 @@ void Iperf3::start() {
         s.client = &peer_cpu_.create_task(cfg_.name + "-c" + suffix, kernel::SchedPolicy::NORMAL, 0, false, client(*this, s));
         s.server->in_user = s.client->in_user = true;
     }
+    if (cfg_.interval > 0 && cfg_.start + cfg_.interval < stop_at_) env_.sim.schedule_at(cfg_.start + cfg_.interval, this);
+}
+
+// iperf3's reporter_callback (iperf3's src/iperf_api.c) every -i seconds.
+void Iperf3::on_event(std::uint64_t) {
+    const engine::Tick now = env_.sim.now();
+    samples_.push_back(sample(now));
+    if (now + cfg_.interval < stop_at_) env_.sim.schedule_at(now + cfg_.interval, this);
+}
+
+Iperf3Sample Iperf3::sample(engine::Tick at) const {
+    Iperf3Sample s{.end = at};
+    for (const auto& st : streams_) {
+        if (st->source) {
+            s.written += st->source->bytes_written();
+            s.retransmits += st->source->stats().retransmits;
+            s.cwnd_bytes += std::uint64_t{st->source->cwnd()} * mss_;
+            s.read += st->sink->bytes_read();
+        } else {
+            s.written += st->usource->bytes();
+            s.read += st->usink->bytes_read();
+        }
+    }
+    return s;
 }
 
 engine::Task<> Iperf3::server(Iperf3& w, Stream& s) {
@@ -69,7 +93,32 @@ std::string interval_line(double bytes, double secs) {
                   mbit_per_s(bytes, secs));
     return buf;
 }
+// iperf3's units: MBytes = 2^20 bytes, KBytes = 2^10 bytes, Mbits/sec = 10^6 bits per second.
+std::string interval_columns(double from, double to, double bytes) {
+    return fmt::format("{:.2f}-{:.2f} sec  {:.1f} MBytes  {:.0f} Mbits/sec", from, to, bytes / (1024.0 * 1024.0),
+                       mbit_per_s(bytes, to - from));
+}
 } // namespace
+
+void Iperf3::add_interval_lines(results::WorkloadResult& r) const {
+    // One interval would only repeat the closing lines: lines from the second interval on.
+    if (cfg_.interval == 0 || samples_.empty()) return;
+    const engine::Tick now = std::min(env_.sim.now(), stop_at_);
+    Iperf3Sample prev{.end = cfg_.start};
+    auto line = [&](const Iperf3Sample& s) {
+        const double from = engine::to_s(prev.end - cfg_.start), to = engine::to_s(s.end - cfg_.start);
+        std::string tx = interval_columns(from, to, static_cast<double>(s.written - prev.written));
+        if (!cfg_.udp)
+            tx += fmt::format("  {} Retr  {:.0f} KBytes Cwnd", s.retransmits - prev.retransmits,
+                              static_cast<double>(s.cwnd_bytes) / 1024.0);
+        r.notes.emplace_back("interval sender  ", tx);
+        r.notes.emplace_back("interval receiver", interval_columns(from, to, static_cast<double>(s.read - prev.read)));
+        prev = s;
+    };
+    for (const Iperf3Sample& s : samples_)
+        if (s.end <= now) line(s);
+    if (prev.end < now) line(sample(now)); // the last, partial interval, as iperf3 prints it at the end
+}
 
 double Iperf3::seconds() const {
     const engine::Tick end = std::min(env_.sim.now(), stop_at_);
@@ -101,6 +150,7 @@ results::WorkloadResult Iperf3::udp_result() const {
     std::snprintf(buf, sizeof buf, "  %.0f/%llu (%.2g%%) lost or in flight", lost, static_cast<unsigned long long>(sent),
                   sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
     r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs) + buf);
+    add_interval_lines(r);
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(sent_bytes), secs), "Mbit/s");
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "seconds", secs, "s");
@@ -159,6 +209,7 @@ results::WorkloadResult Iperf3::result() const {
     r.notes.emplace_back("sender  ", interval_line(static_cast<double>(acked), secs) + "  " + std::to_string(retr) +
                                          " Retr  (" + std::to_string(sent) + " segments)");
     r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs));
+    add_interval_lines(r);
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(acked), secs), "Mbit/s");
     add(r, "seconds", secs, "s");

@@ -24,7 +24,17 @@ struct Iperf3End {
     const net::TcpSysctl* sysctl = nullptr; // the machine's net.ipv4.tcp_*
 };
 
-class Iperf3 final : public Workload {
+// iperf3's periodic report (-i): at each interval's end the counters of every stream, read as
+// iperf3's reporter reads them (bytes written, retransmits and snd_cwnd from TCP_INFO, bytes read).
+struct Iperf3Sample {
+    engine::Tick end = 0;
+    std::uint64_t written = 0;    // TCP: bytes the client wrote; UDP: bytes sent
+    std::uint64_t retransmits = 0;
+    std::uint64_t cwnd_bytes = 0; // snd_cwnd x mss, summed over the streams
+    std::uint64_t read = 0;       // bytes the server read
+};
+
+class Iperf3 final : public Workload, private engine::EventTarget {
 public:
     // `env` is the receiver's; the sender runs on `peer_cpu`.
     // The streams use flows first_flow .. first_flow + parallel - 1. `mtu` is the route's (the
@@ -50,6 +60,11 @@ private:
         kernel::TaskStruct* client = nullptr;
     };
     results::WorkloadResult udp_result() const;
+    // The reporter's timer: records a sample and sets the next one.
+    void on_event(std::uint64_t) override;
+    Iperf3Sample sample(engine::Tick at) const;
+    // iperf3's interval lines, one sender and one receiver line per interval, the last one ending now.
+    void add_interval_lines(results::WorkloadResult& r) const;
     double seconds() const; // the stream's length so far: from its start to now or its end
     static engine::Task<> server(Iperf3& w, Stream& s);
     static engine::Task<> client(Iperf3& w, Stream& s);
@@ -60,6 +75,8 @@ private:
     net::Stack& peer_stack_;
     engine::Tick stop_at_;
     std::vector<std::unique_ptr<Stream>> streams_;
+    std::uint32_t mss_;
+    std::vector<Iperf3Sample> samples_; // one per interval ended so far
 };
 
 } // namespace kdsim::workloads

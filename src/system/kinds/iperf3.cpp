@@ -16,6 +16,7 @@ void read(ParamReader& r, Iperf3Workload& x) {
     if (auto b = r.bytes("rcvbuf", false, true)) x.rcvbuf = *b;
     if (auto t = r.duration("start", false, false)) x.start = *t;
     if (auto v = r.integer("parallel", false, 1, 128)) x.parallel = static_cast<int>(*v);
+    if (auto t = r.duration("interval", false, false)) x.interval = *t;
     if (auto pr = r.choice("protocol", false, {"tcp", "udp"})) x.udp = *pr == 1;
     if (auto c = r.choice("congestion", false, {"cubic", "reno"}))
         x.congestion = *c == 0 ? net::CongestionAlgorithm::CUBIC : net::CongestionAlgorithm::RENO;
@@ -60,7 +61,8 @@ std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext
 
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
     "iperf3",
-    {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion"}, true,
+    {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion",
+     "interval"}, true,
     read, build, check)
     .with_flows<Iperf3Workload>("parallel", [](const Iperf3Workload& x) -> std::uint64_t {
         return static_cast<std::uint64_t>(x.parallel);
