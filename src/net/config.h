@@ -26,6 +26,14 @@ struct RxDmaConfig {
     bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
 };
 
+// How a device transmits a GSO skb (NETIF_F_TSO and the driver behind it):
+//  NONE:     no TSO: validate_xmit_skb segments it in software (skb_gso_segment) first;
+//  HARDWARE: the NIC segments it: one descriptor set per skb, a header per segment on the wire;
+//  FEC_SOFTWARE: drivers/net/ethernet/freescale/fec_main.c fec_enet_txq_submit_tso: the driver
+//            builds each segment's headers in its DMA'd header buffer (tso_build_hdr), one
+//            descriptor per header and one per data chunk (tso_build_data).
+enum class TsoKind : std::uint8_t { NONE, HARDWARE, FEC_SOFTWARE };
+
 // A machine's TCP sysctls ([machine.sysctl], as in /etc/sysctl.conf), kernel defaults.
 struct TcpSysctl {
     CongestionAlgorithm congestion_control = CongestionAlgorithm::CUBIC; // net.ipv4.tcp_congestion_control

@@ -33,6 +33,16 @@ struct NetCosts {
     // Needed by veth pairs only (absent in profiles without them):
     std::optional<Cycles> veth_xmit;       // veth_xmit -> __dev_forward_skb -> __netif_rx -> enqueue_to_backlog
     std::optional<Cycles> process_backlog; // per frame in process_backlog, __netif_receive_skb's demux apart
+    // Needed by a NIC with GRO on (net/gro.h; absent in profiles without them):
+    std::optional<Cycles> gro_receive;  // per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's flush
+    std::optional<Cycles> gro_tcp;      // per TCP segment: tcp4_gro_receive, tcp_gro_receive (flow, flags, sequence)
+    std::optional<Cycles> gro_merge;    // per segment appended to a held skb (skb_gro_receive)
+    std::optional<Cycles> gro_complete; // per skb of several segments passed up (napi_gro_complete)
+    // Needed by a device with GSO on (the TCP sender's skbs of several segments):
+    std::optional<Cycles> gso_segment;  // per segment skb_gso_segment makes (skb_segment, tcp4_gso_segment)
+    // Needed by a NIC with the FEC's software TSO (fec_enet_txq_submit_tso):
+    std::optional<Cycles> tso_hdr;      // per segment: tso_build_hdr into the header buffer, its descriptor
+    std::optional<Cycles> tso_data;     // per data descriptor: tso_build_data, the chunk's descriptor
 };
 
 // Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and

@@ -5,6 +5,8 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "net/config.h"
+#include "net/gro.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
 
@@ -62,6 +64,21 @@ public:
     virtual const NetCosts& costs() const = 0;
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }
+    // NETIF_F_GSO (ethtool -K gso): the TCP sender may build skbs of several segments. Off in a
+    // bare device object (every skb one segment); a system turns it on, as Linux has it, unless
+    // the scenario says gso = false.
+    bool gso() const { return gso_; }
+    void set_gso(bool on) { gso_ = on; }
+    // NETIF_F_SG: the driver takes an skb's page fragments. Without it skb_segment copies each
+    // segment's data into a linear skb, at `copy_per_byte` cycles per byte (a cached source).
+    bool sg() const { return sg_; }
+    double copy_per_byte() const { return copy_per_byte_; }
+    void set_sg(bool on, double copy_per_byte) {
+        sg_ = on;
+        copy_per_byte_ = copy_per_byte;
+    }
+    // How ndo_start_xmit takes a GSO skb: NONE, the stack segments it before the driver.
+    virtual TsoKind tso() const { return TsoKind::NONE; }
 
     // Attaches a tap (nullptr: none); it must outlive the device's run.
     void set_tap(FrameTap* tap) { tap_ = tap; }
@@ -80,6 +97,11 @@ public:
             .counter("polls", stats_.polls, "count", "NAPI polls of the device")
             .counter("stale_frames", stats_.stale_frames, "count", "frames the CPU read with stale (not invalidated) lines")
             .counter("kicks", stats_.kicks, "count", "virtio: notifications to the host (guest exits)");
+        if (gro_stats_) // with GRO on (ethtool -K gro on)
+            s.counter("gro_packets", gro_stats_->packets, "count", "packets through napi_gro_receive")
+                .counter("gro_merged", gro_stats_->merged, "count", "segments GRO appended to a held skb")
+                .counter("gro_skbs", gro_stats_->skbs_up, "count", "held skbs GRO passed up (of one segment or more)")
+                .counter("gro_segs", gro_stats_->segs_up, "count", "segments in the skbs GRO passed up");
     }
 
 protected:
@@ -93,6 +115,10 @@ protected:
     }
     NicStats stats_;
     std::string name_;
+    const GroStats* gro_stats_ = nullptr; // the device's GRO, when on
+    bool gso_ = false;
+    bool sg_ = true;
+    double copy_per_byte_ = 0;
 
 private:
     RxHandler rx_fn_ = nullptr;

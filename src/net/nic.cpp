@@ -151,9 +151,15 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
 // drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
 // frame came in meanwhile).
 // Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<int> Nic::napi_poll(kernel::Cpu&, void* ctx, int budget) {
+engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     auto& n = *static_cast<Nic*>(ctx);
     int done = co_await n.poll_ring(budget);
+    if (n.gro_) {
+        // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
+        // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
+        const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
+        co_await n.gro_->napi_gro_flush(cpu, flush_old);
+    }
     if (done < budget) {
         napi_complete_done(n.napi_);
         n.irq_enabled_ = true;
@@ -189,23 +195,51 @@ engine::Task<int> Nic::poll_ring(int weight) {
             head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
             --count_;
         }
-        co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL);
-        co_await deliver(cpu_, p);
+        // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
+        if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
+            if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
+                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, TCP_IP_HEADERS))
+                    co_await cpu_.exec(stall, Cat::PROTOCOL);
+            }
+            co_await gro_->napi_gro_receive(cpu_, p);
+        } else
+            co_await netif_receive_skb(cpu_, this, p);
     }
     co_return done;
 }
 
+engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
+    auto& n = *static_cast<Nic*>(ctx);
+    co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL);
+    co_await n.deliver(cpu, p);
+}
+
+// A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
+// frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
+// doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
+// fec_enet_txq_submit_tso does per segment and per data chunk.
 // Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
-    p.sent = cpu.now();
-    if (link_->transmit(*this, p)) {
-        ++stats_.tx_frames;
-        tap_xmit(cpu, p);
-    } else {
-        ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
+        // per segment a header built in the header buffer and its descriptor; per data chunk a
+        // descriptor: a segment whose data crosses one of the skb's page-frag boundaries
+        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two
+        const std::uint32_t chunks = segs + (p.payload - 1) / TSO_FRAG_PAGE;
+        co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
+    }
+    for (std::uint32_t i = 0; i < segs; ++i) {
+        Packet f = segs > 1 ? gso_segment_of(p, i) : p;
+        f.sent = cpu.now();
+        if (link_->transmit(*this, f)) {
+            ++stats_.tx_frames;
+            tap_xmit(cpu, f);
+        } else {
+            ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+        }
     }
     co_await kernel::local_irq_restore(cpu, flags);
 }

@@ -17,6 +17,7 @@
 #include "net/packet.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ class Link;
 // The rx buffer of a NIC without a DMA API model, for the memory hierarchy's addresses: an MTU
 // frame's napi_alloc_skb buffer (1536 B + NET_SKB_PAD + skb_shared_info, rounded to 2 KiB).
 inline constexpr std::size_t RX_BUFFER_NO_DMA = 2048;
+// The page-frag size the TCP sender fills an skb's data from (sk_page_frag, SKB_FRAG_PAGE_ORDER).
+inline constexpr std::uint32_t TSO_FRAG_PAGE = 32768;
 
 class Nic final : public NetDevice, public engine::EventTarget {
 public:
@@ -52,6 +55,17 @@ public:
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
+    // GRO on (NETIF_F_GRO, the default) with these costs; without a call the driver hands every
+    // frame to netif_receive_skb (ethtool -K gro off). Call before the run.
+    void set_gro(const GroCosts& costs) {
+        gro_.emplace(costs, &Nic::netif_receive_skb, this);
+        gro_stats_ = &gro_->stats();
+    }
+    const Gro* gro() const { return gro_ ? &*gro_ : nullptr; }
+    // The driver's TSO (NONE: the stack segments GSO skbs). FEC_SOFTWARE needs the [net] tso_hdr
+    // and tso_data figures. Call before the run.
+    void set_tso(TsoKind k) { tso_ = k; }
+    TsoKind tso() const override { return tso_; }
     // Run-to-run variation: each rx interrupt reaches the CPU a delay drawn uniformly from
     // [0, max] after the device raises it (the MSI write or the interrupt line crossing the
     // interconnect and the interrupt controller), from `rng`. Call before the run.
@@ -67,6 +81,8 @@ public:
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
+    // The normal receive path of an skb (netif_receive_skb: demux, then the stack).
+    static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<int> poll_ring(int weight);
     engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
     // Descriptors a frame of `len` bytes (FCS excluded) occupies.
@@ -80,6 +96,8 @@ private:
     NapiStruct napi_;
     unsigned vector_;
     NetCosts costs_;
+    std::optional<Gro> gro_;
+    TsoKind tso_ = TsoKind::NONE;
     Link* link_ = nullptr;
     std::vector<Packet> ring_;
     std::size_t head_ = 0, count_ = 0;

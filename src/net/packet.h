@@ -44,6 +44,12 @@ struct Packet {
     // Where the received frame's first byte lies in the receiving machine's memory hierarchy
     // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
     std::uint64_t data = 0;
+    // A GRO or GSO super-packet: the segments it stands for (1: a plain frame), each of gso_size
+    // payload bytes but the last. A GRO skb also points at each segment's frame in memory
+    // (frag_data[i], valid while it is being delivered; nullptr otherwise).
+    std::uint32_t gso_segs = 1;
+    std::uint32_t gso_size = 0;
+    const std::uint64_t* frag_data = nullptr;
 };
 
 // A TCP segment or UDP datagram of `payload` bytes as the transport hands it to IP: the frame's
@@ -57,6 +63,20 @@ inline Packet transport_packet(FrameKind kind, std::uint32_t payload, std::uint3
     p.payload = payload;
     p.flow = flow;
     return p;
+}
+
+// Segment i of the GSO skb `p` (skb_segment): its own sequence number and payload (gso_size, the
+// last one the rest), the same headers.
+inline Packet gso_segment_of(const Packet& p, std::uint32_t i) {
+    Packet s = p;
+    const std::uint32_t off = i * p.gso_size;
+    s.seq = p.seq + off;
+    s.payload = i + 1 < p.gso_segs ? p.gso_size : p.payload - off;
+    s.len = p.len - p.payload + s.payload;
+    s.gso_segs = 1;
+    s.gso_size = 0;
+    s.frag_data = nullptr;
+    return s;
 }
 
 } // namespace kdsim::net

@@ -29,19 +29,43 @@ Cycles Stack::copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub,
     return per_byte(copy_warm_, s.len) + rd + wr;
 }
 
-// Models: __dev_queue_xmit() (net/core/dev.c)
+// skb_gso_segment of a GSO skb: the cost of every segment it makes; a device without
+// NETIF_F_SG also gets each segment's data copied into a linear skb (skb_segment's !sg path).
+// Models: skb_segment() (net/core/skbuff.c)
+engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(*nic_.costs().gso_segment * p.gso_segs, Cat::PROTOCOL);
+    if (!nic_.sg()) co_await cpu.exec(per_byte(nic_.copy_per_byte(), p.payload), Cat::COPY);
+}
+
+// A GSO skb for a device without TSO is segmented first (validate_xmit_skb), and
+// dev_hard_start_xmit hands the segments to the driver one by one.
+// Models: __dev_queue_xmit(), validate_xmit_skb() (net/core/dev.c)
 engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(nic_.costs().dev_queue_xmit, Cat::PROTOCOL);
-    co_await nic_.xmit(cpu, p);
+    if (p.gso_segs > 1 && nic_.tso() == TsoKind::NONE) {
+        co_await skb_gso_segment(cpu, p);
+        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await nic_.xmit(cpu, gso_segment_of(p, i));
+    } else {
+        co_await nic_.xmit(cpu, p);
+    }
     co_await kernel::local_bh_enable(cpu);
 }
 
+// Through a tunnel a GSO skb is segmented before encapsulation (wg_xmit's skb_gso_segment).
 // Models: ip_output() (net/ipv4/ip_output.c)
 engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
-    if (tunnel_) co_await tunnel_->xmit(cpu, p);
-    else co_await dev_queue_xmit(cpu, p);
+    if (!tunnel_) {
+        co_await dev_queue_xmit(cpu, p);
+    } else if (p.gso_segs > 1) {
+        co_await skb_gso_segment(cpu, p);
+        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await tunnel_->xmit(cpu, gso_segment_of(p, i));
+    } else {
+        co_await tunnel_->xmit(cpu, p);
+    }
 }
+
+bool Stack::can_gso() const { return nic_.gso() && (!tunnel_ || tunnel_->gso_ok()); }
 
 // Models: ip_local_deliver() (net/ipv4/ip_input.c)
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {

@@ -36,6 +36,9 @@ public:
     virtual engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) = 0;
     // The encapsulated packet's receive handler (udp encap_rcv -> wg_packet_receive, xfrm4_rcv).
     virtual engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) = 0;
+    // A socket on this route may build GSO skbs: a WireGuard device takes them (wg_xmit segments
+    // them); an xfrm route does not (sk_setup_caps clears the GSO bits when dst->header_len).
+    virtual bool gso_ok() const = 0;
 };
 
 // A received segment or datagram on a socket's queue: its payload bytes and where the payload
@@ -77,6 +80,9 @@ public:
     // The output route of a locally generated IP packet: through the tunnel when one is
     // configured, else straight to the device.
     engine::Task<> ip_output(kernel::Cpu& cpu, Packet p);
+    // A TCP socket on this stack may send GSO skbs (sk_can_gso): the device has GSO on and the
+    // route takes them.
+    bool can_gso() const;
     // Local delivery of an IP packet (after decapsulation too): to the bound TCP endpoint.
     engine::Task<> ip_local_deliver(kernel::Cpu& cpu, const Packet& p);
     void set_tunnel(Tunnel& t) { tunnel_ = &t; }
@@ -115,6 +121,7 @@ private:
     engine::Task<> arp_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> nf_prerouting_drop(kernel::Cpu& cpu);
+    engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& p);
 
     NetDevice& nic_;
     mem::MemorySystem* memory_ = nullptr;

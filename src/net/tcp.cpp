@@ -23,6 +23,7 @@ TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_c
     std::size_t slots = 1;
     while (slots < sndbuf_ / mss_ + 2) slots <<= 1;
     rtx_.resize(slots);
+    max_window_ = rwnd_;
     backlog_.reserve(256);
     rto_timer_.function = &TcpSource::tcp_write_timer;
     rto_timer_.data = this;
@@ -38,7 +39,7 @@ constexpr std::uint64_t PER_MSS_TRUESIZE = 4096;
 void TcpSource::autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t peer_window) {
     sndbuf_auto_ = true;
     window_cap_ = UINT64_MAX;
-    rwnd_ = peer_window;
+    rwnd_ = max_window_ = peer_window;
     wmem_max_ = wmem[2];
     sndbuf_ = std::max<std::uint64_t>(wmem[1] * mss_ / PER_MSS_TRUESIZE, mss_);
     std::size_t slots = 1;
@@ -58,6 +59,7 @@ void TcpSource::tcp_sndbuf_expand() {
 
 void TcpSource::register_stats(const stats::Scope& s) const {
     s.counter("segments_sent", st_.segments, "count", "segments sent, retransmissions included")
+        .counter("skbs_sent", st_.skbs, "count", "skbs handed to IP (a GSO skb carries several segments)")
         .counter("retransmits", st_.retransmits, "count", "segments retransmitted (tcpi_total_retrans)")
         .counter("fast_retransmits", st_.fast_retransmits, "count", "of which in fast recovery (TCPFastRetrans)")
         .counter("rto", st_.rto, "count", "retransmission timeouts (TCPTimeouts)")
@@ -107,6 +109,7 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
         owned_ = true; // lock_sock
         for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu.now() < stop_at && !aborted_;) {
             if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
+                co_await tcp_write_xmit(cpu); // sk_stream_wait_memory: tcp_push what was copied
                 co_await release_sock(cpu); // sk_wait_event releases the socket while sleeping
                 if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
                     waiter_ = &self;
@@ -118,9 +121,12 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
             co_await cpu.exec(per_byte(costs_.copy_from_user, mss_), Cat::COPY);
             write_seq_ += mss_;
             written += mss_;
-            co_await tcp_write_xmit(cpu); // tcp_push
+            // an skb is pushed when it holds size_goal bytes (tcp_push_one), the rest at the end
+            if (write_seq_ - snd_nxt_ >= std::uint64_t{tcp_size_goal(cpu)} * mss_ || written >= WRITE_BLOCK)
+                co_await tcp_write_xmit(cpu);
             co_await kernel::might_resched(cpu);
         }
+        co_await tcp_write_xmit(cpu); // tcp_push
         co_await release_sock(cpu);
         co_await kernel::syscall_exit(cpu);
     }
@@ -167,13 +173,17 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
         }
         const std::uint64_t wnd = std::min(window_cap_, rwnd_);
         if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
+        // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
+        // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
+        const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal(cpu)}, std::uint64_t{tp_.cwnd - in_flight()},
+                                             (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
         const std::uint64_t seq = snd_nxt_;
         if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
-        seg(seq) = TxSeg{};
-        snd_nxt_ += mss_;
-        if (ca_state_ == CaState::RECOVERY) ++prr_out_;
+        for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
+        snd_nxt_ += segs * mss_;
+        if (ca_state_ == CaState::RECOVERY) prr_out_ += static_cast<std::uint32_t>(segs);
         if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
-        co_await tcp_transmit_skb(cpu, seq);
+        co_await tcp_transmit_skb(cpu, seq, static_cast<std::uint32_t>(segs));
     }
     // tcp_cwnd_validate: whether cwnd limited the flow in this window
     if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
@@ -183,16 +193,42 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
     }
 }
 
-// tcp_transmit_skb: stamps the segment and hands it to IP; tcp_sendmsg's figure (skb, headers,
-// IP output) is charged here.
+// tcp_transmit_skb: stamps the skb's segments and hands it to IP; tcp_sendmsg's figure (skb,
+// headers, IP output) is charged once per skb. An skb of several segments is a GSO skb
+// (gso_size = mss, gso_segs = segs).
 // Models: tcp_transmit_skb() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq) {
-    seg(seq).sent = cpu.now();
-    Packet p = transport_packet(FrameKind::TCP_DATA, mss_, TCP_IP_HEADERS, seq, flow_);
-    ++st_.segments;
-    if (kernel::in_interrupt(cpu.preempt_count())) ++st_.softirq_segments; // softirq or BH disabled
+engine::Task<> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
+    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
+    Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
+    if (segs > 1) {
+        p.gso_segs = segs;
+        p.gso_size = mss_;
+    }
+    st_.segments += segs;
+    ++st_.skbs;
+    if (kernel::in_interrupt(cpu.preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
     co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
     co_await stack_.ip_output(cpu, p);
+}
+
+// The segments of one skb: 1 without GSO; else tcp_tso_autosize's pacing-rate goal (the bytes of
+// 1 ms at sk_pacing_rate, plus gso_max_size >> (min RTT in units of 512 us: tcp_tso_rtt_log 9),
+// at most gso_max_size = 64 KiB, at least tcp_min_tso_segs = 2), bounded by the 64 KiB less
+// MAX_TCP_HEADER a GSO skb may hold and by half the peer's largest window
+// (tcp_bound_to_half_wnd). The smoothed RTT stands in for the minimum RTT.
+// Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
+std::uint32_t TcpSource::tcp_size_goal(const kernel::Cpu& cpu) const {
+    if (!stack_.can_gso()) return 1;
+    constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
+    std::uint64_t bytes = cc_clock(cpu).pacing_rate >> 10; // sk_pacing_shift
+    const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;
+    if (r < 32) bytes += GSO_MAX_SIZE >> r;
+    bytes = std::min(bytes, GSO_MAX_SIZE);
+    std::uint64_t segs = std::max<std::uint64_t>(bytes / mss_, 2);
+    segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss_);
+    const std::uint64_t half_wnd = std::min(window_cap_, max_window_) / 2;
+    if (half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(half_wnd / mss_, 1));
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
 }
 
 // Models: tcp_rearm_rto() (net/ipv4/tcp_input.c)

@@ -15,8 +15,10 @@
 // (at once in quick-ack mode, with an ofo queue or for a duplicate), else within the delayed-ACK
 // timeout; the reader copies to user space in order, each byte exactly once (checked: anything
 // else is a lost-data finding), and sends a window update when the window had closed.
+// A GRO skb (net/gro.h) is taken as the segments it was built from: queued per segment, counted
+// in InSegs per segment, and ACKed at once when it holds two or more full segments.
 // Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, pacing, TSQ,
-// GSO/GRO, the handshake (the connection is established at the start).
+// the handshake (the connection is established at the start).
 #pragma once
 
 #include "engine/task.h"
@@ -91,6 +93,7 @@ struct TcpSenderStats {
     std::uint64_t reorders = 0;         // reordering seen (tp->reord_seen)
     std::uint64_t lost_retransmits = 0; // retransmissions found lost (TCPLostRetransmit)
     std::uint64_t segments = 0;         // segments sent, retransmissions included
+    std::uint64_t skbs = 0;             // skbs handed to IP (a GSO skb holds several segments)
     std::uint64_t softirq_segments = 0; // of which in softirq or with BH disabled
     std::uint64_t backlogged = 0;       // ACKs queued to the socket backlog
 };
@@ -135,7 +138,8 @@ private:
     };
     // tcp.cpp (output)
     engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
-    engine::Task<> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq);
+    engine::Task<> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    std::uint32_t tcp_size_goal(const kernel::Cpu& cpu) const;
     std::uint64_t next_retransmit(); // the lowest lost, not retransmitted segment; UINT64_MAX: none
     engine::Task<> release_sock(kernel::Cpu& cpu);
     void tcp_rearm_rto(kernel::Cpu& cpu);
@@ -170,6 +174,7 @@ private:
     bool sndbuf_auto_ = false;
     std::uint64_t wmem_max_ = 0;
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
+    std::uint64_t max_window_ = 0; // the largest window the peer advertised (tp->max_window)
     // congestion state
     TcpCwnd tp_;
     CongestionControl cc_;
@@ -240,6 +245,8 @@ private:
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
     engine::Task<> tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
+    template <class F>
+    void for_each_frag(const Packet& p, std::uint64_t from, F&& f);
     void tcp_ofo_queue(); // moves what now follows rcv_nxt from the ofo queue to the reader's
     void tcp_sack_new_ofo(std::uint64_t start, std::uint64_t end);
     void tcp_sack_remove();

@@ -236,6 +236,7 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
     int flag = 0;
     if (p.window != rwnd_) flag |= FLAG_WIN_UPDATE;
     rwnd_ = p.window; // tcp_ack_update_window
+    max_window_ = std::max(max_window_, rwnd_);
     std::uint32_t newly = 0;
     std::optional<engine::Tick> first_sackt, first_ackt, last_ackt;
     const std::uint64_t prior_fack = std::max(highest_sack_, snd_una_);

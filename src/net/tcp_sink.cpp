@@ -173,18 +173,35 @@ void TcpSink::tcp_ofo_queue() {
     ofo_.erase(ofo_.begin(), ofo_.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
+// The payload of `p` from sequence `from` on, one RxSeg per segment it was built from (a GRO
+// skb's fragments lie in their own rx buffers), in order.
+template <class F>
+void TcpSink::for_each_frag(const Packet& p, std::uint64_t from, F&& f) {
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    const std::uint64_t end = p.seq + p.payload;
+    for (std::uint32_t i = 0; i < segs; ++i) {
+        const std::uint64_t s0 = p.seq + std::uint64_t{i} * (segs > 1 ? p.gso_size : 0);
+        const std::uint64_t s1 = i + 1 < segs ? s0 + p.gso_size : end;
+        if (s1 <= from) continue;
+        const std::uint64_t frame = segs > 1 && p.frag_data ? p.frag_data[i] : p.data;
+        const std::uint64_t skip = from > s0 ? from - s0 : 0;
+        f(RxSeg{s0 + skip, static_cast<std::uint32_t>(s1 - s0 - skip), frame ? frame + ETH_HEADER + TCP_IP_HEADERS + skip : 0});
+    }
+}
+
 // In-window data: in order to the reader's queue (pulling what the ofo queue now continues),
 // out of order into the ofo queue with a SACK block; a duplicate or out-of-window segment is
 // dropped. Whether the ACK goes at once or is delayed is __tcp_ack_snd_check's rule.
 // Models: tcp_data_queue() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
     const std::uint64_t start = p.seq, end = p.seq + p.payload;
-    const mem::Addr data = p.data ? p.data + ETH_HEADER + TCP_IP_HEADERS : 0;
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    const std::uint32_t seg_size = segs > 1 ? p.gso_size : p.payload; // tcp_measure_rcv_mss: gso_size of a GRO skb
     bool now = false;
-    if (!advmss_) advmss_ = p.payload;
+    if (!advmss_) advmss_ = seg_size;
     if (first_data_) { // tcp_event_data_recv on the first data: tcp_incr_quickack
         first_data_ = false;
-        quick_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(rcvbuf_ / (2 * p.payload), TCP_MAX_QUICKACKS));
+        quick_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(rcvbuf_ / (2 * seg_size), TCP_MAX_QUICKACKS));
     }
     if (end <= rcv_nxt_) { // tcp_send_dupack: a retransmission of what we have
         ++st_.duplicate_segments;
@@ -195,8 +212,7 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
     } else if (start <= rcv_nxt_) {
         tcp_rcv_rtt_measure(cpu);
         const bool had_ofo = !ofo_.empty();
-        const std::uint64_t skip = rcv_nxt_ - start;
-        queue_.push_back(RxSeg{rcv_nxt_, static_cast<std::uint32_t>(end - rcv_nxt_), data ? data + skip : 0});
+        for_each_frag(p, rcv_nxt_, [this](const RxSeg& f) { queue_.push_back(f); });
         unread_ += end - rcv_nxt_;
         rcv_nxt_ = end;
         if (had_ofo) {
@@ -204,7 +220,7 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
             tcp_sack_remove();
             now = true; // a hole was filled: ACK at once
         }
-        ++unacked_segments_;
+        unacked_segments_ += segs; // a GRO skb of 2 or more full segments is ACKed at once
     } else {
         // as tcp_data_queue_ofo() (net/ipv4/tcp_input.c)
         auto it = std::lower_bound(ofo_.begin(), ofo_.end(), start, [](const RxSeg& s, std::uint64_t x) { return s.seq < x; });
@@ -213,10 +229,10 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
             ++st_.duplicate_segments;
         } else {
             ++st_.ofo_segments;
-            ofo_.insert(it, RxSeg{start, p.payload, data});
+            for_each_frag(p, start, [this, &it](const RxSeg& f) { it = std::next(ofo_.insert(it, f)); });
         }
         tcp_sack_new_ofo(start, end);
-        ++unacked_segments_;
+        unacked_segments_ += segs;
         now = true;
     }
     if (now || quick_ || !ofo_.empty() || unacked_segments_ >= 2) co_await send_ack(cpu);
@@ -228,7 +244,7 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
 engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS),
                       Cat::PROTOCOL);
-    ++st_.segments;
+    st_.segments += std::max<std::uint32_t>(p.gso_segs, 1); // InSegs counts a GRO skb's segments
     const std::uint64_t before = rcv_nxt_;
     co_await tcp_data_queue(cpu, p);
     if (rcv_nxt_ > before && reader_) {

@@ -176,6 +176,7 @@ public:
     std::uint32_t inner_mtu() const override { return MTU; }
     engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
     engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
+    bool gso_ok() const override { return true; }
 
 private:
     enum class State : std::uint8_t { UNCRYPTED, CRYPTED, DEAD };
@@ -225,6 +226,7 @@ public:
     std::uint32_t inner_mtu() const override;
     engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) override;
     engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) override;
+    bool gso_ok() const override { return false; }
     const crypto::Cryptd& cryptd() const { return *cryptd_; }
     // The tunnel's counters, and its cryptd's under `s`/cryptd.
     void register_stats(const stats::Scope& s) const override;

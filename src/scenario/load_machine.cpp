@@ -150,7 +150,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (!nic) return;
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
-                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs"});
+                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso"});
     net::RxDmaConfig rx;
     bool strategy = false;
     if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
@@ -178,6 +178,13 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
             r_.error(*nic->get("rx_buffer"), nkey + ".rx_buffer", "rx_buffer needs an rx_strategy (the DMA API use)");
     }
     if (auto t = r_.duration(*nic, "rx_usecs", nkey + ".rx_usecs", false, false)) mc.nic_rx_usecs = *t;
+    if (auto g = r_.boolean(*nic, "gro", nkey + ".gro", false)) mc.nic_gro = *g;
+    if (auto g = r_.boolean(*nic, "gso", nkey + ".gso", false)) mc.nic_gso = *g;
+    if (auto g = r_.boolean(*nic, "sg", nkey + ".sg", false)) mc.nic_sg = *g;
+    if (auto t = r_.choice(*nic, "tso", nkey + ".tso", false, {"none", "hardware", "fec-software"}))
+        mc.nic_tso = std::array{net::TsoKind::NONE, net::TsoKind::HARDWARE, net::TsoKind::FEC_SOFTWARE}[*t];
+    if (!mc.nic_sg && mc.nic_tso != net::TsoKind::NONE && nic->get("tso"))
+        r_.error(*nic->get("tso"), nkey + ".tso", "expected tso = \"none\" with sg = false (TSO needs scatter-gather)");
     if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
     if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
     if (strategy) mc.nic_rx = rx;

@@ -98,7 +98,7 @@ inline constexpr std::array<Figure<CipherCost>, 2> CIPHER_FIGURES = {{
 static_assert(sizeof(CipherCost) == engine::figures_bytes(CIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 13> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 20> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -112,6 +112,13 @@ inline constexpr std::array<Figure<NetCosts>, 13> NET_FIGURES = {{
     {"", "sock_recvmsg", Unit::CYCLES, "packet_recvmsg: dequeue, copy to user", &NetCosts::sock_recvmsg},
     {"", "veth_xmit", Unit::CYCLES, "veth_xmit: __dev_forward_skb, __netif_rx, enqueue_to_backlog (veth pairs)", &NetCosts::veth_xmit},
     {"", "process_backlog", Unit::CYCLES, "per frame in process_backlog before __netif_receive_skb (veth pairs)", &NetCosts::process_backlog},
+    {"", "gro_receive", Unit::CYCLES, "napi_gro_receive per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's flush (NICs with GRO on)", &NetCosts::gro_receive},
+    {"", "gro_tcp", Unit::CYCLES, "napi_gro_receive per TCP segment: tcp4_gro_receive, tcp_gro_receive (NICs with GRO on)", &NetCosts::gro_tcp},
+    {"", "gro_merge", Unit::CYCLES, "skb_gro_receive: a segment appended to a held skb (NICs with GRO on)", &NetCosts::gro_merge},
+    {"", "gro_complete", Unit::CYCLES, "napi_gro_complete of an skb of several segments (NICs with GRO on)", &NetCosts::gro_complete},
+    {"", "gso_segment", Unit::CYCLES, "skb_gso_segment per segment made, copy excluded (devices with GSO on)", &NetCosts::gso_segment},
+    {"", "tso_hdr", Unit::CYCLES, "FEC software TSO per segment: tso_build_hdr, the header descriptor", &NetCosts::tso_hdr},
+    {"", "tso_data", Unit::CYCLES, "FEC software TSO per data descriptor: tso_build_data, the chunk's descriptor", &NetCosts::tso_data},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
 

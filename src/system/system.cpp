@@ -214,6 +214,9 @@ System::Machine* System::machine_named(const std::string& name) {
 void System::build_network() {
     auto networked = [&](Machine& m) {
         require(m.cfg->profile.net.has_value(), "machine " + m.cfg->name + ": a network device without [net] figures");
+        require(!m.cfg->nic_gso || m.cfg->profile.net->gso_segment.has_value(),
+                "machine " + m.cfg->name + ": GSO is on (as in Linux; [machine.nic] gso = false turns it off) but profile " +
+                    m.cfg->profile.name + " has no [net] gso_segment figure");
         Machine& box = hw(m);
         if (!box.softnet.empty()) return;
         for (auto& c : box.cpus) box.softnet.push_back(std::make_unique<net::Softnet>(*c));
@@ -234,6 +237,23 @@ void System::build_network() {
                 auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
                                                       mc.name + ".eth0", mc.nic_rx_ring);
                 nic->set_rx_usecs(mc.nic_rx_usecs);
+                if (mc.nic_gro) {
+                    const net::NetCosts& nc = *mc.profile.net;
+                    require(nc.gro_receive && nc.gro_tcp && nc.gro_merge && nc.gro_complete,
+                            "machine " + mc.name + ": GRO is on (as in Linux; [machine.nic] gro = false turns it off) but "
+                            "profile " + mc.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
+                    nic->set_gro(net::GroCosts{*nc.gro_receive, *nc.gro_tcp, *nc.gro_merge, *nc.gro_complete});
+                }
+                // without SG, TSO is dropped (netdev_fix_features)
+                nic->set_tso(mc.nic_sg ? mc.nic_tso : net::TsoKind::NONE);
+                if (nic->tso() == net::TsoKind::FEC_SOFTWARE)
+                    require(mc.profile.net->tso_hdr && mc.profile.net->tso_data,
+                            "machine " + mc.name + ": tso = \"fec-software\" needs the [net] tso_hdr and tso_data figures of profile " +
+                                mc.profile.name);
+                if (!mc.nic_sg) {
+                    require(mc.profile.tcp.has_value(), "machine " + mc.name + ": sg = false needs the [tcp] copy figure");
+                    nic->set_sg(false, mc.profile.tcp->copy_from_user);
+                }
                 if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
                     nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + ".eth0"));
                 if (mc.nic_rx) {
@@ -249,6 +269,7 @@ void System::build_network() {
                     nic->set_memory(*m->memory);
                     m->stack->set_memory(m->memory.get(), mc.profile.memory->copy_warm);
                 }
+                nic->set_gso(mc.nic_gso);
                 m->device = std::move(nic);
             }
             a->link_peer = b;
@@ -269,6 +290,8 @@ void System::build_network() {
             b->vhosts.emplace_back(guest.name, vhosts_.back().get());
             a->stack = std::make_unique<net::Stack>(*vdev);
             b->stack = std::make_unique<net::Stack>(*tap);
+            vdev->set_gso(guest.nic_gso);
+            tap->set_gso(host.nic_gso);
             a->device = std::move(vdev);
             b->device = std::move(tap);
             a->link_peer = b;
@@ -333,6 +356,8 @@ void System::build_veth(Machine& a, Machine& b) {
     net::Veth::pair(*va, *vb);
     a.stack = std::make_unique<net::Stack>(*va);
     b.stack = std::make_unique<net::Stack>(*vb);
+    va->set_gso(a.cfg->nic_gso);
+    vb->set_gso(b.cfg->nic_gso);
     a.device = std::move(va);
     b.device = std::move(vb);
     a.link_peer = &b;

@@ -32,6 +32,7 @@ PerPacket by_hand(bool conntrack) {
     const auto& d = *p.dma;
     const auto& f = *p.netfilter;
     double c = static_cast<double>(n.driver_rx + n.netif_receive_skb) +                         // driver, demux
+               static_cast<double>(*n.gro_receive) +                                            // GRO, a UDP frame
                static_cast<double>(d.sync_call + d.unmap_call + d.map_call) +                    // partial-sync, coherent
                static_cast<double>(p.tcp->rx_buffer_alloc) +                                    // refill
                static_cast<double>(f.ip_rcv_core + f.drop_rule + f.kfree_skb) +                  // ip_rcv .. NF_DROP

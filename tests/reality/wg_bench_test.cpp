@@ -33,9 +33,12 @@ TEST(WgBench, BothTunnelEndsOnOneBoxAuthenticateEveryPacketAndTheVethPairConserv
         EXPECT_EQ(stat(r, wg + "auth_failures"), 0) << m;
         // each end decrypts what the other sent: data into the namespace, ACKs into the host
         EXPECT_GT(stat(r, wg + "decrypted"), 100) << m;
-        // every outer packet the tunnel sent went to its veth: transmitted or dropped there
+        // every outer packet the tunnel sent went to its veth: transmitted or dropped there, but
+        // for those still in dev_queue_xmit when the run ends (at most one per CPU of the Pi's 4)
         const std::string dev = std::string(m) + (m == std::string("pi4") ? "/netdev/veth0/" : "/netdev/veth1/");
-        EXPECT_EQ(stat(r, wg + "tx_sent"), stat(r, dev + "tx_frames") + stat(r, dev + "tx_dropped")) << m;
+        const double in_xmit = stat(r, wg + "tx_sent") - (stat(r, dev + "tx_frames") + stat(r, dev + "tx_dropped"));
+        EXPECT_GE(in_xmit, 0) << m;
+        EXPECT_LE(in_xmit, 4) << m;
         // every frame the veth handed to its stack is a WireGuard packet of this tunnel
         EXPECT_EQ(stat(r, wg + "rx_packets"), stat(r, dev + "rx_frames")) << m;
     }

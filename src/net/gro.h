@@ -1,0 +1,86 @@
+// Generic receive offload (net/core/gro.c dev_gro_receive / napi_gro_complete / napi_gro_flush,
+// net/ipv4/af_inet.c inet_gro_receive, net/ipv4/tcp_offload.c tcp_gro_receive, net/core/gro.c
+// skb_gro_receive). napi_gro_receive holds TCP data segments per flow; a segment of a held
+// flow that continues it (contiguous sequence, no larger than the held skb's gso_size, the
+// merged IP datagram under 64 KiB) is appended as a fragment. Anything else ends the held skb:
+// a segment that does not continue it completes it (napi_gro_complete -> the stack) and is held
+// itself; a segment shorter than gso_size is merged and then completes it; a pure ACK, a UDP
+// datagram or a tunnel packet goes up at once ("normal"). At most MAX_GRO_SKBS skbs are held
+// (the oldest is completed to make room). The holder flushes them at the end of the poll
+// (napi_complete_done), those held since an earlier jiffy when the poll used its whole weight
+// (__napi_poll with HZ >= 1000; all of them with a slower tick), or when gro_flush_timeout's
+// timer fires.
+// Simplified: one list of MAX_GRO_SKBS instead of GRO_HASH_BUCKETS lists of MAX_GRO_SKBS each
+// (the same for up to 8 flows); no PSH/FIN flags on data segments (nothing flushes on them);
+// gro_normal_list's batching of completed skbs (gro_normal_batch) is not modelled: each goes up
+// when completed.
+#pragma once
+
+#include "engine/task.h"
+#include "kernel/cpu.h"
+#include "net/packet.h"
+
+#include <array>
+#include <cstdint>
+
+namespace kdsim::net {
+
+// [net] GRO figures, cycles.
+struct GroCosts {
+    engine::Cycles receive = 0;  // per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's early flush
+    engine::Cycles tcp = 0;      // per TCP segment (data or ACK): tcp4_gro_receive, tcp_gro_receive
+    engine::Cycles merge = 0;    // per segment appended to a held skb: skb_gro_receive, the stolen head freed
+    engine::Cycles complete = 0; // per completed skb of more than one segment: napi_gro_complete, tcp4_gro_complete
+};
+
+struct GroStats {
+    std::uint64_t packets = 0;  // packets through napi_gro_receive
+    std::uint64_t merged = 0;   // segments appended to a held skb
+    std::uint64_t held = 0;     // segments that started a held skb
+    std::uint64_t skbs_up = 0;  // held skbs completed and passed up (of one segment or more)
+    std::uint64_t segs_up = 0;  // segments in those skbs
+};
+
+class Gro {
+public:
+    static constexpr std::size_t MAX_GRO_SKBS = 8;      // include/net/gro.h
+    static constexpr std::uint32_t GRO_MAX_SIZE = 65536; // GRO_LEGACY_MAX_SIZE: IP datagram limit
+    static constexpr std::size_t MAX_SEGS = 64;          // > 65536 / 536 (the smallest MSS held)
+    // The stack's receive entry for a completed skb (netif_receive_skb and up), in NET_RX.
+    using Up = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
+
+    Gro(const GroCosts& costs, Up up, void* ctx) : costs_(costs), up_(up), ctx_(ctx) {}
+
+    // Models: napi_gro_receive(), dev_gro_receive() (net/core/gro.c)
+    engine::Task<> napi_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
+    // Models: napi_gro_flush() (net/core/gro.c)
+    engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
+    bool empty() const { return count_ == 0; }
+    const GroStats& stats() const { return st_; }
+
+private:
+    struct Held {
+        Packet skb;                             // the merged skb: first segment's fields, payload summed
+        std::array<std::uint64_t, MAX_SEGS> frag_data{}; // each segment's frame in memory
+        std::uint32_t count = 0;                // NAPI_GRO_CB(skb)->count
+        std::uint32_t gso_size = 0;             // the first segment's payload
+        std::uint64_t age = 0;                  // jiffies when it was first held
+        std::uint64_t order = 0;                // arrival order: the oldest is flushed first
+    };
+    // Takes the held skb in slot i out of the list and passes it up.
+    engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
+    void hold(kernel::Cpu& cpu, const Packet& p);
+    std::size_t oldest() const;
+
+    GroCosts costs_;
+    Up up_;
+    void* ctx_;
+    std::array<Held, MAX_GRO_SKBS> list_{};
+    std::array<bool, MAX_GRO_SKBS> used_{};
+    std::size_t count_ = 0;
+    std::uint64_t next_order_ = 0;
+    GroStats st_;
+};
+
+} // namespace kdsim::net

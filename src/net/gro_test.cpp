@@ -1,0 +1,178 @@
+// GRO (net/gro.*) against counts worked out by hand from tcp_gro_receive's and skb_gro_receive's
+// rules: full 1448-byte segments of one flow merge while the IP datagram stays under 64 KiB
+// (20 + 32 header bytes + n x 1448 < 65536: n <= 45); a segment that does not continue the held
+// skb sends it up and is held itself; a short segment is merged and ends it. Costs are round
+// (receive 4 per IP packet + 6 per TCP segment = 10, merge 3, complete 100 cycles at 1 GHz) so
+// times follow from the counts.
+#include "net/gro.h"
+
+#include "kernel/sched.h"
+#include "kernel/softirq.h"
+#include "net/net_test_support.h"
+#include "net/tcp.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace kdsim::net {
+namespace {
+
+constexpr std::uint32_t MSS = TCP_MSS; // 1448
+
+struct Up {
+    Packet p;
+    engine::Tick at;
+    std::vector<std::uint64_t> frames; // each segment's frame address, as the stack gets it
+};
+
+struct Harness {
+    engine::Simulation sim{1};
+    kernel::Cpu cpu{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    std::vector<Up> up;
+    Gro gro{GroCosts{4, 6, 3, 100}, &Harness::deliver, this};
+
+    static engine::Task<> deliver(kernel::Cpu& cpu, void* ctx, const Packet& p) {
+        auto& h = *static_cast<Harness*>(ctx);
+        Up u{p, cpu.now(), {}};
+        if (p.frag_data) u.frames.assign(p.frag_data, p.frag_data + p.gso_segs);
+        u.p.frag_data = nullptr;
+        h.up.push_back(u);
+        co_return;
+    }
+    void run(engine::Task<> body) {
+        cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, std::move(body));
+        cpu.boot();
+        sim.run(100 * engine::PS_PER_MS);
+        cpu.finish();
+    }
+};
+
+Packet segment(std::uint32_t flow, std::uint64_t seq, std::uint32_t payload = MSS) {
+    Packet p = transport_packet(FrameKind::TCP_DATA, payload, TCP_IP_HEADERS, seq, flow);
+    p.data = 0x100000 + seq; // a distinct rx buffer per segment
+    return p;
+}
+
+// The segments given, in one poll (bottom halves off, as in NET_RX), then the end of the poll's
+// napi_gro_flush when `flush`.
+engine::Task<> poll(Harness& h, std::vector<Packet> pkts, bool flush = true) {
+    co_await kernel::local_bh_disable(h.cpu);
+    for (const Packet& p : pkts) co_await h.gro.napi_gro_receive(h.cpu, p);
+    if (flush) co_await h.gro.napi_gro_flush(h.cpu, false);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+std::vector<Packet> in_order(std::uint32_t flow, std::size_t n, std::uint64_t from = 0) {
+    std::vector<Packet> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(segment(flow, (from + i) * MSS));
+    return v;
+}
+
+TEST(Gro, EightInOrderSegmentsOfOneFlowInOnePollGoUpAsOneSkbOf11584Bytes) {
+    // 8 x 1448 = 11,584 payload bytes; the frame length adds 52 header bytes and 14 of Ethernet:
+    // 11,650. Cycles: 8 receives x 10 + 7 merges x 3 + one completion 100 = 201 -> 201 ns.
+    Harness h;
+    h.run(poll(h, in_order(0, 8)));
+    ASSERT_EQ(h.up.size(), 1u);
+    EXPECT_EQ(h.up[0].p.seq, 0u);
+    EXPECT_EQ(h.up[0].p.payload, 11584u);
+    EXPECT_EQ(h.up[0].p.len, 11650u);
+    EXPECT_EQ(h.up[0].p.gso_segs, 8u);
+    EXPECT_EQ(h.up[0].p.gso_size, MSS);
+    EXPECT_EQ(h.up[0].at, 201 * engine::PS_PER_NS);
+    ASSERT_EQ(h.up[0].frames.size(), 8u);
+    EXPECT_EQ(h.up[0].frames[7], 0x100000u + 7 * MSS);
+    EXPECT_EQ(h.gro.stats().merged, 7u);
+    EXPECT_EQ(h.gro.stats().skbs_up, 1u);
+    EXPECT_EQ(h.gro.stats().segs_up, 8u);
+}
+
+TEST(Gro, AnOutOfOrderSegmentSendsTheHeldSkbUpAndIsHeldItself) {
+    // Segments 0, 1, 2, then 4 (3 is missing): 4 does not continue 0..2, whose skb (4,344 bytes)
+    // goes up when 4 arrives; 4 is held and goes up alone at the flush, as a plain frame.
+    Harness h;
+    h.run(poll(h, {segment(0, 0), segment(0, MSS), segment(0, 2 * MSS), segment(0, 4 * MSS)}));
+    ASSERT_EQ(h.up.size(), 2u);
+    EXPECT_EQ(h.up[0].p.payload, 3 * MSS);
+    EXPECT_EQ(h.up[0].p.gso_segs, 3u);
+    EXPECT_EQ(h.up[0].at, (4 * 10 + 2 * 3 + 100) * engine::PS_PER_NS); // before the 4th segment's hold
+    EXPECT_EQ(h.up[1].p.seq, 4 * MSS);
+    EXPECT_EQ(h.up[1].p.payload, MSS);
+    EXPECT_EQ(h.up[1].p.gso_segs, 1u); // one segment: no napi_gro_complete, no gso fields
+    EXPECT_EQ(h.up[1].p.frag_data, nullptr);
+}
+
+TEST(Gro, AShortSegmentIsMergedAndEndsTheSkbAtOnce) {
+    // 1448 + 1448 + 500 = 3,396 bytes in 3 segments, up without waiting for the flush.
+    Harness h;
+    h.run(poll(h, {segment(0, 0), segment(0, MSS), segment(0, 2 * MSS, 500)}, false));
+    ASSERT_EQ(h.up.size(), 1u);
+    EXPECT_EQ(h.up[0].p.payload, 3396u);
+    EXPECT_EQ(h.up[0].p.gso_segs, 3u);
+    EXPECT_TRUE(h.gro.empty());
+}
+
+TEST(Gro, AMergedSkbStopsBelow64KiBAt45FullSegments) {
+    // 52 + 45 x 1448 = 65,212 < 65,536, but 65,212 + 1448 = 66,660 is not: the 46th segment
+    // sends the 45-segment skb (65,160 bytes) up and starts the next.
+    Harness h;
+    h.run(poll(h, in_order(0, 46)));
+    ASSERT_EQ(h.up.size(), 2u);
+    EXPECT_EQ(h.up[0].p.gso_segs, 45u);
+    EXPECT_EQ(h.up[0].p.payload, 65160u);
+    EXPECT_EQ(h.up[1].p.seq, 45 * MSS);
+    EXPECT_EQ(h.up[1].p.gso_segs, 1u);
+}
+
+TEST(Gro, ANinthFlowSendsTheOldestHeldSkbUp) {
+    // MAX_GRO_SKBS = 8: one segment of each of flows 0..8; flow 8's arrival completes flow 0's
+    // skb; the flush then sends 1..8 up oldest first.
+    Harness h;
+    std::vector<Packet> v;
+    for (std::uint32_t f = 0; f < 9; ++f) v.push_back(segment(f, 0));
+    h.run(poll(h, v));
+    ASSERT_EQ(h.up.size(), 9u);
+    for (std::uint32_t f = 0; f < 9; ++f) EXPECT_EQ(h.up[f].p.flow, f);
+    EXPECT_EQ(h.up[0].at, 9 * 10 * engine::PS_PER_NS);
+}
+
+TEST(Gro, PureAcksAndUdpDatagramsGoUpAtOnceAndTwoFlowsMergeApart) {
+    Harness h;
+    Packet ack{};
+    ack.kind = FrameKind::TCP_ACK;
+    ack.flow = 0;
+    const Packet udp = transport_packet(FrameKind::UDP_DATA, 1472, 28, 0, 1);
+    h.run(poll(h, {segment(2, 0), segment(3, 0), ack, udp, segment(2, MSS), segment(3, MSS)}));
+    ASSERT_EQ(h.up.size(), 4u);
+    EXPECT_EQ(h.up[0].p.kind, FrameKind::TCP_ACK);
+    EXPECT_EQ(h.up[1].p.kind, FrameKind::UDP_DATA);
+    EXPECT_EQ(h.up[2].p.flow, 2u); // held first, flushed first
+    EXPECT_EQ(h.up[2].p.gso_segs, 2u);
+    EXPECT_EQ(h.up[3].p.flow, 3u);
+    EXPECT_EQ(h.up[3].p.gso_segs, 2u);
+}
+
+engine::Task<> two_polls(Harness& h) {
+    // a full-weight poll in jiffy 0 holds a segment; __napi_poll's flush of old skbs keeps it
+    // (held this jiffy); in jiffy 1 the same flush sends it up
+    co_await kernel::local_bh_disable(h.cpu);
+    co_await h.gro.napi_gro_receive(h.cpu, segment(0, 0));
+    co_await h.gro.napi_gro_flush(h.cpu, true);
+    co_await kernel::local_bh_enable(h.cpu);
+    EXPECT_TRUE(h.up.empty());
+    co_await kernel::hrtimer_sleep_until(h.cpu, h.cpu.tick_period());
+    co_await kernel::local_bh_disable(h.cpu);
+    co_await h.gro.napi_gro_flush(h.cpu, true);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(Gro, AFlushOfOldSkbsKeepsThoseHeldThisJiffy) {
+    Harness h;
+    h.run(two_polls(h));
+    ASSERT_EQ(h.up.size(), 1u);
+    EXPECT_EQ(h.up[0].at, h.cpu.tick_period());
+}
+
+} // namespace
+} // namespace kdsim::net
