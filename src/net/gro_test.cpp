@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 namespace kdsim::net {
@@ -63,6 +64,13 @@ engine::Task<> poll(Harness& h, std::vector<Packet> pkts, bool flush = true) {
     co_await kernel::local_bh_enable(h.cpu);
 }
 
+// A harness that ran `pkts` through GRO in one poll (see poll()).
+std::unique_ptr<Harness> through_gro(std::vector<Packet> pkts, bool flush = true) {
+    auto h = std::make_unique<Harness>();
+    h->run(poll(*h, std::move(pkts), flush));
+    return h;
+}
+
 std::vector<Packet> in_order(std::uint32_t flow, std::size_t n, std::uint64_t from = 0) {
     std::vector<Packet> v;
     for (std::size_t i = 0; i < n; ++i) v.push_back(segment(flow, (from + i) * MSS));
@@ -72,8 +80,8 @@ std::vector<Packet> in_order(std::uint32_t flow, std::size_t n, std::uint64_t fr
 TEST(Gro, EightInOrderSegmentsOfOneFlowInOnePollGoUpAsOneSkbOf11584Bytes) {
     // 8 x 1448 = 11,584 payload bytes; the frame length adds 52 header bytes and 14 of Ethernet:
     // 11,650. Cycles: 8 receives x 10 + 7 merges x 3 + one completion 100 = 201 -> 201 ns.
-    Harness h;
-    h.run(poll(h, in_order(0, 8)));
+    const auto hp = through_gro(in_order(0, 8));
+    Harness& h = *hp;
     ASSERT_EQ(h.up.size(), 1u);
     EXPECT_EQ(h.up[0].p.seq, 0u);
     EXPECT_EQ(h.up[0].p.payload, 11584u);
@@ -91,8 +99,8 @@ TEST(Gro, EightInOrderSegmentsOfOneFlowInOnePollGoUpAsOneSkbOf11584Bytes) {
 TEST(Gro, AnOutOfOrderSegmentSendsTheHeldSkbUpAndIsHeldItself) {
     // Segments 0, 1, 2, then 4 (3 is missing): 4 does not continue 0..2, whose skb (4,344 bytes)
     // goes up when 4 arrives; 4 is held and goes up alone at the flush, as a plain frame.
-    Harness h;
-    h.run(poll(h, {segment(0, 0), segment(0, MSS), segment(0, 2 * MSS), segment(0, 4 * MSS)}));
+    const auto hp = through_gro({segment(0, 0), segment(0, MSS), segment(0, 2 * MSS), segment(0, 4 * MSS)});
+    Harness& h = *hp;
     ASSERT_EQ(h.up.size(), 2u);
     EXPECT_EQ(h.up[0].p.payload, 3 * MSS);
     EXPECT_EQ(h.up[0].p.gso_segs, 3u);
@@ -105,8 +113,8 @@ TEST(Gro, AnOutOfOrderSegmentSendsTheHeldSkbUpAndIsHeldItself) {
 
 TEST(Gro, AShortSegmentIsMergedAndEndsTheSkbAtOnce) {
     // 1448 + 1448 + 500 = 3,396 bytes in 3 segments, up without waiting for the flush.
-    Harness h;
-    h.run(poll(h, {segment(0, 0), segment(0, MSS), segment(0, 2 * MSS, 500)}, false));
+    const auto hp = through_gro({segment(0, 0), segment(0, MSS), segment(0, 2 * MSS, 500)}, false);
+    Harness& h = *hp;
     ASSERT_EQ(h.up.size(), 1u);
     EXPECT_EQ(h.up[0].p.payload, 3396u);
     EXPECT_EQ(h.up[0].p.gso_segs, 3u);
@@ -116,8 +124,8 @@ TEST(Gro, AShortSegmentIsMergedAndEndsTheSkbAtOnce) {
 TEST(Gro, AMergedSkbStopsBelow64KiBAt45FullSegments) {
     // 52 + 45 x 1448 = 65,212 < 65,536, but 65,212 + 1448 = 66,660 is not: the 46th segment
     // sends the 45-segment skb (65,160 bytes) up and starts the next.
-    Harness h;
-    h.run(poll(h, in_order(0, 46)));
+    const auto hp = through_gro(in_order(0, 46));
+    Harness& h = *hp;
     ASSERT_EQ(h.up.size(), 2u);
     EXPECT_EQ(h.up[0].p.gso_segs, 45u);
     EXPECT_EQ(h.up[0].p.payload, 65160u);

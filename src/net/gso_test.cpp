@@ -2,16 +2,13 @@
 // skb of P payload bytes with gso_size 1448 is ceil(P / 1448) frames, all of 1448 bytes but the
 // last (P mod 1448); a device without TSO gets them from skb_gso_segment, one with TSO gets the
 // skb; the TCP sender's skbs hold what cwnd, the window and its size goal allow.
-#include "net/link.h"
-#include "net/napi.h"
-#include "net/nic.h"
-#include "net/stack.h"
-#include "net/tcp.h"
+#include "net/net_test_support.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 namespace kdsim::net {
@@ -63,13 +60,20 @@ Packet gso_64k() {
 
 engine::Task<> send(Stack& s, kernel::Cpu& cpu, Packet p) { co_await s.dev_queue_xmit(cpu, p); }
 
+// What a device with `tso` gets from dev_queue_xmit of the 64 KiB GSO skb (gso_segment 7 cycles).
+std::unique_ptr<Dev> xmit_64k(TsoKind tso) {
+    One h;
+    auto dev = std::make_unique<Dev>(tso, 7);
+    Stack stack(*dev);
+    h.run(send(stack, h.cpu, gso_64k()));
+    return dev;
+}
+
 TEST(Gso, A64KiBSendWithoutTsoIs45WireFramesOf1448BytesAndOneOf376) {
     // skb_gso_segment makes 46 segments (46 x 7 cycles) after dev_queue_xmit's 100: the driver
     // gets them all at 100 + 322 = 422 ns. Frames: 1448 + 66 = 1514 bytes; 376 + 66 = 442.
-    One h;
-    Dev dev(TsoKind::NONE, 7);
-    Stack stack(dev);
-    h.run(send(stack, h.cpu, gso_64k()));
+    const auto d = xmit_64k(TsoKind::NONE);
+    const Dev& dev = *d;
     ASSERT_EQ(dev.sent.size(), 46u);
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < 45; ++i) {
@@ -87,10 +91,8 @@ TEST(Gso, A64KiBSendWithoutTsoIs45WireFramesOf1448BytesAndOneOf376) {
 }
 
 TEST(Gso, ADeviceWithTsoGetsTheWholeSkbUnsegmented) {
-    One h;
-    Dev dev(TsoKind::HARDWARE, 7);
-    Stack stack(dev);
-    h.run(send(stack, h.cpu, gso_64k()));
+    const auto d = xmit_64k(TsoKind::HARDWARE);
+    const Dev& dev = *d;
     ASSERT_EQ(dev.sent.size(), 1u);
     EXPECT_EQ(dev.sent[0].payload, 65536u);
     EXPECT_EQ(dev.sent[0].gso_segs, 46u);
@@ -125,25 +127,12 @@ TEST(Gso, TheFirstFlightIsOneSkbOfTenSegmentsAndWithGsoOffTenSkbs) {
     }
 }
 
-// Two machines joined by NICs on a 1 Gbit/s link (a 1514-byte frame takes 12.304 us).
-struct Pair {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    stats::Findings findings;
-    Softnet sa{a}, sb{b};
-    Nic na, nb;
-    Link link;
-    Stack stack_a{na}, stack_b{nb};
-    Pair() : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0"), link(sim, 1'000'000'000, 10 * engine::PS_PER_US) {
-        link.attach(na, nb);
-        a.set_findings(&findings);
-        b.set_findings(&findings);
-    }
-};
+using testing::Pair;
+using testing::reader;
 
-engine::Task<> writer(TcpSource& src, kernel::Cpu& cpu, kernel::TaskStruct** self) { co_await src.send_loop(cpu, **self, 1); }
-engine::Task<> reader(TcpSink& sink, kernel::Cpu& cpu, kernel::TaskStruct** self) { co_await sink.read_loop(cpu, **self); }
+engine::Task<> write_once(TcpSource& src, kernel::Cpu& cpu, kernel::TaskStruct** self) {
+    co_await src.send_loop(cpu, **self, 1); // fill the send buffer at t = 0, then stop
+}
 
 TEST(Gso, TsoFramesMergedByGroDeliverEveryByteOnceInFewerSkbsThanSegments) {
     // 40 segments (window 20, sndbuf 40) through hardware TSO and the receiver's GRO, whose NIC
@@ -158,13 +147,9 @@ TEST(Gso, TsoFramesMergedByGroDeliverEveryByteOnceInFewerSkbsThanSegments) {
     TcpSource src(p.stack_a, TcpCosts{}, 20 * MSS);
     TcpSink sink(p.stack_b, TcpCosts{}, 20 * MSS);
     kernel::TaskStruct *w = nullptr, *r = nullptr;
-    w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, writer(src, p.a, &w));
+    w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, write_once(src, p.a, &w));
     r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, reader(sink, p.b, &r));
-    p.a.boot();
-    p.b.boot();
-    p.sim.run(50 * engine::PS_PER_MS);
-    p.a.finish();
-    p.b.finish();
+    p.run(50 * engine::PS_PER_MS);
     EXPECT_EQ(sink.bytes_read(), 40u * MSS);
     EXPECT_EQ(src.bytes_acked(), 40u * MSS);
     EXPECT_EQ(src.segments_sent(), 40u);
