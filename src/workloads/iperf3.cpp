@@ -86,17 +86,13 @@ engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
 
 namespace {
 double mbit_per_s(double bytes, double secs) { return secs > 0 ? bytes * 8 / secs / 1e6 : 0; }
-// The interval, transfer and bitrate columns of iperf3's closing lines.
-std::string interval_line(double bytes, double secs) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "0.00-%.2f sec  %.1f MBytes  %.0f Mbits/sec", secs, bytes / (1024.0 * 1024.0),
-                  mbit_per_s(bytes, secs));
-    return buf;
-}
-// iperf3's units: MBytes = 2^20 bytes, KBytes = 2^10 bytes, Mbits/sec = 10^6 bits per second.
+// The interval, transfer and bitrate columns of iperf3's lines, for [from, to) seconds of the
+// stream. iperf3's units: MBytes = 2^20 bytes (KBytes 2^10), Mbits/sec = 10^6 bits per second.
 std::string interval_columns(double from, double to, double bytes) {
-    return fmt::format("{:.2f}-{:.2f} sec  {:.1f} MBytes  {:.0f} Mbits/sec", from, to, bytes / (1024.0 * 1024.0),
-                       mbit_per_s(bytes, to - from));
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.2f-%.2f sec  %.1f MBytes  %.0f Mbits/sec", from, to, bytes / (1024.0 * 1024.0),
+                  mbit_per_s(bytes, to - from));
+    return buf;
 }
 } // namespace
 
@@ -145,11 +141,11 @@ results::WorkloadResult Iperf3::udp_result() const {
                                   missing, expected, rcvbuf_drops);
     const double lost = static_cast<double>(sent - std::min(sent, got));
     char buf[96];
-    r.notes.emplace_back("sender  ", interval_line(static_cast<double>(sent_bytes), secs) + "  " + std::to_string(sent) +
+    r.notes.emplace_back("sender  ", interval_columns(0, secs, static_cast<double>(sent_bytes)) + "  " + std::to_string(sent) +
                                          " datagrams");
     std::snprintf(buf, sizeof buf, "  %.0f/%llu (%.2g%%) lost or in flight", lost, static_cast<unsigned long long>(sent),
                   sent ? 100.0 * lost / static_cast<double>(sent) : 0.0);
-    r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs) + buf);
+    r.notes.emplace_back("receiver", interval_columns(0, secs, static_cast<double>(bytes_read)) + buf);
     add_interval_lines(r);
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(sent_bytes), secs), "Mbit/s");
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
@@ -206,9 +202,9 @@ results::WorkloadResult Iperf3::result() const {
         if (src.aborted()) lost += src.bytes_written() - src.bytes_acked();
     }
     // iperf3's closing lines for both ends: the sender's with its Retr column
-    r.notes.emplace_back("sender  ", interval_line(static_cast<double>(acked), secs) + "  " + std::to_string(retr) +
+    r.notes.emplace_back("sender  ", interval_columns(0, secs, static_cast<double>(acked)) + "  " + std::to_string(retr) +
                                          " Retr  (" + std::to_string(sent) + " segments)");
-    r.notes.emplace_back("receiver", interval_line(static_cast<double>(bytes_read), secs));
+    r.notes.emplace_back("receiver", interval_columns(0, secs, static_cast<double>(bytes_read)));
     add_interval_lines(r);
     add(r, "receiver_mbit_s", mbit_per_s(static_cast<double>(bytes_read), secs), "Mbit/s");
     add(r, "sender_mbit_s", mbit_per_s(static_cast<double>(acked), secs), "Mbit/s");
