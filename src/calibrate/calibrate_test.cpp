@@ -457,8 +457,9 @@ TEST(Cipher, ReferenceDigestIsPerPrimitive) {
 }
 
 // The quick run's cipher part, exactly as `kdsim calibrate --quick` does it, rendered as profile
-// text: one table per primitive and implementation, each with two positive finite figures, and a
-// generic table for every primitive.
+// text: one table per primitive and implementation, each with two positive finite figures (or a
+// per-call figure of 0 whose source names the negative fit it replaces), and a generic table for
+// every primitive.
 TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
     CpuFeatures cpu = detect_cpu();
     CipherPlan plan;
@@ -490,7 +491,11 @@ TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
         }
         ASSERT_TRUE(std::regex_match(line, m, figure)) << "unexpected line: " << line;
         double v = std::stod(m[2]);
-        EXPECT_TRUE(std::isfinite(v) && v > 0) << prim << "." << impl << " " << line;
+        // A fitted per-call intercept can come out below zero when the machine is loaded (the
+        // quick run takes one child process); the table then writes 0 and says so in the source.
+        bool clamped = m[1] == "cycles_per_call" && v == 0 &&
+                       m[4].str().find("< 0, written as 0") != std::string::npos;
+        EXPECT_TRUE(std::isfinite(v) && (v > 0 || clamped)) << prim << "." << impl << " " << line;
         EXPECT_EQ(m[3], m[1] == "cycles_per_byte" ? "cycles/byte" : "cycles") << line;
         if (m[1] == "cycles_per_call") {
             EXPECT_EQ(m[2].str().find('.'), std::string::npos) << "integer: " << line;
