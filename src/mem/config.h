@@ -45,6 +45,10 @@ struct MemoryConfig {
     // site at one constant stride, its next `stride_degree` strides are fetched ahead. 0: none.
     std::uint32_t stride_trigger = 0;
     std::uint32_t stride_degree = 1;
+    // DRAM refresh (a DDR/LPDDR all-bank REFRESH command every tREFI, the banks busy for tRFC):
+    // every refresh_interval_ns the channel serves nothing for refresh_time_ns. Both 0: none.
+    double refresh_interval_ns = 0;
+    double refresh_time_ns = 0;
     bool dma_coherent = false;           // device writes snoop the CPU caches
     bool dma_write_allocate = false;     // device writes allocate into the last shared level (DDIO)
     // Cycles per byte of the kernel's copy loop with source and destination in L1 ([memory].copy).

@@ -56,6 +56,11 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
         return ConfigProblem{"prefetch.stride_degree", "expected at least 1 stride fetched ahead"};
     if (c.prefetch_streams > 0 && c.prefetch_trigger == 0)
         return ConfigProblem{"prefetch.trigger", "expected at least 1 line miss before a stream is followed"};
+    if ((c.refresh_interval_ns > 0) != (c.refresh_time_ns > 0) || c.refresh_interval_ns < 0 || c.refresh_time_ns < 0)
+        return ConfigProblem{c.refresh_interval_ns > 0 ? "dram.refresh_time" : "dram.refresh_interval",
+                             "expected refresh_interval and refresh_time together, both > 0 ns"};
+    if (c.refresh_interval_ns > 0 && c.refresh_time_ns >= c.refresh_interval_ns)
+        return ConfigProblem{"dram.refresh_time", "expected less than refresh_interval (the DRAM would never serve a request)"};
     if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
         return ConfigProblem{"dma.write_allocate", "needs coherent DMA and a shared cache level to allocate into"};
     return std::nullopt;
@@ -101,6 +106,11 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     core_line_xfer_ = c.core_bandwidth > 0
                           ? static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.core_bandwidth))
                           : 0;
+    if (c.refresh_interval_ns > 0) {
+        refresh_period_ = static_cast<Tick>(std::llround(c.refresh_interval_ns * 1000.0));
+        refresh_busy_ = static_cast<Tick>(std::llround(c.refresh_time_ns * 1000.0));
+        by_refresh_ = engine::U64Divider(refresh_period_);
+    }
     stats_.levels.assign(c.levels.size(), LevelStats{});
     next_addr_ = 1 << 20; // leave address 0 unused
 }
@@ -121,8 +131,22 @@ Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
     return a;
 }
 
+void MemorySystem::set_refresh_phase(Tick phase) {
+    if (refresh_period_ == 0) return;
+    refresh_phase_ = phase - by_refresh_(phase) * refresh_period_;
+}
+
+Tick MemorySystem::after_refresh(Tick t) {
+    if (refresh_period_ == 0) return t;
+    const Tick x = t + refresh_period_ - refresh_phase_; // refreshes begin at phase + k x period
+    const Tick into = x - by_refresh_(x) * refresh_period_;
+    if (into >= refresh_busy_) return t;
+    ++stats_.refresh_waits;
+    return t + (refresh_busy_ - into);
+}
+
 Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
-    const Tick begin = std::max(start, busy_until_);
+    const Tick begin = after_refresh(std::max(start, busy_until_));
     const Tick xfer = bytes == cfg_.line
                           ? line_xfer_
                           : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
@@ -222,7 +246,7 @@ bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
 Tick MemorySystem::demand_miss(Tick t) {
     ++stats_.dram_demand_lines;
     if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
-        const Tick begin = std::max(t, busy_until_);
+        const Tick begin = after_refresh(std::max(t, busy_until_));
         channel(begin, cfg_.line);
         return begin + dram_stall_;
     }
@@ -232,7 +256,7 @@ Tick MemorySystem::demand_miss(Tick t) {
         *it = inflight_[--n_inflight_];
     }
     if (n_inflight_ > 0) ++stats_.overlapped_misses;
-    const Tick begin = std::max(t, busy_until_);
+    const Tick begin = after_refresh(std::max(t, busy_until_));
     channel(begin, cfg_.line);
     inflight_[n_inflight_++] = begin + dram_stall_;
     return t;

@@ -42,7 +42,12 @@
 //   - fills go into every level; a dirty line evicted from the last level is written back
 //     (channel time, no CPU stall).
 // The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
-// so DMA traffic slows the CPUs' misses and the other way round.
+// so DMA traffic slows the CPUs' misses and the other way round. With refresh figures, the
+// memory controller's periodic all-bank REFRESH (one every tREFI, the DRAM busy for tRFC; JEDEC
+// DDR3/LPDDR2/LPDDR4) takes the channel: a transfer that would begin during one waits for its
+// end (one that began before it finishes first: the controller postpones the refresh, as DDR
+// allows). Where the refreshes fall relative to the run is the refresh phase, drawn from the
+// run's seed: it is one of the run-to-run variation sources.
 //
 // Not modelled: TLBs, banks and pages of DRAM, overlap of hits and peer transfers (they add up),
 // write-streaming no-allocate modes, instruction fetch.
@@ -89,6 +94,7 @@ struct MemoryStats {
     std::uint64_t writebacks = 0;        // dirty lines written to DRAM (evictions and cleans)
     std::uint64_t dma_write_bytes = 0, dma_read_bytes = 0;
     std::uint64_t invalidated_lines = 0; // lines dropped by invalidate (present somewhere)
+    std::uint64_t refresh_waits = 0;     // DRAM transfers that waited for a refresh to end
     Cycles stall_cycles = 0;             // every stall returned by read/write
 };
 
@@ -128,6 +134,12 @@ public:
     // (its own private levels, then shared ones), or -1 (another CPU's cache or DRAM).
     int level_of(int cpu, Addr a) const;
     bool dirty_anywhere(Addr a) const;
+    // Places the DRAM refreshes at phase + k x refresh_interval (k any integer); without refresh
+    // figures, does nothing. The phase is 0 until set.
+    void set_refresh_phase(Tick phase);
+    Tick refresh_interval() const { return refresh_period_; } // ps; 0: no refresh
+    // The earliest time at or after `t` when no refresh holds the DRAM (a wait is counted).
+    Tick after_refresh(Tick t);
     // When the DRAM channel is next free.
     Tick dram_busy_until() const { return busy_until_; }
 
@@ -201,6 +213,10 @@ private:
     Tick line_xfer_ = 0;         // one line on the DRAM channel, ps
     Tick core_line_xfer_ = 0;    // one line at one core's streaming limit, ps (0: none)
     Tick busy_until_ = 0;
+    Tick refresh_period_ = 0;    // tREFI, ps (0: no refresh)
+    Tick refresh_busy_ = 0;      // tRFC, ps
+    Tick refresh_phase_ = 0;     // the first refresh's start, in [0, period)
+    engine::U64Divider by_refresh_;
     Addr next_addr_ = 0;
     MemoryStats stats_;
 };

@@ -286,6 +286,53 @@ TEST(Memory, TheStridePrefetcherCoversAFirstLineAfterTriggerStridesAndOnlyForIts
     for (int b = 0; b < 5; ++b) EXPECT_EQ(m.read(0, (8000 + 1000 * b) * NS, other + b * 1536, 16), 96u);
 }
 
+// Refresh every 1000 ns for 200 ns (a tREFI / tRFC pair scaled down), no prefetcher, 1 fill buffer.
+MemoryConfig refreshing() {
+    MemoryConfig c = no_prefetch(1);
+    c.refresh_interval_ns = 1000;
+    c.refresh_time_ns = 200;
+    return c;
+}
+
+TEST(Memory, AMissThatFallsInARefreshWaitsForItsEnd) {
+    MemorySystem m(refreshing(), 1, 1'000'000'000);
+    const Addr a = m.alloc(64), b = m.alloc(4096), d = m.alloc(4096);
+    // phase 0: refreshes hold [0, 200), [1000, 1200), ... A miss at 50 ns issues at 200: 150 + 96
+    EXPECT_EQ(m.read(0, 50 * NS, a, 8), 246u);
+    EXPECT_EQ(m.stats().refresh_waits, 1u);
+    // at 1199 ns, the refresh's last nanosecond: 1 + 96
+    EXPECT_EQ(m.read(0, 1199 * NS, d, 8), 97u);
+    EXPECT_EQ(m.stats().refresh_waits, 2u);
+    // at 1500 ns, between refreshes: the plain 96
+    EXPECT_EQ(m.read(0, 1500 * NS, b, 8), 96u);
+    EXPECT_EQ(m.stats().refresh_waits, 2u);
+}
+
+TEST(Memory, TheRefreshPhaseMovesTheWindowsAndIsTakenModuloTheInterval) {
+    MemorySystem m(refreshing(), 1, 1'000'000'000);
+    m.set_refresh_phase(2900 * NS); // = 900 ns: refreshes hold [-100, 100), [900, 1100), ...
+    EXPECT_EQ(m.refresh_interval(), 1000 * NS);
+    const Addr a = m.alloc(64), b = m.alloc(4096), d = m.alloc(4096);
+    EXPECT_EQ(m.read(0, 50 * NS, a, 8), 146u);   // waits 50 ns (until 100)
+    EXPECT_EQ(m.read(0, 500 * NS, b, 8), 96u);   // free
+    EXPECT_EQ(m.read(0, 1000 * NS, d, 8), 196u); // waits 100 ns (until 1100)
+    EXPECT_EQ(m.after_refresh(899 * NS), 899 * NS);
+    EXPECT_EQ(m.after_refresh(900 * NS), 1100 * NS);
+}
+
+TEST(Memory, ADeviceTransferAlsoWaitsForTheRefresh) {
+    MemorySystem m(refreshing(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1536);
+    m.device_write(1100 * NS, buf, 640); // 10 lines x 10 ns from the refresh's end (1200)
+    EXPECT_EQ(m.dram_busy_until(), 1300 * NS);
+    MemorySystem none(no_prefetch(1), 1, 1'000'000'000); // no refresh figures: no wait, no phase
+    none.set_refresh_phase(123 * NS);
+    EXPECT_EQ(none.refresh_interval(), 0u);
+    const Addr b2 = none.alloc(1536);
+    none.device_write(1100 * NS, b2, 640);
+    EXPECT_EQ(none.dram_busy_until(), 1200 * NS);
+}
+
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     auto key = [](MemoryConfig c) {
         auto p = check_config(c);
@@ -320,6 +367,16 @@ TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     c.stride_trigger = 2;
     c.stride_degree = 0;
     EXPECT_EQ(key(c), "prefetch.stride_degree");
+    c = test_profile();
+    c.refresh_interval_ns = 7800; // tREFI without tRFC
+    EXPECT_EQ(key(c), "dram.refresh_time");
+    c = test_profile();
+    c.refresh_time_ns = 260; // tRFC without tREFI
+    EXPECT_EQ(key(c), "dram.refresh_interval");
+    c = test_profile();
+    c.refresh_interval_ns = 200;
+    c.refresh_time_ns = 200; // the DRAM always refreshing
+    EXPECT_EQ(key(c), "dram.refresh_time");
     c = test_profile();
     c.levels[0].shared = true; // a private level after a shared one
     c.levels[1].shared = false;

@@ -10,6 +10,8 @@
 //   replacement = "lru"                 # "lru", "round-robin" or "random"
 //   [memory.dram]   latency = { ..., unit = "ns" }, bandwidth = { ..., unit = "bytes/s" },
 //                   core_bandwidth = { ..., unit = "bytes/s" } (optional: one core's streaming limit)
+//                   refresh_interval, refresh_time = { ..., unit = "ns" } (optional, together: tREFI
+//                   and tRFC, the DRAM's periodic refresh; absent: none)
 //   [memory.prefetch] streams = { ..., unit = "streams" }, trigger = { ..., unit = "lines" }
 //   peer_latency = { ..., unit = "cycles" } # in [memory], optional: a line from another CPU's cache
 //   fill_buffers = { ..., unit = "lines" } # in [memory], optional: demand misses one core has in
@@ -29,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <utility>
 
 namespace kdsim::scenario::detail {
 
@@ -145,7 +148,8 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
         c.levels.push_back(l);
     }
     if (const toml::table* d = r.table(*t, "dram", "memory.dram", true, "a table of latency and bandwidth")) {
-        r.check_keys(*d, "memory.dram", "[memory.dram]", {"latency", "bandwidth", "core_bandwidth"});
+        r.check_keys(*d, "memory.dram", "[memory.dram]",
+                     {"latency", "bandwidth", "core_bandwidth", "refresh_interval", "refresh_time"});
         if (auto v = positive_figure(r, *d, "latency", "memory.dram", Unit::NS, where, "dram.latency"))
             c.dram_latency_ns = *v;
         if (auto v = positive_figure(r, *d, "bandwidth", "memory.dram", Unit::BYTES_PER_SECOND, where, "dram.bandwidth"))
@@ -154,6 +158,18 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
             if (auto v = positive_figure(r, *d, "core_bandwidth", "memory.dram", Unit::BYTES_PER_SECOND, where,
                                          "dram.core_bandwidth"))
                 c.core_bandwidth = *v;
+        const std::pair<const char*, double*> refresh[] = {{"refresh_interval", &c.refresh_interval_ns},
+                                                            {"refresh_time", &c.refresh_time_ns}};
+        for (const auto& [k, dst] : refresh)
+            if (d->get(k))
+                if (auto v = positive_figure(r, *d, k, "memory.dram", Unit::NS, where, std::string("dram.") + k))
+                    *dst = *v;
+        if (d->get("refresh_interval") && !d->get("refresh_time"))
+            r.error(*d->get("refresh_interval"), "memory.dram.refresh_time",
+                    "expected refresh_time (tRFC) beside refresh_interval (tREFI)");
+        else if (d->get("refresh_time") && !d->get("refresh_interval"))
+            r.error(*d->get("refresh_time"), "memory.dram.refresh_interval",
+                    "expected refresh_interval (tREFI) beside refresh_time (tRFC)");
     }
     if (const toml::table* pf = r.table(*t, "prefetch", "memory.prefetch", true, "a table of streams and trigger")) {
         r.check_keys(*pf, "memory.prefetch", "[memory.prefetch]",

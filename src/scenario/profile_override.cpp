@@ -199,7 +199,10 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
         if (parts[2] == "bandwidth") return std::optional<Found>{Found{&m.dram_bandwidth, Unit::BYTES_PER_SECOND, true}};
         if (parts[2] == "core_bandwidth")
             return std::optional<Found>{Found{&m.core_bandwidth, Unit::BYTES_PER_SECOND, true, true}};
-        return unknown("memory.dram", {"latency", "bandwidth", "core_bandwidth"});
+        if (parts[2] == "refresh_interval")
+            return std::optional<Found>{Found{&m.refresh_interval_ns, Unit::NS, true, true}};
+        if (parts[2] == "refresh_time") return std::optional<Found>{Found{&m.refresh_time_ns, Unit::NS, true, true}};
+        return unknown("memory.dram", {"latency", "bandwidth", "core_bandwidth", "refresh_interval", "refresh_time"});
     }
     if (parts.size() == 3 && parts[1] == "prefetch") {
         if (parts[2] == "streams") return std::optional<Found>{Found{&m.prefetch_streams, Unit::STREAMS, false}};

@@ -163,7 +163,10 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
 namespace {
 
 // The memory hierarchy's counters under <machine>/memory (mem links no stats layer).
-void register_memory_stats(const mem::MemoryStats& m, const stats::Scope& s) {
+void register_memory_stats(const mem::MemorySystem& ms, const stats::Scope& s) {
+    const mem::MemoryStats& m = ms.stats();
+    if (ms.refresh_interval())
+        s.counter("refresh_waits", m.refresh_waits, "count", "DRAM transfers that waited for a refresh to end");
     s.counter("peer_hits", m.peer_hits, "count", "lines served from another CPU's private cache")
         .counter("dram_demand_lines", m.dram_demand_lines, "count", "CPU line reads from DRAM that paid the latency")
         .counter("dram_stream_lines", m.dram_stream_lines, "count", "CPU line reads from DRAM covered by a stream prefetch")
@@ -174,6 +177,7 @@ void register_memory_stats(const mem::MemoryStats& m, const stats::Scope& s) {
         .counter("invalidated_lines", m.invalidated_lines, "count", "cached lines dropped by cache maintenance")
         .counter("stall_cycles", m.stall_cycles, "cycles", "CPU stall cycles beyond L1-hit execution");
 }
+
 
 } // namespace
 
@@ -194,7 +198,7 @@ void System::register_stats() {
             m.device->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
         }
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
-        if (m.memory) register_memory_stats(m.memory->stats(), machine.sub("memory"));
+        if (m.memory) register_memory_stats(*m.memory, machine.sub("memory"));
         if (m.stack) m.stack->register_stats(machine.sub("tcp"));
         if (m.tunnel)
             m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
@@ -266,6 +270,8 @@ void System::build_network() {
                 m->stack = std::make_unique<net::Stack>(*nic);
                 if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
                     m->memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
+                    if (const engine::Tick period = m->memory->refresh_interval())
+                        m->memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
                     nic->set_memory(*m->memory);
                     m->stack->set_memory(m->memory.get(), mc.profile.memory->copy_warm);
                 }

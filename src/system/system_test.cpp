@@ -3,6 +3,8 @@
 // each test).
 #include "system/system.h"
 
+#include "devices/dma_test_support.h"
+
 #include "results/lookup.h"
 
 #include <gtest/gtest.h>
@@ -23,10 +25,7 @@ Profile test_profile(arch::Arch a) {
     p.arch = a;
     p.clock_hz = 1'000'000'000;
     p.cache_line = 64;
-    p.kernel = kernel::KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
-                                   .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
-                                   .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,
-                                   .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
+    p.kernel = devices::round_kernel_costs();
     p.simd = arch::SimdCosts{.begin = 100, .end = 50, .save = 250, .restore = 450, .state_size = 832, .unavailable_trap = {}, .kernel_use_warning = {}};
     for (HashAlg alg : {HashAlg::SHA1, HashAlg::SHA256, HashAlg::SHA512}) {
         p.hash.set(alg, HashImpl::GENERIC, crypto::HashCost{{10.0, 1000}, {}});

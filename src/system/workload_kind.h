@@ -159,7 +159,8 @@ struct WorkloadKind {
                            void (*check)(ParamReader&, const P&, const PeerView&) = nullptr) {
         WorkloadKind k{name, typeid(P), std::move(keys), after_machines, [] { return WorkloadConfig(P{}); },
                        [read](ParamReader& r, WorkloadConfig& w) { read(r, w.get<P>()); }, nullptr,
-                       [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); }};
+                       [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); },
+                       nullptr, {}};
         if (check)
             k.check = [check](ParamReader& r, const WorkloadConfig& w, const PeerView& v) { check(r, w.get<P>(), v); };
         return k;

@@ -2,6 +2,8 @@
 // scenarios/seeds/) draws its delays from the run's seed, so seeds give different results and
 // one seed always the same bytes; without it the run is E4's whatever the seed; and its effect on
 // a round trip is what the mechanism says: two deliveries, each late by half the jitter on average.
+// DRAM refresh ([memory.dram] refresh_interval / refresh_time) starts at a phase drawn from the
+// seed, so a run on the memory hierarchy (E5's i.MX6QP) also differs from seed to seed.
 #include "helpers.h"
 
 #include "report/report.h"
@@ -48,6 +50,35 @@ TEST(Seeds, WithoutJitterTheRunIsE4sWhateverTheSeed) {
             EXPECT_EQ(r.statistics[i].value, e4.statistics[i].value) << r.statistics[i].path << " seed " << seed;
         EXPECT_EQ(metric(r, "arping", "rtt_mean_us"), metric(e4, "arping", "rtt_mean_us"));
     }
+}
+
+// E5's i.MX6QP run, 20 ms, with `seed`; refresh figures removed when `refresh` is false.
+results::RunResults run_imx6(std::uint64_t seed, bool refresh = true) {
+    scenario::LoadOptions lo;
+    lo.seed_override = seed;
+    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/e5/imx6qp-mtu-partial-sync.toml", lo);
+    cfg.duration = 20 * engine::PS_PER_MS;
+    for (auto& m : cfg.machines)
+        if (m.profile.memory && !refresh) m.profile.memory->refresh_interval_ns = m.profile.memory->refresh_time_ns = 0;
+    system::System sys(cfg);
+    return sys.run();
+}
+
+TEST(Seeds, TheDramRefreshPhaseComesFromTheSeed) {
+    const char* const waits = "imx6qp/memory/refresh_waits";
+    const char* const stalls = "imx6qp/memory/stall_cycles";
+    std::set<double> seen;
+    for (std::uint64_t seed : {1, 2, 3}) {
+        const results::RunResults r = run_imx6(seed);
+        EXPECT_FALSE(r.failed) << "seed " << seed;
+        EXPECT_GT(stat(r, waits), 0) << "seed " << seed;
+        seen.insert(stat(r, stalls));
+    }
+    EXPECT_EQ(seen.size(), 3u); // three phases, three stall totals
+    // same seed, same bytes
+    EXPECT_EQ(report::to_json_text(run_imx6(5)), report::to_json_text(run_imx6(5)));
+    // without the refresh figures the seed changes nothing (the run draws no other random number)
+    EXPECT_EQ(stat(run_imx6(1, false), stalls), stat(run_imx6(2, false), stalls));
 }
 
 TEST(Seeds, ARoundTripWaitsForTwoDeliveriesLateByHalfTheJitterOnAverage) {
