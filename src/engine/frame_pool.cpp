@@ -3,57 +3,35 @@
 #include <new>
 
 namespace kdsim::engine {
+namespace detail {
+constinit thread_local FrameLists frame_lists{};
+} // namespace detail
+
 namespace {
 
-constexpr std::size_t GRANULE = 16;
-constexpr std::size_t CLASSES = 64; // frames up to 1 KiB are pooled
-
-struct FreeNode {
-    FreeNode* next;
-};
-
-struct Lists {
-    FreeNode* head[CLASSES] = {};
-    std::size_t live = 0;
-    ~Lists() {
-        for (auto*& h : head)
+// Frees this thread's pooled frames when the thread ends. Made by the thread's first heap
+// allocation, so the inline paths never touch it.
+struct Reaper {
+    ~Reaper() {
+        for (auto*& h : detail::frame_lists.head)
             while (h) {
-                FreeNode* n = h->next;
+                detail::FreeNode* n = h->next;
                 ::operator delete(h);
                 h = n;
             }
     }
 };
 
-thread_local Lists lists;
-
-std::size_t class_of(std::size_t n) { return (n + GRANULE - 1) / GRANULE; }
-
 } // namespace
 
-void* FramePool::allocate(std::size_t n) {
-    ++lists.live;
-    std::size_t c = class_of(n);
-    if (c >= CLASSES) return ::operator new(n);
-    if (FreeNode* f = lists.head[c]) {
-        lists.head[c] = f->next;
-        return f;
-    }
-    return ::operator new(c * GRANULE);
+void* FramePool::allocate_new(std::size_t n) {
+    static thread_local Reaper reaper;
+    (void)&reaper;
+    using L = detail::FrameLists;
+    const std::size_t c = (n + L::GRANULE - 1) / L::GRANULE;
+    return ::operator new(c < L::CLASSES ? c * L::GRANULE : n);
 }
 
-void FramePool::deallocate(void* p, std::size_t n) noexcept {
-    --lists.live;
-    std::size_t c = class_of(n);
-    if (c >= CLASSES) {
-        ::operator delete(p);
-        return;
-    }
-    auto* f = static_cast<FreeNode*>(p);
-    f->next = lists.head[c];
-    lists.head[c] = f;
-}
-
-std::size_t FramePool::live_frames() { return lists.live; }
+void FramePool::deallocate_large(void* p) noexcept { ::operator delete(p); }
 
 } // namespace kdsim::engine
