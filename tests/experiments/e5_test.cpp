@@ -57,7 +57,9 @@ TEST(E5, CacheMaintenancePerPacketIsWhatTheArm32RulesCostOnThisProfile) {
         double expect = c.per_packet + 128 * c.open_map / pkts;
         EXPECT_NEAR((stat(r, "@iperf3/dma/cycles") / stat(r, "@iperf3/netdev/*/rx_frames")), expect, 0.005 * expect) << c.stem;
         EXPECT_EQ(stat(r, "@iperf3/netdev/*/stale_frames"), 0) << c.stem;
-        EXPECT_EQ(stat(r, "@iperf3/netdev/*/rx_dropped"), 0) << c.stem;
+        // A dropped frame (the ring full: the 9 KiB run is CPU-bound and its window autotuned) gets
+        // no DMA maintenance, so the figure per received frame is unchanged; TCP resends it.
+        EXPECT_GE(metric(r, "iperf3", "retransmits"), stat(r, "@iperf3/netdev/*/rx_dropped")) << c.stem;
         EXPECT_FALSE(r.failed) << c.stem;
     }
 }
@@ -87,16 +89,17 @@ namespace kdsim {
 namespace {
 
 TEST(E5Tcp, EveryDataSegmentSentIsReceivedDroppedOrStillInFlight) {
-    // Conservation at the receiving NIC: the sender's segments = frames the receiver took off
-    // its ring + frames it dropped + frames still on the wire or in the ring at the end, and the
-    // latter are bounded by the window (128 KiB / 1448 B = 90 segments).
+    // Conservation at the receiving NIC: the sender's segments (retransmissions included) =
+    // frames the receiver took off its ring + frames it dropped + frames still on the wire or in
+    // the ring at the end, and the latter are unacknowledged, so at most the sender's congestion
+    // window at the end (the windows are autotuned: iperf3's defaults).
     for (const char* s : {"imx6qp-9k-full-sync", "imx6qp-mtu-partial-sync", "a53-9k-full-sync", "x86-mtu-partial-sync"}) {
         auto r = testing::run_scenario(std::string("scenarios/e5/") + s + ".toml");
         double sent = testing::metric(r, "iperf3", "segments_sent");
         double got = testing::metric(r, "iperf3", "segments_received");
         double dropped = testing::stat(r, "@iperf3/netdev/*/rx_dropped");
         EXPECT_GE(sent, got + dropped) << s;
-        EXPECT_LE(sent - got - dropped, 90.0) << s;
+        EXPECT_LE(sent - got - dropped, testing::metric(r, "iperf3", "cwnd")) << s;
     }
 }
 
