@@ -34,6 +34,22 @@ struct RxDmaConfig {
 //            descriptor per header and one per data chunk (tso_build_data).
 enum class TsoKind : std::uint8_t { NONE, HARDWARE, FEC_SOFTWARE };
 
+// The driver whose transmit side a NIC models when its tx buffers go through the DMA API:
+//  LAN743X: the default driver figures ([net].driver_xmit, driver_rx_irq), which hold its own MMIO;
+//  FEC:     drivers/net/ethernet/freescale/fec_main.c: [net].fec_xmit / fec_irq for the instructions,
+//           [net].mmio_posted_write / mmio_read at each register access the driver makes, and the
+//           bounce copy of a buffer not aligned to tx_align (fep->tx_align + 1).
+enum class NicDriver : std::uint8_t { LAN743X, FEC };
+
+// The transmit side's DMA API use ([machine.nic] tx_dma, driver, tx_align, tx_ring): every tx
+// buffer dma_map_single'd (DMA_TO_DEVICE) in ndo_start_xmit, unmapped at tx completion in the
+// NAPI poll, the skb freed there.
+struct TxDmaConfig {
+    NicDriver driver = NicDriver::LAN743X;
+    std::size_t tx_align = 0;  // bytes; a buffer at an address not a multiple of it is bounced (0, 1: never)
+    std::size_t tx_ring = 512; // descriptors: the bounce buffers' count (txq->tx_bounce[index])
+};
+
 // A machine's TCP sysctls ([machine.sysctl], as in /etc/sysctl.conf), kernel defaults.
 struct TcpSysctl {
     CongestionAlgorithm congestion_control = CongestionAlgorithm::CUBIC; // net.ipv4.tcp_congestion_control

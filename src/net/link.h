@@ -23,6 +23,8 @@ public:
     // The NIC `from` puts a frame on the wire now (or when the wire is free); false when the
     // direction's queue is full and the frame is dropped.
     bool transmit(const Nic& from, const Packet& p);
+    // When the last frame `from` queued has left its end of the wire (the device is done with it).
+    engine::Tick departs(const Nic& from) const { return dir_[&from == ends_[0] ? 0 : 1].free_at; }
     void on_event(std::uint64_t arg) override;
 
     std::uint64_t frames() const { return frames_; }

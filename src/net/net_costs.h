@@ -43,6 +43,14 @@ struct NetCosts {
     // Needed by a NIC with the FEC's software TSO (fec_enet_txq_submit_tso):
     std::optional<Cycles> tso_hdr;      // per segment: tso_build_hdr into the header buffer, its descriptor
     std::optional<Cycles> tso_data;     // per data descriptor: tso_build_data, the chunk's descriptor
+    // Needed by a NIC whose tx buffers go through the DMA API ([machine.nic] tx_dma, driver = "fec"):
+    std::optional<Cycles> tx_clean;     // tx completion per descriptor reclaimed (status read, bookkeeping)
+    std::optional<Cycles> tx_skb_free;  // tx completion per skb: dev_kfree_skb_any / napi_consume_skb
+    // Needed by driver = "fec" (fec_main.c): instructions only, MMIO apart
+    std::optional<Cycles> fec_xmit;     // fec_enet_start_xmit -> fec_enet_txq_submit_skb / _tso set-up
+    std::optional<Cycles> fec_irq;      // fec_enet_interrupt: collect events, napi_schedule
+    std::optional<Cycles> mmio_posted_write; // writel(): barrier + a posted Device store (doorbell, IMASK)
+    std::optional<Cycles> mmio_read;    // readl(): a non-posted Device load + barrier (FEC_IEVENT)
 };
 
 // Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and

@@ -48,6 +48,17 @@ struct NicStats {
     std::uint64_t kicks = 0;        // virtio: notifications to the host (guest exits)
 };
 
+// What a NIC's transmit side did through the DMA API (nic_tx.cpp).
+struct TxDmaStats {
+    std::uint64_t descriptors = 0;    // tx descriptors filled
+    std::uint64_t mapped_bytes = 0;   // bytes dma_map_single'd DMA_TO_DEVICE
+    std::uint64_t bounced = 0;        // buffers copied to a bounce buffer (address not tx_align'ed)
+    std::uint64_t bounce_bytes = 0;   // bytes of those copies
+    std::uint64_t reclaimed = 0;      // descriptors reclaimed by tx completion
+    std::uint64_t skbs_freed = 0;     // skbs freed by tx completion
+    std::uint64_t mmio_writes = 0, mmio_reads = 0; // register accesses charged (driver = fec)
+};
+
 class NetDevice {
 public:
     explicit NetDevice(std::string name) : name_(std::move(name)) {}
@@ -102,6 +113,15 @@ public:
                 .counter("gro_merged", gro_stats_->merged, "count", "segments GRO appended to a held skb")
                 .counter("gro_skbs", gro_stats_->skbs_up, "count", "held skbs GRO passed up (of one segment or more)")
                 .counter("gro_segs", gro_stats_->segs_up, "count", "segments in the skbs GRO passed up");
+        if (tx_dma_stats_) // with the transmit side through the DMA API
+            s.counter("tx_descriptors", tx_dma_stats_->descriptors, "count", "tx descriptors filled")
+                .counter("tx_mapped_bytes", tx_dma_stats_->mapped_bytes, "bytes", "bytes mapped DMA_TO_DEVICE for transmit")
+                .counter("tx_bounced", tx_dma_stats_->bounced, "count", "tx buffers copied to a bounce buffer (not tx_align'ed)")
+                .counter("tx_bounce_bytes", tx_dma_stats_->bounce_bytes, "bytes", "bytes copied to tx bounce buffers")
+                .counter("tx_reclaimed", tx_dma_stats_->reclaimed, "count", "tx descriptors reclaimed by tx completion")
+                .counter("tx_skbs_freed", tx_dma_stats_->skbs_freed, "count", "skbs freed by tx completion")
+                .counter("mmio_writes", tx_dma_stats_->mmio_writes, "count", "posted register writes charged (driver = fec)")
+                .counter("mmio_reads", tx_dma_stats_->mmio_reads, "count", "non-posted register reads charged (driver = fec)");
     }
 
 protected:
@@ -116,6 +136,7 @@ protected:
     NicStats stats_;
     std::string name_;
     const GroStats* gro_stats_ = nullptr; // the device's GRO, when on
+    const TxDmaStats* tx_dma_stats_ = nullptr; // the transmit side's DMA API use, when modelled
     bool gso_ = false;
     bool sg_ = true;
     double copy_per_byte_ = 0;

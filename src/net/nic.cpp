@@ -28,7 +28,8 @@ void Nic::set_memory(mem::MemorySystem& m) {
     memory_ = &m;
     if (dma_) dma_->set_memory(&m);
     const std::size_t line = m.line_size();
-    const std::size_t bytes = dma_ ? rx_dma_.buffer_size : RX_BUFFER_NO_DMA;
+    if (tx_dma_) tx_set_memory(m);
+    const std::size_t bytes = rx_dma_.strategy != RxStrategy::NONE ? rx_dma_.buffer_size : RX_BUFFER_NO_DMA;
     pool_stride_ = (bytes + line - 1) / line * line;
     pool_buffers_ = 2 * ring_.size();
     pool_base_ = m.alloc(pool_stride_ * pool_buffers_);
@@ -36,7 +37,7 @@ void Nic::set_memory(mem::MemorySystem& m) {
     slot_addr_.assign(ring_.size(), 0);
     for (std::size_t i = 0; i < ring_.size(); ++i) {
         slot_addr_[i] = next_rx_buffer();
-        if (dma_) bufs_[i].set_addr(slot_addr_[i]);
+        if (rx_dma_on()) bufs_[i].set_addr(slot_addr_[i]);
     }
 }
 
@@ -47,13 +48,13 @@ mem::Addr Nic::next_rx_buffer() {
 }
 
 std::size_t Nic::descriptors_for(std::uint32_t len) const {
-    if (!dma_ || !rx_dma_.multi_buffer) return 1;
+    if (!rx_dma_on() || !rx_dma_.multi_buffer) return 1;
     return (static_cast<std::size_t>(len) + 4 + rx_dma_.buffer_size - 1) / rx_dma_.buffer_size; // + FCS
 }
 
 void Nic::receive_from_wire(const Packet& p) {
     const std::size_t k = descriptors_for(p.len);
-    if (count_ + k > ring_.size() || (dma_ && !ring_mapped_)) {
+    if (count_ + k > ring_.size() || (rx_dma_on() && !ring_mapped_)) {
         ++stats_.rx_dropped;
         return;
     }
@@ -65,8 +66,8 @@ void Nic::receive_from_wire(const Packet& p) {
         ring_[slot] = p;
         ring_[slot].data = memory_ ? slot_addr_[first] : 0;
         ++count_;
-        const std::size_t here = dma_ ? std::min(left, rx_dma_.buffer_size) : left;
-        if (dma_) devices::device_write(bufs_[slot], 0, here, cpu_.now());
+        const std::size_t here = rx_dma_on() ? std::min(left, rx_dma_.buffer_size) : left;
+        if (rx_dma_on()) devices::device_write(bufs_[slot], 0, here, cpu_.now());
         else if (memory_) { // no DMA API modelled: the write lands in memory, no CPU cache keeps a copy
             memory_->device_write(cpu_.now(), slot_addr_[slot], here);
             memory_->invalidate(slot_addr_[slot], here);
@@ -91,12 +92,17 @@ void Nic::raise_rx_irq() {
 }
 
 void Nic::on_event(std::uint64_t arg) {
+    if (arg == EV_TX_DONE) { // the device marks the skb's descriptors done and signals TXF
+        ++tx_done_skbs_;
+        if (irq_enabled_) raise_rx_irq();
+        return;
+    }
     if (arg == EV_DELIVER) {
         cpu_.raise_irq(vector_); // the device masked itself when it raised it: one in flight at most
         return;
     }
     irq_timer_armed_ = false;
-    if (irq_enabled_ && count_ > 0) raise_rx_irq();
+    if (irq_enabled_ && (count_ > 0 || tx_pending())) raise_rx_irq();
 }
 
 // The driver's interrupt handler: ack and mask the device interrupt, napi_schedule().
@@ -104,7 +110,12 @@ void Nic::on_event(std::uint64_t arg) {
 engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
     auto& n = *static_cast<Nic*>(ctx);
     ++n.stats_.irqs;
-    co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER);
+    if (n.fec()) { // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
+        co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER);
+        co_await n.fec_mmio(cpu, 2, 1);
+    } else {
+        co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER);
+    }
     co_await n.softnet_.napi_schedule(n.napi_);
 }
 
@@ -154,6 +165,7 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
 engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     auto& n = *static_cast<Nic*>(ctx);
     int done = co_await n.poll_ring(budget);
+    if (n.tx_dma_) co_await n.tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
     if (n.gro_) {
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
@@ -162,8 +174,9 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     }
     if (done < budget) {
         napi_complete_done(n.napi_);
+        if (n.fec()) co_await n.fec_mmio(cpu, 1, 0); // writel(FEC_DEFAULT_IMASK, FEC_IMASK)
         n.irq_enabled_ = true;
-        if (n.count_ > 0) n.raise_rx_irq(); // a frame came in meanwhile
+        if (n.count_ > 0 || n.tx_pending()) n.raise_rx_irq(); // a frame came in (or left) meanwhile
     }
     co_return done;
 }
@@ -183,15 +196,16 @@ engine::Task<int> Nic::poll_ring(int weight) {
         std::size_t left = p.len + 4;
         for (std::size_t i = 0; i < k; ++i) {
             const std::size_t slot = head_;
-            const std::size_t here = std::min(left, dma_ ? rx_dma_.buffer_size : left);
+            const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
             left -= here;
             co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
-            if (dma_ && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+            if (fec()) co_await fec_mmio(cpu_, 2, 0); // writel RXF to IEVENT, writel(0, reg_desc_active)
+            if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
             if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
                 if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
                     co_await cpu_.exec(stall, Cat::DRIVER);
             }
-            if (memory_ && !dma_) slot_addr_[slot] = next_rx_buffer();
+            if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
             head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
             --count_;
         }
@@ -208,6 +222,12 @@ engine::Task<int> Nic::poll_ring(int weight) {
     co_return done;
 }
 
+engine::Task<> Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {
+    tx_stats_.mmio_writes += writes;
+    tx_stats_.mmio_reads += reads;
+    co_await cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
+}
+
 engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& n = *static_cast<Nic*>(ctx);
     co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL);
@@ -222,7 +242,7 @@ engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet&
 engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);
-    co_await cpu.exec(costs_.driver_xmit, Cat::DRIVER);
+    co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
     if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
         // per segment a header built in the header buffer and its descriptor; per data chunk a
@@ -231,6 +251,9 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
         const std::uint32_t chunks = segs + (p.payload - 1) / TSO_FRAG_PAGE;
         co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
     }
+    const std::size_t first_desc = tx_count_;
+    if (tx_dma_) co_await tx_map(cpu, p, segs);
+    if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
     for (std::uint32_t i = 0; i < segs; ++i) {
         Packet f = segs > 1 ? gso_segment_of(p, i) : p;
         f.sent = cpu.now();
@@ -241,6 +264,7 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
             ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
         }
     }
+    if (tx_dma_) tx_queued(first_desc, link_->departs(*this));
     co_await kernel::local_irq_restore(cpu, flags);
 }
 

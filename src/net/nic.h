@@ -17,6 +17,7 @@
 #include "net/packet.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,12 @@ public:
     // The driver's TSO (NONE: the stack segments GSO skbs). FEC_SOFTWARE needs the [net] tso_hdr
     // and tso_data figures. Call before the run.
     void set_tso(TsoKind k) { tso_ = k; }
+    // The transmit side through the DMA API (nic_tx.cpp): each tx buffer mapped DMA_TO_DEVICE in
+    // xmit (bounced first under `cfg`'s tx_align), reclaimed by the NAPI poll once the frame has
+    // left. `copy_per_byte`: the bounce memcpy's warm cycles per byte. Needs the [net] tx_clean and
+    // tx_skb_free figures (FEC: also fec_xmit, fec_irq, mmio_*). Call before set_memory.
+    void set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std::uint32_t line_size, double copy_per_byte);
+    const TxDmaStats* tx_dma_stats() const { return tx_dma_ ? &tx_stats_ : nullptr; }
     TsoKind tso() const override { return tso_; }
     // Run-to-run variation: each rx interrupt reaches the CPU a delay drawn uniformly from
     // [0, max] after the device raises it (the MSI write or the interrupt line crossing the
@@ -73,7 +80,9 @@ public:
         irq_jitter_ = max;
         irq_rng_ = rng;
     }
-    void on_event(std::uint64_t arg) override; // EV_MODERATION: a moderated interrupt is due; EV_DELIVER: one arrives
+    // EV_MODERATION: a moderated interrupt is due; EV_DELIVER: one arrives; EV_TX_DONE: an skb's
+    // frames have left (tx completion due)
+    void on_event(std::uint64_t arg) override;
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
@@ -90,6 +99,21 @@ private:
     // The device raises its rx interrupt, now or when moderation allows.
     void raise_rx_irq();
     engine::Task<> map_ring();
+    bool fec() const { return tx_dma_ && tx_cfg_.driver == NicDriver::FEC; }
+    bool rx_dma_on() const { return rx_dma_.strategy != RxStrategy::NONE; }
+    // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged.
+    engine::Task<> fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads);
+    // nic_tx.cpp: the skb's descriptors mapped (and bounced) for the device; its frames' departure
+    // schedules the completion. tx_reclaim: fec_enet_tx / the completion of what has left.
+    engine::Task<> tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
+    void tx_queued(std::size_t first_desc, engine::Tick departs);
+    engine::Task<> tx_reclaim(kernel::Cpu& cpu);
+    bool tx_pending() const { return tx_done_skbs_ > 0; }
+    devices::DmaBuffer* tx_buffer();
+    void tx_set_memory(mem::MemorySystem& m); // the tx regions' addresses
+    // Adds a descriptor of `len` bytes at `addr` (the CPU's data); `coherent`: in the driver's
+    // dma_alloc_coherent area (no mapping).
+    engine::Task<> tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent);
 
     Softnet& softnet_;
     kernel::Cpu& cpu_;
@@ -106,7 +130,7 @@ private:
     engine::Tick last_irq_ = 0;
     bool irq_timer_armed_ = false;
     bool irq_raised_once_ = false;
-    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1;
+    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1; // EV_TX_DONE = 2 below
     engine::Tick irq_jitter_ = 0;
     engine::Rng irq_rng_{0, "unused"};
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)
@@ -121,6 +145,26 @@ private:
     std::vector<mem::Addr> slot_addr_;
     mem::Addr next_rx_buffer();
     Cycles rx_buffer_alloc_ = 0;
+
+    // the transmit side through the DMA API (nic_tx.cpp)
+    struct TxDesc {
+        devices::DmaBuffer* buf = nullptr; // nullptr: a TSO header in coherent memory (no unmap)
+        std::uint32_t len = 0;             // the mapping's length
+        bool skb_end = false;              // the skb's last descriptor (tx_skbuff[index])
+    };
+    bool tx_dma_ = false;
+    TxDmaConfig tx_cfg_;
+    double tx_copy_per_byte_ = 0;
+    std::uint32_t tx_line_ = 32;
+    std::vector<std::unique_ptr<devices::DmaBuffer>> tx_pool_; // every buffer object made (grows to the high-water mark)
+    std::vector<devices::DmaBuffer*> tx_free_;
+    std::vector<TxDesc> tx_ring_; // circular, in submission order; grows when full
+    std::size_t tx_head_ = 0, tx_count_ = 0, tx_index_ = 0;
+    std::size_t tx_done_skbs_ = 0;   // skbs whose frames have all left, not yet reclaimed
+    std::uint64_t tx_frag_off_ = 0;  // the sender's page-frag stream: where the next payload byte lies
+    mem::Addr tx_data_base_ = 0, tx_bounce_base_ = 0, tx_head_base_ = 0;
+    TxDmaStats tx_stats_;
+    static constexpr std::uint64_t EV_TX_DONE = 2;
 
 public:
     void set_rx_buffer_alloc_cost(Cycles c) { rx_buffer_alloc_ = c; }

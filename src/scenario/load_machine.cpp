@@ -150,7 +150,8 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (!nic) return;
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
-                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso"});
+                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
+                   "tx_dma", "driver", "tx_align", "tx_ring"});
     net::RxDmaConfig rx;
     bool strategy = false;
     if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
@@ -188,6 +189,29 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
     if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
     if (strategy) mc.nic_rx = rx;
+    // the transmit side through the DMA API: tx_dma = true, or the FEC's driver (which always maps)
+    net::TxDmaConfig tx;
+    bool tx_on = false;
+    if (auto d = r_.boolean(*nic, "tx_dma", nkey + ".tx_dma", false)) tx_on = *d;
+    if (auto d = r_.choice(*nic, "driver", nkey + ".driver", false, {"lan743x", "fec"})) {
+        tx.driver = *d == 0 ? net::NicDriver::LAN743X : net::NicDriver::FEC;
+        if (tx.driver == net::NicDriver::FEC) {
+            if (nic->get("tx_dma") && !tx_on)
+                r_.error(*nic->get("tx_dma"), nkey + ".tx_dma", "expected tx_dma = true with driver = \"fec\" (the FEC maps every tx buffer)");
+            tx_on = true;
+        }
+    }
+    if (auto a = r_.bytes(*nic, "tx_align", nkey + ".tx_align", false, false)) {
+        if (*a > 4096 || (*a & (*a - 1)) != 0)
+            r_.error(*nic->get("tx_align"), nkey + ".tx_align",
+                     fmt::format("expected 0 or a power of two up to 4096 bytes (fep->tx_align + 1), found {}", *a));
+        tx.tx_align = *a;
+    }
+    if (auto v = r_.integer(*nic, "tx_ring", nkey + ".tx_ring", false, 1, 4096)) tx.tx_ring = static_cast<std::size_t>(*v);
+    for (const char* k : {"tx_align", "tx_ring"})
+        if (nic->get(k) && !tx_on)
+            r_.error(*nic->get(k), nkey + "." + k, std::string(k) + " needs tx_dma = true or driver = \"fec\"");
+    if (tx_on) mc.nic_tx = tx;
 }
 
 void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,

@@ -163,6 +163,7 @@ struct MachineConfig {
     std::string irq_masking;
     // [machine.nic]: the rx buffer strategy of the NIC's driver (absent: no DMA API modelled)
     std::optional<net::RxDmaConfig> nic_rx;
+    std::optional<net::TxDmaConfig> nic_tx; // the transmit side through the DMA API (tx_dma, driver = "fec")
     std::size_t nic_rx_ring = 128;
     Tick nic_rx_usecs = 0; // interrupt moderation: minimum time between two rx interrupts
     bool nic_gro = true;   // NETIF_F_GRO (ethtool -K gro on|off): on by default, as in Linux

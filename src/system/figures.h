@@ -98,7 +98,7 @@ inline constexpr std::array<Figure<CipherCost>, 2> CIPHER_FIGURES = {{
 static_assert(sizeof(CipherCost) == engine::figures_bytes(CIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 20> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 26> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -119,6 +119,12 @@ inline constexpr std::array<Figure<NetCosts>, 20> NET_FIGURES = {{
     {"", "gso_segment", Unit::CYCLES, "skb_gso_segment per segment made, copy excluded (devices with GSO on)", &NetCosts::gso_segment},
     {"", "tso_hdr", Unit::CYCLES, "FEC software TSO per segment: tso_build_hdr, the header descriptor", &NetCosts::tso_hdr},
     {"", "tso_data", Unit::CYCLES, "FEC software TSO per data descriptor: tso_build_data, the chunk's descriptor", &NetCosts::tso_data},
+    {"", "tx_clean", Unit::CYCLES, "tx completion per descriptor reclaimed: status read, bookkeeping (tx DMA API on)", &NetCosts::tx_clean},
+    {"", "tx_skb_free", Unit::CYCLES, "tx completion per skb: dev_kfree_skb_any / napi_consume_skb (tx DMA API on)", &NetCosts::tx_skb_free},
+    {"", "fec_xmit", Unit::CYCLES, "FEC fec_enet_start_xmit instructions, DMA API and MMIO excluded (driver = fec)", &NetCosts::fec_xmit},
+    {"", "fec_irq", Unit::CYCLES, "FEC fec_enet_interrupt instructions and napi_schedule, MMIO excluded (driver = fec)", &NetCosts::fec_irq},
+    {"", "mmio_posted_write", Unit::CYCLES, "writel(): write barrier + posted Device store (driver = fec)", &NetCosts::mmio_posted_write},
+    {"", "mmio_read", Unit::CYCLES, "readl(): non-posted Device load + read barrier (driver = fec)", &NetCosts::mmio_read},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
 

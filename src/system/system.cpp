@@ -267,6 +267,21 @@ void System::build_network() {
                     nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
                     m->cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
                 }
+                if (mc.nic_tx) {
+                    const net::NetCosts& nc = *mc.profile.net;
+                    require(mc.profile.dma && mc.profile.tcp && nc.tx_clean && nc.tx_skb_free,
+                            "machine " + mc.name + ": the tx DMA API ([machine.nic] tx_dma, driver) needs [dma], [tcp] and the [net] "
+                            "tx_clean and tx_skb_free figures of profile " + mc.profile.name);
+                    require(mc.nic_tx->driver != net::NicDriver::FEC ||
+                                (nc.fec_xmit && nc.fec_irq && nc.mmio_posted_write && nc.mmio_read),
+                            "machine " + mc.name + ": driver = \"fec\" needs the [net] fec_xmit, fec_irq, mmio_posted_write and "
+                            "mmio_read figures of profile " + mc.profile.name);
+                    if (!m->dma) m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+                    // the bounce memcpy: warm compute on the hierarchy, else a cached source's copy figure
+                    const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
+                    nic->set_tx_dma(*m->dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
+                                    hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
+                }
                 m->stack = std::make_unique<net::Stack>(*nic);
                 if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
                     m->memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);

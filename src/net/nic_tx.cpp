@@ -1,0 +1,190 @@
+// The transmit side of a NIC through the streaming DMA API, and its tx completion. ndo_start_xmit
+// maps every buffer of the skb for the device (dma_map_single(DMA_TO_DEVICE): on a non-coherent
+// ARM, arm_dma_map_page -> __dma_page_cpu_to_dev -> v7_dma_clean_range + outer_clean_range, the
+// dirty lines written back; nothing on a coherent platform), fills a descriptor per buffer and
+// rings the doorbell. When a frame has left, the device marks its descriptors done and raises
+// the interrupt; the NAPI poll reclaims them: dma_unmap_single (DMA_TO_DEVICE: no maintenance on
+// arm32, __dma_page_dev_to_cpu skips it) and the skb's free.
+//
+// driver = "fec" (drivers/net/ethernet/freescale/fec_main.c, as read from memory of the 3.x-6.1
+// driver; the points marked "unsure" below were not re-checked against the source here):
+//   - fec_enet_txq_submit_skb: skb->data (skb_headlen bytes), then each page fragment
+//     (fec_enet_txq_submit_frag_skb); a buffer whose address has a bit of fep->tx_align set
+//     (0xf on arm without FEC_QUIRK_HAS_AVB: i.MX6Q/DL; 0 on i.MX6SX/8) is memcpy'd into
+//     txq->tx_bounce[index] (FEC_ENET_TX_FRSIZE = 2 KiB, kmalloc'ed at open) and that is mapped;
+//   - fec_enet_txq_submit_tso: per segment the headers go to txq->tso_hdrs + index *
+//     TSO_HEADER_SIZE (dma_alloc_coherent: no mapping, no unmap at completion: IS_TSO_HEADER),
+//     each data chunk (fec_enet_txq_put_data_tso) is bounced and mapped as above;
+//   - the doorbell: wmb(), then writel(0, txq->bd.reg_desc_active) (FEC_X_DES_ACTIVE);
+//   - fec_enet_interrupt: readl(FEC_IEVENT), writel back to ack it, writel(FEC_NAPI_IMASK,
+//     FEC_IMASK) to mask, napi_schedule; fec_enet_rx_napi: fec_enet_rx, then fec_enet_tx, and
+//     after napi_complete_done writel(FEC_DEFAULT_IMASK, FEC_IMASK);
+//   - fec_enet_rx_queue per frame: writel of RXF to FEC_IEVENT and writel(0, reg_desc_active);
+//   - fec_enet_tx_queue: per done descriptor the unmap (not for a TSO header) and, at the skb's
+//     last one, dev_kfree_skb_any (napi_consume_skb since 5.x); at the end, ERR006358's
+//     readl(reg_desc_active) when descriptors are still pending (unsure: the condition).
+// Where the skb's bytes lie: a linear skb's data (the Ethernet header) follows the headroom its
+// builder reserved: MAX_TCP_HEADER (a multiple of the cache line) less the 66 header bytes of a
+// TCP segment, so 14 mod 16; LL_RESERVED_SPACE (16) less the 14-byte Ethernet header for UDP
+// and ARP, so 2 mod 16; a TCP payload lies in the sender's page fragments (32 KiB pages), one
+// byte after the other in the order it was sent.
+// Not modelled: the tx ring's size limit (netif_stop_queue / netif_tx_wake_queue: the link's
+// queue holds what waits), BQL, the write-back of the descriptor ring (coherent memory).
+#include "net/nic.h"
+
+#include "net/link.h"
+
+namespace kdsim::net {
+
+using kernel::Cat;
+
+namespace {
+
+constexpr std::size_t TX_FRSIZE = 2048;           // FEC_ENET_TX_FRSIZE: a bounce buffer
+constexpr std::size_t TX_DATA_POOL = 1U << 20;    // the sender's page-frag stream cycles through 1 MiB
+constexpr std::size_t TX_HEAD_SLOT = 2048;        // a linear skb's head (kmalloc of up to 2 KiB)
+
+// skb->data mod 16 of a linear skb built by the stack (see the top of this file).
+std::uint32_t linear_head_offset(const Packet& p) {
+    return p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK ? 14 : 2;
+}
+
+} // namespace
+
+void Nic::set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std::uint32_t line_size,
+                     double copy_per_byte) {
+    if (dma_ && dma_ != &platform) throw std::logic_error("Nic::set_tx_dma: a second DMA platform");
+    dma_ = &platform;
+    tx_line_ = line_size;
+    tx_dma_ = true;
+    tx_cfg_ = cfg;
+    tx_copy_per_byte_ = copy_per_byte;
+    tx_ring_.assign(std::max<std::size_t>(cfg.tx_ring, 1), TxDesc{});
+    tx_dma_stats_ = &tx_stats_;
+}
+
+void Nic::tx_set_memory(mem::MemorySystem& m) {
+    const std::size_t ring = std::max<std::size_t>(tx_cfg_.tx_ring, 1);
+    tx_data_base_ = m.alloc(TX_DATA_POOL, TSO_FRAG_PAGE);
+    tx_bounce_base_ = m.alloc(ring * TX_FRSIZE, 4096);
+    tx_head_base_ = m.alloc(ring * TX_HEAD_SLOT, 4096);
+}
+
+devices::DmaBuffer* Nic::tx_buffer() {
+    if (tx_free_.empty()) {
+        // a TSO-capable device maps whole page fragments; the others at most a frame's worth
+        const std::size_t size = (tso_ == TsoKind::HARDWARE ? TSO_FRAG_PAGE : TX_FRSIZE) + tx_line_;
+        tx_pool_.push_back(std::make_unique<devices::DmaBuffer>(*dma_, size, tx_line_));
+        return tx_pool_.back().get();
+    }
+    devices::DmaBuffer* b = tx_free_.back();
+    tx_free_.pop_back();
+    return b;
+}
+
+// One descriptor: the bounce copy when the driver needs it, the mapping, the ring entry.
+// Models: fec_enet_txq_submit_skb(), fec_enet_txq_put_data_tso() (drivers/net/ethernet/freescale/fec_main.c)
+engine::Task<> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent) {
+    if (tx_count_ == tx_ring_.size()) { // more in flight than the ring had: grow it, in order
+        std::vector<TxDesc> bigger(tx_ring_.size() * 2);
+        for (std::size_t i = 0; i < tx_count_; ++i) bigger[i] = tx_ring_[(tx_head_ + i) % tx_ring_.size()];
+        tx_ring_ = std::move(bigger);
+        tx_head_ = 0;
+    }
+    TxDesc& d = tx_ring_[(tx_head_ + tx_count_) % tx_ring_.size()];
+    d = TxDesc{};
+    ++tx_count_;
+    ++tx_stats_.descriptors;
+    const std::size_t index = tx_index_++ % std::max<std::size_t>(tx_cfg_.tx_ring, 1);
+    if (coherent) co_return; // txq->tso_hdrs: written in place, the device reads it as it is
+    if (memory_) (void)memory_->write(cpu.id(), cpu.now(), addr, len); // the stack wrote them: in cache, dirty (charged there)
+    const std::size_t align = tx_cfg_.tx_align;
+    if (align > 1 && addr % align != 0) {
+        const mem::Addr bounce = tx_bounce_base_ + index * TX_FRSIZE;
+        Cycles c = per_byte(tx_copy_per_byte_, len);
+        if (memory_) {
+            const Cycles rd = memory_->read(cpu.id(), cpu.now(), addr, len);
+            c += rd + memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), bounce, len);
+        }
+        ++tx_stats_.bounced;
+        tx_stats_.bounce_bytes += len;
+        co_await cpu.exec(c, Cat::DRIVER);
+        addr = bounce;
+    }
+    // the buffer object covers the lines of [addr, addr + len) from the line holding addr
+    const std::size_t lead = static_cast<std::size_t>(addr % tx_line_);
+    d.buf = tx_buffer();
+    d.buf->set_addr(memory_ ? addr - lead : 0);
+    d.len = static_cast<std::uint32_t>(lead + len);
+    tx_stats_.mapped_bytes += len;
+    co_await devices::dma_map_single(cpu, *d.buf, d.len, devices::DMA_TO_DEVICE);
+}
+
+// The skb's buffers, in the order the driver fills descriptors.
+engine::Task<> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
+    const std::uint32_t hdr = p.len - p.payload;
+    // the skb's linear part: a head of its own (heads cycle as the ring's descriptors do)
+    const mem::Addr head = tx_head_base_ + (tx_index_ % std::max<std::size_t>(tx_cfg_.tx_ring, 1)) * TX_HEAD_SLOT +
+                           linear_head_offset(p);
+    const bool paged = sg() && p.kind == FrameKind::TCP_DATA && p.payload > 0;
+    if (!paged) {
+        co_await tx_descriptor(cpu, head, p.len, false);
+    } else {
+        const bool soft_tso = segs > 1 && tso_ == TsoKind::FEC_SOFTWARE;
+        if (!soft_tso) co_await tx_descriptor(cpu, head, hdr, false);
+        const std::uint32_t seg_bytes = soft_tso ? p.gso_size : p.payload;
+        std::uint32_t left = p.payload;
+        while (left > 0) {
+            if (soft_tso) co_await tx_descriptor(cpu, 0, hdr, true); // the segment's headers in tso_hdrs
+            std::uint32_t seg = std::min(left, seg_bytes);
+            left -= seg;
+            while (seg > 0) { // a chunk ends at a page-fragment boundary
+                const std::uint64_t in_page = tx_frag_off_ % TSO_FRAG_PAGE;
+                const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, TSO_FRAG_PAGE - in_page));
+                co_await tx_descriptor(cpu, tx_data_base_ + tx_frag_off_ % TX_DATA_POOL, chunk, false);
+                tx_frag_off_ += chunk;
+                seg -= chunk;
+            }
+        }
+    }
+    tx_ring_[(tx_head_ + tx_count_ - 1) % tx_ring_.size()].skb_end = true;
+}
+
+// The device fetched the skb's buffers (its DMA reads) and sends the frames; when the last one
+// has left, the completion is due.
+void Nic::tx_queued(std::size_t first_desc, engine::Tick departs) {
+    for (std::size_t i = first_desc; i < tx_count_; ++i) {
+        const TxDesc& d = tx_ring_[(tx_head_ + i) % tx_ring_.size()];
+        if (d.buf) devices::device_read(*d.buf, 0, d.len, cpu_.now());
+    }
+    cpu_.sim().schedule_at(std::max(departs, cpu_.now()), this, EV_TX_DONE);
+}
+
+// Tx completion from the NAPI poll: every skb whose frames have left gives back its descriptors.
+// Models: fec_enet_tx_queue() (drivers/net/ethernet/freescale/fec_main.c)
+engine::Task<> Nic::tx_reclaim(kernel::Cpu& cpu) {
+    while (tx_done_skbs_ > 0) {
+        bool end = false;
+        while (!end) {
+            TxDesc d = tx_ring_[tx_head_];
+            tx_head_ = (tx_head_ + 1) % tx_ring_.size();
+            --tx_count_;
+            ++tx_stats_.reclaimed;
+            co_await cpu.exec(*costs_.tx_clean, Cat::DRIVER);
+            if (d.buf) {
+                co_await devices::dma_unmap_single(cpu, *d.buf, d.len, devices::DMA_TO_DEVICE);
+                tx_free_.push_back(d.buf);
+            }
+            end = d.skb_end;
+        }
+        --tx_done_skbs_;
+        ++tx_stats_.skbs_freed;
+        co_await cpu.exec(*costs_.tx_skb_free, Cat::DRIVER);
+    }
+    if (fec() && tx_count_ > 0) { // ERR006358: is the transmitter still going?
+        ++tx_stats_.mmio_reads;
+        co_await cpu.exec(*costs_.mmio_read, Cat::DRIVER);
+    }
+}
+
+} // namespace kdsim::net
