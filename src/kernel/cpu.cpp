@@ -246,6 +246,10 @@ void Cpu::on_event(std::uint64_t arg) {
         arm_next_timer_event();
         return;
     case EV_KICK:
+        if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
+            raise_irq(RESCHEDULE_VECTOR);
+            return;
+        }
         if (idle_ || !exec_inflight_) run();
         return;
     case EV_IPI: raise_irq(RESCHEDULE_VECTOR); return;
@@ -318,6 +322,8 @@ void Cpu::push_hardirq() {
     f.root = hardirq_root(*this, vector);
     f.cont = f.root.handle();
     f.st = Frame::St::READY;
+    if (hyp_) [[unlikely]]
+        if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }
 
 void Cpu::push_softirq(bool from_irq_exit) {

@@ -160,6 +160,15 @@ enum SoftirqNr : unsigned {
 };
 std::string_view softirq_name(unsigned nr);
 
+// The hypervisor under a CPU that is a KVM vCPU (kvm/kvm.h): the cycles the vCPU's core spends
+// before the guest takes interrupt `vector` (the exit, the host's handling and the re-entry, or the
+// wake-up from WFI when the guest was idle).
+class Hypervisor {
+public:
+    virtual ~Hypervisor() = default;
+    virtual Cycles irq_delivery(Cpu& cpu, unsigned vector, bool idle) = 0;
+};
+
 struct CpuStats {
     std::array<std::array<Cycles, CATS>, CTX_KINDS> cycles{};
     Tick busy_ticks = 0;
@@ -200,6 +209,9 @@ public:
     const KernelCosts& costs() const { return costs_; }
     const KernelConfig& config() const { return cfg_; }
     void set_arch_fpu(ArchFpu* fpu) { fpu_ = fpu; }
+    // This CPU is a vCPU of `h`: every interrupt first costs its delivery, and an idle (WFI) CPU
+    // learns of a wake-up through a reschedule IPI rather than by polling.
+    void set_hypervisor(Hypervisor* h) { hyp_ = h; }
     ArchFpu* arch_fpu() const { return fpu_; }
 
     // --- preempt_count and masks --------------------------------------------------------
@@ -447,6 +459,7 @@ private:
     KernelCosts costs_;
     KernelConfig cfg_;
     ArchFpu* fpu_ = nullptr;
+    Hypervisor* hyp_ = nullptr;
 
     std::uint32_t preempt_count_ = 0;
     bool irqs_disabled_ = false;

@@ -97,10 +97,9 @@ struct TunnelCosts {
     kernel::WorkqueueCosts workqueue;
 };
 
-// [virt] figures of the host profile, cycles of the host's cores (the vCPUs run on the same).
+// [virt] figures of the host profile: the vhost-net backend and the injection it starts, cycles
+// of the host's cores (the vCPUs' exits and deliveries are [kvm]: kvm/kvm.h).
 struct VirtCosts {
-    Cycles exit_mmio = 0;       // a guest MMIO write trapping to the host and back (kick)
-    Cycles virq_delivery = 0;   // the vCPU's exit and re-entry that deliver an injected interrupt
     Cycles virq_inject = 0;     // host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick
     Cycles vhost_tx = 0;        // host: handle_tx per frame, tun_get_user, skb build
     Cycles vhost_rx = 0;        // host: handle_rx per frame, descriptor handling

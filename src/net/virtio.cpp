@@ -13,8 +13,8 @@ using kernel::Cat;
 
 // ---- guest ---------------------------------------------------------------------------------
 
-VirtioNet::VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, const VirtCosts& virt, std::string name)
-    : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), virt_(virt) {
+VirtioNet::VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, kvm::Vm& vm, std::string name)
+    : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), vm_(vm) {
     napi_.poll = &VirtioNet::virtnet_poll;
     napi_.ctx = this;
     cpu_.request_irq(vector_, &VirtioNet::vring_interrupt, this, name_ + "-input.0");
@@ -28,11 +28,11 @@ engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, Packet p) {
     ++stats_.tx_frames;
     p.sent = cpu.now();
     tap_xmit(cpu, p);
-    const bool kick = host_->guest_tx(p, cpu);
+    const Vhost::Notify n = host_->guest_tx(p, cpu);
     co_await kernel::local_irq_restore(cpu, flags);
-    if (kick) {
+    if (n.kick) {
         ++stats_.kicks;
-        co_await cpu.exec(virt_.exit_mmio, Cat::VIRT); // virtqueue_notify: the MMIO write exits
+        co_await vm_.vcpu(cpu.id()).mmio_ioeventfd(n.wakes); // virtqueue_notify: the MMIO write exits
     }
 }
 
@@ -44,18 +44,15 @@ bool VirtioNet::signal() {
     if (!callbacks_) return false;
     callbacks_ = false; // the guest disables them in vring_interrupt; the model does it here so
                         // that one injection is in flight at a time
-    cpu_.sim().schedule_at(cpu_.now(), this, 0);
+    vm_.vcpu(cpu_.id()).kick(vector_); // kvm_vgic_inject_irq, kvm_vcpu_kick
     return true;
 }
-
-void VirtioNet::on_event(std::uint64_t) { cpu_.raise_irq(vector_); }
 
 // vring_interrupt -> skb_recv_done: virtqueue_disable_cb, napi_schedule.
 // Models: vring_interrupt() (drivers/virtio/virtio_ring.c)
 engine::Task<> VirtioNet::vring_interrupt(kernel::Cpu& cpu, void* ctx) {
     auto& v = *static_cast<VirtioNet*>(ctx);
     ++v.stats_.irqs;
-    co_await cpu.exec(v.virt_.virq_delivery, Cat::VIRT);
     co_await cpu.exec(v.costs_.driver_rx_irq, Cat::DRIVER);
     co_await v.softnet_.napi_schedule(v.napi_);
 }
@@ -125,15 +122,14 @@ Vhost::Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap
     tap_.attach(*this);
 }
 
-bool Vhost::guest_tx(const Packet& p, kernel::Cpu& guest_cpu) {
+Vhost::Notify Vhost::guest_tx(const Packet& p, kernel::Cpu& guest_cpu) {
     txq_.push_back(p);
-    if (!notify_) return false;
+    if (!notify_) return {};
     notify_ = false;
-    if (sleeping_) {
-        sleeping_ = false;
-        guest_cpu.wake_up_process(*task_); // ioeventfd -> vhost_poll_wakeup, paid by the exit
-    }
-    return true;
+    if (!sleeping_) return {true, false};
+    sleeping_ = false;
+    guest_cpu.wake_up_process(*task_); // ioeventfd -> vhost_poll_wakeup, paid by the exit
+    return {true, true};
 }
 
 bool Vhost::tap_tx(const Packet& p) {

@@ -2,9 +2,10 @@
 //
 // Guest (drivers/net/virtio_net.c): start_xmit adds the frame to the tx virtqueue and kicks the
 // host only when the host asked for notifications (virtqueue_kick_prepare: vhost disables them
-// while it is processing): the kick is an MMIO write that exits to the hypervisor (ioeventfd),
-// paid by the vCPU. Receive: the host injects an interrupt (irqfd -> vGIC); the vCPU pays the
-// exit and re-entry that deliver it, then vring_interrupt disables further callbacks and
+// while it is processing): the kick is an MMIO write that exits to KVM (kvm_io_bus_write ->
+// ioeventfd), paid by the vCPU (kvm/kvm.h). Receive: the host injects an interrupt (irqfd ->
+// kvm_vgic_inject_irq, kvm_vcpu_kick); the vCPU's exit and re-entry, or its wake-up from WFI, are
+// KVM's (kvm::Vcpu's hook on the guest CPU); then vring_interrupt disables further callbacks and
 // schedules NAPI; virtnet_poll takes used buffers (refilling the ring) and re-enables
 // callbacks when drained (virtqueue_napi_complete).
 //
@@ -17,13 +18,15 @@
 // has callbacks enabled.
 //
 // The guest's vCPUs are modelled as dedicated host cores (a separate machine whose CPUs are the
-// vCPUs): exits and injections are cycles of those CPUs, the backend's work cycles of host CPUs.
+// vCPUs): exits and injections are cycles of those CPUs (kvm::Vm), the backend's work cycles of
+// host CPUs.
 // Not modelled: tx-completion interrupts (napi_tx), mergeable buffers and GSO over virtio,
 // event-index details, the vCPU threads competing with host tasks for cores.
 #pragma once
 
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
+#include "kvm/kvm.h"
 #include "net/napi.h"
 #include "net/net_costs.h"
 #include "net/netdevice.h"
@@ -36,10 +39,10 @@ namespace kdsim::net {
 
 class Vhost;
 
-class VirtioNet final : public NetDevice, public engine::EventTarget {
+class VirtioNet final : public NetDevice {
 public:
     static constexpr std::size_t VQ_SIZE = 256;
-    VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, const VirtCosts& virt, std::string name);
+    VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, kvm::Vm& vm, std::string name);
     void attach(Vhost& host) { host_ = &host; }
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     const NetCosts& costs() const override { return costs_; }
@@ -49,7 +52,6 @@ public:
     void rx_fill(const Packet& p);
     // Host side: vhost_signal. True when the guest had callbacks enabled (an injection).
     bool signal();
-    void on_event(std::uint64_t arg) override; // the injected interrupt reaches the vCPU
 
 private:
     static engine::Task<> vring_interrupt(kernel::Cpu& cpu, void* ctx);
@@ -59,7 +61,7 @@ private:
     kernel::Cpu& cpu_;
     unsigned vector_;
     NetCosts costs_;
-    VirtCosts virt_;
+    kvm::Vm& vm_;
     NapiStruct napi_;
     Vhost* host_ = nullptr;
     std::deque<Packet> rx_;
@@ -96,8 +98,13 @@ class Vhost {
 public:
     static constexpr int VHOST_NET_PKT_WEIGHT = 256;
     Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name);
-    // Guest kick (ioeventfd): queue the frame; returns whether the guest must exit to notify.
-    bool guest_tx(const Packet& p, kernel::Cpu& guest_cpu);
+    // Guest kick (ioeventfd): queue the frame; says whether the guest must exit to notify, and
+    // whether that notification wakes the worker.
+    struct Notify {
+        bool kick = false;
+        bool wakes = false;
+    };
+    Notify guest_tx(const Packet& p, kernel::Cpu& guest_cpu);
     // tun_net_xmit: the host stack's frame for the guest; false when the ring is full.
     bool tap_tx(const Packet& p);
     engine::Task<> wake(kernel::Cpu& caller);

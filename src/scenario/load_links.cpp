@@ -113,8 +113,18 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                     lc.latency = *t;
             }
             if (lc.kind == system::LinkConfig::Kind::VIRTIO && !lc.b.empty()) {
+                for (auto& m : cfg.machines) // the guest end is a KVM guest of the host end
+                    if (m.name == lc.a && m.kvm_host.empty()) m.kvm_host = lc.b;
+                    else if (m.name == lc.a && m.kvm_host != lc.b)
+                        r_.error(*l, lkey + ".ends",
+                                 fmt::format("the guest '{}' of a virtio link is a KVM guest of '{}' (kvm_host), not of '{}'",
+                                             m.name, m.kvm_host, lc.b));
                 for (const auto& m : cfg.machines)
                     if (m.name == lc.b) {
+                        if (!m.profile.kvm)
+                            r_.error(*l, lkey + ".kind",
+                                     fmt::format("a virtio link needs the [kvm] figures of the host's profile {}, which has none",
+                                                 m.profile.name));
                         if (lc.vhost_cpu >= m.cpus)
                             r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *l, lkey + ".vhost_cpu",
                                      fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name, m.cpus - 1,
@@ -186,9 +196,10 @@ void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
             const system::WorkloadConfig& w = mc.workloads[j];
             const system::WorkloadKind& kind = system::workload_kind_of(w);
             const std::string* peer = w.peer();
-            if (!peer && !kind.flows) continue;
+            if (!peer && !kind.flows && !kind.check_machine) continue;
             const WorkloadAt& at = workloads_at_.at(i).at(j);
             WorkloadReader r(*this, *at.table, at.key, &mc.profile, std::nullopt, 0);
+            if (kind.check_machine) kind.check_machine(r, w, mc);
             if (kind.flows && !too_many_flows && (flows += kind.flows(w)) > UINT32_MAX) {
                 too_many_flows = true;
                 r.error(kind.flows_key, fmt::format("the scenario's workloads would open {} flows by this one; every flow "

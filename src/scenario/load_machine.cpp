@@ -355,11 +355,41 @@ bool ScenarioLoader::read_netns(const toml::table& m, const std::string& mkey, s
     return true;
 }
 
+// kvm_host = "<machine>": a KVM guest of a machine above, whose profile has [kvm] and whose cores
+// (the same clock) run its vCPUs.
+void ScenarioLoader::read_kvm_host(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                                   const system::Profile* prof) {
+    const toml::node& at = *m.get("kvm_host");
+    const std::string key = mkey + ".kvm_host";
+    auto host_name = r_.string(m, "kvm_host", key, true);
+    if (!host_name) return;
+    const system::MachineConfig* host = nullptr;
+    for (const auto& o : loading_->machines)
+        if (o.name == *host_name && o.netns_of.empty() && o.kvm_host.empty()) host = &o;
+    if (!mc.netns_of.empty())
+        r_.error(at, key, "a network namespace runs on its machine's CPUs: it is no KVM guest");
+    else if (!host)
+        r_.error(at, key,
+                 fmt::format("expected the name of a [[machine]] above this one that is neither a namespace nor a guest, "
+                             "found '{}'",
+                             *host_name));
+    else if (!host->profile.kvm)
+        r_.error(at, key,
+                 fmt::format("a KVM guest needs the [kvm] figures of its host's profile {}, which has none", host->profile.name));
+    else if (prof && prof->clock_hz != host->profile.clock_hz)
+        r_.error(at, key,
+                 fmt::format("a guest's vCPUs run on its host's cores: expected the clock of profile {} ({} Hz), found {} Hz "
+                             "in profile {}",
+                             host->profile.name, host->profile.clock_hz, prof->clock_hz, prof->name));
+    else
+        mc.kvm_host = host->name;
+}
+
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "netns", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic", "tunnel",
-                   "netfilter", "sysctl"});
+                  {"name", "netns", "kvm_host", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
+                   "tunnel", "netfilter", "sysctl"});
     std::size_t before = out_.size();
     workloads_read_.clear();
     system::MachineConfig mc;
@@ -381,6 +411,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
         if (cpus) mc.cpus = *cpus;
         read_kernel(m, mkey, mc, prof, profile_node);
     }
+    if (m.contains("kvm_host")) read_kvm_host(m, mkey, mc, prof);
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);
     read_tunnel(m, mkey, mc, prof, name);

@@ -107,6 +107,7 @@ private:
     const system::ScenarioConfig* loading_ = nullptr; // the scenario being read (its machines so far)
     // `netns = "<machine>"`: the namespace takes that machine's profile, CPUs and kernel settings;
     // false (reported) when the key names no machine above, or a key only a machine has is set.
+    void read_kvm_host(const toml::table& m, const std::string& mkey, system::MachineConfig& mc, const system::Profile* prof);
     bool read_netns(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
     std::optional<path> root_;
     std::map<std::string, std::optional<system::Profile>> profiles_;

@@ -77,6 +77,7 @@ const std::vector<Overridable>& overridables() {
         add_table(v, system::WORKQUEUE_FIGURES, "tunnel",
                   [](Profile& p) { return p.tunnel ? &p.tunnel->workqueue : nullptr; });
         add_table(v, system::VIRT_FIGURES, "virt", [](Profile& p) { return present(p.virt); });
+        add_table(v, system::KVM_FIGURES, "kvm", [](Profile& p) { return present(p.kvm); });
         return v;
     }();
     return out;

@@ -1,5 +1,5 @@
 // The optional sections of an architecture profile ([net], [tcp], [udp], [flush], [dma], [variation],
-// [cipher.<prim>.<impl>], [tunnel], [virt], [irqmask.<impl>]): each is read only when present,
+// [cipher.<prim>.<impl>], [tunnel], [virt], [kvm], [irqmask.<impl>]): each is read only when present,
 // and then must hold every figure of its table (system/figures.h).
 #include "scenario/figure_reader.h"
 
@@ -136,6 +136,7 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
     optional_section(r, root, "netfilter", "of per-packet cycle figures", system::NETFILTER_FIGURES, p.netfilter);
     optional_section(r, root, "flush", "of cache-flush figures", system::FLUSH_FIGURES, p.flush);
     optional_section(r, root, "virt", "of cycle figures", system::VIRT_FIGURES, p.virt);
+    optional_section(r, root, "kvm", "of cycle figures", system::KVM_FIGURES, p.kvm);
     optional_section(r, root, "net", "of cycle figures", system::NET_FIGURES, p.net);
     optional_section(r, root, "tcp", "of per-segment figures", system::TCP_FIGURES, p.tcp);
     std::optional<net::NetVariation> variation;

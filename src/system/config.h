@@ -13,6 +13,7 @@
 #include "engine/time.h"
 #include "kernel/config.h"
 #include "kernel/costs.h"
+#include "kvm/kvm_costs.h"
 #include "mem/config.h"
 #include "net/config.h"
 #include "net/net_costs.h"
@@ -59,6 +60,7 @@ struct Profile {
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
+    std::optional<kvm::KvmCosts> kvm;            // [kvm]: needed by hosts of a KVM guest
     std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (src/mem)
     net::NetVariation variation;                 // [variation]: run-to-run variation (absent: all 0, none)
 };
@@ -148,6 +150,9 @@ struct MachineConfig {
     // devices, stack, tunnel, sysctls and workloads, and runs on that machine's CPUs (its profile,
     // cpus and kernel settings are copies of that machine's).
     std::string netns_of;
+    // A KVM guest of machine `kvm_host` (empty: not a guest): its CPUs are vCPUs, each on a host
+    // core of its own, and its exits and injections cost the host profile's [kvm] figures.
+    std::string kvm_host;
     Profile profile;
     std::vector<std::string> overrides; // "section.key: new (profile: old)"
     int cpus = 1;

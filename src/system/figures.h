@@ -28,6 +28,7 @@ using net::TcpCosts;
 using net::TunnelCosts;
 using net::UdpCosts;
 using net::VirtCosts;
+using kvm::KvmCosts;
 using net::NetVariation;
 
 // [cpu]
@@ -190,9 +191,7 @@ inline constexpr std::array<Figure<WorkqueueCosts>, 2> WORKQUEUE_FIGURES = {{
 static_assert(sizeof(TunnelCosts) == engine::figures_bytes(TUNNEL_FIGURES) + engine::figures_bytes(WORKQUEUE_FIGURES));
 
 // [virt] (net/net_costs.h)
-inline constexpr std::array<Figure<VirtCosts>, 7> VIRT_FIGURES = {{
-    {"", "exit_mmio", Unit::CYCLES, "a guest MMIO write trapping to the host and back (kick)", &VirtCosts::exit_mmio},
-    {"", "virq_delivery", Unit::CYCLES, "the vCPU's exit and re-entry that deliver an injected interrupt", &VirtCosts::virq_delivery},
+inline constexpr std::array<Figure<VirtCosts>, 5> VIRT_FIGURES = {{
     {"", "virq_inject", Unit::CYCLES, "host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick", &VirtCosts::virq_inject},
     {"", "vhost_tx", Unit::CYCLES, "host: handle_tx per frame, tun_get_user, skb build", &VirtCosts::vhost_tx},
     {"", "vhost_rx", Unit::CYCLES, "host: handle_rx per frame, descriptor handling", &VirtCosts::vhost_rx},
@@ -200,6 +199,25 @@ inline constexpr std::array<Figure<VirtCosts>, 7> VIRT_FIGURES = {{
     {"", "tun_xmit", Unit::CYCLES, "host: tun_net_xmit per frame (ptr_ring produce)", &VirtCosts::tun_xmit},
 }};
 static_assert(sizeof(VirtCosts) == engine::figures_bytes(VIRT_FIGURES));
+
+// [kvm] (kvm/kvm.h)
+inline constexpr std::array<Figure<KvmCosts>, 14> KVM_FIGURES = {{
+    {"", "world_switch", Unit::CYCLES, "exit + entry round trip with handle_exit's dispatch (an HVC exit)", &KvmCosts::world_switch},
+    {"", "abort_decode", Unit::CYCLES, "kvm_handle_guest_abort -> io_mem_abort: decode, memslot miss, io bus lookup", &KvmCosts::abort_decode},
+    {"", "vgic_mmio", Unit::CYCLES, "dispatch_mmio_read/write: region lookup and register handler", &KvmCosts::vgic_mmio},
+    {"", "ioeventfd", Unit::CYCLES, "ioeventfd_write -> eventfd_signal (the wake-up charged apart)", &KvmCosts::ioeventfd},
+    {"", "vcpu_put_load", Unit::CYCLES, "kvm_arch_vcpu_put + kvm_arch_vcpu_load", &KvmCosts::vcpu_put_load},
+    {"", "user_exit", Unit::CYCLES, "return from the KVM_RUN ioctl and back in, kvm_handle_mmio_return", &KvmCosts::user_exit},
+    {"", "vmm_mmio", Unit::CYCLES, "the VMM's KVM_EXIT_MMIO dispatch to its device model", &KvmCosts::vmm_mmio},
+    {"", "sgi_trap", Unit::CYCLES, "kvm_handle_sys_reg -> vgic_v3_dispatch_sgi -> kvm_vcpu_kick", &KvmCosts::sgi_trap},
+    {"", "ipi_latency", Unit::CYCLES, "a host IPI from its send to the target core taking it", &KvmCosts::ipi_latency},
+    {"", "vgic_flush", Unit::CYCLES, "per injected interrupt: list register written on entry, folded on exit", &KvmCosts::vgic_flush},
+    {"", "timer_irq", Unit::CYCLES, "kvm_arch_timer_handler -> kvm_timer_update_irq -> kvm_vgic_inject_irq", &KvmCosts::timer_irq},
+    {"", "wfi_block", Unit::CYCLES, "kvm_handle_wfx -> kvm_vcpu_block's return path on wake-up", &KvmCosts::wfi_block},
+    {"", "icv_access", Unit::CYCLES, "a GICv3 CPU-interface sysreg access virtualised in hardware, with its isb", &KvmCosts::icv_access},
+    {"", "spin_poll", Unit::CYCLES, "one iteration of a guest's polling loop", &KvmCosts::spin_poll},
+}};
+static_assert(sizeof(KvmCosts) == engine::figures_bytes(KVM_FIGURES));
 
 // [dma] (devices/dma_costs.h); `coherent` is a flag, read apart
 inline constexpr std::array<Figure<DmaCosts>, 11> DMA_FIGURES = {{

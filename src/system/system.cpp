@@ -71,6 +71,7 @@ public:
         return first;
     }
     engine::Tick stop() const override { return sys_.cfg_.duration ? *sys_.cfg_.duration : sys_.cfg_.max_duration; }
+    kvm::Vm* kvm() override { return m_.vm.get(); }
 
 private:
     System& sys_;
@@ -121,6 +122,16 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             require(m.simd.back() != nullptr, "machine " + mc.name + ": no SIMD unit model");
         }
+    }
+    for (Machine& m : machines_) { // a guest's vCPUs run its host's KVM
+        if (m.cfg->kvm_host.empty()) continue;
+        Machine* host = machine_named(m.cfg->kvm_host);
+        require(host && !host->host && host != &m && host->cfg->profile.kvm && !m.host &&
+                    host->cfg->profile.clock_hz == m.cfg->profile.clock_hz,
+                "machine " + m.cfg->name + ": a KVM guest of no host with [kvm] figures and its clock");
+        std::vector<kernel::Cpu*> vcpus;
+        for (auto& c : m.cpus) vcpus.push_back(c.get());
+        m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus));
     }
     build_network();
     // Kinds built with their machine, then, once every machine exists, those that wait for it,
@@ -197,6 +208,7 @@ void System::register_stats() {
             const std::string& dev = m.device->name(); // "<machine>.<ifname>"
             m.device->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
         }
+        if (m.vm) m.vm->register_stats(machine.sub("kvm"));
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
         if (m.memory) register_memory_stats(*m.memory, machine.sub("memory"));
         if (m.stack) m.stack->register_stats(machine.sub("tcp"));
@@ -302,8 +314,9 @@ void System::build_network() {
             const MachineConfig& host = *b->cfg;
             require(host.profile.virt && !guest.nic_rx && !host.nic_rx,
                     "virtio link " + l.a + " - " + l.b + ": no [virt] figures, or a [machine.nic] end");
+            require(a->vm != nullptr && guest.kvm_host == host.name, "virtio link " + l.a + " - " + l.b + ": the guest is not the host's");
             const net::VirtCosts& v = *host.profile.virt;
-            auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, *guest.profile.net, v,
+            auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, *guest.profile.net, *a->vm,
                                                          guest.name + ".eth0");
             auto tap = std::make_unique<net::Tap>(*host.profile.net, v, host.name + ".tap0");
             vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,

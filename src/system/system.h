@@ -13,6 +13,7 @@
 #include "net/stack.h"
 #include "net/tunnel.h"
 #include "net/veth.h"
+#include "kvm/kvm.h"
 #include "net/virtio.h"
 #include "net/wire.h"
 #include "kernel/workqueue.h"
@@ -101,6 +102,7 @@ private:
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair
         std::size_t wg_peers = 0; // WireGuard peers made on its CPUs so far (their internal ids)
+        std::unique_ptr<kvm::Vm> vm; // a KVM guest's: its CPUs are the VM's vCPUs
         std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
         std::unique_ptr<net::Stack> stack;
         std::unique_ptr<net::TunnelBase> tunnel;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/simulation.h"
+#include "kvm/kvm.h"
 #include "system/config.h"
 #include "workloads/config.h"
 #include "workloads/workload.h"
@@ -116,6 +117,8 @@ public:
     virtual std::uint32_t take_flows(std::uint64_t n) = 0;
     // When the run stops at the latest.
     virtual engine::Tick stop() const = 0;
+    // The VM whose vCPUs this machine's CPUs are (nullptr: no KVM guest).
+    virtual kvm::Vm* kvm() = 0;
 };
 
 // What a kind with a peer checks across machines, once the loader has read every machine and
@@ -143,6 +146,15 @@ struct WorkloadKind {
     // scenario (BuildContext::take_flows), and the key that sets their number; unset: none.
     std::function<std::uint64_t(const WorkloadConfig&)> flows;
     std::string_view flows_key;
+    // Errors through the reader that need the workload's own machine (its CPUs, its host); none
+    // for most kinds.
+    std::function<void(ParamReader&, const WorkloadConfig&, const MachineConfig&)> check_machine{};
+
+    // This kind, with a check against its own machine.
+    template <class P> WorkloadKind with_machine_check(void (*f)(ParamReader&, const P&, const MachineConfig&)) && {
+        check_machine = [f](ParamReader& r, const WorkloadConfig& w, const MachineConfig& m) { f(r, w.get<P>(), m); };
+        return std::move(*this);
+    }
 
     // This kind, opening f(parameters) flows set by `key`.
     template <class P> WorkloadKind with_flows(std::string_view key, std::uint64_t (*f)(const P&)) && {

@@ -154,6 +154,19 @@ struct UdpFlowsWorkload {
     Tick start = engine::PS_PER_MS;     // the first round starts here
 };
 
+// The kvm-unit-tests micro-benchmark (arm/micro-bench.c) in a KVM guest: one test run
+// `iterations` times by vCPU `cpu`, timed as the test times itself (the counter read before and
+// after the batch, averaged; timer_10ms less its 10 ms per iteration). ipi sends to vCPU cpu+1,
+// which spins with interrupts enabled, as the test's secondary does.
+enum class MicroBenchTest : std::uint8_t { HVC, MMIO_READ_USER, MMIO_READ_VGIC, EOI, IPI, TIMER_10MS };
+struct KvmMicroBenchWorkload {
+    std::string name = "micro-bench";
+    int cpu = 0;
+    MicroBenchTest test = MicroBenchTest::HVC;
+    std::uint64_t iterations = 65536; // NTIMES of micro-bench.c (timer_10ms: 256)
+    Tick start = engine::PS_PER_MS;   // the batch starts here
+};
+
 // A packet generator on the peer machine sending minimum-size UDP frames into this one as fast as
 // it can (the kernel's pktgen, or a TRex/DPDK box standing beside the machine under test):
 // `threads` kthreads on the peer's CPUs 0 .. threads-1 hand frames straight to the peer's driver

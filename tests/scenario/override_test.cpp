@@ -29,14 +29,14 @@ TEST(Override, EveryOptionalTableOfTheProfileCanBeOverridden) {
     TempDir dir;
     const auto cfg = load_with(dir, "arm64/cortex-a72-ce",
                                {"dma.inner_inv_line=61", "tcp.ip_rcv=1234", "tunnel.wg_xmit=999", "tunnel.queue_work=7",
-                                "virt.exit_mmio=4321", "cipher.aes128-gcm.ce.cycles_per_byte=2.25",
+                                "virt.tun_xmit=4321", "cipher.aes128-gcm.ce.cycles_per_byte=2.25",
                                 "irqmask.pmr.local_irq_enable=42", "net.driver_rx=55"});
     const system::MachineConfig& m = cfg.machines.at(0);
     EXPECT_EQ(m.profile.dma->inner_inv_line, 61u);
     EXPECT_EQ(m.profile.tcp->ip_rcv, 1234u);
     EXPECT_EQ(m.profile.tunnel->wg_xmit, 999u);
     EXPECT_EQ(m.profile.tunnel->workqueue.queue_work, 7u);
-    EXPECT_EQ(m.profile.virt->exit_mmio, 4321u);
+    EXPECT_EQ(m.profile.virt->tun_xmit, 4321u);
     EXPECT_EQ(m.profile.cipher.get(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::CE)->cycles_per_byte, 2.25);
     EXPECT_EQ(m.profile.irqmask.at("pmr").local_irq_enable, 42u);
     EXPECT_EQ(m.profile.net->driver_rx, 55u);
@@ -45,7 +45,7 @@ TEST(Override, EveryOptionalTableOfTheProfileCanBeOverridden) {
     EXPECT_EQ(m.overrides[0], "cipher.aes128-gcm.ce.cycles_per_byte: 2.25 cycles/byte (profile: 1.65 cycles/byte)");
     EXPECT_EQ(m.overrides[6], "tunnel.wg_xmit: 999 cycles (profile: 1150 cycles)");
     EXPECT_EQ(m.overrides[5], "tunnel.queue_work: 7 cycles (profile: 320 cycles)");
-    EXPECT_EQ(m.overrides[7], "virt.exit_mmio: 4321 cycles (profile: 6500 cycles)");
+    EXPECT_EQ(m.overrides[7], "virt.tun_xmit: 4321 cycles (profile: 900 cycles)");
 }
 
 TEST(Override, AnOptionalHashFigureTheProfileLeftUnsetSaysSo) {

@@ -23,7 +23,8 @@ namespace kdsim::system {
     X(iperf3)                                                                                                          \
     X(rx_flood)                                                                                                        \
     X(udp_flows)                                                                                                       \
-    X(pktgen)
+    X(pktgen)                                                                                                          \
+    X(kvm_microbench)
 
 #define KDSIM_DECLARE_KIND(k) extern const WorkloadKind k##_kind;
 #define KDSIM_LIST_KIND(k) &k##_kind,

@@ -1,0 +1,87 @@
+#include "kvm/kvm.h"
+
+namespace kdsim::kvm {
+
+using kernel::Cat;
+
+const char* exit_name(Exit e) {
+    switch (e) {
+    case Exit::HVC: return "hvc";
+    case Exit::MMIO_KERNEL: return "mmio_kernel";
+    case Exit::IOEVENTFD: return "ioeventfd";
+    case Exit::MMIO_USER: return "mmio_user";
+    case Exit::SYSREG: return "sysreg";
+    case Exit::IRQ: return "irq";
+    case Exit::WFI: return "wfi";
+    }
+    return "?";
+}
+
+Vcpu::Vcpu(Vm& vm, kernel::Cpu& cpu) : vm_(vm), cpu_(cpu) { cpu_.set_hypervisor(this); }
+
+// The guest's timer is the EL1 virtual timer, whose PPI the guest kernel takes on its local timer
+// vector; every other vector reaches the guest through kvm_vgic_inject_irq and a kick.
+// Models: kvm_arch_timer_handler(), kvm_vcpu_kick(), kvm_vcpu_block() wake-up, kvm_vgic_flush_hwstate()
+Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
+    const bool vtimer = vector == kernel::Cpu::LOCAL_TIMER_VECTOR;
+    ++stats_.injections;
+    if (vtimer) ++stats_.vtimer;
+    if (idle) {
+        ++stats_.wfi_wakes;
+        ++stats_.exits[static_cast<std::size_t>(Exit::WFI)];
+        return vm_.paths().irq_wfi(vtimer);
+    }
+    ++stats_.exits[static_cast<std::size_t>(Exit::IRQ)];
+    return vm_.paths().irq_running(vtimer);
+}
+
+engine::Task<> Vcpu::exit(Exit e, Cycles c) {
+    ++stats_.exits[static_cast<std::size_t>(e)];
+    co_await cpu_.exec(c, Cat::VIRT);
+}
+
+// Models: kvm_handle_hvc() (arch/arm64/kvm/handle_exit.c)
+engine::Task<> Vcpu::hvc() { return exit(Exit::HVC, vm_.paths().hvc()); }
+
+// Models: io_mem_abort() -> kvm_io_bus_read() -> dispatch_mmio_read() (arch/arm64/kvm/vgic/vgic-mmio.c)
+engine::Task<> Vcpu::mmio_read_vgic() { return exit(Exit::MMIO_KERNEL, vm_.paths().mmio_vgic()); }
+
+// Models: io_mem_abort() -> KVM_EXIT_MMIO, kvm_handle_mmio_return() (arch/arm64/kvm/mmio.c)
+engine::Task<> Vcpu::mmio_user() { return exit(Exit::MMIO_USER, vm_.paths().mmio_user()); }
+
+// Models: kvm_io_bus_write() -> ioeventfd_write() (virt/kvm/eventfd.c)
+engine::Task<> Vcpu::mmio_ioeventfd(bool wakes) { return exit(Exit::IOEVENTFD, vm_.paths().mmio_ioeventfd(wakes)); }
+
+// Models: access_gic_sgi() -> vgic_v3_dispatch_sgi() (arch/arm64/kvm/vgic/vgic-mmio-v3.c)
+engine::Task<> Vcpu::send_sgi(Vcpu& target, unsigned vector) {
+    ++stats_.exits[static_cast<std::size_t>(Exit::SYSREG)];
+    const Paths& p = vm_.paths();
+    co_await cpu_.exec(p.sgi_exit_half() + p.k.sgi_trap, Cat::VIRT);
+    target.kick(vector);
+    co_await cpu_.exec(p.sgi_entry_half(), Cat::VIRT);
+}
+
+void Vcpu::kick(unsigned vector) {
+    cpu_.sim().schedule_at(cpu_.now() + cpu_.clock().to_ticks(vm_.paths().k.ipi_latency), this, vector);
+}
+
+void Vcpu::on_event(std::uint64_t vector) { cpu_.raise_irq(static_cast<unsigned>(vector)); }
+
+void Vcpu::register_stats(const stats::Scope& s) const {
+    const stats::Scope x = s.sub("exits");
+    for (std::size_t i = 0; i < EXIT_KINDS; ++i)
+        x.counter(exit_name(static_cast<Exit>(i)), stats_.exits[i], "count", "exits of this kind");
+    s.counter("injections", stats_.injections, "count", "interrupts the guest took through the vGIC")
+        .counter("vtimer", stats_.vtimer, "count", "of which the virtual timer's")
+        .counter("wfi_wakes", stats_.wfi_wakes, "count", "of which woke the vCPU from WFI");
+}
+
+Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus) : paths_{kvm, host} {
+    for (kernel::Cpu* c : vcpus) vcpus_.push_back(std::make_unique<Vcpu>(*this, *c));
+}
+
+void Vm::register_stats(const stats::Scope& s) const {
+    for (std::size_t i = 0; i < vcpus_.size(); ++i) vcpus_[i]->register_stats(s.sub("vcpu" + std::to_string(i)));
+}
+
+} // namespace kdsim::kvm

@@ -1,0 +1,135 @@
+// KVM on arm64 as the host kernel runs a guest's vCPUs (arch/arm64/kvm, virt/kvm): each vCPU is
+// a host thread on a core of its own, looping in kvm_arch_vcpu_ioctl_run: enter the guest
+// (__kvm_vcpu_run), take an exit, handle_exit, and enter again, or return from the KVM_RUN ioctl
+// to the VMM in user space. What the model charges, all as cycles of the vCPU's core (the guest
+// machine's CPU; the host's own CPUs run vhost and the host's tasks):
+//  - an exit round trip (world switch out and back in, handle_exit's dispatch): [kvm].world_switch;
+//  - the handler per exit kind:
+//      HVC: kvm_handle_hvc -> kvm_smccc_call_handler (inside the round trip, the cheapest exit);
+//      data abort on an MMIO address: kvm_handle_guest_abort -> io_mem_abort (abort_decode), then
+//        kvm_io_bus_read -> the vGIC's dispatch_mmio_read (vgic_mmio), or kvm_io_bus_write ->
+//        ioeventfd_write -> eventfd_signal (ioeventfd, plus the host's try_to_wake_up of the
+//        thread it wakes), or no in-kernel device: KVM_EXIT_MMIO, kvm_arch_vcpu_put, return from
+//        the KVM_RUN ioctl, the VMM's dispatch (vmm_mmio), the ioctl again,
+//        kvm_handle_mmio_return, kvm_arch_vcpu_load (vcpu_put_load, user_exit);
+//      trapped ICC_SGI1R_EL1 write: kvm_handle_sys_reg -> vgic_v3_dispatch_sgi -> kvm_vcpu_kick
+//        (sgi_trap);
+//  - an interrupt for the guest: kvm_vgic_inject_irq and kvm_vcpu_kick; the kick's IPI reaches the
+//    vCPU's core after ipi_latency. A running vCPU exits on it (the host's irq entry and exit of
+//    its [irq]), kvm_vgic_flush_hwstate writes a list register on the way back in (vgic_flush)
+//    and the guest takes the virtual interrupt. The guest's timer is the EL1 virtual timer: its
+//    interrupt reaches the host while the guest runs, kvm_arch_timer_handler ->
+//    kvm_timer_update_irq injects it (timer_irq), then the same way back in;
+//  - WFI: the guest's idle loop traps (HCR_EL2.TWI; KVM clears it only with GICv4 direct
+//    injection), kvm_handle_wfx -> kvm_vcpu_wfi -> kvm_vcpu_halt -> kvm_vcpu_block schedules the
+//    vCPU thread out (kvm_arch_vcpu_put). An interrupt for a blocked vCPU wakes it: the kick IPI,
+//    or the host's background hrtimer (kvm_bg_timer_expire) for its timer, try_to_wake_up, the
+//    context switch back to the vCPU thread, kvm_vcpu_block's return (wfi_block), vcpu load and
+//    the entry half of the round trip. The exit half of that WFI exit runs while the guest has
+//    nothing to do and delays nothing.
+// Not modelled: halt polling (halt_poll_ns), lazy FP/SIMD switching at vCPU load, GICv4 direct
+// injection, vCPU threads sharing host cores with host tasks (each vCPU has a core of its own).
+#pragma once
+
+#include "engine/simulation.h"
+#include "engine/task.h"
+#include "kernel/cpu.h"
+#include "kernel/costs.h"
+#include "kvm/kvm_costs.h"
+#include "stats/registry.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kdsim::kvm {
+
+using engine::Cycles;
+
+enum class Exit : std::uint8_t { HVC, MMIO_KERNEL, IOEVENTFD, MMIO_USER, SYSREG, IRQ, WFI };
+inline constexpr std::size_t EXIT_KINDS = 7;
+const char* exit_name(Exit e);
+
+// Cycles of the vCPU's core for each path, from the figures alone (tests check them by hand).
+struct Paths {
+    KvmCosts k;
+    kernel::KernelCosts host; // the host kernel's [sched] and [irq] figures
+    Cycles hvc() const { return k.world_switch; }
+    Cycles mmio_vgic() const { return k.world_switch + k.abort_decode + k.vgic_mmio; }
+    Cycles mmio_ioeventfd(bool wakes) const {
+        return k.world_switch + k.abort_decode + k.ioeventfd + (wakes ? host.wakeup : 0);
+    }
+    Cycles mmio_user() const {
+        return k.world_switch + k.abort_decode + k.vcpu_put_load + k.user_exit + k.vmm_mmio;
+    }
+    // The sender's side of a trapped SGI write: exit half, handling (the kick IPI leaves at its
+    // end), entry half.
+    Cycles sgi_exit_half() const { return k.world_switch / 2; }
+    Cycles sgi_entry_half() const { return k.world_switch - k.world_switch / 2; }
+    // An interrupt for a running vCPU: the exit on the host IRQ and the way back in.
+    Cycles irq_running(bool vtimer) const {
+        return k.world_switch + host.irq_entry + host.irq_exit + (vtimer ? k.timer_irq : 0) + k.vgic_flush;
+    }
+    // An interrupt for a vCPU blocked in WFI: the host interrupt on its core (the kick IPI, or the
+    // background hrtimer that wakes it), the switch back to the vCPU thread and the entry.
+    Cycles irq_wfi(bool vtimer) const {
+        const Cycles wake = vtimer ? host.timer_handler + host.wakeup + k.timer_irq : 0;
+        return host.irq_entry + wake + host.irq_exit + host.context_switch + k.wfi_block + k.vcpu_put_load / 2 +
+               (k.world_switch - k.world_switch / 2) + k.vgic_flush;
+    }
+};
+
+struct VcpuStats {
+    std::array<std::uint64_t, EXIT_KINDS> exits{};
+    std::uint64_t injections = 0;  // interrupts the guest took through the vGIC
+    std::uint64_t vtimer = 0;      // of which the virtual timer's
+    std::uint64_t wfi_wakes = 0;   // of which woke the vCPU from WFI
+};
+
+class Vm;
+
+// One vCPU: the guest's CPU `cpu` and its hypervisor hook.
+class Vcpu final : public kernel::Hypervisor, public engine::EventTarget {
+public:
+    Vcpu(Vm& vm, kernel::Cpu& cpu);
+    kernel::Cpu& cpu() { return cpu_; }
+    Cycles irq_delivery(kernel::Cpu& cpu, unsigned vector, bool idle) override;
+    // Exits taken by guest code running on this vCPU (the calling context's coroutine).
+    engine::Task<> hvc();
+    engine::Task<> mmio_read_vgic();
+    engine::Task<> mmio_user();
+    // A virtqueue notify: the MMIO write exits and signals the ioeventfd; `wakes`: the eventfd's
+    // waiter (a vhost worker) was asleep and is woken from here.
+    engine::Task<> mmio_ioeventfd(bool wakes);
+    // The guest writes ICC_SGI1R_EL1 to send SGI `vector` to `target`.
+    engine::Task<> send_sgi(Vcpu& target, unsigned vector);
+    // kvm_vgic_inject_irq + kvm_vcpu_kick from the host: the guest sees `vector` once the kick's
+    // IPI reaches this vCPU's core.
+    void kick(unsigned vector);
+    void on_event(std::uint64_t vector) override;
+    const VcpuStats& stats() const { return stats_; }
+    void register_stats(const stats::Scope& s) const;
+
+private:
+    engine::Task<> exit(Exit e, Cycles c);
+    Vm& vm_;
+    kernel::Cpu& cpu_;
+    VcpuStats stats_;
+};
+
+// A VM: its vCPUs, one per CPU of the guest machine, and the host's figures they cost.
+class Vm {
+public:
+    Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus);
+    const Paths& paths() const { return paths_; }
+    Vcpu& vcpu(int i) { return *vcpus_[static_cast<std::size_t>(i)]; }
+    std::size_t size() const { return vcpus_.size(); }
+    void register_stats(const stats::Scope& s) const;
+
+private:
+    Paths paths_;
+    std::vector<std::unique_ptr<Vcpu>> vcpus_;
+};
+
+} // namespace kdsim::kvm
