@@ -53,6 +53,13 @@ engine::Task<> handler(Cpu& cpu, void* ctx) {
 
 engine::Task<> spin(Cpu& cpu) { co_await cpu.exec(50'000'000, Cat::OTHER); }
 
+// The host injects vector 8 into a vCPU when the event fires (kvm_vgic_inject_irq + kick).
+struct KickAt final : engine::EventTarget {
+    Vcpu& v;
+    explicit KickAt(Vcpu& x) : v(x) {}
+    void on_event(std::uint64_t) override { v.kick(8); }
+};
+
 std::uint64_t exits(Vm& vm, int i, Exit e) { return vm.vcpu(i).stats().exits[static_cast<std::size_t>(e)]; }
 
 TEST(KvmPaths, MmioReadToUserSpaceIsRoundTripDecodePutLoadIoctlAndVmm) {
@@ -101,11 +108,7 @@ TEST(KvmVcpu, AKickReachesARunningVcpuAfterTheIpiAndItsExit) {
     Guest g(1);
     g.cpus[0]->request_irq(8, &handler, &g, "virtio");
     g.cpus[0]->create_task("spin", kernel::SchedPolicy::NORMAL, 0, false, spin(*g.cpus[0]));
-    struct KickAt final : engine::EventTarget {
-        Vcpu& v;
-        explicit KickAt(Vcpu& x) : v(x) {}
-        void on_event(std::uint64_t) override { v.kick(8); }
-    } kick(g.vm->vcpu(0));
+    KickAt kick(g.vm->vcpu(0));
     g.sim.schedule_at(10'000 * PS_PER_NS, &kick, 0);
     g.run(engine::PS_PER_MS);
     ASSERT_EQ(g.seen.size(), 1u);
@@ -118,11 +121,7 @@ TEST(KvmVcpu, AKickReachesARunningVcpuAfterTheIpiAndItsExit) {
 TEST(KvmVcpu, AKickWakesAnIdleVcpuFromWfi) {
     Guest g(1);
     g.cpus[0]->request_irq(8, &handler, &g, "virtio");
-    struct KickAt final : engine::EventTarget {
-        Vcpu& v;
-        explicit KickAt(Vcpu& x) : v(x) {}
-        void on_event(std::uint64_t) override { v.kick(8); }
-    } kick(g.vm->vcpu(0));
+    KickAt kick(g.vm->vcpu(0));
     g.sim.schedule_at(10'000 * PS_PER_NS, &kick, 0);
     g.run(engine::PS_PER_MS);
     ASSERT_EQ(g.seen.size(), 1u);
