@@ -21,7 +21,9 @@ Vcpu::Vcpu(Vm& vm, kernel::Cpu& cpu) : vm_(vm), cpu_(cpu) { cpu_.set_hypervisor(
 
 // The guest's timer is the EL1 virtual timer, whose PPI the guest kernel takes on its local timer
 // vector; every other vector reaches the guest through kvm_vgic_inject_irq and a kick.
-// Models: kvm_arch_timer_handler(), kvm_vcpu_kick(), kvm_vcpu_block() wake-up, kvm_vgic_flush_hwstate()
+// Models: kvm_arch_timer_handler() (arch/arm64/kvm/arch_timer.c)
+// Models: kvm_vcpu_kick(), kvm_vcpu_block() (virt/kvm/kvm_main.c)
+// Models: kvm_vgic_flush_hwstate() (arch/arm64/kvm/vgic/vgic.c)
 Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
     const bool vtimer = vector == kernel::Cpu::LOCAL_TIMER_VECTOR;
     ++stats_.injections;
@@ -43,16 +45,16 @@ engine::Task<> Vcpu::exit(Exit e, Cycles c) {
 // Models: kvm_handle_hvc() (arch/arm64/kvm/handle_exit.c)
 engine::Task<> Vcpu::hvc() { return exit(Exit::HVC, vm_.paths().hvc()); }
 
-// Models: io_mem_abort() -> kvm_io_bus_read() -> dispatch_mmio_read() (arch/arm64/kvm/vgic/vgic-mmio.c)
+// Models: dispatch_mmio_read() (arch/arm64/kvm/vgic/vgic-mmio.c)
 engine::Task<> Vcpu::mmio_read_vgic() { return exit(Exit::MMIO_KERNEL, vm_.paths().mmio_vgic()); }
 
-// Models: io_mem_abort() -> KVM_EXIT_MMIO, kvm_handle_mmio_return() (arch/arm64/kvm/mmio.c)
+// Models: io_mem_abort(), kvm_handle_mmio_return() (arch/arm64/kvm/mmio.c)
 engine::Task<> Vcpu::mmio_user() { return exit(Exit::MMIO_USER, vm_.paths().mmio_user()); }
 
-// Models: kvm_io_bus_write() -> ioeventfd_write() (virt/kvm/eventfd.c)
+// Models: ioeventfd_write() (virt/kvm/eventfd.c)
 engine::Task<> Vcpu::mmio_ioeventfd(bool wakes) { return exit(Exit::IOEVENTFD, vm_.paths().mmio_ioeventfd(wakes)); }
 
-// Models: access_gic_sgi() -> vgic_v3_dispatch_sgi() (arch/arm64/kvm/vgic/vgic-mmio-v3.c)
+// Models: vgic_v3_dispatch_sgi() (arch/arm64/kvm/vgic/vgic-mmio-v3.c)
 engine::Task<> Vcpu::send_sgi(Vcpu& target, unsigned vector) {
     ++stats_.exits[static_cast<std::size_t>(Exit::SYSREG)];
     const Paths& p = vm_.paths();

@@ -82,7 +82,7 @@ engine::Task<> KvmMicroBench::exec_one() {
 }
 
 // The batch: `ntimes` calls of the test's exec() between two counter reads.
-// Models: loop_test() (kvm-unit-tests arm/micro-bench.c)
+// (kvm-unit-tests arm/micro-bench.c: the loop in main around each test's exec)
 engine::Task<> KvmMicroBench::bench(KvmMicroBench& w) {
     kernel::Cpu& cpu = w.env_.cpu;
     if (cpu.now() < w.cfg_.start) co_await cpu.exec(cpu.clock().to_cycles(w.cfg_.start - cpu.now()), Cat::OTHER);
