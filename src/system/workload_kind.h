@@ -172,7 +172,7 @@ struct WorkloadKind {
         WorkloadKind k{name, typeid(P), std::move(keys), after_machines, [] { return WorkloadConfig(P{}); },
                        [read](ParamReader& r, WorkloadConfig& w) { read(r, w.get<P>()); }, nullptr,
                        [build](const WorkloadConfig& w, BuildContext& b) { return build(w.get<P>(), b); },
-                       nullptr, {}};
+                       nullptr, {}, nullptr};
         if (check)
             k.check = [check](ParamReader& r, const WorkloadConfig& w, const PeerView& v) { check(r, w.get<P>(), v); };
         return k;
