@@ -208,7 +208,7 @@ int cmd_experiments(const ExperimentsOptions& o) {
             std::printf("\n%s results (one row per scenario and %s):\n", x.id.c_str(), x.breakdown->label.c_str());
             std::fputs(breakdown_table(*x.breakdown, runs).c_str(), stdout);
         }
-        if (!x.published.empty()) std::fputs(reality_table(x, runs, [](const results::RunResults& r, const std::string& path) { return results::resolve(r, path); }).c_str(), stdout);
+        if (!x.published.empty()) std::fputs(reality_table(x, runs, [](const results::RunResults& r, const std::string& path) { return results::resolve_sum(r, path); }).c_str(), stdout);
         bool ok = true;
         for (const auto& [n, r] : runs) {
             bool run_ok = x.expect == "ok" ? !r.failed : x.expect == "clobber" ? results::finding_count(r, "simd_clobber") > 0

@@ -14,7 +14,7 @@
 
 namespace kdsim::engine {
 
-enum class Unit : std::uint8_t { CYCLES, BYTES, HZ, CYCLES_PER_BYTE, NS, BYTES_PER_SECOND, WAYS, LINES, STREAMS };
+enum class Unit : std::uint8_t { CYCLES, BYTES, HZ, CYCLES_PER_BYTE, NS, BYTES_PER_SECOND, WAYS, LINES, STREAMS, COUNT };
 
 constexpr std::string_view unit_name(Unit u) {
     switch (u) {
@@ -27,6 +27,7 @@ constexpr std::string_view unit_name(Unit u) {
     case Unit::WAYS: return "ways";
     case Unit::LINES: return "lines";
     case Unit::STREAMS: return "streams";
+    case Unit::COUNT: return "count";
     }
     return "?";
 }

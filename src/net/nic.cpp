@@ -53,11 +53,20 @@ std::size_t Nic::descriptors_for(std::uint32_t len) const {
 }
 
 void Nic::receive_from_wire(const Packet& p) {
+    if (pcie_) {
+        pcie_receive(p);
+        return;
+    }
     const std::size_t k = descriptors_for(p.len);
     if (count_ + k > ring_.size() || (rx_dma_on() && !ring_mapped_)) {
         ++stats_.rx_dropped;
         return;
     }
+    ring_write(p);
+}
+
+void Nic::ring_write(const Packet& p) {
+    const std::size_t k = descriptors_for(p.len);
     // the frame goes to the first descriptor; its bytes are spread over k buffers
     std::size_t left = p.len + 4; // + FCS
     const std::size_t first = (head_ + count_) % ring_.size();
@@ -95,6 +104,10 @@ void Nic::on_event(std::uint64_t arg) {
     if (arg == EV_TX_DONE) { // the device marks the skb's descriptors done and signals TXF
         ++tx_done_skbs_;
         if (irq_enabled_) raise_rx_irq();
+        return;
+    }
+    if (arg == EV_DMA_DONE) {
+        pcie_dma_done();
         return;
     }
     if (arg == EV_DELIVER) {

@@ -9,6 +9,7 @@
 #include "engine/rng.h"
 #include "engine/task.h"
 #include "devices/dma.h"
+#include "devices/pcie.h"
 #include "kernel/cpu.h"
 #include "net/config.h"
 #include "net/napi.h"
@@ -51,8 +52,16 @@ public:
     engine::Task<> open() { co_await map_ring(); }
     const devices::DmaPlatform* dma() const override { return dma_; }
 
-    // The device: a frame arrives from the wire and is written into the rx ring.
+    // The device: a frame arrives from the wire and is written into the rx ring (behind a PCIe
+    // link: once its DMA write has crossed the link, nic_pcie.cpp).
     void receive_from_wire(const Packet& p);
+    // Puts the device behind `link`, whose upstream direction its rx DMA writes share with the
+    // other devices there; frames wait in the device's rx FIFO of `fifo_bytes` for the link and
+    // are dropped when it is full. Call before the run.
+    void set_pcie(devices::PcieLink& link, std::size_t fifo_bytes);
+    // Frames dropped because the rx FIFO was full (the link too slow), with a PCIe link.
+    const std::uint64_t& rx_fifo_dropped() const { return fifo_dropped_; }
+    bool on_pcie() const { return pcie_ != nullptr; }
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
@@ -81,7 +90,7 @@ public:
         irq_rng_ = rng;
     }
     // EV_MODERATION: a moderated interrupt is due; EV_DELIVER: one arrives; EV_TX_DONE: an skb's
-    // frames have left (tx completion due)
+    // frames have left (tx completion due); EV_DMA_DONE: a frame's DMA write crossed the PCIe link
     void on_event(std::uint64_t arg) override;
 
     kernel::Cpu& cpu() { return cpu_; }
@@ -130,7 +139,17 @@ private:
     engine::Tick last_irq_ = 0;
     bool irq_timer_armed_ = false;
     bool irq_raised_once_ = false;
-    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1; // EV_TX_DONE = 2 below
+    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1, EV_DMA_DONE = 3; // EV_TX_DONE = 2 below
+    // The frame's descriptors in the ring and its bytes in memory; the rx interrupt.
+    void ring_write(const Packet& p);
+    // Behind a PCIe link: the frames whose DMA write is under way, oldest first (nic_pcie.cpp).
+    devices::PcieLink* pcie_ = nullptr;
+    std::size_t fifo_capacity_ = 0, fifo_bytes_ = 0;
+    std::vector<Packet> dma_inflight_;
+    std::size_t dma_head_ = 0, dma_count_ = 0, dma_descriptors_ = 0;
+    std::uint64_t fifo_dropped_ = 0;
+    void pcie_receive(const Packet& p);
+    void pcie_dma_done();
     engine::Tick irq_jitter_ = 0;
     engine::Rng irq_rng_{0, "unused"};
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)

@@ -13,6 +13,26 @@ Stack::Stack(NetDevice& dev) : nic_(dev) {
     sk_queue_.reserve(64);
 }
 
+void Stack::add_device(NetDevice& dev) {
+    if (more_.empty()) { // the first device now says which device its frames came in on, too
+        more_.push_back(std::make_unique<DevCtx>(DevCtx{this, &nic_}));
+        nic_.set_rx_handler(&Stack::netif_receive_on, more_.back().get());
+    }
+    more_.push_back(std::make_unique<DevCtx>(DevCtx{this, &dev}));
+    dev.set_rx_handler(&Stack::netif_receive_on, more_.back().get());
+}
+
+// A frame of a machine with several devices: the flow's route is the device it came in on.
+engine::Task<> Stack::netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet& p) {
+    auto& d = *static_cast<DevCtx*>(ctx);
+    Stack& s = *d.stack;
+    if (carries_flow(p.kind)) {
+        if (s.flow_dev_.size() <= p.flow) s.flow_dev_.resize(p.flow + std::size_t{1}, nullptr);
+        s.flow_dev_[p.flow] = d.dev;
+    }
+    co_await netif_receive(cpu, &s, p);
+}
+
 Cycles Stack::frame_read(kernel::Cpu& cpu, const Packet& p, std::uint32_t from, std::uint32_t to) {
     if (!memory_ || p.data == 0 || to <= from) return 0;
     return memory_->read(cpu.id(), cpu.now(), p.data + from, to - from);
@@ -41,13 +61,14 @@ engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
 // dev_hard_start_xmit hands the segments to the driver one by one.
 // Models: __dev_queue_xmit(), validate_xmit_skb() (net/core/dev.c)
 engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
+    NetDevice& dev = route(p);
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
-    co_await cpu.exec(nic_.costs().dev_queue_xmit, Cat::PROTOCOL);
-    if (p.gso_segs > 1 && nic_.tso() == TsoKind::NONE) {
+    co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL);
+    if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) {
         co_await skb_gso_segment(cpu, p);
-        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await nic_.xmit(cpu, gso_segment_of(p, i));
+        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await dev.xmit(cpu, gso_segment_of(p, i));
     } else {
-        co_await nic_.xmit(cpu, p);
+        co_await dev.xmit(cpu, p);
     }
     co_await kernel::local_bh_enable(cpu);
 }

@@ -12,6 +12,7 @@
 #include "net/netdevice.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,20 @@ public:
     engine::Task<Packet> packet_recvmsg(kernel::Cpu& cpu);
 
     NetDevice& nic() { return nic_; }
+    // Another device of the machine (eth1, eth2, ...): its received frames come to this stack,
+    // and the replies of a flow leave by the device the flow's frames arrive on (the route to
+    // the peer behind it: each peer sits behind one device). Call before the run.
+    void add_device(NetDevice& dev);
+    // The device a packet leaves by: for a TCP or UDP flow, the one its frames came in on;
+    // else (and before any came in) the first.
+    NetDevice& route(const Packet& p) {
+        if (flow_dev_.empty() || !carries_flow(p.kind)) return nic_;
+        return p.flow < flow_dev_.size() && flow_dev_[p.flow] ? *flow_dev_[p.flow] : nic_;
+    }
+    static bool carries_flow(FrameKind k) {
+        return k == FrameKind::TCP_DATA || k == FrameKind::TCP_ACK || k == FrameKind::UDP_DATA;
+    }
+    std::size_t devices() const { return 1 + more_.size(); }
     // Binds the endpoint of connection `flow` (its segments carry that flow number).
     void bind_tcp(std::uint32_t flow, TcpEndpoint& ep) {
         if (tcp_.size() <= flow) tcp_.resize(flow + std::size_t{1}, nullptr);
@@ -124,6 +139,14 @@ private:
     engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& p);
 
     NetDevice& nic_;
+    // The receive hook's context of each device (the first's too, once there are several)
+    struct DevCtx {
+        Stack* stack;
+        NetDevice* dev;
+    };
+    std::vector<std::unique_ptr<DevCtx>> more_;
+    std::vector<NetDevice*> flow_dev_; // by flow, with several devices
+    static engine::Task<> netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet& p);
     mem::MemorySystem* memory_ = nullptr;
     double copy_warm_ = 0;
     Tunnel* tunnel_ = nullptr;

@@ -161,6 +161,7 @@ system::ScenarioConfig ScenarioLoader::load() {
         }
     }
     read_links(*root, cfg);
+    check_nic_devices(cfg);
     check_peers(cfg);
     if (!out_.empty()) {
         detail::sort_diagnostics(out_, display_);

@@ -136,14 +136,45 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                     }
             }
             check_link_ends(*l, lkey, lc, cfg);
+            // A machine has one NIC per Ethernet link (eth0, eth1, ...); a virtio or veth end is
+            // its only device.
             for (const auto& prev : cfg.links)
-                for (const std::string& e : {lc.a, lc.b})
-                    if (!e.empty() && (prev.a == e || prev.b == e))
+                for (const std::string& e : {lc.a, lc.b}) {
+                    if (e.empty() || (prev.a != e && prev.b != e)) continue;
+                    const std::string other = prev.a == e ? prev.b : prev.a;
+                    if (prev.kind != system::LinkConfig::Kind::ETHERNET || lc.kind != system::LinkConfig::Kind::ETHERNET)
                         r_.error(*l, lkey + ".ends",
-                                 fmt::format("machine '{}' is already an end of another link (one network device per machine)", e));
+                                 fmt::format("machine '{}' is already an end of another link; only Ethernet links give a "
+                                             "machine several devices",
+                                             e));
+                    else if (other == lc.a || other == lc.b)
+                        r_.error(*l, lkey + ".ends",
+                                 fmt::format("machines '{}' and '{}' are already linked (one link per pair: each peer sits "
+                                             "behind one device)",
+                                             lc.a, lc.b));
+                }
             cfg.links.push_back(lc);
         }
     }}
+
+void ScenarioLoader::check_nic_devices(const system::ScenarioConfig& cfg) {
+    for (const auto& mc : cfg.machines) {
+        if (!nic_at_.count(mc.name)) continue;
+        const auto& [nic, nkey] = nic_at_.at(mc.name);
+        std::size_t n = 0;
+        for (const auto& l : cfg.links)
+            if (l.kind == system::LinkConfig::Kind::ETHERNET && (l.a == mc.name || l.b == mc.name)) ++n;
+        if (mc.nic_irq_cpus.size() > n)
+            r_.error(*nic->get("irq_cpus"), nkey + ".irq_cpus",
+                     fmt::format("expected at most one CPU per NIC: machine '{}' has {} (one per Ethernet link), found {}",
+                                 mc.name, n, mc.nic_irq_cpus.size()));
+        for (std::size_t i = 0; i < mc.nic_pcie.size(); ++i)
+            if (std::stoul(mc.nic_pcie[i].substr(3)) >= n)
+                r_.error(*nic->get("pcie")->as_array()->get(i), index_key(nkey + ".pcie", i),
+                         fmt::format("expected a NIC of machine '{}' (eth0..eth{}, one per Ethernet link), found {}",
+                                     mc.name, n == 0 ? 0 : n - 1, mc.nic_pcie[i]));
+    }
+}
 
 void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
     // Tunnel ends must name each other and agree on the tunnel.

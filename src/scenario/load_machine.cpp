@@ -151,7 +151,37 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring"});
+                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo"});
+    nic_at_[mc.name] = {nic, nkey};
+    if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::int64_t>();
+            if (!v || *v < 0 || *v >= mc.cpus)
+                r_.error(*a->get(i), index_key(nkey + ".irq_cpus", i),
+                         fmt::format("expected a CPU of this machine (0..{}), found {}", mc.cpus - 1, describe(a->get(i))));
+            else
+                mc.nic_irq_cpus.push_back(static_cast<int>(*v));
+        }
+    }
+    if (const toml::array* a = r_.array(*nic, "pcie", nkey + ".pcie", false, "device names (\"eth1\", ...)")) {
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::string>();
+            if (!v || v->rfind("eth", 0) != 0 || v->size() < 4 || v->find_first_not_of("0123456789", 3) != std::string::npos)
+                r_.error(*a->get(i), index_key(nkey + ".pcie", i),
+                         fmt::format("expected a device name eth<N>, found {}", describe(a->get(i))));
+            else
+                mc.nic_pcie.push_back(*v);
+        }
+        if (!mc.profile.name.empty() && !mc.profile.pcie)
+            r_.error(*a, nkey + ".pcie",
+                     fmt::format("devices behind a PCIe link need the [pcie] figures of profile {}, which has none",
+                                 mc.profile.name));
+    }
+    if (auto b = r_.bytes(*nic, "rx_fifo", nkey + ".rx_fifo", false, true)) mc.nic_rx_fifo = *b;
+    if (!mc.nic_pcie.empty() && !nic->get("rx_fifo"))
+        r_.error(*nic->get("pcie"), nkey + ".pcie", "devices behind a PCIe link need rx_fifo (their rx packet buffer)");
+    if (nic->get("rx_fifo") && !nic->get("pcie"))
+        r_.error(*nic->get("rx_fifo"), nkey + ".rx_fifo", "rx_fifo belongs to devices behind a PCIe link (pcie = [...])");
     net::RxDmaConfig rx;
     bool strategy = false;
     if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,

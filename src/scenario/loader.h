@@ -95,6 +95,9 @@ private:
     Reader r_;
     bool root_resolved_ = false;
     std::map<std::string, std::pair<const toml::table*, std::string>> tunnel_at_; // machine -> its [machine.tunnel], key
+    std::map<std::string, std::pair<const toml::table*, std::string>> nic_at_;    // machine -> its [machine.nic], key
+    // The NICs' per-device keys (irq_cpus, pcie) against the machine's Ethernet links.
+    void check_nic_devices(const system::ScenarioConfig& cfg);
     // Where each workload of each loaded machine was read (cfg.machines[i].workloads[j]).
     struct WorkloadAt {
         const toml::table* table;

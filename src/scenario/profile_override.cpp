@@ -73,6 +73,7 @@ const std::vector<Overridable>& overridables() {
         add_table(v, system::NETFILTER_FIGURES, "netfilter", [](Profile& p) { return present(p.netfilter); });
         add_table(v, system::FLUSH_FIGURES, "flush", [](Profile& p) { return present(p.flush); });
         add_table(v, system::DMA_FIGURES, "dma", [](Profile& p) { return present(p.dma); });
+        add_table(v, system::PCIE_FIGURES, "pcie", [](Profile& p) { return present(p.pcie); });
         add_table(v, system::TUNNEL_FIGURES, "tunnel", [](Profile& p) { return present(p.tunnel); });
         add_table(v, system::WORKQUEUE_FIGURES, "tunnel",
                   [](Profile& p) { return p.tunnel ? &p.tunnel->workqueue : nullptr; });

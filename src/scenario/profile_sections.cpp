@@ -135,6 +135,10 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
     optional_section(r, root, "udp", "of per-datagram cycle figures", system::UDP_FIGURES, p.udp);
     optional_section(r, root, "netfilter", "of per-packet cycle figures", system::NETFILTER_FIGURES, p.netfilter);
     optional_section(r, root, "flush", "of cache-flush figures", system::FLUSH_FIGURES, p.flush);
+    optional_section(r, root, "pcie", "of PCI Express link figures", system::PCIE_FIGURES, p.pcie);
+    if (p.pcie && p.pcie->encoded_bits < p.pcie->data_bits)
+        r.error(*root.get("pcie")->as_table()->get("encoded_bits"), "pcie.encoded_bits",
+                fmt::format("expected at least data_bits ({}) symbols, found {}", p.pcie->data_bits, p.pcie->encoded_bits));
     optional_section(r, root, "virt", "of cycle figures", system::VIRT_FIGURES, p.virt);
     optional_section(r, root, "kvm", "of cycle figures", system::KVM_FIGURES, p.kvm);
     optional_section(r, root, "net", "of cycle figures", system::NET_FIGURES, p.net);

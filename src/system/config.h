@@ -10,6 +10,7 @@
 #include "crypto/cipher_costs.h"
 #include "crypto/hash_costs.h"
 #include "devices/dma_costs.h"
+#include "devices/pcie_costs.h"
 #include "engine/time.h"
 #include "kernel/config.h"
 #include "kernel/costs.h"
@@ -62,6 +63,7 @@ struct Profile {
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
     std::optional<kvm::KvmCosts> kvm;            // [kvm]: needed by hosts of a KVM guest
     std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (src/mem)
+    std::optional<devices::PcieCosts> pcie;      // [pcie]: needed by machines with NICs behind a PCIe link
     net::NetVariation variation;                 // [variation]: run-to-run variation (absent: all 0, none)
 };
 
@@ -175,6 +177,13 @@ struct MachineConfig {
     bool nic_gso = true;   // NETIF_F_GSO (ethtool -K gso): the TCP sender builds skbs of several segments
     bool nic_sg = true;    // NETIF_F_SG: the driver takes page fragments (without: skb_segment copies)
     net::TsoKind nic_tso = net::TsoKind::HARDWARE; // NETIF_F_TSO and who segments (lan743x, igb: hardware)
+    // Several NICs (one per Ethernet link of the machine, eth0, eth1, ... in link order): the CPU
+    // each one's interrupt is affine to (/proc/irq/N/smp_affinity; absent: CPU 0, as without
+    // irqbalance), and the ones behind the machine's PCIe link ([pcie]), whose rx FIFO holds
+    // `nic_rx_fifo` bytes while their DMA writes wait for the link.
+    std::vector<int> nic_irq_cpus;
+    std::vector<std::string> nic_pcie;
+    std::size_t nic_rx_fifo = 0;
     // [machine.tunnel]: a WireGuard or ESP tunnel to `peer` carrying this machine's IP traffic
     struct Tunnel {
         net::TunnelKind kind = net::TunnelKind::WIREGUARD;

@@ -19,6 +19,7 @@ using crypto::CipherCost;
 using crypto::HashCost;
 using devices::DmaCosts;
 using devices::FlushCosts;
+using devices::PcieCosts;
 using kernel::IrqMaskCosts;
 using kernel::KernelCosts;
 using kernel::WorkqueueCosts;
@@ -243,5 +244,19 @@ inline constexpr std::array<Figure<FlushCosts>, 4> FLUSH_FIGURES = {{
     {"", "reread_line", Unit::CYCLES, "per line the CPU then reads back from memory (the received ones)", &FlushCosts::reread_line},
 }};
 static_assert(sizeof(FlushCosts) == engine::figures_bytes(FLUSH_FIGURES));
+
+// [pcie] (devices/pcie_costs.h): the PCI Express link behind which a machine's NICs can sit
+inline constexpr std::array<Figure<PcieCosts>, 9> PCIE_FIGURES = {{
+    {"", "transfer_rate", Unit::HZ, "transfers per second per lane (Gen1 2.5e9, Gen2 5e9, Gen3 8e9)", &PcieCosts::transfer_rate, true},
+    {"", "lanes", Unit::COUNT, "lanes of the link", &PcieCosts::lanes, true},
+    {"", "encoded_bits", Unit::COUNT, "line coding: symbols per `data_bits` of data (8b/10b: 10)", &PcieCosts::encoded_bits, true},
+    {"", "data_bits", Unit::COUNT, "line coding: data bits per `encoded_bits` symbols (8b/10b: 8)", &PcieCosts::data_bits, true},
+    {"", "max_payload", Unit::BYTES, "Max Payload Size: data bytes per write TLP at most", &PcieCosts::max_payload, true},
+    {"", "tlp_overhead", Unit::BYTES, "per TLP on the wire: framing, sequence number, header, LCRC", &PcieCosts::tlp_overhead},
+    {"", "dllp_bytes", Unit::BYTES, "one DLLP (ACK, UpdateFC) with its framing", &PcieCosts::dllp_bytes},
+    {"", "rx_descriptor_bytes", Unit::BYTES, "the rx descriptor a NIC writes back per received frame", &PcieCosts::rx_descriptor_bytes},
+    {"", "rx_dllps_per_frame", Unit::COUNT, "DLLPs a NIC sends upstream per received frame", &PcieCosts::rx_dllps_per_frame},
+}};
+static_assert(sizeof(PcieCosts) == engine::figures_bytes(PCIE_FIGURES));
 
 } // namespace kdsim::system

@@ -11,8 +11,6 @@ namespace kdsim::system {
 
 namespace {
 
-engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
-
 results::SimdResult simd_result(const arch::SimdUnit& unit, const engine::Clock& clock) {
     const arch::SimdStats& s = unit.stats();
     results::SimdResult r;
@@ -209,6 +207,7 @@ void System::register_stats() {
             m.device->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
         }
         if (m.vm) m.vm->register_stats(machine.sub("kvm"));
+        register_nic_stats(m, machine);
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
         if (m.memory) register_memory_stats(*m.memory, machine.sub("memory"));
         if (m.stack) m.stack->register_stats(machine.sub("tcp"));
@@ -248,67 +247,14 @@ void System::build_network() {
         if (l.kind == LinkConfig::Kind::VETH) {
             build_veth(*a, *b);
         } else if (l.kind == LinkConfig::Kind::ETHERNET) {
-            for (Machine* m : {a, b}) {
-                const MachineConfig& mc = *m->cfg;
-                auto nic = std::make_unique<net::Nic>(*m->softnet[0], m->next_vector++, *mc.profile.net,
-                                                      mc.name + ".eth0", mc.nic_rx_ring);
-                nic->set_rx_usecs(mc.nic_rx_usecs);
-                if (mc.nic_gro) {
-                    const net::NetCosts& nc = *mc.profile.net;
-                    require(nc.gro_receive && nc.gro_tcp && nc.gro_merge && nc.gro_complete,
-                            "machine " + mc.name + ": GRO is on (as in Linux; [machine.nic] gro = false turns it off) but "
-                            "profile " + mc.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
-                    nic->set_gro(net::GroCosts{*nc.gro_receive, *nc.gro_tcp, *nc.gro_merge, *nc.gro_complete});
-                }
-                // without SG, TSO is dropped (netdev_fix_features)
-                nic->set_tso(mc.nic_sg ? mc.nic_tso : net::TsoKind::NONE);
-                if (nic->tso() == net::TsoKind::FEC_SOFTWARE)
-                    require(mc.profile.net->tso_hdr && mc.profile.net->tso_data,
-                            "machine " + mc.name + ": tso = \"fec-software\" needs the [net] tso_hdr and tso_data figures of profile " +
-                                mc.profile.name);
-                if (!mc.nic_sg) {
-                    require(mc.profile.tcp.has_value(), "machine " + mc.name + ": sg = false needs the [tcp] copy figure");
-                    nic->set_sg(false, mc.profile.tcp->copy_from_user);
-                }
-                if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
-                    nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + ".eth0"));
-                if (mc.nic_rx) {
-                    require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
-                    m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
-                    nic->set_rx_dma(*m->dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
-                    nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
-                    m->cpus[0]->create_task(mc.name + ".eth0-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
-                }
-                if (mc.nic_tx) {
-                    const net::NetCosts& nc = *mc.profile.net;
-                    require(mc.profile.dma && mc.profile.tcp && nc.tx_clean && nc.tx_skb_free,
-                            "machine " + mc.name + ": the tx DMA API ([machine.nic] tx_dma, driver) needs [dma], [tcp] and the [net] "
-                            "tx_clean and tx_skb_free figures of profile " + mc.profile.name);
-                    require(mc.nic_tx->driver != net::NicDriver::FEC ||
-                                (nc.fec_xmit && nc.fec_irq && nc.mmio_posted_write && nc.mmio_read),
-                            "machine " + mc.name + ": driver = \"fec\" needs the [net] fec_xmit, fec_irq, mmio_posted_write and "
-                            "mmio_read figures of profile " + mc.profile.name);
-                    if (!m->dma) m->dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
-                    // the bounce memcpy: warm compute on the hierarchy, else a cached source's copy figure
-                    const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
-                    nic->set_tx_dma(*m->dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
-                                    hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
-                }
-                m->stack = std::make_unique<net::Stack>(*nic);
-                if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
-                    m->memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
-                    if (const engine::Tick period = m->memory->refresh_interval())
-                        m->memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
-                    nic->set_memory(*m->memory);
-                    m->stack->set_memory(m->memory.get(), mc.profile.memory->copy_warm);
-                }
-                nic->set_gso(mc.nic_gso);
-                m->device = std::move(nic);
-            }
-            a->link_peer = b;
-            b->link_peer = a;
+            net::Nic& na = add_nic(*a);
+            net::Nic& nb = add_nic(*b);
+            for (auto [m, peer] : {std::pair{a, b}, std::pair{b, a}})
+                if (!m->more_nics.empty() && m->more_peers.size() < m->more_nics.size()) m->more_peers.push_back(peer);
+            if (!a->link_peer) a->link_peer = b;
+            if (!b->link_peer) b->link_peer = a;
             links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency, l.queue));
-            links_.back()->attach(static_cast<net::Nic&>(*a->device), static_cast<net::Nic&>(*b->device));
+            links_.back()->attach(na, nb);
         } else {
             const MachineConfig& guest = *a->cfg;
             const MachineConfig& host = *b->cfg;
@@ -409,6 +355,12 @@ std::vector<System::Device> System::devices() {
         out.push_back(Device{m.cfg->name + "-" + dev.substr(dev.rfind('.') + 1), m.device.get(),
                              net::wire::machine_endpoint(index(&m)), net::wire::machine_endpoint(index(m.link_peer)),
                              m.channel, m.channel_side});
+        for (std::size_t i = 0; i < m.more_nics.size(); ++i) {
+            const std::string& more = m.more_nics[i]->name();
+            out.push_back(Device{m.cfg->name + "-" + more.substr(more.rfind('.') + 1), m.more_nics[i].get(),
+                                 net::wire::machine_endpoint(index(&m)), net::wire::machine_endpoint(index(m.more_peers[i])),
+                                 nullptr, 0});
+        }
     }
     return out;
 }

@@ -8,6 +8,7 @@
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
 #include "devices/dma.h"
+#include "devices/pcie.h"
 #include "net/link.h"
 #include "net/nic.h"
 #include "net/stack.h"
@@ -103,7 +104,12 @@ private:
         std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair
         std::size_t wg_peers = 0; // WireGuard peers made on its CPUs so far (their internal ids)
         std::unique_ptr<kvm::Vm> vm; // a KVM guest's: its CPUs are the VM's vCPUs
-        std::unique_ptr<net::NetDevice> device; // NIC, virtio-net or tap, on CPU 0
+        std::unique_ptr<net::NetDevice> device; // NIC (eth0), virtio-net or tap
+        // The NICs after the first (eth1, eth2, ...: one per further Ethernet link) and the
+        // machine at the other end of each one's link.
+        std::vector<std::unique_ptr<net::Nic>> more_nics;
+        std::vector<const Machine*> more_peers;
+        std::unique_ptr<devices::PcieLink> pcie; // the PCIe link the [machine.nic] pcie devices share
         std::unique_ptr<net::Stack> stack;
         std::unique_ptr<net::TunnelBase> tunnel;
         net::TunnelChannel* channel = nullptr;
@@ -120,7 +126,13 @@ private:
     // Every model object registers its counters under its place in the machine (paths in
     // docs/report-format.md).
     void register_stats();
+    // The counters of a machine's NICs after the first and of its PCIe link (build_nic.cpp).
+    static void register_nic_stats(const Machine& m, const stats::Scope& machine);
     void build_network();
+    // The machine's next NIC (eth0, eth1, ...) for an Ethernet link: its IRQ on the CPU the
+    // affinity gives, its DMA API, memory, PCIe link and GRO/GSO/TSO features as configured;
+    // the first one gets the stack, the others join it (build_nic.cpp).
+    net::Nic& add_nic(Machine& m);
     // The machine of that name, or nullptr (names are unique: the loader checks).
     Machine* machine_named(const std::string& name);
     // The machine whose CPUs `m` runs on: its host for a network namespace, else itself.

@@ -40,6 +40,7 @@ TEST(FigureTables, EveryTableNamesEachMemberAndEachKeyOnceWithADescription) {
     expect_distinct(VIRT_FIGURES, "virt");
     expect_distinct(DMA_FIGURES, "dma");
     expect_distinct(FLUSH_FIGURES, "flush");
+    expect_distinct(PCIE_FIGURES, "pcie");
 }
 
 TEST(FigureTables, TheKernelSectionsAreTheFourTheProfileFormatNames) {

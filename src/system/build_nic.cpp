@@ -1,0 +1,108 @@
+// A machine's NICs: one per Ethernet link (eth0, eth1, ... in link order), each with its own rx
+// ring, NAPI instance and interrupt, the interrupt on the CPU its affinity names (CPU 0 unless
+// [machine.nic] irq_cpus says otherwise: what a kernel without irqbalance does, every IRQ's
+// default smp_affinity letting the GIC deliver it to CPU 0). They share the machine's stack,
+// DMA platform, memory hierarchy and, for those listed in [machine.nic] pcie, one PCIe link.
+#include "system/system.h"
+
+namespace kdsim::system {
+
+namespace {
+engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
+} // namespace
+
+net::Nic& System::add_nic(Machine& m) {
+    const MachineConfig& mc = *m.cfg;
+    const std::size_t k = m.device ? 1 + m.more_nics.size() : 0;
+    const std::string ifname = "eth" + std::to_string(k);
+    const int cpu = k < mc.nic_irq_cpus.size() ? mc.nic_irq_cpus[k] : 0;
+    require(cpu >= 0 && cpu < mc.cpus, "machine " + mc.name + ": " + ifname + "'s IRQ on no CPU of it");
+    auto nic = std::make_unique<net::Nic>(*m.softnet[static_cast<std::size_t>(cpu)], m.next_vector++, *mc.profile.net,
+                                          mc.name + "." + ifname, mc.nic_rx_ring);
+    nic->set_rx_usecs(mc.nic_rx_usecs);
+    if (mc.nic_gro) {
+        const net::NetCosts& nc = *mc.profile.net;
+        require(nc.gro_receive && nc.gro_tcp && nc.gro_merge && nc.gro_complete,
+                "machine " + mc.name + ": GRO is on (as in Linux; [machine.nic] gro = false turns it off) but "
+                "profile " + mc.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
+        nic->set_gro(net::GroCosts{*nc.gro_receive, *nc.gro_tcp, *nc.gro_merge, *nc.gro_complete});
+    }
+    // without SG, TSO is dropped (netdev_fix_features)
+    nic->set_tso(mc.nic_sg ? mc.nic_tso : net::TsoKind::NONE);
+    if (nic->tso() == net::TsoKind::FEC_SOFTWARE)
+        require(mc.profile.net->tso_hdr && mc.profile.net->tso_data,
+                "machine " + mc.name + ": tso = \"fec-software\" needs the [net] tso_hdr and tso_data figures of profile " +
+                    mc.profile.name);
+    if (!mc.nic_sg) {
+        require(mc.profile.tcp.has_value(), "machine " + mc.name + ": sg = false needs the [tcp] copy figure");
+        nic->set_sg(false, mc.profile.tcp->copy_from_user);
+    }
+    if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
+        nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + "." + ifname));
+    if (mc.nic_rx) {
+        require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
+        if (!m.dma) m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+        nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
+        nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
+        nic->cpu().create_task(mc.name + "." + ifname + "-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
+    }
+    if (mc.nic_tx) {
+        const net::NetCosts& nc = *mc.profile.net;
+        require(mc.profile.dma && mc.profile.tcp && nc.tx_clean && nc.tx_skb_free,
+                "machine " + mc.name + ": the tx DMA API ([machine.nic] tx_dma, driver) needs [dma], [tcp] and the [net] "
+                "tx_clean and tx_skb_free figures of profile " + mc.profile.name);
+        require(mc.nic_tx->driver != net::NicDriver::FEC ||
+                    (nc.fec_xmit && nc.fec_irq && nc.mmio_posted_write && nc.mmio_read),
+                "machine " + mc.name + ": driver = \"fec\" needs the [net] fec_xmit, fec_irq, mmio_posted_write and "
+                "mmio_read figures of profile " + mc.profile.name);
+        if (!m.dma) m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+        // the bounce memcpy: warm compute on the hierarchy, else a cached source's copy figure
+        const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
+        nic->set_tx_dma(*m.dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
+                        hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
+    }
+    if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
+    else m.stack->add_device(*nic);
+    if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
+        if (!m.memory) {
+            m.memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
+            if (const engine::Tick period = m.memory->refresh_interval())
+                m.memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
+            m.stack->set_memory(m.memory.get(), mc.profile.memory->copy_warm);
+        }
+        nic->set_memory(*m.memory);
+    }
+    if (std::find(mc.nic_pcie.begin(), mc.nic_pcie.end(), ifname) != mc.nic_pcie.end()) {
+        require(mc.profile.pcie.has_value(), "machine " + mc.name + ": a NIC behind PCIe without [pcie] figures");
+        if (!m.pcie) m.pcie = std::make_unique<devices::PcieLink>(*mc.profile.pcie);
+        nic->set_pcie(*m.pcie, mc.nic_rx_fifo);
+    }
+    nic->set_gso(mc.nic_gso);
+    net::Nic& out = *nic;
+    if (!m.device) m.device = std::move(nic);
+    else m.more_nics.push_back(std::move(nic));
+    return out;
+}
+
+void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
+    for (const auto& nic : m.more_nics) {
+        const std::string& dev = nic->name();
+        nic->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
+    }
+    if (!m.pcie) return;
+    auto fifo = [&](const net::Nic& nic) {
+        if (!nic.on_pcie()) return;
+        const std::string& dev = nic.name();
+        machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1))
+            .counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
+                     "frames dropped: the rx FIFO was full while the PCIe link carried earlier writes");
+    };
+    fifo(static_cast<const net::Nic&>(*m.device));
+    for (const auto& nic : m.more_nics) fifo(*nic);
+    const devices::PcieLink& l = *m.pcie;
+    machine.sub("pcie")
+        .counter("wire_bytes", l.wire_bytes(), "bytes", "bytes the link carried upstream (TLPs and DLLPs)")
+        .value("busy_us", [&l] { return engine::to_us(l.busy()); }, "us", "time the upstream direction was busy carrying them");
+}
+
+} // namespace kdsim::system
