@@ -68,6 +68,15 @@ def number_in(cell):
     return float(m.group(0).replace(",", "")) if m else None
 
 
+def next_entry(seen, kind, case, entries, where):
+    """The case's next log entry of `kind` ("figure" or "ratio") for the row at `where`."""
+    k = seen.get((kind, case), 0)
+    seen[(kind, case)] = k + 1
+    if k >= len(entries):
+        fail(f"{where}: case {case} has {len(entries)} {kind}(s) in the log, this row is one more")
+    return entries[k]
+
+
 def fail(msg):
     print(f"fidelity_table.py: {msg}", file=sys.stderr)
     sys.exit(2)
@@ -101,11 +110,7 @@ def main():
             if c not in ratios:
                 out.append(line)
                 continue
-            k = seen.get(("r", c), 0)
-            seen[("r", c)] = k + 1
-            if k >= len(ratios[c]):
-                fail(f"{a.doc}:{n}: case {c} has {len(ratios[c])} ratio(s) in the log, this is one more")
-            name, pub, pred, err = ratios[c][k]
+            name, pub, pred, err = next_entry(seen, "ratio", c, ratios[c], f"{a.doc}:{n}")
             if abs(number_in(cells[2]) - pub) > 5e-4:
                 fail(f"{a.doc}:{n}: ratio {cells[1]} of {c}: the document says published {cells[2]}, the log {pub:.3f}")
             cells[3], cells[4] = f"{pred:.3f}", err_cell(err) + (" |" if cells[4].endswith(" |") else "")
@@ -117,20 +122,16 @@ def main():
         if case not in figures:
             out.append(line)
             continue
-        k = seen.get(("f", case), 0)
-        seen[("f", case)] = k + 1
-        if k >= len(figures[case]):
-            fail(f"{a.doc}:{n}: case {case} has {len(figures[case])} figure(s) in the log, this is one more")
-        name, pub, unit, pred, err = figures[case][k]
+        name, pub, unit, pred, err = next_entry(seen, "figure", case, figures[case], f"{a.doc}:{n}")
         if number_in(cells[2]) is None or abs(number_in(cells[2]) - pub) > 1e-9 * max(1, pub):
             fail(f"{a.doc}:{n}: figure '{name}' of {case}: the document says published {cells[2]}, the log {pub:g} {unit}")
         cells[3] = f"{sig(pred)} {unit}"
         cells[4] = err_cell(err)
         out.append(" | ".join(cells))
     for c in figures:
-        if seen.get(("f", c), 0) not in (0, len(figures[c])):
-            fail(f"{a.doc}: case {c} has {len(figures[c])} figures in the log but {seen[('f', c)]} rows")
-    missing = [c for c in figures if ("f", c) not in seen]
+        if seen.get(("figure", c), 0) not in (0, len(figures[c])):
+            fail(f"{a.doc}: case {c} has {len(figures[c])} figures in the log but {seen[('figure', c)]} rows")
+    missing = [c for c in figures if ("figure", c) not in seen]
     if missing:
         fail(f"{a.doc}: no table row for case(s) {', '.join(missing)}")
     text = "\n".join(out)
