@@ -3,6 +3,7 @@
 #pragma once
 
 #include "devices/dma.h"
+#include "kernel/cpu_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -10,12 +11,7 @@
 
 namespace kdsim::devices {
 
-inline kernel::KernelCosts round_kernel_costs() {
-    return kernel::KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
-                               .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
-                               .guest_timer_delivery = std::nullopt, .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,
-                               .local_irq_restore = 5, .local_bh_disable = 4, .local_bh_enable = 14};
-}
+inline kernel::KernelCosts round_kernel_costs() { return kernel::testing::round_costs(); }
 
 inline DmaCosts round_dma_costs(bool coherent = false) {
     return DmaCosts{.coherent = coherent, .map_call = 100, .unmap_call = 80, .sync_call = 60,

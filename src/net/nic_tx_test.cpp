@@ -21,8 +21,17 @@ devices::DmaCosts dma_costs(bool coherent) {
 }
 
 NetCosts net_costs() {
-    return {.driver_xmit = 540, .tso_hdr = 200, .tso_data = 110, .tx_clean = 245, .tx_skb_free = 330, .fec_xmit = 500,
-            .fec_irq = 130, .mmio_posted_write = 80, .mmio_read = 140};
+    NetCosts c;
+    c.driver_xmit = 540;
+    c.tso_hdr = 200;
+    c.tso_data = 110;
+    c.tx_clean = 245;
+    c.tx_skb_free = 330;
+    c.fec_xmit = 500;
+    c.fec_irq = 130;
+    c.mmio_posted_write = 80;
+    c.mmio_read = 140;
+    return c;
 }
 
 // One board (CPU 0) sending to a peer (CPU 1) over a 1 Gbit/s link.

@@ -93,7 +93,7 @@ TEST(RxFlood, ScalarImplementationWhenThePrimitiveHasNoSimdOne) {
 TEST(RxFlood, TheCalibratedFlushStandInIsChargedPerCallPlusPerLine) {
     workloads::RxFloodWorkload w = flush_9k();
     auto cfg = flood(w);
-    cfg.machines[0].profile.flush = devices::FlushCosts{100, 2.0, 3.0}; // preferred over [dma]
+    cfg.machines[0].profile.flush = devices::FlushCosts{100, 2.0, 3.0, std::nullopt}; // preferred over [dma]
     auto r = run(cfg);
     // 144 lines flushed x 2 + the received frame's lines read back x 3 + 100, + 3000 decrypt
     const double read_lines = std::ceil(static_cast<double>(workloads::rx_frame_len(1000)) / 64);
