@@ -15,13 +15,15 @@ namespace {
 
 const char* const JITTER = "scenarios/seeds/arp-pingpong-irq-jitter.toml";
 
-// Runs `rel` with `seed`, both boards' jitter replaced by `jitter_ns` when given, and without
-// DRAM refresh when `refresh` is false (the A72 boards run on the memory hierarchy, whose refresh
-// phase is the other variation source).
-results::RunResults run_arp(const char* rel, std::uint64_t seed, std::optional<std::uint64_t> jitter_ns, bool refresh) {
+// Runs `rel` with `seed` (for `duration` when given), every machine's jitter replaced by
+// `jitter_ns` when given, and without DRAM refresh when `refresh` is false (boards on the memory
+// hierarchy: its refresh phase is the other variation source).
+results::RunResults run_seeded(const char* rel, std::uint64_t seed, std::optional<std::uint64_t> jitter_ns, bool refresh,
+                               std::optional<engine::Tick> duration = std::nullopt) {
     scenario::LoadOptions lo;
     lo.seed_override = seed;
     system::ScenarioConfig cfg = scenario::load_scenario(ROOT / rel, lo);
+    if (duration) cfg.duration = *duration;
     for (auto& m : cfg.machines) {
         if (jitter_ns) m.profile.variation.irq_delivery_jitter = *jitter_ns;
         if (m.profile.memory && !refresh) m.profile.memory->refresh_interval_ns = m.profile.memory->refresh_time_ns = 0;
@@ -32,7 +34,7 @@ results::RunResults run_arp(const char* rel, std::uint64_t seed, std::optional<s
 
 // Runs the jitter scenario with `seed`, both boards' jitter replaced by `jitter_ns` when given.
 results::RunResults run_jitter(std::uint64_t seed, std::optional<std::uint64_t> jitter_ns = std::nullopt) {
-    return run_arp(JITTER, seed, jitter_ns, true);
+    return run_seeded(JITTER, seed, jitter_ns, true);
 }
 
 TEST(Seeds, TheSameSeedGivesTheSameBytes) {
@@ -51,9 +53,9 @@ TEST(Seeds, DifferentSeedsGiveDifferentRoundTripTimes) {
 }
 
 TEST(Seeds, WithoutJitterAndRefreshTheRunIsE4sWhateverTheSeed) {
-    const results::RunResults e4 = run_arp("scenarios/e4/daif-built-out.toml", 1, std::nullopt, false);
+    const results::RunResults e4 = run_seeded("scenarios/e4/daif-built-out.toml", 1, std::nullopt, false);
     for (std::uint64_t seed : {1, 7}) {
-        const results::RunResults r = run_arp(JITTER, seed, 0, false);
+        const results::RunResults r = run_seeded(JITTER, seed, 0, false);
         ASSERT_EQ(r.statistics.size(), e4.statistics.size());
         for (std::size_t i = 0; i < r.statistics.size(); ++i)
             EXPECT_EQ(r.statistics[i].value, e4.statistics[i].value) << r.statistics[i].path << " seed " << seed;
@@ -63,14 +65,7 @@ TEST(Seeds, WithoutJitterAndRefreshTheRunIsE4sWhateverTheSeed) {
 
 // E5's i.MX6QP run, 20 ms, with `seed`; refresh figures removed when `refresh` is false.
 results::RunResults run_imx6(std::uint64_t seed, bool refresh = true) {
-    scenario::LoadOptions lo;
-    lo.seed_override = seed;
-    system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/e5/imx6qp-mtu-partial-sync.toml", lo);
-    cfg.duration = 20 * engine::PS_PER_MS;
-    for (auto& m : cfg.machines)
-        if (m.profile.memory && !refresh) m.profile.memory->refresh_interval_ns = m.profile.memory->refresh_time_ns = 0;
-    system::System sys(cfg);
-    return sys.run();
+    return run_seeded("scenarios/e5/imx6qp-mtu-partial-sync.toml", seed, std::nullopt, refresh, 20 * engine::PS_PER_MS);
 }
 
 TEST(Seeds, TheDramRefreshPhaseComesFromTheSeed) {
