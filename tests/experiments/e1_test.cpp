@@ -22,13 +22,17 @@ const char* const ALL[] = {"wg-g2h-task-only",      "wg-g2h-softirq",      "wg-h
                            "wg-h2g-softirq",        "esp-gcm-g2h-task-only", "esp-gcm-g2h-softirq",
                            "esp-gcm-h2g-task-only", "esp-gcm-h2g-softirq"};
 
-TEST(E1, CorrectConfigurationsNeverFailAuthenticationClobberOrDrop) {
+TEST(E1, CorrectConfigurationsNeverFailAuthenticationOrClobberAndResendEveryDroppedSegment) {
     for (const char* s : ALL) {
         auto r = run(s);
-        EXPECT_FALSE(r.failed) << s;
+        EXPECT_FALSE(r.failed) << s; // every byte delivered in order, exactly once
+        EXPECT_EQ(metric(r, "iperf3", "bytes_lost"), 0) << s;
         EXPECT_EQ(results::finding_count(r, "simd_clobber"), 0u) << s;
-        for (const char* k : {"*/tunnel/*/auth_failures", "*/tunnel/*/ring_drops", "*/netdev/*/rx_dropped", "*/netdev/*/tx_dropped"})
+        for (const char* k : {"*/tunnel/*/auth_failures", "*/tunnel/*/ring_drops", "*/netdev/*/rx_dropped"})
             EXPECT_EQ(stat(r, k), 0) << s << " " << k;
+        // With iperf3's default windows the host's cwnd may outgrow the tap's 500-frame ring
+        // (tun_net_xmit drops when it is full): TCP resends each segment dropped there.
+        EXPECT_GE(metric(r, "iperf3", "retransmits"), stat(r, "*/netdev/*/tx_dropped")) << s;
     }
 }
 
@@ -37,20 +41,25 @@ TEST(E1, SegmentsAreConservedThroughTheTunnel) {
         auto r = run(s);
         const double sent = metric(r, "iperf3", "segments_sent");
         const double received = metric(r, "iperf3", "segments_received");
+        const double dropped = stat(r, "*/netdev/*/tx_dropped");
+        const double cwnd = metric(r, "iperf3", "cwnd");
         ASSERT_GT(received, 1000) << s;
-        // in flight at the end: at most one 256 KiB window of segments of at least 1300 bytes
-        EXPECT_GE(sent, received) << s;
-        EXPECT_LE(sent - received, 256.0 * 1024 / 1300 + 1) << s;
+        // the sender's segments (retransmissions included) = segments received + segments dropped
+        // + segments still in flight at the end, which are unacknowledged: at most the sender's
+        // congestion window at the end (the windows are autotuned: iperf3's defaults)
+        EXPECT_GE(sent, received + dropped) << s;
+        EXPECT_LE(sent - received - dropped, cwnd) << s;
         // every data segment the receiver got was encrypted by the sender's tunnel and decrypted
         // by its own; the receiver's tunnel also carried the ACKs the other way
         EXPECT_GE(stat(r, peer_of(r, "iperf3") + "/tunnel/*/encrypted"), received) << s;
         EXPECT_GE(stat(r, "@iperf3/tunnel/*/decrypted"), received) << s;
-        // ACKs the receiver encrypted were decrypted by the sender, but for those in flight at the end:
-        // at most one per segment of a window (delayed ACKs cover two segments, but the segments
-        // that cryptd reorders are ACKed at once, with SACK blocks)
+        // ACKs the receiver encrypted were decrypted by the sender, but for those in flight at the
+        // end: the receiver ACKs at most once per segment it gets (no run sends a window update),
+        // and each such segment is one the sender still counts as unacknowledged: at most its
+        // final congestion window of them
         const double acks = stat(r, "@iperf3/tunnel/*/encrypted");
         EXPECT_GE(acks, stat(r, peer_of(r, "iperf3") + "/tunnel/*/decrypted")) << s;
-        EXPECT_LE(acks - stat(r, peer_of(r, "iperf3") + "/tunnel/*/decrypted"), 256.0 * 1024 / 1300 + 1) << s;
+        EXPECT_LE(acks - stat(r, peer_of(r, "iperf3") + "/tunnel/*/decrypted"), cwnd) << s;
     }
 }
 
@@ -100,6 +109,26 @@ TEST(E1, BeforeTheChangeTheSendingGuestUsesCryptdExactlyWhereItEncryptsWithBotto
     EXPECT_LE(unfinished, 1);
     auto after = run("esp-gcm-g2h-softirq");
     EXPECT_EQ(stat(after, peer_of(after, "iperf3") + "/tunnel/*/async_crypts"), 0);
+}
+
+TEST(E1, BeforeTheChangeTheWritersSynchronousSegmentsOvertakeCryptdsQueueAndTheHostAcksEachAtOnce) {
+    // guest -> host, ESP before the change: segments sent from ACK processing (BH off) wait in
+    // cryptd's FIFO while those the writer sends in task context are encrypted at once and
+    // overtake them. The host's TCP queues the out-of-order ones (tcp_data_queue_ofo) and, while
+    // its out-of-order queue is not empty, ACKs every segment at once with SACK blocks
+    // (__tcp_ack_snd_check) instead of every second one.
+    auto before = run("esp-gcm-g2h-task-only");
+    const std::string host = "@iperf3/tcp/*/";
+    const double received = metric(before, "iperf3", "segments_received");
+    EXPECT_GT(stat(before, host + "ofo_segments"), 0);
+    EXPECT_GT(stat(before, host + "sack_acks"), 0);
+    EXPECT_GT(metric(before, "iperf3", "acks_sent"), 0.6 * received);
+    // after: all synchronous, nothing reordered, one ACK per two full segments (tcp_ack_snd_check)
+    auto after = run("esp-gcm-g2h-softirq");
+    const double received_after = metric(after, "iperf3", "segments_received");
+    EXPECT_EQ(stat(after, host + "ofo_segments"), 0);
+    EXPECT_EQ(stat(after, host + "sack_acks"), 0);
+    EXPECT_NEAR(metric(after, "iperf3", "acks_sent"), received_after / 2, 0.01 * received_after);
 }
 
 TEST(E1, WireGuardCryptoRunsInKworkersSoNeitherPolicyFallsBackToScalarCode) {
