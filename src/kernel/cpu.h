@@ -117,6 +117,7 @@ struct TaskStruct {
     std::string comm;
     SchedPolicy policy = SchedPolicy::NORMAL;
     int rt_priority = 0; // 1..99 for FIFO
+    Tick timer_slack = 50 * engine::PS_PER_US; // timer_slack_ns: init_task's 50 us; prctl(PR_SET_TIMERSLACK)
     bool kthread = false; // PF_KTHREAD: owns no user FPU state
     bool in_user = false; // executing in user mode
     bool uses_user_simd = false;
@@ -304,7 +305,11 @@ public:
 
     // --- timers (kernel/time/hrtimer.c) -------------------------------------------------
     // Arms a one-shot hrtimer; `fn` runs in hardirq context at expiry. Returns a handle.
-    std::uint32_t hrtimer_start(Tick expiry, TimerFn fn, void* ctx);
+    std::uint32_t hrtimer_start(Tick expiry, TimerFn fn, void* ctx) { return hrtimer_start_range(expiry, 0, fn, ctx); }
+    // hrtimer_start_range_ns: the timer may expire anywhere in [soft, soft + slack]. It is queued at
+    // soft + slack (the hard expiry, which programs the timer interrupt); an earlier timer
+    // interrupt expires it once `soft` has passed. `fn` gets `soft`.
+    std::uint32_t hrtimer_start_range(Tick soft, Tick slack, TimerFn fn, void* ctx);
     void hrtimer_cancel(std::uint32_t handle);
     // This CPU's timer-wheel base (kernel/timer.h), made at first use; owns TIMER_SOFTIRQ.
     TimerBase& timer_base();
@@ -380,7 +385,8 @@ private:
         void* ctx = nullptr;
     };
     struct HrTimer {
-        Tick expiry;
+        Tick expiry; // hard expiry (_expires): the queue's order and the interrupt's time
+        Tick soft;   // soft expiry (_softexpires): <= expiry
         TimerFn fn;
         void* ctx;
         std::uint32_t id;

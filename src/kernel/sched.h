@@ -23,8 +23,15 @@ engine::Task<> might_resched(Cpu& cpu);
 // try_to_wake_up with its cost charged to the caller.
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t);
 
-// hrtimer_nanosleep to an absolute time: arms a timer whose expiry wakes the caller.
-engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry);
+// schedule_hrtimeout_range: the caller sleeps until a timer armed over [expiry, expiry + slack]
+// wakes it (at once if `expiry` has passed).
+engine::Task<> schedule_hrtimeout_range(Cpu& cpu, Tick expiry, Tick slack);
+// A sleep to an absolute time with no slack (hrtimer_set_expires, as kernel threads and
+// SCHED_FIFO tasks get).
+inline engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry) { return schedule_hrtimeout_range(cpu, expiry, 0); }
+// The slack of a select/poll/epoll_wait timeout of the current task that ends at `expiry`: 0 for a
+// real-time task, else 0.1 % of the timeout (at most 100 ms) but at least its timer_slack.
+Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry);
 
 // System-call boundary of a user task: entering the kernel, and exit_to_user_mode (which may
 // reschedule and restores user SIMD state lazily).

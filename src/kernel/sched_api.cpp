@@ -3,6 +3,8 @@
 
 #include "kernel/irqflags.h"
 
+#include <algorithm>
+
 namespace kdsim::kernel {
 
 // Models: preempt_enable() (include/linux/preempt.h)
@@ -41,12 +43,22 @@ Cycles wake_sleeper(Cpu& cpu, void* ctx, Tick) {
 }
 } // namespace
 
-// Models: do_nanosleep() (kernel/time/hrtimer.c)
-engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry) {
+// Models: schedule_hrtimeout_range() (kernel/time/hrtimer.c)
+engine::Task<> schedule_hrtimeout_range(Cpu& cpu, Tick expiry, Tick slack) {
     TaskStruct* self = cpu.current();
     if (expiry <= cpu.now()) co_return;
-    cpu.hrtimer_start(expiry, &wake_sleeper, self);
+    cpu.hrtimer_start_range(expiry, slack, &wake_sleeper, self);
     co_await cpu.block();
+}
+
+// __estimate_accuracy's divfactor is 1000: nice (200 for nice > 0) is not modelled.
+// Models: select_estimate_accuracy() (fs/select.c)
+Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry) {
+    const TaskStruct* self = cpu.current();
+    if (self->policy != SchedPolicy::NORMAL) return 0; // rt_task(current)
+    constexpr Tick MAX_SLACK = 100 * engine::PS_PER_MS;
+    const Tick timeout = expiry > cpu.now() ? expiry - cpu.now() : 0;
+    return std::max(std::min(timeout / 1000, MAX_SLACK), self->timer_slack);
 }
 
 // Models: syscall_enter_from_user_mode() (kernel/entry/common.c)

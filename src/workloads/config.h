@@ -152,6 +152,7 @@ struct UdpFlowsWorkload {
     std::uint32_t length = 64;          // datagram payload bytes
     std::uint64_t rcvbuf = RMEM_DEFAULT; // each socket's sk_rcvbuf
     Tick start = engine::PS_PER_MS;     // the first round starts here
+    Tick timer_slack = 50 * engine::PS_PER_US; // the sender task's timer_slack_ns (PR_SET_TIMERSLACK)
 };
 
 // The kvm-unit-tests micro-benchmark (arm/micro-bench.c) in a KVM guest: one test run

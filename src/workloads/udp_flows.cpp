@@ -29,6 +29,7 @@ UdpFlows::UdpFlows(Env env, UdpFlowsWorkload cfg, Iperf3End rx, kernel::Cpu& pee
 void UdpFlows::start() {
     rx_task_ = &env_.cpu.create_task(cfg_.name + "-rx", kernel::SchedPolicy::NORMAL, 0, false, reader(*this));
     kernel::TaskStruct& tx = peer_cpu_.create_task(cfg_.name + "-tx", kernel::SchedPolicy::NORMAL, 0, false, sender(*this));
+    tx.timer_slack = cfg_.timer_slack;
     rx_task_->in_user = tx.in_user = true;
 }
 
@@ -58,8 +59,8 @@ engine::Task<> UdpFlows::sender(UdpFlows& w) {
         const Slot& s = w.slots_[w.next_];
         const engine::Tick due = w.cfg_.start + w.rounds_ * w.cfg_.interval + s.phase;
         if (due >= w.stop_at_) break;
-        if (cpu.now() < due) {
-            co_await kernel::hrtimer_sleep_until(cpu, due);
+        if (cpu.now() < due) { // epoll_wait until the next one is due: ep_poll's timeout has slack
+            co_await kernel::schedule_hrtimeout_range(cpu, due, kernel::select_estimate_accuracy(cpu, due));
             continue;
         }
         w.max_lag_ = std::max(w.max_lag_, cpu.now() - due);

@@ -8,8 +8,10 @@
 // The sender side is one user task on the peer that walks the flows in time order, like a load
 // generator's event loop (one timer queue for all its client sockets): since every flow has the
 // same interval, the order of one round (the flows sorted by phase) repeats every round, so the
-// walk needs one sorted vector of (phase, flow) and one hrtimer sleep to the next due datagram —
-// not one pending engine event, coroutine or object per flow. Each datagram is one sendto() on
+// walk needs one sorted vector of (phase, flow) and one epoll_wait to the next due datagram —
+// not one pending engine event, coroutine or object per flow. That wait's timeout has the kernel's
+// slack (ep_poll -> select_estimate_accuracy: at least the task's timer_slack, 50 us by default),
+// so a datagram may leave up to the slack late unless another timer interrupt comes first. Each datagram is one sendto() on
 // the flow's socket (syscall, copy, [udp] udp_sendmsg, the route's output), sent when due or, if
 // the task is behind, as soon as it can (the lag is reported). Per flow the model keeps 16 bytes
 // on each side (the phase slot, the socket record): memory grows with flows, time with datagrams.

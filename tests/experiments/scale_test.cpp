@@ -5,6 +5,7 @@
 
 #include "report/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -80,9 +81,11 @@ TEST(UdpFlows, AMillionFlowsAreEachServedTwice) {
 TEST(UdpFlows, WithoutCountTheFlowsSendUntilTheRunEnds) {
     // count = 0: every datagram due before the end is passed to sendto(). 1,000 flows, interval 10 ms, start
     // 1 ms, duration 31 ms = start + 3 intervals: round r is due in [1 + 10 r, 11 + 10 r) ms, so
-    // rounds 0, 1, 2 are sent and round 3 (from 31 ms) is not: 3,000 datagrams, 3 per flow.
-    auto r = run_text("until-end", two_machines("duration = \"31 ms\"", "x86/intel-icelake-server", 2,
-                                                "cpu = 1\nflows = 1000\ninterval = \"10 ms\"\nstart = \"1 ms\""));
+    // rounds 0, 1, 2 are sent and round 3 (from 31 ms) is not: 3,000 datagrams, 3 per flow. With no
+    // timer slack: with the default 50 us a datagram due in the last 50 us may still wait at the end.
+    auto r = run_text("until-end",
+                      two_machines("duration = \"31 ms\"", "x86/intel-icelake-server", 2,
+                                   "cpu = 1\nflows = 1000\ninterval = \"10 ms\"\nstart = \"1 ms\"\ntimer_slack = \"0 us\""));
     EXPECT_EQ(metric(r, W, "datagrams_sent"), 3'000);
     EXPECT_EQ(metric(r, W, "flow_sent_min"), 3);
     EXPECT_EQ(metric(r, W, "flow_sent_max"), 3);
@@ -93,6 +96,28 @@ TEST(UdpFlows, WithoutCountTheFlowsSendUntilTheRunEnds) {
     EXPECT_GE(metric(r, W, "datagrams_in_flight"), 0);
     EXPECT_LE(metric(r, W, "datagrams_in_flight"), 5);
     EXPECT_EQ(drops(r), 0);
+}
+
+TEST(UdpFlows, TheSendersEpollWaitEndsItsTimerSlackLateWhenNoOtherTimerComesFirst) {
+    // One flow, one datagram: the sender sleeps in epoll_wait until it is due. Its timeout is under
+    // 50 ms, so select_estimate_accuracy gives the task's timer_slack: the wake-up comes at the hard
+    // expiry, due + slack, and the datagram leaves that late plus the wake-up path (a few us on this
+    // x86 profile); with no slack only the wake-up path is left. The datagram is due in [1.3, 1.4) ms
+    // (start + a phase under the 100 us interval), so no tick (every 1 ms at most) falls between
+    // due and due + 200 us to end the sleep earlier.
+    const auto lag_us = [](const char* slack) {
+        auto r = run_text(std::string("slack-") + slack,
+                          two_machines("duration = \"20 ms\"", "x86/intel-icelake-server", 2,
+                                       fmt::format("cpu = 1\nflows = 1\ncount = 1\ninterval = \"100 us\"\n"
+                                                   "start = \"1.3 ms\"\ntimer_slack = \"{}\"",
+                                                   slack)));
+        return metric(r, W, "sender_max_lag_us");
+    };
+    const double none = lag_us("0 us"), dflt = lag_us("50 us"), big = lag_us("200 us");
+    EXPECT_LT(none, 5.0);
+    EXPECT_GE(dflt, 50.0);
+    EXPECT_LT(dflt, 55.0);
+    EXPECT_NEAR(big - dflt, 150.0, 1e-6); // the same wake-up path, 150 us later
 }
 
 TEST(UdpFlows, AboveCapacityEveryDatagramIsReceivedOrDroppedWhereItWasDropped) {

@@ -27,6 +27,7 @@ void read(ParamReader& r, UdpFlowsWorkload& x) {
         else x.rcvbuf = *b;
     }
     if (auto t = r.duration("start", false, false)) x.start = *t;
+    if (auto t = r.duration("timer_slack", false, false)) x.timer_slack = *t;
 }
 
 // Both ends' profiles give the [udp] figures and the [tcp] copy figures; the senders run on a CPU
@@ -54,7 +55,7 @@ std::unique_ptr<workloads::Workload> build(const UdpFlowsWorkload& x, BuildConte
 } // namespace
 
 extern const WorkloadKind udp_flows_kind = WorkloadKind::of<UdpFlowsWorkload>(
-    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start"}, true, read, build, check)
+    "udp_flows", {"peer", "sender_cpu", "flows", "interval", "count", "length", "rcvbuf", "start", "timer_slack"}, true, read, build, check)
     .with_flows<UdpFlowsWorkload>("flows", [](const UdpFlowsWorkload& x) -> std::uint64_t { return x.flows; });
 
 } // namespace kdsim::system
