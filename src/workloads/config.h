@@ -158,12 +158,15 @@ struct UdpFlowsWorkload {
 // The kvm-unit-tests micro-benchmark (arm/micro-bench.c) in a KVM guest: one test run
 // `iterations` times by vCPU `cpu`, timed as the test times itself (the counter read before and
 // after the batch, averaged; timer_10ms less its 10 ms per iteration). ipi sends to vCPU cpu+1,
-// which spins with interrupts enabled, as the test's secondary does.
+// which spins with interrupts enabled, as the test's secondary does (target SPIN), or idles in WFI
+// as an idle Linux vCPU does (target WFI: not the published test, a variant of it).
 enum class MicroBenchTest : std::uint8_t { HVC, MMIO_READ_USER, MMIO_READ_VGIC, EOI, IPI, TIMER_10MS };
+enum class MicroBenchTarget : std::uint8_t { SPIN, WFI };
 struct KvmMicroBenchWorkload {
     std::string name = "micro-bench";
     int cpu = 0;
     MicroBenchTest test = MicroBenchTest::HVC;
+    MicroBenchTarget target = MicroBenchTarget::SPIN; // ipi: what vCPU cpu+1 does meanwhile
     std::uint64_t iterations = 65536; // NTIMES of micro-bench.c (timer_10ms: 256)
     Tick start = engine::PS_PER_MS;   // the batch starts here
 };

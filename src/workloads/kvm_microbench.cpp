@@ -31,7 +31,8 @@ void KvmMicroBench::start() {
     if (cfg_.test == MicroBenchTest::IPI) {
         kernel::Cpu& target = vm_.vcpu(cfg_.cpu + 1).cpu();
         target.request_irq(vector_, &KvmMicroBench::sgi_handler, this, "micro-bench-sgi");
-        target.create_task("micro-bench-secondary", kernel::SchedPolicy::NORMAL, 0, true, target_spin(target));
+        if (cfg_.target == MicroBenchTarget::SPIN)
+            target.create_task("micro-bench-secondary", kernel::SchedPolicy::NORMAL, 0, true, target_spin(target));
     }
     env_.cpu.create_task(cfg_.name, kernel::SchedPolicy::NORMAL, 0, true, bench(*this));
 }
@@ -100,6 +101,7 @@ results::WorkloadResult KvmMicroBench::result() const {
     add(r, "iterations", static_cast<double>(done_), "count");
     add(r, "avg_ns", done_ && done_ == cfg_.iterations ? engine::to_us(total_) * 1e3 / static_cast<double>(done_) : 0, "ns");
     r.notes.emplace_back("test", micro_bench_name(cfg_.test));
+    if (cfg_.target == MicroBenchTarget::WFI) r.notes.emplace_back("target", "wfi");
     return r;
 }
 

@@ -9,7 +9,8 @@
 //  - eoi: a write of the spurious INTID 1023 to ICC_EOIR1_EL1 and an isb: the GICv3 CPU
 //    interface virtualises it (ICV_EOIR1_EL1), no exit;
 //  - ipi: an SGI to vCPU 1 (a trapped ICC_SGI1R_EL1 write), then a spin until vCPU 1's handler has
-//    set a flag; vCPU 1 spins in the guest with interrupts enabled;
+//    set a flag; vCPU 1 spins in the guest with interrupts enabled (or, target WFI, a variant that
+//    is not in micro-bench.c: vCPU 1 has nothing to run and idles in WFI, so each SGI wakes it);
 //  - timer_10ms: the virtual timer armed 10 ms ahead, a spin until its handler (IAR, EOIR, timer
 //    masked) sets a flag; the test subtracts the 10 ms.
 // Each iteration also costs the loop's own instructions (one spin_poll). Not modelled: the cache

@@ -14,6 +14,7 @@ using workloads::MicroBenchTest;
 void read(ParamReader& r, KvmMicroBenchWorkload& x) {
     static const std::vector<std::string_view> tests = {"hvc", "mmio_read_user", "mmio_read_vgic", "eoi", "ipi", "timer_10ms"};
     if (auto i = r.choice("test", true, tests)) x.test = static_cast<MicroBenchTest>(*i);
+    if (auto i = r.choice("target", false, {"spin", "wfi"})) x.target = static_cast<workloads::MicroBenchTarget>(*i);
     if (auto n = r.integer("iterations", false, 1, 1'000'000)) x.iterations = static_cast<std::uint64_t>(*n);
     if (auto t = r.duration("start", false, false)) x.start = *t;
 }
@@ -23,6 +24,8 @@ void check(ParamReader& r, const KvmMicroBenchWorkload& x, const MachineConfig& 
         r.error("kind", "kvm_microbench runs in a KVM guest: its machine needs kvm_host = \"<host machine>\"");
     if (x.test == MicroBenchTest::IPI && x.cpu + 1 >= m.cpus)
         r.error("test", fmt::format("ipi sends to vCPU {} (cpu + 1): the guest has {} vCPUs", x.cpu + 1, m.cpus));
+    if (x.target != workloads::MicroBenchTarget::SPIN && x.test != MicroBenchTest::IPI)
+        r.error("target", "target belongs to test = \"ipi\" (what the SGI's target vCPU does)");
 }
 
 std::unique_ptr<workloads::Workload> build(const KvmMicroBenchWorkload& x, BuildContext& b) {
@@ -34,7 +37,7 @@ std::unique_ptr<workloads::Workload> build(const KvmMicroBenchWorkload& x, Build
 } // namespace
 
 extern const WorkloadKind kvm_microbench_kind =
-    WorkloadKind::of<KvmMicroBenchWorkload>("kvm_microbench", {"test", "iterations", "start"}, false, read, build)
+    WorkloadKind::of<KvmMicroBenchWorkload>("kvm_microbench", {"test", "target", "iterations", "start"}, false, read, build)
         .with_machine_check(check);
 
 } // namespace kdsim::system
