@@ -4,7 +4,9 @@ namespace kdsim::crypto {
 
 namespace {
 constexpr std::array<std::string_view, CIPHER_PRIMS> PRIM_NAMES = {
-    "chacha20", "poly1305", "chacha20-poly1305", "aes128-ctr", "aes256-ctr", "ghash", "aes128-gcm", "aes256-gcm"};
+    "chacha20",       "poly1305",       "chacha20-poly1305", "aes128-ctr",     "aes256-ctr",
+    "ghash",          "aes128-gcm",     "aes256-gcm",        "aes128-cbc-enc", "aes128-cbc-dec",
+    "aes256-cbc-enc", "aes256-cbc-dec", "aes128-xts",        "aes256-xts"};
 constexpr std::array<std::string_view, CIPHER_IMPLS> IMPL_NAMES = {
     "generic", "arm", "arm64", "neon", "bsaes", "ce", "ssse3", "avx2", "avx512", "aesni", "vaes"};
 } // namespace

@@ -17,8 +17,12 @@ namespace kdsim::crypto {
 // Primitives as the kernel composes them: lib/crypto/chacha20poly1305.c calls chacha20 and
 // poly1305 separately; crypto/gcm.c composes ctr(aes) and ghash; fused drivers (gcm-aes-ce,
 // generic-gcm-aesni, the stitched chacha20-poly1305 of OpenSSL) are primitives of their own.
+// The skcipher modes (crypto/skcipher.h) are the arch drivers' mode routines: CBC encryption is
+// serial (each block waits for the one before), CBC decryption is not, so they have a figure each;
+// XTS is named by its AES key (aes128-xts: xts(aes) with a 256-bit key, two AES-128 keys).
 enum class CipherPrim : std::uint8_t {
-    CHACHA20, POLY1305, CHACHA20_POLY1305, AES128_CTR, AES256_CTR, GHASH, AES128_GCM, AES256_GCM, COUNT
+    CHACHA20, POLY1305, CHACHA20_POLY1305, AES128_CTR, AES256_CTR, GHASH, AES128_GCM, AES256_GCM,
+    AES128_CBC_ENC, AES128_CBC_DEC, AES256_CBC_ENC, AES256_CBC_DEC, AES128_XTS, AES256_XTS, COUNT
 };
 inline constexpr std::size_t CIPHER_PRIMS = static_cast<std::size_t>(CipherPrim::COUNT);
 
