@@ -24,9 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 6> SECTIONS = {"cpu", "sched", "irq", "irqflags", "bh", "simd"};
-constexpr std::array<std::string_view, 22> TOP_KEYS = {"profile", "memory", "cpu",  "sched", "irq",     "irqflags", "bh",
+constexpr std::array<std::string_view, 23> TOP_KEYS = {"profile", "memory", "cpu",  "sched", "irq",     "irqflags", "bh",
                                                        "simd",    "hash", "irqmask", "net", "dma", "tcp",
-                                                       "cipher", "tunnel", "virt", "kvm", "udp", "flush", "netfilter", "variation", "pcie"};
+                                                       "cipher", "skcipher", "tunnel", "virt", "kvm", "udp", "flush", "netfilter", "variation", "pcie"};
 constexpr std::array<crypto::HashAlg, 3> ALGS = {crypto::HashAlg::SHA1, crypto::HashAlg::SHA256,
                                                  crypto::HashAlg::SHA512};
 

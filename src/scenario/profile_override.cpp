@@ -74,6 +74,7 @@ const std::vector<Overridable>& overridables() {
         add_table(v, system::FLUSH_FIGURES, "flush", [](Profile& p) { return present(p.flush); });
         add_table(v, system::DMA_FIGURES, "dma", [](Profile& p) { return present(p.dma); });
         add_table(v, system::PCIE_FIGURES, "pcie", [](Profile& p) { return present(p.pcie); });
+        add_table(v, system::SKCIPHER_FIGURES, "skcipher", [](Profile& p) { return present(p.skcipher); });
         add_table(v, system::TUNNEL_FIGURES, "tunnel", [](Profile& p) { return present(p.tunnel); });
         add_table(v, system::WORKQUEUE_FIGURES, "tunnel",
                   [](Profile& p) { return p.tunnel ? &p.tunnel->workqueue : nullptr; });

@@ -132,6 +132,7 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
     read_dma(r, root, p);
     read_cipher(r, root, p, arch_ok);
     read_tunnel(r, root, p);
+    optional_section(r, root, "skcipher", "of per-request cycle figures", system::SKCIPHER_FIGURES, p.skcipher);
     optional_section(r, root, "udp", "of per-datagram cycle figures", system::UDP_FIGURES, p.udp);
     optional_section(r, root, "netfilter", "of per-packet cycle figures", system::NETFILTER_FIGURES, p.netfilter);
     optional_section(r, root, "flush", "of cache-flush figures", system::FLUSH_FIGURES, p.flush);

@@ -8,6 +8,7 @@
 #include "crypto/aead.h"
 #include "crypto/chunking.h"
 #include "crypto/cipher_costs.h"
+#include "crypto/skcipher.h"
 #include "crypto/hash_costs.h"
 #include "devices/dma_costs.h"
 #include "devices/pcie_costs.h"
@@ -60,6 +61,7 @@ struct Profile {
     std::optional<devices::DmaCosts> dma;        // [dma]: needed by machines whose NIC uses the DMA API
     crypto::CipherCostTable cipher;              // [cipher.<prim>.<impl>]: needed by tunnels
     std::optional<net::TunnelCosts> tunnel;      // [tunnel]: needed by machines with a tunnel
+    std::optional<crypto::SkcipherCosts> skcipher; // [skcipher]: needed by tcrypt's skcipher tests
     std::optional<net::VirtCosts> virt;          // [virt]: needed by hosts of a virtio link
     std::optional<kvm::KvmCosts> kvm;            // [kvm]: needed by hosts of a KVM guest
     std::optional<mem::MemoryConfig> memory;     // [memory.*]: the caches and DRAM (src/mem)

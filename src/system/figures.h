@@ -99,6 +99,14 @@ inline constexpr std::array<Figure<CipherCost>, 2> CIPHER_FIGURES = {{
 }};
 static_assert(sizeof(CipherCost) == engine::figures_bytes(CIPHER_FIGURES));
 
+// [skcipher] (crypto/skcipher.h)
+inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES = {{
+    {"", "request", Unit::CYCLES, "crypto_skcipher_encrypt/decrypt to the driver and skcipher_walk_virt's first step", &crypto::SkcipherCosts::request},
+    {"", "walk_step", Unit::CYCLES, "skcipher_walk_done + skcipher_walk_next, per further walk step", &crypto::SkcipherCosts::walk_step},
+    {"", "simd_wrapper", Unit::CYCLES, "crypto/simd.c simd_skcipher_encrypt/decrypt staying synchronous: the subrequest to the inner driver", &crypto::SkcipherCosts::simd_wrapper},
+}};
+static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
+
 // [net] (net/net_costs.h)
 inline constexpr std::array<Figure<NetCosts>, 26> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},

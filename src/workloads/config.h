@@ -4,12 +4,15 @@
 #include "crypto/aead.h"
 #include "crypto/digest.h"
 #include "crypto/hash_costs.h"
+#include "crypto/skcipher.h"
 #include "engine/time.h"
 #include "net/tcp_cc.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kdsim::workloads {
@@ -91,6 +94,25 @@ struct SoftirqLoadWorkload {
 // tcrypt's hash speed test (crypto/tcrypt.c test_hash_speed, sec mode): `insmod tcrypt mode=3xx
 // sec=N` hashes one block size back to back for N seconds in the insmod system call and
 // reports operations and bytes per second.
+// With `skcipher` set, the skcipher speed test instead (test_acipher_speed, `insmod tcrypt mode=500
+// sec=0` style): for each request size, `count` encryptions and then `count` decryptions, each
+// timed from crypto_skcipher_encrypt/decrypt until its completion (crypto_wait_req), reported as
+// tcrypt's "1 operation in N cycles (B bytes)" and as cycles per byte.
+enum class SkcipherDriver : std::uint8_t { DIRECT, SIMD, CRYPTD };
+inline constexpr std::array<std::string_view, 3> SKCIPHER_DRIVER_NAMES = {"direct", "simd", "cryptd"};
+enum class RequestContext : std::uint8_t { TASK, SOFTIRQ };
+struct TcryptSkcipher {
+    crypto::SkcipherAlg alg = crypto::SkcipherAlg::CBC_AES;
+    unsigned key_bits = 128;
+    std::vector<std::uint64_t> sizes;  // request bytes; the data starts key_bits / 8 bytes into a page, as tcrypt's
+    std::uint32_t count = 8;           // timed requests per size and direction (tcrypt's 8)
+    // How the driver is reached: called directly (arm64's aes-ce skciphers are registered so;
+    // on x86 the inner "__" driver), through crypto/simd.c (x86's registration: cryptd when
+    // !crypto_simd_usable()), or every request through cryptd. Absent: as the arch registers it.
+    std::optional<SkcipherDriver> driver;
+    RequestContext context = RequestContext::TASK; // softirq: each request is issued from TASKLET_SOFTIRQ
+};
+
 struct TcryptWorkload {
     std::string name = "tcrypt";
     int cpu = 0;
@@ -98,6 +120,7 @@ struct TcryptWorkload {
     std::optional<crypto::HashImpl> impl;
     std::uint64_t block_size = 2048;
     Tick duration = engine::PS_PER_S; // tcrypt's sec=
+    std::optional<TcryptSkcipher> skcipher;
 };
 
 // arping-like link-layer ping-pong to a peer machine over a link (E4).

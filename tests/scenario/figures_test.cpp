@@ -31,6 +31,7 @@ TEST(FigureTables, EveryTableNamesEachMemberAndEachKeyOnceWithADescription) {
     expect_distinct(SIMD_FIGURES, "simd");
     expect_distinct(HASH_FIGURES, "hash");
     expect_distinct(CIPHER_FIGURES, "cipher");
+    expect_distinct(SKCIPHER_FIGURES, "skcipher");
     expect_distinct(NET_FIGURES, "net");
     expect_distinct(TCP_FIGURES, "tcp");
     expect_distinct(UDP_FIGURES, "udp");

@@ -1,8 +1,15 @@
 // module_load, hash_list and tcrypt (workloads/hashing.h): tasks that hash through
-// crypto_shash_digest.
+// crypto_shash_digest; tcrypt with an skcipher alg runs the skcipher speed test
+// (workloads/tcrypt_skcipher.h) instead.
 #include "system/workload_kind.h"
 #include "workloads/hashing.h"
+#include "workloads/tcrypt_skcipher.h"
 #include "workloads/testmgr.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace kdsim::system {
 
@@ -62,10 +69,106 @@ void read_testmgr(ParamReader& r, TestmgrWorkload& x) {
     }
 }
 
+// tcrypt's block_sizes (crypto/tcrypt.c), each rounded up to the algorithm's block size as
+// test_skcipher_speed does.
+std::vector<std::uint64_t> tcrypt_block_sizes(crypto::SkcipherAlg a) {
+    std::vector<std::uint64_t> out;
+    const std::uint64_t bs = crypto::skcipher_blocksize(a);
+    for (std::uint64_t s : {16, 64, 128, 256, 1024, 1420, 4096}) out.push_back((s + bs - 1) / bs * bs);
+    return out;
+}
+
+// The keys of one test that the other does not take.
+constexpr std::string_view HASH_ONLY[] = {"impl", "block_size", "duration"};
+constexpr std::string_view SKCIPHER_ONLY[] = {"key_bits", "sizes", "sizes_file", "count", "driver", "context"};
+
+void read_skcipher_test(ParamReader& r, crypto::SkcipherAlg alg, TcryptWorkload& x) {
+    for (std::string_view k : HASH_ONLY)
+        if (r.has(k)) r.error(k, fmt::format("expected no {} for the skcipher test of {} (a hash test's key)", k, to_string(alg)));
+    workloads::TcryptSkcipher t;
+    t.alg = alg;
+    const auto bits = crypto::skcipher_key_bits(alg);
+    t.key_bits = bits.front();
+    if (auto v = r.integer("key_bits", false, 1, 4096)) {
+        if (std::find(bits.begin(), bits.end(), *v) == bits.end()) {
+            std::vector<std::string> names;
+            for (unsigned b : bits) names.push_back(std::to_string(b));
+            r.error("key_bits", fmt::format("expected {} for {}{}, found {}", fmt::join(names, " or "), to_string(alg),
+                                            alg == crypto::SkcipherAlg::XTS_AES
+                                                ? " (two AES keys, the data key and the tweak key: 2 x 128 or 2 x 256)"
+                                                : " (AES-128 or AES-256; the profiles have no AES-192 figures)",
+                                            *v));
+        } else {
+            t.key_bits = static_cast<unsigned>(*v);
+        }
+    }
+    if (r.has("sizes") || r.has("sizes_file")) {
+        if (auto s = r.sizes(0, "")) {
+            for (std::uint64_t v : *s)
+                if (auto e = crypto::skcipher_len_error(alg, v)) {
+                    r.error(r.has("sizes") ? "sizes" : "sizes_file",
+                            fmt::format("expected request sizes of {} for {}, found {}", *e, to_string(alg), v));
+                    break;
+                }
+            t.sizes = std::move(*s);
+        }
+    } else {
+        t.sizes = tcrypt_block_sizes(alg);
+    }
+    // one request in flight at a time; 10^6 per size is already hours of wall time at 4 KiB
+    if (auto v = r.integer("count", false, 1, 1'000'000)) t.count = static_cast<std::uint32_t>(*v);
+    const std::vector<std::string_view> drivers(workloads::SKCIPHER_DRIVER_NAMES.begin(), workloads::SKCIPHER_DRIVER_NAMES.end());
+    if (auto i = r.choice("driver", false, drivers)) t.driver = static_cast<workloads::SkcipherDriver>(*i);
+    if (auto i = r.choice("context", false, {"task", "softirq"})) t.context = static_cast<workloads::RequestContext>(*i);
+    if (const Profile* p = r.profile()) {
+        for (bool enc : {true, false}) {
+            const auto prim = crypto::skcipher_prim(alg, t.key_bits, enc);
+            if (!crypto::skcipher_impl(p->cipher, prim)) {
+                r.error("alg", fmt::format("profile {} has no cipher.{} table (any implementation), needed by {} with a "
+                                           "{}-bit key",
+                                           p->name, to_string(prim), to_string(alg), t.key_bits));
+                break;
+            }
+        }
+        if (!p->skcipher) r.error("alg", fmt::format("profile {} has no [skcipher] table, needed by {}", p->name, to_string(alg)));
+        const auto driver = t.driver.value_or(workloads::default_skcipher_driver(p->arch));
+        if (driver != workloads::SkcipherDriver::DIRECT && !p->tunnel)
+            r.error(t.driver ? "driver" : "alg",
+                    fmt::format("profile {} has no [tunnel] table, whose cryptd_enqueue, queue_work and process_one_work "
+                                "a request through cryptd costs",
+                                p->name));
+    }
+    x.skcipher = std::move(t);
+}
+
 void read_tcrypt(ParamReader& r, TcryptWorkload& x) {
+    std::vector<std::string_view> names = {"sha1", "sha256", "sha512"};
+    names.insert(names.end(), crypto::SKCIPHER_ALG_NAMES.begin(), crypto::SKCIPHER_ALG_NAMES.end());
+    const auto i = r.choice("alg", true, names); // unknown: the error lists hashes and skciphers
+    if (!i) return;
+    if (auto skc = crypto::skcipher_alg_from_string(names[*i])) {
+        read_skcipher_test(r, *skc, x);
+        return;
+    }
+    for (std::string_view k : SKCIPHER_ONLY)
+        if (r.has(k)) r.error(k, fmt::format("expected no {} for a hash speed test (a key of the skcipher tests: alg = {})", k,
+                                             fmt::join(crypto::SKCIPHER_ALG_NAMES, ", ")));
     read_hash(r, x, true);
     if (auto b = r.bytes("block_size", false, true)) x.block_size = *b;
     if (auto t = r.duration("duration", false, true)) x.duration = *t;
+}
+
+std::unique_ptr<workloads::Workload> build_tcrypt(const TcryptWorkload& x, BuildContext& b) {
+    if (!x.skcipher) return std::make_unique<workloads::Tcrypt>(b.env, x);
+    const Profile& p = b.machine().profile;
+    require(p.skcipher.has_value(), "tcrypt: profile " + p.name + " has no [skcipher] table");
+    std::optional<crypto::CryptdCosts> cryptd;
+    if (p.tunnel) cryptd = crypto::CryptdCosts{p.tunnel->cryptd_enqueue, p.tunnel->workqueue};
+    const auto driver = x.skcipher->driver.value_or(workloads::default_skcipher_driver(p.arch));
+    require(driver == workloads::SkcipherDriver::DIRECT || cryptd.has_value(),
+            "tcrypt: profile " + p.name + " has no [tunnel] cryptd figures");
+    return std::make_unique<workloads::TcryptSkcipherTest>(b.env, x, workloads::SkcipherFigures{p.cipher, *p.skcipher, cryptd},
+                                                           driver);
 }
 
 #define SIZES "sizes", "sizes_file", "size_column", "match_column", "match", "sample"
@@ -85,6 +188,7 @@ extern const WorkloadKind testmgr_kind = WorkloadKind::of<TestmgrWorkload>(
     build_on_cpu<workloads::Testmgr>);
 
 extern const WorkloadKind tcrypt_kind = WorkloadKind::of<TcryptWorkload>(
-    "tcrypt", {"alg", "impl", "block_size", "duration"}, false, read_tcrypt, build_on_cpu<workloads::Tcrypt>);
+    "tcrypt", {"alg", "impl", "block_size", "duration", "key_bits", SIZES, "count", "driver", "context"}, false, read_tcrypt,
+    build_tcrypt);
 
 } // namespace kdsim::system
