@@ -21,43 +21,42 @@ std::vector<std::uint8_t> hex(std::string_view s) {
 constexpr std::string_view SP800_38A_PLAIN = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
                                              "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
 
-void expect_vector(SkcipherAlg a, std::string_view key, std::string_view iv, std::string_view plain,
-                   std::string_view cipher) {
-    SkcipherKey k(a, hex(key));
-    std::vector<std::uint8_t> out, back;
-    k.crypt(true, hex(iv), hex(plain), out);
-    EXPECT_EQ(out, hex(cipher));
-    k.crypt(false, hex(iv), out, back);
-    EXPECT_EQ(back, hex(plain));
-}
+struct Vector {
+    const char* source;
+    SkcipherAlg alg;
+    std::string_view key, iv, plain, cipher;
+};
 
-TEST(SkcipherVectors, CbcAes128MatchesSp800_38aF21) {
-    expect_vector(SkcipherAlg::CBC_AES, "2b7e151628aed2a6abf7158809cf4f3c", "000102030405060708090a0b0c0d0e0f",
-                  SP800_38A_PLAIN,
-                  "7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b2"
-                  "73bed6b8e3c1743b7116e69e222295163ff1caa1681fac09120eca307586e1a7");
-}
+// SP 800-38A F.2.1 (CBC-AES128), F.2.5 (CBC-AES256), F.5.1 (CTR-AES128); IEEE 1619-2007 vector 2
+// (XTS-AES-128: Key1 = 11..11, Key2 = 22..22, data unit sequence number 0x3333333333, little-endian tweak).
+const Vector VECTORS[] = {
+    {"SP 800-38A F.2.1", SkcipherAlg::CBC_AES, "2b7e151628aed2a6abf7158809cf4f3c", "000102030405060708090a0b0c0d0e0f",
+     SP800_38A_PLAIN,
+     "7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b2"
+     "73bed6b8e3c1743b7116e69e222295163ff1caa1681fac09120eca307586e1a7"},
+    {"SP 800-38A F.2.5", SkcipherAlg::CBC_AES, "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
+     "000102030405060708090a0b0c0d0e0f", SP800_38A_PLAIN,
+     "f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d"
+     "39f23369a9d9bacfa530e26304231461b2eb05e2c39be9fcda6c19078c6a9d1b"},
+    {"SP 800-38A F.5.1", SkcipherAlg::CTR_AES, "2b7e151628aed2a6abf7158809cf4f3c", "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+     SP800_38A_PLAIN,
+     "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff"
+     "5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee"},
+    {"IEEE 1619 vector 2", SkcipherAlg::XTS_AES, "1111111111111111111111111111111122222222222222222222222222222222",
+     "33333333330000000000000000000000", "4444444444444444444444444444444444444444444444444444444444444444",
+     "c454185e6a16936e39334038acef838bfb186fff7480adc4289382ecd6d394f0"},
+};
 
-TEST(SkcipherVectors, CbcAes256MatchesSp800_38aF25) {
-    expect_vector(SkcipherAlg::CBC_AES, "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
-                  "000102030405060708090a0b0c0d0e0f", SP800_38A_PLAIN,
-                  "f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d"
-                  "39f23369a9d9bacfa530e26304231461b2eb05e2c39be9fcda6c19078c6a9d1b");
-}
-
-TEST(SkcipherVectors, CtrAes128MatchesSp800_38aF51) {
-    expect_vector(SkcipherAlg::CTR_AES, "2b7e151628aed2a6abf7158809cf4f3c", "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
-                  SP800_38A_PLAIN,
-                  "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff"
-                  "5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee");
-}
-
-TEST(SkcipherVectors, XtsAes128MatchesIeee1619Vector2) {
-    // Key1 = 11..11, Key2 = 22..22, data unit sequence number 0x3333333333 (little-endian tweak)
-    expect_vector(SkcipherAlg::XTS_AES, "1111111111111111111111111111111122222222222222222222222222222222",
-                  "33333333330000000000000000000000",
-                  "4444444444444444444444444444444444444444444444444444444444444444",
-                  "c454185e6a16936e39334038acef838bfb186fff7480adc4289382ecd6d394f0");
+TEST(SkcipherVectors, EveryPublishedVectorEncryptsToItsCiphertextAndDecryptsBack) {
+    for (const Vector& v : VECTORS) {
+        SCOPED_TRACE(v.source);
+        SkcipherKey k(v.alg, hex(v.key));
+        std::vector<std::uint8_t> out, back;
+        k.crypt(true, hex(v.iv), hex(v.plain), out);
+        EXPECT_EQ(out, hex(v.cipher));
+        k.crypt(false, hex(v.iv), out, back);
+        EXPECT_EQ(back, hex(v.plain));
+    }
 }
 
 TEST(SkcipherVectors, XtsRefusesOneAesKeyAndShortRequests) {

@@ -68,7 +68,8 @@ TEST(TcryptSkcipher, EveryRequestThroughCryptdCostsAtLeastTheQueueAndTheWorkItem
 TEST(TcryptSkcipher, FunctionalModeRoundTripsEveryRequestThroughOpenSsl) {
     scenario::LoadOptions lo;
     lo.mode_override = system::Mode::FUNCTIONAL;
-    system::System sys(scenario::load_scenario(ROOT / "scenarios/tcrypt-skcipher/a72-ce.toml", lo));
+    const system::ScenarioConfig cfg = scenario::load_scenario(ROOT / "scenarios/tcrypt-skcipher/a72-ce.toml", lo);
+    system::System sys(cfg); // keeps a reference to cfg
     const auto r = sys.run();
     for (const char* wl : {"cbc", "ctr", "xts"}) {
         EXPECT_EQ(metric(r, wl, "requests_checked"), 2 * 7 * 8) << wl; // both directions, tcrypt's 7 sizes, 8 each
