@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     run->add_option("--trace-cpus", run_opts.trace_cpus,
                     "Trace only these CPUs: N, N-M (of every machine), MACHINE or MACHINE:N-M, comma-separated");
     run->add_option("--trace-categories", run_opts.trace_categories,
-                    "Trace only these records: sched, softirq, irq, nmi, simd, exec, exec:<cost category> "
+                    "Trace only these records: sched, softirq, irq, nmi, simd, exec, exec:<cost category>, tcp "
                     "(e.g. exec:crypto), comma-separated");
     run->add_option("--trace-format", run_opts.trace_format,
                     "json (Perfetto), ftrace (trace-cmd report text) or auto: ftrace for a *.txt path; "

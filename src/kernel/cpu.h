@@ -363,6 +363,10 @@ public:
     // A kernel-mode SIMD bracket opened at `begin` by `who` (static string) in the context
     // activation `serial` closes now; recorded when it closes in that same activation.
     void trace_bracket(Tick begin, std::uint64_t serial, const char* who);
+    // An instant record of `kind` now, for a tracepoint of a layer above this one (tcp:tcp_probe).
+    void trace_instant(TraceKind kind, std::uint32_t name, std::uint64_t arg, std::uint8_t sub) {
+        if (tracing()) trace_->record(TraceRecord{now(), now(), arg, name, trace_track_, kind, sub});
+    }
 
     // Interrupt vectors the model itself uses.
     static constexpr unsigned LOCAL_TIMER_VECTOR = 0;

@@ -38,7 +38,13 @@ enum class TraceKind : std::uint8_t {
                  // name = comm in task context, arg = cycles
     SWITCH,      // instant: sched_switch, name = prev comm, arg = next comm's string id
     CLOBBER,     // instant: SIMD registers found overwritten, name = victim, arg = culprit << 32 | where
+    TCP_PROBE,   // instant: tcp:tcp_probe as an ACK reaches a sender's socket (before tcp_ack runs):
+                 // name = the flow's number (not a string), arg = snd_ssthresh << 32 | snd_cwnd,
+                 // sub = icsk_ca_state (TCP_CA_STATE_NAMES)
 };
+
+// enum tcp_ca_state's names (include/net/tcp.h), by value.
+inline constexpr const char* TCP_CA_STATE_NAMES[] = {"Open", "Disorder", "CWR", "Recovery", "Loss"};
 
 struct TraceRecord {
     engine::Tick begin = 0;

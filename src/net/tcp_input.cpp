@@ -231,6 +231,12 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
 // then send what that allows (tcp_xmit_recovery, tcp_data_snd_check) and wake the writer.
 // Models: tcp_ack() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
+    // trace_tcp_probe at the top of tcp_rcv_established: the state this ACK finds
+    if (cpu.tracing()) {
+        static constexpr std::uint8_t TCP_CA[] = {0, 1, 3, 4}; // CaState -> enum tcp_ca_state
+        cpu.trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,
+                          TCP_CA[static_cast<std::size_t>(ca_state_)]);
+    }
     co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
     if (aborted_ || p.ack > snd_nxt_ || p.ack < snd_una_) co_return; // invalid or old ACK
     int flag = 0;

@@ -11,6 +11,7 @@ namespace kdsim::scenario::detail {
 
 namespace {
 constexpr engine::Tick LINK_LATENCY_MAX = 10 * engine::PS_PER_S;
+constexpr std::int64_t MAX_DROP_INDEX = std::int64_t{1} << 40;
 }
 
 // Each end of a link gets a network device: its profile gives the [net] figures, and a
@@ -57,6 +58,31 @@ void ScenarioLoader::check_link_ends(const toml::table& l, const std::string& lk
     }
 }
 
+// drop = [n1, n2, ...]: TCP data segments (by index in their stream) the wire loses on their
+// first crossing; drop_every = k: also every k-th one (net/link_drops.h).
+void ScenarioLoader::read_link_drops(const toml::table& l, const std::string& lkey, system::LinkConfig& lc) {
+    if (auto k = r_.integer(l, "drop_every", lkey + ".drop_every", false, 1, MAX_DROP_INDEX))
+        lc.drop_every = static_cast<std::uint64_t>(*k);
+    const toml::array* a = r_.array(l, "drop", lkey + ".drop", false, "an array of segment indexes");
+    if (!a) return;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        const toml::node& n = *a->get(i);
+        const std::string ikey = index_key(lkey + ".drop", i);
+        const auto v = n.value<std::int64_t>();
+        if (!n.is_integer() || !v || *v < 0 || *v > MAX_DROP_INDEX) {
+            r_.error(n, ikey, fmt::format("expected a segment index (an integer from 0 to {}), found {}", MAX_DROP_INDEX,
+                                          describe(&n)));
+            return;
+        }
+        const auto x = static_cast<std::uint64_t>(*v);
+        if (!lc.drop.empty() && x <= lc.drop.back()) {
+            r_.error(n, ikey, fmt::format("expected segment indexes in increasing order, found {} after {}", x, lc.drop.back()));
+            return;
+        }
+        lc.drop.push_back(x);
+    }
+}
+
 void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig& cfg) {
     if (const toml::array* ls = r_.array(root, "link", "link", false, "[[link]] tables")) {
         for (std::size_t i = 0; i < ls->size(); ++i) {
@@ -66,7 +92,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                 r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
                 continue;
             }
-            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue"});
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue", "drop", "drop_every"});
             system::LinkConfig lc;
             if (auto q = r_.integer(*l, "queue", lkey + ".queue", false, 1, 1'000'000)) lc.queue = static_cast<std::size_t>(*q);
             if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio", "veth"}))
@@ -74,13 +100,14 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                                      system::LinkConfig::Kind::VETH}[*k];
             if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
                 lc.vhost_cpu = static_cast<int>(*v);
+            read_link_drops(*l, lkey, lc);
             if (lc.kind == system::LinkConfig::Kind::VIRTIO)
-                for (const char* k : {"rate", "latency", "queue"})
+                for (const char* k : {"rate", "latency", "queue", "drop", "drop_every"})
                     if (const toml::node* n = l->get(k))
                         r_.error(*n, lkey + "." + k,
                                  fmt::format("a virtio link has no {} (the vhost worker's copy is its speed)", k));
             if (lc.kind == system::LinkConfig::Kind::VETH)
-                for (const char* k : {"rate", "latency", "queue"})
+                for (const char* k : {"rate", "latency", "queue", "drop", "drop_every"})
                     if (const toml::node* n = l->get(k))
                         r_.error(*n, lkey + "." + k,
                                  fmt::format("a veth link has no {} (the CPUs that move its frames are its speed)", k));

@@ -214,6 +214,10 @@ struct LinkConfig {
     Tick latency = engine::PS_PER_US;
     std::size_t queue = 1000; // frames per direction (txqueuelen + the wire)
     int vhost_cpu = 0;
+    // A loss pattern on the wire (net/link_drops.h): TCP data segments by index, lost on their
+    // first crossing, and every drop_every-th one (0: none)
+    std::vector<std::uint64_t> drop;
+    std::uint64_t drop_every = 0;
 };
 
 struct ScenarioConfig {

@@ -215,6 +215,12 @@ void System::register_stats() {
             m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
         for (const auto& [guest, vhost] : m.vhosts) vhost->register_stats(machine.sub("vhost").sub(guest));
     }
+    for (const LinkDrops& d : link_drops_)
+        stats::Scope(stats_, d.machine)
+            .sub("wire")
+            .sub(d.ifname)
+            .counter("segments_dropped", d.drops->dropped(), "count",
+                     "TCP data segments the link's drop pattern lost on the wire (either direction)");
 }
 
 // The network: per-CPU softnet data of every networked machine, its device (a NIC on an
@@ -255,6 +261,12 @@ void System::build_network() {
             if (!b->link_peer) b->link_peer = a;
             links_.push_back(std::make_unique<net::Link>(sim_, l.rate_bps, l.latency, l.queue));
             links_.back()->attach(na, nb);
+            if (!l.drop.empty() || l.drop_every) {
+                const std::string& dev = na.name(); // "<machine>.<ifname>"
+                link_drops_.push_back({std::make_unique<net::SegmentDrops>(l.drop, l.drop_every), l.a,
+                                       dev.substr(dev.rfind('.') + 1)});
+                link_drops_.back().drops->attach(*links_.back());
+            }
         } else {
             const MachineConfig& guest = *a->cfg;
             const MachineConfig& host = *b->cfg;

@@ -10,6 +10,7 @@
 #include "devices/dma.h"
 #include "devices/pcie.h"
 #include "net/link.h"
+#include "net/link_drops.h"
 #include "net/nic.h"
 #include "net/stack.h"
 #include "net/tunnel.h"
@@ -145,6 +146,12 @@ private:
     workloads::Completion completion_;
     std::vector<Machine> machines_;
     std::vector<std::unique_ptr<net::Link>> links_;
+    // each link's loss pattern (when it has one), with the machine and device of its first end
+    struct LinkDrops {
+        std::unique_ptr<net::SegmentDrops> drops;
+        std::string machine, ifname;
+    };
+    std::vector<LinkDrops> link_drops_;
     std::vector<std::unique_ptr<net::Vhost>> vhosts_;
     std::vector<std::unique_ptr<net::TunnelChannel>> channels_;
     std::unique_ptr<kernel::TraceRecorder> trace_;

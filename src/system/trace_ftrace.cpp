@@ -61,7 +61,8 @@ void write_trace_ftrace(const kernel::TraceRecorder& tr, const TraceInfo& info,
         switch (r.kind) {
         case TraceKind::TASK: runs[r.track].push_back(Run{r.begin, r.end, r.name, r.arg}); break;
         case TraceKind::SWITCH:
-        case TraceKind::CLOBBER: lines.push_back(Line{r.begin, r.track, INSTANT, o, 0, i}); break;
+        case TraceKind::CLOBBER:
+        case TraceKind::TCP_PROBE: lines.push_back(Line{r.begin, r.track, INSTANT, o, 0, i}); break;
         case TraceKind::SOFTIRQ:
             for (unsigned v = 0; v < kernel::NR_SOFTIRQS; ++v)
                 if (r.arg >> v & 1) {
@@ -164,6 +165,10 @@ void write_trace_ftrace(const kernel::TraceRecorder& tr, const TraceInfo& info,
         case TraceKind::CLOBBER:
             b += fmt::format("simd_clobber: victim={} culprit={} where={}\n", str[r.name], str[r.arg >> 32],
                              str[r.arg & 0xffffffffu]);
+            break;
+        case TraceKind::TCP_PROBE:
+            b += fmt::format("tcp_probe: flow={} snd_cwnd={} ssthresh={} ca_state={}\n", r.name, r.arg & 0xffffffffu,
+                             r.arg >> 32, kernel::TCP_CA_STATE_NAMES[r.sub]);
             break;
         case TraceKind::TASK: break;
         }

@@ -136,7 +136,7 @@ void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
     for (std::uint32_t i : nesting_order(tr)) {
         const TraceRecord& r = recs[i];
         next_event();
-        const bool instant = r.kind == TraceKind::SWITCH || r.kind == TraceKind::CLOBBER;
+        const bool instant = r.kind == TraceKind::SWITCH || r.kind == TraceKind::CLOBBER || r.kind == TraceKind::TCP_PROBE;
         b += instant ? instant_head[r.track] : slice_head[r.track];
         micros(b, r.begin);
         if (!instant) {
@@ -200,6 +200,10 @@ void write_trace_json(const kernel::TraceRecorder& tr, const TraceInfo& info,
             b += ",\"where\":";
             b += str[r.arg & 0xffffffffu];
             b += "}}";
+            break;
+        case TraceKind::TCP_PROBE:
+            b += fmt::format(R"(,"name":"tcp_probe","cat":"tcp","args":{{"flow":{},"snd_cwnd":{},"ssthresh":{},"ca_state":"{}"}}}})",
+                             r.name, r.arg & 0xffffffffu, r.arg >> 32, kernel::TCP_CA_STATE_NAMES[r.sub]);
             break;
         }
     }

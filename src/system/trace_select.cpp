@@ -27,6 +27,7 @@ constexpr KindGroup GROUPS[] = {
     {"nmi", bit(TraceKind::NMI)},
     {"simd", bit(TraceKind::BRACKET) | bit(TraceKind::CLOBBER)},
     {"exec", bit(TraceKind::EXEC)},
+    {"tcp", bit(TraceKind::TCP_PROBE)},
 };
 
 std::string accepted_categories() {
