@@ -135,9 +135,12 @@ void TcpSource::tcp_check_sack_reordering(std::uint64_t low_seq, std::uint64_t p
     ++st_.reorders;
 }
 
+// tcp_init_cwnd_reduction restarts the count toward the next increment (snd_cwnd_cnt): the
+// ACKs of before the loss do not grow the reduced window.
 // Models: tcp_enter_recovery() (net/ipv4/tcp_input.c)
 void TcpSource::tcp_enter_recovery() {
     ++st_.recoveries;
+    tp_.cwnd_cnt = 0;
     prior_cwnd_ = tp_.cwnd;
     tp_.ssthresh = cc_.ssthresh(tp_);
     prr_delivered_ = prr_out_ = 0;

@@ -100,5 +100,25 @@ TEST(TraceFtrace, ATraceBuiltByHandPrintsTheKernelsEventLines) {
     EXPECT_EQ(text, want);
 }
 
+TEST(TraceFtrace, ATcpProbePrintsTheFlowCwndSsthreshAndCaStateAndTheTcpCategoryKeepsOnlyIt) {
+    // tcp_probe of flow 2 at 5 us: cwnd 285, ssthresh 285 << 32, icsk_ca_state 3 (TCP_CA_Recovery),
+    // beside an idle slice the "tcp" category leaves out.
+    kernel::TraceFilter f;
+    ASSERT_EQ(parse_trace_categories("tcp", f), "");
+    EXPECT_EQ(f.kinds, bit(TraceKind::TCP_PROBE));
+    kernel::TraceRecorder tr(100, f);
+    const std::uint16_t cpu = tr.add_track("m", 0, 1);
+    const engine::Tick us = engine::PS_PER_US;
+    tr.record(TraceRecord{0, 4 * us, 0, 0, cpu, TraceKind::IDLE, 0});
+    tr.record(TraceRecord{5 * us, 5 * us, std::uint64_t{285} << 32 | 285, 2, cpu, TraceKind::TCP_PROBE, 3});
+    std::string text;
+    write_trace_ftrace(tr, TraceInfo{"hand", 1, "", "tcp"}, [&](std::string_view s) { text += s; });
+    EXPECT_NE(text.find("          <idle>-0     [001] 0.000005000: tcp_probe: flow=2 snd_cwnd=285 ssthresh=285 "
+                        "ca_state=Recovery\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("cpu_idle"), std::string::npos) << text;
+}
+
 } // namespace
 } // namespace kdsim::system
