@@ -8,8 +8,11 @@
 namespace kdsim::net {
 
 Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue)
-    : sim_(sim), rate_bps_(rate_bps), latency_(latency) {
-    for (auto& d : dir_) d.ring.resize(std::max<std::size_t>(queue, 1));
+    : sim_(sim), rate_bps_(rate_bps), latency_(latency), queue_(std::max<std::size_t>(queue, 1)) {
+    for (auto& d : dir_) {
+        d.ring.resize(queue_);
+        d.departs.resize(queue_);
+    }
 }
 
 void Link::attach(Nic& a, Nic& b) {
@@ -23,12 +26,26 @@ void Link::attach(Nic& a, Nic& b) {
 bool Link::transmit(const Nic& from, const Packet& p) {
     std::size_t d = &from == ends_[0] ? 0 : 1;
     Direction& dir = dir_[d];
-    if (dir.count == dir.ring.size()) return false;
+    const std::size_t cap = dir.ring.size();
+    while (dir.departed < dir.count && dir.departs[(dir.head + dir.departed) % cap] <= sim_.now()) ++dir.departed;
+    if (dir.count - dir.departed >= queue_) return false;
+    if (dir.count == cap) { // more frames on the wire than ever: a larger ring, in order
+        std::vector<Packet> ring(2 * cap);
+        std::vector<engine::Tick> departs(2 * cap);
+        for (std::size_t i = 0; i < dir.count; ++i) {
+            ring[i] = dir.ring[(dir.head + i) % cap];
+            departs[i] = dir.departs[(dir.head + i) % cap];
+        }
+        dir.ring = std::move(ring);
+        dir.departs = std::move(departs);
+        dir.head = 0;
+    }
     std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
     engine::Tick start = std::max(sim_.now(), dir.free_at);
     engine::Tick ser = static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
     dir.free_at = start + ser;
     dir.ring[(dir.head + dir.count) % dir.ring.size()] = p;
+    dir.departs[(dir.head + dir.count) % dir.ring.size()] = dir.free_at;
     ++dir.count;
     sim_.schedule_at(dir.free_at + latency_, this, d);
     ++frames_;
@@ -40,6 +57,7 @@ void Link::on_event(std::uint64_t d) {
     Packet p = dir.ring[dir.head];
     dir.head = (dir.head + 1) % dir.ring.size();
     --dir.count;
+    if (dir.departed) --dir.departed;
     if (loss_ && loss_(p, loss_ctx_)) {
         ++lost_;
         return;

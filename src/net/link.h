@@ -1,6 +1,9 @@
 // A full-duplex Ethernet link between two NICs: each direction serialises frames at the link
 // rate (frame + preamble, SFD and inter-frame gap) and delivers them after the propagation and
-// PHY latency. Frames in flight live in a fixed ring per direction: no allocation per packet.
+// PHY latency. The sender's queue (txqueuelen and the NIC) holds the frames waiting for the wire
+// or being serialised; a frame that has left the sender while it propagates takes no room in it.
+// Frames in flight live in a ring per direction that grows (doubling) only when more are on the
+// wire than ever before: no allocation per packet.
 #pragma once
 
 #include "engine/simulation.h"
@@ -16,8 +19,8 @@ class Nic;
 
 class Link final : public engine::EventTarget {
 public:
-    // rate in bits per second, latency in picoseconds; `queue`: frames each direction holds
-    // (waiting for the wire or on it) before the sender's queue overflows.
+    // rate in bits per second, latency in picoseconds; `queue`: frames each direction's sender
+    // holds (waiting for the wire or being serialised) before its queue overflows.
     Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue = 1000);
     void attach(Nic& a, Nic& b);
     // The NIC `from` puts a frame on the wire now (or when the wire is free); false when the
@@ -43,8 +46,11 @@ private:
         Nic* to = nullptr;
         engine::Tick free_at = 0;
         std::vector<Packet> ring;
+        std::vector<engine::Tick> departs; // when each frame has left the sender (serialised)
         std::size_t head = 0, count = 0;
+        std::size_t departed = 0; // of the `count` from head on, those known to have left the sender
     };
+    std::size_t queue_;
     engine::Simulation& sim_;
     std::uint64_t rate_bps_;
     engine::Tick latency_;

@@ -212,7 +212,7 @@ struct LinkConfig {
     std::string a, b;          // machine names
     std::uint64_t rate_bps = 1'000'000'000;
     Tick latency = engine::PS_PER_US;
-    std::size_t queue = 1000; // frames per direction (txqueuelen + the wire)
+    std::size_t queue = 1000; // frames per direction waiting for the wire or being serialised (txqueuelen + the NIC)
     int vhost_cpu = 0;
     // A loss pattern on the wire (net/link_drops.h): TCP data segments by index, lost on their
     // first crossing, and every drop_every-th one (0: none)
