@@ -77,24 +77,24 @@ void expect_every_byte_read(const TracedRun& run) {
     EXPECT_EQ(metric(run.r, "iperf3", "rto"), 0);
 }
 
-TEST(TcpPeer, OneDropIsOneRetransmissionAndOneRecoveryToSsthresh717Over1024OfCwnd) {
-    const TracedRun run = run_traced("scenarios/tcp-peer/one-drop.toml");
-    EXPECT_EQ(stat(run.r, "tx/wire/eth0/segments_dropped"), 1);
-    EXPECT_EQ(metric(run.r, "iperf3", "retransmits"), 1);
+// A case whose drops all fall into one window: one recovery, one retransmission per drop.
+void expect_one_recovery(const std::string& scenario, int drops) {
+    const TracedRun run = run_traced(scenario);
+    EXPECT_EQ(stat(run.r, "tx/wire/eth0/segments_dropped"), drops);
+    EXPECT_EQ(metric(run.r, "iperf3", "retransmits"), drops);
     ASSERT_EQ(run.episodes.size(), 1u);
     expect_cubic_decrease(run);
     EXPECT_GT(run.episodes[0].cwnd_after, 0u); // recovery ended within the run
     expect_every_byte_read(run);
 }
 
+TEST(TcpPeer, OneDropIsOneRetransmissionAndOneRecoveryToSsthresh717Over1024OfCwnd) {
+    expect_one_recovery("scenarios/tcp-peer/one-drop.toml", 1);
+}
+
 TEST(TcpPeer, ABurstOfThreeDropsInOneWindowIsOneReductionWithThreeRetransmissions) {
     // RFC 6675: one window's losses are one congestion event, so cwnd is reduced once.
-    const TracedRun run = run_traced("scenarios/tcp-peer/burst3.toml");
-    EXPECT_EQ(stat(run.r, "tx/wire/eth0/segments_dropped"), 3);
-    EXPECT_EQ(metric(run.r, "iperf3", "retransmits"), 3);
-    ASSERT_EQ(run.episodes.size(), 1u);
-    expect_cubic_decrease(run);
-    expect_every_byte_read(run);
+    expect_one_recovery("scenarios/tcp-peer/burst3.toml", 3);
 }
 
 TEST(TcpPeer, EveryThousandthSegmentLostIsOneReductionPerDropEachTo717Over1024) {
