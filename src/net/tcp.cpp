@@ -68,6 +68,14 @@ void TcpSource::register_stats(const stats::Scope& s) const {
         .counter("dupacks", st_.dupacks, "count", "duplicate ACKs received")
         .counter("reorders", st_.reorders, "count", "reordering seen: a segment never retransmitted delivered below a SACK")
         .counter("lost_retransmits", st_.lost_retransmits, "count", "retransmissions found lost (TCPLostRetransmit)")
+        .counter("hystart_train_detect", cc_.hystart().train_detect, "count",
+                 "slow-start exits by HyStart's ACK-train test (TCPHystartTrainDetect)")
+        .counter("hystart_train_cwnd", cc_.hystart().train_cwnd, "segments",
+                 "sum of the cwnds the ACK-train test exited at (TCPHystartTrainCwnd)")
+        .counter("hystart_delay_detect", cc_.hystart().delay_detect, "count",
+                 "slow-start exits by HyStart's delay-increase test (TCPHystartDelayDetect)")
+        .counter("hystart_delay_cwnd", cc_.hystart().delay_cwnd, "segments",
+                 "sum of the cwnds the delay test exited at (TCPHystartDelayCwnd)")
         .value("reordering", [this] { return static_cast<double>(reordering_); }, "segments",
                "tp->reordering (the duplicate-ACK threshold) at the end of the run")
         .counter("acks_backlogged", st_.backlogged, "count", "ACKs queued to the socket backlog (socket owned)")

@@ -174,6 +174,8 @@ void CongestionControl::hystart_update(TcpCwnd& tp, const CcClock& clk, std::uin
         threshold >>= 1; // no pacing (SK_PACING_NONE): trains past delay_min / 2
         if (clk.now_us - ca_.round_start > threshold) {
             ca_.found = true;
+            ++hystart_.train_detect; // LINUX_MIB_TCPHYSTARTTRAINDETECT
+            hystart_.train_cwnd += tp.cwnd;
             tp.ssthresh = tp.cwnd;
         }
     }
@@ -183,6 +185,8 @@ void CongestionControl::hystart_update(TcpCwnd& tp, const CcClock& clk, std::uin
         ++ca_.sample_cnt;
     } else if (ca_.curr_rtt > ca_.delay_min + std::clamp(ca_.delay_min >> 3, HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)) {
         ca_.found = true;
+        ++hystart_.delay_detect; // LINUX_MIB_TCPHYSTARTDELAYDETECT
+        hystart_.delay_cwnd += tp.cwnd;
         tp.ssthresh = tp.cwnd;
     }
 }

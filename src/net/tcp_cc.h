@@ -61,6 +61,13 @@ struct Bictcp {
     std::uint32_t curr_rtt = 0, sample_cnt = 0;
 };
 
+// HyStart's exits from slow start, as the kernel counts them (nstat TcpExtTCPHystartTrainDetect,
+// TCPHystartTrainCwnd, TCPHystartDelayDetect, TCPHystartDelayCwnd): how often each test fired and
+// the sum of the cwnds it fired at.
+struct HystartStats {
+    std::uint64_t train_detect = 0, train_cwnd = 0, delay_detect = 0, delay_cwnd = 0;
+};
+
 class CongestionControl {
 public:
     explicit CongestionControl(CongestionAlgorithm a) : alg_(a) {}
@@ -80,6 +87,7 @@ public:
     void on_tx_start(const CcClock& clk, std::uint32_t idle_since_jiffies);
 
     const Bictcp& cubic() const { return ca_; }
+    const HystartStats& hystart() const { return hystart_; }
     // CUBIC's target window (bic_target) for the current epoch at `t` jiffies after its start
     // (the kernel adds delay_min): exposed for the tests.
     std::uint32_t cubic_target(std::uint32_t t_jiffies, std::uint32_t hz) const;
@@ -90,6 +98,7 @@ private:
     void hystart_update(TcpCwnd& tp, const CcClock& clk, std::uint32_t delay, std::uint64_t snd_una, std::uint64_t snd_nxt);
     CongestionAlgorithm alg_;
     Bictcp ca_;
+    HystartStats hystart_;
 };
 
 } // namespace kdsim::net

@@ -140,6 +140,39 @@ TEST(Hystart, DelayIncreaseEndsSlowStart) {
     cc.pkts_acked(tp, c, 15'000, 101, 200);
     EXPECT_TRUE(cc.cubic().found);
     EXPECT_EQ(tp.ssthresh, 20u);
+    EXPECT_EQ(cc.hystart().delay_detect, 1u); // TCPHystartDelayDetect
+    EXPECT_EQ(cc.hystart().delay_cwnd, 20u);
+    EXPECT_EQ(cc.hystart().train_detect, 0u);
+}
+
+TEST(Hystart, AnAckTrainLongerThanHalfTheMinimumRttEndsSlowStart) {
+    // No pacing: the train threshold is (delay_min + 0) / 2 = 5 ms for a 10 ms delay_min. The
+    // first ACK passes round 0's end (snd_nxt 0 at init) and restarts the round at t0 + 1 ms;
+    // ACKs then come 1 ms apart (within hystart_ack_delta, 2 ms) with a flat 10 ms RTT, so the
+    // train is 5 ms long at the 5th ACK (not more than 5 ms: no exit) and 6 ms at the 6th: exit,
+    // counted as TCPHystartTrainDetect at cwnd 20. The delay test never fires.
+    CongestionControl cc(CongestionAlgorithm::CUBIC);
+    TcpCwnd tp;
+    tp.cwnd = 20;
+    CcClock c;
+    c.hz = 1000;
+    c.now_us = 1'000'000;
+    cc.init(c, 0);
+    c.now_us += 1000;
+    cc.pkts_acked(tp, c, 10'000, 1, 100);
+    for (int k = 1; k <= 5; ++k) {
+        c.now_us += 1000;
+        cc.pkts_acked(tp, c, 10'000, 50, 100);
+    }
+    EXPECT_FALSE(cc.cubic().found);
+    EXPECT_EQ(cc.hystart().train_detect, 0u);
+    c.now_us += 1000;
+    cc.pkts_acked(tp, c, 10'000, 50, 100);
+    EXPECT_TRUE(cc.cubic().found);
+    EXPECT_EQ(tp.ssthresh, 20u);
+    EXPECT_EQ(cc.hystart().train_detect, 1u);
+    EXPECT_EQ(cc.hystart().train_cwnd, 20u);
+    EXPECT_EQ(cc.hystart().delay_detect, 0u);
 }
 
 TEST(CongestionControl, NamesAreCubicAndReno) {
