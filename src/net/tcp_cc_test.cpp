@@ -116,33 +116,40 @@ TEST(SlowStart, GrowsByTheAckedSegmentsUpToSsthreshAndHandsBackTheRest) {
     EXPECT_EQ(tp.cwnd, 12u);
 }
 
+// CUBIC in slow start at cwnd 20 (HyStart's low window is 16), initialised at t0 = 1 s with a
+// 1000 Hz clock and snd_nxt 0; ack() advances the clock and gives one RTT sample.
+struct HystartAt20 {
+    CongestionControl cc{CongestionAlgorithm::CUBIC};
+    TcpCwnd tp;
+    CcClock c;
+    HystartAt20() {
+        tp.cwnd = 20;
+        c.hz = 1000;
+        c.now_us = 1'000'000;
+        cc.init(c, 0);
+    }
+    void ack(std::uint64_t after_us, std::int64_t rtt_us, std::uint64_t snd_una, std::uint64_t snd_nxt) {
+        c.now_us += after_us;
+        cc.pkts_acked(tp, c, rtt_us, snd_una, snd_nxt);
+    }
+};
+
 TEST(Hystart, DelayIncreaseEndsSlowStart) {
     // delay_min 10 ms (first sample, round 1); the threshold is delay_min + clamp(delay_min / 8,
     // 4 ms, 16 ms) = 10 + 4 = 14 ms. Round 2 starts when snd_una passes round 1's end (100):
     // after its 8 samples, a round minimum of 15 ms ends slow start at the 9th: ssthresh =
     // cwnd. ACKs 3 ms apart (> hystart_ack_delta 2 ms) are no ACK train.
-    CongestionControl cc(CongestionAlgorithm::CUBIC);
-    TcpCwnd tp;
-    tp.cwnd = 20;
-    CcClock c;
-    c.hz = 1000;
-    c.now_us = 1'000'000;
-    cc.init(c, 0);
-    c.now_us += 3000;
-    cc.pkts_acked(tp, c, 10'000, 1, 100);
-    EXPECT_EQ(cc.cubic().delay_min, 10'000u);
-    for (int i = 0; i < 8; ++i) {
-        c.now_us += 3000;
-        cc.pkts_acked(tp, c, 15'000, 101, 200);
-    }
-    EXPECT_FALSE(cc.cubic().found);
-    c.now_us += 3000;
-    cc.pkts_acked(tp, c, 15'000, 101, 200);
-    EXPECT_TRUE(cc.cubic().found);
-    EXPECT_EQ(tp.ssthresh, 20u);
-    EXPECT_EQ(cc.hystart().delay_detect, 1u); // TCPHystartDelayDetect
-    EXPECT_EQ(cc.hystart().delay_cwnd, 20u);
-    EXPECT_EQ(cc.hystart().train_detect, 0u);
+    HystartAt20 h;
+    h.ack(3000, 10'000, 1, 100);
+    EXPECT_EQ(h.cc.cubic().delay_min, 10'000u);
+    for (int i = 0; i < 8; ++i) h.ack(3000, 15'000, 101, 200);
+    EXPECT_FALSE(h.cc.cubic().found);
+    h.ack(3000, 15'000, 101, 200);
+    EXPECT_TRUE(h.cc.cubic().found);
+    EXPECT_EQ(h.tp.ssthresh, 20u);
+    EXPECT_EQ(h.cc.hystart().delay_detect, 1u); // TCPHystartDelayDetect
+    EXPECT_EQ(h.cc.hystart().delay_cwnd, 20u);
+    EXPECT_EQ(h.cc.hystart().train_detect, 0u);
 }
 
 TEST(Hystart, AnAckTrainLongerThanHalfTheMinimumRttEndsSlowStart) {
@@ -151,28 +158,17 @@ TEST(Hystart, AnAckTrainLongerThanHalfTheMinimumRttEndsSlowStart) {
     // ACKs then come 1 ms apart (within hystart_ack_delta, 2 ms) with a flat 10 ms RTT, so the
     // train is 5 ms long at the 5th ACK (not more than 5 ms: no exit) and 6 ms at the 6th: exit,
     // counted as TCPHystartTrainDetect at cwnd 20. The delay test never fires.
-    CongestionControl cc(CongestionAlgorithm::CUBIC);
-    TcpCwnd tp;
-    tp.cwnd = 20;
-    CcClock c;
-    c.hz = 1000;
-    c.now_us = 1'000'000;
-    cc.init(c, 0);
-    c.now_us += 1000;
-    cc.pkts_acked(tp, c, 10'000, 1, 100);
-    for (int k = 1; k <= 5; ++k) {
-        c.now_us += 1000;
-        cc.pkts_acked(tp, c, 10'000, 50, 100);
-    }
-    EXPECT_FALSE(cc.cubic().found);
-    EXPECT_EQ(cc.hystart().train_detect, 0u);
-    c.now_us += 1000;
-    cc.pkts_acked(tp, c, 10'000, 50, 100);
-    EXPECT_TRUE(cc.cubic().found);
-    EXPECT_EQ(tp.ssthresh, 20u);
-    EXPECT_EQ(cc.hystart().train_detect, 1u);
-    EXPECT_EQ(cc.hystart().train_cwnd, 20u);
-    EXPECT_EQ(cc.hystart().delay_detect, 0u);
+    HystartAt20 h;
+    h.ack(1000, 10'000, 1, 100);
+    for (int k = 1; k <= 5; ++k) h.ack(1000, 10'000, 50, 100);
+    EXPECT_FALSE(h.cc.cubic().found);
+    EXPECT_EQ(h.cc.hystart().train_detect, 0u);
+    h.ack(1000, 10'000, 50, 100);
+    EXPECT_TRUE(h.cc.cubic().found);
+    EXPECT_EQ(h.tp.ssthresh, 20u);
+    EXPECT_EQ(h.cc.hystart().train_detect, 1u);
+    EXPECT_EQ(h.cc.hystart().train_cwnd, 20u);
+    EXPECT_EQ(h.cc.hystart().delay_detect, 0u);
 }
 
 TEST(CongestionControl, NamesAreCubicAndReno) {
