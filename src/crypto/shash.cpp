@@ -13,17 +13,13 @@ using engine::Cycles;
 using kernel::Cat;
 
 namespace {
-constexpr std::array<std::string_view, HASH_IMPLS> IMPL_NAMES = {
-    "generic", "arm", "arm64", "neon", "ce", "ssse3", "avx", "avx2", "shani", "spe", "ppc"};
+constexpr engine::EnumNames<HashImpl, HASH_IMPLS> IMPL_NAMES{{
+    "generic", "arm", "arm64", "neon", "ce", "ssse3", "avx", "avx2", "shani", "spe", "ppc"}};
 }
 
-std::string_view to_string(HashImpl i) { return IMPL_NAMES[static_cast<std::size_t>(i)]; }
+std::string_view to_string(HashImpl i) { return IMPL_NAMES(i); }
 
-std::optional<HashImpl> hash_impl_from_string(std::string_view s) {
-    for (std::size_t i = 0; i < HASH_IMPLS; ++i)
-        if (IMPL_NAMES[i] == s) return static_cast<HashImpl>(i);
-    return std::nullopt;
-}
+std::optional<HashImpl> hash_impl_from_string(std::string_view s) { return IMPL_NAMES.parse(s); }
 
 bool uses_simd(HashImpl i) {
     switch (i) {

@@ -10,13 +10,9 @@ namespace kdsim::crypto {
 
 using kernel::Cat;
 
-std::string_view to_string(SkcipherAlg a) { return SKCIPHER_ALG_NAMES[static_cast<std::size_t>(a)]; }
+std::string_view to_string(SkcipherAlg a) { return SKCIPHER_ALG_NAMES(a); }
 
-std::optional<SkcipherAlg> skcipher_alg_from_string(std::string_view s) {
-    for (std::size_t i = 0; i < SKCIPHER_ALG_NAMES.size(); ++i)
-        if (SKCIPHER_ALG_NAMES[i] == s) return static_cast<SkcipherAlg>(i);
-    return std::nullopt;
-}
+std::optional<SkcipherAlg> skcipher_alg_from_string(std::string_view s) { return SKCIPHER_ALG_NAMES.parse(s); }
 
 std::span<const unsigned> skcipher_key_bits(SkcipherAlg a) {
     static constexpr unsigned AES[] = {128, 256};

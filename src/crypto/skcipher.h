@@ -13,6 +13,7 @@
 
 #include "arch/simd.h"
 #include "crypto/cipher_costs.h"
+#include "engine/enum_names.h"
 #include "engine/task.h"
 
 #include <array>
@@ -26,7 +27,7 @@
 namespace kdsim::crypto {
 
 enum class SkcipherAlg : std::uint8_t { CBC_AES, CTR_AES, XTS_AES };
-inline constexpr std::array<std::string_view, 3> SKCIPHER_ALG_NAMES = {"cbc(aes)", "ctr(aes)", "xts(aes)"};
+inline constexpr engine::EnumNames<SkcipherAlg, 3> SKCIPHER_ALG_NAMES{{"cbc(aes)", "ctr(aes)", "xts(aes)"}};
 std::string_view to_string(SkcipherAlg a);
 std::optional<SkcipherAlg> skcipher_alg_from_string(std::string_view s);
 

@@ -143,7 +143,7 @@ void read_skcipher_test(ParamReader& r, crypto::SkcipherAlg alg, TcryptWorkload&
 
 void read_tcrypt(ParamReader& r, TcryptWorkload& x) {
     std::vector<std::string_view> names = {"sha1", "sha256", "sha512"};
-    names.insert(names.end(), crypto::SKCIPHER_ALG_NAMES.begin(), crypto::SKCIPHER_ALG_NAMES.end());
+    names.insert(names.end(), crypto::SKCIPHER_ALG_NAMES.names.begin(), crypto::SKCIPHER_ALG_NAMES.names.end());
     const auto i = r.choice("alg", true, names); // unknown: the error lists hashes and skciphers
     if (!i) return;
     if (auto skc = crypto::skcipher_alg_from_string(names[*i])) {
@@ -152,7 +152,7 @@ void read_tcrypt(ParamReader& r, TcryptWorkload& x) {
     }
     for (std::string_view k : SKCIPHER_ONLY)
         if (r.has(k)) r.error(k, fmt::format("expected no {} for a hash speed test (a key of the skcipher tests: alg = {})", k,
-                                             fmt::join(crypto::SKCIPHER_ALG_NAMES, ", ")));
+                                             fmt::join(crypto::SKCIPHER_ALG_NAMES.names, ", ")));
     read_hash(r, x, true);
     if (auto b = r.bytes("block_size", false, true)) x.block_size = *b;
     if (auto t = r.duration("duration", false, true)) x.duration = *t;
