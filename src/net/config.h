@@ -57,6 +57,33 @@ struct TcpSysctl {
     std::array<std::uint64_t, 3> wmem{4096, 16384, 4194304};            // net.ipv4.tcp_wmem
 };
 
+// A device's root qdisc ([machine.nic] qdisc, net/qdisc.h):
+//  NONE:       no qdisc layer (the key absent): __dev_queue_xmit hands each skb to the driver at
+//              once, and the link's queue is txqueuelen and the tx ring together; what kdsim did
+//              before the qdisc layer, kept so that a scenario that names no qdisc runs as before;
+//  NOQUEUE:    noqueue: no queue in front of the driver; a stopped tx queue drops (NET_XMIT_DROP);
+//  PFIFO_FAST: three bands by skb->priority, txqueuelen packets in all (the kernel's default);
+//  FQ:         sch_fq.c: per-socket flows, round robin with credits, pacing.
+enum class QdiscKind : std::uint8_t { NONE, NOQUEUE, PFIFO_FAST, FQ };
+
+// fq's parameters (tc qdisc add ... fq limit L flow_limit F quantum Q initial_quantum I maxrate R),
+// the kernel's defaults for a 1500-byte MTU (psched_mtu = 1514).
+struct FqConfig {
+    std::uint32_t limit = 10000;          // packets in all (sch->limit)
+    std::uint32_t flow_limit = 100;       // packets per flow (flow_plimit)
+    std::uint32_t quantum = 2 * 1514;     // credit a flow gets per round (2 * psched_mtu)
+    std::uint32_t initial_quantum = 10 * 1514; // a new flow's first credit
+    std::uint64_t maxrate = 0;            // bytes/s per flow (flow_max_rate); 0: unlimited (~0UL)
+    std::uint64_t timer_slack_ns = 10000; // the watchdog's slack (q->timer_slack, 10 us)
+    bool pacing = true;                   // rate_enable (tc ... fq nopacing: false)
+};
+
+struct QdiscConfig {
+    QdiscKind kind = QdiscKind::NONE;
+    std::uint32_t txqueuelen = 1000; // dev->tx_queue_len: pfifo_fast's limit
+    FqConfig fq;
+};
+
 // The tunnel drivers modelled (net/tunnel.h).
 enum class TunnelKind : std::uint8_t { WIREGUARD, ESP };
 std::string_view to_string(TunnelKind k);

@@ -52,6 +52,27 @@ bool Link::transmit(const Nic& from, const Packet& p) {
     return true;
 }
 
+std::size_t Link::room(const Nic& from) const {
+    const Direction& dir = dir_[&from == ends_[0] ? 0 : 1];
+    std::size_t left = dir.departed;
+    while (left < dir.count && dir.departs[(dir.head + left) % dir.ring.size()] <= sim_.now()) ++left;
+    const std::size_t held = dir.count - left;
+    return held >= queue_ ? 0 : queue_ - held;
+}
+
+engine::Tick Link::room_at(const Nic& from, std::size_t n) const {
+    const Direction& dir = dir_[&from == ends_[0] ? 0 : 1];
+    std::size_t held = 0, first = dir.departed; // frames not yet departed, from the oldest
+    for (std::size_t i = dir.departed; i < dir.count; ++i) {
+        if (dir.departs[(dir.head + i) % dir.ring.size()] > sim_.now()) break;
+        first = i + 1;
+    }
+    held = dir.count - first;
+    if (held + n <= queue_) return sim_.now();
+    const std::size_t must_leave = held + n - queue_; // the oldest of them must have departed
+    return dir.departs[(dir.head + first + must_leave - 1) % dir.ring.size()];
+}
+
 void Link::on_event(std::uint64_t d) {
     Direction& dir = dir_[d];
     Packet p = dir.ring[dir.head];

@@ -29,6 +29,11 @@ public:
     // When the last frame `from` queued has left its end of the wire (the device is done with it).
     engine::Tick departs(const Nic& from) const { return dir_[&from == ends_[0] ? 0 : 1].free_at; }
     void on_event(std::uint64_t arg) override;
+    // The driver's view of its tx ring (the frames `from`'s direction holds before the wire):
+    // free slots now, and when at least `n` will be free (now if already).
+    std::size_t room(const Nic& from) const;
+    engine::Tick room_at(const Nic& from, std::size_t n) const;
+    std::size_t queue() const { return queue_; }
 
     std::uint64_t frames() const { return frames_; }
     // Loss on the wire (a netem-like pattern): `lost(p, ctx)` true discards the frame after

@@ -51,6 +51,13 @@ struct NetCosts {
     std::optional<Cycles> fec_irq;      // fec_enet_interrupt: collect events, napi_schedule
     std::optional<Cycles> mmio_posted_write; // writel(): barrier + a posted Device store (doorbell, IMASK)
     std::optional<Cycles> mmio_read;    // readl(): a non-posted Device load + barrier (FEC_IEVENT)
+    // Needed by a device with a qdisc layer ([machine.nic] qdisc = "pfifo_fast" / "fq", net/qdisc.h):
+    std::optional<Cycles> pfifo_fast_enqueue; // pfifo_fast_enqueue: band, skb_array_produce, backlog
+    std::optional<Cycles> pfifo_fast_dequeue; // pfifo_fast_dequeue: the bands' skb_array_consume
+    std::optional<Cycles> fq_enqueue;   // fq_enqueue: fq_classify (socket flow lookup), flow queue add
+    std::optional<Cycles> fq_dequeue;   // fq_dequeue: check_throttled, round robin, pacing arithmetic
+    std::optional<Cycles> net_tx_action; // per NET_TX_SOFTIRQ run: output_queue splice, root lock
+    std::optional<Cycles> qdisc_watchdog; // the watchdog hrtimer's callback: __netif_schedule
 };
 
 // Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and

@@ -9,8 +9,11 @@
 #include "net/gro.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
+#include "net/qdisc.h"
 
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 
 namespace kdsim::devices {
@@ -91,6 +94,12 @@ public:
     // How ndo_start_xmit takes a GSO skb: NONE, the stack segments it before the driver.
     virtual TsoKind tso() const { return TsoKind::NONE; }
 
+    // The tx queue's root qdisc (net/qdisc.h); none: __dev_queue_xmit calls the driver at once.
+    TxQueue* txq() const { return txq_.get(); }
+    void set_txq(std::unique_ptr<TxQueue> q) { txq_ = std::move(q); }
+    // Frames the driver's tx ring can take now (flow control under a qdisc).
+    virtual std::size_t tx_room() const { return std::numeric_limits<std::size_t>::max(); }
+
     // Attaches a tap (nullptr: none); it must outlive the device's run.
     void set_tap(FrameTap* tap) { tap_ = tap; }
 
@@ -113,6 +122,7 @@ public:
                 .counter("gro_merged", gro_stats_->merged, "count", "segments GRO appended to a held skb")
                 .counter("gro_skbs", gro_stats_->skbs_up, "count", "held skbs GRO passed up (of one segment or more)")
                 .counter("gro_segs", gro_stats_->segs_up, "count", "segments in the skbs GRO passed up");
+        if (txq_) txq_->register_stats(s.sub("qdisc")); // tc -s qdisc show dev <ifname>
         if (tx_dma_stats_) // with the transmit side through the DMA API
             s.counter("tx_descriptors", tx_dma_stats_->descriptors, "count", "tx descriptors filled")
                 .counter("tx_mapped_bytes", tx_dma_stats_->mapped_bytes, "bytes", "bytes mapped DMA_TO_DEVICE for transmit")
@@ -140,6 +150,7 @@ protected:
     bool gso_ = false;
     bool sg_ = true;
     double copy_per_byte_ = 0;
+    std::unique_ptr<TxQueue> txq_;
 
 private:
     RxHandler rx_fn_ = nullptr;

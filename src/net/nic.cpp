@@ -278,7 +278,35 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
         }
     }
     if (tx_dma_) tx_queued(first_desc, link_->departs(*this));
+    if (txq()) netif_maybe_stop_queue();
     co_await kernel::local_irq_restore(cpu, flags);
+}
+
+std::size_t Nic::tx_room() const { return link_ ? link_->room(*this) : NetDevice::tx_room(); }
+
+// The ring cannot take another skb of the largest size the stack sends (gso_max_size at a
+// 1448-byte MSS: 46 frames; 1 without GSO): the queue stops (igb's DESC_NEEDED), and the tx
+// completion of the frames that free twice that (TX_WAKE_THRESHOLD) wakes it: an interrupt on
+// the NIC's CPU at that time. Both are capped by half the ring and the ring.
+// Models: igb_maybe_stop_tx() (drivers/net/ethernet/intel/igb/igb_main.c)
+void Nic::netif_maybe_stop_queue() {
+    const std::size_t ring = link_->queue();
+    const std::size_t stop = std::max<std::size_t>(std::min<std::size_t>(gso() ? 46 : 1, ring / 2), 1);
+    if (tx_room() >= stop) return;
+    txq()->netif_tx_stop_queue();
+    txq()->count_stop();
+    if (tx_wake_armed_) return;
+    tx_wake_armed_ = true;
+    cpu_.hrtimer_start(link_->room_at(*this, std::min(2 * stop, ring)), &Nic::tx_wake_irq, this);
+}
+
+// The tx completion interrupt that frees the slots: netif_tx_wake_queue from the driver's clean-up.
+// Models: igb_clean_tx_irq() (drivers/net/ethernet/intel/igb/igb_main.c)
+Cycles Nic::tx_wake_irq(kernel::Cpu& cpu, void* ctx, engine::Tick) {
+    auto& nic = *static_cast<Nic*>(ctx);
+    nic.tx_wake_armed_ = false;
+    nic.txq()->netif_tx_wake_queue(cpu);
+    return nic.costs_.driver_rx_irq; // the completion interrupt: ack, reclaim, wake
 }
 
 } // namespace kdsim::net

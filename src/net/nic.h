@@ -95,6 +95,8 @@ public:
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
+    // Under a qdisc the link's queue of this direction is the tx ring (in frames).
+    std::size_t tx_room() const override;
 
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
@@ -184,6 +186,10 @@ private:
     mem::Addr tx_data_base_ = 0, tx_bounce_base_ = 0, tx_head_base_ = 0;
     TxDmaStats tx_stats_;
     static constexpr std::uint64_t EV_TX_DONE = 2;
+    // flow control under a qdisc: netif_tx_stop_queue, and the completion that wakes the queue
+    bool tx_wake_armed_ = false;
+    void netif_maybe_stop_queue();
+    static Cycles tx_wake_irq(kernel::Cpu& cpu, void* ctx, engine::Tick expiry);
 
 public:
     void set_rx_buffer_alloc_cost(Cycles c) { rx_buffer_alloc_ = c; }

@@ -41,6 +41,10 @@ struct Packet {
     std::uint32_t flow = 0;
     // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
     bool corrupt = false;
+    // skb->priority (TC_PRIO_*): pfifo_fast's band (prio2band), fq's high-priority flow (7).
+    std::uint8_t priority = 0;
+    // skb->tstamp as the sender set it: an earliest departure time (EDT, TCP under fq); 0: none.
+    engine::Tick tstamp = 0;
     // Where the received frame's first byte lies in the receiving machine's memory hierarchy
     // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
     std::uint64_t data = 0;

@@ -59,31 +59,47 @@ engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
 
 // A GSO skb for a device without TSO is segmented first (validate_xmit_skb), and
 // dev_hard_start_xmit hands the segments to the driver one by one.
-// Models: __dev_queue_xmit(), validate_xmit_skb() (net/core/dev.c)
-engine::Task<> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
-    NetDevice& dev = route(p);
-    co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
-    co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL);
+// Models: validate_xmit_skb(), dev_hard_start_xmit() (net/core/dev.c)
+engine::Task<> Stack::dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
     if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) {
         co_await skb_gso_segment(cpu, p);
         for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await dev.xmit(cpu, gso_segment_of(p, i));
     } else {
         co_await dev.xmit(cpu, p);
     }
+}
+
+// With a qdisc, __dev_xmit_skb queues the skb and runs the qdisc (net/qdisc.h); without one the
+// driver takes it at once.
+// Models: __dev_queue_xmit() (net/core/dev.c)
+engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
+    NetDevice& dev = route(p);
+    co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
+    co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL);
+    bool sent = true;
+    if (TxQueue* q = dev.txq()) sent = co_await q->dev_xmit_skb(cpu, p);
+    else co_await dev_hard_start_xmit(cpu, dev, p);
     co_await kernel::local_bh_enable(cpu);
+    co_return sent;
+}
+
+void Stack::attach_txq(NetDevice& dev, std::vector<NetTx*> per_cpu) {
+    if (!dev.txq()) return;
+    drivers_.push_back(std::make_unique<DevDriver>(this, &dev));
+    dev.txq()->attach(*drivers_.back(), std::move(per_cpu));
 }
 
 // Through a tunnel a GSO skb is segmented before encapsulation (wg_xmit's skb_gso_segment).
 // Models: ip_output() (net/ipv4/ip_output.c)
-engine::Task<> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
-    if (!tunnel_) {
-        co_await dev_queue_xmit(cpu, p);
-    } else if (p.gso_segs > 1) {
+engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
+    if (!tunnel_) co_return co_await dev_queue_xmit(cpu, p);
+    if (p.gso_segs > 1) {
         co_await skb_gso_segment(cpu, p);
         for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await tunnel_->xmit(cpu, gso_segment_of(p, i));
     } else {
         co_await tunnel_->xmit(cpu, p);
     }
+    co_return true;
 }
 
 bool Stack::can_gso() const { return nic_.gso() && (!tunnel_ || tunnel_->gso_ok()); }

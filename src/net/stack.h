@@ -76,11 +76,19 @@ public:
     // (the profile's copy figure, which has the cold source in it).
     Cycles copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb);
 
-    // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver.
-    engine::Task<> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
+    // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver. False: the
+    // qdisc dropped the skb (NET_XMIT_DROP).
+    engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
     // The output route of a locally generated IP packet: through the tunnel when one is
-    // configured, else straight to the device.
-    engine::Task<> ip_output(kernel::Cpu& cpu, Packet p);
+    // configured, else straight to the device. False: dropped by the device's qdisc.
+    engine::Task<bool> ip_output(kernel::Cpu& cpu, Packet p);
+    // Some device of the stack has a qdisc layer.
+    bool has_qdisc() const { return !drivers_.empty(); }
+    // The root qdisc of the device `p` leaves by, or nullptr.
+    const Qdisc* qdisc_for(const Packet& p) { return route(p).txq() ? &route(p).txq()->qdisc() : nullptr; }
+    // Puts `dev`'s tx queue (when it has one) over the driver, the NET_TX softirq of each CPU of
+    // the machine in `per_cpu`. Call before the run.
+    void attach_txq(NetDevice& dev, std::vector<NetTx*> per_cpu);
     // A TCP socket on this stack may send GSO skbs (sk_can_gso): the device has GSO on and the
     // route takes them.
     bool can_gso() const;
@@ -137,6 +145,19 @@ private:
     engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> nf_prerouting_drop(kernel::Cpu& cpu);
     engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& p);
+    // validate_xmit_skb (segmenting a GSO skb the device cannot take) and the driver.
+    engine::Task<> dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
+    // What a device's qdisc calls below it.
+    struct DevDriver final : TxDriver {
+        Stack* stack;
+        NetDevice* dev;
+        DevDriver(Stack* s, NetDevice* d) : stack(s), dev(d) {}
+        std::size_t tx_room() const override { return dev->tx_room(); }
+        engine::Task<> hard_start_xmit(kernel::Cpu& cpu, const Packet& p) override {
+            return stack->dev_hard_start_xmit(cpu, *dev, p);
+        }
+    };
+    std::vector<std::unique_ptr<DevDriver>> drivers_;
 
     NetDevice& nic_;
     // The receive hook's context of each device (the first's too, once there are several)

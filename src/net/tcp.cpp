@@ -7,6 +7,7 @@
 #include "kernel/preempt.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
+#include "net/sch_fq.h"
 
 #include <algorithm>
 #include <limits>
@@ -86,6 +87,11 @@ void TcpSource::register_stats(const stats::Scope& s) const {
                "data the send buffer may hold at the end of the run (sk_sndbuf net of skb overhead)")
         .value("srtt_us", [this] { return engine::to_us(srtt_); }, "us", "smoothed RTT at the end of the run")
         .value("rto_us", [this] { return engine::to_us(rto_); }, "us", "retransmission timeout at the end of the run");
+    if (stack_.has_qdisc()) // under a qdisc layer
+        s.counter("qdisc_drops", st_.qdisc_drops, "count", "skbs the local qdisc dropped (NET_XMIT_DROP): left unsent")
+            .counter("cwr", st_.cwr, "count", "Congestion Window Reduced entered after a local drop (tcp_enter_cwr)")
+            .value("paced", [this] { return pacing_fq_ ? 1.0 : 0.0; }, "bool",
+                   "1: the socket is SK_PACING_FQ (fq paces it by its EDT timestamps)");
 }
 
 CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
@@ -93,6 +99,7 @@ CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
     c.jiffies = static_cast<std::uint32_t>(cpu.jiffies());
     c.hz = static_cast<std::uint32_t>(engine::PS_PER_S / cpu.tick_period());
     c.now_us = cpu.now() / engine::PS_PER_US;
+    c.pacing_fq = pacing_fq_;
     // tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
     if (srtt_) {
         const std::uint64_t ratio = tp_.in_slow_start() ? 200 : 120;
@@ -176,8 +183,18 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
             if (!retrans_stamp_) retrans_stamp_ = cpu.now();
             if (ca_state_ == CaState::RECOVERY) ++prr_out_;
             if (lost == snd_una_) tcp_rearm_rto(cpu); // the head's retransmission restarts the timer
-            co_await tcp_transmit_skb(cpu, lost);
-            continue;
+            if (co_await tcp_transmit_skb(cpu, lost)) continue;
+            if (s.sacked & SACKED_RETRANS) { // dropped before it left: still lost, to retransmit
+                s.sacked &= static_cast<std::uint8_t>(~SACKED_RETRANS);
+                --retrans_out_;
+                --st_.retransmits;
+                if (ca_state_ == CaState::RECOVERY) {
+                    --st_.fast_retransmits;
+                    --prr_out_;
+                }
+                rexmit_hint_ = std::min(rexmit_hint_, lost);
+            }
+            break;
         }
         const std::uint64_t wnd = std::min(window_cap_, rwnd_);
         if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
@@ -189,9 +206,20 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
         if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
         for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
         snd_nxt_ += segs * mss_;
-        if (ca_state_ == CaState::RECOVERY) prr_out_ += static_cast<std::uint32_t>(segs);
+        if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ += static_cast<std::uint32_t>(segs);
         if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
-        co_await tcp_transmit_skb(cpu, seq, static_cast<std::uint32_t>(segs));
+        if (co_await tcp_transmit_skb(cpu, seq, static_cast<std::uint32_t>(segs))) continue;
+        // the skb stays in the write queue (tcp_event_new_data_sent not called), unless later
+        // data was sent meanwhile (from another context): then it is a hole loss recovery fills
+        if (snd_nxt_ == seq + segs * mss_) {
+            snd_nxt_ = seq;
+            if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ -= static_cast<std::uint32_t>(segs);
+            if (packets_out() == 0) { // no ACK will come: tcp_check_probe_timer (ICSK_TIME_PROBE0)
+                probe_pending_ = true;
+                kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
+            }
+        }
+        break;
     }
     // tcp_cwnd_validate: whether cwnd limited the flow in this window
     if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
@@ -203,20 +231,59 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
 
 // tcp_transmit_skb: stamps the skb's segments and hands it to IP; tcp_sendmsg's figure (skb,
 // headers, IP output) is charged once per skb. An skb of several segments is a GSO skb
-// (gso_size = mss, gso_segs = segs).
-// Models: tcp_transmit_skb() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
+// (gso_size = mss, gso_segs = segs). skb->tstamp is tcp_wstamp_ns (EDT); fq, when it first
+// sees the socket, makes it SK_PACING_FQ. A drop by the local qdisc enters CWR.
+// Models: __tcp_transmit_skb() (net/ipv4/tcp_output.c)
+engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
     for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
     Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
     if (segs > 1) {
         p.gso_segs = segs;
         p.gso_size = mss_;
     }
+    const engine::Tick prior_wstamp = wstamp_;
+    wstamp_ = std::max(wstamp_, cpu.now());
+    p.tstamp = wstamp_;
     st_.segments += segs;
     ++st_.skbs;
+    data_segs_out_ += segs;
     if (kernel::in_interrupt(cpu.preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
     co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
-    co_await stack_.ip_output(cpu, p);
+    if (!pacing_checked_) { // fq_classify: a pacing fq makes its sockets SK_PACING_FQ
+        pacing_checked_ = true;
+        const auto* fq = dynamic_cast<const Fq*>(stack_.qdisc_for(p));
+        pacing_fq_ = fq && fq->pacing();
+    }
+    if (!co_await stack_.ip_output(cpu, p)) {
+        st_.segments -= segs;
+        --st_.skbs;
+        data_segs_out_ -= segs;
+        ++st_.qdisc_drops;
+        tcp_enter_cwr();
+        co_return false;
+    }
+    tcp_update_skb_after_send(p.len - ETH_HEADER, prior_wstamp, cc_clock(cpu).pacing_rate);
+    co_return true;
+}
+
+// Models: tcp_update_skb_after_send() (net/ipv4/tcp_output.c)
+void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate) {
+    if (!pacing_fq_ || rate == 0 || data_segs_out_ < 10) return; // sch_fq did not pace the first 10 MSS
+    std::uint64_t len_ns = std::uint64_t{len} * 1'000'000'000 / rate;
+    const std::uint64_t credit = (wstamp_ - prior_wstamp) / engine::PS_PER_NS;
+    len_ns -= std::min(len_ns / 2, credit); // OS jitter
+    wstamp_ += len_ns * engine::PS_PER_NS;
+}
+
+// Models: tcp_enter_cwr(), tcp_init_cwnd_reduction() (net/ipv4/tcp_input.c)
+void TcpSource::tcp_enter_cwr() {
+    if (ca_state_ >= CaState::CWR) return;
+    ++st_.cwr;
+    high_seq_ = snd_nxt_;
+    prior_cwnd_ = tp_.cwnd;
+    prr_delivered_ = prr_out_ = 0;
+    tp_.ssthresh = cc_.ssthresh(tp_);
+    ca_state_ = CaState::CWR;
 }
 
 // The segments of one skb: 1 without GSO; else tcp_tso_autosize's pacing-rate goal (the bytes of
@@ -275,6 +342,13 @@ engine::Task<> TcpSource::tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t
 // doubles, up to TCP_RTO_MAX.
 // Models: tcp_retransmit_timer() (net/ipv4/tcp_timer.c)
 engine::Task<> TcpSource::tcp_retransmit_timer(kernel::Cpu& cpu) {
+    if (probe_pending_) { // the probe timer after a local drop: tcp_probe_timer -> tcp_write_wakeup
+        probe_pending_ = false;
+        if (snd_nxt_ == snd_una_ && !aborted_) {
+            co_await tcp_write_xmit(cpu);
+            co_return;
+        }
+    }
     if (snd_nxt_ == snd_una_ || aborted_) co_return;
     // tcp_write_timeout / retransmits_timed_out: ((2 << 9) - 1) * 200 ms + (15 - 9) * 120 s
     if (retrans_stamp_) {

@@ -17,8 +17,12 @@
 // else is a lost-data finding), and sends a window update when the window had closed.
 // A GRO skb (net/gro.h) is taken as the segments it was built from: queued per segment, counted
 // in InSegs per segment, and ACKed at once when it holds two or more full segments.
-// Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, pacing, TSQ,
-// the handshake (the connection is established at the start).
+// Under fq (net/sch_fq.h) the socket is SK_PACING_FQ: each skb carries its earliest departure
+// time (tcp_wstamp_ns, advanced by len / sk_pacing_rate after each skb but the first 10
+// segments), fq holds it until then, and HyStart allows for the pacing. A local drop by the
+// qdisc (NET_XMIT_DROP) leaves the skb unsent and enters CWR (tcp_enter_cwr).
+// Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, internal
+// pacing (SK_PACING_NEEDED), TSQ, the handshake (the connection is established at the start).
 #pragma once
 
 #include "engine/task.h"
@@ -96,6 +100,8 @@ struct TcpSenderStats {
     std::uint64_t skbs = 0;             // skbs handed to IP (a GSO skb holds several segments)
     std::uint64_t softirq_segments = 0; // of which in softirq or with BH disabled
     std::uint64_t backlogged = 0;       // ACKs queued to the socket backlog
+    std::uint64_t qdisc_drops = 0;      // skbs the local qdisc dropped (NET_XMIT_DROP: not sent)
+    std::uint64_t cwr = 0;              // CWR entered after a local drop (tcp_enter_cwr)
 };
 
 class TcpSource final : public TcpEndpoint {
@@ -129,7 +135,7 @@ public:
 
 private:
     static constexpr std::uint64_t WRITE_BLOCK = 128 * 1024; // iperf3's default TCP write size
-    enum class CaState : std::uint8_t { OPEN, DISORDER, RECOVERY, LOSS };
+    enum class CaState : std::uint8_t { OPEN, DISORDER, CWR, RECOVERY, LOSS };
     enum : std::uint8_t { SACKED_ACKED = 1, SACKED_RETRANS = 2, LOST = 4, EVER_RETRANS = 0x80 };
     struct TxSeg {
         engine::Tick sent = 0;
@@ -138,7 +144,11 @@ private:
     };
     // tcp.cpp (output)
     engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
-    engine::Task<> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    // False: the qdisc dropped it (NET_XMIT_DROP): nothing left, the segments not sent.
+    engine::Task<bool> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
+    // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
+    void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
     std::uint32_t tcp_size_goal(const kernel::Cpu& cpu) const;
     std::uint64_t next_retransmit(); // the lowest lost, not retransmitted segment; UINT64_MAX: none
     engine::Task<> release_sock(kernel::Cpu& cpu);
@@ -200,6 +210,11 @@ private:
     bool aborted_ = false;
     bool started_ = false;
     bool owned_ = false; // the writer holds the socket lock
+    // pacing (SK_PACING_FQ, set by fq at the first skb) and the EDT clock tcp_wstamp_ns
+    bool pacing_fq_ = false, pacing_checked_ = false;
+    bool probe_pending_ = false; // the write timer is the zero-window/probe timer after a local drop
+    engine::Tick wstamp_ = 0;
+    std::uint64_t data_segs_out_ = 0;
     std::vector<Packet> backlog_;
     std::size_t backlog_head_ = 0;
     kernel::TaskStruct* waiter_ = nullptr;

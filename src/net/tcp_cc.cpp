@@ -171,7 +171,7 @@ void CongestionControl::hystart_update(TcpCwnd& tp, const CcClock& clk, std::uin
         // hystart_ack_delay: what TSO/GRO may hold back, from the pacing rate
         const std::uint64_t ack_delay = clk.pacing_rate ? std::min<std::uint64_t>(1000, GSO_MAX_SIZE * 4 * 1'000'000 / clk.pacing_rate) : 0;
         std::uint64_t threshold = ca_.delay_min + ack_delay;
-        threshold >>= 1; // no pacing (SK_PACING_NONE): trains past delay_min / 2
+        if (!clk.pacing_fq) threshold >>= 1; // SK_PACING_NONE: trains past delay_min / 2
         if (clk.now_us - ca_.round_start > threshold) {
             ca_.found = true;
             ++hystart_.train_detect; // LINUX_MIB_TCPHYSTARTTRAINDETECT

@@ -41,6 +41,7 @@ struct CcClock {
     std::uint32_t hz = 1000;
     std::uint64_t now_us = 0;
     std::uint64_t pacing_rate = 0; // sk_pacing_rate, bytes/s (HyStart's ACK-delay allowance)
+    bool pacing_fq = false;        // sk_pacing_status == SK_PACING_FQ (else SK_PACING_NONE)
 };
 
 // CUBIC's per-socket state (struct bictcp), public for the tests that check it against RFC 9438.

@@ -141,9 +141,11 @@ void TcpSource::tcp_check_sack_reordering(std::uint64_t low_seq, std::uint64_t p
 void TcpSource::tcp_enter_recovery() {
     ++st_.recoveries;
     tp_.cwnd_cnt = 0;
-    prior_cwnd_ = tp_.cwnd;
-    tp_.ssthresh = cc_.ssthresh(tp_);
-    prr_delivered_ = prr_out_ = 0;
+    if (ca_state_ != CaState::CWR) { // already reducing: the CWR's ssthresh stands
+        prior_cwnd_ = tp_.cwnd;
+        tp_.ssthresh = cc_.ssthresh(tp_);
+        prr_delivered_ = prr_out_ = 0;
+    }
     high_seq_ = snd_nxt_;
     ca_state_ = CaState::RECOVERY;
 }
@@ -202,6 +204,10 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
         if (ca_state_ == CaState::RECOVERY) tp_.cwnd = std::min(tp_.cwnd, tp_.ssthresh); // tcp_end_cwnd_reduction
         ca_state_ = CaState::OPEN;
     }
+    if (ca_state_ == CaState::CWR && snd_una_ > high_seq_) { // held until above high_seq is ACKed
+        tp_.cwnd = tp_.ssthresh; // tcp_end_cwnd_reduction
+        ca_state_ = CaState::OPEN;
+    }
     switch (ca_state_) {
     case CaState::RECOVERY:
     case CaState::LOSS:
@@ -210,9 +216,10 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
         return;
     case CaState::OPEN:
     case CaState::DISORDER:
+    case CaState::CWR:
         tcp_mark_lost();
         if (lost_out_ == 0 && sacked_out_ < reordering_) { // tcp_time_to_recover
-            ca_state_ = sacked_out_ ? CaState::DISORDER : CaState::OPEN; // tcp_try_to_open
+            if (ca_state_ != CaState::CWR) ca_state_ = sacked_out_ ? CaState::DISORDER : CaState::OPEN; // tcp_try_to_open
             return;
         }
         tcp_enter_recovery();
@@ -236,9 +243,8 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
 engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
     // trace_tcp_probe at the top of tcp_rcv_established: the state this ACK finds
     if (cpu.tracing()) {
-        static constexpr std::uint8_t TCP_CA[] = {0, 1, 3, 4}; // CaState -> enum tcp_ca_state
         cpu.trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,
-                          TCP_CA[static_cast<std::size_t>(ca_state_)]);
+                          static_cast<std::uint8_t>(ca_state_)); // CaState is enum tcp_ca_state's order
     }
     co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
     if (aborted_ || p.ack > snd_nxt_ || p.ack < snd_una_) co_return; // invalid or old ACK
@@ -296,7 +302,7 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
     bool rexmit = false;
     if (dupack || (flag & FLAG_DATA_SACKED) || ca_state_ != CaState::OPEN) tcp_fastretrans_alert(flag, rexmit);
     // as tcp_cong_control() (net/ipv4/tcp_input.c)
-    if (ca_state_ == CaState::RECOVERY) {
+    if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) { // tcp_in_cwnd_reduction
         tcp_cwnd_reduction(newly, flag);
     } else if ((flag & FLAG_DATA_ACKED) && newly) {
         // tcp_is_cwnd_limited: limited in this window, or in slow start below twice the most

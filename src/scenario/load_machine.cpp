@@ -151,8 +151,9 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo"});
+                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq"});
     nic_at_[mc.name] = {nic, nkey};
+    read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
         for (std::size_t i = 0; i < a->size(); ++i) {
             const auto v = a->get(i)->value<std::int64_t>();

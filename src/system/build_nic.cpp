@@ -63,6 +63,7 @@ net::Nic& System::add_nic(Machine& m) {
     }
     if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
     else m.stack->add_device(*nic);
+    add_qdisc(m, *nic);
     if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
         if (!m.memory) {
             m.memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
@@ -82,6 +83,33 @@ net::Nic& System::add_nic(Machine& m) {
     if (!m.device) m.device = std::move(nic);
     else m.more_nics.push_back(std::move(nic));
     return out;
+}
+
+// The NIC's root qdisc over its driver, and NET_TX_SOFTIRQ on each CPU of the machine.
+void System::add_qdisc(Machine& m, net::Nic& nic) {
+    const MachineConfig& mc = *m.cfg;
+    if (mc.nic_qdisc.kind != net::QdiscKind::PFIFO_FAST && mc.nic_qdisc.kind != net::QdiscKind::FQ) return;
+    const net::NetCosts& nc = *mc.profile.net;
+    const bool fq = mc.nic_qdisc.kind == net::QdiscKind::FQ;
+    require(nc.net_tx_action && (fq ? nc.fq_enqueue && nc.fq_dequeue && nc.qdisc_watchdog
+                                    : nc.pfifo_fast_enqueue && nc.pfifo_fast_dequeue),
+            "machine " + mc.name + ": qdisc = \"" + (fq ? "fq" : "pfifo_fast") + "\" needs the [net] " +
+                (fq ? "fq_enqueue, fq_dequeue, qdisc_watchdog" : "pfifo_fast_enqueue, pfifo_fast_dequeue") +
+                " and net_tx_action figures of profile " + mc.profile.name);
+    net::QdiscCosts qc;
+    qc.pfifo_fast_enqueue = nc.pfifo_fast_enqueue.value_or(0);
+    qc.pfifo_fast_dequeue = nc.pfifo_fast_dequeue.value_or(0);
+    qc.fq_enqueue = nc.fq_enqueue.value_or(0);
+    qc.fq_dequeue = nc.fq_dequeue.value_or(0);
+    qc.net_tx_action = *nc.net_tx_action;
+    qc.qdisc_watchdog = nc.qdisc_watchdog.value_or(0);
+    Machine& h = hw(m);
+    if (h.net_tx.empty())
+        for (auto& c : h.cpus) h.net_tx.push_back(std::make_unique<net::NetTx>(*c, qc.net_tx_action));
+    std::vector<net::NetTx*> per_cpu;
+    for (auto& t : h.net_tx) per_cpu.push_back(t.get());
+    nic.set_txq(std::make_unique<net::TxQueue>(net::make_qdisc(mc.nic_qdisc, qc), qc.qdisc_watchdog));
+    m.stack->attach_txq(nic, std::move(per_cpu));
 }
 
 void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {

@@ -179,6 +179,7 @@ struct MachineConfig {
     bool nic_gso = true;   // NETIF_F_GSO (ethtool -K gso): the TCP sender builds skbs of several segments
     bool nic_sg = true;    // NETIF_F_SG: the driver takes page fragments (without: skb_segment copies)
     net::TsoKind nic_tso = net::TsoKind::HARDWARE; // NETIF_F_TSO and who segments (lan743x, igb: hardware)
+    net::QdiscConfig nic_qdisc; // each NIC's root qdisc ([machine.nic] qdisc, txqueuelen, [machine.nic.fq])
     // Several NICs (one per Ethernet link of the machine, eth0, eth1, ... in link order): the CPU
     // each one's interrupt is affine to (/proc/irq/N/smp_affinity; absent: CPU 0, as without
     // irqbalance), and the ones behind the machine's PCIe link ([pcie]), whose rx FIFO holds

@@ -108,7 +108,7 @@ inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES =
 static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 26> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 32> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -135,6 +135,12 @@ inline constexpr std::array<Figure<NetCosts>, 26> NET_FIGURES = {{
     {"", "fec_irq", Unit::CYCLES, "FEC fec_enet_interrupt instructions and napi_schedule, MMIO excluded (driver = fec)", &NetCosts::fec_irq},
     {"", "mmio_posted_write", Unit::CYCLES, "writel(): write barrier + posted Device store (driver = fec)", &NetCosts::mmio_posted_write},
     {"", "mmio_read", Unit::CYCLES, "readl(): non-posted Device load + read barrier (driver = fec)", &NetCosts::mmio_read},
+    {"", "pfifo_fast_enqueue", Unit::CYCLES, "pfifo_fast_enqueue: band, skb_array_produce, backlog (qdisc = pfifo_fast)", &NetCosts::pfifo_fast_enqueue},
+    {"", "pfifo_fast_dequeue", Unit::CYCLES, "pfifo_fast_dequeue of an skb: the bands' skb_array_consume (qdisc = pfifo_fast)", &NetCosts::pfifo_fast_dequeue},
+    {"", "fq_enqueue", Unit::CYCLES, "fq_enqueue: fq_classify's flow lookup, flow queue add (qdisc = fq)", &NetCosts::fq_enqueue},
+    {"", "fq_dequeue", Unit::CYCLES, "fq_dequeue of an skb: fq_check_throttled, round robin, pacing (qdisc = fq)", &NetCosts::fq_dequeue},
+    {"", "net_tx_action", Unit::CYCLES, "net_tx_action per run: output_queue splice, root lock (a qdisc layer)", &NetCosts::net_tx_action},
+    {"", "qdisc_watchdog", Unit::CYCLES, "qdisc_watchdog hrtimer callback: __netif_schedule (qdisc = fq)", &NetCosts::qdisc_watchdog},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
 

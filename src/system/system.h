@@ -103,6 +103,7 @@ private:
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair
+        std::vector<std::unique_ptr<net::NetTx>> net_tx;    // per CPU, on machines with a qdisc layer
         std::size_t wg_peers = 0; // WireGuard peers made on its CPUs so far (their internal ids)
         std::unique_ptr<kvm::Vm> vm; // a KVM guest's: its CPUs are the VM's vCPUs
         std::unique_ptr<net::NetDevice> device; // NIC (eth0), virtio-net or tap
@@ -134,6 +135,7 @@ private:
     // affinity gives, its DMA API, memory, PCIe link and GRO/GSO/TSO features as configured;
     // the first one gets the stack, the others join it (build_nic.cpp).
     net::Nic& add_nic(Machine& m);
+    void add_qdisc(Machine& m, net::Nic& nic);
     // The machine of that name, or nullptr (names are unique: the loader checks).
     Machine* machine_named(const std::string& name);
     // The machine whose CPUs `m` runs on: its host for a network namespace, else itself.
