@@ -278,8 +278,31 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
         }
     }
     if (tx_dma_) tx_queued(first_desc, link_->departs(*this));
-    if (txq()) netif_maybe_stop_queue();
+    if (txq()) {
+        if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
+            tx_done_.push_back(TxDone{p, link_->departs(*this)});
+            if (!tx_done_armed_) {
+                tx_done_armed_ = true;
+                cpu_.hrtimer_start(tx_done_.front().departs, &Nic::tx_done_irq, this);
+            }
+        }
+        netif_maybe_stop_queue();
+    }
     co_await kernel::local_irq_restore(cpu, flags);
+}
+
+// The tx completion interrupt once an skb has left: every skb gone by now is freed (its
+// socket's destructor), and the next completion is due when the oldest left one leaves.
+// Models: igb_clean_tx_irq() (drivers/net/ethernet/intel/igb/igb_main.c)
+Cycles Nic::tx_done_irq(kernel::Cpu& cpu, void* ctx, engine::Tick) {
+    auto& nic = *static_cast<Nic*>(ctx);
+    while (!nic.tx_done_.empty() && nic.tx_done_.front().departs <= cpu.now()) {
+        const Packet p = nic.tx_done_.pop_front().skb;
+        nic.txq()->skb_free(cpu, p);
+    }
+    if (nic.tx_done_.empty()) nic.tx_done_armed_ = false;
+    else cpu.hrtimer_start(nic.tx_done_.front().departs, &Nic::tx_done_irq, ctx);
+    return nic.costs_.driver_rx_irq;
 }
 
 std::size_t Nic::tx_room() const { return link_ ? link_->room(*this) : NetDevice::tx_room(); }

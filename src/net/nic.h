@@ -188,6 +188,14 @@ private:
     static constexpr std::uint64_t EV_TX_DONE = 2;
     // flow control under a qdisc: netif_tx_stop_queue, and the completion that wakes the queue
     bool tx_wake_armed_ = false;
+    // skbs on the wire whose tx completion frees them (their sockets' TSQ), oldest first
+    struct TxDone {
+        Packet skb;
+        engine::Tick departs;
+    };
+    Fifo<TxDone> tx_done_;
+    bool tx_done_armed_ = false;
+    static Cycles tx_done_irq(kernel::Cpu& cpu, void* ctx, engine::Tick expiry);
     void netif_maybe_stop_queue();
     static Cycles tx_wake_irq(kernel::Cpu& cpu, void* ctx, engine::Tick expiry);
 

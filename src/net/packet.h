@@ -45,6 +45,8 @@ struct Packet {
     std::uint8_t priority = 0;
     // skb->tstamp as the sender set it: an earliest departure time (EDT, TCP under fq); 0: none.
     engine::Tick tstamp = 0;
+    // skb->truesize a TCP sender charged to sk_wmem_alloc (TSQ, under a qdisc layer); 0: none.
+    std::uint32_t truesize = 0;
     // Where the received frame's first byte lies in the receiving machine's memory hierarchy
     // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
     std::uint64_t data = 0;

@@ -3,6 +3,7 @@
 
 #include "kernel/irqflags.h"
 #include "net/sch_fq.h"
+#include "net/stack.h"
 
 #include <stdexcept>
 
@@ -62,6 +63,22 @@ std::unique_ptr<Qdisc> make_qdisc(const QdiscConfig& cfg, const QdiscCosts& cost
 
 NetTx::NetTx(kernel::Cpu& cpu, Cycles net_tx_action) : cpu_(cpu), cost_(net_tx_action) {
     cpu_.open_softirq(kernel::NET_TX_SOFTIRQ, &NetTx::net_tx_action, this);
+    cpu_.open_softirq(kernel::TASKLET_SOFTIRQ, &NetTx::tcp_tasklet_func, this);
+}
+
+void NetTx::tsq_schedule(TcpEndpoint& ep) {
+    tsq_.push_back(&ep);
+    cpu_.raise_softirq_irqoff(kernel::TASKLET_SOFTIRQ);
+}
+
+// Models: tcp_tasklet_func() (net/ipv4/tcp_output.c)
+engine::Task<> NetTx::tcp_tasklet_func(kernel::Cpu& cpu, void* ctx) {
+    auto& self = *static_cast<NetTx*>(ctx);
+    co_await kernel::local_irq_disable(cpu);
+    self.tsq_running_.swap(self.tsq_);
+    co_await kernel::local_irq_enable(cpu);
+    for (TcpEndpoint* ep : self.tsq_running_) co_await ep->tcp_tsq_handler(cpu);
+    self.tsq_running_.clear();
 }
 
 void NetTx::schedule(TxQueue& q) {

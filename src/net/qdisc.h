@@ -154,6 +154,7 @@ private:
 };
 
 class TxQueue;
+class TcpEndpoint;
 
 // The per-CPU softnet output_queue and NET_TX_SOFTIRQ (net_tx_action runs every qdisc on it).
 // Models: net_tx_action() (net/core/dev.c)
@@ -165,9 +166,14 @@ public:
     // interrupt context: runs at its exit; else ksoftirqd is woken).
     void schedule(TxQueue& q);
     std::uint64_t runs() const { return runs_; }
+    // tcp_wfree's tasklet_schedule of this CPU's tsq_tasklet: the socket's TSQ handler runs in
+    // TASKLET_SOFTIRQ (tcp_tasklet_func).
+    void tsq_schedule(TcpEndpoint& ep);
 
 private:
     static engine::Task<> net_tx_action(kernel::Cpu& cpu, void* ctx);
+    static engine::Task<> tcp_tasklet_func(kernel::Cpu& cpu, void* ctx);
+    std::vector<TcpEndpoint*> tsq_, tsq_running_;
     kernel::Cpu& cpu_;
     Cycles cost_;
     std::vector<TxQueue*> output_queue_, running_;
@@ -182,6 +188,8 @@ public:
     // ndo_start_xmit of one skb (validate_xmit_skb's segmentation first when the device needs
     // it), in the caller's context.
     virtual engine::Task<> hard_start_xmit(kernel::Cpu& cpu, const Packet& p) = 0;
+    // The driver freed a transmitted skb (napi_consume_skb at tx completion): its destructor.
+    virtual void skb_free(kernel::Cpu& cpu, const Packet& p) = 0;
 
 protected:
     ~TxDriver() = default;
@@ -218,6 +226,8 @@ public:
     void netif_schedule(kernel::Cpu& cpu);
     void clear_scheduled() { scheduled_ = false; }
     void register_stats(const stats::Scope& s) const;
+    // The driver's tx completion freed `p` (on `cpu`, in its interrupt).
+    void skb_free(kernel::Cpu& cpu, const Packet& p) { drv_->skb_free(cpu, p); }
 
 private:
     // qdisc_restart: one skb from the requeued slot or the qdisc to the driver; false when

@@ -142,6 +142,7 @@ TEST(Fq, ControlPrioritySkbsGoFirstThroughTheInternalFlow) {
 struct Recorder final : TxDriver {
     std::vector<engine::Tick> at;
     std::size_t tx_room() const override { return 1000; }
+    void skb_free(kernel::Cpu&, const Packet&) override {}
     engine::Task<> hard_start_xmit(kernel::Cpu& cpu, const Packet&) override {
         at.push_back(cpu.now());
         co_return;
@@ -227,6 +228,39 @@ TEST(TcpUnderFq, EveryByteIsDeliveredOnceThoughTheFlowLimitDropsSkbs) {
     EXPECT_EQ(sink.bytes_read(), 200 * TCP_MSS);
     EXPECT_EQ(src.bytes_acked(), 200 * TCP_MSS);
     EXPECT_EQ(sink.stats().duplicate_segments, 0u);
+    EXPECT_EQ(p.findings.kept().size(), 0u);
+}
+
+} // namespace
+} // namespace kdsim::net
+
+namespace kdsim::net {
+namespace {
+
+TEST(TcpUnderPfifoFast, TsqKeepsTheSocketsBytesBelowItWithinTcpLimitOutputBytes) {
+    // pfifo_fast in front of a 16-frame ring; 4 MiB written at once with a 4 MiB window, so
+    // without TSQ the qdisc would take what cwnd allows, up to its 1000 skbs. The socket is
+    // SK_PACING_NONE: TSQ's limit is at most tcp_limit_output_bytes, and sk_wmem_alloc passes
+    // it by at most the skb that crossed it. Each skb (no GSO on this device) is one segment of
+    // truesize 1448 + 896 = 2344 bytes, so at most floor((1048576 + 2344) / 2344) = 448 skbs
+    // are below the socket, the ring's included: the qdisc never holds more.
+    testing::Pair p(256, 16);
+    NetTx net_tx(p.a, 0);
+    p.na.set_txq(std::make_unique<TxQueue>(std::make_unique<PfifoFast>(1000, QdiscCosts{}), 0));
+    p.stack_a.attach_txq(p.na, {&net_tx});
+    constexpr std::uint64_t BYTES = 2896 * TCP_MSS; // 4 MiB of segments
+    TcpSource src(p.stack_a, TcpCosts{}, BYTES, TCP_MSS, 0, BYTES);
+    TcpSink sink(p.stack_b, TcpCosts{}, 2 * BYTES, 0);
+    kernel::TaskStruct* w = nullptr;
+    kernel::TaskStruct* r = nullptr;
+    w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, testing::writer(src, p.a, &w, 1));
+    r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, testing::reader(sink, p.b, &r));
+    p.run(2 * engine::PS_PER_S);
+    EXPECT_GT(src.stats().tsq_throttled, 0u);
+    EXPECT_GT(p.na.txq()->qdisc().stats().qlen_hw, 0u);
+    EXPECT_LE(p.na.txq()->qdisc().stats().qlen_hw, 448u);
+    EXPECT_EQ(p.na.txq()->qdisc().stats().drops, 0u);
+    EXPECT_EQ(sink.bytes_read(), BYTES);
     EXPECT_EQ(p.findings.kept().size(), 0u);
 }
 

@@ -63,7 +63,11 @@ engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
 engine::Task<> Stack::dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
     if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) {
         co_await skb_gso_segment(cpu, p);
-        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await dev.xmit(cpu, gso_segment_of(p, i));
+        for (std::uint32_t i = 0; i < p.gso_segs; ++i) {
+            Packet s = gso_segment_of(p, i);
+            s.truesize = i + 1 == p.gso_segs ? p.truesize : 0; // the socket's charge goes with the last
+            co_await dev.xmit(cpu, s);
+        }
     } else {
         co_await dev.xmit(cpu, p);
     }
@@ -86,7 +90,16 @@ engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
 void Stack::attach_txq(NetDevice& dev, std::vector<NetTx*> per_cpu) {
     if (!dev.txq()) return;
     drivers_.push_back(std::make_unique<DevDriver>(this, &dev));
+    net_tx_ = per_cpu;
     dev.txq()->attach(*drivers_.back(), std::move(per_cpu));
+}
+
+void Stack::skb_free(kernel::Cpu& cpu, const Packet& p) {
+    if (p.kind == FrameKind::TCP_DATA && p.flow < tcp_.size() && tcp_[p.flow]) tcp_[p.flow]->tcp_wfree(cpu, p.truesize);
+}
+
+void Stack::tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep) {
+    net_tx_.at(static_cast<std::size_t>(cpu.id()))->tsq_schedule(ep);
 }
 
 // Through a tunnel a GSO skb is segmented before encapsulation (wg_xmit's skb_gso_segment).

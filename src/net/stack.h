@@ -26,6 +26,11 @@ public:
     virtual engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) = 0;
     // Registers the socket's counters under `s` (<machine>/tcp/flow<N>), if it has any.
     virtual void register_stats(const stats::Scope&) const {}
+    // The skb's destructor at its free after transmission (tcp_wfree): `truesize` bytes leave
+    // sk_wmem_alloc; in the freeing context on `cpu`.
+    virtual void tcp_wfree(kernel::Cpu&, std::uint32_t /*truesize*/) {}
+    // The TSQ tasklet's work for this socket (tcp_tsq_handler), in TASKLET_SOFTIRQ.
+    virtual engine::Task<> tcp_tsq_handler(kernel::Cpu&) { co_return; }
 };
 
 // A tunnel device on the stack (WireGuard, an IPsec SA): takes the stack's outgoing inner
@@ -82,6 +87,10 @@ public:
     // The output route of a locally generated IP packet: through the tunnel when one is
     // configured, else straight to the device. False: dropped by the device's qdisc.
     engine::Task<bool> ip_output(kernel::Cpu& cpu, Packet p);
+    // An skb of a qdisc device was freed after transmission: its socket's destructor.
+    void skb_free(kernel::Cpu& cpu, const Packet& p);
+    // tsq_tasklet on `cpu`: the socket's tcp_tsq_handler runs in its TASKLET_SOFTIRQ.
+    void tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep);
     // Some device of the stack has a qdisc layer.
     bool has_qdisc() const { return !drivers_.empty(); }
     // The root qdisc of the device `p` leaves by, or nullptr.
@@ -153,11 +162,13 @@ private:
         NetDevice* dev;
         DevDriver(Stack* s, NetDevice* d) : stack(s), dev(d) {}
         std::size_t tx_room() const override { return dev->tx_room(); }
+        void skb_free(kernel::Cpu& cpu, const Packet& p) override { stack->skb_free(cpu, p); }
         engine::Task<> hard_start_xmit(kernel::Cpu& cpu, const Packet& p) override {
             return stack->dev_hard_start_xmit(cpu, *dev, p);
         }
     };
     std::vector<std::unique_ptr<DevDriver>> drivers_;
+    std::vector<NetTx*> net_tx_; // per CPU, with a qdisc layer
 
     NetDevice& nic_;
     // The receive hook's context of each device (the first's too, once there are several)

@@ -35,6 +35,10 @@ namespace {
 // The memory one MSS-sized skb takes from the send buffer (tcp_sndbuf_expand's per_mss:
 // roundup_pow_of_two(SKB_TRUESIZE(mss + MAX_TCP_HEADER)) = 4096 for a 1448-byte MSS).
 constexpr std::uint64_t PER_MSS_TRUESIZE = 4096;
+// An skb's truesize beyond its payload: SKB_TRUESIZE(MAX_TCP_HEADER) on x86-64, 320 bytes of
+// head + SKB_DATA_ALIGN(sizeof(struct sk_buff)) 256 + SKB_DATA_ALIGN(sizeof(skb_shared_info)) 320.
+constexpr std::uint32_t SKB_OVERHEAD = 896;
+constexpr std::uint64_t TCP_LIMIT_OUTPUT_BYTES = 1 << 20; // net.ipv4.tcp_limit_output_bytes
 } // namespace
 
 void TcpSource::autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t peer_window) {
@@ -90,6 +94,8 @@ void TcpSource::register_stats(const stats::Scope& s) const {
     if (stack_.has_qdisc()) // under a qdisc layer
         s.counter("qdisc_drops", st_.qdisc_drops, "count", "skbs the local qdisc dropped (NET_XMIT_DROP): left unsent")
             .counter("cwr", st_.cwr, "count", "Congestion Window Reduced entered after a local drop (tcp_enter_cwr)")
+            .counter("tsq_throttled", st_.tsq_throttled, "count",
+                     "times TSQ stopped tcp_write_xmit: the socket's bytes below it over the limit")
             .value("paced", [this] { return pacing_fq_ ? 1.0 : 0.0; }, "bool",
                    "1: the socket is SK_PACING_FQ (fq paces it by its EDT timestamps)");
 }
@@ -174,6 +180,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
         const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
         if (lost != std::numeric_limits<std::uint64_t>::max()) {
             // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
+            if (tcp_small_queue_check(cpu, mss_ + SKB_OVERHEAD, 1)) break;
             TxSeg& s = seg(lost);
             s.sacked |= SACKED_RETRANS | EVER_RETRANS;
             s.rexmit_nxt = snd_nxt_;
@@ -202,6 +209,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
         // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
         const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal(cpu)}, std::uint64_t{tp_.cwnd - in_flight()},
                                              (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
+        if (tcp_small_queue_check(cpu, static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
         const std::uint64_t seq = snd_nxt_;
         if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
         for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
@@ -251,10 +259,15 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t s
     co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
     if (!pacing_checked_) { // fq_classify: a pacing fq makes its sockets SK_PACING_FQ
         pacing_checked_ = true;
-        const auto* fq = dynamic_cast<const Fq*>(stack_.qdisc_for(p));
+        const Qdisc* q = stack_.qdisc_for(p);
+        const auto* fq = dynamic_cast<const Fq*>(q);
         pacing_fq_ = fq && fq->pacing();
+        tsq_on_ = q != nullptr;
     }
+    if (tsq_on_) p.truesize = p.payload + SKB_OVERHEAD; // skb_set_owner_w
+    wmem_alloc_ += p.truesize;
     if (!co_await stack_.ip_output(cpu, p)) {
+        wmem_alloc_ -= p.truesize; // kfree_skb of the dropped clone: tcp_wfree
         st_.segments -= segs;
         --st_.skbs;
         data_segs_out_ -= segs;
@@ -273,6 +286,35 @@ void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_
     const std::uint64_t credit = (wstamp_ - prior_wstamp) / engine::PS_PER_NS;
     len_ns -= std::min(len_ns / 2, credit); // OS jitter
     wstamp_ += len_ns * engine::PS_PER_NS;
+}
+
+// Models: tcp_small_queue_check() (net/ipv4/tcp_output.c)
+bool TcpSource::tcp_small_queue_check(const kernel::Cpu& cpu, std::uint32_t truesize, unsigned factor) {
+    if (!tsq_on_) return false;
+    const std::uint64_t rate = cc_clock(cpu).pacing_rate; // 0 before an RTT sample: ~0UL
+    std::uint64_t limit = rate ? std::max<std::uint64_t>(2ULL * truesize, rate >> 10) : ~std::uint64_t{0} >> 1;
+    if (!pacing_fq_) limit = std::min<std::uint64_t>(limit, TCP_LIMIT_OUTPUT_BYTES);
+    limit <<= factor;
+    if (wmem_alloc_ <= limit) return false;
+    if (packets_out() == 0) return false; // the rtx queue empty: always send
+    if (!tsq_throttled_) ++st_.tsq_throttled;
+    tsq_throttled_ = true;
+    return true;
+}
+
+// Models: tcp_wfree() (net/ipv4/tcp_output.c)
+void TcpSource::tcp_wfree(kernel::Cpu& cpu, std::uint32_t truesize) {
+    wmem_alloc_ -= truesize;
+    if (!tsq_throttled_) return;
+    tsq_throttled_ = false;
+    stack_.tsq_schedule(cpu, *this);
+}
+
+// Deferred to release_sock while the writer owns the socket (TCP_TSQ_DEFERRED).
+// Models: tcp_tsq_handler() (net/ipv4/tcp_output.c)
+engine::Task<> TcpSource::tcp_tsq_handler(kernel::Cpu& cpu) {
+    if (owned_) tsq_deferred_ = true;
+    else co_await tcp_write_xmit(cpu);
 }
 
 // Models: tcp_enter_cwr(), tcp_init_cwnd_reduction() (net/ipv4/tcp_input.c)
@@ -323,6 +365,10 @@ engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
     if (write_timer_deferred_) { // tcp_release_cb
         write_timer_deferred_ = false;
         co_await tcp_retransmit_timer(cpu);
+    }
+    if (tsq_deferred_) { // tcp_release_cb: tcp_tsq_write
+        tsq_deferred_ = false;
+        co_await tcp_write_xmit(cpu);
     }
     owned_ = false;
 }

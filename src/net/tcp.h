@@ -20,9 +20,13 @@
 // Under fq (net/sch_fq.h) the socket is SK_PACING_FQ: each skb carries its earliest departure
 // time (tcp_wstamp_ns, advanced by len / sk_pacing_rate after each skb but the first 10
 // segments), fq holds it until then, and HyStart allows for the pacing. A local drop by the
-// qdisc (NET_XMIT_DROP) leaves the skb unsent and enters CWR (tcp_enter_cwr).
+// qdisc (NET_XMIT_DROP) leaves the skb unsent and enters CWR (tcp_enter_cwr). Under a qdisc
+// layer TSQ bounds what the socket has below it: sk_wmem_alloc (skb truesize, released by the
+// driver's tx completion) may not exceed max(2 truesize, sk_pacing_rate >> 10) (and 1 MiB,
+// tcp_limit_output_bytes, unless SK_PACING_FQ); the tsq tasklet resumes tcp_write_xmit.
 // Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, internal
-// pacing (SK_PACING_NEEDED), TSQ, the handshake (the connection is established at the start).
+// pacing (SK_PACING_NEEDED), TSQ without a qdisc layer, the handshake (the connection is
+// established at the start).
 #pragma once
 
 #include "engine/task.h"
@@ -102,6 +106,7 @@ struct TcpSenderStats {
     std::uint64_t backlogged = 0;       // ACKs queued to the socket backlog
     std::uint64_t qdisc_drops = 0;      // skbs the local qdisc dropped (NET_XMIT_DROP: not sent)
     std::uint64_t cwr = 0;              // CWR entered after a local drop (tcp_enter_cwr)
+    std::uint64_t tsq_throttled = 0;    // tcp_write_xmit stopped by TSQ (TSQ_THROTTLED set)
 };
 
 class TcpSource final : public TcpEndpoint {
@@ -118,6 +123,8 @@ public:
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     void register_stats(const stats::Scope& s) const override;
+    void tcp_wfree(kernel::Cpu& cpu, std::uint32_t truesize) override;
+    engine::Task<> tcp_tsq_handler(kernel::Cpu& cpu) override;
 
     std::uint64_t bytes_acked() const { return snd_una_; }
     std::uint64_t bytes_written() const { return write_seq_; }
@@ -147,6 +154,9 @@ private:
     // False: the qdisc dropped it (NET_XMIT_DROP): nothing left, the segments not sent.
     engine::Task<bool> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs = 1);
     void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
+    // TSQ: true when the bytes this socket has in the qdisc and the ring exceed its limit for
+    // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
+    bool tcp_small_queue_check(const kernel::Cpu& cpu, std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
     std::uint32_t tcp_size_goal(const kernel::Cpu& cpu) const;
@@ -213,6 +223,9 @@ private:
     // pacing (SK_PACING_FQ, set by fq at the first skb) and the EDT clock tcp_wstamp_ns
     bool pacing_fq_ = false, pacing_checked_ = false;
     bool probe_pending_ = false; // the write timer is the zero-window/probe timer after a local drop
+    // TSQ (under a qdisc layer, whose driver frees skbs at tx completion): sk_wmem_alloc
+    bool tsq_on_ = false, tsq_throttled_ = false, tsq_deferred_ = false;
+    std::uint64_t wmem_alloc_ = 0;
     engine::Tick wstamp_ = 0;
     std::uint64_t data_segs_out_ = 0;
     std::vector<Packet> backlog_;
