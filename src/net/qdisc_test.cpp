@@ -206,36 +206,40 @@ TEST(TxQueue, AStoppedQueueHoldsTheSkbsUntilTheDriverWakesIt) {
     EXPECT_GE(drv.at.front(), 2 * engine::PS_PER_US);
 }
 
+// A Pair whose sender NIC has `q` in front of a 16-frame ring, and one TCP stream over it
+// that writes `bytes` at once (window and sndbuf `bytes`, the receiver's buffer `rcvbuf`).
+struct QdiscStream {
+    testing::Pair p{256, 16};
+    NetTx net_tx{p.a, 0};
+    TcpSource src;
+    TcpSink sink;
+    kernel::TaskStruct* w = nullptr;
+    kernel::TaskStruct* r = nullptr;
+    QdiscStream(std::unique_ptr<Qdisc> q, std::uint64_t window, std::uint64_t bytes, std::uint64_t rcvbuf)
+        : src(p.stack_a, TcpCosts{}, window, TCP_MSS, 0, bytes), sink(p.stack_b, TcpCosts{}, rcvbuf, 0) {
+        p.na.set_txq(std::make_unique<TxQueue>(std::move(q), 0));
+        p.stack_a.attach_txq(p.na, {&net_tx});
+        w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, testing::writer(src, p.a, &w, 1));
+        r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, testing::reader(sink, p.b, &r));
+        p.run(2 * engine::PS_PER_S);
+    }
+    const QdiscStats& qstats() const { return p.na.txq()->qdisc().stats(); }
+};
+
 TEST(TcpUnderFq, EveryByteIsDeliveredOnceThoughTheFlowLimitDropsSkbs) {
     // fq with flow_limit 2 on the sender's NIC and a 16-frame ring: TCP's skbs beyond two
     // queued are dropped (NET_XMIT_DROP), left unsent and sent again later; the socket is
     // SK_PACING_FQ. 200 segments are written; all arrive, in order, once.
-    testing::Pair p(256, 16);
     FqConfig c;
     c.flow_limit = 2;
-    NetTx net_tx(p.a, 0);
-    p.na.set_txq(std::make_unique<TxQueue>(std::make_unique<Fq>(c, QdiscCosts{}), 0));
-    p.stack_a.attach_txq(p.na, {&net_tx});
-    TcpSource src(p.stack_a, TcpCosts{}, 100 * TCP_MSS, TCP_MSS, 0, 200 * TCP_MSS);
-    TcpSink sink(p.stack_b, TcpCosts{}, 256 * TCP_MSS, 0);
-    kernel::TaskStruct* w = nullptr;
-    kernel::TaskStruct* r = nullptr;
-    w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, testing::writer(src, p.a, &w, 1));
-    r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, testing::reader(sink, p.b, &r));
-    p.run(2 * engine::PS_PER_S);
-    EXPECT_GT(src.stats().qdisc_drops, 0u);
-    EXPECT_EQ(p.na.txq()->qdisc().stats().drops, src.stats().qdisc_drops);
-    EXPECT_EQ(sink.bytes_read(), 200 * TCP_MSS);
-    EXPECT_EQ(src.bytes_acked(), 200 * TCP_MSS);
-    EXPECT_EQ(sink.stats().duplicate_segments, 0u);
-    EXPECT_EQ(p.findings.kept().size(), 0u);
+    QdiscStream s(std::make_unique<Fq>(c, QdiscCosts{}), 100 * TCP_MSS, 200 * TCP_MSS, 256 * TCP_MSS);
+    EXPECT_GT(s.src.stats().qdisc_drops, 0u);
+    EXPECT_EQ(s.qstats().drops, s.src.stats().qdisc_drops);
+    EXPECT_EQ(s.sink.bytes_read(), 200 * TCP_MSS);
+    EXPECT_EQ(s.src.bytes_acked(), 200 * TCP_MSS);
+    EXPECT_EQ(s.sink.stats().duplicate_segments, 0u);
+    EXPECT_EQ(s.p.findings.kept().size(), 0u);
 }
-
-} // namespace
-} // namespace kdsim::net
-
-namespace kdsim::net {
-namespace {
 
 TEST(TcpUnderPfifoFast, TsqKeepsTheSocketsBytesBelowItWithinTcpLimitOutputBytes) {
     // pfifo_fast in front of a 16-frame ring; 4 MiB written at once with a 4 MiB window, so
@@ -244,24 +248,14 @@ TEST(TcpUnderPfifoFast, TsqKeepsTheSocketsBytesBelowItWithinTcpLimitOutputBytes)
     // it by at most the skb that crossed it. Each skb (no GSO on this device) is one segment of
     // truesize 1448 + 896 = 2344 bytes, so at most floor((1048576 + 2344) / 2344) = 448 skbs
     // are below the socket, the ring's included: the qdisc never holds more.
-    testing::Pair p(256, 16);
-    NetTx net_tx(p.a, 0);
-    p.na.set_txq(std::make_unique<TxQueue>(std::make_unique<PfifoFast>(1000, QdiscCosts{}), 0));
-    p.stack_a.attach_txq(p.na, {&net_tx});
     constexpr std::uint64_t BYTES = 2896 * TCP_MSS; // 4 MiB of segments
-    TcpSource src(p.stack_a, TcpCosts{}, BYTES, TCP_MSS, 0, BYTES);
-    TcpSink sink(p.stack_b, TcpCosts{}, 2 * BYTES, 0);
-    kernel::TaskStruct* w = nullptr;
-    kernel::TaskStruct* r = nullptr;
-    w = &p.a.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, testing::writer(src, p.a, &w, 1));
-    r = &p.b.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, testing::reader(sink, p.b, &r));
-    p.run(2 * engine::PS_PER_S);
-    EXPECT_GT(src.stats().tsq_throttled, 0u);
-    EXPECT_GT(p.na.txq()->qdisc().stats().qlen_hw, 0u);
-    EXPECT_LE(p.na.txq()->qdisc().stats().qlen_hw, 448u);
-    EXPECT_EQ(p.na.txq()->qdisc().stats().drops, 0u);
-    EXPECT_EQ(sink.bytes_read(), BYTES);
-    EXPECT_EQ(p.findings.kept().size(), 0u);
+    QdiscStream s(std::make_unique<PfifoFast>(1000, QdiscCosts{}), BYTES, BYTES, 2 * BYTES);
+    EXPECT_GT(s.src.stats().tsq_throttled, 0u);
+    EXPECT_GT(s.qstats().qlen_hw, 0u);
+    EXPECT_LE(s.qstats().qlen_hw, 448u);
+    EXPECT_EQ(s.qstats().drops, 0u);
+    EXPECT_EQ(s.sink.bytes_read(), BYTES);
+    EXPECT_EQ(s.p.findings.kept().size(), 0u);
 }
 
 } // namespace
