@@ -1,6 +1,7 @@
 #include "devices/dma.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,39 @@ void DmaPlatform::register_stats(const stats::Scope& s) const {
         .counter("barriers", d.barriers, "count", "barriers (dsb) issued by the API")
         .counter("cycles", d.cycles, "cycles", "cycles the API charged to cache_maintenance")
         .counter("stale_reads", findings_.stale_reads, "count", "CPU reads of lines the device wrote after their last invalidation");
+    if (!pool_ && swiotlb_mode_ != SwiotlbMode::FORCE) return; // no swiotlb: nothing to show
+    const stats::Scope sw = s.sub("swiotlb");
+    if (pool_) {
+        const SwiotlbPool& p = *pool_;
+        sw.value("slots", [&p] { return static_cast<double>(p.nslabs()); }, "count", "IO_TLB_SIZE (2 KiB) slots of the bounce pool")
+            .value("slots_high_water", [&p] { return static_cast<double>(p.high_water()); }, "count",
+                   "the most slots in use at once, all devices")
+            .value("full", [&p] { return static_cast<double>(p.failures()); }, "count",
+                   "mappings refused: no free run of slots (\"swiotlb buffer is full\")");
+    }
+    for (const auto& d : devices_) {
+        const SwiotlbDeviceStats& x = d->swiotlb;
+        sw.sub(d->name)
+            .counter("bounced_maps", x.bounced_maps, "count", "mappings that took bounce slots")
+            .counter("map_failures", x.map_failures, "count", "mappings that failed (dma_mapping_error): the driver dropped")
+            .counter("copies_to_device", x.copies_to_device, "count", "swiotlb_bounce copies from the buffer into its slots")
+            .counter("bytes_to_device", x.bytes_to_device, "bytes", "bytes copied into the slots")
+            .counter("copies_from_device", x.copies_from_device, "count", "swiotlb_bounce copies from the slots back to the buffer")
+            .counter("bytes_from_device", x.bytes_from_device, "bytes", "bytes copied back to the buffer")
+            .counter("copy_cycles", x.copy_cycles, "cycles", "cycles of those copies (copy), memory stalls included")
+            .counter("slots_high_water", x.slots_high_water, "count", "the most slots this device held at once");
+    }
+}
+
+DmaDevice& DmaPlatform::add_device(std::string name, std::uint64_t dma_mask) {
+    devices_.push_back(std::make_unique<DmaDevice>(DmaDevice{std::move(name), dma_mask, {}}));
+    return *devices_.back();
+}
+
+void DmaPlatform::set_swiotlb(SwiotlbMode mode, std::unique_ptr<SwiotlbPool> pool, double copy_per_byte) {
+    swiotlb_mode_ = mode;
+    pool_ = std::move(pool);
+    bounce_copy_ = copy_per_byte;
 }
 
 std::string_view to_string(DmaDataDirection d) {
@@ -38,8 +72,9 @@ void DmaPlatform::report_stale_read(const StaleReadReport& r) {
     if (findings_.reports.size() < DmaFindings::MAX_REPORTS) findings_.reports.push_back(r);
 }
 
-DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size)
-    : platform_(&platform), id_(platform.new_buffer_id()), size_(size), line_(line_size) {
+DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size, DmaDevice* dev)
+    : platform_(&platform), dev_(dev ? dev : &platform.default_device()), id_(platform.new_buffer_id()), size_(size),
+      line_(line_size) {
     if (line_size == 0 || (line_size & (line_size - 1)) != 0)
         throw std::invalid_argument("DmaBuffer: the cache line size must be a power of two");
     if (size == 0) throw std::invalid_argument("DmaBuffer: a buffer has at least one byte");
@@ -51,6 +86,11 @@ DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line
 void DmaBuffer::set_addr(mem::Addr a) {
     if (mapped_) throw std::logic_error("DmaBuffer::set_addr: DMA buffer " + std::to_string(id_) + " is mapped");
     addr_ = a;
+}
+
+void DmaBuffer::set_phys(std::uint64_t p) {
+    if (mapped_) throw std::logic_error("DmaBuffer::set_phys: DMA buffer " + std::to_string(id_) + " is mapped");
+    phys_ = p;
 }
 
 namespace {
@@ -174,18 +214,24 @@ struct DmaOps {
         DmaPlatform& p = *b.platform_;
         if (p.coherent()) return 0;
         mem::MemorySystem* m = p.memory();
+        // a bounced mapping's maintenance acts on its slots; the buffer's own lines keep their state
+        const bool own = !b.bounced();
+        const mem::Addr base = own ? b.addr_ : p.swiotlb()->slot_addr(b.tlb_);
+        if (m && base == 0) m = nullptr;
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
         auto apply = [&](std::uint64_t i, LineOp op) {
             if (i >= b.lines()) return; // the clean loop's minimum iteration past a buffer's end
-            if (op != LineOp::INV) ++b.clean_[i];
+            if (own && op != LineOp::INV) ++b.clean_[i];
             if (op != LineOp::CLEAN) {
-                ++b.inv_[i];
-                b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+                if (own) {
+                    ++b.inv_[i];
+                    b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+                }
                 inv_first = std::min(inv_first, i);
                 inv_last = std::max(inv_last, i);
             }
-            if (op == LineOp::FLUSH && m) m->clean(now, b.addr_ + i * b.line_, b.line_); // before its invalidate
+            if (op == LineOp::FLUSH && m) m->clean(now, base + i * b.line_, b.line_); // before its invalidate
             if (op == LineOp::CLEAN) {
                 clean_first = std::min(clean_first, i);
                 clean_last = std::max(clean_last, i);
@@ -193,10 +239,20 @@ struct DmaOps {
         };
         const engine::Cycles c = maintain(p.costs(), b.line_, offset, len, dir, to_device, &p.stats(), apply);
         if (m && clean_first <= clean_last)
-            m->clean(now, b.addr_ + clean_first * b.line_, (clean_last - clean_first + 1) * b.line_);
+            m->clean(now, base + clean_first * b.line_, (clean_last - clean_first + 1) * b.line_);
         if (m && inv_first <= inv_last)
-            m->invalidate(b.addr_ + inv_first * b.line_, (inv_last - inv_first + 1) * b.line_);
+            m->invalidate(base + inv_first * b.line_, (inv_last - inv_first + 1) * b.line_);
         return c;
+    }
+    static void set_tlb(DmaBuffer& b, std::size_t index) { b.tlb_ = index; }
+    static void set_map_failed(DmaBuffer& b, bool f) { b.map_failed_ = f; }
+    static void mark_bounced(DmaBuffer& b) { b.bounce_marks_ = true; }
+    static bool may_be_stale(const DmaBuffer& b) { return !b.platform_->coherent() || b.bounce_marks_; }
+    // A bounce copy back over [offset, offset + len): the lines it writes hold the device's data.
+    static void copied_back(DmaBuffer& b, std::size_t offset, std::size_t len) {
+        if (len == 0) return;
+        for (std::size_t i = offset / b.line_; i <= (offset + len - 1) / b.line_; ++i)
+            b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
     }
     static void set_mapping(DmaBuffer& b, bool mapped, std::size_t len, DmaDataDirection dir) {
         b.mapped_ = mapped;
@@ -215,7 +271,77 @@ engine::Task<> charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
 
 } // namespace
 
-// Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
+namespace {
+
+// swiotlb_bounce: the CPU's memcpy of [offset, offset + len) between the buffer and its slots.
+// Models: swiotlb_bounce() (kernel/dma/swiotlb.c)
+engine::Task<> bounce(kernel::Cpu& cpu, DmaBuffer& b, std::size_t offset, std::size_t len, bool to_device) {
+    if (len == 0) co_return;
+    DmaPlatform& p = b.platform();
+    SwiotlbDeviceStats& st = b.device().swiotlb;
+    engine::Cycles c = static_cast<engine::Cycles>(std::llround(p.bounce_copy_per_byte() * static_cast<double>(len)));
+    const mem::Addr slot = p.swiotlb()->slot_addr(b.tlb_index());
+    if (mem::MemorySystem* m = p.memory(); m && b.addr() != 0 && slot != 0) {
+        const mem::Addr src = to_device ? b.addr() + offset : slot + offset;
+        const mem::Addr dst = to_device ? slot + offset : b.addr() + offset;
+        const engine::Cycles rd = m->read(cpu.id(), cpu.now(), src, len);
+        c += rd + m->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, len);
+    }
+    if (to_device) {
+        ++st.copies_to_device;
+        st.bytes_to_device += len;
+    } else {
+        ++st.copies_from_device;
+        st.bytes_from_device += len;
+        DmaOps::copied_back(b, offset, len);
+    }
+    st.copy_cycles += c;
+    co_await cpu.exec(c, kernel::Cat::COPY);
+}
+
+// dma_direct_map_page's test: swiotlb=force, or the mapping's last byte beyond the device's reach.
+// Models: dma_capable() (include/linux/dma-direct.h), is_swiotlb_force_bounce() (include/linux/swiotlb.h)
+bool needs_bounce(const DmaBuffer& b, std::size_t len) {
+    if (len == 0) return false;
+    const DmaPlatform& p = b.platform();
+    if (p.swiotlb_mode() == SwiotlbMode::FORCE && p.swiotlb()) return true;
+    return b.phys() + len - 1 > b.device().dma_mask;
+}
+
+// swiotlb_map: the slots (or the failure the driver sees), the copy in, then the maintenance of
+// the slots. Returns false when the mapping failed.
+// Models: swiotlb_map(), swiotlb_tbl_map_single() (kernel/dma/swiotlb.c)
+engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                               unsigned long attrs) {
+    DmaPlatform& p = buf.platform();
+    DmaDevice& d = buf.device();
+    SwiotlbPool* pool = p.swiotlb();
+    std::optional<std::size_t> index = pool ? pool->find_slots(cpu.id(), len) : std::nullopt;
+    if (index && pool->slot_phys(*index) + len - 1 > d.dma_mask) { // "swiotlb addr overflow"
+        pool->release_slots(*index, len);
+        index.reset();
+    }
+    if (!index) {
+        ++d.swiotlb.map_failures;
+        DmaOps::set_map_failed(buf, true);
+        co_await charge(cpu, p, p.costs().map_call);
+        co_return false;
+    }
+    ++d.swiotlb.bounced_maps;
+    d.swiotlb.slots_in_use += SwiotlbPool::nr_slots(len);
+    d.swiotlb.slots_high_water = std::max(d.swiotlb.slots_high_water, d.swiotlb.slots_in_use);
+    DmaOps::set_tlb(buf, *index);
+    co_await bounce(cpu, buf, 0, len, true); // whatever the direction (6.1)
+    engine::Cycles c = p.costs().map_call;
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
+    DmaOps::set_mapping(buf, true, len, dir);
+    co_await charge(cpu, p, c);
+    co_return true;
+}
+
+} // namespace
+
+// Models: dma_map_single_attrs() (include/linux/dma-mapping.h), dma_direct_map_page() (kernel/dma/direct.h)
 engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                               unsigned long attrs) {
     check_range(buf, 0, len, "dma_map_single");
@@ -223,6 +349,11 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
         throw std::logic_error("dma_map_single: DMA buffer " + std::to_string(buf.id()) + " is already mapped");
     DmaPlatform& p = buf.platform();
     ++p.stats().maps;
+    DmaOps::set_map_failed(buf, false);
+    if (needs_bounce(buf, len)) {
+        co_await swiotlb_map(cpu, buf, len, dir, attrs);
+        co_return;
+    }
     // State first: a device write racing with the maintenance is then still seen as stale.
     engine::Cycles c = p.costs().map_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
@@ -230,7 +361,8 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
     co_await charge(cpu, p, c);
 }
 
-// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
+// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h), dma_direct_unmap_page() (kernel/dma/direct.h)
+// Models: swiotlb_tbl_unmap_single() (kernel/dma/swiotlb.c)
 engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                                       unsigned long attrs) {
     check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
@@ -241,8 +373,18 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     ++p.stats().unmaps;
     engine::Cycles c = p.costs().unmap_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
-    DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
+    if (!buf.bounced()) {
+        DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
+        co_await charge(cpu, p, c);
+        co_return;
+    }
     co_await charge(cpu, p, c);
+    // the slots' maintenance, then the copy back of the whole mapping, then the slots freed
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC) && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, 0, len, false);
+    p.swiotlb()->release_slots(buf.tlb_index(), len);
+    buf.device().swiotlb.slots_in_use -= SwiotlbPool::nr_slots(len);
+    DmaOps::set_tlb(buf, SIZE_MAX);
+    DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
 }
 
 namespace {
@@ -253,8 +395,12 @@ engine::Task<> dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t off
     check_mapped(buf, offset, len, dir, for_device ? "dma_sync_single_for_device" : "dma_sync_single_for_cpu");
     DmaPlatform& p = buf.platform();
     ++(for_device ? p.stats().syncs_for_device : p.stats().syncs_for_cpu);
+    // bounced: swiotlb_sync_single_for_device copies in before the slots' maintenance,
+    // swiotlb_sync_single_for_cpu copies back after it
+    if (buf.bounced() && for_device && dir != DMA_FROM_DEVICE) co_await bounce(cpu, buf, offset, len, true);
     engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
     co_await charge(cpu, p, c);
+    if (buf.bounced() && !for_device && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, offset, len, false);
 }
 
 } // namespace
@@ -283,11 +429,22 @@ void check_device_access(const DmaBuffer& buf, std::size_t offset, std::size_t l
                                std::to_string(len) + ")");
 }
 
+// The slots of a bounced mapping, where the device's DMA goes (0: no hierarchy address).
+mem::Addr device_addr(const DmaBuffer& buf) {
+    return buf.bounced() ? buf.platform().swiotlb()->slot_addr(buf.tlb_index()) : buf.addr();
+}
+
 } // namespace
 
 void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
     check_device_access(buf, offset, len, DMA_TO_DEVICE, "device_write", "write");
-    if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, buf.addr() + offset, len);
+    if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, device_addr(buf) + offset, len);
+    if (buf.bounced() && len > 0) { // the CPU reads the original: stale until copied back, coherent or not
+        DmaOps::mark_bounced(buf);
+        for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
+            DmaOps::mark(buf, i);
+        return;
+    }
     if (buf.platform().coherent() || len == 0) return;
     for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
         DmaOps::mark(buf, i);
@@ -295,12 +452,12 @@ void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now)
 
 void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
     check_device_access(buf, offset, len, DMA_FROM_DEVICE, "device_read", "read");
-    if (mem::MemorySystem* m = buf.platform().memory()) m->device_read(now, buf.addr() + offset, len);
+    if (mem::MemorySystem* m = buf.platform().memory()) m->device_read(now, device_addr(buf) + offset, len);
 }
 
 bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
     check_range(buf, offset, len, "cpu_read");
-    if (len == 0 || buf.platform().coherent()) return false;
+    if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
     const std::size_t line = buf.line_size();
     std::size_t first_line = SIZE_MAX, last_line = 0;
     for (std::size_t i = offset / line; i <= (offset + len - 1) / line; ++i)

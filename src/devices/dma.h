@@ -34,9 +34,28 @@
 // from every cache (its partial end lines are written back first, as DCCIMVAC does), a clean writes
 // the dirty ones back. The stale-read bits above stay the functional truth: they are conservative
 // (a speculative fill is always assumed), where the caches say only what the CPU pays.
+//
+// swiotlb (swiotlb.h, kernel/dma/direct.h + swiotlb.c): dma_direct_map_page bounces a buffer whose
+// physical end lies beyond its device's mask (dma_capable fails), or every buffer under
+// swiotlb=force (is_swiotlb_force_bounce). swiotlb_tbl_map_single takes a run of 2 KiB slots and
+// copies the whole mapping orig -> slots whatever the direction (6.1: "unconditional bounce may
+// prevent leaking swiotlb content"); the cache maintenance then acts on the SLOTS' lines
+// (arch_sync_dma_for_device(swiotlb_addr)); the device reads and writes the slots. sync_for_cpu
+// maintains the slots, then copies slots -> orig for FROM_DEVICE/BIDIRECTIONAL over the synced
+// range; unmap does the same over the whole mapped length (dma_direct_unmap_page: sync_for_cpu of
+// `size`, then swiotlb_tbl_unmap_single with DMA_ATTR_SKIP_CPU_SYNC) unless DMA_ATTR_SKIP_CPU_SYNC,
+// and frees the slots; sync_for_device copies orig -> slots for TO_DEVICE/BIDIRECTIONAL, then
+// maintains the slots. No free run: the mapping fails (dma_mapping_error), counted, nothing mapped.
+// The copies are memcpy's on the CPU (Cat::COPY): the platform's warm cycles per byte plus, with a
+// hierarchy, the stalls of reading the source and writing the destination. Functionally, a device
+// write to a bounced mapping marks the ORIGINAL buffer's lines (on any platform, coherent too: the
+// CPU reads the original, which holds the device's data only once copied back), and a copy back
+// clears the lines it touches: a missing or short sync_for_cpu is still a stale read. Not
+// modelled: the slot search's own instructions (no profile figure yet: it rides on map_call).
 #pragma once
 
 #include "devices/dma_costs.h"
+#include "devices/swiotlb.h"
 #include "engine/task.h"
 #include "engine/time.h"
 #include "kernel/cpu.h"
@@ -44,6 +63,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kdsim::devices {
@@ -105,9 +125,25 @@ public:
     void set_memory(mem::MemorySystem* m) { memory_ = m; }
     mem::MemorySystem* memory() const { return memory_; }
 
+    // A device doing DMA on this platform, with its mask (DMA_BIT_MASK(bits)); lives as long as the
+    // platform. Buffers made without one belong to a device with a 64-bit mask.
+    DmaDevice& add_device(std::string name, std::uint64_t dma_mask);
+    DmaDevice& default_device() { return default_device_; }
+    // swiotlb: the mode, the pool (nullptr: none; AUTO then bounces nothing it could not map, so an
+    // unreachable buffer fails) and the bounce memcpy's warm cycles per byte. Call before the run.
+    void set_swiotlb(SwiotlbMode mode, std::unique_ptr<SwiotlbPool> pool, double copy_per_byte);
+    SwiotlbMode swiotlb_mode() const { return swiotlb_mode_; }
+    SwiotlbPool* swiotlb() const { return pool_.get(); }
+    double bounce_copy_per_byte() const { return bounce_copy_; }
+
 private:
     DmaCosts costs_;
     mem::MemorySystem* memory_ = nullptr;
+    DmaDevice default_device_{"dma", ~std::uint64_t{0}, {}};
+    std::vector<std::unique_ptr<DmaDevice>> devices_;
+    SwiotlbMode swiotlb_mode_ = SwiotlbMode::AUTO;
+    std::unique_ptr<SwiotlbPool> pool_;
+    double bounce_copy_ = 0;
     DmaFindings findings_;
     DmaStats stats_;
     std::uint64_t next_id_ = 0;
@@ -116,9 +152,10 @@ private:
 // One buffer used for streaming DMA (an rx ring buffer, a tx frame), line-aligned.
 class DmaBuffer {
 public:
-    DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size);
+    DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size, DmaDevice* dev = nullptr);
 
     DmaPlatform& platform() const { return *platform_; }
+    DmaDevice& device() const { return *dev_; }
     std::uint64_t id() const { return id_; }
     std::size_t size() const { return size_; }
     std::uint32_t line_size() const { return line_; }
@@ -139,10 +176,25 @@ public:
     // descriptor with a fresh buffer moves the unmapped object to the new buffer's address.
     mem::Addr addr() const { return addr_; }
     void set_addr(mem::Addr a);
+    // Its physical address, which dma_capable holds against the device's mask (0 with no DRAM
+    // layout: every mask reaches it).
+    std::uint64_t phys() const { return phys_; }
+    void set_phys(std::uint64_t p);
+    // Whether the current mapping is a bounce slot run, and its first slot.
+    bool bounced() const { return tlb_ != NO_SLOT; }
+    std::size_t tlb_index() const { return tlb_; }
+    // dma_mapping_error: the last dma_map_single of this buffer failed (nothing is mapped).
+    bool map_failed() const { return map_failed_; }
 
 private:
     friend struct DmaOps;
+    static constexpr std::size_t NO_SLOT = SIZE_MAX;
     DmaPlatform* platform_;
+    DmaDevice* dev_;
+    std::uint64_t phys_ = 0;
+    std::size_t tlb_ = NO_SLOT;
+    bool map_failed_ = false;
+    bool bounce_marks_ = false; // a bounced device write marked lines (coherent platforms too)
     std::uint64_t id_;
     std::size_t size_;
     std::uint32_t line_;
@@ -154,10 +206,13 @@ private:
     DmaDataDirection mapped_dir_ = DMA_BIDIRECTIONAL;
 };
 
-// The API. Each call spends its cycles on `cpu` as Cat::CACHE_MAINT in one exec. Misuse (a range
-// outside the buffer or the mapping, unmapping what is not mapped) throws std::logic_error.
+// The API. Each call spends its cycles on `cpu` as Cat::CACHE_MAINT in one exec (and a bounce
+// copy's as Cat::COPY in another). Misuse (a range outside the buffer or the mapping, unmapping
+// what is not mapped) throws std::logic_error. A mapping swiotlb cannot give fails: the buffer
+// stays unmapped and dma_mapping_error(buf) says so.
 engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                               unsigned long attrs = 0);
+inline bool dma_mapping_error(const DmaBuffer& buf) { return buf.map_failed(); }
 engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                                       unsigned long attrs);
 inline engine::Task<> dma_unmap_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir) {
