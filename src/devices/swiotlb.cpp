@@ -12,12 +12,28 @@ std::size_t io_tlb_offset(std::size_t i) { return i & (IO_TLB_SEGSIZE - 1); }
 
 } // namespace
 
+std::uint64_t DramLayout::place(std::uint64_t key, std::uint64_t unit) const {
+    const std::uint64_t units = unit ? size / unit : 0;
+    if (units == 0) return base;
+    const std::uint64_t frac = (key + 1) * 0x9E3779B97F4A7C15ULL; // frac((key + 1) x golden ratio), 64-bit fixed point
+    return base + static_cast<std::uint64_t>((static_cast<unsigned __int128>(frac) * units) >> 64) * unit;
+}
+
 // Models: swiotlb_init_remap() (kernel/dma/swiotlb.c: memblock_alloc_low)
 std::optional<std::uint64_t> swiotlb_pool_start(std::uint64_t dram_base, std::uint64_t dram_size, std::uint64_t bytes,
                                                 std::uint64_t low_limit) {
     const std::uint64_t end = std::min(dram_base + dram_size, low_limit);
     if (end < dram_base || end - dram_base < bytes) return std::nullopt;
     return end - bytes;
+}
+
+bool swiotlb_wanted(SwiotlbMode mode, const DramLayout* dram, std::uint64_t mask) {
+    if (mode != SwiotlbMode::AUTO) return mode == SwiotlbMode::FORCE;
+    return dram && dram->base + dram->size - 1 > mask;
+}
+
+std::uint64_t swiotlb_low_limit(bool arm64, unsigned mask_bits) {
+    return std::uint64_t{1} << (arm64 ? std::min(mask_bits, 32u) : 32u);
 }
 
 // Models: swiotlb_init_io_tlb_mem() (kernel/dma/swiotlb.c)

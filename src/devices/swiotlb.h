@@ -61,11 +61,28 @@ struct DmaDevice {
     SwiotlbDeviceStats swiotlb;
 };
 
+// [machine.dram]: the machine's physical memory, for dma_capable. The page allocator's buffers lie
+// spread over all of it (a running system's free pages are everywhere): the `key`-th allocation
+// of `unit` bytes (a unit-aligned block) at the key's golden-ratio (Weyl) point of DRAM, so the
+// share of buffers beyond a mask is the share of DRAM beyond it, deterministically.
+struct DramLayout {
+    std::uint64_t base = 0, size = 0;
+    std::uint64_t place(std::uint64_t key, std::uint64_t unit) const;
+};
+
 // Where memblock_alloc_low puts a pool of `bytes` in DRAM [dram_base, dram_base + dram_size):
 // the top of the memory below `low_limit` (ARCH_LOW_ADDRESS_LIMIT + 1). Returns the pool's first
 // physical address, or nothing when it does not fit there.
 std::optional<std::uint64_t> swiotlb_pool_start(std::uint64_t dram_base, std::uint64_t dram_size, std::uint64_t bytes,
                                                 std::uint64_t low_limit);
+
+// Whether the kernel sets a pool up (swiotlb_init's test): swiotlb=force always, swiotlb=noforce
+// never, else when DRAM reaches past the device's mask (the arm64 test max_pfn > DMA zone, x86's
+// max_pfn > 4 GiB, for the device that needs it). Without a DRAM layout only force does.
+bool swiotlb_wanted(SwiotlbMode mode, const DramLayout* dram, std::uint64_t mask);
+// ARCH_LOW_ADDRESS_LIMIT + 1, below which the pool lies: 4 GiB; on arm64 the DMA zone's end
+// (zone_dma_bits: the narrowest device mask from the device tree, at most 32 bits).
+std::uint64_t swiotlb_low_limit(bool arm64, unsigned mask_bits);
 
 // io_tlb_mem: the slots of one pool and their allocation.
 class SwiotlbPool {

@@ -16,12 +16,31 @@ Nic::Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string n
     cpu_.request_irq(vector_, &Nic::rx_irq, this, name_ + "-rx");
 }
 
+void Nic::set_dma_device(devices::DmaDevice& dev, const devices::DramLayout* dram, std::uint64_t index) {
+    dma_dev_ = &dev;
+    dram_ = dram;
+    nic_index_ = index;
+}
+
+std::uint64_t Nic::phys_of(unsigned region, std::uint64_t n, std::uint64_t unit) const {
+    return dram_ ? dram_->place((nic_index_ * 4 + region) << 40 | n, unit) : 0;
+}
+
+namespace {
+// The block an rx buffer's pages take (the page allocator's unit for it).
+std::size_t rx_phys_unit(std::size_t bytes) { return (bytes + 4095) / 4096 * 4096; }
+} // namespace
+
 void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size) {
     dma_ = &platform;
     rx_dma_ = cfg;
     bufs_.clear();
     bufs_.reserve(ring_.size());
-    for (std::size_t i = 0; i < ring_.size(); ++i) bufs_.emplace_back(platform, cfg.buffer_size, line_size);
+    for (std::size_t i = 0; i < ring_.size(); ++i) {
+        bufs_.emplace_back(platform, cfg.buffer_size, line_size, dma_dev_);
+        if (dram_) bufs_.back().set_phys(phys_of(RX_POOL, i, rx_phys_unit(cfg.buffer_size)));
+    }
+    rx_phys_next_ = ring_.size(); // the refills take the pool's next buffers, as the addresses do
 }
 
 void Nic::set_memory(mem::MemorySystem& m) {
@@ -67,6 +86,11 @@ void Nic::receive_from_wire(const Packet& p) {
 
 void Nic::ring_write(const Packet& p) {
     const std::size_t k = descriptors_for(p.len);
+    for (std::size_t i = 0; i < k && !rx_unmapped_.empty(); ++i)
+        if (!bufs_[(head_ + count_ + i) % ring_.size()].mapped()) { // a descriptor without a buffer
+            ++stats_.rx_dropped;
+            return;
+        }
     // the frame goes to the first descriptor; its bytes are spread over k buffers
     std::size_t left = p.len + 4; // + FCS
     const std::size_t first = (head_ + count_) % ring_.size();
@@ -135,7 +159,10 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
 // The driver's probe/open: every rx descriptor gets a mapped buffer.
 // Models: lan743x_rx_ring_init() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<> Nic::map_ring() {
-    for (auto& b : bufs_) co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+    for (std::size_t i = 0; i < bufs_.size(); ++i) {
+        co_await devices::dma_map_single(cpu_, bufs_[i], bufs_[i].size(), devices::DMA_FROM_DEVICE);
+        if (devices::dma_mapping_error(bufs_[i])) rx_unmapped_.push_back(i); // (lan743x's open would fail)
+    }
     ring_mapped_ = true;
 }
 
@@ -167,8 +194,26 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
     co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
     if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
+    if (dram_) {
+        b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
+        rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+    }
     co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+    if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
+        rx_unmapped_.push_back(slot);
+        rx_drop_frame_ = true;
+    }
     co_return stale;
+}
+
+// Descriptors left without a buffer by a failed mapping get one again when the mapping succeeds.
+engine::Task<> Nic::rx_retry_refills() {
+    std::size_t kept = 0;
+    for (std::size_t slot : rx_unmapped_) {
+        co_await devices::dma_map_single(cpu_, bufs_[slot], bufs_[slot].size(), devices::DMA_FROM_DEVICE);
+        if (devices::dma_mapping_error(bufs_[slot])) rx_unmapped_[kept++] = slot;
+    }
+    rx_unmapped_.resize(kept);
 }
 
 // The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
@@ -197,12 +242,11 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
 engine::Task<int> Nic::poll_ring(int weight) {
     ++stats_.polls;
     co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
+    if (!rx_unmapped_.empty()) co_await rx_retry_refills();
     int done = 0;
     while (done < weight && count_ > 0) {
         Packet p = ring_[head_];
         ++done;
-        ++stats_.rx_frames;
-        stats_.rx_bytes += p.len;
         // each descriptor of the frame: its completion, its buffer's hand-off and refill
         // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
         const std::size_t k = descriptors_for(p.len);
@@ -222,6 +266,12 @@ engine::Task<int> Nic::poll_ring(int weight) {
             head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
             --count_;
         }
+        if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
+            rx_drop_frame_ = false;
+            continue;
+        }
+        ++stats_.rx_frames;
+        stats_.rx_bytes += p.len;
         // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
         if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
             if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
@@ -265,7 +315,10 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
         co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
     }
     const std::size_t first_desc = tx_count_;
-    if (tx_dma_) co_await tx_map(cpu, p, segs);
+    if (tx_dma_ && !co_await tx_map(cpu, p, segs)) { // dma_mapping_error: the skb is dropped
+        co_await kernel::local_irq_restore(cpu, flags);
+        co_return;
+    }
     if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
     for (std::uint32_t i = 0; i < segs; ++i) {
         Packet f = segs > 1 ? gso_segment_of(p, i) : p;

@@ -38,6 +38,10 @@ public:
     Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
     void attach(Link& link) { link_ = &link; }
 
+    // The NIC's DMA device (its mask) and the machine's DRAM layout, from which its buffers get
+    // physical addresses (nullptr: none, every mask reaches them); `index`: the NIC's number on the
+    // machine. Call before set_rx_dma and set_tx_dma.
+    void set_dma_device(devices::DmaDevice& dev, const devices::DramLayout* dram, std::uint64_t index);
     // Gives the rx ring DMA buffers handled by `cfg`'s strategy; they are mapped by a probe
     // step at the first poll. Call before the run.
     void set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size);
@@ -105,6 +109,11 @@ private:
     static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<int> poll_ring(int weight);
     engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
+    // Descriptors whose refill mapping failed (dma_mapping_error): the device cannot use them until
+    // a later poll maps them; the frame that freed them was dropped.
+    std::vector<std::size_t> rx_unmapped_;
+    bool rx_drop_frame_ = false;
+    engine::Task<> rx_retry_refills();
     // Descriptors a frame of `len` bytes (FCS excluded) occupies.
     std::size_t descriptors_for(std::uint32_t len) const;
     // The device raises its rx interrupt, now or when moderation allows.
@@ -116,15 +125,23 @@ private:
     engine::Task<> fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads);
     // nic_tx.cpp: the skb's descriptors mapped (and bounced) for the device; its frames' departure
     // schedules the completion. tx_reclaim: fec_enet_tx / the completion of what has left.
-    engine::Task<> tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
+    // Returns false when a mapping failed: the skb's descriptors are undone and it is dropped.
+    engine::Task<bool> tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
     void tx_queued(std::size_t first_desc, engine::Tick departs);
     engine::Task<> tx_reclaim(kernel::Cpu& cpu);
     bool tx_pending() const { return tx_done_skbs_ > 0; }
     devices::DmaBuffer* tx_buffer();
     void tx_set_memory(mem::MemorySystem& m); // the tx regions' addresses
-    // Adds a descriptor of `len` bytes at `addr` (the CPU's data); `coherent`: in the driver's
-    // dma_alloc_coherent area (no mapping).
-    engine::Task<> tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent);
+    // Adds a descriptor of `len` bytes at `addr` (the CPU's data, in `region`: TX_HEADS or TX_DATA);
+    // `coherent`: in the driver's dma_alloc_coherent area (no mapping). False: the mapping failed.
+    engine::Task<bool> tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent, unsigned region);
+    // Physical addresses of the NIC's buffers: the n-th block of `unit` bytes of `region`.
+    static constexpr unsigned RX_POOL = 0, TX_HEADS = 1, TX_DATA = 2, TX_BOUNCE = 3;
+    std::uint64_t phys_of(unsigned region, std::uint64_t n, std::uint64_t unit) const;
+    devices::DmaDevice* dma_dev_ = nullptr;
+    const devices::DramLayout* dram_ = nullptr;
+    std::uint64_t nic_index_ = 0;
+    std::size_t rx_phys_next_ = 0;
 
     Softnet& softnet_;
     kernel::Cpu& cpu_;

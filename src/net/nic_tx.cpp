@@ -74,7 +74,7 @@ devices::DmaBuffer* Nic::tx_buffer() {
     if (tx_free_.empty()) {
         // a TSO-capable device maps whole page fragments; the others at most a frame's worth
         const std::size_t size = (tso_ == TsoKind::HARDWARE ? TSO_FRAG_PAGE : TX_FRSIZE) + tx_line_;
-        tx_pool_.push_back(std::make_unique<devices::DmaBuffer>(*dma_, size, tx_line_));
+        tx_pool_.push_back(std::make_unique<devices::DmaBuffer>(*dma_, size, tx_line_, dma_dev_));
         return tx_pool_.back().get();
     }
     devices::DmaBuffer* b = tx_free_.back();
@@ -84,7 +84,8 @@ devices::DmaBuffer* Nic::tx_buffer() {
 
 // One descriptor: the bounce copy when the driver needs it, the mapping, the ring entry.
 // Models: fec_enet_txq_submit_skb(), fec_enet_txq_put_data_tso() (drivers/net/ethernet/freescale/fec_main.c)
-engine::Task<> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent) {
+engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent,
+                                      unsigned region) {
     if (tx_count_ == tx_ring_.size()) { // more in flight than the ring had: grow it, in order
         std::vector<TxDesc> bigger(tx_ring_.size() * 2);
         for (std::size_t i = 0; i < tx_count_; ++i) bigger[i] = tx_ring_[(tx_head_ + i) % tx_ring_.size()];
@@ -96,7 +97,7 @@ engine::Task<> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_
     ++tx_count_;
     ++tx_stats_.descriptors;
     const std::size_t index = tx_index_++ % std::max<std::size_t>(tx_cfg_.tx_ring, 1);
-    if (coherent) co_return; // txq->tso_hdrs: written in place, the device reads it as it is
+    if (coherent) co_return true; // txq->tso_hdrs: written in place, the device reads it as it is
     if (memory_) (void)memory_->write(cpu.id(), cpu.now(), addr, len); // the stack wrote them: in cache, dirty (charged there)
     const std::size_t align = tx_cfg_.tx_align;
     if (align > 1 && addr % align != 0) {
@@ -110,44 +111,69 @@ engine::Task<> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_
         tx_stats_.bounce_bytes += len;
         co_await cpu.exec(c, Cat::DRIVER);
         addr = bounce;
+        region = TX_BOUNCE;
     }
     // the buffer object covers the lines of [addr, addr + len) from the line holding addr
     const std::size_t lead = static_cast<std::size_t>(addr % tx_line_);
     d.buf = tx_buffer();
     d.buf->set_addr(memory_ ? addr - lead : 0);
+    if (dram_) { // its physical address: its block of the region (the offsets match without a hierarchy too)
+        const mem::Addr base = region == TX_DATA ? tx_data_base_ : region == TX_BOUNCE ? tx_bounce_base_ : tx_head_base_;
+        const std::uint64_t unit = region == TX_DATA ? TSO_FRAG_PAGE : TX_HEAD_SLOT, off = addr - lead - base;
+        d.buf->set_phys(phys_of(region, off / unit, unit) + off % unit);
+    }
     d.len = static_cast<std::uint32_t>(lead + len);
     tx_stats_.mapped_bytes += len;
     co_await devices::dma_map_single(cpu, *d.buf, d.len, devices::DMA_TO_DEVICE);
+    if (!devices::dma_mapping_error(*d.buf)) co_return true;
+    tx_free_.push_back(d.buf); // the driver gives the descriptor back
+    --tx_count_;
+    tx_stats_.mapped_bytes -= len;
+    co_return false;
 }
 
-// The skb's buffers, in the order the driver fills descriptors.
-engine::Task<> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
+// The skb's buffers, in the order the driver fills descriptors. A failed mapping unmaps the skb's
+// earlier ones (fec_enet_txq_submit_frag_skb's dma_mapping_fail path) and drops it.
+engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
+    const std::size_t first = tx_count_;
+    bool ok = true;
     const std::uint32_t hdr = p.len - p.payload;
     // the skb's linear part: a head of its own (heads cycle as the ring's descriptors do)
     const mem::Addr head = tx_head_base_ + (tx_index_ % std::max<std::size_t>(tx_cfg_.tx_ring, 1)) * TX_HEAD_SLOT +
                            linear_head_offset(p);
     const bool paged = sg() && p.kind == FrameKind::TCP_DATA && p.payload > 0;
     if (!paged) {
-        co_await tx_descriptor(cpu, head, p.len, false);
+        ok = co_await tx_descriptor(cpu, head, p.len, false, TX_HEADS);
     } else {
         const bool soft_tso = segs > 1 && tso_ == TsoKind::FEC_SOFTWARE;
-        if (!soft_tso) co_await tx_descriptor(cpu, head, hdr, false);
+        if (!soft_tso) ok = co_await tx_descriptor(cpu, head, hdr, false, TX_HEADS);
         const std::uint32_t seg_bytes = soft_tso ? p.gso_size : p.payload;
         std::uint32_t left = p.payload;
-        while (left > 0) {
-            if (soft_tso) co_await tx_descriptor(cpu, 0, hdr, true); // the segment's headers in tso_hdrs
+        while (ok && left > 0) {
+            if (soft_tso) co_await tx_descriptor(cpu, 0, hdr, true, TX_HEADS); // the segment's headers in tso_hdrs
             std::uint32_t seg = std::min(left, seg_bytes);
             left -= seg;
-            while (seg > 0) { // a chunk ends at a page-fragment boundary
+            while (ok && seg > 0) { // a chunk ends at a page-fragment boundary
                 const std::uint64_t in_page = tx_frag_off_ % TSO_FRAG_PAGE;
                 const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, TSO_FRAG_PAGE - in_page));
-                co_await tx_descriptor(cpu, tx_data_base_ + tx_frag_off_ % TX_DATA_POOL, chunk, false);
+                ok = co_await tx_descriptor(cpu, tx_data_base_ + tx_frag_off_ % TX_DATA_POOL, chunk, false, TX_DATA);
                 tx_frag_off_ += chunk;
                 seg -= chunk;
             }
         }
     }
+    if (!ok) {
+        while (tx_count_ > first) {
+            const TxDesc d = tx_ring_[(tx_head_ + tx_count_ - 1) % tx_ring_.size()];
+            --tx_count_;
+            if (!d.buf) continue;
+            co_await devices::dma_unmap_single(cpu, *d.buf, d.len, devices::DMA_TO_DEVICE);
+            tx_free_.push_back(d.buf);
+        }
+        co_return false;
+    }
     tx_ring_[(tx_head_ + tx_count_ - 1) % tx_ring_.size()].skb_end = true;
+    co_return true;
 }
 
 // The device fetched the skb's buffers (its DMA reads) and sends the frames; when the last one

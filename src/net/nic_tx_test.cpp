@@ -191,5 +191,48 @@ TEST(NicTx, OnTheMemoryHierarchyTheCleanWritesBackTheBounceBuffersDirtyLinesAndT
     EXPECT_EQ(t.na.tx_dma_stats()->skbs_freed, 1u);
 }
 
+TEST(NicTx, UnderSwiotlbForceATxFrameIsCopiedIntoOneSlotAndNothingComesBack) {
+    // A coherent platform with swiotlb=force: the frame's mapping covers bytes [0, 14 + 1514) of its
+    // line-aligned head, 1528 bytes: one 2 KiB slot, one copy in of 1528 bytes at 0.5 cycles per
+    // byte = 764 cycles; DMA_TO_DEVICE copies nothing back at unmap.
+    TxDmaConfig c;
+    TxBench t(true, c);
+    devices::DmaDevice& dev = t.dma.add_device("eth0", ~std::uint64_t{0});
+    t.dma.set_swiotlb(devices::SwiotlbMode::FORCE, std::make_unique<devices::SwiotlbPool>(0, 256 * 1024, 2), 0.5);
+    Nic& n = t.na;
+    n.set_dma_device(dev, nullptr, 0);
+    n.set_tx_dma(t.dma, c, LINE, 0.5);
+    t.send({tcp_frame()});
+    EXPECT_EQ(dev.swiotlb.bounced_maps, 1u);
+    EXPECT_EQ(dev.swiotlb.bytes_to_device, 1528u);
+    EXPECT_EQ(dev.swiotlb.copy_cycles, 764u);
+    EXPECT_EQ(dev.swiotlb.copies_from_device, 0u);
+    EXPECT_EQ(t.dma.swiotlb()->used(), 0u); // the completion freed the slot
+    EXPECT_EQ(t.na.stats().tx_frames, 1u);
+}
+
+TEST(NicTx, AFullSwiotlbPoolDropsTheSkbUnmapsWhatItHadMappedAndNeverCrashes) {
+    // Hardware TSO: a 44-segment skb maps its 66-byte head (1 slot) and 63,712 bytes of page
+    // fragments in 32 KiB chunks (16 slots each, page-aligned): 33+ slots an skb, so a pool of 128
+    // slots holds three skbs in flight and the fourth, sent before any has left, cannot be mapped.
+    TxDmaConfig c;
+    TxBench t(true, c, true, TsoKind::HARDWARE);
+    devices::DmaDevice& dev = t.dma.add_device("eth0", ~std::uint64_t{0});
+    t.dma.set_swiotlb(devices::SwiotlbMode::FORCE, std::make_unique<devices::SwiotlbPool>(0, 256 * 1024, 2), 0.5);
+    t.na.set_dma_device(dev, nullptr, 0);
+    t.na.set_tx_dma(t.dma, c, LINE, 0.5);
+    Packet p = transport_packet(FrameKind::TCP_DATA, 44 * TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    p.gso_segs = 44;
+    p.gso_size = TCP_MSS;
+    t.send(std::vector<Packet>(6, p));
+    EXPECT_GE(dev.swiotlb.map_failures, 1u);
+    EXPECT_EQ(t.dma.swiotlb()->failures(), dev.swiotlb.map_failures);
+    EXPECT_LT(t.na.stats().tx_frames, 6u * 44);          // the dropped skbs' segments never left
+    EXPECT_EQ(t.na.stats().tx_frames % 44, 0u);          // whole skbs only
+    EXPECT_EQ(t.dma.stats().maps - dev.swiotlb.map_failures, t.dma.stats().unmaps); // every mapping undone
+    EXPECT_EQ(t.dma.swiotlb()->used(), 0u);
+    EXPECT_LE(t.dma.swiotlb()->high_water(), 128u);
+}
+
 } // namespace
 } // namespace kdsim::net

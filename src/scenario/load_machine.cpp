@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <bit>
 
 namespace kdsim::scenario::detail {
 
@@ -56,7 +57,7 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
                       {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
                        "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
                        "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking",
-                       "crypto_simd_disabled_for_test"});
+                       "crypto_simd_disabled_for_test", "swiotlb", "swiotlb_size"});
         if (auto v = r_.boolean(*k, "crypto_simd_disabled_for_test", kkey + ".crypto_simd_disabled_for_test", false))
             mc.crypto_simd_disabled_for_test = *v;
         if (const toml::node* im = k->get("irq_masking")) {
@@ -151,7 +152,8 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq"});
+                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
+                   "dma_mask"});
     nic_at_[mc.name] = {nic, nkey};
     read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
@@ -243,6 +245,59 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         if (nic->get(k) && !tx_on)
             r_.error(*nic->get(k), nkey + "." + k, std::string(k) + " needs tx_dma = true or driver = \"fec\"");
     if (tx_on) mc.nic_tx = tx;
+}
+
+// [machine.dram] (size, base), [machine.kernel] swiotlb and swiotlb_size, [machine.nic] dma_mask,
+// and what the kernel would make of them: a swiotlb pool that fits below its low limit, and a mask
+// that reaches the pool (else every bounced mapping would fail).
+void ScenarioLoader::read_dram(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
+                               const system::Profile* prof) {
+    const toml::table* nic = m["nic"].as_table();
+    const std::string nkey = mkey + ".nic", kkey = mkey + ".kernel", dkey = mkey + ".dram";
+    if (nic)
+        if (auto b = r_.integer(*nic, "dma_mask", nkey + ".dma_mask", false, devices::DMA_MASK_MIN_BITS,
+                                devices::DMA_MASK_MAX_BITS))
+            mc.nic_dma_mask = static_cast<unsigned>(*b);
+    const toml::table* k = m["kernel"].as_table();
+    if (k) {
+        if (auto c = r_.choice(*k, "swiotlb", kkey + ".swiotlb", false, {"force", "noforce"}))
+            mc.swiotlb = *c == 0 ? devices::SwiotlbMode::FORCE : devices::SwiotlbMode::NOFORCE;
+        if (auto b = r_.bytes(*k, "swiotlb_size", kkey + ".swiotlb_size", false, true)) {
+            constexpr std::uint64_t seg = devices::IO_TLB_SEGSIZE * devices::IO_TLB_SIZE;
+            if (*b % seg != 0)
+                r_.error(*k->get("swiotlb_size"), kkey + ".swiotlb_size",
+                         fmt::format("expected a multiple of 256 KiB (IO_TLB_SEGSIZE slots of 2 KiB), found {} bytes", *b));
+            else
+                mc.swiotlb_size = *b;
+        }
+    }
+    if (const toml::table* d = r_.table(m, "dram", dkey, false, "a table [machine.dram]")) {
+        r_.check_keys(*d, dkey, "[machine.dram]", {"size", "base"});
+        auto size = r_.bytes(*d, "size", dkey + ".size", true, true, true);
+        auto base = r_.bytes(*d, "base", dkey + ".base", false, false, true);
+        if (size) mc.dram = devices::DramLayout{base.value_or(0), *size};
+    }
+    const devices::DramLayout* dram = mc.dram ? &*mc.dram : nullptr;
+    const std::uint64_t mask = devices::dma_bit_mask(mc.nic_dma_mask);
+    if (!prof || !devices::swiotlb_wanted(mc.swiotlb, dram, mask) || !dram) return;
+    const std::uint64_t limit = devices::swiotlb_low_limit(prof->arch == arch::Arch::ARM64, mc.nic_dma_mask);
+    const auto start = devices::swiotlb_pool_start(dram->base, dram->size, mc.swiotlb_size, limit);
+    const toml::node& at = *m.get("dram");
+    if (!start) {
+        r_.error(at, dkey,
+                 fmt::format("the swiotlb pool ({} bytes) does not fit in DRAM [{:#x}, {:#x}) below {:#x}, where the kernel "
+                             "puts it (memblock_alloc_low)",
+                             mc.swiotlb_size, dram->base, dram->base + dram->size, limit));
+        return;
+    }
+    const std::uint64_t last = *start + mc.swiotlb_size - 1;
+    if (last > mask) {
+        const toml::node* n = nic ? nic->get("dma_mask") : nullptr;
+        r_.error(n ? *n : at, n ? nkey + ".dma_mask" : dkey,
+                 fmt::format("a {}-bit DMA mask reaches {:#x}, below the swiotlb pool's last byte {:#x} (the pool lies below "
+                             "{:#x}): the kernel would fail every bounced mapping; expected a mask of at least {} bits",
+                             mc.nic_dma_mask, mask, last, limit, std::bit_width(last)));
+    }
 }
 
 void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
@@ -366,7 +421,7 @@ bool ScenarioLoader::read_netns(const toml::table& m, const std::string& mkey, s
                                  *host_name));
         ok = false;
     }
-    for (const char* k : {"profile", "cpus", "kernel", "overrides", "hash_cold_after", "nic"})
+    for (const char* k : {"profile", "cpus", "kernel", "overrides", "hash_cold_after", "nic", "dram"})
         if (const toml::node* n = m.get(k)) {
             r_.error(*n, mkey + "." + k,
                      fmt::format("a network namespace runs on the CPUs of machine '{}' with its profile and kernel: no {} "
@@ -420,7 +475,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
                   {"name", "netns", "kvm_host", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
-                   "tunnel", "netfilter", "sysctl"});
+                   "tunnel", "netfilter", "sysctl", "dram"});
     std::size_t before = out_.size();
     workloads_read_.clear();
     system::MachineConfig mc;
@@ -445,6 +500,7 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (m.contains("kvm_host")) read_kvm_host(m, mkey, mc, prof);
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);
+    read_dram(m, mkey, mc, prof);
     read_tunnel(m, mkey, mc, prof, name);
     read_netfilter(m, mkey, mc, prof);
     read_sysctl(m, mkey, mc);

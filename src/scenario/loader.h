@@ -56,6 +56,7 @@ private:
     void read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
     // [machine.nic] qdisc, txqueuelen and [machine.nic.fq] (load_qdisc.cpp).
     void read_qdisc(const toml::table& nic, const std::string& nkey, system::MachineConfig& mc);
+    void read_dram(const toml::table& m, const std::string& mkey, system::MachineConfig& mc, const system::Profile* prof);
     void read_netfilter(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                         const system::Profile* prof);
     void read_sysctl(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);

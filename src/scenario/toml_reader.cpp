@@ -397,16 +397,16 @@ std::optional<std::uint64_t> Reader::rate(const toml::node& n, const std::string
 }
 
 std::optional<std::uint64_t> Reader::bytes(const toml::table& parent, std::string_view name, const std::string& key,
-                                           bool required, bool positive) {
+                                           bool required, bool positive, bool physical) {
     const toml::node* n = parent.get(name);
     if (!n) {
         if (required) missing(parent, key, positive ? fmt::format("a positive {}", BYTES_FORM.substr(2)) : BYTES_FORM);
         return std::nullopt;
     }
-    return bytes(*n, key, positive);
+    return bytes(*n, key, positive, physical);
 }
 
-std::optional<std::uint64_t> Reader::bytes(const toml::node& n, const std::string& key, bool positive) {
+std::optional<std::uint64_t> Reader::bytes(const toml::node& n, const std::string& key, bool positive, bool physical) {
     std::string what = positive ? fmt::format("a positive {}", BYTES_FORM.substr(2)) : std::string(BYTES_FORM);
     std::optional<std::uint64_t> v;
     if (n.is_integer()) {
@@ -425,7 +425,12 @@ std::optional<std::uint64_t> Reader::bytes(const toml::node& n, const std::strin
         error(n, key, fmt::format("expected {}, found {}", what, describe(&n)));
         return std::nullopt;
     }
-    if (*v > MAX_SIZE_BYTES) {
+    if (physical && *v > (std::uint64_t{1} << 52)) {
+        error(n, key, fmt::format("expected at most 4 PiB (2^52 bytes: a 52-bit physical address space), found {}",
+                                  describe(&n)));
+        return std::nullopt;
+    }
+    if (!physical && *v > MAX_SIZE_BYTES) {
         error(n, key, fmt::format("expected at most 1 GiB (the largest TCP window Linux advertises is 65535 << 14; "
                                   "the model allocates state for what a size covers), found {}",
                                   describe(&n)));

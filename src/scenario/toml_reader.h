@@ -87,10 +87,11 @@ public:
     std::optional<engine::Tick> duration(const toml::node& n, const std::string& key, bool positive);
     // A bit rate such as "1 Gbit/s" (Gbit/s, Mbit/s, kbit/s, bit/s; > 0), in bits per second.
     std::optional<std::uint64_t> rate(const toml::node& n, const std::string& key);
-    // A byte count: a non-negative integer or a string such as "4 KiB".
+    // A byte count: a non-negative integer or a string such as "4 KiB", at most 1 GiB (the sizes of
+    // the model's state) or, with `physical`, 2^52 (a physical address or memory size: 52 bits).
     std::optional<std::uint64_t> bytes(const toml::table& parent, std::string_view name, const std::string& key,
-                                       bool required, bool positive);
-    std::optional<std::uint64_t> bytes(const toml::node& n, const std::string& key, bool positive);
+                                       bool required, bool positive, bool physical = false);
+    std::optional<std::uint64_t> bytes(const toml::node& n, const std::string& key, bool positive, bool physical = false);
     // One of `names` (a string); returns its index.
     std::optional<std::size_t> choice(const toml::table& parent, std::string_view name, const std::string& key,
                                       bool required, const std::vector<std::string_view>& names);

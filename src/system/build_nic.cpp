@@ -9,6 +9,31 @@ namespace kdsim::system {
 
 namespace {
 engine::Task<> nic_open(net::Nic& nic) { co_await nic.open(); }
+
+// The machine's DMA platform with its swiotlb: the pool the kernel would set up (swiotlb.h), below
+// its low limit in the DRAM layout, and the bounce copy's warm cycles per byte (the hierarchy's copy
+// figure, else a cached source's [tcp] copy). The loader has checked that the pool fits and that the
+// mask reaches it.
+std::unique_ptr<devices::DmaPlatform> make_dma_platform(const MachineConfig& mc) {
+    auto dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
+    const devices::DramLayout* dram = mc.dram ? &*mc.dram : nullptr;
+    if (!devices::swiotlb_wanted(mc.swiotlb, dram, devices::dma_bit_mask(mc.nic_dma_mask))) {
+        if (mc.swiotlb == devices::SwiotlbMode::NOFORCE) dma->set_swiotlb(mc.swiotlb, nullptr, 0);
+        return dma;
+    }
+    std::uint64_t start = 0;
+    if (dram) {
+        const std::uint64_t limit = devices::swiotlb_low_limit(mc.profile.arch == arch::Arch::ARM64, mc.nic_dma_mask);
+        const auto at = devices::swiotlb_pool_start(dram->base, dram->size, mc.swiotlb_size, limit);
+        require(at.has_value(), "machine " + mc.name + ": the swiotlb pool does not fit in DRAM below its low limit");
+        start = *at;
+    }
+    const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
+    require(hier || mc.profile.tcp, "machine " + mc.name + ": swiotlb's bounce copy needs [memory].copy or [tcp]");
+    dma->set_swiotlb(mc.swiotlb, std::make_unique<devices::SwiotlbPool>(start, mc.swiotlb_size, mc.cpus),
+                     hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
+    return dma;
+}
 } // namespace
 
 net::Nic& System::add_nic(Machine& m) {
@@ -39,9 +64,12 @@ net::Nic& System::add_nic(Machine& m) {
     }
     if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
         nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + "." + ifname));
+    if ((mc.nic_rx || mc.nic_tx) && mc.profile.dma) {
+        if (!m.dma) m.dma = make_dma_platform(mc);
+        nic->set_dma_device(m.dma->add_device(ifname, devices::dma_bit_mask(mc.nic_dma_mask)), mc.dram ? &*mc.dram : nullptr, k);
+    }
     if (mc.nic_rx) {
         require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
-        if (!m.dma) m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
         nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
         nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
         nic->cpu().create_task(mc.name + "." + ifname + "-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
@@ -55,7 +83,6 @@ net::Nic& System::add_nic(Machine& m) {
                     (nc.fec_xmit && nc.fec_irq && nc.mmio_posted_write && nc.mmio_read),
                 "machine " + mc.name + ": driver = \"fec\" needs the [net] fec_xmit, fec_irq, mmio_posted_write and "
                 "mmio_read figures of profile " + mc.profile.name);
-        if (!m.dma) m.dma = std::make_unique<devices::DmaPlatform>(*mc.profile.dma);
         // the bounce memcpy: warm compute on the hierarchy, else a cached source's copy figure
         const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
         nic->set_tx_dma(*m.dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
@@ -72,6 +99,8 @@ net::Nic& System::add_nic(Machine& m) {
             m.stack->set_memory(m.memory.get(), mc.profile.memory->copy_warm);
         }
         nic->set_memory(*m.memory);
+        if (devices::SwiotlbPool* pool = m.dma ? m.dma->swiotlb() : nullptr; pool && pool->slot_addr(0) == 0)
+            pool->set_addr(m.memory->alloc(pool->nslabs() * devices::IO_TLB_SIZE, 4096));
     }
     if (std::find(mc.nic_pcie.begin(), mc.nic_pcie.end(), ifname) != mc.nic_pcie.end()) {
         require(mc.profile.pcie.has_value(), "machine " + mc.name + ": a NIC behind PCIe without [pcie] figures");

@@ -11,6 +11,7 @@
 #include "crypto/skcipher.h"
 #include "crypto/hash_costs.h"
 #include "devices/dma_costs.h"
+#include "devices/swiotlb.h"
 #include "devices/pcie_costs.h"
 #include "engine/time.h"
 #include "kernel/config.h"
@@ -187,6 +188,13 @@ struct MachineConfig {
     std::vector<int> nic_irq_cpus;
     std::vector<std::string> nic_pcie;
     std::size_t nic_rx_fifo = 0;
+    // [machine.nic] dma_mask: the NICs' DMA mask in bits (dma_set_mask(DMA_BIT_MASK(n)))
+    unsigned nic_dma_mask = 64;
+    // [machine.dram]: the physical memory, for dma_capable (absent: every mask reaches every buffer)
+    std::optional<devices::DramLayout> dram;
+    // [machine.kernel] swiotlb and swiotlb_size: the command line's swiotlb= and the pool's size
+    devices::SwiotlbMode swiotlb = devices::SwiotlbMode::AUTO;
+    std::uint64_t swiotlb_size = devices::IO_TLB_DEFAULT_SIZE;
     // [machine.tunnel]: a WireGuard or ESP tunnel to `peer` carrying this machine's IP traffic
     struct Tunnel {
         net::TunnelKind kind = net::TunnelKind::WIREGUARD;
