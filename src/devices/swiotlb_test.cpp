@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace kdsim::devices {
 namespace {
 
@@ -114,29 +116,31 @@ TEST(Swiotlb, RxFromDeviceCopiesTheMappingInAtMapAndTheSyncedLengthBack) {
     EXPECT_EQ(buf.invalidations(0), 0u);           // the buffer's own lines are not maintained
 }
 
-TEST(Swiotlb, UnmapWithoutSkipCopiesTheWholeMappedLengthBack) {
+// Runs `ops` on a buffer of `size` bytes beyond the device's mask; the device's statistics after.
+SwiotlbDeviceStats bounced(std::size_t size, std::function<engine::Task<>(SwHarness&, DmaBuffer&)> ops) {
     SwHarness h;
-    DmaBuffer buf = h.high(1536);
-    h.body = [&]() -> engine::Task<> {
+    DmaBuffer buf = h.high(size);
+    h.body = [&]() -> engine::Task<> { co_await ops(h, buf); };
+    h.run();
+    return h.dev.swiotlb;
+}
+
+TEST(Swiotlb, UnmapWithoutSkipCopiesTheWholeMappedLengthBack) {
+    const SwiotlbDeviceStats s = bounced(1536, [](SwHarness& h, DmaBuffer& buf) -> engine::Task<> {
         co_await dma_map_single(h.cpu, buf, 1536, DMA_FROM_DEVICE);
         device_write(buf, 0, 60, h.cpu.now());
         co_await dma_unmap_single(h.cpu, buf, 1536, DMA_FROM_DEVICE);
-    };
-    h.run();
-    EXPECT_EQ(h.dev.swiotlb.copies_from_device, 1u);
-    EXPECT_EQ(h.dev.swiotlb.bytes_from_device, 1536u); // the mapping's size, not the 60 written
+    });
+    EXPECT_EQ(s.copies_from_device, 1u);
+    EXPECT_EQ(s.bytes_from_device, 1536u); // the mapping's size, not the 60 written
 }
 
 TEST(Swiotlb, TxToDeviceCopiesInAtMapAndNothingBackAtUnmap) {
-    SwHarness h;
-    DmaBuffer buf = h.high(3000);
-    h.body = [&]() -> engine::Task<> {
+    const SwiotlbDeviceStats s = bounced(3000, [](SwHarness& h, DmaBuffer& buf) -> engine::Task<> {
         co_await dma_map_single(h.cpu, buf, 3000, DMA_TO_DEVICE);
         device_read(buf, 0, 3000, h.cpu.now());
         co_await dma_unmap_single(h.cpu, buf, 3000, DMA_TO_DEVICE);
-    };
-    h.run();
-    const SwiotlbDeviceStats& s = h.dev.swiotlb;
+    });
     EXPECT_EQ(s.copies_to_device, 1u);
     EXPECT_EQ(s.bytes_to_device, 3000u);
     EXPECT_EQ(s.copies_from_device, 0u);
@@ -144,17 +148,13 @@ TEST(Swiotlb, TxToDeviceCopiesInAtMapAndNothingBackAtUnmap) {
 }
 
 TEST(Swiotlb, BidirectionalSyncsCopyEachWay) {
-    SwHarness h;
-    DmaBuffer buf = h.high(2048);
-    h.body = [&]() -> engine::Task<> {
-        co_await dma_map_single(h.cpu, buf, 2048, DMA_BIDIRECTIONAL);                  // in: 2048
-        co_await dma_sync_single_for_device(h.cpu, buf, 0, 512, DMA_BIDIRECTIONAL);    // in: 512
+    const SwiotlbDeviceStats s = bounced(2048, [](SwHarness& h, DmaBuffer& buf) -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, 2048, DMA_BIDIRECTIONAL);               // in: 2048
+        co_await dma_sync_single_for_device(h.cpu, buf, 0, 512, DMA_BIDIRECTIONAL); // in: 512
         device_write(buf, 0, 512, h.cpu.now());
-        co_await dma_sync_single_for_cpu(h.cpu, buf, 0, 512, DMA_BIDIRECTIONAL);       // back: 512
-        co_await dma_unmap_single(h.cpu, buf, 2048, DMA_BIDIRECTIONAL);                // back: 2048
-    };
-    h.run();
-    const SwiotlbDeviceStats& s = h.dev.swiotlb;
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 0, 512, DMA_BIDIRECTIONAL);    // back: 512
+        co_await dma_unmap_single(h.cpu, buf, 2048, DMA_BIDIRECTIONAL);             // back: 2048
+    });
     EXPECT_EQ(s.copies_to_device, 2u);
     EXPECT_EQ(s.bytes_to_device, 2048u + 512);
     EXPECT_EQ(s.copies_from_device, 2u);

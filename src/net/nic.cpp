@@ -247,6 +247,8 @@ engine::Task<int> Nic::poll_ring(int weight) {
     while (done < weight && count_ > 0) {
         Packet p = ring_[head_];
         ++done;
+        ++stats_.rx_frames;
+        stats_.rx_bytes += p.len;
         // each descriptor of the frame: its completion, its buffer's hand-off and refill
         // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
         const std::size_t k = descriptors_for(p.len);
@@ -268,10 +270,10 @@ engine::Task<int> Nic::poll_ring(int weight) {
         }
         if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
             rx_drop_frame_ = false;
+            --stats_.rx_frames;
+            stats_.rx_bytes -= p.len;
             continue;
         }
-        ++stats_.rx_frames;
-        stats_.rx_bytes += p.len;
         // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
         if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
             if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
