@@ -23,7 +23,7 @@ void DmaPlatform::register_stats(const stats::Scope& s) const {
         .counter("barriers", d.barriers, "count", "barriers (dsb) issued by the API")
         .counter("cycles", d.cycles, "cycles", "cycles the API charged to cache_maintenance")
         .counter("stale_reads", findings_.stale_reads, "count", "CPU reads of lines the device wrote after their last invalidation");
-    if (!pool_ && swiotlb_mode_ != SwiotlbMode::FORCE) return; // no swiotlb: nothing to show
+    if (!pool_ && swiotlb_mode_ == SwiotlbMode::AUTO) return; // no swiotlb: nothing to show
     const stats::Scope sw = s.sub("swiotlb");
     if (pool_) {
         const SwiotlbPool& p = *pool_;
@@ -217,7 +217,7 @@ struct DmaOps {
         // a bounced mapping's maintenance acts on its slots; the buffer's own lines keep their state
         const bool own = !b.bounced();
         const mem::Addr base = own ? b.addr_ : p.swiotlb()->slot_addr(b.tlb_);
-        if (m && base == 0) m = nullptr;
+        if (m && !own && base == 0) m = nullptr; // a pool without an address in the hierarchy
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
         auto apply = [&](std::uint64_t i, LineOp op) {
@@ -300,7 +300,8 @@ engine::Task<> bounce(kernel::Cpu& cpu, DmaBuffer& b, std::size_t offset, std::s
 }
 
 // dma_direct_map_page's test: swiotlb=force, or the mapping's last byte beyond the device's reach.
-// Models: dma_capable() (include/linux/dma-direct.h), is_swiotlb_force_bounce() (include/linux/swiotlb.h)
+// Models: dma_capable() (include/linux/dma-direct.h)
+// Models: is_swiotlb_force_bounce() (include/linux/swiotlb.h)
 bool needs_bounce(const DmaBuffer& b, std::size_t len) {
     if (len == 0) return false;
     const DmaPlatform& p = b.platform();
@@ -341,7 +342,8 @@ engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len
 
 } // namespace
 
-// Models: dma_map_single_attrs() (include/linux/dma-mapping.h), dma_direct_map_page() (kernel/dma/direct.h)
+// Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
+// Models: dma_direct_map_page() (kernel/dma/direct.h)
 engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                               unsigned long attrs) {
     check_range(buf, 0, len, "dma_map_single");
@@ -361,7 +363,8 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
     co_await charge(cpu, p, c);
 }
 
-// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h), dma_direct_unmap_page() (kernel/dma/direct.h)
+// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
+// Models: dma_direct_unmap_page() (kernel/dma/direct.h)
 // Models: swiotlb_tbl_unmap_single() (kernel/dma/swiotlb.c)
 engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                                       unsigned long attrs) {

@@ -19,7 +19,8 @@ std::uint64_t DramLayout::place(std::uint64_t key, std::uint64_t unit) const {
     return base + static_cast<std::uint64_t>((static_cast<unsigned __int128>(frac) * units) >> 64) * unit;
 }
 
-// Models: swiotlb_init_remap() (kernel/dma/swiotlb.c: memblock_alloc_low)
+// memblock_alloc_low: the top of DRAM below the limit.
+// Models: swiotlb_init_remap() (kernel/dma/swiotlb.c)
 std::optional<std::uint64_t> swiotlb_pool_start(std::uint64_t dram_base, std::uint64_t dram_size, std::uint64_t bytes,
                                                 std::uint64_t low_limit) {
     const std::uint64_t end = std::min(dram_base + dram_size, low_limit);
