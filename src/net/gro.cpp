@@ -2,6 +2,8 @@
 
 #include "net/tcp.h"
 
+#include <algorithm>
+
 namespace kdsim::net {
 
 using kernel::Cat;
@@ -41,11 +43,19 @@ void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
     h.skb = p;
     h.skb.gso_segs = 1;
     h.skb.frag_data = nullptr;
-    h.frag_data[0] = p.data;
-    h.count = 1;
-    h.gso_size = p.payload; // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb)
+    h.count = 0;
+    append_frags(h, p);
+    // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
+    h.gso_size = p.gso_segs > 1 ? p.gso_size : p.payload;
     h.age = cpu.jiffies();
     h.order = next_order_++;
+}
+
+// Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
+void Gro::append_frags(Held& h, const Packet& p) {
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    for (std::uint32_t k = 0; k < segs; ++k)
+        h.frag_data[h.count++] = p.frag_data ? p.frag_data[k] : (p.data ? p.data + std::uint64_t{k} * p.gso_size : 0);
 }
 
 engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
@@ -58,25 +68,35 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         co_await up_(cpu, ctx_, p);
         co_return;
     }
+    // A GSO skb (virtio-net with GUEST_TSO4) counts as its segments (NAPI_GRO_CB(skb)->count =
+    // gso_segs) and merges only with a held skb of its gso_size; it ends its skb unless it is
+    // whole segments (tcp_gro_receive: flush = len != count * gso_size).
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    // (one of more than MAX_SEGS segments, which the model's list cannot hold, goes up whole too)
+    const bool ends = segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
     std::size_t i = 0;
     while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == p.flow)) ++i;
     if (i < MAX_GRO_SKBS) { // tcp_gro_receive found the flow's held skb
         Held& h = list_[i];
-        const bool fits = p.payload <= h.gso_size;                  // flush |= (len - 1) >= mss
+        const bool fits = segs > 1 ? p.gso_size == h.gso_size : p.payload <= h.gso_size; // flush |= (len - 1) >= mss
         const bool next = h.skb.seq + h.skb.payload == p.seq;       // flush |= seq != th2->seq + len(p)
-        const bool room = TCP_IP_HEADERS + h.skb.payload + p.payload < GRO_MAX_SIZE && h.count < MAX_SEGS; // skb_gro_receive: -E2BIG
+        const bool room = TCP_IP_HEADERS + h.skb.payload + p.payload < GRO_MAX_SIZE && h.count + segs <= MAX_SEGS; // skb_gro_receive: -E2BIG
         if (fits && next && room) {
             co_await cpu.exec(costs_.merge, Cat::PROTOCOL);
             // the slot may not have moved: nothing else runs on this NAPI instance meanwhile
-            h.frag_data[h.count++] = p.data;
+            append_frags(h, p);
             h.skb.payload += p.payload;
             h.skb.len += p.payload;
             h.skb.corrupt = h.skb.corrupt || p.corrupt;
-            ++st_.merged;
-            if (p.payload < h.gso_size) co_await complete(cpu, i); // flush = len < mss
+            st_.merged += segs;
+            if (ends || (segs == 1 && p.payload < h.gso_size)) co_await complete(cpu, i); // flush = len < mss
             co_return;
         }
         co_await complete(cpu, i); // pp = p: the held skb goes up, this segment is held anew
+    }
+    if (ends) { // out_check_final flushes it: the normal path, whole
+        co_await up_(cpu, ctx_, p);
+        co_return;
     }
     if (count_ == MAX_GRO_SKBS) co_await complete(cpu, oldest()); // gro_flush_oldest
     hold(cpu, p);

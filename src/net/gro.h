@@ -10,6 +10,8 @@
 // (napi_complete_done), those held since an earlier jiffy when the poll used its whole weight
 // (__napi_poll with HZ >= 1000; all of them with a slower tick), or when gro_flush_timeout's
 // timer fires.
+// A GSO skb from virtio-net (GUEST_TSO4) goes in as its segments: it merges with a held skb of
+// the same gso_size, and is held only when it is whole segments (tcp_gro_receive's gso checks).
 // Simplified: one list of MAX_GRO_SKBS instead of GRO_HASH_BUCKETS lists of MAX_GRO_SKBS each
 // (the same for up to 8 flows); no PSH/FIN flags on data segments (nothing flushes on them);
 // gro_normal_list's batching of completed skbs (gro_normal_batch) is not modelled: each goes up
@@ -71,6 +73,7 @@ private:
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
     void hold(kernel::Cpu& cpu, const Packet& p);
+    static void append_frags(Held& h, const Packet& p);
     std::size_t oldest() const;
 
     GroCosts costs_;

@@ -182,5 +182,48 @@ TEST(Gro, AFlushOfOldSkbsKeepsThoseHeldThisJiffy) {
     EXPECT_EQ(h.up[0].at, h.cpu.tick_period());
 }
 
+// A GSO skb from virtio-net (GUEST_TSO4) of n whole segments: NAPI_GRO_CB(skb)->count = n.
+Packet gso_from_virtio(std::uint32_t flow, std::uint64_t seq, std::uint32_t segs, std::uint32_t short_by = 0) {
+    Packet p = segment(flow, seq, segs * MSS - short_by);
+    p.gso_size = MSS;
+    p.gso_segs = segs;
+    return p;
+}
+
+// 20 + 20 whole segments of gso_size 1448: 52 + 40 x 1448 = 57,972 < 65,536, so the second is
+// appended (one merge) and the skb of 40 segments goes up at the flush.
+TEST(Gro, TwoWholeGsoSkbsOfOneFlowMergeIntoOneSkbOfTheirSegments) {
+    auto h = through_gro({gso_from_virtio(1, 0, 20), gso_from_virtio(1, 20 * MSS, 20)});
+    ASSERT_EQ(h->up.size(), 1u);
+    EXPECT_EQ(h->up[0].p.gso_segs, 40u);
+    EXPECT_EQ(h->up[0].p.payload, 40 * MSS);
+    EXPECT_EQ(h->gro.stats().merged, 20u);
+    EXPECT_EQ(h->gro.stats().segs_up, 40u);
+}
+
+// A GSO skb that is not whole segments (its last one short) is flushed at once (tcp_gro_receive:
+// flush = len != count * gso_size); a held skb of the flow is merged with it and goes up too.
+TEST(Gro, AGsoSkbWithAShortLastSegmentEndsItsSkb) {
+    auto alone = through_gro({gso_from_virtio(1, 0, 10, 100)}, false);
+    ASSERT_EQ(alone->up.size(), 1u);
+    EXPECT_EQ(alone->up[0].p.gso_segs, 10u);
+    EXPECT_TRUE(alone->gro.empty());
+    auto merged = through_gro({gso_from_virtio(1, 0, 10), gso_from_virtio(1, 10 * MSS, 5, 100)}, false);
+    ASSERT_EQ(merged->up.size(), 1u);
+    EXPECT_EQ(merged->up[0].p.gso_segs, 15u);
+    EXPECT_EQ(merged->up[0].p.payload, 15 * MSS - 100);
+    EXPECT_TRUE(merged->gro.empty());
+}
+
+// 30 + 30 segments: 52 + 60 x 1448 = 86,932 >= 65,536: no room (-E2BIG), the first goes up and
+// the second is held.
+TEST(Gro, TwoGsoSkbsBeyond64KiBDoNotMerge) {
+    auto h = through_gro({gso_from_virtio(1, 0, 30), gso_from_virtio(1, 30 * MSS, 30)}, false);
+    ASSERT_EQ(h->up.size(), 1u);
+    EXPECT_EQ(h->up[0].p.gso_segs, 30u);
+    EXPECT_FALSE(h->gro.empty());
+    EXPECT_EQ(h->gro.stats().merged, 0u);
+}
+
 } // namespace
 } // namespace kdsim::net

@@ -58,6 +58,10 @@ struct NetCosts {
     std::optional<Cycles> fq_dequeue;   // fq_dequeue: check_throttled, round robin, pacing arithmetic
     std::optional<Cycles> net_tx_action; // per NET_TX_SOFTIRQ run: output_queue splice, root lock
     std::optional<Cycles> qdisc_watchdog; // the watchdog hrtimer's callback: __netif_schedule
+    // Needed by a virtio-net guest device (drivers/net/virtio_net.c) for its offloads:
+    std::optional<Cycles> virtio_rx_buf;  // receive_mergeable per buffer beyond the first (get_buf, frag, its refill)
+    std::optional<Cycles> virtio_tx_sg;   // xmit_skb per scatter-gather entry beyond the second (a GSO skb's frags)
+    std::optional<Cycles> virtio_gso_hdr; // virtio_net_hdr_from_skb / _to_skb's GSO fields, per GSO skb
 };
 
 // Run-to-run variation of the network datapath ([variation] of a profile; absent: none, and
@@ -112,6 +116,9 @@ struct VirtCosts {
     Cycles vhost_rx = 0;        // host: handle_rx per frame, descriptor handling
     double copy_per_byte = 0;   // host: copy between guest memory and skb, cycles per byte
     Cycles tun_xmit = 0;        // host: tun_net_xmit per frame (ptr_ring produce)
+    Cycles vhost_desc = 0;      // host: handle_tx per descriptor beyond the second of a chain (indirect table walk)
+    Cycles vhost_rx_buf = 0;    // host: handle_rx per guest rx buffer beyond the first (get_rx_bufs' vhost_get_vq_desc)
+    Cycles vnet_hdr_gso = 0;    // host: virtio_net_hdr_to_skb / _from_skb's GSO fields, per GSO skb (tun)
 };
 
 // Per-packet costs of netfilter on the IPv4 receive path ([netfilter] of a profile).

@@ -49,6 +49,7 @@ struct NicStats {
     std::uint64_t rx_bytes = 0;
     std::uint64_t stale_frames = 0; // frames whose bytes the CPU read stale
     std::uint64_t kicks = 0;        // virtio: notifications to the host (guest exits)
+    std::uint64_t gso_sw_segs = 0;  // segments the stack made in software for this device (validate_xmit_skb)
 };
 
 // What a NIC's transmit side did through the DMA API (nic_tx.cpp).
@@ -99,6 +100,8 @@ public:
     void set_txq(std::unique_ptr<TxQueue> q) { txq_ = std::move(q); }
     // Frames the driver's tx ring can take now (flow control under a qdisc).
     virtual std::size_t tx_room() const { return std::numeric_limits<std::size_t>::max(); }
+    // validate_xmit_skb segmented a GSO skb of `segs` segments for this device.
+    void count_gso_segmented(std::uint32_t segs) { stats_.gso_sw_segs += segs; }
 
     // Attaches a tap (nullptr: none); it must outlive the device's run.
     void set_tap(FrameTap* tap) { tap_ = tap; }

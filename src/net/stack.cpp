@@ -63,6 +63,7 @@ engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
 engine::Task<> Stack::dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
     if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) {
         co_await skb_gso_segment(cpu, p);
+        dev.count_gso_segmented(p.gso_segs);
         for (std::uint32_t i = 0; i < p.gso_segs; ++i) {
             Packet s = gso_segment_of(p, i);
             s.truesize = i + 1 == p.gso_segs ? p.truesize : 0; // the socket's charge goes with the last

@@ -1,27 +1,35 @@
 // Paravirtual networking between a KVM guest and its host, as virtio-net with vhost-net runs it:
 //
-// Guest (drivers/net/virtio_net.c): start_xmit adds the frame to the tx virtqueue and kicks the
-// host only when the host asked for notifications (virtqueue_kick_prepare: vhost disables them
-// while it is processing): the kick is an MMIO write that exits to KVM (kvm_io_bus_write ->
-// ioeventfd), paid by the vCPU (kvm/kvm.h). Receive: the host injects an interrupt (irqfd ->
-// kvm_vgic_inject_irq, kvm_vcpu_kick); the vCPU's exit and re-entry, or its wake-up from WFI, are
-// KVM's (kvm::Vcpu's hook on the guest CPU); then vring_interrupt disables further callbacks and
-// schedules NAPI; virtnet_poll takes used buffers (refilling the ring) and re-enables
-// callbacks when drained (virtqueue_napi_complete).
+// Guest (drivers/net/virtio_net.c): start_xmit adds the skb to the tx virtqueue (xmit_skb: the
+// virtio_net_hdr and the skb's scatter-gather entries, one descriptor chain) and kicks the host
+// only when the host asked for notifications (virtqueue_kick_prepare: vhost disables them while
+// it is processing): the kick is an MMIO write that exits to KVM (kvm_io_bus_write -> ioeventfd),
+// paid by the vCPU (kvm/kvm.h). With HOST_TSO4 the skb may be a GSO skb of up to 64 KiB
+// (virtio_net_hdr_from_skb writes its gso_type and gso_size): one chain, one kick decision.
+// Receive: the host injects an interrupt (irqfd -> kvm_vgic_inject_irq, kvm_vcpu_kick); the
+// vCPU's exit and re-entry, or its wake-up from WFI, are KVM's (kvm::Vcpu's hook on the guest
+// CPU); then vring_interrupt disables further callbacks and schedules NAPI; virtnet_poll takes
+// used buffers (receive_mergeable: one skb from num_buffers buffers; receive_big; receive_small),
+// hands each skb to napi_gro_receive (GRO on) or netif_receive_skb, refills the ring when more
+// than half a budget of buffers is free (try_fill_recv), and re-enables callbacks when drained
+// (virtqueue_napi_complete).
 //
 // Host (drivers/vhost/net.c, drivers/net/tun.c): the vhost worker (a kthread of the host,
-// pinned) runs handle_tx: copies each frame out of guest memory into an skb and hands it to
-// the tap (tun_get_user -> tun_rx_batched: netif_receive_skb under local_bh_disable, in the
-// worker's context), up to VHOST_NET_PKT_WEIGHT frames per run; and handle_rx: frames the host
-// stack sent to the tap (tun_net_xmit: ptr_ring of txqueuelen 500, then sk_data_ready wakes the
-// worker) are copied into the guest's rx buffers, and the guest is signalled (irqfd) when it
-// has callbacks enabled.
+// pinned) runs handle_tx: copies each skb out of guest memory (tun_get_user ->
+// virtio_net_hdr_to_skb: a GSO skb stays one skb) and hands it to the tap's receive
+// (tun_rx_batched: netif_receive_skb under local_bh_disable, in the worker's context), up to
+// VHOST_NET_PKT_WEIGHT per run; and handle_rx: skbs the host stack sent to the tap
+// (tun_net_xmit: ptr_ring of txqueuelen 500, then sk_data_ready wakes the worker) are copied into
+// as many guest rx buffers as they need (get_rx_bufs; num_buffers), and the guest is signalled
+// (irqfd) when it has callbacks enabled. The tap takes GSO skbs only with GUEST_TSO4 (TUN_F_TSO4):
+// else the host's stack segments them first (virtio_offload.h says what each feature does).
 //
 // The guest's vCPUs are modelled as dedicated host cores (a separate machine whose CPUs are the
 // vCPUs): exits and injections are cycles of those CPUs (kvm::Vm), the backend's work cycles of
 // host CPUs.
-// Not modelled: tx-completion interrupts (napi_tx), mergeable buffers and GSO over virtio,
-// event-index details, the vCPU threads competing with host tasks for cores.
+// Not modelled: tx-completion interrupts (napi_tx), event-index details, XDP headroom in rx
+// buffers, indirect descriptors' ring-slot savings (a chain takes one slot), the vCPU threads
+// competing with host tasks for cores, IPv6 (the TSO6 features move nothing).
 #pragma once
 
 #include "engine/simulation.h"
@@ -30,6 +38,7 @@
 #include "net/napi.h"
 #include "net/net_costs.h"
 #include "net/netdevice.h"
+#include "net/virtio_offload.h"
 
 #include <cstdint>
 #include <deque>
@@ -42,29 +51,59 @@ class Vhost;
 class VirtioNet final : public NetDevice {
 public:
     static constexpr std::size_t VQ_SIZE = 256;
-    VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, kvm::Vm& vm, std::string name);
+    // `features`: what the device offers; the guest takes them negotiated (virtio_offload.h).
+    // The virtio_* figures of `costs` are needed when a feature uses them.
+    VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, kvm::Vm& vm, std::string name,
+              const VirtioFeatures& features = {});
     void attach(Vhost& host) { host_ = &host; }
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     const NetCosts& costs() const override { return costs_; }
+    TsoKind tso() const override { return features_.guest_tso() ? TsoKind::HARDWARE : TsoKind::NONE; }
+    const VirtioFeatures& features() const { return features_; }
+    VirtioRxMode rx_mode() const { return rx_mode_; }
+    // napi_gro_receive for received skbs (ethtool -K gro on); call before the run.
+    void set_gro(const GroCosts& costs) {
+        gro_.emplace(costs, &VirtioNet::netif_receive_skb, this);
+        gro_stats_ = &gro_->stats();
+    }
 
-    // Host side: whether a used rx buffer can be filled; fills it.
-    bool rx_has_room() const { return rx_.size() < VQ_SIZE; }
-    void rx_fill(const Packet& p);
+    // Host side (get_rx_bufs): the guest rx buffers a packet of `len` bytes takes with its
+    // header, from the posted ones in ring order; 0 when those posted cannot hold it now.
+    std::uint32_t rx_buffers_for(std::uint32_t len) const;
+    // Fills the first `buffers` posted buffers with `p` (vhost_add_used_n).
+    void rx_fill(const Packet& p, std::uint32_t buffers);
     // Host side: vhost_signal. True when the guest had callbacks enabled (an injection).
     bool signal();
+    // The lengths of the posted rx buffers, in ring order (for tests).
+    const std::deque<std::uint32_t>& posted() const { return avail_; }
 
 private:
+    struct Used {
+        Packet p;
+        std::uint32_t buffers = 1;
+    };
     static engine::Task<> vring_interrupt(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> virtnet_poll(kernel::Cpu& cpu, void* ctx, int budget);
+    static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
+    // receive_buf's per-buffer work beyond driver_rx's first buffer, and the GSO header.
+    Cycles receive_buf_extra(const Used& u) const;
+    // try_fill_recv: posts buffers into every free slot.
+    void try_fill_recv();
 
     Softnet& softnet_;
     kernel::Cpu& cpu_;
     unsigned vector_;
     NetCosts costs_;
     kvm::Vm& vm_;
+    VirtioFeatures features_;
+    VirtioRxMode rx_mode_;
     NapiStruct napi_;
     Vhost* host_ = nullptr;
-    std::deque<Packet> rx_;
+    std::optional<Gro> gro_;
+    std::deque<std::uint32_t> avail_; // posted rx buffers' lengths
+    std::deque<Used> rx_;             // used, not yet taken by the poll
+    std::size_t used_bufs_ = 0;       // buffers held by rx_
+    MergeableBufs mrg_;
     bool callbacks_ = true;
 };
 
@@ -79,16 +118,25 @@ public:
     // The vhost worker hands a guest frame to the host stack (netif_receive_skb).
     engine::Task<> receive(kernel::Cpu& cpu, const Packet& p);
     void count_tx_drop() { ++stats_.tx_dropped; }
+    // TUNSETOFFLOAD with TUN_F_TSO4 (the guest took GUEST_TSO4): the tap takes GSO skbs.
+    void set_tso(bool on) { tso_ = on; }
+    TsoKind tso() const override { return tso_ ? TsoKind::HARDWARE : TsoKind::NONE; }
 
 private:
     NetCosts costs_;
     VirtCosts virt_;
     Vhost* host_ = nullptr;
+    bool tso_ = false;
 };
 
 struct VhostStats {
-    std::uint64_t tx_frames = 0;  // guest -> host
-    std::uint64_t rx_frames = 0;  // host -> guest
+    std::uint64_t tx_frames = 0;  // guest -> host skbs (a GSO skb is one)
+    std::uint64_t rx_frames = 0;  // host -> guest skbs
+    std::uint64_t tx_gso_skbs = 0, tx_gso_segs = 0; // GSO skbs guest -> host and their segments
+    std::uint64_t rx_gso_skbs = 0, rx_gso_segs = 0; // GSO skbs host -> guest and their segments
+    std::uint64_t tx_descriptors = 0; // descriptors of the tx chains
+    std::uint64_t rx_buffers = 0;     // guest rx buffers filled
+    std::uint64_t rx_buffers_max = 0; // the most one packet took (num_buffers)
     std::uint64_t injections = 0; // interrupts injected into the guest
     std::uint64_t runs = 0;
     std::uint64_t guest_rx_full = 0; // runs that stopped because the guest had no rx buffers
@@ -118,11 +166,16 @@ public:
             .counter("injections", stats_.injections, "count", "interrupts injected into the guest")
             .counter("runs", stats_.runs, "count", "worker runs")
             .counter("guest_rx_full", stats_.guest_rx_full, "count", "runs that stopped because the guest had no rx buffers");
+        register_offload_stats(s);
     }
 
 private:
+    void register_offload_stats(const stats::Scope& s) const;
     static engine::Task<> worker(Vhost& v);
     engine::Task<Packet> vhost_copy(std::deque<Packet>& q, std::uint64_t& frames, kernel::Cycles per_descriptor);
+    engine::Task<> handle_tx_one();
+    // False when the guest has too few rx buffers posted for the next packet.
+    engine::Task<bool> handle_rx_one();
 
     kernel::Cpu& cpu_;
     VirtCosts virt_;

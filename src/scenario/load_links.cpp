@@ -83,6 +83,22 @@ void ScenarioLoader::read_link_drops(const toml::table& l, const std::string& lk
     }
 }
 
+// features = { csum = true, host_tso4 = false, ... }: what a virtio link's device offers, each
+// true (QEMU's default) or false (its host_tso4=off etc.), by QEMU's property names.
+void ScenarioLoader::read_virtio_features(const toml::table& l, const std::string& lkey, system::LinkConfig& lc) {
+    const std::string fkey = lkey + ".features";
+    const toml::table* f = r_.table(l, "features", fkey, false, "a table of virtio-net features (csum = false, ...)");
+    if (!f) return;
+    if (lc.kind != system::LinkConfig::Kind::VIRTIO) {
+        r_.error(*l.get("features"), fkey, "features belong to a kind = \"virtio\" link");
+        return;
+    }
+    const auto& names = net::VirtioFeatures::NAMES;
+    r_.check_keys(*f, fkey, "[[link]] features", std::vector<std::string_view>(names.begin(), names.end()));
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (auto on = r_.boolean(*f, names[i], fkey + "." + std::string(names[i]), false)) lc.virtio[i] = *on;
+}
+
 void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig& cfg) {
     if (const toml::array* ls = r_.array(root, "link", "link", false, "[[link]] tables")) {
         for (std::size_t i = 0; i < ls->size(); ++i) {
@@ -92,7 +108,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                 r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
                 continue;
             }
-            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue", "drop", "drop_every"});
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue", "drop", "drop_every", "features"});
             system::LinkConfig lc;
             if (auto q = r_.integer(*l, "queue", lkey + ".queue", false, 1, 1'000'000)) lc.queue = static_cast<std::size_t>(*q);
             if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio", "veth"}))
@@ -113,6 +129,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                                  fmt::format("a veth link has no {} (the CPUs that move its frames are its speed)", k));
             if (l->get("vhost_cpu") && lc.kind != system::LinkConfig::Kind::VIRTIO)
                 r_.error(*l->get("vhost_cpu"), lkey + ".vhost_cpu", "vhost_cpu belongs to a kind = \"virtio\" link");
+            read_virtio_features(*l, lkey, lc);
             if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {
                 std::vector<std::string> names;
                 for (std::size_t k = 0; k < ends->size(); ++k)

@@ -84,6 +84,7 @@ private:
     // [[link]] tables, after every machine.
     void read_links(const toml::table& root, system::ScenarioConfig& cfg);
     void read_link_drops(const toml::table& l, const std::string& lkey, system::LinkConfig& lc);
+    void read_virtio_features(const toml::table& l, const std::string& lkey, system::LinkConfig& lc);
     void check_link_ends(const toml::table& l, const std::string& lkey, const system::LinkConfig& lc,
                          const system::ScenarioConfig& cfg);
     // Tunnel ends name each other and agree; workloads with a peer are linked to it, and what

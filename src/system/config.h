@@ -17,6 +17,7 @@
 #include "kernel/config.h"
 #include "kernel/costs.h"
 #include "kvm/kvm_costs.h"
+#include "net/virtio_offload.h"
 #include "mem/config.h"
 #include "net/config.h"
 #include "net/net_costs.h"
@@ -223,6 +224,9 @@ struct LinkConfig {
     Tick latency = engine::PS_PER_US;
     std::size_t queue = 1000; // frames per direction waiting for the wire or being serialised (txqueuelen + the NIC)
     int vhost_cpu = 0;
+    // virtio: the features the device offers (features = { host_tso4 = false, ... }; QEMU's
+    // virtio-net-pci with vhost=on offers them all)
+    net::VirtioFeatures virtio;
     // A loss pattern on the wire (net/link_drops.h): TCP data segments by index, lost on their
     // first crossing, and every drop_every-th one (0: none)
     std::vector<std::uint64_t> drop;

@@ -108,7 +108,7 @@ inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES =
 static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 32> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 35> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -141,6 +141,9 @@ inline constexpr std::array<Figure<NetCosts>, 32> NET_FIGURES = {{
     {"", "fq_dequeue", Unit::CYCLES, "fq_dequeue of an skb: fq_check_throttled, round robin, pacing (qdisc = fq)", &NetCosts::fq_dequeue},
     {"", "net_tx_action", Unit::CYCLES, "net_tx_action per run: output_queue splice, root lock (a qdisc layer)", &NetCosts::net_tx_action},
     {"", "qdisc_watchdog", Unit::CYCLES, "qdisc_watchdog hrtimer callback: __netif_schedule (qdisc = fq)", &NetCosts::qdisc_watchdog},
+    {"", "virtio_rx_buf", Unit::CYCLES, "virtio-net receive_mergeable per rx buffer beyond the first: virtqueue_get_buf_ctx, the frag, its refill (virtio guests)", &NetCosts::virtio_rx_buf},
+    {"", "virtio_tx_sg", Unit::CYCLES, "virtio-net xmit_skb per scatter-gather entry beyond the second: skb_to_sgvec, its descriptor (virtio guests)", &NetCosts::virtio_tx_sg},
+    {"", "virtio_gso_hdr", Unit::CYCLES, "virtio_net_hdr_from_skb / _to_skb's GSO fields per GSO skb (virtio guests)", &NetCosts::virtio_gso_hdr},
 }};
 static_assert(sizeof(NetCosts) == engine::figures_bytes(NET_FIGURES));
 
@@ -206,12 +209,15 @@ inline constexpr std::array<Figure<WorkqueueCosts>, 2> WORKQUEUE_FIGURES = {{
 static_assert(sizeof(TunnelCosts) == engine::figures_bytes(TUNNEL_FIGURES) + engine::figures_bytes(WORKQUEUE_FIGURES));
 
 // [virt] (net/net_costs.h)
-inline constexpr std::array<Figure<VirtCosts>, 5> VIRT_FIGURES = {{
+inline constexpr std::array<Figure<VirtCosts>, 8> VIRT_FIGURES = {{
     {"", "virq_inject", Unit::CYCLES, "host: irqfd -> kvm_set_irq -> vGIC list register, vCPU kick", &VirtCosts::virq_inject},
     {"", "vhost_tx", Unit::CYCLES, "host: handle_tx per frame, tun_get_user, skb build", &VirtCosts::vhost_tx},
     {"", "vhost_rx", Unit::CYCLES, "host: handle_rx per frame, descriptor handling", &VirtCosts::vhost_rx},
     {"", "copy_per_byte", Unit::CYCLES_PER_BYTE, "host: copy between guest memory and skb, per byte", &VirtCosts::copy_per_byte},
     {"", "tun_xmit", Unit::CYCLES, "host: tun_net_xmit per frame (ptr_ring produce)", &VirtCosts::tun_xmit},
+    {"", "vhost_desc", Unit::CYCLES, "host: handle_tx per descriptor beyond the second of a chain (indirect table walk, translate_desc)", &VirtCosts::vhost_desc},
+    {"", "vhost_rx_buf", Unit::CYCLES, "host: handle_rx per guest rx buffer beyond the first (get_rx_bufs: vhost_get_vq_desc, used element)", &VirtCosts::vhost_rx_buf},
+    {"", "vnet_hdr_gso", Unit::CYCLES, "host: virtio_net_hdr_to_skb / _from_skb's GSO fields per GSO skb (tun)", &VirtCosts::vnet_hdr_gso},
 }};
 static_assert(sizeof(VirtCosts) == engine::figures_bytes(VIRT_FIGURES));
 

@@ -274,9 +274,24 @@ void System::build_network() {
                     "virtio link " + l.a + " - " + l.b + ": no [virt] figures, or a [machine.nic] end");
             require(a->vm != nullptr && guest.kvm_host == host.name, "virtio link " + l.a + " - " + l.b + ": the guest is not the host's");
             const net::VirtCosts& v = *host.profile.virt;
-            auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, *guest.profile.net, *a->vm,
-                                                         guest.name + ".eth0");
+            const net::NetCosts& gn = *guest.profile.net;
+            require(gn.virtio_rx_buf && gn.virtio_tx_sg && gn.virtio_gso_hdr,
+                    "virtio link " + l.a + " - " + l.b + ": the guest's profile " + guest.profile.name +
+                        " has no [net] virtio_rx_buf, virtio_tx_sg and virtio_gso_hdr figures");
+            auto vdev = std::make_unique<net::VirtioNet>(*a->softnet[0], a->next_vector++, gn, *a->vm, guest.name + ".eth0",
+                                                         l.virtio);
             auto tap = std::make_unique<net::Tap>(*host.profile.net, v, host.name + ".tap0");
+            const net::VirtioFeatures f = vdev->features();
+            tap->set_tso(f.tap_tso());
+            // without CSUM (GUEST_CSUM) neither device has NETIF_F_SG: skb_segment copies
+            if (!f.csum) vdev->set_sg(false, guest.profile.tcp ? guest.profile.tcp->copy_from_user : 0.0);
+            if (!f.guest_csum) tap->set_sg(false, host.profile.tcp ? host.profile.tcp->copy_from_user : 0.0);
+            if (guest.nic_gro) {
+                require(gn.gro_receive && gn.gro_tcp && gn.gro_merge && gn.gro_complete,
+                        "machine " + guest.name + ": GRO is on (as in Linux; [machine.nic] gro = false turns it off) but "
+                        "profile " + guest.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
+                vdev->set_gro(net::GroCosts{*gn.gro_receive, *gn.gro_tcp, *gn.gro_merge, *gn.gro_complete});
+            }
             vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,
                                                            "vhost-" + guest.name));
             b->vhosts.emplace_back(guest.name, vhosts_.back().get());
