@@ -45,7 +45,7 @@ engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, Packet p) {
     }
 }
 
-// Models: try_fill_recv() (drivers/net/virtio_net.c): add_recvbuf_mergeable / _big / _small
+// Models: try_fill_recv(), add_recvbuf_mergeable(), add_recvbuf_big(), add_recvbuf_small() (drivers/net/virtio_net.c)
 void VirtioNet::try_fill_recv() {
     while (avail_.size() + used_bufs_ < VQ_SIZE) {
         switch (rx_mode_) {
@@ -229,7 +229,8 @@ engine::Task<Packet> Vhost::vhost_copy(std::deque<Packet>& q, std::uint64_t& fra
 
 // handle_tx_copy for one chain: vhost_get_vq_desc walks its descriptors, tun_get_user builds one
 // skb (virtio_net_hdr_to_skb keeps a GSO skb whole) and tun_rx_batched hands it to the stack.
-// Models: handle_tx_copy() (drivers/vhost/net.c), tun_get_user() (drivers/net/tun.c)
+// Models: handle_tx_copy() (drivers/vhost/net.c)
+// Models: tun_get_user() (drivers/net/tun.c)
 engine::Task<> Vhost::handle_tx_one() {
     const Packet& head = txq_.front();
     const std::uint32_t desc = tx_sg_entries(head.kind == FrameKind::TCP_DATA ? head.payload : 0);
@@ -270,7 +271,8 @@ engine::Task<bool> Vhost::handle_rx_one() {
 }
 
 // vhost_worker: handle_tx and handle_rx until both have nothing to do.
-// Models: vhost_worker() (drivers/vhost/vhost.c), handle_tx(), handle_rx() (drivers/vhost/net.c)
+// Models: vhost_worker() (drivers/vhost/vhost.c)
+// Models: handle_tx(), handle_rx() (drivers/vhost/net.c)
 engine::Task<> Vhost::worker(Vhost& v) {
     kernel::Cpu& cpu = v.cpu_;
     for (;;) {

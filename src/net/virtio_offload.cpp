@@ -9,7 +9,7 @@ bool& VirtioFeatures::operator[](std::size_t i) {
     return *m.at(i);
 }
 
-// Models: virtio_net_get_features() (QEMU hw/net/virtio-net.c)
+// As QEMU's virtio_net_get_features() (hw/net/virtio-net.c) clears them.
 VirtioFeatures VirtioFeatures::negotiated() const {
     VirtioFeatures f = *this;
     if (!f.csum) f.host_tso4 = f.host_tso6 = false;
@@ -17,7 +17,8 @@ VirtioFeatures VirtioFeatures::negotiated() const {
     return f;
 }
 
-// Models: virtnet_probe() (drivers/net/virtio_net.c): mergeable_rx_bufs, big_packets
+// virtnet_probe's mergeable_rx_bufs and big_packets.
+// Models: virtnet_probe() (drivers/net/virtio_net.c)
 VirtioRxMode rx_mode(const VirtioFeatures& f) {
     if (f.mrg_rxbuf) return VirtioRxMode::MERGEABLE;
     if (f.guest_tso4 || f.guest_tso6) return VirtioRxMode::BIG;
