@@ -221,6 +221,8 @@ public:
     void preempt_count_sub(std::uint32_t v);
     bool irqs_disabled() const { return irqs_disabled_; }
     void set_irqs_disabled(bool d) { irqs_disabled_ = d; }
+    // Whether an interrupt is pending that the current mask state lets through.
+    bool irqs_deliverable() const { return deliverable_irqs() != 0; }
     bool need_resched() const { return need_resched_; }
     void set_need_resched() { need_resched_ = true; }
     // Label of whoever last raised the PREEMPT field from zero (for "what held it").
@@ -253,7 +255,12 @@ public:
     struct [[nodiscard]] ExecAwaiter {
         Cpu& cpu;
         PendingExec e;
-        bool await_ready() const noexcept { return e.remaining == 0 && !e.simd_check; }
+        // Without suspending when there is nothing to do, or when nothing can come between the
+        // exec's start and its end (Cpu::exec_in_place).
+        bool await_ready() noexcept {
+            if (e.simd_check) return false;
+            return e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e));
+        }
         void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_exec(h, e); }
         // True when SIMD work found foreign contents in the register file.
         bool await_resume() const noexcept { return e.simd_check && cpu.last_simd_clobbered(); }
@@ -273,6 +280,25 @@ public:
         void await_resume() const noexcept {}
     };
     PointAwaiter point(Point p) { return {*this, p}; }
+
+    // `c` cycles on `cat`, then the point `p`, with nothing of the caller's between them: the
+    // shape of the primitives that end in a preemption point (local_bh_enable, cond_resched).
+    // `skip`: neither (the primitive is a no-op under this configuration).
+    struct [[nodiscard]] ExecPointAwaiter {
+        Cpu& cpu;
+        PendingExec e;
+        Point p;
+        bool skip;
+        bool await_ready() const noexcept { return skip; }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e))) cpu.suspend_point(h, p);
+            else cpu.suspend_exec_point(h, e, p);
+        }
+        void await_resume() const noexcept {}
+    };
+    ExecPointAwaiter exec_point(Cycles c, Cat cat, Point p, bool skip = false) {
+        return {*this, PendingExec{c, cat, false, false, {}}, p, skip};
+    }
 
     // The running task sleeps until wake_up_process(). Precondition: task context.
     struct [[nodiscard]] BlockAwaiter {
@@ -411,6 +437,8 @@ private:
     void push_softirq(bool from_irq_exit);
     void end_idle();
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
+    bool exec_in_place(const PendingExec& e);
+    void suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Point p);
     void suspend_point(std::coroutine_handle<> h, Point p);
     void suspend_block(std::coroutine_handle<> h);
     bool check_simd(PendingExec& e, const char* where);

@@ -12,13 +12,28 @@ inline void preempt_disable(Cpu& cpu, const char* who) {
     if ((cpu.preempt_count() & PREEMPT_MASK) == 0) cpu.set_preempt_holder(who);
     cpu.preempt_count_add(PREEMPT_OFFSET);
 }
+// The next three are awaitables, not coroutines, for the simulator's speed (as
+// kernel/irqflags.h).
+
 // preempt_enable: a preemption point under PREEMPT=full when the count reaches zero.
-engine::Task<> preempt_enable(Cpu& cpu);
+// Models: preempt_enable() (include/linux/preempt.h)
+inline Cpu::ExecPointAwaiter preempt_enable(Cpu& cpu) {
+    cpu.preempt_count_sub(PREEMPT_OFFSET);
+    return cpu.exec_point(0, Cat::OTHER, Point::PREEMPT_ENABLE, cpu.preempt_count() != 0);
+}
 
 // cond_resched: reschedules if need_resched under none/voluntary (a no-op under full).
-engine::Task<> cond_resched(Cpu& cpu);
+// Models: __cond_resched() (kernel/sched/core.c)
+inline Cpu::ExecPointAwaiter cond_resched(Cpu& cpu) {
+    return cpu.exec_point(cpu.costs().cond_resched, Cat::SCHEDULER, Point::COND_RESCHED,
+                          cpu.config().preempt == PreemptModel::FULL);
+}
 // might_sleep's implicit reschedule under PREEMPT_VOLUNTARY.
-engine::Task<> might_resched(Cpu& cpu);
+// Models: might_resched() (include/linux/kernel.h)
+inline Cpu::ExecPointAwaiter might_resched(Cpu& cpu) {
+    return cpu.exec_point(cpu.costs().cond_resched, Cat::SCHEDULER, Point::MIGHT_RESCHED,
+                          cpu.config().preempt != PreemptModel::VOLUNTARY);
+}
 
 // try_to_wake_up with its cost charged to the caller.
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t);

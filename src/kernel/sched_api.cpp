@@ -7,26 +7,6 @@
 
 namespace kdsim::kernel {
 
-// Models: preempt_enable() (include/linux/preempt.h)
-engine::Task<> preempt_enable(Cpu& cpu) {
-    cpu.preempt_count_sub(PREEMPT_OFFSET);
-    if (cpu.preempt_count() == 0) co_await cpu.point(Point::PREEMPT_ENABLE);
-}
-
-// Models: __cond_resched() (kernel/sched/core.c)
-engine::Task<> cond_resched(Cpu& cpu) {
-    if (cpu.config().preempt == PreemptModel::FULL) co_return;
-    co_await cpu.exec(cpu.costs().cond_resched, Cat::SCHEDULER);
-    co_await cpu.point(Point::COND_RESCHED);
-}
-
-// Models: might_resched() (include/linux/kernel.h)
-engine::Task<> might_resched(Cpu& cpu) {
-    if (cpu.config().preempt != PreemptModel::VOLUNTARY) co_return;
-    co_await cpu.exec(cpu.costs().cond_resched, Cat::SCHEDULER);
-    co_await cpu.point(Point::MIGHT_RESCHED);
-}
-
 // Models: try_to_wake_up() (kernel/sched/core.c)
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t) {
     bool flags = co_await local_irq_save(cpu); // raw_spin_lock_irqsave(&p->pi_lock)

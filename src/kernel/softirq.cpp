@@ -95,20 +95,6 @@ engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
     co_await cpu.exec(cpu.costs_.exception_return_extra, Cat::IRQ_MASK);
 }
 
-// Models: local_bh_disable() (include/linux/bottom_half.h)
-engine::Task<> local_bh_disable(Cpu& cpu) {
-    ++cpu.stats().bh_disable_ops;
-    cpu.preempt_count_add(SOFTIRQ_DISABLE_OFFSET);
-    co_await cpu.exec(cpu.costs().local_bh_disable, Cat::BH_MASK);
-}
-
-// Models: __local_bh_enable_ip() (kernel/softirq.c)
-engine::Task<> local_bh_enable(Cpu& cpu) {
-    cpu.preempt_count_sub(SOFTIRQ_DISABLE_OFFSET);
-    co_await cpu.exec(cpu.costs().local_bh_enable, Cat::BH_MASK);
-    co_await cpu.point(Point::BH_ENABLE);
-}
-
 // Models: raise_softirq() (kernel/softirq.c)
 engine::Task<> raise_softirq(Cpu& cpu, unsigned nr) {
     bool flags = co_await local_irq_save(cpu);
