@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the scenario and profile loaders with libFuzzer (clang, ASan + UBSan) for a given time.
 #   tools/fuzz.sh [SECONDS]      (default 60)
+#   KDSIM_FUZZ_SEED=N            libFuzzer's seed (default 1, so that CI's run explores the same
+#                                inputs on every machine and a finding reproduces; 0: a random seed,
+#                                for exploratory runs, which should be long: tools/fuzz.sh 1800)
 # Builds build-fuzz/ (clang++), seeds a corpus from the shipped scenarios, the invalid-input
 # corpus and the profiles, runs, and prints libFuzzer's last status line (executions, exec/s).
 # Exit status non-zero on a crash, a sanitizer report or an internal error; the reproducer is
@@ -20,7 +23,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=99"
 log=build-fuzz/fuzz.log
 set +e
 build-fuzz/tests/fuzz/kdsim_loader_fuzz "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-  -max_len=16384 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/ >"$log" 2>&1
+  -max_len=16384 -seed="${KDSIM_FUZZ_SEED:-1}" -print_final_stats=1 -artifact_prefix=build-fuzz/findings/ >"$log" 2>&1
 rc=$?
 set -e
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" | sort -u || true

@@ -147,14 +147,17 @@ system::ScenarioConfig ScenarioLoader::load() {
                 continue;
             }
             const toml::table& m = *n->as_table();
+            bool duplicate = false;
             if (const toml::node* nm = m.get("name"); nm && nm->is_string()) {
                 declared_.insert(nm->as_string()->get());
                 auto [it, fresh] = seen.emplace(nm->as_string()->get(), mkey);
                 if (!fresh)
                     r_.error(*nm, mkey + ".name",
                              fmt::format("duplicate machine name {} (also {})", quote(it->first), it->second));
+                duplicate = !fresh;
             }
-            if (auto mc = read_machine(m, mkey, cfg.seed)) {
+            // A duplicate's own errors are reported; the cross-machine checks see the first only.
+            if (auto mc = read_machine(m, mkey, cfg.seed); mc && !duplicate) {
                 cfg.machines.push_back(std::move(*mc));
                 workloads_at_.push_back(std::move(workloads_read_));
             }

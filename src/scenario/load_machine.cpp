@@ -154,7 +154,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
                    "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
                    "dma_mask"});
-    nic_at_[mc.name] = {nic, nkey};
+    nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
         for (std::size_t i = 0; i < a->size(); ++i) {
@@ -169,9 +169,11 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (const toml::array* a = r_.array(*nic, "pcie", nkey + ".pcie", false, "device names (\"eth1\", ...)")) {
         for (std::size_t i = 0; i < a->size(); ++i) {
             const auto v = a->get(i)->value<std::string>();
-            if (!v || v->rfind("eth", 0) != 0 || v->size() < 4 || v->find_first_not_of("0123456789", 3) != std::string::npos)
+            // eth0..eth999: the number is checked against the machine's links once they are read
+            if (!v || v->rfind("eth", 0) != 0 || v->size() < 4 || v->size() > 6 ||
+                v->find_first_not_of("0123456789", 3) != std::string::npos)
                 r_.error(*a->get(i), index_key(nkey + ".pcie", i),
-                         fmt::format("expected a device name eth<N>, found {}", describe(a->get(i))));
+                         fmt::format("expected a device name eth<N> (N at most 999), found {}", describe(a->get(i))));
             else
                 mc.nic_pcie.push_back(*v);
         }
@@ -306,7 +308,7 @@ void ScenarioLoader::read_netfilter(const toml::table& m, const std::string& mke
     if (!nf) return;
     const std::string fkey = mkey + ".netfilter";
     r_.check_keys(*nf, fkey, "[machine.netfilter]", {"prerouting_drop"});
-    netfilter_at_[mc.name] = {nf, fkey};
+    netfilter_at_.try_emplace(mc.name, nf, fkey);
     if (auto w = r_.choice(*nf, "prerouting_drop", fkey + ".prerouting_drop", true, {"raw", "after-conntrack"})) {
         mc.prerouting_drop = *w == 0 ? net::PreroutingDrop::RAW : net::PreroutingDrop::AFTER_CONNTRACK;
         if (prof && !prof->netfilter)
@@ -368,7 +370,7 @@ void ScenarioLoader::read_tunnel(const toml::table& m, const std::string& mkey, 
         r_.error(*tun->get("simd_wrapper"), tkey + ".simd_wrapper",
                  "expected no simd_wrapper for a WireGuard tunnel: it calls lib/crypto's chacha20poly1305 directly, "
                  "never through crypto/simd.c");
-    if (name) tunnel_at_[*name] = {tun, tkey};
+    if (name) tunnel_at_.try_emplace(*name, tun, tkey);
     if (t.kind == net::TunnelKind::WIREGUARD && t.aead != crypto::AeadAlg::CHACHA20_POLY1305 && tun->get("aead"))
         r_.error(*tun->get("aead"), tkey + ".aead",
                  fmt::format("expected \"chacha20-poly1305\" (WireGuard has no other cipher), found \"{}\"",
