@@ -14,7 +14,8 @@ std::uint64_t Simulation::run(Tick until) {
         }
         Event ev = queue_.take();
         now_ = ev.time;
-        bound_ = 0;
+        limit_ = 0;
+        limit_known_ = false;
         ev.target->on_event(ev.arg);
         queue_.finish_take();
         if (++events_ >= next_progress_) [[unlikely]] {
@@ -23,6 +24,8 @@ std::uint64_t Simulation::run(Tick until) {
         }
     }
     inline_ok_ = false;
+    limit_ = 0;
+    limit_known_ = true;
     return events_ - start;
 }
 

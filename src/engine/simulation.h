@@ -38,9 +38,8 @@ public:
     // order of handling, and every result, is the one the queue would give; only the push and
     // take are saved. set_inline_events(false), before run(), turns it off (never agrees).
     bool run_inline(Tick t) {
-        if (!inline_ok_ || stopped_ || t > until_) return false;
-        if (bound_ == 0) bound_ = queue_.next_time_bound();
-        if (t >= bound_) return false;
+        if (t >= limit_) [[unlikely]]
+            if (limit_known_ || (work_out_limit(), t >= limit_)) return false;
         now_ = t;
         ++events_;
         return true;
@@ -56,7 +55,11 @@ public:
     std::uint64_t run(Tick until = TICK_MAX);
 
     // Ends run() after the event being handled.
-    void stop() { stopped_ = true; }
+    void stop() {
+        stopped_ = true;
+        limit_ = 0; // no event is handled in place after this one
+        limit_known_ = true;
+    }
     bool stopped() const { return stopped_; }
 
     // Calls `fn(ctx, events)` during run() each time the events processed so far (this run()
@@ -74,14 +77,27 @@ public:
 
 private:
     void push(Tick t, EventTarget* target, std::uint64_t arg) {
-        if (t < bound_) bound_ = t;
+        if (t < limit_) limit_ = t;
         queue_.push(t, target, arg);
+    }
+    // Every condition of run_inline in one bound: the next pending event (a lower bound on its
+    // time), the horizon (until_ + 1) and nothing at all outside run() or after stop().
+    void work_out_limit() {
+        limit_known_ = true;
+        if (!inline_ok_ || stopped_) {
+            limit_ = 0;
+            return;
+        }
+        const Tick next = queue_.next_time_bound();
+        limit_ = until_ < next ? until_ + 1 : next; // until_ < next <= TICK_MAX: no overflow
     }
 
     EventQueue queue_;
-    // While an event is handled: a lower bound on every other pending event's time, worked out
-    // at the first run_inline and lowered by each push since; 0: not worked out (nor needed).
-    Tick bound_ = 0;
+    // While an event is handled: run_inline(t) agrees iff t < limit_, once limit_known_. The
+    // limit is worked out at the first run_inline of the event and lowered by each push since;
+    // 0 and not known while not needed (then a push leaves it alone).
+    Tick limit_ = 0;
+    bool limit_known_ = true;
     Tick now_ = 0;
     std::uint64_t seed_;
     std::uint64_t events_ = 0;

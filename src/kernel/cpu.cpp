@@ -102,10 +102,6 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // ---------------------------------------------------------------------------------------
 // Accounting and execs
 
-void Cpu::account(CtxKind kind, Cat cat, Cycles c) {
-    stats_.cycles[static_cast<std::size_t>(kind)][static_cast<std::size_t>(cat)] += c;
-}
-
 void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     Frame& f = *running_;
     f.cont = h;
@@ -114,30 +110,9 @@ void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     push_exec(f, e);
 }
 
-// An exec of the running coroutine, inside on_event's completion loop (defer_exec_): the
-// dispatch would defer it, find it due before every other pending event (Simulation::run_inline)
-// and complete it in place, with nothing between its start and its end. This does the same
-// without suspending the coroutine and dispatching it again, when the dispatch would have
-// nothing to do first (no queued work, no deliverable interrupt); every result is unchanged
-// (the merged-exec test runs every shipped scenario with and without in-place events). False:
-// nothing has changed, and the caller suspends.
-bool Cpu::exec_in_place(const PendingExec& e) {
-    Frame& f = *running_;
-    // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
-    if (f.nexecs != 0 || deliverable_irqs()) return false;
-    np_mark(false);
-    const Tick start = now();
-    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
-    if (!sim_.run_inline(done)) return false;
-    ++exec_gen_;
-    busy_cycles_ += e.remaining;
-    account(f.kind, e.cat, e.remaining);
-    if constexpr (TRACE_COMPILED)
-        if (trace_) [[unlikely]] {
-            trace_exec_begin_ = start;
-            trace_exec_end(f, e.cat, e.remaining);
-        }
-    return true;
+void Cpu::trace_exec_in_place(Frame& f, const PendingExec& e, Tick start) {
+    trace_exec_begin_ = start;
+    trace_exec_end(f, e.cat, e.remaining);
 }
 
 void Cpu::suspend_point(std::coroutine_handle<> h, Point p) {

@@ -69,6 +69,7 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
 MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : cfg_(c), cpus_(cpus), clock_(hz) {
     if (auto p = check_config(c)) throw std::invalid_argument("memory hierarchy: " + p->key + ": " + p->message);
     if (cpus <= 0 || hz == 0) throw std::invalid_argument("memory hierarchy: needs at least one CPU and a clock");
+    n_levels_ = c.levels.size();
     for (const auto& l : c.levels)
         if (!l.shared) ++n_private_;
     private_.reserve(n_private_ * static_cast<std::size_t>(cpus));
@@ -185,7 +186,7 @@ std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, boo
 
 void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now) {
     if (!e.dirty) return;
-    if (k + 1 < cfg_.levels.size()) { // into the next level, dirty
+    if (k + 1 < n_levels_) { // into the next level, dirty
         if (level(cpu, k + 1).mark_dirty(e.line)) return;
         if (auto ev = fill_at(cpu, k + 1, e.line, true)) place_evicted(cpu, k + 1, *ev, now);
         return;

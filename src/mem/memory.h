@@ -177,7 +177,7 @@ private:
     // lookups, snoops and maintenance visit only the caches that hold it. nullptr for a line
     // outside what alloc() gave, or with more than 16 caches: every cache is then searched.
     std::uint16_t* holders(Line l) { return use_dir_ && l < dir_.size() ? &dir_[l] : nullptr; }
-    std::uint16_t bit(int cpu, std::size_t k) const { return bits_[static_cast<std::size_t>(cpu) * cfg_.levels.size() + k]; }
+    std::uint16_t bit(int cpu, std::size_t k) const { return bits_[static_cast<std::size_t>(cpu) * n_levels_ + k]; }
     std::uint16_t own_bits(int cpu) const {
         return static_cast<std::uint16_t>(((1u << n_private_) - 1) << (static_cast<std::size_t>(cpu) * n_private_));
     }
@@ -193,6 +193,7 @@ private:
     int cpus_;
     engine::Clock clock_;
     std::size_t n_private_ = 0;
+    std::size_t n_levels_ = 0; // cfg_.levels.size(), kept: bit() is on every fill's path
     std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
     std::vector<Cache> shared_;  // levels n_private_ ..
     std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
