@@ -325,6 +325,22 @@ TEST_F(RunInline, RefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
     EXPECT_EQ(sim.now(), 300u);
 }
 
+TEST_F(RunInline, StopAfterAnAgreementRefusesTheRestOfTheEvent) {
+    // The first request works the bound out (pending: 500); stop() must still refuse the next.
+    r.hook = [&](std::uint64_t arg) {
+        if (arg != 1) return;
+        agreed.push_back(sim.run_inline(110)); // yes: nothing pending before 500
+        sim.stop();
+        agreed.push_back(sim.run_inline(120)); // the run ends after this event: no
+    };
+    sim.schedule_at(100, &r, 1);
+    sim.schedule_at(500, &r, 2);
+    EXPECT_EQ(sim.run(), 2u); // the event at 100 and the one taken in place at 110
+    EXPECT_EQ(agreed, (std::vector<bool>{true, false}));
+    EXPECT_EQ(sim.now(), 110u);
+    EXPECT_EQ(sim.pending(), 1u);
+}
+
 // Chains of events, each handler scheduling its target's next event `gap` later, where `gap`
 // comes from the target's own stream. Handled with run_inline (when the engine agrees) or
 // always through the queue, the order of (time, target) must be the same.
