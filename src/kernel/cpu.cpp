@@ -174,7 +174,8 @@ void Cpu::suspend_guest(std::coroutine_handle<> h, GuestRun& g) {
 // The KVM_RUN loop enters the guest: from here the CPU's time is the guest's until host work
 // takes it back (leave_guest). Entering is a point where a reschedule would be honoured (the
 // run loop's xfer_to_guest_mode_handle_work checks need_resched first).
-// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c), guest_timing_enter_irqoff()
+// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c)
+// Models: guest_timing_enter_irqoff() (include/linux/kvm_host.h)
 void Cpu::enter_guest(GuestRun& g) {
     if (idle_) end_idle();
     np_mark(true);
@@ -185,7 +186,8 @@ void Cpu::enter_guest(GuestRun& g) {
 
 // Guest mode ends now: the time since entering is the task's guest (user) time; the exit and the
 // re-entry are queued on the task before it enters again.
-// Models: guest_timing_exit_irqoff(), account_guest_time() (kernel/sched/cputime.c)
+// Models: guest_timing_exit_irqoff() (include/linux/kvm_host.h)
+// Models: account_guest_time() (kernel/sched/cputime.c)
 void Cpu::leave_guest() {
     GuestRun& g = *in_guest_;
     in_guest_ = nullptr;

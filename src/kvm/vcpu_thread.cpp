@@ -15,7 +15,8 @@ VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm) : vcpu_(
 
 // The KVM_RUN loop: guest mode until the guest is in WFI with nothing pending, then
 // kvm_vcpu_block until an interrupt for it wakes the thread.
-// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c), kvm_vcpu_block() (virt/kvm/kvm_main.c)
+// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c)
+// Models: kvm_vcpu_block() (virt/kvm/kvm_main.c)
 engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) {
     for (;;) {
         co_await host.run_guest(t);
@@ -24,7 +25,8 @@ engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) 
     }
 }
 
-// Models: kvm_arch_vcpu_runnable(), kvm_vcpu_check_block() (virt/kvm/kvm_main.c)
+// Models: kvm_arch_vcpu_runnable() (arch/arm64/kvm/arm.c)
+// Models: kvm_vcpu_check_block() (virt/kvm/kvm_main.c)
 bool VcpuThread::runnable() const {
     const kernel::Cpu& g = vcpu_.cpu();
     return !g.idle() || g.irqs_deliverable();
@@ -35,7 +37,7 @@ void VcpuThread::steal_from(engine::Tick t) {
     runnable_since_ = t;
 }
 
-// Models: record_steal_time() (arch/arm64/kvm/pvtime.c: kvm_update_stolen_time at vcpu_load)
+// Models: kvm_update_stolen_time() (arch/arm64/kvm/pvtime.c)
 void VcpuThread::enter(kernel::Cpu& host) {
     if (state_ == State::RUNNABLE) stats_.steal += host.now() - runnable_since_;
     state_ = State::IN_GUEST;
@@ -45,7 +47,7 @@ void VcpuThread::enter(kernel::Cpu& host) {
 
 // A host interrupt exits the guest (its exit and entry back: world_switch); a reschedule the
 // guest's own exit found (a local wake-up) costs no second exit.
-// Models: kvm_arch_vcpu_ioctl_run()'s exit on an IRQ (ARM_EXCEPTION_IRQ, handle_exit)
+// Models: handle_exit() (arch/arm64/kvm/handle_exit.c)
 Cycles VcpuThread::exit(kernel::Cpu& host, bool host_irq) {
     vcpu_.cpu().vcpu_stall();
     if (!runnable()) { // WFI: the thread goes on to kvm_vcpu_block

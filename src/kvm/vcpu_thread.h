@@ -14,8 +14,8 @@
 //    mode (GuestRun::exit), which stalls the guest Cpu (Cpu::vcpu_stall): its exec in flight keeps
 //    its remaining cycles and resumes at the next entry, so guest work is delayed by exactly the
 //    time the host CPU spent elsewhere; interrupts raised for it meanwhile stay pending. That
-//    time, while the guest is runnable, is the vCPU's steal time (the kvm_steal_time record,
-//    record_steal_time; the guest does not run). The host charges the exit on a host interrupt and
+//    time, while the guest is runnable, is the vCPU's steal time (what arm64's paravirtual steal
+//    clock reports, kvm_update_stolen_time; x86's kvm_steal_time; the guest does not run). The host charges the exit on a host interrupt and
 //    the entry back in ([kvm].world_switch) to the thread, and a switch away from the runnable
 //    thread the preempt notifiers' put and load (kvm_sched_out/kvm_sched_in: [kvm].vcpu_put_load);
 //    its guest time is the thread's user time (account_guest_time); the host's scheduler sees
