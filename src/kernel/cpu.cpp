@@ -139,6 +139,62 @@ void Cpu::suspend_block(std::coroutine_handle<> h) {
     current_task_->state = TaskState::SLEEPING;
 }
 
+void Cpu::suspend_guest(std::coroutine_handle<> h, GuestRun& g) {
+    Frame& f = *running_;
+    f.cont = h;
+    f.st = Frame::St::GUEST;
+    current_task_->guest = &g;
+}
+
+// The KVM_RUN loop enters the guest: from here the CPU's time is the guest's until host work
+// takes it back (leave_guest). Entering is a point where a reschedule would be honoured (the
+// run loop's xfer_to_guest_mode_handle_work checks need_resched first).
+// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c)
+// Models: guest_timing_enter_irqoff() (include/linux/kvm_host.h)
+void Cpu::enter_guest(GuestRun& g) {
+    if (idle_) end_idle();
+    np_mark(true);
+    in_guest_ = &g;
+    guest_since_ = now();
+    g.enter(*this);
+}
+
+// Guest mode ends now: the time since entering is the task's guest (user) time; the exit and the
+// re-entry are queued on the task before it enters again.
+// Models: guest_timing_exit_irqoff() (include/linux/kvm_host.h)
+// Models: account_guest_time() (kernel/sched/cputime.c)
+void Cpu::leave_guest() {
+    GuestRun& g = *in_guest_;
+    in_guest_ = nullptr;
+    const bool host_irq = deliverable_irqs() != 0;
+    account(CtxKind::TASK, Cat::USER, clock_.to_cycles(now() - guest_since_));
+    stats_.busy_ticks += now() - busy_base_;
+    busy_base_ = now();
+    busy_cycles_ = 0;
+    if (Cycles c = g.exit(*this, host_irq)) push_exec(current_task_->frame, PendingExec{c, Cat::VIRT, false, false, {}});
+}
+
+void Cpu::vcpu_stall() {
+    if (stalled_) return;
+    stalled_ = true;
+    stalled_since_ = now();
+    if (idle_) return; // in WFI: idle time goes on
+    interrupt_exec();
+    stats_.busy_ticks += now() - busy_base_;
+    busy_base_ = now();
+    busy_cycles_ = 0;
+}
+
+void Cpu::vcpu_resume() {
+    if (!stalled_) return;
+    stalled_ = false;
+    if (!idle_) {
+        busy_base_ = now();
+        busy_cycles_ = 0;
+    }
+    run();
+}
+
 // Queues work in front of whatever the frame still has to do (switch and restore costs are
 // paid before the interrupted work resumes). Adjacent work of one category merges.
 void Cpu::push_exec(Frame& f, const PendingExec& e) {
@@ -258,6 +314,8 @@ void Cpu::on_event(std::uint64_t arg) {
         return;
     case EV_KICK:
         if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
+            // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once)
+            if (runqueue_.empty() && !need_resched_) return;
             raise_irq(RESCHEDULE_VECTOR);
             return;
         }
@@ -270,6 +328,10 @@ void Cpu::on_event(std::uint64_t arg) {
 void Cpu::raise_irq(unsigned vector) {
     pending_irqs_ |= (1ULL << vector);
     if (in_run_) return; // the dispatch loop will see it
+    if (stalled_) [[unlikely]] {
+        if (hyp_) hyp_->stalled_irq(*this, vector);
+        return;
+    }
     if (deliverable_irqs()) {
         interrupt_exec();
         run();
@@ -391,7 +453,7 @@ void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
     if (below.kind != CtxKind::TASK) return;
     TaskStruct& t = *current_task_;
     bool to_user = t.in_user;
-    bool preemptible = to_user || t.pid == 0 ||
+    bool preemptible = to_user || t.pid == 0 || below.st == Frame::St::GUEST ||
                        (cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_);
     if (preemptible) np_mark(true);
     if (preemptible && need_resched_) {
@@ -459,6 +521,13 @@ void Cpu::run() {
     in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
+        if (stalled_) [[unlikely]] break;
+        if (in_guest_) [[unlikely]] {
+            if (depth_ == 1 && f.st == Frame::St::GUEST && f.nexecs == 0 && !deliverable_irqs() && !need_resched_ &&
+                in_guest_->runnable())
+                break; // the guest keeps the CPU
+            leave_guest();
+        }
         if (deliverable_irqs() && f.st != Frame::St::DONE) {
             push_hardirq();
             continue;
@@ -485,6 +554,22 @@ void Cpu::run() {
             }
             continue;
         case Frame::St::POINT: handle_point(f); continue;
+        case Frame::St::GUEST:
+            if (need_resched_) {
+                schedule(true);
+                continue;
+            }
+            if (!current_task_->guest->runnable()) { // back from the KVM_RUN loop's guest entry
+                current_task_->guest = nullptr;
+                f.st = Frame::St::READY;
+                continue;
+            }
+            if (Cycles c = current_task_->guest->entry_cost(*this)) {
+                push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
+                continue;
+            }
+            enter_guest(*current_task_->guest);
+            continue;
         case Frame::St::BLOCKED: schedule(false); continue;
         case Frame::St::DONE:
             if (f.kind == CtxKind::TASK) {
@@ -510,6 +595,7 @@ void Cpu::run() {
                     if (trace_) [[unlikely]] trace_idle_begin();
                 stats_.busy_ticks += now() - busy_base_;
             }
+            if (hyp_) [[unlikely]] hyp_->wfi(*this);
             in_run_ = false;
             return;
         }
@@ -539,6 +625,10 @@ void Cpu::boot() {
 }
 
 void Cpu::finish() {
+    if (in_guest_) { // the guest time so far; guest mode itself stays open
+        account(CtxKind::TASK, Cat::USER, clock_.to_cycles(now() - guest_since_));
+        guest_since_ = now();
+    }
     if (exec_inflight_) interrupt_exec();
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_finish();
@@ -546,7 +636,7 @@ void Cpu::finish() {
         stats_.idle_ticks += now() - idle_since_;
         idle_since_ = now();
     } else {
-        stats_.busy_ticks += now() - busy_base_;
+        if (!stalled_) stats_.busy_ticks += now() - busy_base_; // a stall's time is no busy time
         busy_base_ = now();
         busy_cycles_ = 0;
         np_close(now());

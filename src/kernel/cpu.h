@@ -53,6 +53,7 @@ using engine::Cycles;
 using engine::Tick;
 
 class Cpu;
+class GuestRun;
 class TimerBase;
 struct TaskStruct;
 
@@ -94,7 +95,8 @@ struct PendingExec {
 
 // One execution context on a CPU's stack: a task's, or a softirq/hardirq activation.
 struct Frame {
-    enum class St : std::uint8_t { READY, POINT, BLOCKED, IDLE, DONE };
+    // GUEST: a vCPU thread in guest mode (Cpu::run_guest), the host CPU runs its guest.
+    enum class St : std::uint8_t { READY, POINT, BLOCKED, IDLE, DONE, GUEST };
 
     CtxKind kind = CtxKind::TASK;
     St st = St::READY;
@@ -121,6 +123,7 @@ struct TaskStruct {
     bool kthread = false; // PF_KTHREAD: owns no user FPU state
     bool in_user = false; // executing in user mode
     bool uses_user_simd = false;
+    GuestRun* guest = nullptr; // a vCPU thread's guest while it awaits Cpu::run_guest
     TaskState state = TaskState::RUNNABLE;
     Cpu* cpu = nullptr;
     Frame frame;
@@ -168,6 +171,29 @@ class Hypervisor {
 public:
     virtual ~Hypervisor() = default;
     virtual Cycles irq_delivery(Cpu& cpu, unsigned vector, bool idle) = 0;
+    // The vCPU is stalled (Cpu::vcpu_stall: its thread is off the host CPU) and interrupt `vector`
+    // was raised for it: kvm_vcpu_kick, which wakes the thread when it is blocked.
+    virtual void stalled_irq(Cpu& cpu, unsigned vector) {}
+    // The vCPU enters WFI: nothing to run, no interrupt pending.
+    virtual void wfi(Cpu& cpu) {}
+};
+
+// A vCPU thread's guest as its host CPU runs it (kvm/vcpu_thread.h): the host task in
+// Cpu::run_guest() is in guest mode while the host CPU has nothing else to do.
+class GuestRun {
+public:
+    virtual ~GuestRun() = default;
+    // Whether the guest has work (false: in WFI with nothing pending; the thread blocks).
+    virtual bool runnable() const = 0;
+    // The host CPU enters the guest: the guest CPU runs from now.
+    virtual void enter(Cpu& host) = 0;
+    // Host work takes the core, or the guest stopped on its own: the guest CPU stops now.
+    // `host_irq`: a host interrupt takes it (the guest exits on the IRQ). Returns the cycles the exit
+    // and the later re-entry cost the thread (0 when the guest went idle or was already exiting).
+    virtual Cycles exit(Cpu& host, bool host_irq) = 0;
+    // Cycles the thread pays before it enters the guest again (the put and load around a switch
+    // away from it), 0 when none are owed.
+    virtual Cycles entry_cost(Cpu& host) = 0;
 };
 
 struct CpuStats {
@@ -309,6 +335,35 @@ public:
     };
     BlockAwaiter block() { return {*this}; }
 
+    // The running task enters guest mode (the KVM_RUN loop of a vCPU thread) and stays there
+    // while this CPU has nothing else to do: interrupts, softirqs and other tasks take the CPU
+    // from the guest (GuestRun::exit) and give it back (GuestRun::enter); the task returns from
+    // the await when the guest is no longer runnable. Guest time is the task's user time
+    // (account_guest_time). Precondition: task context.
+    struct [[nodiscard]] GuestAwaiter {
+        Cpu& cpu;
+        GuestRun& g;
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_guest(h, g); }
+        void await_resume() const noexcept {}
+    };
+    GuestAwaiter run_guest(GuestRun& g) { return {*this, g}; }
+    bool in_guest() const { return in_guest_ != nullptr; }
+
+    // --- this CPU as a vCPU whose thread shares a host CPU (kvm/vcpu_thread.h) ----------------
+    // The vCPU thread leaves guest mode: nothing here makes progress until vcpu_resume(); an exec
+    // in flight keeps its remaining cycles, interrupts raised meanwhile stay pending (and are
+    // told to the Hypervisor), and the stalled time is neither busy nor idle (steal).
+    void vcpu_stall();
+    void vcpu_resume();
+    // The host CPU this vCPU's thread runs on: a task this vCPU wakes there is a local wake-up
+    // (the thread, in its exit, sees need_resched before it enters again), not an IPI.
+    void set_vcpu_host(Cpu* host) { vcpu_host_ = host; }
+    bool stalled() const { return stalled_; }
+    // This CPU looks at its state again now (an event): what a reschedule IPI's arrival does.
+    void kick() { sim_.schedule_at(now(), this, EV_KICK); }
+    bool idle() const { return idle_; }
+
     // --- interrupts ---------------------------------------------------------------------
     void request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name);
     // request_nmi: with pseudo-NMI, the vector is delivered even while interrupts are masked
@@ -444,6 +499,9 @@ private:
     void suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Point p);
     void suspend_point(std::coroutine_handle<> h, Point p);
     void suspend_block(std::coroutine_handle<> h);
+    void suspend_guest(std::coroutine_handle<> h, GuestRun& g);
+    void enter_guest(GuestRun& g);
+    void leave_guest();
     bool check_simd(PendingExec& e, const char* where);
 
     // scheduler
@@ -530,6 +588,12 @@ private:
     Tick exec_done_at_ = 0;
     bool idle_ = false;
     Tick idle_since_ = 0;
+    // guest mode of the running task (a vCPU thread), and this CPU's own stall as a vCPU
+    GuestRun* in_guest_ = nullptr;
+    Tick guest_since_ = 0;
+    bool stalled_ = false;
+    Tick stalled_since_ = 0;
+    Cpu* vcpu_host_ = nullptr;
 
     // interrupts
     std::array<IrqDesc, 64> irqs_{};

@@ -145,7 +145,9 @@ void Cpu::wake_up_process(TaskStruct& t) {
     if (rq.current_task_ && rq.preempts(t, *rq.current_task_)) {
         rq.need_resched_ = true;
         // A remote CPU learns of it through the reschedule IPI; an idle one is kicked.
-        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_ ? EV_KICK : EV_IPI);
+        // A vCPU waking a task on its own thread's host CPU: that CPU is in this vCPU's exit and
+        // looks at need_resched before it enters the guest again (kvm/vcpu_thread.h).
+        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_ || &rq == vcpu_host_ ? EV_KICK : EV_IPI);
     } else if (&rq != this && rq.idle_) {
         sim_.schedule_at(now(), &rq, EV_KICK);
     }

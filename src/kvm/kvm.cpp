@@ -1,5 +1,7 @@
 #include "kvm/kvm.h"
 
+#include "kvm/vcpu_thread.h"
+
 namespace kdsim::kvm {
 
 using kernel::Cat;
@@ -18,6 +20,9 @@ const char* exit_name(Exit e) {
 }
 
 Vcpu::Vcpu(Vm& vm, kernel::Cpu& cpu) : vm_(vm), cpu_(cpu) { cpu_.set_hypervisor(this); }
+Vcpu::~Vcpu() = default;
+
+void Vcpu::run_on(kernel::Cpu& host, std::string comm) { thread_ = std::make_unique<VcpuThread>(*this, host, std::move(comm)); }
 
 // The guest's timer is the EL1 virtual timer, whose PPI the guest kernel takes on its local timer
 // vector; every other vector reaches the guest through kvm_vgic_inject_irq and a kick.
@@ -31,10 +36,22 @@ Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
     if (idle) {
         ++stats_.wfi_wakes;
         ++stats_.exits[static_cast<std::size_t>(Exit::WFI)];
-        return vm_.paths().irq_wfi(vtimer);
+        return thread_ ? vm_.paths().irq_wfi_thread(vtimer) : vm_.paths().irq_wfi(vtimer);
+    }
+    if (entry_pending_ >> vector & 1) [[unlikely]] { // no exit: it waited for the thread's entry
+        entry_pending_ &= ~(1ULL << vector);
+        return vm_.paths().irq_pending_entry(vtimer);
     }
     ++stats_.exits[static_cast<std::size_t>(Exit::IRQ)];
     return vm_.paths().irq_running(vtimer);
+}
+
+void Vcpu::stalled_irq(kernel::Cpu&, unsigned vector) {
+    if (thread_ && thread_->kick()) entry_pending_ |= 1ULL << vector;
+}
+
+void Vcpu::wfi(kernel::Cpu&) {
+    if (thread_) thread_->wfi();
 }
 
 engine::Task<> Vcpu::exit(Exit e, Cycles c) {
@@ -76,10 +93,20 @@ void Vcpu::register_stats(const stats::Scope& s) const {
     s.counter("injections", stats_.injections, "count", "interrupts the guest took through the vGIC")
         .counter("vtimer", stats_.vtimer, "count", "of which the virtual timer's")
         .counter("wfi_wakes", stats_.wfi_wakes, "count", "of which woke the vCPU from WFI");
+    if (thread_) thread_->register_stats(s.sub("thread"));
 }
 
-Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus) : paths_{kvm, host} {
+Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
+       const std::vector<kernel::Cpu*>& threads_on)
+    : paths_{kvm, host} {
     for (kernel::Cpu* c : vcpus) vcpus_.push_back(std::make_unique<Vcpu>(*this, *c));
+    for (std::size_t i = 0; i < threads_on.size() && i < vcpus_.size(); ++i)
+        vcpus_[i]->run_on(*threads_on[i], "CPU " + std::to_string(i) + "/KVM");
+}
+
+void Vm::finish() {
+    for (auto& v : vcpus_)
+        if (v->thread()) v->thread()->finish();
 }
 
 void Vm::register_stats(const stats::Scope& s) const {

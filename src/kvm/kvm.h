@@ -27,8 +27,12 @@
 //    context switch back to the vCPU thread, kvm_vcpu_block's return (wfi_block), vcpu load and
 //    the entry half of the round trip. The exit half of that WFI exit runs while the guest has
 //    nothing to do and delays nothing.
+// By default each vCPU has a host core of its own (the guest machine's CPU). With vcpu_cpus, a
+// vCPU's thread is a host task on a host CPU it shares with host work (kvm/vcpu_thread.h): the
+// host's scheduler and interrupts decide when the guest CPU runs (steal time), a WFI blocks the
+// thread and frees the host CPU, and the host side of the wake-up is the host scheduler's.
 // Not modelled: halt polling (halt_poll_ns), lazy FP/SIMD switching at vCPU load, GICv4 direct
-// injection, vCPU threads sharing host cores with host tasks (each vCPU has a core of its own).
+// injection.
 #pragma once
 
 #include "engine/simulation.h"
@@ -41,6 +45,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kdsim::kvm {
@@ -78,6 +83,17 @@ struct Paths {
         return host.irq_entry + wake + host.irq_exit + host.context_switch + k.wfi_block + k.vcpu_put_load / 2 +
                (k.world_switch - k.world_switch / 2) + k.vgic_flush;
     }
+    // The same for a vCPU thread that shares its host CPU (kvm/vcpu_thread.h): the host CPU's
+    // interrupt for the wake-up (a reschedule IPI where the host CPU is busy) and its switch to the
+    // thread are the host scheduler's own, as for any task it wakes.
+    Cycles irq_wfi_thread(bool vtimer) const {
+        return irq_wfi(vtimer) - host.irq_entry - host.irq_exit - host.context_switch;
+    }
+    // An interrupt injected while the vCPU thread was runnable but out of the guest: no kick's
+    // exit, the next entry writes its list register.
+    Cycles irq_pending_entry(bool vtimer) const { return k.vgic_flush + (vtimer ? k.timer_irq : 0); }
+    // Host work (a host interrupt) takes the host CPU from a guest: the exit and the entry back.
+    Cycles host_exit() const { return k.world_switch; }
 };
 
 struct VcpuStats {
@@ -88,13 +104,22 @@ struct VcpuStats {
 };
 
 class Vm;
+class VcpuThread;
 
 // One vCPU: the guest's CPU `cpu` and its hypervisor hook.
 class Vcpu final : public kernel::Hypervisor, public engine::EventTarget {
 public:
     Vcpu(Vm& vm, kernel::Cpu& cpu);
+    ~Vcpu() override;
     kernel::Cpu& cpu() { return cpu_; }
+    const kernel::Cpu& cpu() const { return cpu_; }
+    Vm& vm() { return vm_; }
+    // The vCPU's thread runs on `host`, shared with host work (kvm/vcpu_thread.h); call before boot.
+    void run_on(kernel::Cpu& host, std::string comm);
+    VcpuThread* thread() { return thread_.get(); }
     Cycles irq_delivery(kernel::Cpu& cpu, unsigned vector, bool idle) override;
+    void stalled_irq(kernel::Cpu& cpu, unsigned vector) override;
+    void wfi(kernel::Cpu& cpu) override;
     // Exits taken by guest code running on this vCPU (the calling context's coroutine).
     engine::Task<> hvc();
     engine::Task<> mmio_read_vgic();
@@ -116,16 +141,22 @@ private:
     Vm& vm_;
     kernel::Cpu& cpu_;
     VcpuStats stats_;
+    std::unique_ptr<VcpuThread> thread_;
+    std::uint64_t entry_pending_ = 0; // vectors injected while the thread was out of the guest
 };
 
 // A VM: its vCPUs, one per CPU of the guest machine, and the host's figures they cost.
 class Vm {
 public:
-    Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus);
+    // `threads_on`: the host CPU each vCPU's thread shares (vcpu_cpus); empty: a core of its own each.
+    Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
+       const std::vector<kernel::Cpu*>& threads_on = {});
     const Paths& paths() const { return paths_; }
     Vcpu& vcpu(int i) { return *vcpus_[static_cast<std::size_t>(i)]; }
     std::size_t size() const { return vcpus_.size(); }
     void register_stats(const stats::Scope& s) const;
+    // Closes the vCPU threads' open intervals at the end of the run.
+    void finish();
 
 private:
     Paths paths_;

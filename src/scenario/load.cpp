@@ -166,6 +166,7 @@ system::ScenarioConfig ScenarioLoader::load() {
     read_links(*root, cfg);
     check_nic_devices(cfg);
     check_peers(cfg);
+    check_vcpu_cpus(cfg);
     if (!out_.empty()) {
         detail::sort_diagnostics(out_, display_);
         throw InputError(std::move(out_));

@@ -220,6 +220,33 @@ void ScenarioLoader::check_nic_devices(const system::ScenarioConfig& cfg) {
     }
 }
 
+// vcpu_cpus: a guest's (kvm_host, or the guest end of a virtio link), one host CPU per vCPU.
+void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
+    for (const auto& mc : cfg.machines) {
+        if (!vcpu_at_.count(mc.name)) continue;
+        const auto& [a, key] = vcpu_at_.at(mc.name);
+        const system::MachineConfig* host = nullptr;
+        for (const auto& o : cfg.machines)
+            if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
+        if (!host) {
+            r_.error(*a, key,
+                     fmt::format("vcpu_cpus places a KVM guest's vCPU threads on its host's CPUs: machine '{}' is no "
+                                 "guest (no kvm_host, no virtio link to a host)",
+                                 mc.name));
+            continue;
+        }
+        if (a->size() != static_cast<std::size_t>(mc.cpus))
+            r_.error(*a, key,
+                     fmt::format("expected one host CPU per vCPU ({} for cpus = {}), found {}", mc.cpus, mc.cpus, a->size()));
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::int64_t>();
+            if (v && *v >= host->cpus && *v < MAX_CPUS)
+                r_.error(*a->get(i), index_key(key, i),
+                         fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
+        }
+    }
+}
+
 void ScenarioLoader::check_peers(const system::ScenarioConfig& cfg) {
     // Tunnel ends must name each other and agree on the tunnel.
     for (const auto& mc : cfg.machines) {

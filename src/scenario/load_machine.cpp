@@ -476,7 +476,7 @@ void ScenarioLoader::read_kvm_host(const toml::table& m, const std::string& mkey
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "netns", "kvm_host", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
+                  {"name", "netns", "kvm_host", "vcpu_cpus", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
                    "tunnel", "netfilter", "sysctl", "dram"});
     std::size_t before = out_.size();
     workloads_read_.clear();
@@ -500,6 +500,19 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
         read_kernel(m, mkey, mc, prof, profile_node);
     }
     if (m.contains("kvm_host")) read_kvm_host(m, mkey, mc, prof);
+    // vcpu_cpus = [host CPU per vCPU]: read here, checked against the host once links have named it
+    // (check_vcpu_cpus).
+    if (const toml::array* a = r_.array(m, "vcpu_cpus", mkey + ".vcpu_cpus", false, "host CPU numbers, one per vCPU")) {
+        vcpu_at_[mc.name] = {a, mkey + ".vcpu_cpus"};
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::int64_t>();
+            if (!v || *v < 0 || *v >= MAX_CPUS)
+                r_.error(*a->get(i), index_key(mkey + ".vcpu_cpus", i),
+                         fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a->get(i))));
+            else
+                mc.vcpu_cpus.push_back(static_cast<int>(*v));
+        }
+    }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);
     read_dram(m, mkey, mc, prof);

@@ -90,6 +90,8 @@ private:
     // Tunnel ends name each other and agree; workloads with a peer are linked to it, and what
     // their kind needs of both ends is there; a netfilter rule has a device.
     void check_peers(const system::ScenarioConfig& cfg);
+    void check_vcpu_cpus(const system::ScenarioConfig& cfg);
+    std::map<std::string, std::pair<const toml::array*, std::string>> vcpu_at_; // machine -> its vcpu_cpus, key
     const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);
     const path* root(const toml::node& at, const std::string& key);
 

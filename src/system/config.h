@@ -157,8 +157,11 @@ struct MachineConfig {
     // cpus and kernel settings are copies of that machine's).
     std::string netns_of;
     // A KVM guest of machine `kvm_host` (empty: not a guest): its CPUs are vCPUs, each on a host
-    // core of its own, and its exits and injections cost the host profile's [kvm] figures.
+    // core of its own (or vcpu_cpus), and its exits and injections cost the host profile's [kvm] figures.
     std::string kvm_host;
+    // vcpu_cpus: the host CPU each vCPU's thread runs on, shared with the host's work
+    // (kvm/vcpu_thread.h); empty: each vCPU on a host core of its own.
+    std::vector<int> vcpu_cpus;
     Profile profile;
     std::vector<std::string> overrides; // "section.key: new (profile: old)"
     int cpus = 1;

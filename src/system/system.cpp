@@ -129,7 +129,14 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                 "machine " + m.cfg->name + ": a KVM guest of no host with [kvm] figures and its clock");
         std::vector<kernel::Cpu*> vcpus;
         for (auto& c : m.cpus) vcpus.push_back(c.get());
-        m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus));
+        std::vector<kernel::Cpu*> threads_on; // vcpu_cpus: checked by the loader
+        require(m.cfg->vcpu_cpus.empty() || m.cfg->vcpu_cpus.size() == vcpus.size(),
+                "machine " + m.cfg->name + ": vcpu_cpus of another length than cpus");
+        for (int h : m.cfg->vcpu_cpus) {
+            require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_cpus names no CPU of the host");
+            threads_on.push_back(host->cpus[static_cast<std::size_t>(h)].get());
+        }
+        m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on);
     }
     build_network();
     // Kinds built with their machine, then, once every machine exists, those that wait for it,
@@ -451,6 +458,8 @@ bool System::advance(engine::Tick t) {
 results::RunResults System::finish() {
     for (Machine& m : machines_)
         for (auto& c : m.cpus) c->finish();
+    for (Machine& m : machines_)
+        if (m.vm) m.vm->finish();
     for (Machine& m : machines_)
         for (auto& w : m.workloads) w->check_at_end();
     return collect();

@@ -1,0 +1,103 @@
+// A vCPU thread sharing its host CPU (kvm/vcpu_thread.h has the design).
+#include "kvm/vcpu_thread.h"
+
+#include "kvm/kvm.h"
+
+namespace kdsim::kvm {
+
+VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm) : vcpu_(vcpu), host_(host) {
+    // A user thread of the VMM (QEMU's "CPU n/KVM"), SCHED_NORMAL; runnable from the start.
+    task_ = &host.create_task(std::move(comm), kernel::SchedPolicy::NORMAL, 0, false, kvm_vcpu_ioctl_run(host, *this));
+    runnable_since_ = host.now();
+    vcpu_.cpu().vcpu_stall(); // the guest runs once its thread first enters it
+    vcpu_.cpu().set_vcpu_host(&host);
+}
+
+// The KVM_RUN loop: guest mode until the guest is in WFI with nothing pending, then
+// kvm_vcpu_block until an interrupt for it wakes the thread.
+// Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c)
+// Models: kvm_vcpu_block() (virt/kvm/kvm_main.c)
+engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) {
+    for (;;) {
+        co_await host.run_guest(t);
+        ++t.stats_.blocks;
+        co_await host.block();
+    }
+}
+
+// Models: kvm_arch_vcpu_runnable() (arch/arm64/kvm/arm.c)
+// Models: kvm_vcpu_check_block() (virt/kvm/kvm_main.c)
+bool VcpuThread::runnable() const {
+    const kernel::Cpu& g = vcpu_.cpu();
+    return !g.idle() || g.irqs_deliverable();
+}
+
+void VcpuThread::steal_from(engine::Tick t) {
+    state_ = State::RUNNABLE;
+    runnable_since_ = t;
+}
+
+// Models: kvm_update_stolen_time() (arch/arm64/kvm/pvtime.c)
+void VcpuThread::enter(kernel::Cpu& host) {
+    if (state_ == State::RUNNABLE) stats_.steal += host.now() - runnable_since_;
+    state_ = State::IN_GUEST;
+    put_owed_ = false;
+    vcpu_.cpu().vcpu_resume();
+}
+
+// A host interrupt exits the guest (its exit and entry back: world_switch); a reschedule the
+// guest's own exit found (a local wake-up) costs no second exit.
+// Models: handle_exit() (arch/arm64/kvm/handle_exit.c)
+Cycles VcpuThread::exit(kernel::Cpu& host, bool host_irq) {
+    vcpu_.cpu().vcpu_stall();
+    if (!runnable()) { // WFI: the thread goes on to kvm_vcpu_block
+        state_ = State::BLOCKED;
+        return 0;
+    }
+    ++stats_.preempted;
+    steal_from(host.now());
+    put_owed_ = true;
+    switches_at_exit_ = task_->nr_switches;
+    return host_irq ? vcpu_.vm().paths().host_exit() : 0;
+}
+
+// Switched away from while runnable and back: the preempt notifiers ran kvm_arch_vcpu_put and
+// kvm_arch_vcpu_load around it.
+// Models: kvm_sched_out(), kvm_sched_in() (virt/kvm/kvm_main.c)
+Cycles VcpuThread::entry_cost(kernel::Cpu&) {
+    if (!put_owed_ || task_->nr_switches == switches_at_exit_) return 0;
+    put_owed_ = false;
+    return vcpu_.vm().paths().k.vcpu_put_load;
+}
+
+// Models: kvm_vcpu_kick(), kvm_vcpu_wake_up() (virt/kvm/kvm_main.c)
+bool VcpuThread::kick() {
+    if (state_ == State::RUNNABLE) return true;
+    if (state_ == State::BLOCKED) {
+        if (task_->state == kernel::TaskState::SLEEPING) ++stats_.wakeups;
+        steal_from(vcpu_.cpu().now());
+        // try_to_wake_up from another CPU: the host CPU's scheduler decides (reschedule IPI or kick)
+        vcpu_.cpu().wake_up_process(*task_);
+    }
+    return false;
+}
+
+void VcpuThread::wfi() {
+    if (state_ == State::IN_GUEST) host_.kick();
+}
+
+void VcpuThread::finish() {
+    if (state_ == State::RUNNABLE) stats_.steal += host_.now() - runnable_since_;
+    runnable_since_ = host_.now();
+}
+
+void VcpuThread::register_stats(const stats::Scope& s) const {
+    s.value("host_cpu", [this] { return static_cast<double>(host_.id()); }, "cpu", "the host CPU the vCPU thread runs on")
+        .value("steal_us", [this] { return engine::to_us(stats_.steal); }, "us",
+               "runnable, not in WFI, while the thread was not in the guest (steal time)")
+        .counter("preempted", stats_.preempted, "count", "host work took the host CPU from the runnable guest")
+        .counter("wakeups", stats_.wakeups, "count", "the thread blocked in WFI was woken for an interrupt")
+        .counter("blocks", stats_.blocks, "count", "the thread blocked in WFI (kvm_vcpu_block)");
+}
+
+} // namespace kdsim::kvm

@@ -1,0 +1,93 @@
+// A vCPU thread on a host CPU it shares with host work (vcpu_cpus in the scenario): KVM's vCPUs
+// are host threads in the KVM_RUN ioctl, scheduled by the host's scheduler like any task
+// (virt/kvm/kvm_main.c kvm_vcpu_ioctl, arch/arm64/kvm/arm.c kvm_arch_vcpu_ioctl_run).
+//
+// Design. The guest keeps its own kernel::Cpu (its contexts, execs and scheduler are the guest
+// kernel's), and the host CPU decides when that Cpu may run:
+//  - The thread is a host task (SCHED_NORMAL, like QEMU's vCPU threads) whose body loops in
+//    KVM_RUN: `co_await host.run_guest(*this)` puts the task in guest mode (Frame::St::GUEST),
+//    where the host CPU stays while it has nothing else to do; kvm_vcpu_block when the guest is
+//    in WFI with nothing pending: `co_await host.block()`.
+//  - Entering guest mode (GuestRun::enter) resumes the guest Cpu (Cpu::vcpu_resume); anything the
+//    host CPU does instead - a hardirq, a softirq, another task the scheduler picks (a vhost
+//    worker whose wake-up preempts the thread, the tick ending its slice) - first leaves guest
+//    mode (GuestRun::exit), which stalls the guest Cpu (Cpu::vcpu_stall): its exec in flight keeps
+//    its remaining cycles and resumes at the next entry, so guest work is delayed by exactly the
+//    time the host CPU spent elsewhere; interrupts raised for it meanwhile stay pending. That
+//    time, while the guest is runnable, is the vCPU's steal time (what arm64's paravirtual steal
+//    clock reports, kvm_update_stolen_time; x86's kvm_steal_time; the guest does not run). The host charges the exit on a host interrupt and
+//    the entry back in ([kvm].world_switch) to the thread, and a switch away from the runnable
+//    thread the preempt notifiers' put and load (kvm_sched_out/kvm_sched_in: [kvm].vcpu_put_load);
+//    its guest time is the thread's user time (account_guest_time); the host's scheduler sees
+//    the thread's run time in its vruntime.
+//  - A task the vCPU wakes on its own thread's host CPU (the ioeventfd of a vhost worker there)
+//    is a local wake-up: the thread, in that exit, sees need_resched and schedules before it
+//    enters again (Cpu::set_vcpu_host: no reschedule IPI, no second exit).
+//  - WFI: the guest Cpu goes idle (Hypervisor::wfi); the host CPU, looking again (Cpu::kick),
+//    finds the guest not runnable, leaves guest mode and the thread blocks (kvm_vcpu_block ->
+//    schedule). An interrupt for the blocked vCPU (Hypervisor::stalled_irq: the vGIC injection's
+//    kvm_vcpu_kick -> kvm_vcpu_wake_up) wakes the thread with try_to_wake_up; the host CPU's
+//    scheduler then decides when it runs (the reschedule IPI if it preempts, the context switch).
+//    The guest's delivery of that interrupt charges the rest of the WFI path (Paths::irq_wfi_thread).
+//  - An interrupt injected while the thread is runnable but out of the guest needs no kick's
+//    exit: the next entry writes it into a list register (Paths::irq_pending_entry).
+// Absent vcpu_cpus, no VcpuThread exists: each vCPU is a core of its own, as before.
+// Not modelled: halt polling, the scheduler's load balancing (the thread stays on its CPU, as
+// under taskset), the paravirtual steal clock's effect on the guest scheduler's accounting.
+#pragma once
+
+#include "engine/task.h"
+#include "engine/time.h"
+#include "kernel/cpu.h"
+#include "stats/registry.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kdsim::kvm {
+
+class Vcpu;
+using engine::Cycles;
+
+struct VcpuThreadStats {
+    engine::Tick steal = 0;       // runnable (not in WFI) while the thread was not in the guest
+    std::uint64_t preempted = 0;  // host work took the host CPU from the runnable guest
+    std::uint64_t wakeups = 0;    // the blocked thread was woken for an interrupt
+    std::uint64_t blocks = 0;     // kvm_vcpu_block: the thread slept in WFI
+};
+
+class VcpuThread final : public kernel::GuestRun {
+public:
+    enum class State : std::uint8_t { IN_GUEST, RUNNABLE, BLOCKED };
+    VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm);
+    kernel::Cpu& host() { return host_; }
+    kernel::TaskStruct& task() { return *task_; }
+    State state() const { return state_; }
+    bool runnable() const override;
+    void enter(kernel::Cpu& host) override;
+    Cycles exit(kernel::Cpu& host, bool host_irq) override;
+    Cycles entry_cost(kernel::Cpu& host) override;
+    // kvm_vcpu_kick for an interrupt injected while the guest is stalled: wakes a blocked thread.
+    // True when the thread was runnable but out of the guest (the interrupt waits for the entry).
+    bool kick();
+    // The guest entered WFI: the host CPU looks again and, finding it idle, blocks the thread.
+    void wfi();
+    // Closes the steal interval open at the end of the run.
+    void finish();
+    const VcpuThreadStats& stats() const { return stats_; }
+    void register_stats(const stats::Scope& s) const;
+
+private:
+    static engine::Task<> kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t);
+    void steal_from(engine::Tick t);
+    Vcpu& vcpu_;
+    kernel::Cpu& host_;
+    kernel::TaskStruct* task_ = nullptr;
+    State state_ = State::RUNNABLE;
+    engine::Tick runnable_since_ = 0;
+    bool put_owed_ = false;          // out of the guest while runnable: a switch away costs put + load
+    std::uint64_t switches_at_exit_ = 0;
+    VcpuThreadStats stats_;
+};
+
+} // namespace kdsim::kvm

@@ -1,0 +1,173 @@
+// vCPU threads that share a host CPU (kvm/vcpu_thread.h), on a 1 GHz clock (1 cycle = 1 ns) with
+// the round figures of kvm_test.cpp, so that every expected time is a sum worked out by hand:
+// host and guest kernel figures round_costs() (irq entry 300, exit 200, context switch 2000 with
+// the runqueue lock's local_irq_disable 3 + enable 4), [kvm] world switch 1000, IPI 200, list
+// register 450, kvm_vcpu_block return 300, vcpu put+load 1100.
+#include "kvm/vcpu_thread.h"
+
+#include "kernel/cpu_test_support.h"
+#include "kvm/kvm.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace kdsim::kvm {
+namespace {
+
+using engine::PS_PER_NS;
+using engine::Tick;
+using kernel::Cat;
+using kernel::Cpu;
+
+KvmCosts round_kvm() {
+    return KvmCosts{.world_switch = 1000, .abort_decode = 400, .vgic_mmio = 150, .ioeventfd = 300,
+                    .vcpu_put_load = 1100, .user_exit = 600, .vmm_mmio = 1500, .sgi_trap = 600,
+                    .ipi_latency = 200, .vgic_flush = 450, .timer_irq = 400, .wfi_block = 300,
+                    .icv_access = 60, .spin_poll = 5};
+}
+
+constexpr Cycles SWITCH = 2000 + 3 + 4; // the host's context switch with its runqueue lock
+
+// One host CPU and a one-vCPU guest whose thread runs on it; host tasks made by `before` exist
+// ahead of the vCPU thread (first in the host's runqueue).
+struct Shared {
+    template <class F>
+    explicit Shared(F before) {
+        kernel::KernelConfig cfg;
+        cfg.hz = 100; // the first tick at 10 ms, after every test's end
+        host = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        guest = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        before(*this);
+        vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), std::vector<Cpu*>{guest.get()},
+                                  std::vector<Cpu*>{host.get()});
+    }
+    Shared() : Shared([](Shared&) {}) {}
+    void run(Tick until) {
+        host->boot();
+        guest->boot();
+        sim.run(until);
+        host->finish();
+        guest->finish();
+        vm->finish();
+    }
+    VcpuThread& thread() { return *vm->vcpu(0).thread(); }
+    engine::Simulation sim{1};
+    std::unique_ptr<Cpu> host, guest;
+    std::unique_ptr<Vm> vm;
+    std::vector<Tick> seen;
+};
+
+engine::Task<> work_then_note(Cpu& cpu, Cycles c, Shared& s) {
+    co_await cpu.exec(c, Cat::OTHER);
+    s.seen.push_back(cpu.now());
+}
+
+engine::Task<> work_then_sleep(Cpu& cpu, Cycles c, Shared& s) {
+    co_await cpu.exec(c, Cat::OTHER);
+    s.seen.push_back(cpu.now());
+    co_await cpu.block();
+}
+
+engine::Task<> noop_handler(Cpu&, void*) { co_return; }
+
+engine::Task<> note_handler(Cpu& cpu, void* ctx) {
+    static_cast<Shared*>(ctx)->seen.push_back(cpu.now());
+    co_return;
+}
+
+TEST(VcpuThread, AGuestExecWaitsForTheHostTaskBeforeItAndTheSwitchToTheThread) {
+    // The host runs a task for M = 5,000 cycles first; then it sleeps, the host switches to the
+    // vCPU thread (2,007), and the guest's N = 10,000 cycles run: they end at M + switch + N.
+    Shared s([](Shared& x) {
+        x.host->create_task("hog", kernel::SchedPolicy::NORMAL, 0, false, work_then_sleep(*x.host, 5'000, x));
+    });
+    s.guest->create_task("guest-work", kernel::SchedPolicy::NORMAL, 0, false, work_then_note(*s.guest, 10'000, s));
+    s.run(engine::PS_PER_MS);
+    ASSERT_EQ(s.seen.size(), 2u);
+    EXPECT_EQ(s.seen[0], 5'000 * PS_PER_NS);
+    EXPECT_EQ(s.seen[1], (5'000 + SWITCH + 10'000) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().steal, (5'000 + SWITCH) * PS_PER_NS); // runnable from the start
+    // the guest was busy for its 10,000 cycles and its own switch to its idle task after them:
+    // the stall is no busy time
+    EXPECT_EQ(s.guest->stats().busy_ticks, (10'000 + SWITCH) * PS_PER_NS);
+}
+
+TEST(VcpuThread, AHostInterruptStallsTheRunningGuestForItsHandlerExitAndEntry) {
+    // The thread enters at 0; a host interrupt at 3,000 takes 300 entry + 200 exit, and the exit
+    // from the guest and the entry back cost 1,000: the guest's 10,000 cycles end 1,500 later.
+    Shared s;
+    s.host->request_irq(8, &noop_handler, nullptr, "host-nic");
+    kernel::testing::IrqAt irq(*s.host, 8);
+    s.sim.schedule_at(3'000 * PS_PER_NS, &irq, 0);
+    s.guest->create_task("guest-work", kernel::SchedPolicy::NORMAL, 0, false, work_then_note(*s.guest, 10'000, s));
+    s.run(engine::PS_PER_MS);
+    ASSERT_EQ(s.seen.size(), 1u);
+    EXPECT_EQ(s.seen[0], (10'000 + 300 + 200 + 1'000) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().preempted, 1u);
+    EXPECT_EQ(s.thread().stats().steal, 1'500 * PS_PER_NS);
+    // the host's time in the guest is the thread's user time (account_guest_time): the guest's
+    // 10,000 cycles and its switch to its idle task, after which it is in WFI
+    EXPECT_EQ(s.host->stats().cycles[static_cast<std::size_t>(kernel::CtxKind::TASK)][static_cast<std::size_t>(Cat::USER)],
+              10'000u + SWITCH);
+}
+
+TEST(VcpuThread, AVcpuInWfiBlocksItsThreadAndFreesTheHostCpu) {
+    // The guest has nothing to do: the thread blocks at once and the host task behind it runs
+    // after one context switch, not at the end of a time slice.
+    Shared s;
+    s.host->create_task("host-task", kernel::SchedPolicy::NORMAL, 0, false, work_then_sleep(*s.host, 5'000, s));
+    s.run(engine::PS_PER_MS);
+    ASSERT_EQ(s.seen.size(), 1u);
+    EXPECT_EQ(s.seen[0], (SWITCH + 5'000) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().blocks, 1u);
+    EXPECT_EQ(s.thread().stats().steal, 0u);
+    EXPECT_EQ(s.thread().state(), VcpuThread::State::BLOCKED);
+}
+
+TEST(VcpuThread, AnInterruptForABlockedVcpuWakesItsThroughTheHostScheduler) {
+    // The vCPU sleeps in WFI; a kick at 10,000 reaches it after the 200 IPI, wakes the thread, the
+    // idle host switches to it (2,007), and the guest's delivery is the rest of the WFI path:
+    // 300 kvm_vcpu_block return + 550 load + 500 entry half + 450 list register = 1,800; then the
+    // guest's own irq entry, 300, before its handler.
+    Shared s;
+    s.guest->request_irq(8, &note_handler, &s, "virtio");
+    struct KickAt final : engine::EventTarget {
+        Vcpu& v;
+        explicit KickAt(Vcpu& x) : v(x) {}
+        void on_event(std::uint64_t) override { v.kick(8); }
+    } kick(s.vm->vcpu(0));
+    s.sim.schedule_at(10'000 * PS_PER_NS, &kick, 0);
+    s.run(engine::PS_PER_MS);
+    EXPECT_EQ(s.vm->paths().irq_wfi_thread(false), 1'800u);
+    ASSERT_EQ(s.seen.size(), 1u);
+    EXPECT_EQ(s.seen[0], (10'000 + 200 + SWITCH + 1'800 + 300) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().wakeups, 1u);
+    EXPECT_EQ(s.thread().stats().steal, SWITCH * PS_PER_NS); // runnable from the wake-up to the entry
+    EXPECT_EQ(s.vm->vcpu(0).stats().wfi_wakes, 1u);
+}
+
+TEST(VcpuThread, AnInterruptInjectedWhileTheThreadIsOutWaitsForTheEntryWithoutAnExit) {
+    // The host task runs 5,000 first; a kick at 1,000 reaches the runnable but waiting vCPU at
+    // 1,200: no exit, its list register is written on the entry at 7,007, and the guest's handler
+    // starts after 450 + its irq entry 300.
+    Shared s([](Shared& x) {
+        x.host->create_task("hog", kernel::SchedPolicy::NORMAL, 0, false, work_then_sleep(*x.host, 5'000, x));
+    });
+    s.guest->request_irq(8, &note_handler, &s, "virtio");
+    s.guest->create_task("guest-work", kernel::SchedPolicy::NORMAL, 0, false, work_then_note(*s.guest, 100'000, s));
+    struct KickAt final : engine::EventTarget {
+        Vcpu& v;
+        explicit KickAt(Vcpu& x) : v(x) {}
+        void on_event(std::uint64_t) override { v.kick(8); }
+    } kick(s.vm->vcpu(0));
+    s.sim.schedule_at(1'000 * PS_PER_NS, &kick, 0);
+    s.run(engine::PS_PER_MS);
+    ASSERT_GE(s.seen.size(), 2u);
+    EXPECT_EQ(s.seen[1], (5'000 + SWITCH + 450 + 300) * PS_PER_NS);
+    EXPECT_EQ(s.vm->vcpu(0).stats().exits[static_cast<std::size_t>(Exit::IRQ)], 0u);
+}
+
+} // namespace
+} // namespace kdsim::kvm
