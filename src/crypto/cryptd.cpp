@@ -123,6 +123,7 @@ engine::Task<> Cryptd::cryptd_queue_worker(kernel::Cpu& cpu, void* ctx) {
     // cryptd_aead_crypt / cryptd_hash_digest: the child in task context, the completion BH-off
     CryptdTfm& tfm = *req->tfm;
     const int err = co_await tfm.crypt(cpu, tfm.ctx, req->arg);
+    co_await cpu.exec(d.costs_.cryptd_complete, kernel::Cat::QUEUEING);
     co_await kernel::local_bh_disable(cpu);
     co_await tfm.complete(cpu, tfm.ctx, req->arg, err);
     co_await kernel::local_bh_enable(cpu);

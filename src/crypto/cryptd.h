@@ -87,6 +87,10 @@ private:
 struct CryptdCosts {
     engine::Cycles cryptd_enqueue = 0; // cryptd_enqueue_request under BH off (queue_work_on apart)
     kernel::WorkqueueCosts workqueue;
+    // Per completed request, the child's work and the user's callback apart: the worker's
+    // crypto_request_complete into cryptd_*_crypt, the subrequest set up for the child, the
+    // ->complete dispatch and refcount_dec_and_test (the local_bh pair is charged by its own).
+    engine::Cycles cryptd_complete = 0;
 };
 
 struct CryptdStats {

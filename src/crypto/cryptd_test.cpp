@@ -187,5 +187,14 @@ TEST(Cryptd, ChargesEnqueueQueueWorkAndProcessOneWorkAsTheWorkItemIsQueuedAndRun
     EXPECT_EQ(h.task_cycles(Cat::QUEUEING), 350u);
 }
 
+TEST(Cryptd, ChargesTheCompletionOncePerCompletedRequestAndNotForTheRefusedOne) {
+    // The same 4 enqueues on a 2-deep queue: 1 and 2 queued, 3 refused (-ENOSPC), 4 backlogged
+    // (-EBUSY) and completed later, so 3 completions; the backlogged one's -EINPROGRESS notice
+    // is not a completion. cryptd_complete 40 each: 3 x 40 = 120 cycles of QUEUEING.
+    Harness h(CryptdCosts{0, kernel::WorkqueueCosts{0, 0}, 40}, 2);
+    h.run(4, {4});
+    EXPECT_EQ(h.task_cycles(Cat::QUEUEING), 120u);
+}
+
 } // namespace
 } // namespace kdsim::crypto

@@ -27,6 +27,10 @@ struct KernelCosts {
     // interrupt and re-enters it; the vCPU runs none of the guest's code meanwhile. Given only for
     // a machine that runs as a guest (absent: bare metal, nothing is charged).
     std::optional<std::uint64_t> guest_timer_delivery;
+    // A device interrupt's flight, in ns: from the device raising it (an MSI memory write crossing
+    // PCIe to the GIC ITS or the x86 LAPIC, or a wired line through the GIC distributor) until
+    // the CPU can take it. A delay, not CPU work (the CPU's side is irq_entry). Absent: none.
+    std::optional<std::uint64_t> device_irq_delivery;
     // [irqflags]
     Cycles local_irq_disable = 0;
     Cycles local_irq_enable = 0;

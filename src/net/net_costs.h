@@ -104,6 +104,7 @@ struct TunnelCosts {
     Cycles esp_input = 0;    // xfrm4_rcv + xfrm_input + esp_input + esp_input_done2
     Cycles aead_request = 0; // crypto_aead_{en,de}crypt: request, scatterlist walk set-up
     Cycles cryptd_enqueue = 0;   // cryptd_enqueue_request under BH off (queue_work apart)
+    Cycles cryptd_complete = 0;  // cryptd_*_crypt around the child: subrequest, ->complete dispatch, refcount
     Cycles simd_wrapper = 0;     // crypto/simd.c's synchronous path: subrequest to the inner driver
     kernel::WorkqueueCosts workqueue;
 };

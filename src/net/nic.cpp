@@ -116,8 +116,9 @@ void Nic::raise_rx_irq() {
         irq_enabled_ = false; // the driver masks the device interrupt until NAPI completes
         irq_raised_once_ = true;
         last_irq_ = cpu_.now();
-        if (irq_jitter_ == 0) cpu_.raise_irq(vector_);
-        else cpu_.sim().schedule_in(irq_rng_.below(irq_jitter_ + 1), this, EV_DELIVER);
+        const engine::Tick flight = irq_delivery_ + (irq_jitter_ ? irq_rng_.below(irq_jitter_ + 1) : 0);
+        if (flight == 0) cpu_.raise_irq(vector_);
+        else cpu_.sim().schedule_in(flight, this, EV_DELIVER);
     } else if (!irq_timer_armed_) {
         irq_timer_armed_ = true; // the moderation timer holds it back
         cpu_.sim().schedule_at(due, this, EV_MODERATION);

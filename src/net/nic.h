@@ -86,9 +86,12 @@ public:
     void set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std::uint32_t line_size, double copy_per_byte);
     const TxDmaStats* tx_dma_stats() const { return tx_dma_ ? &tx_stats_ : nullptr; }
     TsoKind tso() const override { return tso_; }
+    // Each rx interrupt reaches the CPU `latency` after the device raises it: the MSI write or
+    // the interrupt line crossing the interconnect and the interrupt controller ([irq]
+    // device_delivery). Zero: at once. Call before the run.
+    void set_irq_delivery(engine::Tick latency) { irq_delivery_ = latency; }
     // Run-to-run variation: each rx interrupt reaches the CPU a delay drawn uniformly from
-    // [0, max] after the device raises it (the MSI write or the interrupt line crossing the
-    // interconnect and the interrupt controller), from `rng`. Call before the run.
+    // [0, max] later still (beyond set_irq_delivery's latency), from `rng`. Call before the run.
     void set_irq_delivery_jitter(engine::Tick max, engine::Rng rng) {
         irq_jitter_ = max;
         irq_rng_ = rng;
@@ -169,6 +172,7 @@ private:
     std::uint64_t fifo_dropped_ = 0;
     void pcie_receive(const Packet& p);
     void pcie_dma_done();
+    engine::Tick irq_delivery_ = 0;
     engine::Tick irq_jitter_ = 0;
     engine::Rng irq_rng_{0, "unused"};
     // DMA rx buffers, one per descriptor (only with an RxDmaConfig)

@@ -203,7 +203,7 @@ constexpr std::uint32_t ESP_HEADER = 8, ESP_IV = 8, ESP_TRAILER = 2, OUTER_IP = 
 Esp::Esp(TunnelEnv env) : TunnelBase(std::move(env)) {
     std::vector<kernel::Cpu*> cpus;
     for (const TunnelCpu& c : env_.cpus) cpus.push_back(c.cpu);
-    cryptd_ = std::make_unique<crypto::Cryptd>(cpus, crypto::CryptdCosts{env_.costs.cryptd_enqueue, env_.costs.workqueue});
+    cryptd_ = std::make_unique<crypto::Cryptd>(cpus, crypto::CryptdCosts{env_.costs.cryptd_enqueue, env_.costs.workqueue, env_.costs.cryptd_complete});
     output_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::output_done, this};
     input_tfm_ = crypto::CryptdTfm{&Esp::cryptd_crypt, &Esp::input_done, this};
 }

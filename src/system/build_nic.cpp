@@ -62,6 +62,7 @@ net::Nic& System::add_nic(Machine& m) {
         require(mc.profile.tcp.has_value(), "machine " + mc.name + ": sg = false needs the [tcp] copy figure");
         nic->set_sg(false, mc.profile.tcp->copy_from_user);
     }
+    if (const auto& d = mc.profile.kernel.device_irq_delivery) nic->set_irq_delivery(*d * engine::PS_PER_NS);
     if (const std::uint64_t j = mc.profile.variation.irq_delivery_jitter)
         nic->set_irq_delivery_jitter(j * engine::PS_PER_NS, sim_.rng("irq-delivery:" + mc.name + "." + ifname));
     if ((mc.nic_rx || mc.nic_tx) && mc.profile.dma) {

@@ -39,7 +39,7 @@ inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
 }};
 
 // [sched], [irq], [irqflags], [bh]: the generic kernel model (kernel/costs.h)
-inline constexpr std::array<Figure<KernelCosts>, 15> KERNEL_FIGURES = {{
+inline constexpr std::array<Figure<KernelCosts>, 16> KERNEL_FIGURES = {{
     {"sched", "context_switch", Unit::CYCLES, "__schedule + switch_to, no FPU work", &KernelCosts::context_switch},
     {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up + enqueue + check_preempt_curr", &KernelCosts::wakeup},
     {"sched", "tick", Unit::CYCLES, "scheduler_tick in the timer interrupt", &KernelCosts::tick},
@@ -49,6 +49,7 @@ inline constexpr std::array<Figure<KernelCosts>, 15> KERNEL_FIGURES = {{
     {"irq", "timer_handler", Unit::CYCLES, "hrtimer_interrupt: expire one timer", &KernelCosts::timer_handler},
     {"irq", "softirq_round", Unit::CYCLES, "__do_softirq overhead per restart round", &KernelCosts::softirq_round},
     {"irq", "guest_timer_delivery", Unit::CYCLES, "a guest's timer interrupt: VM exit, injection, re-entry (guests only)", &KernelCosts::guest_timer_delivery},
+    {"irq", "device_delivery", Unit::NS, "a device interrupt from the device raising it (MSI write, wired line) until the CPU can take it (NICs)", &KernelCosts::device_irq_delivery},
     {"irqflags", "local_irq_disable", Unit::CYCLES, "local_irq_disable()", &KernelCosts::local_irq_disable},
     {"irqflags", "local_irq_enable", Unit::CYCLES, "local_irq_enable()", &KernelCosts::local_irq_enable},
     {"irqflags", "local_irq_save", Unit::CYCLES, "local_irq_save()", &KernelCosts::local_irq_save},
@@ -187,7 +188,7 @@ inline constexpr std::array<Figure<NetfilterCosts>, 4> NETFILTER_FIGURES = {{
 static_assert(sizeof(NetfilterCosts) == engine::figures_bytes(NETFILTER_FIGURES));
 
 // [tunnel] (net/net_costs.h), with the workqueue figures below in the same table
-inline constexpr std::array<Figure<TunnelCosts>, 11> TUNNEL_FIGURES = {{
+inline constexpr std::array<Figure<TunnelCosts>, 12> TUNNEL_FIGURES = {{
     {"", "wg_xmit", Unit::CYCLES, "wg_xmit + send_staged_packets: skb checks, queueing, per packet", &TunnelCosts::wg_xmit},
     {"", "wg_encrypt", Unit::CYCLES, "encrypt worker per packet beyond the AEAD: skb_cow, padding, header", &TunnelCosts::wg_encrypt},
     {"", "wg_tx", Unit::CYCLES, "tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)", &TunnelCosts::wg_tx},
@@ -198,6 +199,7 @@ inline constexpr std::array<Figure<TunnelCosts>, 11> TUNNEL_FIGURES = {{
     {"", "esp_input", Unit::CYCLES, "xfrm4_rcv + xfrm_input + esp_input + esp_input_done2", &TunnelCosts::esp_input},
     {"", "aead_request", Unit::CYCLES, "crypto_aead_{en,de}crypt: request, scatterlist walk set-up", &TunnelCosts::aead_request},
     {"", "cryptd_enqueue", Unit::CYCLES, "cryptd_enqueue_request under BH off (queue_work apart)", &TunnelCosts::cryptd_enqueue},
+    {"", "cryptd_complete", Unit::CYCLES, "per request cryptd completes: cryptd_*_crypt's subrequest for the child, the ->complete dispatch, refcount (the AEAD, the callback's body and the BH pair apart)", &TunnelCosts::cryptd_complete},
     {"", "simd_wrapper", Unit::CYCLES, "crypto/simd.c when the request stays synchronous: the subrequest to the inner driver", &TunnelCosts::simd_wrapper},
 }};
 

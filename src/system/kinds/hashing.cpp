@@ -134,7 +134,7 @@ void read_skcipher_test(ParamReader& r, crypto::SkcipherAlg alg, TcryptWorkload&
         const auto driver = t.driver.value_or(workloads::default_skcipher_driver(p->arch));
         if (driver != workloads::SkcipherDriver::DIRECT && !p->tunnel)
             r.error(t.driver ? "driver" : "alg",
-                    fmt::format("profile {} has no [tunnel] table, whose cryptd_enqueue, queue_work and process_one_work "
+                    fmt::format("profile {} has no [tunnel] table, whose cryptd_enqueue, cryptd_complete, queue_work and process_one_work "
                                 "a request through cryptd costs",
                                 p->name));
     }
@@ -163,7 +163,7 @@ std::unique_ptr<workloads::Workload> build_tcrypt(const TcryptWorkload& x, Build
     const Profile& p = b.machine().profile;
     require(p.skcipher.has_value(), "tcrypt: profile " + p.name + " has no [skcipher] table");
     std::optional<crypto::CryptdCosts> cryptd;
-    if (p.tunnel) cryptd = crypto::CryptdCosts{p.tunnel->cryptd_enqueue, p.tunnel->workqueue};
+    if (p.tunnel) cryptd = crypto::CryptdCosts{p.tunnel->cryptd_enqueue, p.tunnel->workqueue, p.tunnel->cryptd_complete};
     const auto driver = x.skcipher->driver.value_or(workloads::default_skcipher_driver(p.arch));
     require(driver == workloads::SkcipherDriver::DIRECT || cryptd.has_value(),
             "tcrypt: profile " + p.name + " has no [tunnel] cryptd figures");
