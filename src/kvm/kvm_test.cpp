@@ -3,6 +3,7 @@
 #include "kvm/kvm.h"
 
 #include "kernel/cpu_test_support.h"
+#include "kvm/kvm_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +17,8 @@ using engine::PS_PER_NS;
 using engine::Tick;
 using kernel::Cat;
 using kernel::Cpu;
-
-KvmCosts round_kvm() {
-    return KvmCosts{.world_switch = 1000, .abort_decode = 400, .vgic_mmio = 150, .ioeventfd = 300,
-                    .vcpu_put_load = 1100, .user_exit = 600, .vmm_mmio = 1500, .sgi_trap = 600,
-                    .ipi_latency = 200, .vgic_flush = 450, .timer_irq = 400, .wfi_block = 300,
-                    .icv_access = 60, .spin_poll = 5};
-}
+using testing::KickAt;
+using testing::round_kvm;
 
 // A guest of `n` vCPUs; the host's kernel figures are round_costs() (irq entry 300, exit 200,
 // timer_handler 400, wakeup 1000, context_switch 2000), the guest's the same.
@@ -52,13 +48,6 @@ engine::Task<> handler(Cpu& cpu, void* ctx) {
 }
 
 engine::Task<> spin(Cpu& cpu) { co_await cpu.exec(50'000'000, Cat::OTHER); }
-
-// The host injects vector 8 into a vCPU when the event fires (kvm_vgic_inject_irq + kick).
-struct KickAt final : engine::EventTarget {
-    Vcpu& v;
-    explicit KickAt(Vcpu& x) : v(x) {}
-    void on_event(std::uint64_t) override { v.kick(8); }
-};
 
 std::uint64_t exits(Vm& vm, int i, Exit e) { return vm.vcpu(i).stats().exits[static_cast<std::size_t>(e)]; }
 

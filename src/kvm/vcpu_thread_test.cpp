@@ -6,6 +6,7 @@
 #include "kvm/vcpu_thread.h"
 
 #include "kernel/cpu_test_support.h"
+#include "kvm/kvm_test_support.h"
 #include "kvm/kvm.h"
 
 #include <gtest/gtest.h>
@@ -20,13 +21,8 @@ using engine::PS_PER_NS;
 using engine::Tick;
 using kernel::Cat;
 using kernel::Cpu;
-
-KvmCosts round_kvm() {
-    return KvmCosts{.world_switch = 1000, .abort_decode = 400, .vgic_mmio = 150, .ioeventfd = 300,
-                    .vcpu_put_load = 1100, .user_exit = 600, .vmm_mmio = 1500, .sgi_trap = 600,
-                    .ipi_latency = 200, .vgic_flush = 450, .timer_irq = 400, .wfi_block = 300,
-                    .icv_access = 60, .spin_poll = 5};
-}
+using testing::KickAt;
+using testing::round_kvm;
 
 constexpr Cycles SWITCH = 2000 + 3 + 4; // the host's context switch with its runqueue lock
 
@@ -133,11 +129,7 @@ TEST(VcpuThread, AnInterruptForABlockedVcpuWakesItsThroughTheHostScheduler) {
     // guest's own irq entry, 300, before its handler.
     Shared s;
     s.guest->request_irq(8, &note_handler, &s, "virtio");
-    struct KickAt final : engine::EventTarget {
-        Vcpu& v;
-        explicit KickAt(Vcpu& x) : v(x) {}
-        void on_event(std::uint64_t) override { v.kick(8); }
-    } kick(s.vm->vcpu(0));
+    KickAt kick(s.vm->vcpu(0));
     s.sim.schedule_at(10'000 * PS_PER_NS, &kick, 0);
     s.run(engine::PS_PER_MS);
     EXPECT_EQ(s.vm->paths().irq_wfi_thread(false), 1'800u);
@@ -157,11 +149,7 @@ TEST(VcpuThread, AnInterruptInjectedWhileTheThreadIsOutWaitsForTheEntryWithoutAn
     });
     s.guest->request_irq(8, &note_handler, &s, "virtio");
     s.guest->create_task("guest-work", kernel::SchedPolicy::NORMAL, 0, false, work_then_note(*s.guest, 100'000, s));
-    struct KickAt final : engine::EventTarget {
-        Vcpu& v;
-        explicit KickAt(Vcpu& x) : v(x) {}
-        void on_event(std::uint64_t) override { v.kick(8); }
-    } kick(s.vm->vcpu(0));
+    KickAt kick(s.vm->vcpu(0));
     s.sim.schedule_at(1'000 * PS_PER_NS, &kick, 0);
     s.run(engine::PS_PER_MS);
     ASSERT_GE(s.seen.size(), 2u);
