@@ -154,7 +154,7 @@ Cycles SimdUnit::save_user_state(TaskStruct& t, const char* where) {
     t.fpu_state_saved = true;
     ++stats_.saves;
     stats_.save_restore_cycles += costs_.save;
-    return costs_.save;
+    return costs_.save + guest_fp_trap();
 }
 
 Cycles SimdUnit::restore_user_state(TaskStruct& t) {
@@ -162,7 +162,7 @@ Cycles SimdUnit::restore_user_state(TaskStruct& t) {
     t.fpu_state_saved = false;
     ++stats_.restores;
     stats_.save_restore_cycles += costs_.restore;
-    return costs_.restore;
+    return costs_.restore + guest_fp_trap();
 }
 
 std::unique_ptr<SimdUnit> make_simd_unit(Cpu& cpu, SimdPolicy policy, const SimdCosts& costs) {

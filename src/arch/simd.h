@@ -109,10 +109,17 @@ protected:
     // Bracket bookkeeping shared by all architectures.
     void open_bracket(const char* who);
     void close_bracket();
-    // Saves the registers as `t`'s user state, checking that they hold it.
+    // Saves the registers as `t`'s user state, checking that they hold it. The cycles include
+    // guest_fp_trap().
     Cycles save_user_state(TaskStruct& t, const char* where);
-    // Loads `t`'s saved user state into the registers.
+    // Loads `t`'s saved user state into the registers. The cycles include guest_fp_trap().
     Cycles restore_user_state(TaskStruct& t);
+    // On a KVM vCPU, the first touch of the registers since the hypervisor took them back traps
+    // (kvm/kvm.h, Vcpu::fpsimd_access): its cycles, else 0. Call where guest code touches them.
+    Cycles guest_fp_trap() {
+        kernel::Hypervisor* h = cpu_.hypervisor();
+        return h ? h->fpsimd_access(cpu_) : 0;
+    }
     void charge_begin_end(Cycles c) {
         stats_.begin_end_cycles += c;
         if (depth_ && brackets_[depth_ - 1].owner) owners_[brackets_[depth_ - 1].owner - 1].begin_end_cycles += c;

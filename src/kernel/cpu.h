@@ -176,6 +176,10 @@ public:
     virtual void stalled_irq(Cpu& cpu, unsigned vector) {}
     // The vCPU enters WFI: nothing to run, no interrupt pending.
     virtual void wfi(Cpu& cpu) {}
+    // Guest code is about to touch the FP/SIMD registers (kernel-mode NEON, a save or load of a
+    // task's state): the cycles of the hypervisor's lazy switch when the vCPU does not own them
+    // (a trap on the first use since they were given back), else 0.
+    virtual Cycles fpsimd_access(Cpu& cpu) { return 0; }
 };
 
 // A vCPU thread's guest as its host CPU runs it (kvm/vcpu_thread.h): the host task in
@@ -239,6 +243,7 @@ public:
     // This CPU is a vCPU of `h`: every interrupt first costs its delivery, and an idle (WFI) CPU
     // learns of a wake-up through a reschedule IPI rather than by polling.
     void set_hypervisor(Hypervisor* h) { hyp_ = h; }
+    Hypervisor* hypervisor() const { return hyp_; }
     ArchFpu* arch_fpu() const { return fpu_; }
 
     // --- preempt_count and masks --------------------------------------------------------

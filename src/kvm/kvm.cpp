@@ -50,8 +50,33 @@ void Vcpu::stalled_irq(kernel::Cpu&, unsigned vector) {
     if (thread_ && thread_->kick()) entry_pending_ |= 1ULL << vector;
 }
 
+// WFI blocks the thread (kvm_vcpu_block -> schedule -> kvm_sched_out): the put saves a guest-owned
+// state while the guest has nothing to do, so it delays nothing and is not charged.
 void Vcpu::wfi(kernel::Cpu&) {
+    put_fp();
     if (thread_) thread_->wfi();
+}
+
+// Models: kvm_hyp_handle_fpsimd() (arch/arm64/kvm/hyp/include/hyp/switch.h)
+Cycles Vcpu::fpsimd_access(kernel::Cpu&) {
+    const Paths& p = vm_.paths();
+    if (fp_ == FpState::GUEST_OWNED || p.k.fpsimd_trap == 0) return 0;
+    ++stats_.fp_traps;
+    Cycles c = p.k.fpsimd_trap;
+    if (fp_ == FpState::HOST_OWNED) {
+        ++stats_.fp_host_saves;
+        c += p.fp.save;
+    }
+    fp_ = FpState::GUEST_OWNED;
+    return c;
+}
+
+// Models: kvm_arch_vcpu_put_fp() (arch/arm64/kvm/fpsimd.c)
+Cycles Vcpu::put_fp() {
+    if (fp_ != FpState::GUEST_OWNED) return 0;
+    ++stats_.fp_guest_saves;
+    fp_ = FpState::FREE; // fpsimd_save_and_flush_cpu_state: TIF_FOREIGN_FPSTATE, the next load's ctxflush sees it
+    return vm_.paths().fp.save;
 }
 
 engine::Task<> Vcpu::exit(Exit e, Cycles c) {
@@ -65,8 +90,20 @@ engine::Task<> Vcpu::hvc() { return exit(Exit::HVC, vm_.paths().hvc()); }
 // Models: dispatch_mmio_read() (arch/arm64/kvm/vgic/vgic-mmio.c)
 engine::Task<> Vcpu::mmio_read_vgic() { return exit(Exit::MMIO_KERNEL, vm_.paths().mmio_vgic()); }
 
+// The exit to the VMM puts the vCPU and returns the thread to user space, which loads its own
+// FP/SIMD state when the guest had taken the registers (fpsimd_restore_current_state); the VMM's
+// state is then live at the next load.
 // Models: io_mem_abort(), kvm_handle_mmio_return() (arch/arm64/kvm/mmio.c)
-engine::Task<> Vcpu::mmio_user() { return exit(Exit::MMIO_USER, vm_.paths().mmio_user()); }
+engine::Task<> Vcpu::mmio_user() {
+    const Paths& p = vm_.paths();
+    Cycles fp = 0;
+    if (p.k.fpsimd_trap) {
+        fp = put_fp();
+        if (fp_ != FpState::HOST_OWNED) fp += p.fp.restore;
+        fp_ = FpState::HOST_OWNED;
+    }
+    return exit(Exit::MMIO_USER, p.mmio_user() + fp);
+}
 
 // Models: ioeventfd_write() (virt/kvm/eventfd.c)
 engine::Task<> Vcpu::mmio_ioeventfd(bool wakes) { return exit(Exit::IOEVENTFD, vm_.paths().mmio_ioeventfd(wakes)); }
@@ -93,12 +130,17 @@ void Vcpu::register_stats(const stats::Scope& s) const {
     s.counter("injections", stats_.injections, "count", "interrupts the guest took through the vGIC")
         .counter("vtimer", stats_.vtimer, "count", "of which the virtual timer's")
         .counter("wfi_wakes", stats_.wfi_wakes, "count", "of which woke the vCPU from WFI");
+    if (vm_.paths().k.fpsimd_trap)
+        s.sub("fpsimd")
+            .counter("traps", stats_.fp_traps, "count", "the guest's first FP/SIMD use after a vCPU load trapped")
+            .counter("host_saves", stats_.fp_host_saves, "count", "of which saved the host's live state first")
+            .counter("guest_saves", stats_.fp_guest_saves, "count", "kvm_arch_vcpu_put saved the guest's state");
     if (thread_) thread_->register_stats(s.sub("thread"));
 }
 
 Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on)
-    : paths_{kvm, host} {
+       const std::vector<kernel::Cpu*>& threads_on, HostFpsimd fp)
+    : paths_{kvm, host, fp} {
     for (kernel::Cpu* c : vcpus) vcpus_.push_back(std::make_unique<Vcpu>(*this, *c));
     for (std::size_t i = 0; i < threads_on.size() && i < vcpus_.size(); ++i)
         vcpus_[i]->run_on(*threads_on[i], "CPU " + std::to_string(i) + "/KVM");

@@ -31,8 +31,19 @@
 // vCPU's thread is a host task on a host CPU it shares with host work (kvm/vcpu_thread.h): the
 // host's scheduler and interrupts decide when the guest CPU runs (steal time), a WFI blocks the
 // thread and frees the host CPU, and the host side of the wake-up is the host scheduler's.
-// Not modelled: halt polling (halt_poll_ns), lazy FP/SIMD switching at vCPU load, GICv4 direct
-// injection.
+// FP/SIMD registers are switched lazily (arch/arm64/kvm/fpsimd.c, hyp/include/hyp/switch.h), with
+// [kvm].fpsimd_trap: each vCPU load leaves them to the host (fp_state HOST_OWNED: the VMM thread's
+// user state is live, or FREE when that thread's state was already saved); the guest's first
+// FP/SIMD instruction then traps to EL2 (CPTR_EL2.TFP), and kvm_hyp_handle_fpsimd saves the host's
+// live state (HOST_OWNED only: the host's [simd].save), loads the guest's and returns to the guest
+// (fpsimd_trap), which owns them (GUEST_OWNED) until the next kvm_arch_vcpu_put saves them
+// ([simd].save) and leaves the VMM thread's state to be loaded on its return to user space
+// ([simd].restore, on a KVM_EXIT_MMIO). A plain exit (an interrupt, an HVC, an in-kernel MMIO)
+// keeps the guest's ownership. With [kvm].fpsimd_trap 0 nothing of this is charged.
+// Not modelled: halt polling (halt_poll_ns), GICv4 direct injection, a host kernel_neon_begin
+// on a vCPU thread's CPU while the guest owns the registers (it saves the guest's state, and the
+// next guest use traps again).
+
 #pragma once
 
 #include "engine/simulation.h"
@@ -56,10 +67,18 @@ enum class Exit : std::uint8_t { HVC, MMIO_KERNEL, IOEVENTFD, MMIO_USER, SYSREG,
 inline constexpr std::size_t EXIT_KINDS = 7;
 const char* exit_name(Exit e);
 
+// The host's [simd] figures KVM's lazy FP/SIMD switch uses: fpsimd_save_state and the VMM
+// thread's fpsimd_restore_current_state.
+struct HostFpsimd {
+    Cycles save = 0;
+    Cycles restore = 0;
+};
+
 // Cycles of the vCPU's core for each path, from the figures alone (tests check them by hand).
 struct Paths {
     KvmCosts k;
     kernel::KernelCosts host; // the host kernel's [sched] and [irq] figures
+    HostFpsimd fp;
     Cycles hvc() const { return k.world_switch; }
     Cycles mmio_vgic() const { return k.world_switch + k.abort_decode + k.vgic_mmio; }
     Cycles mmio_ioeventfd(bool wakes) const {
@@ -101,7 +120,13 @@ struct VcpuStats {
     std::uint64_t injections = 0;  // interrupts the guest took through the vGIC
     std::uint64_t vtimer = 0;      // of which the virtual timer's
     std::uint64_t wfi_wakes = 0;   // of which woke the vCPU from WFI
+    std::uint64_t fp_traps = 0;    // the guest's first FP/SIMD use after a vCPU load
+    std::uint64_t fp_host_saves = 0;  // of which saved the host's live state first
+    std::uint64_t fp_guest_saves = 0; // kvm_arch_vcpu_put saved the guest's state
 };
+
+// vcpu->arch.fp_state (arch/arm64/include/asm/kvm_host.h)
+enum class FpState : std::uint8_t { FREE, HOST_OWNED, GUEST_OWNED };
 
 class Vm;
 class VcpuThread;
@@ -120,6 +145,11 @@ public:
     Cycles irq_delivery(kernel::Cpu& cpu, unsigned vector, bool idle) override;
     void stalled_irq(kernel::Cpu& cpu, unsigned vector) override;
     void wfi(kernel::Cpu& cpu) override;
+    Cycles fpsimd_access(kernel::Cpu& cpu) override;
+    // kvm_arch_vcpu_put_fp: the cycles of saving the guest's FP/SIMD state when it owns the
+    // registers (they are then free: the VMM thread's own state was saved at the trap).
+    Cycles put_fp();
+    FpState fp_state() const { return fp_; }
     // Exits taken by guest code running on this vCPU (the calling context's coroutine).
     engine::Task<> hvc();
     engine::Task<> mmio_read_vgic();
@@ -143,14 +173,16 @@ private:
     VcpuStats stats_;
     std::unique_ptr<VcpuThread> thread_;
     std::uint64_t entry_pending_ = 0; // vectors injected while the thread was out of the guest
+    FpState fp_ = FpState::HOST_OWNED; // the first KVM_RUN's load: the VMM thread's state is live
 };
 
 // A VM: its vCPUs, one per CPU of the guest machine, and the host's figures they cost.
 class Vm {
 public:
     // `threads_on`: the host CPU each vCPU's thread shares (vcpu_cpus); empty: a core of its own each.
+    // `fp`: the host's [simd] save and restore, for the lazy FP/SIMD switch.
     Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on = {});
+       const std::vector<kernel::Cpu*>& threads_on = {}, HostFpsimd fp = {});
     const Paths& paths() const { return paths_; }
     Vcpu& vcpu(int i) { return *vcpus_[static_cast<std::size_t>(i)]; }
     std::size_t size() const { return vcpus_.size(); }

@@ -23,6 +23,7 @@ struct KvmCosts {
     Cycles wfi_block = 0;     // kvm_handle_wfx -> kvm_vcpu_block's return path on wake-up
     Cycles icv_access = 0;    // a GICv3 CPU-interface sysreg access the hardware virtualises (ICV_*), with its isb
     Cycles spin_poll = 0;     // one iteration of a guest's polling loop (load, compare, branch, yield)
+    Cycles fpsimd_trap = 0;   // the guest's first FP/SIMD use since a vCPU load: trap, kvm_hyp_handle_fpsimd, guest regs loaded
 };
 
 } // namespace kdsim::kvm

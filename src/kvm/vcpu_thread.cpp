@@ -67,7 +67,7 @@ Cycles VcpuThread::exit(kernel::Cpu& host, bool host_irq) {
 Cycles VcpuThread::entry_cost(kernel::Cpu&) {
     if (!put_owed_ || task_->nr_switches == switches_at_exit_) return 0;
     put_owed_ = false;
-    return vcpu_.vm().paths().k.vcpu_put_load;
+    return vcpu_.vm().paths().k.vcpu_put_load + vcpu_.put_fp();
 }
 
 // Models: kvm_vcpu_kick(), kvm_vcpu_wake_up() (virt/kvm/kvm_main.c)

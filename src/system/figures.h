@@ -224,7 +224,7 @@ inline constexpr std::array<Figure<VirtCosts>, 8> VIRT_FIGURES = {{
 static_assert(sizeof(VirtCosts) == engine::figures_bytes(VIRT_FIGURES));
 
 // [kvm] (kvm/kvm.h)
-inline constexpr std::array<Figure<KvmCosts>, 14> KVM_FIGURES = {{
+inline constexpr std::array<Figure<KvmCosts>, 15> KVM_FIGURES = {{
     {"", "world_switch", Unit::CYCLES, "exit + entry round trip with handle_exit's dispatch (an HVC exit)", &KvmCosts::world_switch},
     {"", "abort_decode", Unit::CYCLES, "kvm_handle_guest_abort -> io_mem_abort: decode, memslot miss, io bus lookup", &KvmCosts::abort_decode},
     {"", "vgic_mmio", Unit::CYCLES, "dispatch_mmio_read/write: region lookup and register handler", &KvmCosts::vgic_mmio},
@@ -239,6 +239,7 @@ inline constexpr std::array<Figure<KvmCosts>, 14> KVM_FIGURES = {{
     {"", "wfi_block", Unit::CYCLES, "kvm_handle_wfx -> kvm_vcpu_block's return path on wake-up", &KvmCosts::wfi_block},
     {"", "icv_access", Unit::CYCLES, "a GICv3 CPU-interface sysreg access virtualised in hardware, with its isb", &KvmCosts::icv_access},
     {"", "spin_poll", Unit::CYCLES, "one iteration of a guest's polling loop", &KvmCosts::spin_poll},
+    {"", "fpsimd_trap", Unit::CYCLES, "the guest's first FP/SIMD use since a vCPU load: the trap to EL2, kvm_hyp_handle_fpsimd, the guest's registers loaded", &KvmCosts::fpsimd_trap},
 }};
 static_assert(sizeof(KvmCosts) == engine::figures_bytes(KVM_FIGURES));
 

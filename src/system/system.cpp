@@ -136,7 +136,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_cpus names no CPU of the host");
             threads_on.push_back(host->cpus[static_cast<std::size_t>(h)].get());
         }
-        m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on);
+        const arch::SimdCosts& hs = host->cfg->profile.simd;
+        m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on,
+                                         kvm::HostFpsimd{hs.save, hs.restore});
     }
     build_network();
     // Kinds built with their machine, then, once every machine exists, those that wait for it,

@@ -20,12 +20,14 @@ engine::Task<> Vfp::begin() {
     if (!takes_bh()) kernel::preempt_disable(cpu_, "kernel_neon_begin");
     fpexc_en_ = true;
     TaskStruct& cur = *cpu_.current();
+    const Cycles trap = guest_fp_trap(); // the FPEXC write is the first touch
     Cycles save = 0;
     if (hw_state_ == &cur && !cur.kthread) save = save_user_state(cur, "kernel_neon_begin (vfp_save_state)");
     hw_state_ = nullptr;
     open_bracket("kernel_neon_begin");
     charge_begin_end(costs_.begin + save);
     if (takes_bh()) co_await kernel::local_bh_disable(cpu_);
+    if (trap) co_await cpu_.exec(trap, Cat::VIRT);
     if (save) co_await cpu_.exec(save, Cat::SIMD_SAVE_RESTORE);
     co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }
@@ -56,7 +58,7 @@ Cycles Vfp::switch_fpu(Cpu&, TaskStruct& prev, TaskStruct&) {
 Cycles Vfp::user_simd_use(TaskStruct& t) {
     if (fpexc_en_ && hw_state_ == &t) return 0;
     fpexc_en_ = true;
-    if (hw_state_ == &t) return costs_.restore;
+    if (hw_state_ == &t) return costs_.restore + guest_fp_trap(); // the FPEXC access
     hw_state_ = &t;
     return restore_user_state(t);
 }

@@ -16,6 +16,7 @@ bool Fpsimd::may_use_simd() const {
 engine::Task<> Fpsimd::begin() {
     busy_ = true;
     TaskStruct& cur = *cpu_.current();
+    const Cycles trap = guest_fp_trap(); // the save, or else the NEON code, is the first touch
     Cycles save = 0;
     if (!cur.kthread && !cur.fpu_state_saved) save = save_user_state(cur, "kernel_neon_begin (fpsimd_save)");
     last_state_ = nullptr; // fpsimd_flush_cpu_state()
@@ -23,6 +24,7 @@ engine::Task<> Fpsimd::begin() {
     open_bracket("kernel_neon_begin");
     charge_begin_end(costs_.begin + save);
     co_await kernel::local_bh_disable(cpu_);
+    if (trap) co_await cpu_.exec(trap, Cat::VIRT);
     if (save) co_await cpu_.exec(save, Cat::SIMD_SAVE_RESTORE);
     co_await cpu_.exec(costs_.begin, Cat::SIMD_BEGIN_END);
 }

@@ -1,0 +1,170 @@
+// KVM's lazy FP/SIMD switch (kvm/kvm.h): the guest's first FP/SIMD use after a vCPU load traps,
+// on a 1 GHz clock (1 cycle = 1 ns) with round figures: [kvm] fpsimd_trap 250 (round_kvm), the
+// host's [simd] save 60 and restore 140, the MMIO exit to user space 4,600 (world switch 1000 +
+// abort decode 400 + put/load 1100 + ioctl 600 + VMM 1500, as in kvm_test.cpp).
+#include "kvm/kvm.h"
+
+#include "arch/simd.h"
+#include "kernel/cpu_test_support.h"
+#include "kvm/kvm_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace kdsim::kvm {
+namespace {
+
+using engine::PS_PER_NS;
+using engine::Tick;
+using kernel::Cat;
+using kernel::Cpu;
+using testing::round_kvm;
+
+constexpr Cycles TRAP = 250, HOST_SAVE = 60, RESTORE = 140;
+
+// A one-vCPU guest on a core of its own whose kernel has arm64's FP/SIMD unit.
+struct FpGuest {
+    explicit FpGuest(KvmCosts k = round_kvm()) {
+        kernel::KernelConfig cfg;
+        cfg.hz = 100; // the first tick at 10 ms, after every test's end
+        cpu = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        arch::SimdCosts sc;
+        sc.begin = 100;
+        sc.end = 50;
+        sc.save = 70; // the guest's own fpsimd_save_state (its profile's figure, not the host's)
+        sc.restore = 150;
+        sc.state_size = 520;
+        simd = arch::make_simd_unit(*cpu, arch::SimdPolicy::ARM64_BH_OFF, sc);
+        vm = std::make_unique<Vm>(k, kernel::testing::round_costs(), std::vector<Cpu*>{cpu.get()},
+                                  std::vector<Cpu*>{}, HostFpsimd{HOST_SAVE, RESTORE});
+    }
+    Vcpu& vcpu() { return vm->vcpu(0); }
+    Cycles virt(kernel::CtxKind k = kernel::CtxKind::TASK) const {
+        return cpu->stats().cycles[static_cast<std::size_t>(k)][static_cast<std::size_t>(Cat::VIRT)];
+    }
+    void run(Tick until) {
+        cpu->boot();
+        sim.run(until);
+    }
+    engine::Simulation sim{1};
+    std::unique_ptr<Cpu> cpu;
+    std::unique_ptr<arch::SimdUnit> simd;
+    std::unique_ptr<Vm> vm;
+    std::vector<Tick> seen;
+};
+
+engine::Task<> two_brackets(FpGuest& g) {
+    for (int i = 0; i < 2; ++i) {
+        co_await g.simd->begin();
+        co_await g.cpu->exec(1000, Cat::CRYPTO);
+        co_await g.simd->end();
+        g.seen.push_back(g.cpu->now());
+    }
+}
+
+// The notes of two_brackets on a guest with figures `k`.
+std::vector<Tick> bracket_times(KvmCosts k, FpGuest* keep = nullptr) {
+    FpGuest g(k);
+    g.cpu->create_task("crypto", kernel::SchedPolicy::NORMAL, 0, true, two_brackets(g));
+    g.run(engine::PS_PER_MS);
+    if (keep) {
+        keep->seen = g.seen;
+        EXPECT_EQ(g.virt(), TRAP + HOST_SAVE);
+        EXPECT_EQ(g.vcpu().stats().fp_traps, 1u);
+        EXPECT_EQ(g.vcpu().stats().fp_host_saves, 1u);
+        // the task's end leaves the vCPU idle: WFI's put saved the guest's registers
+        EXPECT_EQ(g.vcpu().stats().fp_guest_saves, 1u);
+        EXPECT_EQ(g.vcpu().fp_state(), FpState::FREE);
+    }
+    return g.seen;
+}
+
+TEST(KvmFpsimd, TheFirstKernelNeonUseAfterTheLoadTrapsOnceAndSavesTheHostsLiveState) {
+    FpGuest probe;
+    // with the trap: one trap of 250 + the host's live state saved first, 60, charged as VIRT;
+    // the second bracket finds the registers the guest's
+    const std::vector<Tick> lazy = bracket_times(round_kvm(), &probe);
+    KvmCosts off = round_kvm();
+    off.fpsimd_trap = 0;
+    const std::vector<Tick> eager = bracket_times(off);
+    ASSERT_EQ(lazy.size(), 2u);
+    ASSERT_EQ(eager.size(), 2u);
+    EXPECT_EQ(lazy[0] - eager[0], (TRAP + HOST_SAVE) * PS_PER_NS);
+    EXPECT_EQ(lazy[1] - lazy[0], eager[1] - eager[0]); // no second trap
+}
+
+TEST(KvmFpsimd, AfterAWfiPutTheNextUseTrapsWithoutSavingTheHostState) {
+    FpGuest g;
+    Vcpu& v = g.vcpu();
+    EXPECT_EQ(v.fpsimd_access(*g.cpu), TRAP + HOST_SAVE);
+    EXPECT_EQ(v.fpsimd_access(*g.cpu), 0u); // owned: no trap
+    v.wfi(*g.cpu); // kvm_vcpu_block's put saves the guest's registers (uncharged: the guest is idle)
+    EXPECT_EQ(v.fp_state(), FpState::FREE);
+    EXPECT_EQ(v.stats().fp_guest_saves, 1u);
+    // the thread's own state was saved at the first trap: only the trap and the guest's load
+    EXPECT_EQ(v.fpsimd_access(*g.cpu), TRAP);
+    EXPECT_EQ(v.stats().fp_traps, 2u);
+    EXPECT_EQ(v.stats().fp_host_saves, 1u);
+}
+
+TEST(KvmFpsimd, AWfiWhileTheHostOwnsTheRegistersLeavesThemToIt) {
+    FpGuest g;
+    Vcpu& v = g.vcpu();
+    v.wfi(*g.cpu); // nothing of the guest's to save; the idle task touches no FP state
+    EXPECT_EQ(v.fp_state(), FpState::HOST_OWNED);
+    EXPECT_EQ(v.stats().fp_guest_saves, 0u);
+    EXPECT_EQ(v.fpsimd_access(*g.cpu), TRAP + HOST_SAVE);
+}
+
+engine::Task<> mmio_user_then_note(FpGuest& g) {
+    co_await g.vcpu().mmio_user();
+    g.seen.push_back(g.cpu->now());
+}
+
+TEST(KvmFpsimd, AnExitToTheVmmSavesGuestOwnedRegistersAndTheVmmReloadsItsOwn) {
+    FpGuest g;
+    ASSERT_EQ(g.vcpu().fpsimd_access(*g.cpu), TRAP + HOST_SAVE); // the guest owns them
+    g.cpu->create_task("micro-bench", kernel::SchedPolicy::NORMAL, 0, false, mmio_user_then_note(g));
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 1u);
+    // 4,600 + the put's save of the guest's registers 60 + the VMM thread's restore on its
+    // return to user space 140
+    EXPECT_EQ(g.seen[0], (4600 + HOST_SAVE + RESTORE) * PS_PER_NS);
+    EXPECT_EQ(g.vcpu().fp_state(), FpState::HOST_OWNED); // the VMM's state is live at the load
+    EXPECT_EQ(g.vcpu().fpsimd_access(*g.cpu), TRAP + HOST_SAVE);
+}
+
+TEST(KvmFpsimd, AnExitToTheVmmWhileTheHostOwnsTheRegistersCostsNothingMore) {
+    FpGuest g;
+    g.cpu->create_task("micro-bench", kernel::SchedPolicy::NORMAL, 0, false, mmio_user_then_note(g));
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 1u);
+    EXPECT_EQ(g.seen[0], 4600 * PS_PER_NS);
+}
+
+TEST(KvmFpsimd, AnExitToTheVmmAfterAWfiPutReloadsTheVmmStateOnly) {
+    FpGuest g;
+    g.vcpu().fpsimd_access(*g.cpu);
+    g.vcpu().wfi(*g.cpu); // FREE: the VMM thread's state is saved, nothing is live
+    g.cpu->create_task("micro-bench", kernel::SchedPolicy::NORMAL, 0, false, mmio_user_then_note(g));
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 1u);
+    EXPECT_EQ(g.seen[0], (4600 + RESTORE) * PS_PER_NS);
+}
+
+TEST(KvmFpsimd, WithoutTheTrapFigureTheSwitchIsNotCharged) {
+    KvmCosts k = round_kvm();
+    k.fpsimd_trap = 0;
+    FpGuest g(k);
+    g.cpu->create_task("crypto", kernel::SchedPolicy::NORMAL, 0, true, two_brackets(g));
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 2u);
+    EXPECT_EQ(g.virt(), 0u);
+    EXPECT_EQ(g.vcpu().stats().fp_traps, 0u);
+    EXPECT_EQ(g.vcpu().fpsimd_access(*g.cpu), 0u);
+}
+
+} // namespace
+} // namespace kdsim::kvm
