@@ -2,6 +2,8 @@
 
 #include "kvm/vcpu_thread.h"
 
+#include <algorithm>
+
 namespace kdsim::kvm {
 
 using kernel::Cat;
@@ -36,7 +38,16 @@ Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
     if (idle) {
         ++stats_.wfi_wakes;
         ++stats_.exits[static_cast<std::size_t>(Exit::WFI)];
-        return thread_ ? vm_.paths().irq_wfi_thread(vtimer) : vm_.paths().irq_wfi(vtimer);
+        if (thread_) return vm_.paths().irq_wfi_thread(vtimer);
+        const engine::Tick halt = halted_ ? cpu_.now() - halt_start_ : 0;
+        const bool polled = polling();
+        halted_ = false;
+        if (poll_window_) ++stats_.halt_attempted_poll;
+        if (polled) ++stats_.halt_successful_poll;
+        adapt_halt_poll(halt);
+        if (polled) return vm_.paths().irq_poll_wake(vtimer);
+        put_fp(); // the poll ran out: kvm_vcpu_block scheduled the thread out
+        return vm_.paths().irq_wfi(vtimer);
     }
     if (entry_pending_ >> vector & 1) [[unlikely]] { // no exit: it waited for the thread's entry
         entry_pending_ &= ~(1ULL << vector);
@@ -52,9 +63,33 @@ void Vcpu::stalled_irq(kernel::Cpu&, unsigned vector) {
 
 // WFI blocks the thread (kvm_vcpu_block -> schedule -> kvm_sched_out): the put saves a guest-owned
 // state while the guest has nothing to do, so it delays nothing and is not charged.
+// With a core of its own the vCPU first polls (kvm_vcpu_halt); its put waits for the poll's end.
+// Models: kvm_vcpu_halt() (virt/kvm/kvm_main.c)
 void Vcpu::wfi(kernel::Cpu&) {
-    put_fp();
-    if (thread_) thread_->wfi();
+    if (thread_) {
+        put_fp();
+        thread_->wfi();
+        return;
+    }
+    if (halted_) return; // the idle loop looked again: the same halt
+    halted_ = true;
+    halt_start_ = cpu_.now();
+    poll_window_ = std::min(halt_poll_, vm_.halt_poll_max());
+    if (!poll_window_) put_fp();
+}
+
+// Models: grow_halt_poll_ns(), shrink_halt_poll_ns() (virt/kvm/kvm_main.c)
+void Vcpu::adapt_halt_poll(engine::Tick halt) {
+    const engine::Tick max = vm_.halt_poll_max();
+    if (max == 0) {
+        halt_poll_ = 0;
+    } else if (halt <= halt_poll_) {
+        // polling covered it: keep the window
+    } else if (halt_poll_ && halt > max) {
+        halt_poll_ = 0; // a long block: shrink (halt_poll_ns_shrink 0 resets)
+    } else if (halt_poll_ < max && halt < max) {
+        halt_poll_ = std::max(halt_poll_ * HALT_POLL_NS_GROW, HALT_POLL_NS_GROW_START);
+    }
 }
 
 // Models: kvm_hyp_handle_fpsimd() (arch/arm64/kvm/hyp/include/hyp/switch.h)
@@ -117,8 +152,11 @@ engine::Task<> Vcpu::send_sgi(Vcpu& target, unsigned vector) {
     co_await cpu_.exec(p.sgi_entry_half(), Cat::VIRT);
 }
 
+// A halt-polling vCPU is not in guest mode: kvm_vcpu_kick sends no IPI, the poll loop sees the
+// interrupt pending.
 void Vcpu::kick(unsigned vector) {
-    cpu_.sim().schedule_at(cpu_.now() + cpu_.clock().to_ticks(vm_.paths().k.ipi_latency), this, vector);
+    const Cycles ipi = polling() ? 0 : vm_.paths().k.ipi_latency;
+    cpu_.sim().schedule_at(cpu_.now() + cpu_.clock().to_ticks(ipi), this, vector);
 }
 
 void Vcpu::on_event(std::uint64_t vector) { cpu_.raise_irq(static_cast<unsigned>(vector)); }
@@ -130,6 +168,13 @@ void Vcpu::register_stats(const stats::Scope& s) const {
     s.counter("injections", stats_.injections, "count", "interrupts the guest took through the vGIC")
         .counter("vtimer", stats_.vtimer, "count", "of which the virtual timer's")
         .counter("wfi_wakes", stats_.wfi_wakes, "count", "of which woke the vCPU from WFI");
+    if (vm_.halt_poll_max() && !thread_)
+        s.sub("halt_poll")
+            .counter("attempted", stats_.halt_attempted_poll, "count", "halts that polled (halt_attempted_poll)")
+            .counter("successful", stats_.halt_successful_poll, "count",
+                     "of which the interrupt came while polling (halt_successful_poll)")
+            .value("window_us", [this] { return engine::to_us(halt_poll_); }, "us",
+                   "vcpu->halt_poll_ns at the end of the run");
     if (vm_.paths().k.fpsimd_trap)
         s.sub("fpsimd")
             .counter("traps", stats_.fp_traps, "count", "the guest's first FP/SIMD use after a vCPU load trapped")
@@ -139,8 +184,8 @@ void Vcpu::register_stats(const stats::Scope& s) const {
 }
 
 Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on, HostFpsimd fp)
-    : paths_{kvm, host, fp} {
+       const std::vector<kernel::Cpu*>& threads_on, HostFpsimd fp, engine::Tick halt_poll_ns)
+    : paths_{kvm, host, fp}, halt_poll_max_(halt_poll_ns) {
     for (kernel::Cpu* c : vcpus) vcpus_.push_back(std::make_unique<Vcpu>(*this, *c));
     for (std::size_t i = 0; i < threads_on.size() && i < vcpus_.size(); ++i)
         vcpus_[i]->run_on(*threads_on[i], "CPU " + std::to_string(i) + "/KVM");

@@ -40,7 +40,15 @@
 // ([simd].save) and leaves the VMM thread's state to be loaded on its return to user space
 // ([simd].restore, on a KVM_EXIT_MMIO). A plain exit (an interrupt, an HVC, an in-kernel MMIO)
 // keeps the guest's ownership. With [kvm].fpsimd_trap 0 nothing of this is charged.
-// Not modelled: halt polling (halt_poll_ns), GICv4 direct injection, a host kernel_neon_begin
+// Halt polling (virt/kvm/kvm_main.c kvm_vcpu_halt), on vCPUs with a core of their own: before
+// blocking, a vCPU in WFI polls for its interrupt for up to vcpu->halt_poll_ns (capped by kvm.ko's
+// halt_poll_ns, the host's [machine.kernel] halt_poll_ns, default KVM_HALT_POLL_NS_DEFAULT). An
+// interrupt raised while it polls needs no kick IPI and no wake-up: the poll loop sees it and the
+// vCPU enters again (Paths::irq_poll_wake), with no put or load. After each halt the window adapts
+// as the kernel's does: it grows (x halt_poll_ns_grow 2, from halt_poll_ns_grow_start 10 us) after
+// a halt shorter than the cap that polling did not cover, and resets (halt_poll_ns_shrink 0) after
+// a halt longer than the cap.
+// Not modelled: halt polling of a vCPU thread (vcpu_cpus: it blocks at once), GICv4 direct injection, a host kernel_neon_begin
 // on a vCPU thread's CPU while the guest owns the registers (it saves the guest's state, and the
 // next guest use traps again).
 
@@ -113,7 +121,21 @@ struct Paths {
     Cycles irq_pending_entry(bool vtimer) const { return k.vgic_flush + (vtimer ? k.timer_irq : 0); }
     // Host work (a host interrupt) takes the host CPU from a guest: the exit and the entry back.
     Cycles host_exit() const { return k.world_switch; }
+    // An interrupt for a vCPU that is halt-polling in WFI: the poll loop's iteration that sees it,
+    // kvm_vcpu_halt's return (the halt statistics and window update, as kvm_vcpu_block's: wfi_block),
+    // the entry half and the list register. No IPI, no host interrupt, no switch, no put or load.
+    Cycles irq_poll_wake(bool vtimer) const {
+        return k.spin_poll + k.wfi_block + (k.world_switch - k.world_switch / 2) + k.vgic_flush +
+               (vtimer ? k.timer_irq : 0);
+    }
 };
+
+// KVM_HALT_POLL_NS_DEFAULT of an arm64 host (arch/arm64/include/asm/kvm_host.h): kvm.ko's
+// halt_poll_ns unless the host's [machine.kernel] sets it.
+inline constexpr engine::Tick KVM_HALT_POLL_NS_DEFAULT = 500 * engine::PS_PER_US;
+// halt_poll_ns_grow_start and halt_poll_ns_grow (virt/kvm/kvm_main.c); halt_poll_ns_shrink is 0.
+inline constexpr engine::Tick HALT_POLL_NS_GROW_START = 10 * engine::PS_PER_US;
+inline constexpr unsigned HALT_POLL_NS_GROW = 2;
 
 struct VcpuStats {
     std::array<std::uint64_t, EXIT_KINDS> exits{};
@@ -123,6 +145,8 @@ struct VcpuStats {
     std::uint64_t fp_traps = 0;    // the guest's first FP/SIMD use after a vCPU load
     std::uint64_t fp_host_saves = 0;  // of which saved the host's live state first
     std::uint64_t fp_guest_saves = 0; // kvm_arch_vcpu_put saved the guest's state
+    std::uint64_t halt_attempted_poll = 0;  // halts that polled (vcpu->halt_poll_ns > 0)
+    std::uint64_t halt_successful_poll = 0; // of which the interrupt came while polling
 };
 
 // vcpu->arch.fp_state (arch/arm64/include/asm/kvm_host.h)
@@ -150,6 +174,8 @@ public:
     // registers (they are then free: the VMM thread's own state was saved at the trap).
     Cycles put_fp();
     FpState fp_state() const { return fp_; }
+    // vcpu->halt_poll_ns: the poll window of the next halt (ps), before the cap.
+    engine::Tick halt_poll() const { return halt_poll_; }
     // Exits taken by guest code running on this vCPU (the calling context's coroutine).
     engine::Task<> hvc();
     engine::Task<> mmio_read_vgic();
@@ -174,16 +200,26 @@ private:
     std::unique_ptr<VcpuThread> thread_;
     std::uint64_t entry_pending_ = 0; // vectors injected while the thread was out of the guest
     FpState fp_ = FpState::HOST_OWNED; // the first KVM_RUN's load: the VMM thread's state is live
+    // kvm_vcpu_halt: whether the vCPU is in WFI, since when, and the window it polls for.
+    bool halted_ = false;
+    engine::Tick halt_start_ = 0;
+    engine::Tick poll_window_ = 0;
+    engine::Tick halt_poll_ = 0; // vcpu->halt_poll_ns
+    bool polling() const { return halted_ && poll_window_ && cpu_.now() - halt_start_ <= poll_window_; }
+    // The end of kvm_vcpu_halt after a halt of `halt` ps: the window grows, stays or resets.
+    void adapt_halt_poll(engine::Tick halt);
 };
 
 // A VM: its vCPUs, one per CPU of the guest machine, and the host's figures they cost.
 class Vm {
 public:
     // `threads_on`: the host CPU each vCPU's thread shares (vcpu_cpus); empty: a core of its own each.
-    // `fp`: the host's [simd] save and restore, for the lazy FP/SIMD switch.
+    // `fp`: the host's [simd] save and restore, for the lazy FP/SIMD switch; `halt_poll_ns`: kvm.ko's
+    // cap on halt polling (0: none).
     Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on = {}, HostFpsimd fp = {});
+       const std::vector<kernel::Cpu*>& threads_on = {}, HostFpsimd fp = {}, engine::Tick halt_poll_ns = 0);
     const Paths& paths() const { return paths_; }
+    engine::Tick halt_poll_max() const { return halt_poll_max_; }
     Vcpu& vcpu(int i) { return *vcpus_[static_cast<std::size_t>(i)]; }
     std::size_t size() const { return vcpus_.size(); }
     void register_stats(const stats::Scope& s) const;
@@ -192,6 +228,7 @@ public:
 
 private:
     Paths paths_;
+    engine::Tick halt_poll_max_;
     std::vector<std::unique_ptr<Vcpu>> vcpus_;
 };
 

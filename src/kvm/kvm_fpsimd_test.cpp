@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <memory>
 #include <vector>
 
@@ -26,7 +28,7 @@ constexpr Cycles TRAP = 250, HOST_SAVE = 60, RESTORE = 140;
 
 // A one-vCPU guest on a core of its own whose kernel has arm64's FP/SIMD unit.
 struct FpGuest {
-    explicit FpGuest(KvmCosts k = round_kvm()) {
+    explicit FpGuest(KvmCosts k = round_kvm(), Tick halt_poll_ns = 0) {
         kernel::KernelConfig cfg;
         cfg.hz = 100; // the first tick at 10 ms, after every test's end
         cpu = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
@@ -38,7 +40,7 @@ struct FpGuest {
         sc.state_size = 520;
         simd = arch::make_simd_unit(*cpu, arch::SimdPolicy::ARM64_BH_OFF, sc);
         vm = std::make_unique<Vm>(k, kernel::testing::round_costs(), std::vector<Cpu*>{cpu.get()},
-                                  std::vector<Cpu*>{}, HostFpsimd{HOST_SAVE, RESTORE});
+                                  std::vector<Cpu*>{}, HostFpsimd{HOST_SAVE, RESTORE}, halt_poll_ns);
     }
     Vcpu& vcpu() { return vm->vcpu(0); }
     Cycles virt(kernel::CtxKind k = kernel::CtxKind::TASK) const {
@@ -107,6 +109,34 @@ TEST(KvmFpsimd, AfterAWfiPutTheNextUseTrapsWithoutSavingTheHostState) {
     EXPECT_EQ(v.fpsimd_access(*g.cpu), TRAP);
     EXPECT_EQ(v.stats().fp_traps, 2u);
     EXPECT_EQ(v.stats().fp_host_saves, 1u);
+}
+
+// Runs `f` when the event fires (the guest CPU is not booted: only the vCPU's hooks act).
+struct At final : engine::EventTarget {
+    std::function<void()> f;
+    void on_event(std::uint64_t) override { f(); }
+};
+
+TEST(KvmFpsimd, AHaltEndedByThePollKeepsTheGuestsRegistersLoaded) {
+    FpGuest g(round_kvm(), 500 * engine::PS_PER_US);
+    Vcpu& v = g.vcpu();
+    At halt1, wake1, halt2, wake2;
+    halt1.f = [&] { v.wfi(*g.cpu); }; // the first halt: no window yet, blocked at once
+    wake1.f = [&] {
+        v.irq_delivery(*g.cpu, 8, true); // a halt of 1 us: the window grows to 10 us
+        EXPECT_EQ(v.fpsimd_access(*g.cpu), TRAP + HOST_SAVE);
+        v.wfi(*g.cpu); // polls: no put yet
+    };
+    wake2.f = [&] { v.irq_delivery(*g.cpu, 8, true); }; // 1 us into the window: no put, no load
+    g.sim.schedule_at(1 * engine::PS_PER_US, &halt1, 0);
+    g.sim.schedule_at(2 * engine::PS_PER_US, &wake1, 0);
+    g.sim.schedule_at(3 * engine::PS_PER_US, &wake2, 0);
+    g.sim.run(engine::PS_PER_MS);
+    EXPECT_EQ(v.halt_poll(), 10 * engine::PS_PER_US);
+    EXPECT_EQ(v.stats().halt_successful_poll, 1u);
+    EXPECT_EQ(v.fp_state(), FpState::GUEST_OWNED);
+    EXPECT_EQ(v.stats().fp_guest_saves, 0u);
+    EXPECT_EQ(v.fpsimd_access(*g.cpu), 0u);
 }
 
 TEST(KvmFpsimd, AWfiWhileTheHostOwnsTheRegistersLeavesThemToIt) {

@@ -23,14 +23,15 @@ using testing::round_kvm;
 // A guest of `n` vCPUs; the host's kernel figures are round_costs() (irq entry 300, exit 200,
 // timer_handler 400, wakeup 1000, context_switch 2000), the guest's the same.
 struct Guest {
-    explicit Guest(int n, std::uint32_t hz = 100) {
+    explicit Guest(int n, std::uint32_t hz = 100, Tick halt_poll_ns = 0) {
         kernel::KernelConfig cfg;
         cfg.hz = hz; // hz 100: the first tick at 10 ms
         for (int i = 0; i < n; ++i)
             cpus.push_back(std::make_unique<Cpu>(sim, i, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg));
         std::vector<Cpu*> v;
         for (auto& c : cpus) v.push_back(c.get());
-        vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), v);
+        vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), v, std::vector<Cpu*>{}, HostFpsimd{},
+                                  halt_poll_ns);
     }
     void run(Tick until) {
         for (auto& c : cpus) c->boot();
@@ -152,6 +153,66 @@ TEST(KvmVcpu, AnSgiTrapsOnTheSenderAndKicksTheTarget) {
     EXPECT_EQ(g.seen[1], 3'550 * PS_PER_NS);
     EXPECT_EQ(exits(*g.vm, 0, Exit::SYSREG), 1u);
     EXPECT_EQ(exits(*g.vm, 1, Exit::IRQ), 1u);
+}
+
+TEST(KvmPaths, AWakeByTheHaltPollIsOneIterationTheHaltReturnTheEntryHalfAndTheListRegister) {
+    Guest g(1);
+    // 5 poll iteration + 300 halt return + 500 entry half + 450 list register
+    EXPECT_EQ(g.vm->paths().irq_poll_wake(false), 1255u);
+    EXPECT_EQ(g.vm->paths().irq_poll_wake(true), 1655u); // + 400 the timer's injection
+}
+
+// The guest's handler runs 300 (its irq entry) after the delivery; it returns to WFI 200 (irq
+// exit) after it starts.
+TEST(KvmHaltPoll, AShortHaltGrowsTheWindowAndAKickInsideItNeedsNoIpiAndNoWakeUp) {
+    Guest g(1, 100, 500 * engine::PS_PER_US);
+    g.cpus[0]->request_irq(8, &handler, &g, "virtio");
+    KickAt k1(g.vm->vcpu(0)), k2(g.vm->vcpu(0)), k3(g.vm->vcpu(0));
+    g.sim.schedule_at(10'000 * PS_PER_NS, &k1, 0);
+    g.sim.schedule_at(30'000 * PS_PER_NS, &k2, 0);
+    g.sim.schedule_at(45'000 * PS_PER_NS, &k3, 0);
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 3u);
+    // the first halt (0 to 10.2 us) had no window: IPI 200 + WFI wake 4,300 + irq entry 300; it
+    // was shorter than the 500 us cap, so the window grows to halt_poll_ns_grow_start, 10 us
+    EXPECT_EQ(g.seen[0], 14'800 * PS_PER_NS);
+    // back in WFI at 15.0 us; the kick at 30 us comes after the 10 us window: blocked, the same
+    // path; the window doubles to 20 us
+    EXPECT_EQ(g.seen[1], 34'800 * PS_PER_NS);
+    // back in WFI at 35.0 us; the kick at 45 us is inside the 20 us window: no IPI, the poll wake
+    // 1,255 + irq entry 300
+    EXPECT_EQ(g.seen[2], 46'555 * PS_PER_NS);
+    const VcpuStats& st = g.vm->vcpu(0).stats();
+    EXPECT_EQ(st.halt_attempted_poll, 2u);
+    EXPECT_EQ(st.halt_successful_poll, 1u);
+    EXPECT_EQ(g.vm->vcpu(0).halt_poll(), 20 * engine::PS_PER_US); // a covered halt keeps it
+}
+
+TEST(KvmHaltPoll, AHaltLongerThanTheCapResetsTheWindow) {
+    Guest g(1, 100, 500 * engine::PS_PER_US);
+    g.cpus[0]->request_irq(8, &handler, &g, "virtio");
+    KickAt k1(g.vm->vcpu(0)), k2(g.vm->vcpu(0));
+    g.sim.schedule_at(10'000 * PS_PER_NS, &k1, 0);
+    g.sim.schedule_at(1'000'000 * PS_PER_NS, &k2, 0); // a halt of 985 us > 500 us
+    g.run(2 * engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 2u);
+    EXPECT_EQ(g.seen[1], (1'000'000 + 200 + 4'300 + 300) * PS_PER_NS); // the window ran out: blocked
+    EXPECT_EQ(g.vm->vcpu(0).stats().halt_attempted_poll, 1u);
+    EXPECT_EQ(g.vm->vcpu(0).stats().halt_successful_poll, 0u);
+    EXPECT_EQ(g.vm->vcpu(0).halt_poll(), 0u);
+}
+
+TEST(KvmHaltPoll, WithAZeroCapNoHaltPolls) {
+    Guest g(1); // halt_poll_ns 0
+    g.cpus[0]->request_irq(8, &handler, &g, "virtio");
+    KickAt k1(g.vm->vcpu(0)), k2(g.vm->vcpu(0));
+    g.sim.schedule_at(10'000 * PS_PER_NS, &k1, 0);
+    g.sim.schedule_at(20'000 * PS_PER_NS, &k2, 0);
+    g.run(engine::PS_PER_MS);
+    ASSERT_EQ(g.seen.size(), 2u);
+    EXPECT_EQ(g.seen[1], (20'000 + 200 + 4'300 + 300) * PS_PER_NS);
+    EXPECT_EQ(g.vm->vcpu(0).stats().halt_attempted_poll, 0u);
+    EXPECT_EQ(g.vm->vcpu(0).halt_poll(), 0u);
 }
 
 } // namespace

@@ -168,6 +168,9 @@ struct MachineConfig {
     kernel::KernelConfig kernel;
     arch::SimdPolicy simd_policy = arch::SimdPolicy::X86_PREEMPT;
     bool crypto_simd_disabled_for_test = false; // [machine.kernel]: crypto_simd_usable() always false
+    // [machine.kernel] halt_poll_ns of a KVM host (kvm.ko's parameter); absent: the arch's
+    // KVM_HALT_POLL_NS_DEFAULT (kvm::default_halt_poll).
+    std::optional<Tick> halt_poll_ns;
     crypto::Chunking chunking;
     // Hash code and tables count as evicted from the caches when an implementation has not run
     // on a CPU for this long (0: every call is cold); absent: always warm.

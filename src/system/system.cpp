@@ -138,7 +138,8 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         }
         const arch::SimdCosts& hs = host->cfg->profile.simd;
         m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on,
-                                         kvm::HostFpsimd{hs.save, hs.restore});
+                                         kvm::HostFpsimd{hs.save, hs.restore},
+                                         host->cfg->halt_poll_ns.value_or(kvm::KVM_HALT_POLL_NS_DEFAULT));
     }
     build_network();
     // Kinds built with their machine, then, once every machine exists, those that wait for it,
