@@ -216,8 +216,9 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
 // rx_copy: a new skb for the frame and its bytes copied there from the ring buffer, which the
 // device has just written (cold: its lines were dropped by the unmap). skb->data lies NET_IP_ALIGN
 // (2 on arm) into the new buffer, which the pool of skb-sized blocks gives.
-// Models: fec_enet_rx() before 1b7bde6d659d (drivers/net/fec.c in 3.0: netdev_alloc_skb(pkt_len -
-// 4 + NET_IP_ALIGN), skb_reserve, skb_put, skb_copy_to_linear_data(skb, data, pkt_len - 4))
+// The 3.0 driver (drivers/net/fec.c, the copy lasting until 1b7bde6d659d): dev_alloc_skb(pkt_len -
+// 4 + NET_IP_ALIGN), skb_reserve, skb_put, skb_copy_to_linear_data(skb, data, pkt_len - 4).
+// Models: fec_enet_rx() (drivers/net/fec.c)
 engine::Task<> Nic::rx_copy_frame(std::size_t slot, std::size_t n) {
     co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
     Cycles c = per_byte(rx_copy_per_byte_, n);
