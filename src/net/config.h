@@ -24,6 +24,10 @@ struct RxDmaConfig {
     std::size_t buffer_size = 1536;
     std::size_t short_sync_bytes = 128;    // SHORT_SYNC: bytes synced per frame
     bool multi_buffer = false;             // a frame larger than a buffer spans several descriptors
+    // copy = true ([machine.nic] rx_copy): the FEC driver before rx_copybreak (1b7bde6d659d, 2014):
+    // every frame is copied into a newly allocated skb (netdev_alloc_skb, skb_copy_to_linear_data
+    // of the frame less its FCS) and the ring buffer, kept for life, is mapped for the device again.
+    bool copy = false;
 };
 
 // How a device transmits a GSO skb (NETIF_F_TSO and the driver behind it):
@@ -48,6 +52,9 @@ struct TxDmaConfig {
     NicDriver driver = NicDriver::LAN743X;
     std::size_t tx_align = 0;  // bytes; a buffer at an address not a multiple of it is bounced (0, 1: never)
     std::size_t tx_ring = 512; // descriptors: the bounce buffers' count (txq->tx_bounce[index])
+    // bytes each tx buffer is mapped (and so cleaned) for, whatever the frame's length: the 3.0
+    // FEC's dma_map_single(bufaddr, FEC_ENET_TX_FRSIZE); 0: the buffer's own length (today's driver)
+    std::size_t map_len = 0;
 };
 
 // A machine's TCP sysctls ([machine.sysctl], as in /etc/sysctl.conf), kernel defaults.

@@ -50,6 +50,8 @@ struct NicStats {
     std::uint64_t stale_frames = 0; // frames whose bytes the CPU read stale
     std::uint64_t kicks = 0;        // virtio: notifications to the host (guest exits)
     std::uint64_t gso_sw_segs = 0;  // segments the stack made in software for this device (validate_xmit_skb)
+    std::uint64_t rx_copied = 0;    // rx_copy: frames the driver copied into a new skb
+    std::uint64_t rx_copy_bytes = 0; // bytes of those copies
 };
 
 // What a NIC's transmit side did through the DMA API (nic_tx.cpp).
@@ -125,6 +127,9 @@ public:
                 .counter("gro_merged", gro_stats_->merged, "count", "segments GRO appended to a held skb")
                 .counter("gro_skbs", gro_stats_->skbs_up, "count", "held skbs GRO passed up (of one segment or more)")
                 .counter("gro_segs", gro_stats_->segs_up, "count", "segments in the skbs GRO passed up");
+        if (rx_copy_on_) // the driver copies every frame (the FEC before rx_copybreak)
+            s.counter("rx_copied", stats_.rx_copied, "count", "frames the driver copied into a new skb")
+                .counter("rx_copy_bytes", stats_.rx_copy_bytes, "bytes", "bytes of those copies");
         if (txq_) txq_->register_stats(s.sub("qdisc")); // tc -s qdisc show dev <ifname>
         if (tx_dma_stats_) // with the transmit side through the DMA API
             s.counter("tx_descriptors", tx_dma_stats_->descriptors, "count", "tx descriptors filled")
@@ -150,6 +155,7 @@ protected:
     std::string name_;
     const GroStats* gro_stats_ = nullptr; // the device's GRO, when on
     const TxDmaStats* tx_dma_stats_ = nullptr; // the transmit side's DMA API use, when modelled
+    bool rx_copy_on_ = false;                  // the driver copies every received frame
     bool gso_ = false;
     bool sg_ = true;
     double copy_per_byte_ = 0;

@@ -34,6 +34,7 @@ std::size_t rx_phys_unit(std::size_t bytes) { return (bytes + 4095) / 4096 * 409
 void Nic::set_rx_dma(devices::DmaPlatform& platform, const RxDmaConfig& cfg, std::uint32_t line_size) {
     dma_ = &platform;
     rx_dma_ = cfg;
+    rx_copy_on_ = cfg.copy;
     bufs_.clear();
     bufs_.reserve(ring_.size());
     for (std::size_t i = 0; i < ring_.size(); ++i) {
@@ -54,8 +55,10 @@ void Nic::set_memory(mem::MemorySystem& m) {
     pool_base_ = m.alloc(pool_stride_ * pool_buffers_);
     pool_next_ = 0;
     slot_addr_.assign(ring_.size(), 0);
+    // rx_copy: the ring's buffers are the driver's for life, apart; the pool holds the skbs copied into
+    const mem::Addr ring_base = rx_dma_.copy ? m.alloc(pool_stride_ * ring_.size()) : 0;
     for (std::size_t i = 0; i < ring_.size(); ++i) {
-        slot_addr_[i] = next_rx_buffer();
+        slot_addr_[i] = rx_dma_.copy ? ring_base + i * pool_stride_ : next_rx_buffer();
         if (rx_dma_on()) bufs_[i].set_addr(slot_addr_[i]);
     }
 }
@@ -192,12 +195,15 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     }
     const bool stale = devices::cpu_read(cpu_, b, 0, len);
     if (stale) ++stats_.stale_frames;
-    // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
-    co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
-    if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
-    if (dram_) {
-        b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
-        rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+    if (rx_dma_.copy) {
+        co_await rx_copy_frame(slot, len - std::min<std::size_t>(len, 4)); // the frame less its FCS
+    } else { // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
+        co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+        if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
+        if (dram_) {
+            b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
+            rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+        }
     }
     co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
     if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
@@ -205,6 +211,25 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
         rx_drop_frame_ = true;
     }
     co_return stale;
+}
+
+// rx_copy: a new skb for the frame and its bytes copied there from the ring buffer, which the
+// device has just written (cold: its lines were dropped by the unmap). skb->data lies NET_IP_ALIGN
+// (2 on arm) into the new buffer, which the pool of skb-sized blocks gives.
+// The 3.0 driver (drivers/net/fec.c, the copy lasting until 1b7bde6d659d): dev_alloc_skb(pkt_len -
+// 4 + NET_IP_ALIGN), skb_reserve, skb_put, skb_copy_to_linear_data(skb, data, pkt_len - 4).
+// Models: fec_enet_rx() (drivers/net/fec.c)
+engine::Task<> Nic::rx_copy_frame(std::size_t slot, std::size_t n) {
+    co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+    Cycles c = per_byte(rx_copy_per_byte_, n);
+    if (memory_) {
+        rx_copied_to_ = next_rx_buffer() + NET_IP_ALIGN;
+        const Cycles rd = memory_->read(cpu_.id(), cpu_.now(), slot_addr_[slot], n);
+        c += rd + memory_->write(cpu_.id(), cpu_.now() + cpu_.clock().to_ticks(rd), rx_copied_to_, n);
+    }
+    ++stats_.rx_copied;
+    stats_.rx_copy_bytes += n;
+    co_await cpu_.exec(c, Cat::DRIVER);
 }
 
 // Descriptors left without a buffer by a failed mapping get one again when the mapping succeeds.
@@ -261,6 +286,7 @@ engine::Task<int> Nic::poll_ring(int weight) {
             co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
             if (fec()) co_await fec_mmio(cpu_, 2, 0); // writel RXF to IEVENT, writel(0, reg_desc_active)
             if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+            if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
             if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
                 if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
                     co_await cpu_.exec(stall, Cat::DRIVER);

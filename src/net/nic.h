@@ -3,7 +3,8 @@
 // rx buffers' DMA API strategy on non-coherent platforms, and ndo_start_xmit onto a Link.
 // Every path masks interrupts through the kernel's primitives (napi_schedule's
 // local_irq_save, net_rx_action's local_irq_disable, the driver's tx spin_lock_irqsave), so a
-// masking implementation's cost falls out of the packet count.
+// masking implementation's cost falls out of the packet count. rx_copy (RxDmaConfig::copy) is the
+// FEC driver before rx_copybreak: each frame copied into a new skb, the ring buffer mapped again.
 #pragma once
 
 #include "engine/rng.h"
@@ -112,6 +113,8 @@ private:
     static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<int> poll_ring(int weight);
     engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
+    engine::Task<> rx_copy_frame(std::size_t slot, std::size_t n); // rx_copy: n bytes into a new skb
+    static constexpr std::size_t NET_IP_ALIGN = 2; // arm's: the copied skb's data offset
     // Descriptors whose refill mapping failed (dma_mapping_error): the device cannot use them until
     // a later poll maps them; the frame that freed them was dropped.
     std::vector<std::size_t> rx_unmapped_;
@@ -192,6 +195,7 @@ private:
     struct TxDesc {
         devices::DmaBuffer* buf = nullptr; // nullptr: a TSO header in coherent memory (no unmap)
         std::uint32_t len = 0;             // the mapping's length
+        std::uint32_t dev_len = 0;         // what the device reads (from the line holding the data)
         bool skb_end = false;              // the skb's last descriptor (tx_skbuff[index])
     };
     bool tx_dma_ = false;
@@ -220,8 +224,15 @@ private:
     void netif_maybe_stop_queue();
     static Cycles tx_wake_irq(kernel::Cpu& cpu, void* ctx, engine::Tick expiry);
 
+    // rx_copy (RxDmaConfig::copy): the copy's warm cycles per byte, where the last frame was copied to
+    double rx_copy_per_byte_ = 0;
+    mem::Addr rx_copied_to_ = 0;
+
 public:
     void set_rx_buffer_alloc_cost(Cycles c) { rx_buffer_alloc_ = c; }
+    // rx_copy: the copy's cycles per byte (warm compute on the memory hierarchy, else a cold
+    // source's copy figure). Call before the run.
+    void set_rx_copy_cost(double cycles_per_byte) { rx_copy_per_byte_ = cycles_per_byte; }
 };
 
 } // namespace kdsim::net

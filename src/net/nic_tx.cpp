@@ -28,6 +28,10 @@
 // TCP segment, so 14 mod 16; LL_RESERVED_SPACE (16) less the 14-byte Ethernet header for UDP
 // and ARP, so 2 mod 16; a TCP payload lies in the sender's page fragments (32 KiB pages), one
 // byte after the other in the order it was sent.
+// [machine.nic] tx_map_len (TxDmaConfig::map_len): the 3.0 FEC (drivers/net/fec.c,
+// fec_enet_start_xmit) mapped every buffer for FEC_ENET_TX_FRSIZE bytes, not the frame's length:
+// dma_map_single(&fep->pdev->dev, bufaddr, FEC_ENET_TX_FRSIZE, DMA_TO_DEVICE), so the clean covers
+// 2 KiB of lines per frame; its unmap in fec_enet_tx took the same length (no maintenance).
 // Not modelled: the tx ring's size limit (netif_stop_queue / netif_tx_wake_queue: the link's
 // queue holds what waits), BQL, the write-back of the descriptor ring (coherent memory).
 #include "net/nic.h"
@@ -73,7 +77,8 @@ void Nic::tx_set_memory(mem::MemorySystem& m) {
 devices::DmaBuffer* Nic::tx_buffer() {
     if (tx_free_.empty()) {
         // a TSO-capable device maps whole page fragments; the others at most a frame's worth
-        const std::size_t size = (tso_ == TsoKind::HARDWARE ? TSO_FRAG_PAGE : TX_FRSIZE) + tx_line_;
+        const std::size_t size =
+            std::max(tso_ == TsoKind::HARDWARE ? TSO_FRAG_PAGE : TX_FRSIZE, tx_cfg_.map_len) + tx_line_;
         tx_pool_.push_back(std::make_unique<devices::DmaBuffer>(*dma_, size, tx_line_, dma_dev_));
         return tx_pool_.back().get();
     }
@@ -122,13 +127,16 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
         const std::uint64_t unit = region == TX_DATA ? TSO_FRAG_PAGE : TX_HEAD_SLOT, off = addr - lead - base;
         d.buf->set_phys(phys_of(region, off / unit, unit) + off % unit);
     }
-    d.len = static_cast<std::uint32_t>(lead + len);
-    tx_stats_.mapped_bytes += len;
+    // map_len: the 3.0 FEC maps FEC_ENET_TX_FRSIZE from the buffer, whatever the frame's length
+    const std::size_t mapped = std::max<std::size_t>(tx_cfg_.map_len, len);
+    d.len = static_cast<std::uint32_t>(lead + mapped);
+    d.dev_len = static_cast<std::uint32_t>(lead + len);
+    tx_stats_.mapped_bytes += mapped;
     co_await devices::dma_map_single(cpu, *d.buf, d.len, devices::DMA_TO_DEVICE);
     if (!devices::dma_mapping_error(*d.buf)) co_return true;
     tx_free_.push_back(d.buf); // the driver gives the descriptor back
     --tx_count_;
-    tx_stats_.mapped_bytes -= len;
+    tx_stats_.mapped_bytes -= mapped;
     co_return false;
 }
 
@@ -181,7 +189,7 @@ engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t 
 void Nic::tx_queued(std::size_t first_desc, engine::Tick departs) {
     for (std::size_t i = first_desc; i < tx_count_; ++i) {
         const TxDesc& d = tx_ring_[(tx_head_ + i) % tx_ring_.size()];
-        if (d.buf) devices::device_read(*d.buf, 0, d.len, cpu_.now());
+        if (d.buf) devices::device_read(*d.buf, 0, d.dev_len, cpu_.now());
     }
     cpu_.sim().schedule_at(std::max(departs, cpu_.now()), this, EV_TX_DONE);
 }

@@ -153,7 +153,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
+                   "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
                    "dma_mask"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
@@ -224,6 +224,15 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         r_.error(*nic->get("tso"), nkey + ".tso", "expected tso = \"none\" with sg = false (TSO needs scatter-gather)");
     if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
     if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
+    if (auto c = r_.boolean(*nic, "rx_copy", nkey + ".rx_copy", false)) {
+        rx.copy = *c;
+        if (*c && !strategy)
+            r_.error(*nic->get("rx_copy"), nkey + ".rx_copy",
+                     "rx_copy needs an rx_strategy (the DMA API use of the ring buffer the frame is copied from)");
+        else if (*c && rx.multi_buffer)
+            r_.error(*nic->get("rx_copy"), nkey + ".rx_copy",
+                     "expected rx_copy without multi_buffer (the driver copies a frame out of its one buffer)");
+    }
     if (strategy) mc.nic_rx = rx;
     // the transmit side through the DMA API: tx_dma = true, or the FEC's driver (which always maps)
     net::TxDmaConfig tx;
@@ -244,7 +253,18 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         tx.tx_align = *a;
     }
     if (auto v = r_.integer(*nic, "tx_ring", nkey + ".tx_ring", false, 1, 4096)) tx.tx_ring = static_cast<std::size_t>(*v);
-    for (const char* k : {"tx_align", "tx_ring"})
+    if (auto b = r_.bytes(*nic, "tx_map_len", nkey + ".tx_map_len", false, true)) {
+        if (*b < 1514 || *b > 65536)
+            r_.error(*nic->get("tx_map_len"), nkey + ".tx_map_len",
+                     fmt::format("expected 1514 to 65536 bytes (at least a whole 1514-byte frame, as FEC_ENET_TX_FRSIZE), "
+                                 "found {} bytes", *b));
+        else if (mc.nic_sg)
+            r_.error(*nic->get("tx_map_len"), nkey + ".tx_map_len",
+                     "expected tx_map_len with sg = false (a driver that maps a fixed length per frame has no scatter-gather)");
+        else
+            tx.map_len = *b;
+    }
+    for (const char* k : {"tx_align", "tx_ring", "tx_map_len"})
         if (nic->get(k) && !tx_on)
             r_.error(*nic->get(k), nkey + "." + k, std::string(k) + " needs tx_dma = true or driver = \"fec\"");
     if (tx_on) mc.nic_tx = tx;

@@ -73,6 +73,10 @@ net::Nic& System::add_nic(Machine& m) {
         require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
         nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
         nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
+        // rx_copy's memcpy: warm compute on the hierarchy (which adds the cold source's misses), else
+        // the [tcp] copy figure of a cold source
+        const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
+        if (mc.nic_rx->copy) nic->set_rx_copy_cost(hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_to_user_cold);
         nic->cpu().create_task(mc.name + "." + ifname + "-open", kernel::SchedPolicy::NORMAL, 0, true, nic_open(*nic));
     }
     if (mc.nic_tx) {
