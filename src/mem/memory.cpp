@@ -352,7 +352,8 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
         fill_from(cpu, found, l, write || peer_dirty, t);
         if (write) {
             if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            drop_everywhere(l, cpu);
+            // the directory says whether another CPU's private cache holds the line at all
+            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
