@@ -13,23 +13,12 @@ Cache::Cache(std::uint32_t sets, std::uint32_t ways, Replacement repl) : sets_(s
     next_.assign(sets, 0);
     if (ways <= 64) empty_.assign(sets, ways == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ways) - 1);
     if ((sets & (sets - 1)) == 0) mask_ = sets - 1;
+    if ((ways & (ways - 1)) == 0) way_mask_ = ways - 1;
 }
 
 bool Cache::dirty(Line l) const {
     const int i = find(l);
     return i >= 0 && dirty_[i];
-}
-
-std::optional<bool> Cache::invalidate(Line l) {
-    const int i = find(l);
-    if (i < 0) return std::nullopt;
-    const bool was_dirty = dirty_[i] != 0;
-    if (ways_ <= 64)
-        empty_[set_of(l)] |= std::uint64_t{1} << (static_cast<std::size_t>(i) - static_cast<std::size_t>(set_of(l)) * ways_);
-    tag_[i] = 0;
-    dirty_[i] = 0;
-    stamp_[i] = 0;
-    return was_dirty;
 }
 
 bool Cache::clean(Line l) {

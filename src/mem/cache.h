@@ -54,6 +54,7 @@ private:
 
     std::uint32_t sets_, ways_;
     Line mask_ = 0; // sets - 1 when sets is a power of two (else 0: modulo)
+    std::uint32_t way_mask_ = 0;  // ways - 1 when ways is a power of two (else 0: modulo)
     Replacement repl_;
     std::vector<std::uint64_t> empty_; // per set, a bit per empty way (caches of at most 64 ways)
     std::vector<Line> tag_;            // line + 1; 0 = empty way
@@ -101,7 +102,7 @@ inline std::uint32_t Cache::victim(std::uint32_t set) {
     }
     case Replacement::RANDOM: // 16-bit Galois LFSR (taps 16, 14, 13, 11): deterministic per cache
         lfsr_ = (lfsr_ >> 1) ^ (-(lfsr_ & 1u) & 0xB400u);
-        return lfsr_ % ways_;
+        return way_mask_ ? (lfsr_ & way_mask_) : lfsr_ % ways_; // the same way: x % 2^n = x & (2^n - 1)
     }
     return 0;
 }
@@ -123,6 +124,18 @@ inline bool Cache::mark_dirty(Line l) {
     if (i < 0) return false;
     dirty_[i] = 1;
     return true;
+}
+
+inline std::optional<bool> Cache::invalidate(Line l) {
+    const int i = find(l);
+    if (i < 0) return std::nullopt;
+    const bool was_dirty = dirty_[i] != 0;
+    const std::uint32_t set = set_of(l);
+    if (ways_ <= 64) empty_[set] |= std::uint64_t{1} << (static_cast<std::size_t>(i) - static_cast<std::size_t>(set) * ways_);
+    tag_[i] = 0;
+    dirty_[i] = 0;
+    stamp_[i] = 0;
+    return was_dirty;
 }
 
 } // namespace kdsim::mem

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace kdsim::mem {
@@ -102,6 +103,7 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
             const std::size_t id = k < n_private_ ? static_cast<std::size_t>(cpu) * n_private_ + k
                                                   : private_.size() + (k - n_private_);
             bits_.push_back(use_dir_ ? static_cast<std::uint16_t>(1u << id) : 0);
+            lv_.push_back(&cache_by_id(id));
         }
     line_xfer_ = static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.dram_bandwidth));
     core_line_xfer_ = c.core_bandwidth > 0
@@ -116,11 +118,9 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     next_addr_ = 1 << 20; // leave address 0 unused
 }
 
-Cache& MemorySystem::level(int cpu, std::size_t k) {
-    return k < n_private_ ? private_[static_cast<std::size_t>(cpu) * n_private_ + k] : shared_[k - n_private_];
-}
+Cache& MemorySystem::level(int cpu, std::size_t k) { return *lv_[static_cast<std::size_t>(cpu) * n_levels_ + k]; }
 const Cache& MemorySystem::level(int cpu, std::size_t k) const {
-    return k < n_private_ ? private_[static_cast<std::size_t>(cpu) * n_private_ + k] : shared_[k - n_private_];
+    return *lv_[static_cast<std::size_t>(cpu) * n_levels_ + k];
 }
 
 Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
@@ -176,11 +176,14 @@ Cache& MemorySystem::cache_by_id(std::size_t id) {
     return id < private_.size() ? private_[id] : shared_[id - private_.size()];
 }
 
-std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {
-    auto ev = level(cpu, k).fill(l, dirty);
-    if (std::uint16_t* d = holders(l)) *d |= bit(cpu, k);
-    if (ev)
-        if (std::uint16_t* d = holders(ev->line)) *d &= static_cast<std::uint16_t>(~bit(cpu, k));
+inline std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {
+    const std::size_t slot = static_cast<std::size_t>(cpu) * n_levels_ + k;
+    auto ev = lv_[slot]->fill(l, dirty);
+    if (use_dir_) {
+        const std::uint16_t b = bits_[slot];
+        if (l < dir_.size()) dir_[l] = static_cast<std::uint16_t>(dir_[l] | b);
+        if (ev && ev->line < dir_.size()) dir_[ev->line] = static_cast<std::uint16_t>(dir_[ev->line] & ~b);
+    }
     return ev;
 }
 
@@ -200,6 +203,17 @@ void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick no
     // finds its line's copy below it
     for (std::size_t j = k; j-- > 0;)
         if (auto ev = fill_at(cpu, j, l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
+}
+
+Line MemorySystem::skip_unheld(Line l, Line last) const {
+    if (!use_dir_) return l;
+    const Line end = std::min<Line>(last + 1, dir_.size());
+    for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four holder entries as one word
+        std::memcpy(&w, &dir_[l], sizeof w);
+        if (w != 0) break;
+    }
+    while (l < end && dir_[l] == 0) ++l;
+    return l;
 }
 
 std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
@@ -280,7 +294,9 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
     touched_[static_cast<std::size_t>(cpu)] = 1;
     const bool write = x.write;
-    const std::size_t nlev = cfg_.levels.size();
+    const std::size_t nlev = n_levels_;
+    Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
+    const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     for (Line l = first; l <= last; ++l) {
@@ -288,8 +304,7 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
         std::size_t found = nlev;
         for (std::size_t k = 0; k < nlev; ++k) {
             // the directory answers presence; a lookup is needed only to reorder an LRU set
-            const bool hit = d ? (*d & bit(cpu, k)) && (!level(cpu, k).hits_reorder() || level(cpu, k).lookup(l))
-                               : level(cpu, k).lookup(l);
+            const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
             if (hit) {
                 found = k;
                 break;
@@ -336,8 +351,9 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
         }
         fill_from(cpu, found, l, write || peer_dirty, t);
         if (write) {
-            if (found == 0) level(cpu, 0).mark_dirty(l); // a fill above already made it dirty
-            drop_everywhere(l, cpu);
+            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            // the directory says whether another CPU's private cache holds the line at all
+            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
@@ -373,7 +389,7 @@ void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
     }
     channel(now, (last - first + 1) * cfg_.line);
     if (cfg_.dma_coherent)
-        for (Line l = first; l <= last; ++l) drop_everywhere(l, -1);
+        for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) drop_everywhere(l, -1);
 }
 
 void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
@@ -387,7 +403,7 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
-    for (Line l = first; l <= last; ++l) {
+    for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
         bool present = false;
         if (std::uint16_t* d = holders(l)) {
             present = *d != 0;
@@ -409,7 +425,7 @@ std::uint64_t MemorySystem::clean(Tick now, Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t written = 0;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
-    for (Line l = first; l <= last; ++l) {
+    for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
         bool was_dirty = false;
         if (const std::uint16_t* d = holders(l)) {
             for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1)))

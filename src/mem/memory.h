@@ -182,6 +182,10 @@ private:
         return static_cast<std::uint16_t>(((1u << n_private_) - 1) << (static_cast<std::size_t>(cpu) * n_private_));
     }
     Cache& cache_by_id(std::size_t id);
+    // The first line of [l, last] whose holder entry is not 0 (some cache holds it), or outside
+    // the directory, or last + 1: the lines it passes are held by no cache, so a snoop or a
+    // maintenance operation has nothing to do there. Skips four entries per 64-bit word.
+    Line skip_unheld(Line l, Line last) const;
     // Cache::fill of level k of `cpu`, with the directory kept.
     std::optional<Evicted> fill_at(int cpu, std::size_t k, Line l, bool dirty);
     // Invalidates `l` in the caches of the bits of `m`; returns the bits dropped.
@@ -196,6 +200,7 @@ private:
     std::size_t n_levels_ = 0; // cfg_.levels.size(), kept: bit() is on every fill's path
     std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
     std::vector<Cache> shared_;  // levels n_private_ ..
+    std::vector<Cache*> lv_;     // level k of CPU cpu: cpu * n_levels_ + k (into private_ / shared_)
     std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
     std::vector<StrideEntry> strides_; // cpu-major: cpu * STRIDE_SITES + site
     std::vector<Tick> inflight_;       // completion times of the demand misses in flight

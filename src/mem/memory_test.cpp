@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace kdsim::mem {
 namespace {
 
@@ -331,6 +334,102 @@ TEST(Memory, ADeviceTransferAlsoWaitsForTheRefresh) {
     const Addr b2 = none.alloc(1536);
     none.device_write(1100 * NS, b2, 640);
     EXPECT_EQ(none.dram_busy_until(), 1200 * NS);
+}
+
+TEST(Cache, RandomReplacementWithFourWaysFollowsTheLfsrModuloFour) {
+    // the LFSR from 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313 -> ways 0, 0, 0, 2, 3, 3
+    Cache c(1, 4, Replacement::RANDOM);
+    for (Line l : {10, 11, 12, 13}) EXPECT_FALSE(c.fill(l, false).has_value()); // ways 0 .. 3
+    EXPECT_EQ(c.fill(14, false)->line, 10u); // way 0
+    EXPECT_EQ(c.fill(15, false)->line, 14u); // way 0
+    EXPECT_EQ(c.fill(16, false)->line, 15u); // way 0
+    EXPECT_EQ(c.fill(17, false)->line, 12u); // way 2
+    EXPECT_EQ(c.fill(18, false)->line, 13u); // way 3
+    EXPECT_EQ(c.fill(19, false)->line, 18u); // way 3
+}
+
+TEST(Cache, RandomReplacementWithThreeWaysTakesTheLfsrModuloThree) {
+    Cache c(1, 3, Replacement::RANDOM);
+    for (Line l : {10, 11, 12}) c.fill(l, false);
+    EXPECT_EQ(c.fill(13, false)->line, 12u); // 0xE270 = 57968, mod 3 = 2
+    EXPECT_EQ(c.fill(14, false)->line, 11u); // 0x7138 = 28984 = 3 x 9661 + 1: way 1
+}
+
+// A small i.MX6-like hierarchy: 4 CPUs, random replacement, a directory of 4 + 1 caches.
+MemoryConfig small_random_profile() {
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 1024, 4, 4, false, Replacement::RANDOM}, {"l2", 8 * 1024, 16, 20, true, Replacement::RANDOM}};
+    return c;
+}
+
+// The same random history on two hierarchies: reads and writes of random CPUs over `buf`.
+void random_history(MemorySystem& m, Addr buf, std::size_t bytes, std::uint32_t seed, int cpus) {
+    std::uint32_t x = seed;
+    auto next = [&x] { return x = x * 1664525u + 1013904223u, x >> 8; };
+    for (int i = 0; i < 400; ++i) {
+        const int cpu = static_cast<int>(next() % static_cast<std::uint32_t>(cpus));
+        const std::size_t a = next() % bytes, len = 1 + next() % std::min<std::size_t>(bytes - a, 300);
+        if (next() % 3 == 0) m.write(cpu, static_cast<Tick>(i) * 1000 * NS, buf + a, len);
+        else m.read(cpu, static_cast<Tick>(i) * 1000 * NS, buf + a, len);
+    }
+}
+
+void expect_same_state(const MemorySystem& a, const MemorySystem& b, Addr from, Addr to, int cpus) {
+    for (Addr x = from; x < to; x += a.line_size()) {
+        for (int cpu = 0; cpu < cpus; ++cpu) ASSERT_EQ(a.level_of(cpu, x), b.level_of(cpu, x)) << x << " cpu " << cpu;
+        ASSERT_EQ(a.dirty_anywhere(x), b.dirty_anywhere(x)) << x;
+    }
+    EXPECT_EQ(a.stats().writebacks, b.stats().writebacks);
+    EXPECT_EQ(a.stats().invalidated_lines, b.stats().invalidated_lines);
+    EXPECT_EQ(a.dram_busy_until(), b.dram_busy_until());
+}
+
+TEST(Memory, InvalidateAndCleanOfARangeEqualTheLineByLineOperationsOnRandomHistories) {
+    // 4 CPUs: 5 caches, the holders directory; 20 CPUs: 21 caches, every cache searched
+    for (const auto& [cfg, cpus] : {std::pair{test_profile(), 4}, std::pair{small_random_profile(), 4},
+                                    std::pair{small_random_profile(), 20}})
+        for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+            MemorySystem range(cfg, cpus, 1'000'000'000), lines(cfg, cpus, 1'000'000'000);
+            const std::size_t bytes = 16 * 1024;
+            const Addr buf = range.alloc(bytes);
+            ASSERT_EQ(lines.alloc(bytes), buf);
+            random_history(range, buf, bytes, seed, cpus);
+            random_history(lines, buf, bytes, seed, cpus);
+            std::uint32_t x = seed * 7919u;
+            auto next = [&x] { return x = x * 1664525u + 1013904223u, x >> 8; };
+            for (int op = 0; op < 20; ++op) {
+                // ranges inside the buffer, and some running past the end of what alloc() gave
+                const Addr a = buf + next() % (bytes + 512);
+                const std::size_t len = next() % 3000;
+                const Tick now = (500 + static_cast<Tick>(op)) * 1000 * NS;
+                const Addr first = a & ~Addr{63}, end = len ? ((a + len + 63) & ~Addr{63}) : first;
+                std::uint64_t expect = 0;
+                if (next() % 2) {
+                    for (Addr l = first; l < end; l += 64) expect += lines.invalidate(l, 64);
+                    EXPECT_EQ(range.invalidate(a, len), expect) << "seed " << seed << " op " << op;
+                } else {
+                    for (Addr l = first; l < end; l += 64) expect += lines.clean(now, l, 64);
+                    EXPECT_EQ(range.clean(now, a, len), expect) << "seed " << seed << " op " << op;
+                }
+                expect_same_state(range, lines, buf, buf + bytes + 1024, cpus);
+                random_history(range, buf, bytes, seed + 100 * static_cast<std::uint32_t>(op), cpus);
+                random_history(lines, buf, bytes, seed + 100 * static_cast<std::uint32_t>(op), cpus);
+            }
+        }
+}
+
+TEST(Memory, AnInvalidateOverLinesNoCacheHoldsDropsOnlyTheHeldOnes) {
+    MemorySystem m(small_random_profile(), 4, 1'000'000'000);
+    const Addr buf = m.alloc(64 * 16);
+    m.write(2, 0, buf + 5 * 64, 1);   // line 5: CPU 2's L1 and the L2, dirty
+    m.read(0, 0, buf + 13 * 64, 64);  // line 13: CPU 0's L1 and the L2
+    EXPECT_EQ(m.clean(1000 * NS, buf, 16 * 64), 1u); // line 5 written back, line 13 clean
+    m.write(3, 2000 * NS, buf + 9 * 64, 64);
+    EXPECT_EQ(m.invalidate(buf, 16 * 64), 3u); // lines 5, 9 and 13; the other 13 are held nowhere
+    EXPECT_EQ(m.stats().invalidated_lines, 3u);
+    for (int l = 0; l < 16; ++l) EXPECT_EQ(m.level_of(l % 4, buf + static_cast<Addr>(l) * 64), -1) << l;
+    EXPECT_FALSE(m.dirty_anywhere(buf + 9 * 64)); // dropped, not written back
+    EXPECT_EQ(m.stats().writebacks, 1u);
 }
 
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
