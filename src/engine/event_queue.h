@@ -35,7 +35,7 @@ namespace kdsim::engine {
 class EventQueue {
 public:
     struct Tuning {
-        std::size_t per_bucket = 3;    // events per bucket aimed at when a year is laid out (docs/performance.md: 3 against 8)
+        std::size_t per_bucket = 6;    // events per bucket aimed at when a year is laid out (docs/performance.md: 6 against 8 and 3)
         std::size_t spill_at = 256;    // heap-only size at which events are spread over buckets
         std::size_t heap_only_max = 64; // a year is not laid out for this many events or fewer
     };
