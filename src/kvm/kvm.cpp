@@ -46,7 +46,7 @@ Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
         if (polled) ++stats_.halt_successful_poll;
         adapt_halt_poll(halt);
         if (polled) return vm_.paths().irq_poll_wake(vtimer);
-        put_fp(); // the poll ran out: kvm_vcpu_block scheduled the thread out
+        if (poll_window_) put_fp(); // the poll ran out: kvm_vcpu_block scheduled the thread out (else wfi() put it)
         return vm_.paths().irq_wfi(vtimer);
     }
     if (entry_pending_ >> vector & 1) [[unlikely]] { // no exit: it waited for the thread's entry

@@ -48,10 +48,9 @@
 // as the kernel's does: it grows (x halt_poll_ns_grow 2, from halt_poll_ns_grow_start 10 us) after
 // a halt shorter than the cap that polling did not cover, and resets (halt_poll_ns_shrink 0) after
 // a halt longer than the cap.
-// Not modelled: halt polling of a vCPU thread (vcpu_cpus: it blocks at once), GICv4 direct injection, a host kernel_neon_begin
-// on a vCPU thread's CPU while the guest owns the registers (it saves the guest's state, and the
-// next guest use traps again).
-
+// Not modelled: halt polling of a vCPU thread (vcpu_cpus: it blocks at once), GICv4 direct
+// injection, a host kernel_neon_begin on a vCPU thread's CPU while the guest owns the registers
+// (it saves the guest's state, and the next guest use traps again).
 #pragma once
 
 #include "engine/simulation.h"

@@ -1,5 +1,4 @@
-// The receive copy of the FEC before rx_copybreak ([machine.nic] rx_copy, nic.cpp) and the 3.0
-// FEC's fixed transmit mapping length ([machine.nic] tx_map_len, nic_tx.cpp), every expected
+// The receive copy of the FEC before rx_copybreak ([machine.nic] rx_copy, nic.cpp), every expected
 // figure worked out by hand from this file's own costs: 32-byte lines, map 100, unmap 90, an
 // invalidate of one line 25 inner + 15 outer, a clean 30 inner + 18 outer, barrier 20, outer sync
 // 40, the new skb's allocation 370, the copy 0.5 cycles per byte. The receiving machine's other
@@ -17,7 +16,7 @@ namespace kdsim::net {
 namespace {
 
 constexpr std::uint32_t LINE = 32;
-constexpr std::size_t FRSIZE = 2048; // FEC_ENET_RX_FRSIZE / FEC_ENET_TX_FRSIZE
+constexpr std::size_t FRSIZE = 2048; // FEC_ENET_RX_FRSIZE
 constexpr std::size_t RING = 8;
 
 devices::DmaCosts dma_costs() {
@@ -143,74 +142,6 @@ TEST(NicRxCopy, OnTheMemoryHierarchyTheCopyReadsTheColdFrameFromDramAndTheStackR
     EXPECT_EQ(m.stats().dram_demand_lines, 48u);
     EXPECT_EQ(m.stats().dram_write_allocates, 48u);
     EXPECT_EQ(t.received[0].data % LINE, 2u); // skb->data at NET_IP_ALIGN into its block
-}
-
-// The transmit side: a board with the 3.0 FEC's fixed mapping length.
-struct TxBench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
-    devices::DmaPlatform dma{dma_costs()};
-    Nic na, nb;
-    Link link;
-    explicit TxBench(std::size_t align, std::size_t map_len)
-        : na(sa, 40, tx_costs(), "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0"), link(sim, 1'000'000'000, engine::PS_PER_US) {
-        link.attach(na, nb);
-        na.set_sg(false, 0.5);
-        TxDmaConfig cfg;
-        cfg.driver = NicDriver::FEC;
-        cfg.tx_align = align;
-        cfg.map_len = map_len;
-        na.set_tx_dma(dma, cfg, LINE, 0.5);
-    }
-    static NetCosts tx_costs() {
-        NetCosts c;
-        c.tx_clean = 245;
-        c.tx_skb_free = 330;
-        c.fec_xmit = 500;
-        c.fec_irq = 130;
-        c.mmio_posted_write = 80;
-        c.mmio_read = 140;
-        return c;
-    }
-    void send(Packet p) {
-        frame_ = p;
-        a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(5 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
-    }
-
-private:
-    Packet frame_;
-    engine::Task<> body() { co_await na.xmit(a, frame_); }
-};
-
-TEST(NicTxMapLen, The30FecCleansTheWhole2KiBBounceBufferNotTheFramesLength) {
-    // The 1514-byte TCP frame (at 14 mod 16) is bounced into an aligned 2 KiB bounce buffer, then
-    // mapped for FEC_ENET_TX_FRSIZE: 2048 / 32 = 64 lines cleaned, inner and outer, against 48 for
-    // the frame's length: 100 + 64 x 30 + 20 + 64 x 18 + 40 = 3232 cycles, + the unmap's 90.
-    TxBench t(16, FRSIZE);
-    t.send(tcp_frame());
-    const devices::DmaStats& d = t.dma.stats();
-    EXPECT_EQ(t.na.tx_dma_stats()->bounce_bytes, 1514u);
-    EXPECT_EQ(t.na.tx_dma_stats()->mapped_bytes, FRSIZE);
-    EXPECT_EQ(d.inner_clean, 64u);
-    EXPECT_EQ(d.outer_clean, 64u);
-    EXPECT_EQ(d.cycles, 3232u + 90u);
-}
-
-TEST(NicTxMapLen, A2KiBMappingThatStartsOffALineBoundaryTouches65Lines) {
-    // No bounce (tx_align 0): a UDP frame's skb->data lies at 2 mod 16 of a line-aligned head, so
-    // [2, 2050) spans lines 0..64: 65 lines, inner and outer.
-    TxBench t(0, FRSIZE);
-    t.send(transport_packet(FrameKind::UDP_DATA, 1470, 42, 0, 0));
-    EXPECT_EQ(t.na.tx_dma_stats()->bounced, 0u);
-    EXPECT_EQ(t.dma.stats().inner_clean, 65u);
-    EXPECT_EQ(t.dma.stats().outer_clean, 65u);
 }
 
 } // namespace

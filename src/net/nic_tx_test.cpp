@@ -234,5 +234,37 @@ TEST(NicTx, AFullSwiotlbPoolDropsTheSkbUnmapsWhatItHadMappedAndNeverCrashes) {
     EXPECT_LE(t.dma.swiotlb()->high_water(), 128u);
 }
 
+// The 3.0 FEC ([machine.nic] tx_map_len): every tx buffer mapped for FEC_ENET_TX_FRSIZE.
+constexpr std::size_t FEC_ENET_TX_FRSIZE = 2048;
+TxDmaConfig fec_3_0(std::size_t align) {
+    TxDmaConfig c = fec(align);
+    c.map_len = FEC_ENET_TX_FRSIZE;
+    return c;
+}
+
+TEST(NicTxMapLen, The30FecCleansTheWhole2KiBBounceBufferNotTheFramesLength) {
+    // The 1514-byte TCP frame (at 14 mod 16) is bounced into an aligned 2 KiB bounce buffer, then
+    // mapped for FEC_ENET_TX_FRSIZE: 2048 / 32 = 64 lines cleaned, inner and outer, against 48 for the
+    // frame's length: 100 + 64 x 30 + 20 + 64 x 18 + 40 = 3232 cycles, + the unmap's 90.
+    TxBench t(false, fec_3_0(16));
+    t.send({tcp_frame()});
+    const devices::DmaStats& d = t.dma.stats();
+    EXPECT_EQ(t.na.tx_dma_stats()->bounce_bytes, 1514u);
+    EXPECT_EQ(t.na.tx_dma_stats()->mapped_bytes, FEC_ENET_TX_FRSIZE);
+    EXPECT_EQ(d.inner_clean, 64u);
+    EXPECT_EQ(d.outer_clean, 64u);
+    EXPECT_EQ(d.cycles, 3232u + 90u);
+}
+
+TEST(NicTxMapLen, A2KiBMappingThatStartsOffALineBoundaryTouches65Lines) {
+    // No bounce (tx_align 0): a UDP frame's skb->data lies at 2 mod 16 of a line-aligned head, so
+    // [2, 2050) spans lines 0..64: 65 lines, inner and outer.
+    TxBench t(false, fec_3_0(0));
+    t.send({transport_packet(FrameKind::UDP_DATA, 1470, 42, 0, 0)});
+    EXPECT_EQ(t.na.tx_dma_stats()->bounced, 0u);
+    EXPECT_EQ(t.dma.stats().inner_clean, 65u);
+    EXPECT_EQ(t.dma.stats().outer_clean, 65u);
+}
+
 } // namespace
 } // namespace kdsim::net
