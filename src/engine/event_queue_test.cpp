@@ -227,6 +227,25 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
     }
 }
 
+TEST(EventQueue, BucketsOfEveryFillWithTiedTimesMoveToTheNearTierInTimeThenSequenceOrder) {
+    // A bucket of up to 8 events is sorted by rank (padded with sentinels), a larger one by
+    // insertion. Times on a coarse grid give buckets full of ties; the aimed fills (3 to 24 a
+    // bucket) give every bucket size from 1 past the 8-event rank sort and the 32-event run.
+    for (const std::size_t per_bucket : {3u, 5u, 8u, 12u, 24u}) {
+        Checked checked(EventQueue::Tuning{per_bucket, 16, 4}, 29, "ranked");
+        auto& [q, ref, rng, id] = checked;
+        while (id < 2000) checked.push(rng.below(400) * 1000);
+        for (int step = 0; step < 30'000 && !ref.empty(); ++step) {
+            const Event ev = q.take();
+            ASSERT_TRUE(take_earliest(ref, ev)) << "per_bucket " << per_bucket << " step " << step;
+            const std::uint64_t pushes = rng.below(step < 15'000 ? 3 : 2);
+            for (std::uint64_t k = 0; k < pushes; ++k) checked.push(ev.time + rng.below(400) * 1000);
+            q.finish_take();
+        }
+        while (!ref.empty()) ASSERT_TRUE(take_earliest(ref, q.pop())) << "per_bucket " << per_bucket;
+    }
+}
+
 TEST(EventQueue, ExtremeTimesZeroToTickMaxInOneYearDrainInOrder) {
     // A year spanning 0 .. TICK_MAX needs the widest bucket (2^63 ps) and a saturated end.
     EventQueue q(EventQueue::Tuning{1, 4, 1});
