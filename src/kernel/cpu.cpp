@@ -555,13 +555,15 @@ void Cpu::run() {
             continue;
         case Frame::St::POINT: handle_point(f); continue;
         case Frame::St::GUEST:
-            if (need_resched_) {
-                schedule(true);
-                continue;
-            }
+            // A thread whose guest is done (in WFI, its halt poll over) goes on to block, even when
+            // a reschedule is due: kvm_vcpu_block's schedule() puts it to sleep, no preemption.
             if (!current_task_->guest->runnable()) { // back from the KVM_RUN loop's guest entry
                 current_task_->guest = nullptr;
                 f.st = Frame::St::READY;
+                continue;
+            }
+            if (need_resched_) {
+                schedule(true);
                 continue;
             }
             if (Cycles c = current_task_->guest->entry_cost(*this)) {

@@ -198,6 +198,9 @@ public:
     // Cycles the thread pays before it enters the guest again (the put and load around a switch
     // away from it), 0 when none are owed.
     virtual Cycles entry_cost(Cpu& host) = 0;
+    // Whether the thread is halt-polling (kvm_vcpu_halt): it then keeps the host CPU only while no
+    // other task is runnable there, so a wake-up on that CPU makes it look again.
+    virtual bool polls() const { return false; }
 };
 
 struct CpuStats {
@@ -255,6 +258,8 @@ public:
     // Whether an interrupt is pending that the current mask state lets through.
     bool irqs_deliverable() const { return deliverable_irqs() != 0; }
     bool need_resched() const { return need_resched_; }
+    // No task but the current one is runnable here (single_task_running()).
+    bool single_task_running() const { return runqueue_.empty(); }
     void set_need_resched() { need_resched_ = true; }
     // Label of whoever last raised the PREEMPT field from zero (for "what held it").
     void set_preempt_holder(const char* what) { preempt_holder_ = what; }

@@ -150,6 +150,9 @@ void Cpu::wake_up_process(TaskStruct& t) {
         if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_ || &rq == vcpu_host_ ? EV_KICK : EV_IPI);
     } else if (&rq != this && rq.idle_) {
         sim_.schedule_at(now(), &rq, EV_KICK);
+    } else if (rq.in_guest_ && rq.in_guest_->polls()) {
+        // a halt-polling vCPU thread stops at its loop's next single_task_running() test
+        sim_.schedule_at(now(), &rq, EV_KICK);
     }
 }
 

@@ -38,13 +38,17 @@ Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
     if (idle) {
         ++stats_.wfi_wakes;
         ++stats_.exits[static_cast<std::size_t>(Exit::WFI)];
-        if (thread_) return vm_.paths().irq_wfi_thread(vtimer);
         const engine::Tick halt = halted_ ? cpu_.now() - halt_start_ : 0;
         const bool polled = polling();
         halted_ = false;
         if (poll_window_) ++stats_.halt_attempted_poll;
         if (polled) ++stats_.halt_successful_poll;
         adapt_halt_poll(halt);
+        if (thread_) {
+            if (!polled) return vm_.paths().irq_wfi_thread(vtimer);
+            thread_->poll_success();
+            return vm_.paths().irq_poll_wake(vtimer);
+        }
         if (polled) return vm_.paths().irq_poll_wake(vtimer);
         if (poll_window_) put_fp(); // the poll ran out: kvm_vcpu_block scheduled the thread out (else wfi() put it)
         return vm_.paths().irq_wfi(vtimer);
@@ -57,24 +61,29 @@ Cycles Vcpu::irq_delivery(kernel::Cpu&, unsigned vector, bool idle) {
     return vm_.paths().irq_running(vtimer);
 }
 
+bool Vcpu::polling() const {
+    if (thread_) return thread_->polls();
+    return halted_ && poll_window_ && cpu_.now() - halt_start_ <= poll_window_;
+}
+
 void Vcpu::stalled_irq(kernel::Cpu&, unsigned vector) {
     if (thread_ && thread_->kick()) entry_pending_ |= 1ULL << vector;
 }
 
 // WFI blocks the thread (kvm_vcpu_block -> schedule -> kvm_sched_out): the put saves a guest-owned
 // state while the guest has nothing to do, so it delays nothing and is not charged.
-// With a core of its own the vCPU first polls (kvm_vcpu_halt); its put waits for the poll's end.
+// The vCPU first polls (kvm_vcpu_halt); its put waits for the poll's end. A vCPU thread polls
+// while no other task is runnable on its host CPU (VcpuThread::wfi).
 // Models: kvm_vcpu_halt() (virt/kvm/kvm_main.c)
 void Vcpu::wfi(kernel::Cpu&) {
-    if (thread_) {
-        put_fp();
-        thread_->wfi();
-        return;
-    }
     if (halted_) return; // the idle loop looked again: the same halt
     halted_ = true;
     halt_start_ = cpu_.now();
     poll_window_ = std::min(halt_poll_, vm_.halt_poll_max());
+    if (thread_) {
+        thread_->wfi(poll_window_);
+        return;
+    }
     if (!poll_window_) put_fp();
 }
 
@@ -168,7 +177,7 @@ void Vcpu::register_stats(const stats::Scope& s) const {
     s.counter("injections", stats_.injections, "count", "interrupts the guest took through the vGIC")
         .counter("vtimer", stats_.vtimer, "count", "of which the virtual timer's")
         .counter("wfi_wakes", stats_.wfi_wakes, "count", "of which woke the vCPU from WFI");
-    if (vm_.halt_poll_max() && !thread_)
+    if (vm_.halt_poll_max())
         s.sub("halt_poll")
             .counter("attempted", stats_.halt_attempted_poll, "count", "halts that polled (halt_attempted_poll)")
             .counter("successful", stats_.halt_successful_poll, "count",

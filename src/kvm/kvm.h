@@ -40,15 +40,16 @@
 // ([simd].save) and leaves the VMM thread's state to be loaded on its return to user space
 // ([simd].restore, on a KVM_EXIT_MMIO). A plain exit (an interrupt, an HVC, an in-kernel MMIO)
 // keeps the guest's ownership. With [kvm].fpsimd_trap 0 nothing of this is charged.
-// Halt polling (virt/kvm/kvm_main.c kvm_vcpu_halt), on vCPUs with a core of their own: before
+// Halt polling (virt/kvm/kvm_main.c kvm_vcpu_halt): before
 // blocking, a vCPU in WFI polls for its interrupt for up to vcpu->halt_poll_ns (capped by kvm.ko's
 // halt_poll_ns, the host's [machine.kernel] halt_poll_ns, default KVM_HALT_POLL_NS_DEFAULT). An
 // interrupt raised while it polls needs no kick IPI and no wake-up: the poll loop sees it and the
 // vCPU enters again (Paths::irq_poll_wake), with no put or load. After each halt the window adapts
 // as the kernel's does: it grows (x halt_poll_ns_grow 2, from halt_poll_ns_grow_start 10 us) after
 // a halt shorter than the cap that polling did not cover, and resets (halt_poll_ns_shrink 0) after
-// a halt longer than the cap.
-// Not modelled: halt polling of a vCPU thread (vcpu_cpus: it blocks at once), GICv4 direct
+// a halt longer than the cap. A vCPU thread that shares its host CPU (vcpu_cpus) polls only while
+// no other task is runnable there (kvm/vcpu_thread.h).
+// Not modelled: GICv4 direct
 // injection, a host kernel_neon_begin on a vCPU thread's CPU while the guest owns the registers
 // (it saves the guest's state, and the next guest use traps again).
 #pragma once
@@ -204,7 +205,9 @@ private:
     engine::Tick halt_start_ = 0;
     engine::Tick poll_window_ = 0;
     engine::Tick halt_poll_ = 0; // vcpu->halt_poll_ns
-    bool polling() const { return halted_ && poll_window_ && cpu_.now() - halt_start_ <= poll_window_; }
+    // The vCPU is halt-polling now: within its window with a core of its own, while its thread
+    // keeps the host CPU for the poll (VcpuThread::POLLING) with a shared one.
+    bool polling() const;
     // The end of kvm_vcpu_halt after a halt of `halt` ps: the window grows, stays or resets.
     void adapt_halt_poll(engine::Tick halt);
 };

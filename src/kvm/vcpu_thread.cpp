@@ -20,6 +20,7 @@ VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm) : vcpu_(
 engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) {
     for (;;) {
         co_await host.run_guest(t);
+        if (t.state_ == State::POLLING) t.end_poll_and_block(); // the poll ended while the host CPU was elsewhere
         ++t.stats_.blocks;
         co_await host.block();
     }
@@ -27,9 +28,49 @@ engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) 
 
 // Models: kvm_arch_vcpu_runnable() (arch/arm64/kvm/arm.c)
 // Models: kvm_vcpu_check_block() (virt/kvm/kvm_main.c)
-bool VcpuThread::runnable() const {
+bool VcpuThread::guest_has_work() const {
     const kernel::Cpu& g = vcpu_.cpu();
     return !g.idle() || g.irqs_deliverable();
+}
+
+// Models: kvm_vcpu_can_poll() (virt/kvm/kvm_main.c)
+bool VcpuThread::can_poll() const {
+    return host_.single_task_running() && !host_.need_resched() && host_.now() < poll_end_;
+}
+
+// The thread keeps the host CPU while its guest has work, or while it polls.
+bool VcpuThread::runnable() const { return guest_has_work() || (state_ == State::POLLING && can_poll()); }
+
+// Models: kvm_vcpu_halt() (virt/kvm/kvm_main.c)
+void VcpuThread::wfi(engine::Tick window) {
+    if (state_ != State::IN_GUEST) return;
+    if (window && host_.single_task_running() && !host_.need_resched()) {
+        state_ = State::POLLING;
+        poll_start_ = host_.now();
+        poll_end_ = poll_start_ + window;
+        host_.sim().schedule_at(poll_end_, this, ++poll_gen_);
+        return;
+    }
+    vcpu_.put_fp(); // kvm_vcpu_block -> schedule -> kvm_sched_out (the guest is idle: not charged)
+    host_.kick();
+}
+
+void VcpuThread::poll_success() {
+    if (state_ != State::POLLING) return;
+    stats_.polled += host_.now() - poll_start_;
+    ++poll_gen_;
+    state_ = State::IN_GUEST;
+}
+
+void VcpuThread::on_event(std::uint64_t arg) {
+    if (arg == poll_gen_ && state_ == State::POLLING) host_.kick(); // the host CPU looks again: the window is over
+}
+
+void VcpuThread::end_poll_and_block() {
+    stats_.polled += host_.now() - poll_start_;
+    ++poll_gen_;
+    state_ = State::BLOCKED;
+    vcpu_.put_fp(); // kvm_vcpu_block -> schedule -> kvm_sched_out (the guest is idle: not charged)
 }
 
 void VcpuThread::steal_from(engine::Tick t) {
@@ -39,6 +80,10 @@ void VcpuThread::steal_from(engine::Tick t) {
 
 // Models: kvm_update_stolen_time() (arch/arm64/kvm/pvtime.c)
 void VcpuThread::enter(kernel::Cpu& host) {
+    if (state_ == State::POLLING) { // back in the poll loop after a host interrupt
+        vcpu_.cpu().vcpu_resume();
+        return;
+    }
     if (state_ == State::RUNNABLE) stats_.steal += host.now() - runnable_since_;
     state_ = State::IN_GUEST;
     put_owed_ = false;
@@ -50,7 +95,13 @@ void VcpuThread::enter(kernel::Cpu& host) {
 // Models: handle_exit() (arch/arm64/kvm/handle_exit.c)
 Cycles VcpuThread::exit(kernel::Cpu& host, bool host_irq) {
     vcpu_.cpu().vcpu_stall();
-    if (!runnable()) { // WFI: the thread goes on to kvm_vcpu_block
+    if (state_ == State::POLLING) {
+        // a host interrupt in the poll loop: the loop goes on after it unless the interrupt
+        // ended it (a task it woke here); the poll's end blocks the thread
+        if (!(host_irq && can_poll()) && !guest_has_work()) end_poll_and_block();
+        return 0;
+    }
+    if (!guest_has_work()) { // WFI: the thread goes on to kvm_vcpu_block
         state_ = State::BLOCKED;
         return 0;
     }
@@ -82,19 +133,21 @@ bool VcpuThread::kick() {
     return false;
 }
 
-void VcpuThread::wfi() {
-    if (state_ == State::IN_GUEST) host_.kick();
-}
-
 void VcpuThread::finish() {
     if (state_ == State::RUNNABLE) stats_.steal += host_.now() - runnable_since_;
     runnable_since_ = host_.now();
+    if (state_ == State::POLLING) {
+        stats_.polled += host_.now() - poll_start_;
+        poll_start_ = host_.now();
+    }
 }
 
 void VcpuThread::register_stats(const stats::Scope& s) const {
     s.value("host_cpu", [this] { return static_cast<double>(host_.id()); }, "cpu", "the host CPU the vCPU thread runs on")
         .value("steal_us", [this] { return engine::to_us(stats_.steal); }, "us",
                "runnable, not in WFI, while the thread was not in the guest (steal time)")
+        .value("halt_poll_us", [this] { return engine::to_us(stats_.polled); }, "us",
+               "halt polling: the thread held its host CPU for its guest in WFI (kvm_vcpu_halt)")
         .counter("preempted", stats_.preempted, "count", "host work took the host CPU from the runnable guest")
         .counter("wakeups", stats_.wakeups, "count", "the thread blocked in WFI was woken for an interrupt")
         .counter("blocks", stats_.blocks, "count", "the thread blocked in WFI (kvm_vcpu_block)");

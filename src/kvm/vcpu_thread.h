@@ -31,9 +31,18 @@
 //    The guest's delivery of that interrupt charges the rest of the WFI path (Paths::irq_wfi_thread).
 //  - An interrupt injected while the thread is runnable but out of the guest needs no kick's
 //    exit: the next entry writes it into a list register (Paths::irq_pending_entry).
+//  - Halt polling (kvm_vcpu_halt, as for a vCPU with a core of its own: kvm/kvm.h): at WFI the
+//    thread first polls for up to the vCPU's window, keeping the host CPU (the thread stays in
+//    guest mode: State::POLLING), while the loop's kvm_vcpu_can_poll() holds:
+//    single_task_running() && !need_resched(). So a task woken on that CPU (a vhost worker) ends
+//    the poll at once (Cpu::wake_up_process looks again), and the thread blocks and yields to it.
+//    An interrupt for the vCPU while it polls needs no wake-up: the guest CPU takes it
+//    (Paths::irq_poll_wake). A host interrupt during the poll does not end it. The window's end
+//    is an event. The poll's time counts as the thread's guest time (the host kernel counts it
+//    as the thread's system time; the CPU is busy either way).
 // Absent vcpu_cpus, no VcpuThread exists: each vCPU is a core of its own, as before.
-// Not modelled: halt polling, the scheduler's load balancing (the thread stays on its CPU, as
-// under taskset), the paravirtual steal clock's effect on the guest scheduler's accounting.
+// Not modelled: the scheduler's load balancing (the thread stays on its CPU, as under taskset),
+// the paravirtual steal clock's effect on the guest scheduler's accounting.
 #pragma once
 
 #include "engine/task.h"
@@ -51,14 +60,15 @@ using engine::Cycles;
 
 struct VcpuThreadStats {
     engine::Tick steal = 0;       // runnable (not in WFI) while the thread was not in the guest
+    engine::Tick polled = 0;      // halt polling: the thread held its host CPU for a guest in WFI
     std::uint64_t preempted = 0;  // host work took the host CPU from the runnable guest
     std::uint64_t wakeups = 0;    // the blocked thread was woken for an interrupt
     std::uint64_t blocks = 0;     // kvm_vcpu_block: the thread slept in WFI
 };
 
-class VcpuThread final : public kernel::GuestRun {
+class VcpuThread final : public kernel::GuestRun, public engine::EventTarget {
 public:
-    enum class State : std::uint8_t { IN_GUEST, RUNNABLE, BLOCKED };
+    enum class State : std::uint8_t { IN_GUEST, RUNNABLE, POLLING, BLOCKED };
     VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm);
     kernel::Cpu& host() { return host_; }
     kernel::TaskStruct& task() { return *task_; }
@@ -67,11 +77,17 @@ public:
     void enter(kernel::Cpu& host) override;
     Cycles exit(kernel::Cpu& host, bool host_irq) override;
     Cycles entry_cost(kernel::Cpu& host) override;
+    bool polls() const override { return state_ == State::POLLING; }
     // kvm_vcpu_kick for an interrupt injected while the guest is stalled: wakes a blocked thread.
     // True when the thread was runnable but out of the guest (the interrupt waits for the entry).
     bool kick();
-    // The guest entered WFI: the host CPU looks again and, finding it idle, blocks the thread.
-    void wfi();
+    // The guest entered WFI. With a poll `window` (> 0) and no other task runnable on the host
+    // CPU the thread polls; else the host CPU looks again and, finding the guest idle, blocks it.
+    void wfi(engine::Tick window);
+    // The guest took an interrupt while the thread polled: the poll succeeded, the guest runs on.
+    void poll_success();
+    // The poll's window ended (`arg`: the poll's generation).
+    void on_event(std::uint64_t arg) override;
     // Closes the steal interval open at the end of the run.
     void finish();
     const VcpuThreadStats& stats() const { return stats_; }
@@ -80,12 +96,20 @@ public:
 private:
     static engine::Task<> kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t);
     void steal_from(engine::Tick t);
+    // kvm_arch_vcpu_runnable || kvm_vcpu_check_block: the guest has work.
+    bool guest_has_work() const;
+    // kvm_vcpu_can_poll(): the poll goes on.
+    bool can_poll() const;
+    // The poll is over without an interrupt: the thread goes on to kvm_vcpu_block (its put).
+    void end_poll_and_block();
     Vcpu& vcpu_;
     kernel::Cpu& host_;
     kernel::TaskStruct* task_ = nullptr;
     State state_ = State::RUNNABLE;
     engine::Tick runnable_since_ = 0;
     bool put_owed_ = false;          // out of the guest while runnable: a switch away costs put + load
+    engine::Tick poll_start_ = 0, poll_end_ = 0;
+    std::uint64_t poll_gen_ = 0;     // stales the window-end event of a poll that ended earlier
     std::uint64_t switches_at_exit_ = 0;
     VcpuThreadStats stats_;
 };

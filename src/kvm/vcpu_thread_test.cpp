@@ -30,14 +30,14 @@ constexpr Cycles SWITCH = 2000 + 3 + 4; // the host's context switch with its ru
 // ahead of the vCPU thread (first in the host's runqueue).
 struct Shared {
     template <class F>
-    explicit Shared(F before) {
+    explicit Shared(F before, Tick halt_poll_ns = 0) {
         kernel::KernelConfig cfg;
         cfg.hz = 100; // the first tick at 10 ms, after every test's end
         host = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
         guest = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
         before(*this);
         vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), std::vector<Cpu*>{guest.get()},
-                                  std::vector<Cpu*>{host.get()});
+                                  std::vector<Cpu*>{host.get()}, HostFpsimd{}, halt_poll_ns);
     }
     Shared() : Shared([](Shared&) {}) {}
     void run(Tick until) {
@@ -155,6 +155,110 @@ TEST(VcpuThread, AnInterruptInjectedWhileTheThreadIsOutWaitsForTheEntryWithoutAn
     ASSERT_GE(s.seen.size(), 2u);
     EXPECT_EQ(s.seen[1], (5'000 + SWITCH + 450 + 300) * PS_PER_NS);
     EXPECT_EQ(s.vm->vcpu(0).stats().exits[static_cast<std::size_t>(Exit::IRQ)], 0u);
+}
+
+// Halt polling on a shared host CPU (kvm_vcpu_halt with kvm_vcpu_can_poll's single_task_running).
+// Kvm.ko's cap 500 us. The first halt starts at boot with vcpu->halt_poll_ns 0: the thread blocks.
+// A kick at 10,000 wakes it (200 IPI, 2,007 switch, 1,800 WFI path, 300 guest irq entry: the
+// handler at 14,307); that halt, 12,207 long, was shorter than the cap, so the window grows to
+// halt_poll_ns_grow_start, 10 us, and the guest's next WFI, after its irq exit (200), at 14,507,
+// polls until 24,507.
+constexpr Tick CAP = 500 * engine::PS_PER_US;
+constexpr Tick SECOND_HALT = 14'507;
+
+struct WakeAt final : engine::EventTarget {
+    Cpu& cpu;
+    kernel::TaskStruct* t = nullptr;
+    explicit WakeAt(Cpu& c) : cpu(c) {}
+    void on_event(std::uint64_t) override { cpu.wake_up_process(*t); }
+};
+
+engine::Task<> sleep_then_work(Cpu& cpu, Cycles c, Shared& s) {
+    co_await cpu.block();
+    co_await cpu.exec(c, Cat::OTHER);
+    s.seen.push_back(cpu.now());
+    co_await cpu.block();
+}
+
+TEST(VcpuThreadHaltPoll, AnInterruptWhileTheThreadPollsNeedsNoIpiNoWakeUpAndNoSwitch) {
+    // The second kick, at 20,000, finds the thread polling: no IPI, and the delivery is the poll
+    // loop's: 5 spin + 300 kvm_vcpu_halt return + 500 entry half + 450 list register = 1,255,
+    // then the guest's irq entry 300.
+    Shared s([](Shared&) {}, CAP);
+    s.guest->request_irq(8, &note_handler, &s, "virtio");
+    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
+    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
+    s.sim.schedule_at(20'000 * PS_PER_NS, &second, 0);
+    s.run(engine::PS_PER_MS);
+    EXPECT_EQ(s.vm->paths().irq_poll_wake(false), 1'255u);
+    ASSERT_EQ(s.seen.size(), 2u);
+    EXPECT_EQ(s.seen[0], 14'307 * PS_PER_NS);
+    EXPECT_EQ(s.seen[1], (20'000 + 1'255 + 300) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().wakeups, 1u); // the first kick's only
+    // polled: this halt's 5,493, then the next halt's whole 10 us window (from 21,755, after the
+    // guest's irq exit; nothing comes), after which the thread blocks
+    EXPECT_EQ(s.thread().stats().polled, (20'000 - SECOND_HALT + 10'000) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().blocks, 2u); // at boot and after the last window
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_attempted_poll, 1u);
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_successful_poll, 1u);
+    EXPECT_EQ(s.vm->vcpu(0).halt_poll(), 10 * engine::PS_PER_US); // covered by the poll: kept
+}
+
+TEST(VcpuThreadHaltPoll, APollThatRunsOutBlocksTheThreadAtTheEndOfItsWindow) {
+    // The thread polls from 14,507 to 24,507 and blocks; a kick at 40,000 takes the wake-up path
+    // again: 200 IPI, 2,007 switch, 1,800, 300. That halt, 27,700 long, was longer than the
+    // window and shorter than the cap: the window doubles.
+    Shared s([](Shared&) {}, CAP);
+    s.guest->request_irq(8, &note_handler, &s, "virtio");
+    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
+    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
+    s.sim.schedule_at(40'000 * PS_PER_NS, &second, 0);
+    s.run(engine::PS_PER_MS);
+    ASSERT_EQ(s.seen.size(), 2u);
+    EXPECT_EQ(s.seen[1], (40'000 + 200 + SWITCH + 1'800 + 300) * PS_PER_NS);
+    // polled: this halt's whole 10 us, then the next halt's whole (doubled) 20 us window
+    EXPECT_EQ(s.thread().stats().polled, 30 * engine::PS_PER_US);
+    EXPECT_EQ(s.thread().stats().wakeups, 2u);
+    EXPECT_EQ(s.thread().stats().blocks, 3u); // at boot, at 24,507, after the last window
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_attempted_poll, 1u);
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_successful_poll, 0u);
+    EXPECT_EQ(s.vm->vcpu(0).halt_poll(), 20 * engine::PS_PER_US);
+    // the host CPU was busy for the poll: 10 us of the thread's time in guest mode
+    EXPECT_GE(s.host->stats().busy_ticks, 10 * engine::PS_PER_US);
+}
+
+TEST(VcpuThreadHaltPoll, ATaskWokenOnTheHostCpuEndsThePollAndRunsAfterOneSwitch) {
+    // A host task sleeps from boot (the thread's first entry waits for its switch, 2,007, so the
+    // first kick's handler comes at 14,307 as in the other tests: the thread is woken at 10,200
+    // either way). Woken at 16,000 while the thread polls, it ends the poll at once
+    // (single_task_running() is false): the thread blocks, without being preempted first, and
+    // the task runs after one switch. The kick at 30,000 then wakes the blocked thread.
+    kernel::TaskStruct* sleeper = nullptr;
+    Shared s(
+        [&sleeper](Shared& x) {
+            sleeper = &x.host->create_task("sleeper", kernel::SchedPolicy::NORMAL, 0, false,
+                                           sleep_then_work(*x.host, 5'000, x));
+        },
+        CAP);
+    s.guest->request_irq(8, &note_handler, &s, "virtio");
+    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
+    WakeAt wake(*s.host);
+    wake.t = sleeper;
+    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
+    s.sim.schedule_at(16'000 * PS_PER_NS, &wake, 0);
+    s.sim.schedule_at(30'000 * PS_PER_NS, &second, 0);
+    s.run(engine::PS_PER_MS);
+    ASSERT_EQ(s.seen.size(), 3u);
+    EXPECT_EQ(s.seen[0], 14'307 * PS_PER_NS);
+    EXPECT_EQ(s.seen[1], (16'000 + SWITCH + 5'000) * PS_PER_NS);
+    EXPECT_EQ(s.seen[2], (30'000 + 200 + SWITCH + 1'800 + 300) * PS_PER_NS);
+    // polled: 1,493 until the task's wake-up, then the next halt's whole window, doubled to 20 us
+    // (that halt, 32,207 - 14,507 = 17,700, outlasted the 10 us window)
+    EXPECT_EQ(s.thread().stats().polled, (16'000 - SECOND_HALT + 20'000) * PS_PER_NS);
+    EXPECT_EQ(s.thread().stats().preempted, 0u);
+    EXPECT_EQ(s.thread().stats().blocks, 3u); // at boot (after the task's switch), at 16,000, after the last window
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_attempted_poll, 1u);
+    EXPECT_EQ(s.vm->vcpu(0).stats().halt_successful_poll, 0u);
 }
 
 } // namespace
