@@ -156,6 +156,7 @@ void Cpu::enter_guest(GuestRun& g) {
     np_mark(true);
     in_guest_ = &g;
     guest_since_ = now();
+    guest_cat_ = Cat::USER;
     g.enter(*this);
 }
 
@@ -167,11 +168,18 @@ void Cpu::leave_guest() {
     GuestRun& g = *in_guest_;
     in_guest_ = nullptr;
     const bool host_irq = deliverable_irqs() != 0;
-    account(CtxKind::TASK, Cat::USER, clock_.to_cycles(now() - guest_since_));
+    account(CtxKind::TASK, guest_cat_, clock_.to_cycles(now() - guest_since_));
     stats_.busy_ticks += now() - busy_base_;
     busy_base_ = now();
     busy_cycles_ = 0;
     if (Cycles c = g.exit(*this, host_irq)) push_exec(current_task_->frame, PendingExec{c, Cat::VIRT, false, false, {}});
+}
+
+void Cpu::guest_time_as(Cat cat) {
+    if (!in_guest_ || cat == guest_cat_) return;
+    account(CtxKind::TASK, guest_cat_, clock_.to_cycles(now() - guest_since_));
+    guest_since_ = now();
+    guest_cat_ = cat;
 }
 
 void Cpu::vcpu_stall() {
@@ -628,7 +636,7 @@ void Cpu::boot() {
 
 void Cpu::finish() {
     if (in_guest_) { // the guest time so far; guest mode itself stays open
-        account(CtxKind::TASK, Cat::USER, clock_.to_cycles(now() - guest_since_));
+        account(CtxKind::TASK, guest_cat_, clock_.to_cycles(now() - guest_since_));
         guest_since_ = now();
     }
     if (exec_inflight_) interrupt_exec();

@@ -359,6 +359,9 @@ public:
     };
     GuestAwaiter run_guest(GuestRun& g) { return {*this, g}; }
     bool in_guest() const { return in_guest_ != nullptr; }
+    // The category of the guest-mode time from now on (USER at each entry: account_guest_time);
+    // a halt-polling vCPU thread's poll is KVM's (VIRT), not the guest's.
+    void guest_time_as(Cat cat);
 
     // --- this CPU as a vCPU whose thread shares a host CPU (kvm/vcpu_thread.h) ----------------
     // The vCPU thread leaves guest mode: nothing here makes progress until vcpu_resume(); an exec
@@ -601,6 +604,7 @@ private:
     // guest mode of the running task (a vCPU thread), and this CPU's own stall as a vCPU
     GuestRun* in_guest_ = nullptr;
     Tick guest_since_ = 0;
+    Cat guest_cat_ = Cat::USER;
     bool stalled_ = false;
     Tick stalled_since_ = 0;
     Cpu* vcpu_host_ = nullptr;

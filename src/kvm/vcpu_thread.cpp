@@ -49,6 +49,7 @@ void VcpuThread::wfi(engine::Tick window) {
         poll_start_ = host_.now();
         poll_end_ = poll_start_ + window;
         host_.sim().schedule_at(poll_end_, this, ++poll_gen_);
+        host_.guest_time_as(kernel::Cat::VIRT);
         return;
     }
     vcpu_.put_fp(); // kvm_vcpu_block -> schedule -> kvm_sched_out (the guest is idle: not charged)
@@ -60,6 +61,7 @@ void VcpuThread::poll_success() {
     stats_.polled += host_.now() - poll_start_;
     ++poll_gen_;
     state_ = State::IN_GUEST;
+    host_.guest_time_as(kernel::Cat::USER);
 }
 
 void VcpuThread::on_event(std::uint64_t arg) {
@@ -81,6 +83,7 @@ void VcpuThread::steal_from(engine::Tick t) {
 // Models: kvm_update_stolen_time() (arch/arm64/kvm/pvtime.c)
 void VcpuThread::enter(kernel::Cpu& host) {
     if (state_ == State::POLLING) { // back in the poll loop after a host interrupt
+        host.guest_time_as(kernel::Cat::VIRT);
         vcpu_.cpu().vcpu_resume();
         return;
     }

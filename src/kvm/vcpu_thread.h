@@ -38,8 +38,8 @@
 //    the poll at once (Cpu::wake_up_process looks again), and the thread blocks and yields to it.
 //    An interrupt for the vCPU while it polls needs no wake-up: the guest CPU takes it
 //    (Paths::irq_poll_wake). A host interrupt during the poll does not end it. The window's end
-//    is an event. The poll's time counts as the thread's guest time (the host kernel counts it
-//    as the thread's system time; the CPU is busy either way).
+//    is an event. The poll's time is the thread's, in KVM (category VIRT: the host kernel counts
+//    it as the thread's system time), not guest time.
 // Absent vcpu_cpus, no VcpuThread exists: each vCPU is a core of its own, as before.
 // Not modelled: the scheduler's load balancing (the thread stays on its CPU, as under taskset),
 // the paravirtual steal clock's effect on the guest scheduler's accounting.
