@@ -151,5 +151,26 @@ TEST(NicNetifRx, TheBacklogTakesNetdevMaxBacklogPlusOneFramesOfAHardirqBurstAndD
     EXPECT_EQ(s.rx_frames, t.delivered.size() + s.rx_backlog_dropped);
 }
 
+TEST(NicNetifRx, ABurstFasterThanTheHandlerKeepsItInItsLoopAndNetRxRunsOnlyAfterTheBurst) {
+    // Receive livelock: 3,000 minimum frames back to back arrive one every 672 ns (84 bytes on the
+    // wire at 1 Gbit/s); the handler takes 1,280 cycles (1.28 us) per frame, so the ring is never
+    // empty during the burst and its first fec_enet_rx walks until the burst has ended: one
+    // interrupt, and not one frame reaches the stack before the last one has arrived
+    // (3,000 x 672 ns = 2.016 ms). The ring (256) drops what the handler cannot take; the backlog
+    // keeps 1,001 of what it takes; every frame is received, dropped on the ring or dropped on the
+    // backlog.
+    constexpr std::size_t N = 3000;
+    Bench t(0, 256, N);
+    t.run(N, 18);
+    const NicStats& s = t.nb.stats();
+    EXPECT_EQ(s.irqs, 1u);
+    ASSERT_EQ(t.delivered.size(), Backlog::NETDEV_MAX_BACKLOG + 1);
+    EXPECT_GT(t.delivered.front().at, static_cast<engine::Tick>(N) * 672 * engine::PS_PER_NS);
+    EXPECT_GT(s.rx_backlog_dropped, 0u);
+    const std::uint64_t ring_dropped = s.rx_dropped - s.rx_backlog_dropped;
+    EXPECT_GT(ring_dropped, 0u);
+    EXPECT_EQ(N, t.delivered.size() + s.rx_backlog_dropped + ring_dropped);
+}
+
 } // namespace
 } // namespace kdsim::net
