@@ -11,11 +11,11 @@
 #pragma once
 
 #include "engine/rng.h"
-#include "net/backlog.h"
 #include "engine/task.h"
 #include "devices/dma.h"
 #include "devices/pcie.h"
 #include "kernel/cpu.h"
+#include "net/backlog.h"
 #include "net/config.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
@@ -106,8 +106,8 @@ public:
     void on_event(std::uint64_t arg) override;
 
     // rx_mode = "netif_rx": the 3.0 FEC's receive in its interrupt handler, each frame through
-    // netif_rx to `backlog` (the interrupt CPU's). Needs driver = "fec" (set_tx_dma) and the [net]
-    // netif_rx and fec_irq_loop figures. Call before the run.
+    // netif_rx to `backlog` (the interrupt CPU's, which charges process_backlog). Needs driver =
+    // "fec" (set_tx_dma) and the [net] netif_rx and fec_irq_loop figures. Call before the run.
     void set_netif_rx(Backlog& backlog) {
         rx_mode_ = RxMode::NETIF_RX;
         backlog_ = &backlog;
