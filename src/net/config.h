@@ -30,6 +30,14 @@ struct RxDmaConfig {
     bool copy = false;
 };
 
+// Where the driver receives ([machine.nic] rx_mode):
+//  NAPI:     the interrupt handler schedules NAPI; the poll walks the ring from NET_RX (today's drivers);
+//  NETIF_RX: the driver before NAPI, the FEC of Linux 3.0 (drivers/net/fec.c, NAPI from dc975382d2ef,
+//            2013): fec_enet_interrupt loops over IEVENT in hardirq, fec_enet_rx walks the whole ring
+//            there (no budget) and hands each skb to netif_rx -> enqueue_to_backlog; the stack runs
+//            from NET_RX's process_backlog (net/backlog.h).
+enum class RxMode : std::uint8_t { NAPI, NETIF_RX };
+
 // How a device transmits a GSO skb (NETIF_F_TSO and the driver behind it):
 //  NONE:     no TSO: validate_xmit_skb segments it in software (skb_gso_segment) first;
 //  HARDWARE: the NIC segments it: one descriptor set per skb, a header per segment on the wire;

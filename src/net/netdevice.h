@@ -52,6 +52,8 @@ struct NicStats {
     std::uint64_t gso_sw_segs = 0;  // segments the stack made in software for this device (validate_xmit_skb)
     std::uint64_t rx_copied = 0;    // rx_copy: frames the driver copied into a new skb
     std::uint64_t rx_copy_bytes = 0; // bytes of those copies
+    std::uint64_t rx_backlog_dropped = 0; // rx_mode netif_rx: frames netif_rx dropped (the backlog full)
+    std::uint64_t irq_loops = 0;          // rx_mode netif_rx: passes of the handler's IEVENT loop
 };
 
 // What a NIC's transmit side did through the DMA API (nic_tx.cpp).
@@ -105,6 +107,13 @@ public:
     // validate_xmit_skb segmented a GSO skb of `segs` segments for this device.
     void count_gso_segmented(std::uint32_t segs) { stats_.gso_sw_segs += segs; }
 
+    // process_backlog's delivery of one of this device's frames (skb->dev) taken off a CPU's
+    // backlog (net/backlog.h): __netif_receive_skb, the protocol demux, then the stack.
+    virtual engine::Task<> backlog_receive(kernel::Cpu& cpu, const Packet& p) {
+        co_await cpu.exec(costs().netif_receive_skb, kernel::Cat::PROTOCOL);
+        co_await deliver(cpu, p);
+    }
+
     // Attaches a tap (nullptr: none); it must outlive the device's run.
     void set_tap(FrameTap* tap) { tap_ = tap; }
 
@@ -130,6 +139,10 @@ public:
         if (rx_copy_on_) // the driver copies every frame (the FEC before rx_copybreak)
             s.counter("rx_copied", stats_.rx_copied, "count", "frames the driver copied into a new skb")
                 .counter("rx_copy_bytes", stats_.rx_copy_bytes, "bytes", "bytes of those copies");
+        if (netif_rx_on_) // the driver receives in its interrupt handler (the FEC before NAPI)
+            s.counter("rx_backlog_dropped", stats_.rx_backlog_dropped, "count",
+                      "frames netif_rx dropped: the backlog held netdev_max_backlog (also in rx_dropped)")
+                .counter("irq_loops", stats_.irq_loops, "count", "passes of the interrupt handler's IEVENT loop");
         if (txq_) txq_->register_stats(s.sub("qdisc")); // tc -s qdisc show dev <ifname>
         if (tx_dma_stats_) // with the transmit side through the DMA API
             s.counter("tx_descriptors", tx_dma_stats_->descriptors, "count", "tx descriptors filled")
@@ -156,6 +169,7 @@ protected:
     const GroStats* gro_stats_ = nullptr; // the device's GRO, when on
     const TxDmaStats* tx_dma_stats_ = nullptr; // the transmit side's DMA API use, when modelled
     bool rx_copy_on_ = false;                  // the driver copies every received frame
+    bool netif_rx_on_ = false;                 // the driver receives in hardirq through netif_rx
     bool gso_ = false;
     bool sg_ = true;
     double copy_per_byte_ = 0;

@@ -110,7 +110,20 @@ void Nic::ring_write(const Packet& p) {
         }
         left -= here;
     }
-    if (irq_enabled_) raise_rx_irq();
+    if (rx_mode_ == RxMode::NETIF_RX) fec_event(FEC_ENET_RXF);
+    else if (irq_enabled_) raise_rx_irq();
+}
+
+// The 3.0 FEC sets the event's IEVENT bit; IMASK lets every event through, so the line is
+// asserted while IEVENT holds one: the interrupt is raised by the first event after the handler's
+// loop last read IEVENT empty (later ones find the line asserted, or the loop reads them).
+void Nic::fec_event(unsigned bits) {
+    ievent_ |= bits;
+    if (irq_line_) return;
+    irq_line_ = true;
+    const engine::Tick flight = irq_delivery_ + (irq_jitter_ ? irq_rng_.below(irq_jitter_ + 1) : 0);
+    if (flight == 0) cpu_.raise_irq(vector_);
+    else cpu_.sim().schedule_in(flight, this, EV_DELIVER);
 }
 
 void Nic::raise_rx_irq() {
@@ -131,7 +144,8 @@ void Nic::raise_rx_irq() {
 void Nic::on_event(std::uint64_t arg) {
     if (arg == EV_TX_DONE) { // the device marks the skb's descriptors done and signals TXF
         ++tx_done_skbs_;
-        if (irq_enabled_) raise_rx_irq();
+        if (rx_mode_ == RxMode::NETIF_RX) fec_event(FEC_ENET_TXF);
+        else if (irq_enabled_) raise_rx_irq();
         return;
     }
     if (arg == EV_DMA_DONE) {
@@ -151,6 +165,10 @@ void Nic::on_event(std::uint64_t arg) {
 engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
     auto& n = *static_cast<Nic*>(ctx);
     ++n.stats_.irqs;
+    if (n.rx_mode_ == RxMode::NETIF_RX) {
+        co_await n.fec_enet_interrupt(cpu);
+        co_return;
+    }
     if (n.fec()) { // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
         co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER);
         co_await n.fec_mmio(cpu, 2, 1);
@@ -158,6 +176,52 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
         co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER);
     }
     co_await n.softnet_.napi_schedule(n.napi_);
+}
+
+// rx_mode NETIF_RX, in hardirq (interrupts off): while IEVENT holds events, read them, ack them
+// (write-1-to-clear the bits read) and run fec_enet_rx over the whole ring and fec_enet_tx. Events
+// that come while the loop runs are read by its next pass; the pass that reads none ends it (3.0).
+// Models: fec_enet_interrupt() (drivers/net/fec.c)
+engine::Task<> Nic::fec_enet_interrupt(kernel::Cpu& cpu) {
+    for (;;) {
+        ++stats_.irq_loops;
+        co_await cpu.exec(*costs_.fec_irq_loop, Cat::DRIVER);
+        co_await fec_mmio(cpu, 0, 1); // int_events = readl(fep->hwp + FEC_IEVENT)
+        const unsigned events = ievent_;
+        if (!events) irq_line_ = false; // IEVENT empty: the line is deasserted
+        co_await fec_mmio(cpu, 1, 0); // writel(int_events, fep->hwp + FEC_IEVENT)
+        ievent_ &= ~events;
+        if (events & FEC_ENET_RXF) co_await fec_enet_rx(cpu);
+        if (events & FEC_ENET_TXF) co_await tx_reclaim(cpu); // fec_enet_tx
+        if (!events) co_return;
+    }
+}
+
+// The 3.0 receive: every completed descriptor, no budget, each frame's driver work as the NAPI
+// poll's (unmap, copy into a new skb, map again, eth_type_trans) and one register write, writel(0,
+// FEC_R_DES_ACTIVE) (the per-frame IEVENT ack came with NAPI); then netif_rx (3.0).
+// Models: fec_enet_rx() (drivers/net/fec.c)
+engine::Task<> Nic::fec_enet_rx(kernel::Cpu& cpu) {
+    if (!rx_unmapped_.empty()) co_await rx_retry_refills();
+    while (count_ > 0) {
+        Packet p = ring_[head_];
+        if (!co_await rx_take_frame(p, 1)) continue;
+        co_await netif_rx(cpu, p);
+    }
+}
+
+// netif_rx -> enqueue_to_backlog on this CPU under rps_lock (local_irq_save); a full backlog drops
+// the frame (sd->dropped, and the device's rx_dropped).
+// Models: netif_rx() (net/core/dev.c)
+engine::Task<> Nic::netif_rx(kernel::Cpu& cpu, const Packet& p) {
+    co_await cpu.exec(*costs_.netif_rx, Cat::PROTOCOL);
+    const bool flags = co_await kernel::local_irq_save(cpu);
+    const bool queued = backlog_->enqueue(p, *this);
+    co_await kernel::local_irq_restore(cpu, flags);
+    if (!queued) {
+        ++stats_.rx_dropped;
+        ++stats_.rx_backlog_dropped;
+    }
 }
 
 // The driver's probe/open: every rx descriptor gets a mapped buffer.
@@ -273,34 +337,8 @@ engine::Task<int> Nic::poll_ring(int weight) {
     while (done < weight && count_ > 0) {
         Packet p = ring_[head_];
         ++done;
-        ++stats_.rx_frames;
-        stats_.rx_bytes += p.len;
-        // each descriptor of the frame: its completion, its buffer's hand-off and refill
-        // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
-        const std::size_t k = descriptors_for(p.len);
-        std::size_t left = p.len + 4;
-        for (std::size_t i = 0; i < k; ++i) {
-            const std::size_t slot = head_;
-            const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
-            left -= here;
-            co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
-            if (fec()) co_await fec_mmio(cpu_, 2, 0); // writel RXF to IEVENT, writel(0, reg_desc_active)
-            if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
-            if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
-            if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
-                    co_await cpu_.exec(stall, Cat::DRIVER);
-            }
-            if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
-            head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
-            --count_;
-        }
-        if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
-            rx_drop_frame_ = false;
-            --stats_.rx_frames;
-            stats_.rx_bytes -= p.len;
-            continue;
-        }
+        // writel RXF to IEVENT, writel(0, reg_desc_active) per descriptor
+        if (!co_await rx_take_frame(p, 2)) continue;
         // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
         if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
             if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
@@ -312,6 +350,39 @@ engine::Task<int> Nic::poll_ring(int weight) {
             co_await netif_receive_skb(cpu_, this, p);
     }
     co_return done;
+}
+
+// One frame off the ring.
+engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
+    ++stats_.rx_frames;
+    stats_.rx_bytes += p.len;
+    // each descriptor of the frame: its completion, its buffer's hand-off and refill
+    // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
+    const std::size_t k = descriptors_for(p.len);
+    std::size_t left = p.len + 4;
+    for (std::size_t i = 0; i < k; ++i) {
+        const std::size_t slot = head_;
+        const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
+        left -= here;
+        co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
+        if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
+        if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+        if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
+        if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
+            if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
+                co_await cpu_.exec(stall, Cat::DRIVER);
+        }
+        if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
+        head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
+        --count_;
+    }
+    if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
+        rx_drop_frame_ = false;
+        --stats_.rx_frames;
+        stats_.rx_bytes -= p.len;
+        co_return false;
+    }
+    co_return true;
 }
 
 engine::Task<> Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {

@@ -5,6 +5,9 @@
 // local_irq_save, net_rx_action's local_irq_disable, the driver's tx spin_lock_irqsave), so a
 // masking implementation's cost falls out of the packet count. rx_copy (RxDmaConfig::copy) is the
 // FEC driver before rx_copybreak: each frame copied into a new skb, the ring buffer mapped again.
+// rx_mode NETIF_RX is the FEC before NAPI (Linux 3.0 drivers/net/fec.c): fec_enet_interrupt loops
+// over IEVENT in hardirq, fec_enet_rx walks the whole ring there and hands each frame to netif_rx
+// (the interrupted CPU's backlog, net/backlog.h); the device interrupt is never masked.
 #pragma once
 
 #include "engine/rng.h"
@@ -12,6 +15,7 @@
 #include "devices/dma.h"
 #include "devices/pcie.h"
 #include "kernel/cpu.h"
+#include "net/backlog.h"
 #include "net/config.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
@@ -101,6 +105,16 @@ public:
     // frames have left (tx completion due); EV_DMA_DONE: a frame's DMA write crossed the PCIe link
     void on_event(std::uint64_t arg) override;
 
+    // rx_mode = "netif_rx": the 3.0 FEC's receive in its interrupt handler, each frame through
+    // netif_rx to `backlog` (the interrupt CPU's, which charges process_backlog). Needs driver =
+    // "fec" (set_tx_dma) and the [net] netif_rx and fec_irq_loop figures. Call before the run.
+    void set_netif_rx(Backlog& backlog) {
+        rx_mode_ = RxMode::NETIF_RX;
+        backlog_ = &backlog;
+        netif_rx_on_ = true;
+    }
+    RxMode rx_mode() const { return rx_mode_; }
+
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
     // Under a qdisc the link's queue of this direction is the tx ring (in frames).
@@ -112,6 +126,20 @@ private:
     // The normal receive path of an skb (netif_receive_skb: demux, then the stack).
     static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<int> poll_ring(int weight);
+    // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
+    // register writes per descriptor). False: a refill failed and the driver dropped the frame.
+    engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
+    // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
+    // and its interrupt line (asserted from the first event until the handler reads IEVENT empty).
+    engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);
+    engine::Task<> fec_enet_rx(kernel::Cpu& cpu);
+    engine::Task<> netif_rx(kernel::Cpu& cpu, const Packet& p);
+    void fec_event(unsigned bits);
+    static constexpr unsigned FEC_ENET_RXF = 1, FEC_ENET_TXF = 2;
+    RxMode rx_mode_ = RxMode::NAPI;
+    Backlog* backlog_ = nullptr;
+    unsigned ievent_ = 0;
+    bool irq_line_ = false;
     engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
     engine::Task<> rx_copy_frame(std::size_t slot, std::size_t n); // rx_copy: n bytes into a new skb
     static constexpr std::size_t NET_IP_ALIGN = 2; // arm's: the copied skb's data offset

@@ -6,47 +6,8 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
-Backlog::Backlog(Softnet& softnet) : softnet_(softnet), ring_(RING) {
-    napi_.poll = &Backlog::process_backlog;
-    napi_.ctx = this;
-    napi_.weight = DEV_RX_WEIGHT;
-}
-
-// Models: enqueue_to_backlog() (net/core/dev.c)
-bool Backlog::enqueue(const Packet& p, Veth& dev) {
-    if (input_queued() > NETDEV_MAX_BACKLOG) {
-        ++dropped_;
-        return false;
-    }
-    at(tail_++) = Entry{p, &dev};
-    softnet_.napi_schedule_irqoff(napi_); // napi_schedule_rps: a no-op while the backlog is scheduled
-    return true;
-}
-
-// Models: process_backlog() (net/core/dev.c)
-engine::Task<int> Backlog::process_backlog(kernel::Cpu& cpu, void* ctx, int quota) {
-    auto& b = *static_cast<Backlog*>(ctx);
-    int work = 0;
-    for (;;) {
-        while (b.head_ < b.split_) {
-            const Entry e = b.at(b.head_++);
-            co_await cpu.exec(e.dev->process_backlog_cost(), Cat::PROTOCOL);
-            co_await e.dev->receive(cpu, e.p);
-            if (++work >= quota) co_return work;
-        }
-        co_await kernel::local_irq_disable(cpu); // rps_lock_irq_disable
-        const bool empty = b.split_ == b.tail_;
-        if (empty) napi_complete_done(b.napi_); // napi->state = 0
-        else b.split_ = b.tail_;                 // skb_queue_splice_tail_init(input_pkt_queue, process_queue)
-        co_await kernel::local_irq_enable(cpu);
-        if (empty) co_return work;
-    }
-}
-
-Veth::Veth(const NetCosts& costs, Cycles veth_xmit, Cycles process_backlog, std::vector<Backlog*> backlogs,
-           std::string name)
-    : NetDevice(std::move(name)), costs_(costs), veth_xmit_(veth_xmit), process_backlog_(process_backlog),
-      backlogs_(std::move(backlogs)) {}
+Veth::Veth(const NetCosts& costs, Cycles veth_xmit, std::vector<Backlog*> backlogs, std::string name)
+    : NetDevice(std::move(name)), costs_(costs), veth_xmit_(veth_xmit), backlogs_(std::move(backlogs)) {}
 
 void Veth::pair(Veth& a, Veth& b) {
     a.peer_ = &b;

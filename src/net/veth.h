@@ -12,14 +12,12 @@
 // tx drop). So the peer's receive path runs in NET_RX on the sending CPU, at the
 // local_bh_enable that ends the sender's dev_queue_xmit (or in ksoftirqd).
 //
-// process_backlog (the backlog's poll, weight dev_rx_weight 64): takes frames off process_queue,
-// each through __netif_receive_skb to the stack of skb->dev's namespace; when process_queue is
-// empty it takes the input_pkt_queue's frames over with local_irq_disable held
-// (skb_queue_splice_tail_init), or, with none, clears the napi state and stops.
+// process_backlog (net/backlog.h) then hands each frame to the stack of skb->dev's namespace.
 #pragma once
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "net/backlog.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
 
@@ -29,56 +27,23 @@
 
 namespace kdsim::net {
 
-class Veth;
-
-// One CPU's backlog (softnet_data.input_pkt_queue, .process_queue and .backlog).
-class Backlog {
-public:
-    static constexpr std::size_t NETDEV_MAX_BACKLOG = 1000; // net.core.netdev_max_backlog
-    static constexpr int DEV_RX_WEIGHT = 64;                 // net.core.dev_weight
-
-    explicit Backlog(Softnet& softnet);
-    // enqueue_to_backlog on this CPU (called with interrupts off by the caller's rps_lock_irqsave):
-    // false when the input queue is full and the frame is dropped.
-    bool enqueue(const Packet& p, Veth& dev);
-    std::size_t input_queued() const { return tail_ - split_; }
-    const std::uint64_t& dropped() const { return dropped_; }
-
-private:
-    static engine::Task<int> process_backlog(kernel::Cpu& cpu, void* ctx, int quota);
-    struct Entry {
-        Packet p;
-        Veth* dev = nullptr;
-    };
-    // One ring: [head_, split_) is process_queue, [split_, tail_) is input_pkt_queue; each holds
-    // at most NETDEV_MAX_BACKLOG + 1 frames (the kernel's test is qlen <= max before the add).
-    static constexpr std::size_t RING = 2048;
-    Entry& at(std::uint64_t i) { return ring_[i % RING]; }
-    Softnet& softnet_;
-    NapiStruct napi_;
-    std::vector<Entry> ring_;
-    std::uint64_t head_ = 0, split_ = 0, tail_ = 0;
-    std::uint64_t dropped_ = 0;
-};
-
 // One end of a veth pair: its peer is the other end, in another namespace of the same machine.
 // The machine's backlogs, one per CPU, are shared by every veth of the machine.
 class Veth final : public NetDevice {
 public:
-    // `veth_xmit` and `process_backlog` are the profile's [net] figures of that name.
-    Veth(const NetCosts& costs, Cycles veth_xmit, Cycles process_backlog, std::vector<Backlog*> backlogs,
-         std::string name);
+    // `veth_xmit` is the profile's [net] figure of that name.
+    Veth(const NetCosts& costs, Cycles veth_xmit, std::vector<Backlog*> backlogs, std::string name);
     // Joins two ends (each becomes the other's peer).
     static void pair(Veth& a, Veth& b);
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     const NetCosts& costs() const override { return costs_; }
     // process_backlog's delivery of one frame to this end's stack (__netif_receive_skb).
     engine::Task<> receive(kernel::Cpu& cpu, const Packet& p);
-    Cycles process_backlog_cost() const { return process_backlog_; }
+    engine::Task<> backlog_receive(kernel::Cpu& cpu, const Packet& p) override { return receive(cpu, p); }
 
 private:
     NetCosts costs_;
-    Cycles veth_xmit_, process_backlog_;
+    Cycles veth_xmit_;
     std::vector<Backlog*> backlogs_; // by CPU id
     Veth* peer_ = nullptr;
 };

@@ -53,11 +53,11 @@ struct Harness {
             cpus.push_back(std::make_unique<kernel::Cpu>(sim, i, engine::Clock(1'000'000'000), kernel::KernelCosts{},
                                                          kernel::KernelConfig{}));
             sd.push_back(std::make_unique<Softnet>(*cpus.back()));
-            backlog.push_back(std::make_unique<Backlog>(*sd.back()));
+            backlog.push_back(std::make_unique<Backlog>(*sd.back(), PROCESS_BACKLOG));
             bl.push_back(backlog.back().get());
         }
-        a = std::make_unique<Veth>(c, VETH_XMIT, PROCESS_BACKLOG, bl, "host.veth0");
-        b = std::make_unique<Veth>(c, VETH_XMIT, PROCESS_BACKLOG, bl, "ns.veth1");
+        a = std::make_unique<Veth>(c, VETH_XMIT, bl, "host.veth0");
+        b = std::make_unique<Veth>(c, VETH_XMIT, bl, "ns.veth1");
         Veth::pair(*a, *b);
         sa = std::make_unique<Stack>(*a);
         sb = std::make_unique<Stack>(*b);

@@ -153,7 +153,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
+                   "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
                    "dma_mask"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
@@ -268,6 +268,26 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         if (nic->get(k) && !tx_on)
             r_.error(*nic->get(k), nkey + "." + k, std::string(k) + " needs tx_dma = true or driver = \"fec\"");
     if (tx_on) mc.nic_tx = tx;
+    if (auto r = r_.choice(*nic, "rx_mode", nkey + ".rx_mode", false, {"napi", "netif_rx"})) {
+        mc.nic_rx_mode = *r == 0 ? net::RxMode::NAPI : net::RxMode::NETIF_RX;
+        const toml::node& at = *nic->get("rx_mode");
+        if (*r == 1 && (!tx_on || tx.driver != net::NicDriver::FEC))
+            r_.error(at, nkey + ".rx_mode",
+                     "rx_mode = \"netif_rx\" needs driver = \"fec\" (the receive in the interrupt handler is the 3.0 "
+                     "FEC's fec_enet_interrupt)");
+        else if (*r == 1 && mc.nic_gro)
+            r_.error(at, nkey + ".rx_mode",
+                     "rx_mode = \"netif_rx\" needs gro = false (netif_rx hands each frame to the backlog: no GRO)");
+        else if (*r == 1 && (nic->get("rx_usecs") || nic->get("pcie")))
+            r_.error(at, nkey + ".rx_mode",
+                     "rx_mode = \"netif_rx\" takes no rx_usecs or pcie (the 3.0 FEC: no interrupt coalescing, on the SoC)");
+        else if (*r == 1 && !mc.profile.name.empty() &&
+                 (!mc.profile.net || !mc.profile.net->netif_rx || !mc.profile.net->process_backlog ||
+                  !mc.profile.net->fec_irq_loop))
+            r_.error(at, nkey + ".rx_mode",
+                     fmt::format("rx_mode = \"netif_rx\" needs the [net] netif_rx, process_backlog and fec_irq_loop figures "
+                                 "of profile {}", mc.profile.name));
+    }
 }
 
 // [machine.dram] (size, base), [machine.kernel] swiotlb and swiotlb_size, [machine.nic] dma_mask,

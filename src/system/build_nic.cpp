@@ -93,6 +93,17 @@ net::Nic& System::add_nic(Machine& m) {
         nic->set_tx_dma(*m.dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
                         hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
     }
+    if (mc.nic_rx_mode == net::RxMode::NETIF_RX) { // the 3.0 FEC: netif_rx to the interrupt CPU's backlog
+        const net::NetCosts& nc = *mc.profile.net;
+        require(mc.nic_tx && mc.nic_tx->driver == net::NicDriver::FEC && nc.netif_rx && nc.process_backlog &&
+                    nc.fec_irq_loop,
+                "machine " + mc.name + ": rx_mode = \"netif_rx\" needs driver = \"fec\" and the [net] netif_rx, "
+                "process_backlog and fec_irq_loop figures of profile " + mc.profile.name);
+        Machine& box = hw(m);
+        if (box.backlog.empty())
+            for (auto& s : box.softnet) box.backlog.push_back(std::make_unique<net::Backlog>(*s, *nc.process_backlog));
+        nic->set_netif_rx(*box.backlog[static_cast<std::size_t>(cpu)]);
+    }
     if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
     else m.stack->add_device(*nic);
     add_qdisc(m, *nic);

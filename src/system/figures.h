@@ -109,7 +109,7 @@ inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES =
 static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 35> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 37> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -122,7 +122,9 @@ inline constexpr std::array<Figure<NetCosts>, 35> NET_FIGURES = {{
     {"", "packet_rcv", Unit::CYCLES, "AF_PACKET delivery to a socket, wake-up excluded", &NetCosts::packet_rcv},
     {"", "sock_recvmsg", Unit::CYCLES, "packet_recvmsg: dequeue, copy to user", &NetCosts::sock_recvmsg},
     {"", "veth_xmit", Unit::CYCLES, "veth_xmit: __dev_forward_skb, __netif_rx, enqueue_to_backlog (veth pairs)", &NetCosts::veth_xmit},
-    {"", "process_backlog", Unit::CYCLES, "per frame in process_backlog before __netif_receive_skb (veth pairs)", &NetCosts::process_backlog},
+    {"", "process_backlog", Unit::CYCLES, "per frame in process_backlog before __netif_receive_skb (veth pairs, rx_mode = netif_rx)", &NetCosts::process_backlog},
+    {"", "netif_rx", Unit::CYCLES, "netif_rx -> enqueue_to_backlog per frame, irq save/restore apart (rx_mode = netif_rx)", &NetCosts::netif_rx},
+    {"", "fec_irq_loop", Unit::CYCLES, "per pass of the 3.0 fec_enet_interrupt IEVENT loop, MMIO apart (rx_mode = netif_rx)", &NetCosts::fec_irq_loop},
     {"", "gro_receive", Unit::CYCLES, "napi_gro_receive per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's flush (NICs with GRO on)", &NetCosts::gro_receive},
     {"", "gro_tcp", Unit::CYCLES, "napi_gro_receive per TCP segment: tcp4_gro_receive, tcp_gro_receive (NICs with GRO on)", &NetCosts::gro_tcp},
     {"", "gro_merge", Unit::CYCLES, "skb_gro_receive: a segment appended to a held skb (NICs with GRO on)", &NetCosts::gro_merge},

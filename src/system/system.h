@@ -102,7 +102,7 @@ private:
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
-        std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair
+        std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair or a netif_rx NIC
         std::vector<std::unique_ptr<net::NetTx>> net_tx;    // per CPU, on machines with a qdisc layer
         std::size_t wg_peers = 0; // WireGuard peers made on its CPUs so far (their internal ids)
         std::unique_ptr<kvm::Vm> vm; // a KVM guest's: its CPUs are the VM's vCPUs
