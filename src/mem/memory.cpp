@@ -174,7 +174,6 @@ inline bool MemorySystem::streamed(int cpu, Line l) {
     return 1 > cfg_.prefetch_trigger;
 }
 
-
 inline std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {
     const std::size_t slot = static_cast<std::size_t>(cpu) * n_levels_ + k;
     auto ev = lv_[slot]->fill(l, dirty);
