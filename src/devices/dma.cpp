@@ -103,6 +103,9 @@ struct RangeOps {
     std::uint64_t flush = 0; // clean+invalidate of the partial end lines of an invalidate
 };
 
+// The range walkers call f(first, n, op) for n consecutive lines from line `first`, all of one
+// operation, in the kernel's order (a run of the same operation as one call).
+
 // v7_dma_inv_range / l2c210_inv_range (identical structure): partial first and last lines are
 // cleaned+invalidated, then every whole line in between is invalidated.
 // Models: v7_dma_inv_range() (arch/arm/mm/cache-v7.S)
@@ -113,18 +116,18 @@ RangeOps inv_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, F
     const std::uint64_t mask = line - 1;
     if (start & mask) {
         start &= ~mask;
-        f(start / line, LineOp::FLUSH);
+        f(start / line, 1, LineOp::FLUSH);
         ++r.flush;
         start += line;
     }
     if (end & mask) {
         end &= ~mask;
-        f(end / line, LineOp::FLUSH);
+        f(end / line, 1, LineOp::FLUSH);
         ++r.flush;
     }
-    for (; start < end; start += line) {
-        f(start / line, LineOp::INV);
-        ++r.main;
+    if (start < end) { // both line-aligned here
+        r.main = (end - start) / line;
+        f(start / line, r.main, LineOp::INV);
     }
     return r;
 }
@@ -136,21 +139,30 @@ template <class F>
 RangeOps clean_range(std::uint64_t start, std::uint64_t end, std::uint64_t line, bool at_least_once, F&& f) {
     RangeOps r;
     start &= ~(line - 1);
-    if (at_least_once || start < end) do {
-            f(start / line, LineOp::CLEAN);
-            ++r.main;
-            start += line;
-        } while (start < end);
+    if (at_least_once || start < end) { // the lines from `start` while below `end`, at least one
+        r.main = start < end ? (end - start + line - 1) / line : 1;
+        f(start / line, r.main, LineOp::CLEAN);
+    }
     return r;
 }
 
+// Clears bits [i, e) of a bitmap of 64-bit words.
+void clear_bits(std::vector<std::uint64_t>& w, std::uint64_t i, std::uint64_t e) {
+    while (i < e) {
+        const std::uint64_t n = std::min<std::uint64_t>(e - i, 64 - i % 64);
+        const std::uint64_t mask = n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1) << (i % 64);
+        w[i / 64] &= ~mask;
+        i += n;
+    }
+}
+
 struct NoState {
-    void operator()(std::uint64_t, LineOp) const {}
+    void operator()(std::uint64_t, std::uint64_t, LineOp) const {}
 };
 
 // Maintenance of [offset, offset + len): `to_device` = __dma_page_cpu_to_dev (map,
 // sync_for_device), else __dma_page_dev_to_cpu (unmap, sync_for_cpu). Counts into `st` when
-// given and calls `apply` for each inner line operation. Returns the cycles.
+// given and calls `apply` for each run of inner line operations. Returns the cycles.
 // Models: __dma_page_cpu_to_dev(), __dma_page_dev_to_cpu() (arch/arm/mm/dma-mapping.c)
 template <class F>
 engine::Cycles maintain(const DmaCosts& c, std::uint64_t line, std::uint64_t offset, std::uint64_t len,
@@ -220,21 +232,23 @@ struct DmaOps {
         if (m && !own && base == 0) m = nullptr; // a pool without an address in the hierarchy
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
-        auto apply = [&](std::uint64_t i, LineOp op) {
-            if (i >= b.lines()) return; // the clean loop's minimum iteration past a buffer's end
-            if (own && op != LineOp::INV) ++b.clean_[i];
+        auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
+            const std::uint64_t e = std::min<std::uint64_t>(i + n, b.lines()); // the clean loop's minimum
+            if (i >= e) return;                                              // iteration past a buffer's end
+            if (own && op != LineOp::INV)
+                for (std::uint64_t j = i; j < e; ++j) ++b.clean_[j];
             if (op != LineOp::CLEAN) {
                 if (own) {
-                    ++b.inv_[i];
-                    b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+                    for (std::uint64_t j = i; j < e; ++j) ++b.inv_[j];
+                    clear_bits(b.bits_, i, e);
                 }
                 inv_first = std::min(inv_first, i);
-                inv_last = std::max(inv_last, i);
+                inv_last = std::max(inv_last, e - 1);
             }
-            if (op == LineOp::FLUSH && m) m->clean(now, base + i * b.line_, b.line_); // before its invalidate
+            if (op == LineOp::FLUSH && m) m->clean(now, base + i * b.line_, b.line_); // one line, before its invalidate
             if (op == LineOp::CLEAN) {
                 clean_first = std::min(clean_first, i);
-                clean_last = std::max(clean_last, i);
+                clean_last = std::max(clean_last, e - 1);
             }
         };
         const engine::Cycles c = maintain(p.costs(), b.line_, offset, len, dir, to_device, &p.stats(), apply);

@@ -115,7 +115,7 @@ inline std::optional<Evicted> Cache::fill(Line l, bool dirty) {
     else if (ways_ <= 64) empty_[set] &= ~(std::uint64_t{1} << (i - static_cast<std::size_t>(set) * ways_));
     tag_[i] = l + 1;
     dirty_[i] = dirty;
-    stamp_[i] = ++clock_;
+    if (repl_ == Replacement::LRU) stamp_[i] = ++clock_; // only LRU reads the stamps
     return out;
 }
 

@@ -96,6 +96,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     max_fast_stall_ = (UINT64_MAX - engine::PS_PER_S) / hz;
     dram_stall_ = static_cast<Tick>(std::llround(c.dram_latency_ns * 1000.0)) - clock_.to_ticks(c.levels[0].latency);
     const std::size_t n_caches = private_.size() + shared_.size();
+    for (auto& x : private_) by_id_.push_back(&x);
+    for (auto& x : shared_) by_id_.push_back(&x);
     use_dir_ = n_caches <= 16;
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
@@ -103,7 +105,7 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
             const std::size_t id = k < n_private_ ? static_cast<std::size_t>(cpu) * n_private_ + k
                                                   : private_.size() + (k - n_private_);
             bits_.push_back(use_dir_ ? static_cast<std::uint16_t>(1u << id) : 0);
-            lv_.push_back(&cache_by_id(id));
+            lv_.push_back(by_id_[id]);
         }
     line_xfer_ = static_cast<Tick>(std::ceil(static_cast<double>(c.line) * 1e12 / c.dram_bandwidth));
     core_line_xfer_ = c.core_bandwidth > 0
@@ -146,7 +148,7 @@ Tick MemorySystem::after_refresh(Tick t) {
     return t + (refresh_busy_ - into);
 }
 
-Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
+inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
     const Tick begin = after_refresh(std::max(start, busy_until_));
     const Tick xfer = bytes == cfg_.line
                           ? line_xfer_
@@ -155,7 +157,7 @@ Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
     return busy_until_;
 }
 
-bool MemorySystem::streamed(int cpu, Line l) {
+inline bool MemorySystem::streamed(int cpu, Line l) {
     if (cfg_.prefetch_streams == 0) return false;
     Stream* s = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
     Stream* oldest = s;
@@ -170,10 +172,6 @@ bool MemorySystem::streamed(int cpu, Line l) {
     }
     *oldest = Stream{l + 1, 1, ++stream_clock_}; // a new candidate stream replaces the least recent
     return 1 > cfg_.prefetch_trigger;
-}
-
-Cache& MemorySystem::cache_by_id(std::size_t id) {
-    return id < private_.size() ? private_[id] : shared_[id - private_.size()];
 }
 
 inline std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {

@@ -181,7 +181,7 @@ private:
     std::uint16_t own_bits(int cpu) const {
         return static_cast<std::uint16_t>(((1u << n_private_) - 1) << (static_cast<std::size_t>(cpu) * n_private_));
     }
-    Cache& cache_by_id(std::size_t id);
+    Cache& cache_by_id(std::size_t id) { return *by_id_[id]; }
     // The first line of [l, last] whose holder entry is not 0 (some cache holds it), or outside
     // the directory, or last + 1: the lines it passes are held by no cache, so a snoop or a
     // maintenance operation has nothing to do there. Skips four entries per 64-bit word.
@@ -201,6 +201,7 @@ private:
     std::vector<Cache> private_; // cpu-major: cpu * n_private_ + k
     std::vector<Cache> shared_;  // levels n_private_ ..
     std::vector<Cache*> lv_;     // level k of CPU cpu: cpu * n_levels_ + k (into private_ / shared_)
+    std::vector<Cache*> by_id_;  // cache id (private ones cpu-major, then the shared ones)
     std::vector<Stream> streams_; // cpu-major: cpu * prefetch_streams + s
     std::vector<StrideEntry> strides_; // cpu-major: cpu * STRIDE_SITES + site
     std::vector<Tick> inflight_;       // completion times of the demand misses in flight
