@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kdsim::cli {
 
@@ -14,6 +15,23 @@ namespace {
 std::optional<double> predicted(const scenario::PublishedFigure& f,
                                 const std::vector<std::pair<std::string, results::RunResults>>& runs,
                                 const MetricLookup& lookup) {
+    if (!f.sweep.empty()) { // the largest over the sweep's runs (with where_zero's metric at 0)
+        std::optional<double> best;
+        for (const auto& file : f.sweep) {
+            const std::string stem = std::filesystem::path(file).stem().string();
+            for (const auto& [name, r] : runs) {
+                if (name != stem) continue;
+                bool zero = true;
+                for (const auto& w : f.where_zero) {
+                    auto z = lookup(r, w);
+                    zero = zero && z && *z == 0;
+                }
+                if (!zero) continue;
+                if (auto v = lookup(r, f.metric); v && (!best || *v * f.scale > *best)) best = *v * f.scale;
+            }
+        }
+        return best;
+    }
     const std::string stem = std::filesystem::path(f.scenario).stem().string();
     for (const auto& [name, r] : runs)
         if (name == stem) {
@@ -38,6 +56,10 @@ std::string reality_table(const scenario::Experiment& x,
         else
             out += fmt::format("  {}: published {:g} {}, predicted -, error - (no metric {} in {})\n", f.figure, f.value,
                                f.unit, f.metric, f.scenario);
+        if (!f.sweep.empty())
+            out += fmt::format("      (predicted: the largest {} over the {} runs {}{})\n", f.metric, f.sweep.size(),
+                               fmt::join(f.sweep, ", "),
+                               f.where_zero.empty() ? "" : fmt::format(" whose {} are 0", fmt::join(f.where_zero, " and ")));
         out += fmt::format("      ({}: \"{}\")\n", f.source, f.quote);
     }
     auto index = [&](const std::string& figure) {

@@ -47,26 +47,58 @@ std::optional<double> positive_number(detail::Reader& rd, const toml::table& par
 void load_published(detail::Reader& rd, const toml::table& root, Experiment& x) {
     for_each_table(rd, root, "published", [&](const toml::table* t, const std::string& key) {
         rd.check_keys(*t, key, "[[published]]",
-                      {"figure", "value", "unit", "source", "quote", "scenario", "metric", "scale"});
+                      {"figure", "value", "unit", "source", "quote", "scenario", "scenarios", "reduce", "where_zero",
+                       "metric", "scale"});
         auto figure = rd.string(*t, "figure", key + ".figure", true);
         auto value = positive_number(rd, *t, "value", key + ".value");
         auto unit = rd.string(*t, "unit", key + ".unit", true);
         auto source = rd.string(*t, "source", key + ".source", true);
         auto quote = rd.string(*t, "quote", key + ".quote", true);
-        auto sc = rd.string(*t, "scenario", key + ".scenario", true);
+        const bool swept = t->contains("scenarios");
+        auto listed_in_experiment = [&](const std::string& f) {
+            for (const auto& p : x.scenarios)
+                if (p.filename() == f) return true;
+            return false;
+        };
+        std::optional<std::string> sc;
+        std::vector<std::string> sweep;
+        std::vector<std::string> where_zero;
+        if (swept) {
+            if (t->contains("scenario"))
+                rd.error(*t->get("scenario"), key + ".scenario", "expected either scenario or scenarios, found both");
+            if (const toml::array* a = rd.array(*t, "scenarios", key + ".scenarios", true, "a list of scenario files")) {
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const toml::node& n = *a->get(i);
+                    auto f = n.value<std::string>();
+                    if (!f || !listed_in_experiment(*f))
+                        rd.error(n, detail::index_key(key + ".scenarios", i),
+                                 "expected one of experiment.scenarios, found " + detail::describe(&n));
+                    else sweep.push_back(*f);
+                }
+                if (a->size() < 2) rd.error(*t->get("scenarios"), key + ".scenarios", "expected at least two scenario files");
+            }
+            if (rd.choice(*t, "reduce", key + ".reduce", true, {"max"}) && !sweep.empty()) sc = sweep.front();
+            if (const toml::array* a = rd.array(*t, "where_zero", key + ".where_zero", false, "a list of results paths"))
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const toml::node& n = *a->get(i);
+                    if (auto w = n.value<std::string>()) where_zero.push_back(*w);
+                    else rd.error(n, detail::index_key(key + ".where_zero", i), "expected a results path, found " + detail::describe(&n));
+                }
+        } else {
+            sc = rd.string(*t, "scenario", key + ".scenario", true);
+            for (const char* k : {"reduce", "where_zero"})
+                if (t->contains(k)) rd.error(*t->get(k), key + "." + k, "expected only with scenarios (a sweep), found it with scenario");
+        }
         auto metric = rd.string(*t, "metric", key + ".metric", true);
         std::optional<double> scale = 1.0;
         if (t->contains("scale")) scale = positive_number(rd, *t, "scale", key + ".scale");
         if (figure)
             for (const auto& o : x.published)
                 if (o.figure == *figure) rd.error(*t, key + ".figure", "expected a figure name not used before, found " + detail::quote(*figure));
-        if (sc) {
-            bool listed = false;
-            for (const auto& p : x.scenarios) listed = listed || p.filename() == *sc;
-            if (!listed) rd.error(*t->get("scenario"), key + ".scenario", "expected one of experiment.scenarios, found " + detail::quote(*sc));
-        }
+        if (sc && !swept && !listed_in_experiment(*sc))
+            rd.error(*t->get("scenario"), key + ".scenario", "expected one of experiment.scenarios, found " + detail::quote(*sc));
         if (!(figure && value && unit && source && quote && sc && metric && scale)) return;
-        x.published.push_back({*figure, *value, *unit, *source, *quote, *sc, *metric, *scale});
+        x.published.push_back({*figure, *value, *unit, *source, *quote, *sc, *metric, *scale, std::move(sweep), std::move(where_zero)});
     });
     for_each_table(rd, root, "ratio", [&](const toml::table* t, const std::string& key) {
         rd.check_keys(*t, key, "[[ratio]]", {"label", "numerator", "denominator"});

@@ -47,6 +47,11 @@ struct PublishedFigure {
     std::string scenario; // the scenario file (relative to the manifest) that predicts it
     std::string metric;   // the results path of the prediction
     double scale = 1;     // predicted metric x scale = a value in `unit`
+    // A figure read off a curve (e.g. "linear to ~400 Mbit/s, then losses"): instead of one
+    // `scenario`, the runs of `sweep` (scenario files of the manifest), reduced by "max": the
+    // largest `metric` among those runs whose `where_zero` metrics (if given) are all 0.
+    std::vector<std::string> sweep;
+    std::vector<std::string> where_zero;
 };
 
 // The ratio of two published figures (clock scaling, TSO, ring size), held against the ratio

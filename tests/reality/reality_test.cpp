@@ -182,6 +182,32 @@ TEST(RealityManifest, AFigureOfAScenarioNotListedIsAnError) {
         << t.error();
 }
 
+TEST(RealityManifest, ASweptFigureLoadsItsRunsReductionAndZeroMetrics) {
+    std::string fig = FIG;
+    fig.replace(fig.find("scenario = \"a.toml\""), 19,
+                "scenarios = [\"a.toml\", \"b.toml\"]\nreduce = \"max\"\nwhere_zero = [\"x/drops\"]");
+    TempManifest t(std::string("[experiment]\nid = \"R\"\ntitle = \"t\"\nscenarios = [\"a.toml\", \"b.toml\"]\n") + fig);
+    std::ofstream(t.dir / "b.toml") << "# a second scenario file\n";
+    auto x = scenario::load_experiment(t.dir / "experiment.toml");
+    ASSERT_EQ(x.published.size(), 1u);
+    EXPECT_EQ(x.published[0].sweep, (std::vector<std::string>{"a.toml", "b.toml"}));
+    EXPECT_EQ(x.published[0].where_zero, (std::vector<std::string>{"x/drops"}));
+}
+
+TEST(RealityManifest, ScenarioAndScenariosTogetherOrAReduceWithoutASweepAreErrors) {
+    std::string both = FIG;
+    both += "scenarios = [\"a.toml\", \"a.toml\"]\nreduce = \"max\"\n";
+    TempManifest t(std::string(HEAD) + both);
+    EXPECT_NE(t.error().find("published[0].scenario: expected either scenario or scenarios, found both"), std::string::npos)
+        << t.error();
+    std::string lone = FIG;
+    lone += "reduce = \"max\"\n";
+    TempManifest u(std::string(HEAD) + lone);
+    EXPECT_NE(u.error().find("published[0].reduce: expected only with scenarios (a sweep), found it with scenario"),
+              std::string::npos)
+        << u.error();
+}
+
 TEST(RealityManifest, AZeroPublishedValueIsAnError) {
     std::string fig = FIG;
     fig.replace(fig.find("value = 3.06"), 12, "value = 0   ");
