@@ -99,10 +99,7 @@ net::Nic& System::add_nic(Machine& m) {
                     nc.fec_irq_loop,
                 "machine " + mc.name + ": rx_mode = \"netif_rx\" needs driver = \"fec\" and the [net] netif_rx, "
                 "process_backlog and fec_irq_loop figures of profile " + mc.profile.name);
-        Machine& box = hw(m);
-        if (box.backlog.empty())
-            for (auto& s : box.softnet) box.backlog.push_back(std::make_unique<net::Backlog>(*s, *nc.process_backlog));
-        nic->set_netif_rx(*box.backlog[static_cast<std::size_t>(cpu)]);
+        nic->set_netif_rx(*backlogs(hw(m))[static_cast<std::size_t>(cpu)]);
     }
     if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
     else m.stack->add_device(*nic);

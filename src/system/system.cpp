@@ -359,17 +359,22 @@ void System::build_network() {
     }
 }
 
+std::vector<std::unique_ptr<net::Backlog>>& System::backlogs(Machine& box) {
+    if (box.backlog.empty())
+        for (auto& s : box.softnet)
+            box.backlog.push_back(std::make_unique<net::Backlog>(*s, *box.cfg->profile.net->process_backlog));
+    return box.backlog;
+}
+
 void System::build_veth(Machine& a, Machine& b) {
     Machine& box = hw(a);
     require(&box == &hw(b), "veth link " + a.cfg->name + " - " + b.cfg->name + ": its ends are namespaces of two machines");
     const net::NetCosts& nc = *box.cfg->profile.net;
     require(nc.veth_xmit && nc.process_backlog, "machine " + box.cfg->name + ": a veth pair without [net] veth figures");
-    if (box.backlog.empty())
-        for (auto& s : box.softnet) box.backlog.push_back(std::make_unique<net::Backlog>(*s, *nc.process_backlog));
-    std::vector<net::Backlog*> backlogs;
-    for (auto& q : box.backlog) backlogs.push_back(q.get());
-    auto va = std::make_unique<net::Veth>(nc, *nc.veth_xmit, backlogs, a.cfg->name + ".veth0");
-    auto vb = std::make_unique<net::Veth>(nc, *nc.veth_xmit, backlogs, b.cfg->name + ".veth1");
+    std::vector<net::Backlog*> queues;
+    for (auto& q : backlogs(box)) queues.push_back(q.get());
+    auto va = std::make_unique<net::Veth>(nc, *nc.veth_xmit, queues, a.cfg->name + ".veth0");
+    auto vb = std::make_unique<net::Veth>(nc, *nc.veth_xmit, queues, b.cfg->name + ".veth1");
     net::Veth::pair(*va, *vb);
     a.stack = std::make_unique<net::Stack>(*va);
     b.stack = std::make_unique<net::Stack>(*vb);

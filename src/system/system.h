@@ -140,6 +140,9 @@ private:
     Machine* machine_named(const std::string& name);
     // The machine whose CPUs `m` runs on: its host for a network namespace, else itself.
     static Machine& hw(Machine& m) { return m.host ? *m.host : m; }
+    // The per-CPU backlogs of a box (not a namespace: hw()), made at first use with its profile's
+    // [net] process_backlog, which the caller has checked.
+    std::vector<std::unique_ptr<net::Backlog>>& backlogs(Machine& box);
     // A veth pair between two namespaces of one machine, each end its namespace's device.
     void build_veth(Machine& a, Machine& b);
 
