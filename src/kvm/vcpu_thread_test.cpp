@@ -180,15 +180,29 @@ engine::Task<> sleep_then_work(Cpu& cpu, Cycles c, Shared& s) {
     co_await cpu.block();
 }
 
+// The shared set-up of these tests: the guest's virtio interrupt noted in `s.seen`, and a kick at
+// 10,000 (the first halt's wake-up, which grows the window) and one at `second_ns`.
+struct PolledGuest {
+    template <class F>
+    explicit PolledGuest(F before) : s(before, CAP) {
+        s.guest->request_irq(8, &note_handler, &s, "virtio");
+    }
+    PolledGuest() : PolledGuest([](Shared&) {}) {}
+    void kicks(Tick second_ns) {
+        s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
+        s.sim.schedule_at(second_ns * PS_PER_NS, &second, 0);
+    }
+    Shared s;
+    KickAt first{s.vm->vcpu(0)}, second{s.vm->vcpu(0)};
+};
+
 TEST(VcpuThreadHaltPoll, AnInterruptWhileTheThreadPollsNeedsNoIpiNoWakeUpAndNoSwitch) {
     // The second kick, at 20,000, finds the thread polling: no IPI, and the delivery is the poll
     // loop's: 5 spin + 300 kvm_vcpu_halt return + 500 entry half + 450 list register = 1,255,
     // then the guest's irq entry 300.
-    Shared s([](Shared&) {}, CAP);
-    s.guest->request_irq(8, &note_handler, &s, "virtio");
-    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
-    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
-    s.sim.schedule_at(20'000 * PS_PER_NS, &second, 0);
+    PolledGuest g;
+    Shared& s = g.s;
+    g.kicks(20'000);
     s.run(engine::PS_PER_MS);
     EXPECT_EQ(s.vm->paths().irq_poll_wake(false), 1'255u);
     ASSERT_EQ(s.seen.size(), 2u);
@@ -208,11 +222,9 @@ TEST(VcpuThreadHaltPoll, APollThatRunsOutBlocksTheThreadAtTheEndOfItsWindow) {
     // The thread polls from 14,507 to 24,507 and blocks; a kick at 40,000 takes the wake-up path
     // again: 200 IPI, 2,007 switch, 1,800, 300. That halt, 27,700 long, was longer than the
     // window and shorter than the cap: the window doubles.
-    Shared s([](Shared&) {}, CAP);
-    s.guest->request_irq(8, &note_handler, &s, "virtio");
-    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
-    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
-    s.sim.schedule_at(40'000 * PS_PER_NS, &second, 0);
+    PolledGuest g;
+    Shared& s = g.s;
+    g.kicks(40'000);
     s.run(engine::PS_PER_MS);
     ASSERT_EQ(s.seen.size(), 2u);
     EXPECT_EQ(s.seen[1], (40'000 + 200 + SWITCH + 1'800 + 300) * PS_PER_NS);
@@ -238,19 +250,14 @@ TEST(VcpuThreadHaltPoll, ATaskWokenOnTheHostCpuEndsThePollAndRunsAfterOneSwitch)
     // (single_task_running() is false): the thread blocks, without being preempted first, and
     // the task runs after one switch. The kick at 30,000 then wakes the blocked thread.
     kernel::TaskStruct* sleeper = nullptr;
-    Shared s(
-        [&sleeper](Shared& x) {
-            sleeper = &x.host->create_task("sleeper", kernel::SchedPolicy::NORMAL, 0, false,
-                                           sleep_then_work(*x.host, 5'000, x));
-        },
-        CAP);
-    s.guest->request_irq(8, &note_handler, &s, "virtio");
-    KickAt first(s.vm->vcpu(0)), second(s.vm->vcpu(0));
+    PolledGuest g([&sleeper](Shared& x) {
+        sleeper = &x.host->create_task("sleeper", kernel::SchedPolicy::NORMAL, 0, false, sleep_then_work(*x.host, 5'000, x));
+    });
+    Shared& s = g.s;
     WakeAt wake(*s.host);
     wake.t = sleeper;
-    s.sim.schedule_at(10'000 * PS_PER_NS, &first, 0);
+    g.kicks(30'000);
     s.sim.schedule_at(16'000 * PS_PER_NS, &wake, 0);
-    s.sim.schedule_at(30'000 * PS_PER_NS, &second, 0);
     s.run(engine::PS_PER_MS);
     ASSERT_EQ(s.seen.size(), 3u);
     EXPECT_EQ(s.seen[0], 14'307 * PS_PER_NS);
