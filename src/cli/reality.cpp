@@ -55,7 +55,7 @@ std::string reality_table(const scenario::Experiment& x,
                                *pred.back(), f.unit, error_percent(*pred.back(), f.value));
         else
             out += fmt::format("  {}: published {:g} {}, predicted -, error - (no metric {} in {})\n", f.figure, f.value,
-                               f.unit, f.metric, f.scenario);
+                               f.unit, f.metric, f.sweep.empty() ? f.scenario : "any run of the sweep that qualifies");
         if (!f.sweep.empty())
             out += fmt::format("      (predicted: the largest {} over the {} runs {}{})\n", f.metric, f.sweep.size(),
                                fmt::join(f.sweep, ", "),
