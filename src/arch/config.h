@@ -16,6 +16,13 @@ using engine::Cycles;
 enum class Arch : std::uint8_t { X86_64, ARM32, ARM64, PPC32_E500 };
 std::string_view to_string(Arch a);
 std::optional<Arch> arch_from_string(std::string_view s);
+// The arch's idle loop waits with TIF_POLLING_NRFLAG set, so that a remote wake-up needs no IPI.
+// x86: the cpuidle states a busy machine's governor picks (the poll state, intel_idle's and
+// acpi_idle's MWAIT states) monitor the thread flags (mwait_idle_with_hints ->
+// current_set_polling_and_test). arm and arm64 (6.1) have no TIF_POLLING_NRFLAG and idle in WFI;
+// PowerPC e500 defines the flag but its power_save (doze) runs from default_idle_call after
+// current_clr_polling_and_test: each of these takes a reschedule IPI to leave idle.
+bool idle_polls(Arch a);
 
 // Kernel versions and variants of the kernel-mode SIMD rules.
 enum class SimdPolicy : std::uint8_t {

@@ -25,6 +25,8 @@ std::optional<Arch> arch_from_string(std::string_view s) {
     return std::nullopt;
 }
 
+bool idle_polls(Arch a) { return a == Arch::X86_64; }
+
 void SimdUnit::register_stats(const stats::Scope& s) const {
     s.counter("brackets", stats_.brackets, "count", "kernel_fpu_begin/end (kernel_neon_begin/end, spe_begin/end) brackets")
         .counter("begin_end_cycles", stats_.begin_end_cycles, "cycles", "cycles charged by begin/end, saves included")

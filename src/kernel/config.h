@@ -27,6 +27,11 @@ struct KernelConfig {
     // Interrupt-masking mechanism (the costs are in KernelCosts):
     bool soft_irq_masking = false; // PowerPC lazy masking: a flag; arrivals are recorded and replayed
     bool pseudo_nmi = false;       // arm64 GIC priority masking: NMI-priority vectors pass the mask
+    // The idle loop keeps TIF_POLLING_NRFLAG set while it waits (x86's mwait idle watches the
+    // thread flags): a remote wake-up sets TIF_NEED_RESCHED and sends no IPI (set_nr_if_polling,
+    // set_nr_and_not_polling). False: the idle CPU sleeps in WFI/HLT/doze with the flag clear and
+    // must be sent a reschedule IPI (arm, arm64 and PowerPC e500 in 6.1).
+    bool idle_polling = false;
 };
 
 } // namespace kdsim::kernel

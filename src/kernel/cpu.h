@@ -376,6 +376,9 @@ public:
     // This CPU looks at its state again now (an event): what a reschedule IPI's arrival does.
     void kick() { sim_.schedule_at(now(), this, EV_KICK); }
     bool idle() const { return idle_; }
+    // An idle CPU that a remote wake-up reaches without a reschedule IPI: its idle loop polls
+    // TIF_NEED_RESCHED (KernelConfig::idle_polling), or it is a vCPU, whose wake-up KVM delivers.
+    bool idle_wakes_without_ipi() const { return idle_ && (cfg_.idle_polling || hyp_); }
 
     // --- interrupts ---------------------------------------------------------------------
     void request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name);

@@ -144,12 +144,13 @@ void Cpu::wake_up_process(TaskStruct& t) {
     rq.enqueue(t);
     if (rq.current_task_ && rq.preempts(t, *rq.current_task_)) {
         rq.need_resched_ = true;
-        // A remote CPU learns of it through the reschedule IPI; an idle one is kicked.
-        // A vCPU waking a task on its own thread's host CPU: that CPU is in this vCPU's exit and
-        // looks at need_resched before it enters the guest again (kvm/vcpu_thread.h).
-        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_ || &rq == vcpu_host_ ? EV_KICK : EV_IPI);
+        // A remote CPU learns of it through the reschedule IPI (smp_send_reschedule), unless it
+        // idles polling its flags. A vCPU waking a task on its own thread's host CPU: that CPU is
+        // in this vCPU's exit and looks at need_resched before it enters the guest again
+        // (kvm/vcpu_thread.h).
+        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() || &rq == vcpu_host_ ? EV_KICK : EV_IPI);
     } else if (&rq != this && rq.idle_) {
-        sim_.schedule_at(now(), &rq, EV_KICK);
+        sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() ? EV_KICK : EV_IPI);
     } else if (rq.in_guest_ && rq.in_guest_->polls()) {
         // a halt-polling vCPU thread stops at its loop's next single_task_running() test
         sim_.schedule_at(now(), &rq, EV_KICK);

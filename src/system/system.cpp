@@ -112,6 +112,7 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         kernel::KernelConfig kc = mc.kernel;
         kc.pseudo_nmi = mc.irq_masking == "pmr" || mc.irq_masking == "pmr_nosync";        // priority masking lets NMI-priority vectors through
         kc.soft_irq_masking = mc.irq_masking == "soft"; // PowerPC lazy masking
+        kc.idle_polling = idle_polls(mc.profile.arch);
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
             m.cpus.back()->set_findings(&m.findings);
