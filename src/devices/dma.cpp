@@ -31,7 +31,11 @@ void DmaPlatform::register_stats(const stats::Scope& s) const {
             .value("slots_high_water", [&p] { return static_cast<double>(p.high_water()); }, "count",
                    "the most slots in use at once, all devices")
             .value("full", [&p] { return static_cast<double>(p.failures()); }, "count",
-                   "mappings refused: no free run of slots (\"swiotlb buffer is full\")");
+                   "mappings refused: no free run of slots (\"swiotlb buffer is full\")")
+            .value("slot_probes", [&p] { return static_cast<double>(p.slot_probes()); }, "count",
+                   "slots tested by swiotlb_do_find_slots' searches")
+            .value("slot_writes", [&p] { return static_cast<double>(p.slot_writes()); }, "count",
+                   "iterations of the loops writing slot entries, at allocation and release (the merges included)");
     }
     for (const auto& d : devices_) {
         const SwiotlbDeviceStats& x = d->swiotlb;
@@ -43,7 +47,9 @@ void DmaPlatform::register_stats(const stats::Scope& s) const {
             .counter("copies_from_device", x.copies_from_device, "count", "swiotlb_bounce copies from the slots back to the buffer")
             .counter("bytes_from_device", x.bytes_from_device, "bytes", "bytes copied back to the buffer")
             .counter("copy_cycles", x.copy_cycles, "cycles", "cycles of those copies (copy), memory stalls included")
-            .counter("slots_high_water", x.slots_high_water, "count", "the most slots this device held at once");
+            .counter("slots_high_water", x.slots_high_water, "count", "the most slots this device held at once")
+            .counter("slot_cycles", x.slot_cycles, "cycles",
+                     "cycles of the slot allocator for this device's mappings: search, slot entries written, calls");
     }
 }
 
@@ -283,6 +289,11 @@ engine::Task<> charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
     co_await cpu.exec(c, kernel::Cat::CACHE_MAINT);
 }
 
+// The cycles of the pool's slot allocator so far: slots tested, slot entries written.
+engine::Cycles slot_work(const SwiotlbPool& pool, const DmaCosts& c) {
+    return pool.slot_probes() * c.swiotlb_slot_probe.value_or(0) + pool.slot_writes() * c.swiotlb_slot_write.value_or(0);
+}
+
 } // namespace
 
 namespace {
@@ -331,15 +342,21 @@ engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len
     DmaPlatform& p = buf.platform();
     DmaDevice& d = buf.device();
     SwiotlbPool* pool = p.swiotlb();
+    const engine::Cycles before = pool ? slot_work(*pool, p.costs()) : 0;
+    engine::Cycles slots = 0;
     std::optional<std::size_t> index = pool ? pool->find_slots(cpu.id(), len) : std::nullopt;
+    if (pool) slots += p.costs().swiotlb_map_call.value_or(0);
     if (index && pool->slot_phys(*index) + len - 1 > d.dma_mask) { // "swiotlb addr overflow"
         pool->release_slots(*index, len);
+        slots += p.costs().swiotlb_unmap_call.value_or(0);
         index.reset();
     }
+    if (pool) slots += slot_work(*pool, p.costs()) - before;
+    d.swiotlb.slot_cycles += slots;
     if (!index) {
         ++d.swiotlb.map_failures;
         DmaOps::set_map_failed(buf, true);
-        co_await charge(cpu, p, p.costs().map_call);
+        co_await charge(cpu, p, p.costs().map_call + slots);
         co_return false;
     }
     ++d.swiotlb.bounced_maps;
@@ -347,7 +364,7 @@ engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len
     d.swiotlb.slots_high_water = std::max(d.swiotlb.slots_high_water, d.swiotlb.slots_in_use);
     DmaOps::set_tlb(buf, *index);
     co_await bounce(cpu, buf, 0, len, true); // whatever the direction (6.1)
-    engine::Cycles c = p.costs().map_call;
+    engine::Cycles c = p.costs().map_call + slots;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
     DmaOps::set_mapping(buf, true, len, dir);
     co_await charge(cpu, p, c);
@@ -398,7 +415,12 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     co_await charge(cpu, p, c);
     // the slots' maintenance, then the copy back of the whole mapping, then the slots freed
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC) && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, 0, len, false);
-    p.swiotlb()->release_slots(buf.tlb_index(), len);
+    SwiotlbPool& pool = *p.swiotlb();
+    const engine::Cycles before = slot_work(pool, p.costs());
+    pool.release_slots(buf.tlb_index(), len);
+    const engine::Cycles slots = p.costs().swiotlb_unmap_call.value_or(0) + slot_work(pool, p.costs()) - before;
+    buf.device().swiotlb.slot_cycles += slots;
+    if (slots) co_await charge(cpu, p, slots);
     buf.device().swiotlb.slots_in_use -= SwiotlbPool::nr_slots(len);
     DmaOps::set_tlb(buf, SIZE_MAX);
     DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);

@@ -27,6 +27,15 @@ struct DmaCosts {
     Cycles outer_flush_line = 0; // write of L2X0_CLEAN_INV_LINE_PA (partial lines of an invalidate)
     Cycles outer_sync = 0;       // L2X0_CACHE_SYNC at the end of each outer range operation
     Cycles barrier = 0;          // the dsb that ends each inner range operation
+    // swiotlb's slot allocator (kernel/dma/swiotlb.c); required when the machine has a bounce pool:
+    std::optional<std::uint64_t> swiotlb_map_call;   // swiotlb_tbl_map_single + swiotlb_find_slots, area lock
+    std::optional<std::uint64_t> swiotlb_unmap_call; // swiotlb_tbl_unmap_single + swiotlb_release_slots, area lock
+    std::optional<std::uint64_t> swiotlb_slot_probe; // one slot tested by swiotlb_do_find_slots' search
+    std::optional<std::uint64_t> swiotlb_slot_write; // one iteration of a loop that writes slot entries
+    // All four swiotlb figures are given.
+    bool has_swiotlb_figures() const {
+        return swiotlb_map_call && swiotlb_unmap_call && swiotlb_slot_probe && swiotlb_slot_write;
+    }
 };
 
 // A user-space stand-in for non-coherent DMA sync on a coherent machine ([flush] of a profile,

@@ -64,11 +64,13 @@ std::optional<std::size_t> SwiotlbPool::find_in_area(std::size_t area_index, std
     const std::size_t wrap = index;
     do {
         const std::size_t slot_index = slot_base + index;
+        ++probes_;
         if (list_[slot_index] >= nslots) {
             for (std::size_t i = slot_index; i < slot_index + nslots; ++i) list_[i] = 0;
             std::uint32_t count = 0;
             for (std::size_t i = slot_index - 1; io_tlb_offset(i) != IO_TLB_SEGSIZE - 1 && list_[i]; --i)
                 list_[i] = ++count;
+            writes_ += 2 * nslots + count; // + swiotlb_tbl_map_single's orig_addr loop over the run
             area.index = index + nslots < area_nslabs_ ? index + nslots : 0;
             area.used += nslots;
             return slot_index;
@@ -103,7 +105,9 @@ void SwiotlbPool::release_slots(std::size_t index, std::size_t alloc_size) {
     if (index + nslots < (index + 1 + IO_TLB_SEGSIZE - 1) / IO_TLB_SEGSIZE * IO_TLB_SEGSIZE)
         count = list_[index + nslots];
     for (std::size_t i = index + nslots; i-- > index;) list_[i] = ++count;
+    const std::uint32_t run_end = count;
     for (std::size_t i = index - 1; io_tlb_offset(i) != IO_TLB_SEGSIZE - 1 && list_[i]; --i) list_[i] = ++count;
+    writes_ += nslots + (count - run_end);
     area.used -= nslots;
     used_ -= nslots;
 }

@@ -52,6 +52,7 @@ struct SwiotlbDeviceStats {
     std::uint64_t bytes_from_device = 0;
     std::uint64_t copy_cycles = 0;        // the copies' cycles (Cat::COPY), stalls included
     std::uint64_t slots_in_use = 0, slots_high_water = 0;
+    std::uint64_t slot_cycles = 0;        // the slot allocator's cycles (cache_maintenance): search, writes, calls
 };
 
 // The DMA side of a struct device: its reach and what its mappings bounced.
@@ -98,6 +99,11 @@ public:
     std::size_t used() const { return used_; }
     std::size_t high_water() const { return high_water_; }
     std::uint64_t failures() const { return failures_; }
+    // The allocator's work so far, all mappings: slots tested by the searches, and iterations of
+    // the loops that write slot entries (at allocation: the run's list/alloc_size loop, its
+    // orig_addr loop, the merge of the free slots before it; at release: the run's loop, the merge).
+    std::uint64_t slot_probes() const { return probes_; }
+    std::uint64_t slot_writes() const { return writes_; }
 
     // Where the pool lies in the machine's memory hierarchy (0: no hierarchy).
     void set_addr(mem::Addr a) { addr_ = a; }
@@ -128,6 +134,7 @@ private:
     std::vector<std::uint32_t> list_;
     std::size_t used_ = 0, high_water_ = 0;
     std::uint64_t failures_ = 0;
+    std::uint64_t probes_ = 0, writes_ = 0;
     mem::Addr addr_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <vector>
 
 namespace kdsim::devices {
 namespace {
@@ -84,6 +85,80 @@ TEST(Swiotlb, EachCpuSearchesItsOwnAreaFirst) {
     EXPECT_EQ(pool.nareas(), 4u);
     EXPECT_EQ(pool.find_slots(2, 100), 256u);
     EXPECT_EQ(pool.find_slots(0, 100), 0u);
+}
+
+TEST(Swiotlb, TheSlotAllocatorCountsEverySlotItTestsAndEveryEntryItWrites) {
+    // One segment of 128 slots. Two 1-slot maps at slots 0 and 1: one probe each; each writes its
+    // run twice (list/alloc_size, orig_addr) and merges nothing (slot 0 starts the segment, slot
+    // 0 is used when slot 1 is taken): 2 probes, 4 writes.
+    SwiotlbPool pool(POOL_AT, 256 * 1024, 1);
+    auto a = pool.find_slots(0, 1500), b = pool.find_slots(0, 1500);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(pool.slot_probes(), 2u);
+    EXPECT_EQ(pool.slot_writes(), 4u);
+    // Releasing slot 0 (slot 1 still used): its own entry only. Releasing slot 1 then: its entry
+    // and the merge of free slot 0 before it: 1 + 2 writes.
+    pool.release_slots(*a, 1500);
+    EXPECT_EQ(pool.slot_writes(), 5u);
+    pool.release_slots(*b, 1500);
+    EXPECT_EQ(pool.slot_writes(), 7u);
+    EXPECT_EQ(pool.free_run(0), 128u);
+}
+
+TEST(Swiotlb, ReleasingInOrderWalksBackOverEveryFreeSlotBeforeTheRun) {
+    // Slots 0..9 taken one by one (10 probes, 20 writes), then released in order: the k-th
+    // release writes its slot and re-numbers the k free slots before it, k + 1 writes:
+    // 1 + 2 + ... + 10 = 55.
+    SwiotlbPool pool(POOL_AT, 256 * 1024, 1);
+    std::vector<std::size_t> at;
+    for (int i = 0; i < 10; ++i) at.push_back(*pool.find_slots(0, 100));
+    EXPECT_EQ(pool.slot_probes(), 10u);
+    EXPECT_EQ(pool.slot_writes(), 20u);
+    for (std::size_t i : at) pool.release_slots(i, 100);
+    EXPECT_EQ(pool.slot_writes(), 20u + 55u);
+}
+
+TEST(Swiotlb, TheSearchProbesEveryUsedSlotFromTheAreaIndex) {
+    // Every slot of the segment taken (the area index wraps to 0), then slot 5 freed: the next
+    // search tests slots 0..4 (used) and 5: 6 probes.
+    SwiotlbPool pool(POOL_AT, 256 * 1024, 1);
+    for (int i = 0; i < 128; ++i) ASSERT_TRUE(pool.find_slots(0, 100));
+    pool.release_slots(5, 100);
+    const std::uint64_t before = pool.slot_probes();
+    EXPECT_EQ(pool.find_slots(0, 100), 5u);
+    EXPECT_EQ(pool.slot_probes() - before, 6u);
+}
+
+TEST(Swiotlb, MapAndUnmapChargeTheSlotAllocatorFromItsFigures) {
+    // A 3000-byte tx mapping (2 slots) on an empty pool, then its unmap, with and without the
+    // allocator's figures (map call 40, unmap call 30, 3 per probe, 2 per write). Map: 40 + 1
+    // probe x 3 + 4 writes (two loops over 2 slots, no merge) x 2 = 51 cycles more. Unmap: 30 +
+    // 2 writes x 2 = 34 more (the slot after the run is free: no merge before it).
+    auto run = [](bool figures, engine::Cycles& map, engine::Cycles& unmap) {
+        DmaCosts c = round_dma_costs();
+        if (figures) {
+            c.swiotlb_map_call = 40;
+            c.swiotlb_unmap_call = 30;
+            c.swiotlb_slot_probe = 3;
+            c.swiotlb_slot_write = 2;
+        }
+        Harness h(c);
+        DmaDevice& dev = h.dma.add_device("eth0", dma_bit_mask(32));
+        h.dma.set_swiotlb(SwiotlbMode::AUTO, std::make_unique<SwiotlbPool>(POOL_AT, IO_TLB_DEFAULT_SIZE, 1), COPY);
+        DmaBuffer buf(h.dma, 3000, 64, &dev);
+        buf.set_phys(HIGH);
+        h.body = [&]() -> engine::Task<> {
+            co_await h.timed(dma_map_single(h.cpu, buf, 3000, DMA_TO_DEVICE), map);
+            co_await h.timed(dma_unmap_single(h.cpu, buf, 3000, DMA_TO_DEVICE), unmap);
+        };
+        h.run();
+        return dev.swiotlb.slot_cycles;
+    };
+    engine::Cycles map0 = 0, unmap0 = 0, map1 = 0, unmap1 = 0;
+    EXPECT_EQ(run(false, map0, unmap0), 0u);
+    EXPECT_EQ(run(true, map1, unmap1), 51u + 34u);
+    EXPECT_EQ(map1 - map0, 51u);
+    EXPECT_EQ(unmap1 - unmap0, 34u);
 }
 
 TEST(Swiotlb, RxFromDeviceCopiesTheMappingInAtMapAndTheSyncedLengthBack) {

@@ -322,7 +322,22 @@ void ScenarioLoader::read_dram(const toml::table& m, const std::string& mkey, sy
     }
     const devices::DramLayout* dram = mc.dram ? &*mc.dram : nullptr;
     const std::uint64_t mask = devices::dma_bit_mask(mc.nic_dma_mask);
-    if (!prof || !devices::swiotlb_wanted(mc.swiotlb, dram, mask) || !dram) return;
+    if (!prof || !devices::swiotlb_wanted(mc.swiotlb, dram, mask)) return;
+    if (prof->dma && !prof->dma->has_swiotlb_figures()) {
+        const devices::DmaCosts& c = *prof->dma;
+        const char* missing = !c.swiotlb_map_call     ? "swiotlb_map_call"
+                              : !c.swiotlb_unmap_call ? "swiotlb_unmap_call"
+                              : !c.swiotlb_slot_probe ? "swiotlb_slot_probe"
+                                                      : "swiotlb_slot_write";
+        const toml::node* sw = k ? k->get("swiotlb") : nullptr;
+        const toml::node* n = sw ? sw : (m.get("dram") ? m.get("dram") : m.get("profile"));
+        r_.error(*n, sw ? kkey + ".swiotlb" : (m.get("dram") ? dkey : mkey + ".profile"),
+                 fmt::format("this machine bounces DMA through swiotlb, whose slot allocator needs [dma].swiotlb_map_call, "
+                             "swiotlb_unmap_call, swiotlb_slot_probe and swiotlb_slot_write; profile {} has no dma.{}",
+                             prof->name, missing));
+        return;
+    }
+    if (!dram) return;
     const std::uint64_t limit = devices::swiotlb_low_limit(prof->arch == arch::Arch::ARM64, mc.nic_dma_mask);
     const auto start = devices::swiotlb_pool_start(dram->base, dram->size, mc.swiotlb_size, limit);
     const toml::node& at = *m.get("dram");

@@ -246,7 +246,7 @@ inline constexpr std::array<Figure<KvmCosts>, 15> KVM_FIGURES = {{
 static_assert(sizeof(KvmCosts) == engine::figures_bytes(KVM_FIGURES));
 
 // [dma] (devices/dma_costs.h); `coherent` is a flag, read apart
-inline constexpr std::array<Figure<DmaCosts>, 11> DMA_FIGURES = {{
+inline constexpr std::array<Figure<DmaCosts>, 15> DMA_FIGURES = {{
     {"", "map_call", Unit::CYCLES, "dma_map_single: call chain, direction tests, address translation", &DmaCosts::map_call},
     {"", "unmap_call", Unit::CYCLES, "dma_unmap_single_attrs: call chain (and PG_dcache_clean marking on arm32)", &DmaCosts::unmap_call},
     {"", "sync_call", Unit::CYCLES, "dma_sync_single_for_cpu / _for_device: call chain", &DmaCosts::sync_call},
@@ -258,6 +258,10 @@ inline constexpr std::array<Figure<DmaCosts>, 11> DMA_FIGURES = {{
     {"", "outer_flush_line", Unit::CYCLES, "write of L2X0_CLEAN_INV_LINE_PA (partial lines of an invalidate)", &DmaCosts::outer_flush_line},
     {"", "outer_sync", Unit::CYCLES, "L2X0_CACHE_SYNC at the end of each outer range operation", &DmaCosts::outer_sync},
     {"", "barrier", Unit::CYCLES, "the dsb that ends each inner range operation", &DmaCosts::barrier},
+    {"", "swiotlb_map_call", Unit::CYCLES, "swiotlb_tbl_map_single + swiotlb_find_slots: fixed part, the area lock taken and released", &DmaCosts::swiotlb_map_call},
+    {"", "swiotlb_unmap_call", Unit::CYCLES, "swiotlb_tbl_unmap_single + swiotlb_release_slots: fixed part, the area lock taken and released", &DmaCosts::swiotlb_unmap_call},
+    {"", "swiotlb_slot_probe", Unit::CYCLES, "one slot tested by swiotlb_do_find_slots' search (alignment, segment boundary, free-run count)", &DmaCosts::swiotlb_slot_probe},
+    {"", "swiotlb_slot_write", Unit::CYCLES, "one iteration of a loop writing slot entries (list, orig_addr, alloc_size) at allocation or release", &DmaCosts::swiotlb_slot_write},
 }};
 static_assert(sizeof(DmaCosts) == engine::figures_bytes(DMA_FIGURES) + alignof(engine::Cycles)); // + coherent
 
