@@ -212,15 +212,19 @@ void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick no
         if (auto ev = fill_at(cpu, j, l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
 }
 
-Line MemorySystem::skip_unheld(Line l, Line last) const {
-    if (!use_dir_) return l;
-    const Line end = std::min<Line>(last + 1, dir_.size());
+// The first line of [l, end) (all inside the directory `dir`) that some cache holds, or end.
+static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
     for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four holder entries as one word
-        std::memcpy(&w, &dir_[l], sizeof w);
+        std::memcpy(&w, &dir[l], sizeof w);
         if (w != 0) break;
     }
-    while (l < end && dir_[l] == 0) ++l;
+    while (l < end && dir[l] == 0) ++l;
     return l;
+}
+
+Line MemorySystem::skip_unheld(Line l, Line last) const {
+    if (!use_dir_) return l;
+    return next_held(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
 }
 
 std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
@@ -492,18 +496,23 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
-    for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
-        bool present = false;
-        if (std::uint16_t* d = holders(l)) {
-            present = *d != 0;
-            drop_bits(l, *d);
-            *d = 0;
-        } else {
-            for (int cpu = 0; cpu < cpus_; ++cpu)
-                for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
-                    present = level(cpu, k).invalidate(l).has_value() || present;
-            for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
+    Line l = first;
+    if (use_dir_) { // the lines the directory covers: only the held ones visited, their holders dropped
+        std::uint16_t* const dir = dir_.data();
+        const Line end = std::min<Line>(last + 1, dir_.size());
+        for (l = next_held(dir, l, end); l < end; l = next_held(dir, l + 1, end)) {
+            drop_bits(l, dir[l]);
+            dir[l] = 0;
+            ++dropped;
         }
+        l = std::max(l, end);
+    }
+    for (; l <= last; ++l) { // outside the directory: every cache searched
+        bool present = false;
+        for (int cpu = 0; cpu < cpus_; ++cpu)
+            for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
+                present = level(cpu, k).invalidate(l).has_value() || present;
+        for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
         dropped += present;
     }
     stats_.invalidated_lines += dropped;
