@@ -37,6 +37,8 @@ public:
     bool dirty(Line l) const;
     // Installs `l` (not present) as most recently used; returns the line it displaced, if any.
     std::optional<Evicted> fill(Line l, bool dirty);
+    // The same fill, the displaced line in `out`: returns whether there was one.
+    bool fill(Line l, bool dirty, Evicted& out);
     // Marks a present line dirty; false when absent.
     bool mark_dirty(Line l);
     // Drops `l`; returns whether it was present and dirty (the dirty data is lost).
@@ -107,16 +109,22 @@ inline std::uint32_t Cache::victim(std::uint32_t set) {
     return 0;
 }
 
-inline std::optional<Evicted> Cache::fill(Line l, bool dirty) {
+inline bool Cache::fill(Line l, bool dirty, Evicted& out) {
     const std::uint32_t set = set_of(l);
     const std::size_t i = static_cast<std::size_t>(set) * ways_ + victim(set);
-    std::optional<Evicted> out;
-    if (tag_[i] != 0) out = Evicted{tag_[i] - 1, dirty_[i] != 0};
+    const bool displaced = tag_[i] != 0;
+    if (displaced) out = Evicted{tag_[i] - 1, dirty_[i] != 0};
     else if (ways_ <= 64) empty_[set] &= ~(std::uint64_t{1} << (i - static_cast<std::size_t>(set) * ways_));
     tag_[i] = l + 1;
     dirty_[i] = dirty;
     if (repl_ == Replacement::LRU) stamp_[i] = ++clock_; // only LRU reads the stamps
-    return out;
+    return displaced;
+}
+
+inline std::optional<Evicted> Cache::fill(Line l, bool dirty) {
+    Evicted e;
+    if (fill(l, dirty, e)) return e;
+    return std::nullopt;
 }
 
 inline bool Cache::mark_dirty(Line l) {

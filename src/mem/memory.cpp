@@ -137,13 +137,20 @@ Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
 void MemorySystem::set_refresh_phase(Tick phase) {
     if (refresh_period_ == 0) return;
     refresh_phase_ = phase - by_refresh_(phase) * refresh_period_;
+    clear_len_ = 0;
 }
 
 Tick MemorySystem::after_refresh(Tick t) {
     if (refresh_period_ == 0) return t;
+    if (t - clear_from_ < clear_len_) return t; // between the same two refreshes as the last time asked
     const Tick x = t + refresh_period_ - refresh_phase_; // refreshes begin at phase + k x period
     const Tick into = x - by_refresh_(x) * refresh_period_;
-    if (into >= refresh_busy_) return t;
+    if (into >= refresh_busy_) {
+        // [this refresh's end, the next one's start); modulo 2^64 when it began before time 0
+        clear_from_ = t - into + refresh_busy_;
+        clear_len_ = refresh_period_ - refresh_busy_;
+        return t;
+    }
     ++stats_.refresh_waits;
     return t + (refresh_busy_ - into);
 }
@@ -188,7 +195,9 @@ inline std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line
 void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now) {
     if (!e.dirty) return;
     if (k + 1 < n_levels_) { // into the next level, dirty
-        if (level(cpu, k + 1).mark_dirty(e.line)) return;
+        // the directory tells when the next level does not hold it (no tag search then)
+        const std::uint16_t* d = holders(e.line);
+        if ((!d || (*d & bit(cpu, k + 1)) != 0) && level(cpu, k + 1).mark_dirty(e.line)) return;
         if (auto ev = fill_at(cpu, k + 1, e.line, true)) place_evicted(cpu, k + 1, *ev, now);
         return;
     }
@@ -203,15 +212,19 @@ void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick no
         if (auto ev = fill_at(cpu, j, l, dirty && j == 0)) place_evicted(cpu, j, *ev, now);
 }
 
-Line MemorySystem::skip_unheld(Line l, Line last) const {
-    if (!use_dir_) return l;
-    const Line end = std::min<Line>(last + 1, dir_.size());
+// The first line of [l, end) (all inside the directory `dir`) that some cache holds, or end.
+static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
     for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four holder entries as one word
-        std::memcpy(&w, &dir_[l], sizeof w);
+        std::memcpy(&w, &dir[l], sizeof w);
         if (w != 0) break;
     }
-    while (l < end && dir_[l] == 0) ++l;
+    while (l < end && dir[l] == 0) ++l;
     return l;
+}
+
+Line MemorySystem::skip_unheld(Line l, Line last) const {
+    if (!use_dir_) return l;
+    return next_held(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
 }
 
 std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
@@ -287,6 +300,86 @@ Cycles MemorySystem::finish(Tick now, Tick t) {
     return c;
 }
 
+inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
+    if (write) {
+        ++stats_.dram_write_allocates;
+        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+    }
+    if (streamed(cpu, l)) { // trains the stream prefetcher even where the stride one covers the line
+        ++stats_.dram_stream_lines;
+        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+    }
+    if (stride_line) {
+        ++stats_.dram_stride_lines;
+        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+    }
+    return demand_miss(t);
+}
+
+Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+    const std::size_t nlev = n_levels_;
+    const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
+    Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
+    const std::uint16_t* const bits = &bits_[base];
+    std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
+    const Line dir_lines = dir_.size();
+    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
+    std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
+    for (Line l = first; l <= last; ++l) {
+        const std::uint16_t h = dir[l];
+        std::size_t found = nlev;
+        bool peer_dirty = false;
+        if (h == 0) {
+            ++unheld;
+            t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+        } else {
+            for (std::size_t k = 0; k < nlev; ++k) {
+                // the directory answers presence; a lookup is needed only to reorder an LRU set
+                if ((h & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l))) {
+                    found = k;
+                    break;
+                }
+                ++stats_.levels[k].misses;
+            }
+            if (found < nlev) {
+                ++stats_.levels[found].hits;
+                t += hit_ticks_[found];
+            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
+                for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
+                    peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
+                ++stats_.peer_hits;
+                t += peer_ticks_;
+            } else {
+                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+            }
+        }
+        // fill_from: the levels that missed, the farthest first, the directory kept as fill_at does
+        const bool dirty = write || peer_dirty;
+        for (std::size_t j = found; j-- > 0;) {
+            Evicted ev;
+            const bool displaced = lv[j]->fill(l, dirty && j == 0, ev);
+            dir[l] = static_cast<std::uint16_t>(dir[l] | bits[j]);
+            if (!displaced) continue;
+            if (ev.line < dir_lines) dir[ev.line] = static_cast<std::uint16_t>(dir[ev.line] & ~bits[j]);
+            if (!ev.dirty) continue;
+            // a dirty victim usually finds its line in the next level: marked dirty there, inline
+            // (place_evicted's first step, the directory saying the line is there)
+            if (j + 1 < nlev && ev.line < dir_lines && (dir[ev.line] & bits[j + 1]) != 0 && lv[j + 1]->mark_dirty(ev.line))
+                continue;
+            place_evicted(cpu, j, ev, t);
+        }
+        if (write) {
+            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
+        } else if (peer_dirty) {
+            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
+        }
+    }
+    if (unheld != 0)
+        for (std::size_t k = 0; k < nlev; ++k) stats_.levels[k].misses += unheld;
+    return t;
+}
+
 Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (x.len == 0) return t;
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
@@ -297,6 +390,8 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
+    if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
+    // memory outside alloc()'s, or no directory: every cache searched, line by line
     for (Line l = first; l <= last; ++l) {
         const std::uint16_t* d = holders(l);
         std::size_t found = nlev;
@@ -401,18 +496,23 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
-    for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
-        bool present = false;
-        if (std::uint16_t* d = holders(l)) {
-            present = *d != 0;
-            drop_bits(l, *d);
-            *d = 0;
-        } else {
-            for (int cpu = 0; cpu < cpus_; ++cpu)
-                for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
-                    present = level(cpu, k).invalidate(l).has_value() || present;
-            for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
+    Line l = first;
+    if (use_dir_) { // the lines the directory covers: only the held ones visited, their holders dropped
+        std::uint16_t* const dir = dir_.data();
+        const Line end = std::min<Line>(last + 1, dir_.size());
+        for (l = next_held(dir, l, end); l < end; l = next_held(dir, l + 1, end)) {
+            drop_bits(l, dir[l]);
+            dir[l] = 0;
+            ++dropped;
         }
+        l = std::max(l, end);
+    }
+    for (; l <= last; ++l) { // outside the directory: every cache searched
+        bool present = false;
+        for (int cpu = 0; cpu < cpus_; ++cpu)
+            for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
+                present = level(cpu, k).invalidate(l).has_value() || present;
+        for (auto& c : shared_) present = c.invalidate(l).has_value() || present;
         dropped += present;
     }
     stats_.invalidated_lines += dropped;

@@ -144,6 +144,7 @@ public:
     Tick dram_busy_until() const { return busy_until_; }
 
 private:
+    friend struct MemorySystemTestPeer; // memory_test.cpp: the same machine without the directory
     struct Stream {
         Line next = 0;      // the line that continues the stream
         std::uint32_t run = 0;
@@ -158,6 +159,15 @@ private:
     // One access from issue time `t`: returns the issue time after it; its demand misses beyond the
     // first fill buffer stay in inflight_ until finish().
     Tick access(int cpu, Tick t, const Access& x);
+    // access() over lines inside the holders directory (every access of alloc()'d memory): the same
+    // per-line steps, with the CPU's levels, bits and peers read once per access and the holders
+    // entry once per line. A line that no cache holds (a DMA-written frame, a fresh buffer) skips
+    // the level probe and the peer search: it misses every level (counted once per access) and
+    // comes from DRAM.
+    Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
+    // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
+    // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.
+    Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line);
     // Waits for the misses in flight: the stall from `now` to then, in cycles.
     Cycles finish(Tick now, Tick t);
     // A demand miss of line-sized channel time issued at `t`: returns the issue time after it.
@@ -224,6 +234,11 @@ private:
     Tick refresh_busy_ = 0;      // tRFC, ps
     Tick refresh_phase_ = 0;     // the first refresh's start, in [0, period)
     engine::U64Divider by_refresh_;
+    // The last span with no refresh that after_refresh() found: [clear_from_, clear_from_ +
+    // clear_len_) modulo 2^64 (clear_len_ 0: none yet), so that the times of a run of lines,
+    // which mostly fall between two refreshes, need no division.
+    Tick clear_from_ = 0;
+    Tick clear_len_ = 0;
     Addr next_addr_ = 0;
     MemoryStats stats_;
 };

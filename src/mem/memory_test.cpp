@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 namespace kdsim::mem {
@@ -323,6 +324,24 @@ TEST(Memory, TheRefreshPhaseMovesTheWindowsAndIsTakenModuloTheInterval) {
     EXPECT_EQ(m.after_refresh(900 * NS), 1100 * NS);
 }
 
+TEST(Memory, TheSpanBetweenTwoRefreshesIsRememberedToItsEdgesAndForgottenWithThePhase) {
+    // refreshes hold [0, 200), [1000, 1200), ...: a time in [200, 1000) is free, to the picosecond
+    MemorySystem m(refreshing(), 1, 1'000'000'000);
+    EXPECT_EQ(m.after_refresh(500 * NS), 500 * NS);
+    EXPECT_EQ(m.after_refresh(200 * NS), 200 * NS);           // the span's first picosecond
+    EXPECT_EQ(m.after_refresh(1000 * NS - 1), 1000 * NS - 1); // its last
+    EXPECT_EQ(m.after_refresh(1000 * NS), 1200 * NS);         // the next refresh's first
+    EXPECT_EQ(m.after_refresh(200 * NS - 1), 200 * NS);       // the one before's last
+    EXPECT_EQ(m.stats().refresh_waits, 2u);
+    m.set_refresh_phase(500 * NS); // now [-500, -300), [500, 700), ...
+    EXPECT_EQ(m.after_refresh(600 * NS), 700 * NS);
+    EXPECT_EQ(m.after_refresh(400 * NS), 400 * NS); // the span [-300, 500) began before time 0
+    EXPECT_EQ(m.after_refresh(0), 0u);
+    EXPECT_EQ(m.after_refresh(500 * NS - 1), 500 * NS - 1);
+    EXPECT_EQ(m.after_refresh(500 * NS), 700 * NS);
+    EXPECT_EQ(m.stats().refresh_waits, 4u);
+}
+
 TEST(Memory, ADeviceTransferAlsoWaitsForTheRefresh) {
     MemorySystem m(refreshing(), 1, 1'000'000'000);
     const Addr buf = m.alloc(1536);
@@ -430,6 +449,141 @@ TEST(Memory, AnInvalidateOverLinesNoCacheHoldsDropsOnlyTheHeldOnes) {
     for (int l = 0; l < 16; ++l) EXPECT_EQ(m.level_of(l % 4, buf + static_cast<Addr>(l) * 64), -1) << l;
     EXPECT_FALSE(m.dirty_anywhere(buf + 9 * 64)); // dropped, not written back
     EXPECT_EQ(m.stats().writebacks, 1u);
+}
+
+// The test's view into MemorySystem: a hierarchy made to search every cache line by line, as it
+// does without the holders directory (more than 16 caches), the reference for the directory's runs.
+} // namespace
+
+struct MemorySystemTestPeer {
+    static void search_every_cache(MemorySystem& m) {
+        m.use_dir_ = false;
+        m.dir_.clear();
+    }
+};
+
+namespace {
+
+void expect_same_stats(const MemoryStats& a, const MemoryStats& b, const std::string& where) {
+    ASSERT_EQ(a.levels.size(), b.levels.size());
+    for (std::size_t k = 0; k < a.levels.size(); ++k) {
+        EXPECT_EQ(a.levels[k].hits, b.levels[k].hits) << where << " level " << k;
+        EXPECT_EQ(a.levels[k].misses, b.levels[k].misses) << where << " level " << k;
+    }
+    EXPECT_EQ(a.peer_hits, b.peer_hits) << where;
+    EXPECT_EQ(a.dram_demand_lines, b.dram_demand_lines) << where;
+    EXPECT_EQ(a.dram_stream_lines, b.dram_stream_lines) << where;
+    EXPECT_EQ(a.dram_stride_lines, b.dram_stride_lines) << where;
+    EXPECT_EQ(a.overlapped_misses, b.overlapped_misses) << where;
+    EXPECT_EQ(a.dram_write_allocates, b.dram_write_allocates) << where;
+    EXPECT_EQ(a.writebacks, b.writebacks) << where;
+    EXPECT_EQ(a.dma_write_bytes, b.dma_write_bytes) << where;
+    EXPECT_EQ(a.dma_read_bytes, b.dma_read_bytes) << where;
+    EXPECT_EQ(a.invalidated_lines, b.invalidated_lines) << where;
+    EXPECT_EQ(a.refresh_waits, b.refresh_waits) << where;
+    EXPECT_EQ(a.stall_cycles, b.stall_cycles) << where;
+}
+
+// One machine of the randomized comparison: small caches (so that fills displace, dirty victims
+// move down and write back), 1 to 4 CPUs, each replacement policy, with or without the stream and
+// stride prefetchers, one or four fill buffers, refresh, coherent DMA.
+MemoryConfig random_machine(std::mt19937& rng, int& cpus) {
+    MemoryConfig c = test_profile();
+    const Replacement repl[] = {Replacement::LRU, Replacement::ROUND_ROBIN, Replacement::RANDOM};
+    c.line = rng() % 2 ? 32 : 64;
+    c.levels = {{"l1d", 16ull * c.line, 4, 4, false, repl[rng() % 3]},
+                {"l2", 64ull * c.line, 8, 20, true, repl[rng() % 3]}};
+    if (rng() % 3 == 0) // a private L2, a shared L3
+        c.levels = {{"l1d", 8ull * c.line, 2, 4, false, repl[rng() % 3]},
+                    {"l2", 32ull * c.line, 4, 12, false, repl[rng() % 3]},
+                    {"l3", 128ull * c.line, 16, 30, true, repl[rng() % 3]}};
+    c.prefetch_streams = rng() % 3; // 0: none
+    c.fill_buffers = rng() % 2 ? 1 : 4;
+    c.stride_trigger = rng() % 2 ? 2 : 0;
+    c.stride_degree = 2;
+    c.core_bandwidth = rng() % 2 ? 3.2e9 : 0;
+    c.peer_latency = rng() % 2 ? 40 : 0;
+    if (rng() % 2) {
+        c.refresh_interval_ns = 7800;
+        c.refresh_time_ns = 260;
+    }
+    c.dma_coherent = rng() % 2;
+    cpus = 1 + static_cast<int>(rng() % 4);
+    return c;
+}
+
+TEST(Memory, ReadsAndWritesOverTheDirectoryEqualTheLineByLineSearchOfEveryCacheOnRandomMachines) {
+    for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+        std::mt19937 rng(seed);
+        int cpus = 1;
+        const MemoryConfig cfg = random_machine(rng, cpus);
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const std::size_t bytes = 64 * cfg.line;
+        const Addr buf = run.alloc(bytes);
+        ASSERT_EQ(ref.alloc(bytes), buf);
+        Tick now = 0;
+        for (int op = 0; op < 400; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 200) * NS;
+            const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
+            // any alignment; some ranges run past what alloc() gave (the line-by-line path there)
+            const Addr a = buf + rng() % (bytes + 4 * cfg.line);
+            const std::size_t len = rng() % 4 == 0 ? 0 : 1 + rng() % (12 * cfg.line);
+            const auto site = static_cast<std::uint8_t>(rng() % 4);
+            switch (rng() % 8) {
+            case 0:
+            case 1:
+            case 2: EXPECT_EQ(run.read(cpu, now, a, len, site), ref.read(cpu, now, a, len, site)) << where; break;
+            case 3:
+            case 4: EXPECT_EQ(run.write(cpu, now, a, len), ref.write(cpu, now, a, len)) << where; break;
+            case 5: {
+                const Access x[] = {{a, len, false, site}, {buf + rng() % bytes, rng() % 200, rng() % 2 == 0, 1}};
+                EXPECT_EQ(run.together(cpu, now, x), ref.together(cpu, now, x)) << where;
+                break;
+            }
+            case 6: // the device writes a frame (the lines no cache holds, on a non-coherent SoC after the invalidate)
+                run.device_write(now, a, len);
+                ref.device_write(now, a, len);
+                EXPECT_EQ(run.invalidate(a, len), ref.invalidate(a, len)) << where;
+                break;
+            case 7: EXPECT_EQ(run.clean(now, a, len), ref.clean(now, a, len)) << where; break;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
+            if (op % 20 == 0) expect_same_state(run, ref, buf, buf + bytes + 4 * cfg.line, cpus);
+            if (::testing::Test::HasFailure()) return;
+        }
+        expect_same_state(run, ref, buf, buf + bytes + 4 * cfg.line, cpus);
+    }
+}
+
+TEST(Memory, AStoreToFourLinesThatOnlyTheSharedLevelHoldsMovesFourDirtyVictimsDown) {
+    // one CPU, a direct-mapped L1 of 4 lines over a shared 16-way L2 (LRU), no prefetcher
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 1, 4, false, Replacement::LRU}, {"l2", 512 * 1024, 16, 20, true, Replacement::LRU}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr a = m.alloc(4 * 64, 4 * 64), b = m.alloc(4 * 64, 4 * 64); // b's lines share a's L1 sets
+    // a's 4 lines from DRAM (write-allocate): 4 x 10 ns on the channel, no latency for stores
+    EXPECT_EQ(m.write(0, 0, a, 4 * 64), 40u);
+    EXPECT_EQ(m.stats().levels[0].misses, 4u);
+    EXPECT_EQ(m.stats().levels[1].misses, 4u);
+    EXPECT_EQ(m.stats().dram_write_allocates, 4u);
+    // b's 4 lines: read from DRAM (4 serialised demand misses of 100 - 4 = 96 cycles), each
+    // displacing a dirty line of a from the L1 into the L2, where it is found and marked dirty
+    EXPECT_EQ(m.read(0, 1000 * NS, b, 4 * 64), 4u * 96);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(m.level_of(0, a + static_cast<Addr>(i) * 64), 1) << i;
+        EXPECT_TRUE(m.dirty_anywhere(a + static_cast<Addr>(i) * 64)) << i;
+        EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 0) << i;
+    }
+    EXPECT_EQ(m.stats().writebacks, 0u); // still in the L2: nothing written to DRAM
+    // a again: 4 L2 hits (16 cycles each), b's clean lines make way
+    EXPECT_EQ(m.write(0, 2000 * NS, a, 4 * 64), 4u * 16);
+    EXPECT_EQ(m.stats().levels[1].hits, 4u);
+    EXPECT_EQ(m.stats().levels[0].misses, 12u);
+    EXPECT_EQ(m.stats().levels[1].misses, 8u);
 }
 
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
