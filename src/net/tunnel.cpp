@@ -148,6 +148,8 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
         const mem::Addr ip = co_await wg.skb_cow_data(cpu, n);
+        // skb_push of the message_data header (type, receiver index, counter) into the headroom
+        if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip - WG_HEADER, 0, WG_HEADER), Cat::PROTOCOL);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
         // chacha20poly1305_encrypt_sg_inplace: every line of the padded plaintext read and written
         // back, then the tag written behind it (the cipher's figures are warm compute)
@@ -168,7 +170,9 @@ engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
         Packet p = wg.tx_.items.front().p;
         wg.tx_.items.pop_front();
         ++wg.tx_.base;
-        co_await cpu.exec(wg.env_.costs.wg_tx, Cat::PROTOCOL);
+        // send4 -> udp_tunnel_xmit_skb pushes the UDP and IP headers, neigh_hh_output the Ethernet
+        // header: written into the same buffer's headroom, in front of the WireGuard header
+        co_await cpu.exec(wg.env_.costs.wg_tx + wg.env_.stack->touch(cpu, p.data, 0, ETH_HEADER + IP_UDP), Cat::PROTOCOL);
         ++wg.stats_.tx_sent;
         co_await wg.env_.stack->dev_queue_xmit(cpu, p);
         co_await kernel::cond_resched(cpu);

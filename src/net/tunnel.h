@@ -23,7 +23,8 @@
 // With a memory hierarchy (Stack::memory, src/mem) WireGuard's packets touch lines: the encrypt
 // worker's skb_cow_data pulls a TCP skb's payload out of the sender's page frags into a new linear
 // head from the machine's slab (net/skb_slab.h), the AEAD reads and writes the padded plaintext in
-// place and writes the tag; the outer frame is that buffer (its headers pushed into the headroom),
+// place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP and Ethernet
+// headers written into the headroom),
 // which a veth hands to the peer as it is; the receiver reads the outer headers, decrypts in place
 // (a received skb is linear: no copy) and delivers the inner packet from the same buffer. The
 // cipher figures stay warm compute; the hierarchy adds the stalls. ESP does not touch lines yet.
