@@ -49,7 +49,8 @@ Cycles Stack::copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub,
     return per_byte(copy_warm_, s.len) + rd + wr;
 }
 
-// Models: skb_copy_to_page_nocache() (include/net/sock.h), its copy_from_user (arch/arm64/lib/copy_from_user.S)
+// skb_copy_to_page_nocache's copy from the user buffer (copy_from_user: arch/arm64/lib/copy_from_user.S).
+// Models: skb_copy_to_page_nocache() (include/net/sock.h)
 Cycles Stack::copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, std::uint32_t len, double cached_cpb) {
     if (!memory_ || dst == 0) return per_byte(cached_cpb, len);
     if (ub.base == 0) ub.base = memory_->alloc(UserBuffer::SIZE);

@@ -167,7 +167,8 @@ std::uint64_t TcpSource::sndbuf_max() const {
 // Without a hierarchy, the profile's copy_from_user per byte (as before issue 12's sender side).
 // With one, the next MSS goes at the ring's next offset, wrapping at the send buffer's size (in
 // whole pages) of the moment.
-// Models: tcp_sendmsg_locked() (net/ipv4/tcp.c): skb_page_frag_refill, skb_copy_to_page_nocache
+// (skb_page_frag_refill, skb_copy_to_page_nocache)
+// Models: tcp_sendmsg_locked() (net/ipv4/tcp.c)
 Cycles TcpSource::tcp_copy_from_user(kernel::Cpu& cpu) {
     mem::MemorySystem* m = stack_.memory();
     if (!m) return per_byte(costs_.copy_from_user, mss_);
