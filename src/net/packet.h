@@ -48,7 +48,9 @@ struct Packet {
     // skb->truesize a TCP sender charged to sk_wmem_alloc (TSQ, under a qdisc layer); 0: none.
     std::uint32_t truesize = 0;
     // Where the received frame's first byte lies in the receiving machine's memory hierarchy
-    // (its rx buffer, which becomes the skb's data); 0 when that machine has none.
+    // (its rx buffer, which becomes the skb's data); 0 when that machine has none. A locally
+    // built TCP skb's: its payload's address less the headers (TcpSource::tcp_transmit_skb), a
+    // WireGuard packet's: its linear buffer's frame (tunnel.cpp).
     std::uint64_t data = 0;
     // A GRO or GSO super-packet: the segments it stands for (1: a plain frame), each of gso_size
     // payload bytes but the last. A GRO skb also points at each segment's frame in memory
@@ -72,13 +74,15 @@ inline Packet transport_packet(FrameKind kind, std::uint32_t payload, std::uint3
 }
 
 // Segment i of the GSO skb `p` (skb_segment): its own sequence number and payload (gso_size, the
-// last one the rest), the same headers.
+// last one the rest), the same headers; its data where its payload lies in the skb's (a locally
+// built skb's payload is one run of bytes in the sender's page frags: tcp.h).
 inline Packet gso_segment_of(const Packet& p, std::uint32_t i) {
     Packet s = p;
     const std::uint32_t off = i * p.gso_size;
     s.seq = p.seq + off;
     s.payload = i + 1 < p.gso_segs ? p.gso_size : p.payload - off;
     s.len = p.len - p.payload + s.payload;
+    s.data = p.data ? p.data + off : 0;
     s.gso_segs = 1;
     s.gso_size = 0;
     s.frag_data = nullptr;

@@ -49,6 +49,31 @@ Cycles Stack::copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub,
     return per_byte(copy_warm_, s.len) + rd + wr;
 }
 
+// skb_copy_to_page_nocache's copy from the user buffer (copy_from_user: arch/arm64/lib/copy_from_user.S).
+// Models: skb_copy_to_page_nocache() (include/net/sock.h)
+Cycles Stack::copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, std::uint32_t len, double cached_cpb) {
+    if (!memory_ || dst == 0) return per_byte(cached_cpb, len);
+    if (ub.base == 0) ub.base = memory_->alloc(UserBuffer::SIZE);
+    if (ub.off + len > UserBuffer::SIZE) ub.off = 0;
+    const Cycles rd = memory_->read(cpu.id(), cpu.now(), ub.base + ub.off, len);
+    const Cycles wr = memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, len);
+    ub.off += len;
+    return per_byte(copy_warm_, len) + rd + wr;
+}
+
+// Models: skb_copy_bits() (net/core/skbuff.c)
+Cycles Stack::kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::uint32_t len) {
+    const Cycles rd = memory_->read(cpu.id(), cpu.now(), src, len);
+    const Cycles wr = memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, len);
+    return per_byte(copy_warm_, len) + rd + wr;
+}
+
+Cycles Stack::touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write) {
+    if (!memory_ || a == 0) return 0;
+    const Cycles rd = read ? memory_->read(cpu.id(), cpu.now(), a, read) : 0;
+    return rd + (write ? memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), a, write) : 0);
+}
+
 // skb_gso_segment of a GSO skb: the cost of every segment it makes; a device without
 // NETIF_F_SG also gets each segment's data copied into a linear skb (skb_segment's !sg path).
 // Models: skb_segment() (net/core/skbuff.c)

@@ -10,6 +10,7 @@
 #include "kernel/cpu.h"
 #include "mem/memory.h"
 #include "net/netdevice.h"
+#include "net/skb_slab.h"
 
 #include <cstdint>
 #include <memory>
@@ -54,8 +55,8 @@ struct QueuedSkb {
     mem::Addr data = 0;
 };
 
-// A reader's user buffer (iperf3 reads into one 128 KiB buffer), placed in memory at first use;
-// successive reads fill it round-robin.
+// A reader's or writer's user buffer (iperf3 reads into, and writes from, one 128 KiB buffer),
+// placed in memory at first use; successive reads or writes go through it round-robin.
 struct UserBuffer {
     static constexpr std::size_t SIZE = 128 * 1024;
     mem::Addr base = 0;
@@ -80,6 +81,25 @@ public:
     // stalls of reading the skb's lines and writing the user buffer's; else `cold_cpb` per byte
     // (the profile's copy figure, which has the cold source in it).
     Cycles copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb);
+    // The copy of `len` bytes of the writer's buffer `ub` into an skb's data at `dst`
+    // (skb_copy_to_page_nocache): with a hierarchy, [memory].copy per byte plus the stalls of
+    // reading ub's lines and writing dst's; else `cached_cpb` per byte (the profile's
+    // copy_from_user, which has the source's misses in it).
+    Cycles copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, std::uint32_t len, double cached_cpb);
+    // A kernel memcpy of `len` bytes from `src` to `dst` (skb_copy_bits, pskb_expand_head):
+    // [memory].copy per byte plus the stalls of the reads and the writes. Needs a hierarchy.
+    Cycles kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::uint32_t len);
+    // An in-place pass over data (a cipher's): the stalls of reading [a, a + read) and then
+    // writing [a, a + write); its compute is the caller's figure. 0 without a hierarchy.
+    Cycles touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write);
+    // The machine's slab of linear skb heads (skb_slab.h), or nullptr (no hierarchy).
+    void set_skb_slab(SkbSlab* s) { slab_ = s; }
+    SkbSlab* skb_slab() const { return slab_; }
+    // consume_skb of a received skb whose data lies at `a`: its head goes back to the slab when it
+    // came from there.
+    void skb_data_free(mem::Addr a) {
+        if (slab_ && a) slab_->free(a);
+    }
 
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver. False: the
     // qdisc dropped the skb (NET_XMIT_DROP).
@@ -181,6 +201,7 @@ private:
     static engine::Task<> netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet& p);
     mem::MemorySystem* memory_ = nullptr;
     double copy_warm_ = 0;
+    SkbSlab* slab_ = nullptr;
     Tunnel* tunnel_ = nullptr;
     bool nf_on_ = false;
     PreroutingDrop nf_drop_ = PreroutingDrop::RAW;

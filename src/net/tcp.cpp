@@ -139,7 +139,7 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
                 owned_ = true;
                 continue;
             }
-            co_await cpu.exec(per_byte(costs_.copy_from_user, mss_), Cat::COPY);
+            co_await cpu.exec(tcp_copy_from_user(cpu), Cat::COPY);
             write_seq_ += mss_;
             written += mss_;
             // an skb is pushed when it holds size_goal bytes (tcp_push_one), the rest at the end
@@ -151,6 +151,38 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, 
         co_await release_sock(cpu);
         co_await kernel::syscall_exit(cpu);
     }
+}
+
+namespace {
+constexpr std::uint64_t FRAG_PAGE = 32 * 1024;  // SKB_FRAG_PAGE_ORDER's page
+constexpr std::uint64_t FRAG_LEAD = 4096;       // the ring starts past address 0 and its first headers
+constexpr std::uint64_t FRAG_TAIL = 64 * 1024;  // an skb read past the wrap (at most GSO_MAX_SIZE)
+std::uint64_t round_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
+} // namespace
+
+std::uint64_t TcpSource::sndbuf_max() const {
+    return sndbuf_auto_ ? std::max(sndbuf_, wmem_max_ * mss_ / PER_MSS_TRUESIZE) : sndbuf_;
+}
+
+// Without a hierarchy, the profile's copy_from_user per byte (as before issue 12's sender side).
+// With one, the next MSS goes at the ring's next offset, wrapping at the send buffer's size (in
+// whole pages) of the moment.
+// (skb_page_frag_refill, skb_copy_to_page_nocache)
+// Models: tcp_sendmsg_locked() (net/ipv4/tcp.c)
+Cycles TcpSource::tcp_copy_from_user(kernel::Cpu& cpu) {
+    mem::MemorySystem* m = stack_.memory();
+    if (!m) return per_byte(costs_.copy_from_user, mss_);
+    const std::uint64_t max = round_up(sndbuf_max(), FRAG_PAGE);
+    if (frag_ring_ == 0) {
+        frag_ring_ = m->alloc(FRAG_LEAD + max + FRAG_TAIL, 4096) + FRAG_LEAD;
+        seg_data_.assign(rtx_.size(), 0);
+    }
+    const std::uint64_t ring = std::min(max, round_up(std::max<std::uint64_t>(sndbuf_, mss_), FRAG_PAGE));
+    if (frag_off_ + mss_ > ring) frag_off_ = 0;
+    const mem::Addr dst = frag_ring_ + frag_off_;
+    frag_off_ += mss_;
+    seg_data_[(write_seq_ / mss_) & (seg_data_.size() - 1)] = dst;
+    return stack_.copy_from_user(cpu, user_, dst, mss_, costs_.copy_from_user);
 }
 
 std::uint64_t TcpSource::next_retransmit() {
@@ -245,6 +277,8 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
 engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
     for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
     Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
+    if (!seg_data_.empty()) // the frame convention: the payload follows the headers
+        p.data = seg_data_[(seq / mss_) & (seg_data_.size() - 1)] - TCP_IP_HEADERS - ETH_HEADER;
     if (segs > 1) {
         p.gso_segs = segs;
         p.gso_size = mss_;

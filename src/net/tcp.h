@@ -24,6 +24,13 @@
 // layer TSQ bounds what the socket has below it: sk_wmem_alloc (skb truesize, released by the
 // driver's tx completion) may not exceed max(2 truesize, sk_pacing_rate >> 10) (and 1 MiB,
 // tcp_limit_output_bytes, unless SK_PACING_FQ); the tsq tasklet resumes tcp_write_xmit.
+// With a memory hierarchy (Stack::memory) the writer's copy (skb_copy_to_page_nocache) reads the
+// user buffer and writes the skb's page frags, which lie in a ring the size of the send buffer:
+// sk_page_frag's 32 KiB pages (SKB_FRAG_PAGE_ORDER) are freed once their data is ACKed and the
+// per-CPU page lists hand the last freed one out first (skb_page_frag_refill), so the next byte
+// written reuses the memory of about one send queue earlier; the queue is the send buffer for a
+// bulk writer (it sleeps in sk_stream_wait_memory). Each skb's data is its payload's address; a
+// GSO skb's payload is taken as one run (an skb crossing the ring's wrap reads past it).
 // Not modelled: timestamps (RTT comes from send times), D-SACK and undo, RACK-TLP, internal
 // pacing (SK_PACING_NEEDED), TSQ without a qdisc layer, the handshake (the connection is
 // established at the start).
@@ -160,6 +167,10 @@ private:
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
     std::uint32_t tcp_size_goal(const kernel::Cpu& cpu) const;
+    // The copy of the next MSS into the send queue: its cycles (and, with a hierarchy, its place).
+    Cycles tcp_copy_from_user(kernel::Cpu& cpu);
+    // The most payload the send buffer may hold (its ring's size, with a hierarchy).
+    std::uint64_t sndbuf_max() const;
     std::uint64_t next_retransmit(); // the lowest lost, not retransmitted segment; UINT64_MAX: none
     engine::Task<> release_sock(kernel::Cpu& cpu);
     void tcp_rearm_rto(kernel::Cpu& cpu);
@@ -231,6 +242,12 @@ private:
     std::vector<Packet> backlog_;
     std::size_t backlog_head_ = 0;
     kernel::TaskStruct* waiter_ = nullptr;
+    // with a hierarchy: the writer's buffer, the page-frag ring (placed at the first write), the
+    // next write's offset in it, and each queued segment's payload address (as rtx_)
+    UserBuffer user_;
+    mem::Addr frag_ring_ = 0;
+    std::uint64_t frag_off_ = 0;
+    std::vector<mem::Addr> seg_data_;
     TcpSenderStats st_;
 };
 

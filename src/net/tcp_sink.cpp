@@ -278,6 +278,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
                                    "tcp_recvmsg");
             co_await cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY);
             co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
+            stack_.skb_data_free(s.data); // tcp_eat_recv_skb -> __kfree_skb: a slab head goes back
             unread_ -= s.len;
             bytes_read_ = s.seq + s.len;
             copied += s.len;

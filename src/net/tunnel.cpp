@@ -35,6 +35,9 @@ std::uint32_t pad_to(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a 
 constexpr std::uint32_t IP_UDP = 28;
 constexpr std::uint32_t WG_HEADER = 16; // type, receiver index, counter
 constexpr std::uint32_t TAG = 16;
+// The headroom before the IP header of a TCP skb's head: MAX_TCP_HEADER (320: L1_CACHE_ALIGN(128 +
+// MAX_HEADER)) less the 52 bytes of IP and TCP headers; pskb_expand_head(skb, 0, ...) keeps it.
+constexpr std::uint32_t TCP_HEADROOM = 320 - 52;
 } // namespace
 
 // ---- WireGuard -------------------------------------------------------------------------------
@@ -91,6 +94,35 @@ engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
     co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
 }
 
+// encrypt_packet's skb_cow_data with a memory hierarchy: the address of the inner IP header the
+// cipher then works on in place (0: no hierarchy, or a packet without an address). TCP transmits
+// a clone of its skb (__tcp_transmit_skb's skb_clone) whose payload lies in page frags, so
+// skb_cow_data's (skb_cloned(skb) || nr_frags) test takes __pskb_pull_tail(skb, __skb_pagelen(skb)):
+// pskb_expand_head gives the skb a new head (kmalloc_reserve of headroom + headers + the payload
+// + 128 bytes + skb_shared_info: ~2.2 KB, kmalloc-4k) and copies the headers, skb_copy_bits then
+// copies the payload from the frags behind them. Any other packet is linear and not cloned (an
+// ACK: __tcp_send_ack does not clone), and skb_cow_data leaves it where it is. Then skb_cow_head
+// finds the headroom for the WireGuard, UDP and IP headers (and the Ethernet header the device
+// pushes) in the same buffer: the outer frame starts that much before the inner IP header.
+// Read from Linux 6.1 net/core/skbuff.c (skb_cow_data, __pskb_pull_tail, pskb_expand_head) and
+// drivers/net/wireguard/send.c (encrypt_packet) as recalled: not checked against a source tree in
+// this session (shared/research has no copy of either).
+// Models: skb_cow_data() (net/core/skbuff.c)
+engine::Task<mem::Addr> WireGuard::skb_cow_data(kernel::Cpu& cpu, std::uint64_t n) {
+    Stack& st = *env_.stack;
+    Packet& p = tx_.at(n).p;
+    if (!st.memory() || p.data == 0) co_return 0;
+    const mem::Addr ip = p.data + ETH_HEADER;
+    if (p.inner != FrameKind::TCP_DATA || !st.skb_slab()) {
+        p.data = ip - WG_HEADER - IP_UDP - ETH_HEADER;
+        co_return ip;
+    }
+    const mem::Addr head = st.skb_slab()->alloc() + TCP_HEADROOM;
+    p.data = head - WG_HEADER - IP_UDP - ETH_HEADER;
+    co_await cpu.exec(st.kernel_copy(cpu, ip, head, p.inner_len - ETH_HEADER), Cat::COPY);
+    co_return head;
+}
+
 // ptr_ring_consume_bh on a crypt ring: the next packet's number, or none when it is empty.
 // Models: ptr_ring_consume_bh() (include/linux/ptr_ring.h)
 engine::Task<std::optional<std::uint64_t>> WireGuard::ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q) {
@@ -115,8 +147,14 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         Item& it = wg.tx_.at(n);
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
+        const mem::Addr ip = co_await wg.skb_cow_data(cpu, n);
+        // skb_push of the message_data header (type, receiver index, counter) into the headroom
+        if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip - WG_HEADER, 0, WG_HEADER), Cat::PROTOCOL);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
-        wg.env_.channel->seal(wg.env_.side, it.p, clobbered);
+        // chacha20poly1305_encrypt_sg_inplace: every line of the padded plaintext read and written
+        // back, then the tag written behind it (the cipher's figures are warm compute)
+        if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip, plain, plain + TAG), Cat::CRYPTO);
+        wg.env_.channel->seal(wg.env_.side, wg.tx_.at(n).p, clobbered);
         ++wg.stats_.encrypted;
         wg.tx_.at(n).state = State::CRYPTED; // wg_queue_enqueue_per_peer_tx
         co_await wg.tx_pool_->queue_work(cpu, wg.tx_work_);
@@ -132,7 +170,9 @@ engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
         Packet p = wg.tx_.items.front().p;
         wg.tx_.items.pop_front();
         ++wg.tx_.base;
-        co_await cpu.exec(wg.env_.costs.wg_tx, Cat::PROTOCOL);
+        // send4 -> udp_tunnel_xmit_skb pushes the UDP and IP headers, neigh_hh_output the Ethernet
+        // header: written into the same buffer's headroom, in front of the WireGuard header
+        co_await cpu.exec(wg.env_.costs.wg_tx + wg.env_.stack->touch(cpu, p.data, 0, ETH_HEADER + IP_UDP), Cat::PROTOCOL);
         ++wg.stats_.tx_sent;
         co_await wg.env_.stack->dev_queue_xmit(cpu, p);
         co_await kernel::cond_resched(cpu);
@@ -142,7 +182,9 @@ engine::Task<> WireGuard::tx_worker(kernel::Cpu& cpu, void* ctx) {
 // Models: wg_packet_receive() (drivers/net/wireguard/receive.c)
 engine::Task<> WireGuard::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.rx_packets;
-    co_await cpu.exec(env_.costs.wg_rx, Cat::PROTOCOL);
+    // the outer IP and UDP headers and the WireGuard header (with a hierarchy and an address)
+    co_await cpu.exec(env_.costs.wg_rx + env_.stack->frame_read(cpu, outer, 0, ETH_HEADER + IP_UDP + WG_HEADER),
+                      Cat::PROTOCOL);
     co_await queue_to_crypt(cpu, decrypt_, rx_, outer);
 }
 
@@ -159,6 +201,11 @@ engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
         const Packet& p = wg.rx_.at(n).p;
         const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
+        // decrypt_packet: skb_cow_data leaves a received skb (linear, not cloned) where it is;
+        // chacha20poly1305_decrypt_sg_inplace reads the ciphertext and tag and writes the plaintext
+        if (p.data)
+            co_await cpu.exec(wg.env_.stack->touch(cpu, p.data + ETH_HEADER + IP_UDP + WG_HEADER, plain + TAG, plain),
+                              Cat::CRYPTO);
         const bool ok = wg.open_packet(cpu, p, clobbered, "wg_packet_decrypt_worker");
         ++wg.stats_.decrypted;
         wg.rx_.at(n).state = ok ? State::CRYPTED : State::DEAD;
@@ -187,6 +234,7 @@ engine::Task<int> WireGuard::rx_poll(kernel::Cpu& cpu, void* ctx, int budget) {
         co_await cpu.exec(wg.env_.costs.wg_rx_poll, Cat::PROTOCOL);
         inner.kind = inner.inner;
         inner.len = inner.inner_len;
+        if (inner.data) inner.data += IP_UDP + WG_HEADER; // the inner IP header follows the WireGuard header
         ++wg.stats_.delivered;
         co_await wg.env_.stack->ip_local_deliver(cpu, inner);
     }

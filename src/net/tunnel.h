@@ -20,6 +20,15 @@
 // dequeues ONE request per run (re-queueing itself while more wait), decrypts in task context
 // and calls the completion (xfrm_input_resume / xfrm_output_resume) with BH disabled.
 //
+// With a memory hierarchy (Stack::memory, src/mem) WireGuard's packets touch lines: the encrypt
+// worker's skb_cow_data pulls a TCP skb's payload out of the sender's page frags into a new linear
+// head from the machine's slab (net/skb_slab.h), the AEAD reads and writes the padded plaintext in
+// place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP and Ethernet
+// headers written into the headroom),
+// which a veth hands to the peer as it is; the receiver reads the outer headers, decrypts in place
+// (a received skb is linear: no copy) and delivers the inner packet from the same buffer. The
+// cipher figures stay warm compute; the hierarchy adds the stalls. ESP does not touch lines yet.
+//
 // Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
 // workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
 // model gives each work item kind its own kworker per CPU (kernel::WorkerPool).
@@ -203,6 +212,9 @@ private:
     };
     engine::Task<> queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p);
     static engine::Task<std::optional<std::uint64_t>> ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q);
+    // encrypt_packet's skb_cow_data of tx item `n`: where its inner IP header now lies (0: no
+    // hierarchy or no address); the item's outer frame address set.
+    engine::Task<mem::Addr> skb_cow_data(kernel::Cpu& cpu, std::uint64_t n);
     static engine::Task<> encrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> decrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> tx_worker(kernel::Cpu& cpu, void* ctx);

@@ -10,7 +10,10 @@
 // and wg_packet_rx_poll delivers the decrypted prefix, stopping at a packet still in the ring.
 #include "net/tunnel.h"
 
+#include "mem/memory.h"
 #include "net/net_test_support.h"
+#include "net/skb_slab.h"
+#include "net/tcp.h"
 
 #include "kernel/preempt.h"
 #include "kernel/sched.h"
@@ -214,6 +217,84 @@ TEST(WireGuardRx, TheDecryptRingHoldsMaxQueuedPacketsAndDropsTheNext) {
     h.run(wg_receive(h, static_cast<int>(WireGuard::MAX_QUEUED_PACKETS) + 1));
     EXPECT_EQ(h.wg->stats().ring_drops, 1u);
     EXPECT_EQ(h.wg->stats().delivered, WireGuard::MAX_QUEUED_PACKETS);
+}
+
+// WireGuard on a memory hierarchy (one CPU at 1 GHz; 64-byte lines, private 8 KiB 8-way L1, shared
+// 64 KiB 8-way L2, no prefetcher: nothing is evicted, each count is distinct lines). A TCP segment
+// of 1448 bytes the writer copied into a page frag (frag line-aligned: 23 lines) is encrypted, sent,
+// and the same buffer received again as a veth would hand it over.
+mem::MemoryConfig small_hierarchy() {
+    mem::MemoryConfig c;
+    c.levels = {mem::CacheLevelConfig{"l1d", 8 * 1024, 8, 4, false, mem::Replacement::LRU},
+                mem::CacheLevelConfig{"l2", 64 * 1024, 8, 20, true, mem::Replacement::LRU}};
+    c.dram_latency_ns = 100;
+    c.dram_bandwidth = 4e9;
+    c.copy_warm = 0.5;
+    return c;
+}
+
+struct Delivered final : TcpEndpoint {
+    std::vector<Packet> got;
+    engine::Task<> tcp_rcv(kernel::Cpu&, const Packet& p) override {
+        got.push_back(p);
+        co_return;
+    }
+};
+
+// The segment sent; once the kworkers have run (1 ms), the stats noted and the outer frame the
+// wire got received again, as the veth hands the same buffer to the peer (BH off, as NET_RX).
+engine::Task<> wg_round_trip(Harness& h, Packet seg, const mem::MemorySystem& m, mem::MemoryStats& after_tx) {
+    co_await h.wg->xmit(h.cpu, seg);
+    co_await kernel::hrtimer_sleep_until(h.cpu, engine::PS_PER_MS);
+    after_tx = m.stats();
+    if (h.wire.sent.empty()) co_return;
+    co_await kernel::local_bh_disable(h.cpu);
+    co_await h.wg->rcv(h.cpu, h.wire.sent[0].p);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(WireGuardMemory, EncryptPullsTheSegmentIntoASlabHeadAndTheReceiverDecryptsTheSameLinesInPlace) {
+    Harness h(TunnelKind::WIREGUARD);
+    mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
+    SkbSlab slab(memory, 4096, 8);
+    h.stack.set_memory(&memory, 0.5);
+    h.stack.set_skb_slab(&slab);
+    Delivered sink;
+    h.stack.bind_tcp(0, sink);
+    // the writer's copy: 23 user-buffer lines from DRAM, 23 frag lines write-allocated (L1 misses 46)
+    const mem::Addr frag = memory.alloc(8192, 4096) + 4096;
+    UserBuffer ub;
+    (void)h.stack.copy_from_user(h.cpu, ub, frag, TCP_MSS, 0.2);
+    Packet seg = transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0); // 1514 bytes
+    seg.data = frag - TCP_IP_HEADERS - ETH_HEADER;
+    mem::MemoryStats tx;
+    h.run(wg_round_trip(h, seg, memory, tx));
+    ASSERT_EQ(h.wire.sent.size(), 1u);
+    const Packet outer = h.wire.sent[0].p;
+    // The head: a 4 KiB slab object, the inner IP header at 268 (MAX_TCP_HEADER 320 less 52), the
+    // outer frame 58 bytes before it (Ethernet 14, IP 20, UDP 8, WireGuard 16) at 210.
+    const mem::Addr head = outer.data + 58;
+    EXPECT_EQ((head - 268) % 4096, 0u);
+    EXPECT_EQ(slab.alloc(), head - 268 + 4096); // the first object is still live
+    // skb_cow_data copies the 1500 bytes of IP packet [frag - 52, frag + 1448): the line before the
+    // frag from DRAM (1 miss), the 23 frag lines L1 hits; it writes object bytes 268..1767, lines
+    // 4..27: 24 write-allocates. The WireGuard header (bytes 252..267): line 3 write-allocated,
+    // line 4 a hit. The AEAD reads the 1504 padded bytes (268..1771: lines 4..27, 24 hits) and
+    // writes them and the tag (268..1787: 24 hits). The UDP/IP/Ethernet headers (210..251): line
+    // 3, a hit.
+    EXPECT_EQ(tx.dram_demand_lines, 23u + 1u);
+    EXPECT_EQ(tx.dram_write_allocates, 23u + 24u + 1u);
+    EXPECT_EQ(tx.levels[0].misses, 46u + 1u + 24u + 1u);
+    EXPECT_EQ(tx.levels[0].hits, 23u + 1u + 48u + 1u);
+    // Received: the outer headers read (lines 3 and 4: 2 hits), the ciphertext and tag read (1520
+    // bytes: lines 4..27, 24 hits) and the plaintext written back (1504 bytes: 24 hits), nothing
+    // missed; the inner segment delivered from the same buffer.
+    const mem::MemoryStats& s = memory.stats();
+    ASSERT_EQ(sink.got.size(), 1u);
+    EXPECT_EQ(sink.got[0].data, head - ETH_HEADER); // its IP header at the head, its payload behind
+    EXPECT_EQ(s.dram_demand_lines, 24u);
+    EXPECT_EQ(s.levels[0].misses, tx.levels[0].misses);
+    EXPECT_EQ(s.levels[0].hits, tx.levels[0].hits + 2u + 48u);
 }
 
 } // namespace

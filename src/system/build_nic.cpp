@@ -104,13 +104,9 @@ net::Nic& System::add_nic(Machine& m) {
     if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
     else m.stack->add_device(*nic);
     add_qdisc(m, *nic);
-    if (mc.profile.memory && mc.profile.memory->copy_warm > 0) { // the datapath on the hierarchy
-        if (!m.memory) {
-            m.memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
-            if (const engine::Tick period = m.memory->refresh_interval())
-                m.memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
-            m.stack->set_memory(m.memory.get(), mc.profile.memory->copy_warm);
-        }
+    if (mem::MemorySystem* memory = datapath_memory(m)) { // the datapath on the hierarchy
+        m.stack->set_memory(memory, mc.profile.memory->copy_warm);
+        m.stack->set_skb_slab(m.skb_slab.get());
         nic->set_memory(*m.memory);
         if (devices::SwiotlbPool* pool = m.dma ? m.dma->swiotlb() : nullptr; pool && pool->slot_addr(0) == 0)
             pool->set_addr(m.memory->alloc(pool->nslabs() * devices::IO_TLB_SIZE, 4096));

@@ -367,6 +367,20 @@ std::vector<std::unique_ptr<net::Backlog>>& System::backlogs(Machine& box) {
     return box.backlog;
 }
 
+// The slab's objects: kmalloc-4k (a TCP skb's head pulled linear, skb_slab.h); 4096 of them (16
+// MiB): more than the heads a run keeps alive (a TCP receive queue of a few MB at most).
+mem::MemorySystem* System::datapath_memory(Machine& box) {
+    const MachineConfig& mc = *box.cfg;
+    if (!mc.profile.memory || mc.profile.memory->copy_warm <= 0) return nullptr;
+    if (!box.memory) {
+        box.memory = std::make_unique<mem::MemorySystem>(*mc.profile.memory, mc.cpus, mc.profile.clock_hz);
+        if (const engine::Tick period = box.memory->refresh_interval())
+            box.memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
+        box.skb_slab = std::make_unique<net::SkbSlab>(*box.memory, 4096, 4096);
+    }
+    return box.memory.get();
+}
+
 void System::build_veth(Machine& a, Machine& b) {
     Machine& box = hw(a);
     require(&box == &hw(b), "veth link " + a.cfg->name + " - " + b.cfg->name + ": its ends are namespaces of two machines");
@@ -379,6 +393,11 @@ void System::build_veth(Machine& a, Machine& b) {
     net::Veth::pair(*va, *vb);
     a.stack = std::make_unique<net::Stack>(*va);
     b.stack = std::make_unique<net::Stack>(*vb);
+    if (mem::MemorySystem* memory = datapath_memory(box)) // one kernel: both namespaces on the box's hierarchy
+        for (net::Stack* s : {a.stack.get(), b.stack.get()}) {
+            s->set_memory(memory, box.cfg->profile.memory->copy_warm);
+            s->set_skb_slab(box.skb_slab.get());
+        }
     va->set_gso(a.cfg->nic_gso);
     vb->set_gso(b.cfg->nic_gso);
     a.device = std::move(va);

@@ -101,6 +101,7 @@ private:
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
+        std::unique_ptr<net::SkbSlab> skb_slab;    // its linear skb heads, with `memory`
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair or a netif_rx NIC
         std::vector<std::unique_ptr<net::NetTx>> net_tx;    // per CPU, on machines with a qdisc layer
@@ -145,6 +146,9 @@ private:
     std::vector<std::unique_ptr<net::Backlog>>& backlogs(Machine& box);
     // A veth pair between two namespaces of one machine, each end its namespace's device.
     void build_veth(Machine& a, Machine& b);
+    // The box's memory hierarchy and skb slab, made at first use, when its profile's datapath runs
+    // on its [memory] (a [memory].copy figure); nullptr otherwise.
+    mem::MemorySystem* datapath_memory(Machine& box);
 
     const ScenarioConfig& cfg_;
     engine::Simulation sim_;

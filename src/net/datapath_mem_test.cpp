@@ -1,0 +1,182 @@
+// The locally built skb on the memory hierarchy (issue 12's sender side, WireGuard and the veth
+// pair): the lines each step touches, counted by the hierarchy's stats and derived by hand, and
+// the path without a hierarchy pinned to the profile's per-byte formula.
+//
+// The hierarchy of these tests: 64-byte lines, a private 8 KiB 8-way L1 (latency 4) and a shared
+// 64 KiB 8-way L2 (latency 20), no prefetcher, one fill buffer; nothing here comes near a
+// capacity, so no line is evicted and each count is "distinct lines touched".
+#include "mem/memory.h"
+#include "net/net_test_support.h"
+#include "net/skb_slab.h"
+#include "net/stack.h"
+#include "net/tcp.h"
+
+#include <gtest/gtest.h>
+
+namespace kdsim::net {
+namespace {
+
+constexpr double COPY_WARM = 0.5; // [memory].copy of these tests, cycles per byte
+constexpr std::uint32_t MSS = TCP_MSS; // 1448 bytes: 22 whole lines and 40 bytes, so 23 lines when aligned
+
+mem::MemoryConfig config() {
+    mem::MemoryConfig c;
+    c.line = 64;
+    c.levels = {mem::CacheLevelConfig{"l1d", 8 * 1024, 8, 4, false, mem::Replacement::LRU},
+                mem::CacheLevelConfig{"l2", 64 * 1024, 8, 20, true, mem::Replacement::LRU}};
+    c.dram_latency_ns = 100;
+    c.dram_bandwidth = 4e9;
+    c.fill_buffers = 1;
+    c.copy_warm = COPY_WARM;
+    return c;
+}
+
+struct TwoCpus {
+    engine::Simulation sim{1};
+    kernel::Cpu c0{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu c1{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    mem::MemorySystem memory{config(), 2, 1'000'000'000};
+    testing::Wire wire;
+    Stack stack{wire};
+    TwoCpus() { stack.set_memory(&memory, COPY_WARM); }
+};
+
+TEST(SkbSlab, HandsOutTheObjectFreedLastFirstAndIgnoresAddressesOutsideItAndDoubleFrees) {
+    TwoCpus t;
+    SkbSlab slab(t.memory, 4096, 3);
+    const mem::Addr a = slab.alloc(), b = slab.alloc();
+    EXPECT_EQ(b, a + 4096);
+    slab.free(b + 100); // any address inside the object
+    slab.free(a + 4095);
+    slab.free(a + 10);          // already free: nothing
+    slab.free(a + 3 * 4096);    // past the region: nothing
+    EXPECT_EQ(slab.live(), 0u);
+    EXPECT_EQ(slab.alloc(), a); // LIFO: a was freed last
+    EXPECT_EQ(slab.alloc(), b);
+    EXPECT_EQ(slab.alloc(), a + 2 * 4096); // the never-used third
+    EXPECT_EQ(slab.alloc(), a);            // none free: the ring's next, from the first
+    EXPECT_EQ(slab.alloc(), b);
+}
+
+TEST(DatapathMemory, WithoutAHierarchyTheWritersCopyIsTheProfilesFigurePerByteAndNothingElse) {
+    testing::Wire wire;
+    Stack stack(wire);
+    engine::Simulation sim{1};
+    kernel::Cpu cpu{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    UserBuffer ub;
+    // 0.2 x 1448 = 289.6 -> 290 cycles (rounded to the nearest), whatever the address
+    EXPECT_EQ(stack.copy_from_user(cpu, ub, 0, MSS, 0.2), 290u);
+    EXPECT_EQ(stack.copy_from_user(cpu, ub, 0x10000, MSS, 0.2), 290u);
+    EXPECT_EQ(stack.touch(cpu, 0x10000, MSS, MSS), 0u);
+    EXPECT_EQ(ub.base, 0u); // nothing placed in memory
+}
+
+// The writer's loop over one CPU at 1 GHz with a 4-segment window and an 8-segment send buffer
+// (the first test of tcp_test.cpp): 4 segments leave, each right after its copy.
+struct Writer {
+    engine::Simulation sim{1};
+    kernel::Cpu cpu{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    testing::Wire wire;
+    Stack stack{wire};
+    kernel::TaskStruct* self = nullptr;
+};
+engine::Task<> write_for(TcpSource& src, Writer& w) { co_await src.send_loop(w.cpu, *w.self, 5 * engine::PS_PER_MS); }
+
+TEST(DatapathMemory, WithoutAHierarchyEachSegmentLeavesAfterCopyFromUserPerByteAndCarriesNoAddress) {
+    // copy_from_user 0.5 cycles/byte: 0.5 x 1448 = 724 cycles = 724 ns per segment; every other
+    // cost 0, so segment i leaves at (i + 1) x 724 ns.
+    Writer w;
+    TcpCosts costs{};
+    costs.copy_from_user = 0.5;
+    TcpSource src(w.stack, costs, 4 * MSS);
+    w.self = &w.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, write_for(src, w));
+    w.cpu.boot();
+    w.sim.run(10 * engine::PS_PER_MS);
+    w.cpu.finish();
+    ASSERT_EQ(w.wire.sent.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(w.wire.sent[i].at, (i + 1) * 724 * engine::PS_PER_NS);
+        EXPECT_EQ(w.wire.sent[i].p.data, 0u);
+    }
+}
+
+TEST(DatapathMemory, OnAHierarchyTheWriterReadsItsBufferAndWritesEachSegmentAfterTheLastInThePageFragRing) {
+    // 8 segments copied (the send buffer), 8 x 1448 = 11584 bytes = exactly 181 lines, from the
+    // user buffer's start to the ring's (both line-aligned): each line of either is missed once
+    // (a line two copies share is in L1 for the second): 181 demand reads from DRAM, 181
+    // write-allocates. The 4 segments sent carry their payload's address less the 66 header
+    // bytes, one MSS apart.
+    Writer w;
+    mem::MemorySystem memory(config(), 1, 1'000'000'000);
+    w.stack.set_memory(&memory, COPY_WARM);
+    TcpSource src(w.stack, TcpCosts{}, 4 * MSS);
+    w.self = &w.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, write_for(src, w));
+    w.cpu.boot();
+    w.sim.run(10 * engine::PS_PER_MS);
+    w.cpu.finish();
+    EXPECT_EQ(src.bytes_written(), 8u * MSS);
+    EXPECT_EQ(memory.stats().dram_demand_lines, 181u);
+    EXPECT_EQ(memory.stats().dram_write_allocates, 181u);
+    ASSERT_EQ(w.wire.sent.size(), 4u);
+    const mem::Addr first = w.wire.sent[0].p.data;
+    EXPECT_NE(first, 0u);
+    EXPECT_EQ((first + ETH_HEADER + TCP_IP_HEADERS) % 64, 0u); // the payload starts the ring's first line
+    for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(w.wire.sent[i].p.data, first + i * MSS);
+}
+
+TEST(DatapathMemory, AnSkbWrittenByTheSenderPulledEncryptedAndReadByThePeersCpuTouchesTheLinesDerivedByHand) {
+    TwoCpus t;
+    SkbSlab slab(t.memory, 4096, 16);
+    const mem::MemoryStats& s = t.memory.stats();
+    const mem::Addr frag = t.memory.alloc(32 * 1024, 4096); // a page frag of the sender's
+    UserBuffer writer, reader;
+
+    // 1. tcp_sendmsg on CPU 0: 23 lines of the writer's buffer read from DRAM (missing L1 and L2),
+    //    23 lines of the page frag write-allocated.
+    const Cycles c1 = t.stack.copy_from_user(t.c0, writer, frag, MSS, 0.2);
+    EXPECT_EQ(s.levels[0].misses, 46u);
+    EXPECT_EQ(s.levels[1].misses, 46u);
+    EXPECT_EQ(s.dram_demand_lines, 23u);
+    EXPECT_EQ(s.dram_write_allocates, 23u);
+    EXPECT_EQ(c1, per_byte(COPY_WARM, MSS) + s.stall_cycles); // 724 + the stalls, not 0.2 per byte
+
+    // 2. WireGuard's encrypt worker on CPU 1, skb_cow_data: the payload pulled into a slab head
+    //    (at 320, line-aligned): the 23 frag lines miss CPU 1's L1 and hit the shared L2 (filled
+    //    by CPU 0's stores); the 23 head lines are write-allocated.
+    const mem::Addr head = slab.alloc() + 320;
+    const Cycles stalls_before = s.stall_cycles;
+    const Cycles c2 = t.stack.kernel_copy(t.c1, frag, head, MSS);
+    EXPECT_EQ(s.levels[0].misses, 46u + 46u);
+    EXPECT_EQ(s.levels[1].hits, 23u);
+    EXPECT_EQ(s.levels[1].misses, 46u + 23u);
+    EXPECT_EQ(s.dram_demand_lines, 23u);
+    EXPECT_EQ(s.dram_write_allocates, 46u);
+    EXPECT_EQ(s.peer_hits, 0u);
+    EXPECT_EQ(c2, per_byte(COPY_WARM, MSS) + (s.stall_cycles - stalls_before));
+
+    // 3. chacha20poly1305_encrypt_sg_inplace on CPU 1: the padded plaintext (1456 bytes: 23
+    //    lines) read and written, the tag behind it (1472 bytes: still 23 lines): 46 L1 hits, no stall.
+    const std::uint64_t l1_hits = s.levels[0].hits;
+    EXPECT_EQ(t.stack.touch(t.c1, head, 1456, 1456 + 16), 0u);
+    EXPECT_EQ(s.levels[0].hits, l1_hits + 46);
+    EXPECT_EQ(s.levels[0].misses, 92u);
+
+    // 4. The veth hands the same buffer to the peer; its reader on CPU 0 copies the payload to
+    //    user space: the 23 head lines miss CPU 0's L1 and hit the shared L2 (CPU 1's stores filled
+    //    it); the reader's 23 buffer lines are write-allocated.
+    const Cycles c4 = t.stack.copy_to_user(t.c0, QueuedSkb{MSS, head}, reader, 0.55);
+    EXPECT_EQ(s.levels[0].misses, 92u + 46u);
+    EXPECT_EQ(s.levels[1].hits, 46u);
+    EXPECT_EQ(s.levels[1].misses, 69u + 23u);
+    EXPECT_EQ(s.dram_demand_lines, 23u);
+    EXPECT_EQ(s.dram_write_allocates, 69u);
+    EXPECT_GT(c4, per_byte(COPY_WARM, MSS)); // the L2 hits stall
+
+    // 5. consume_skb gives the head back: the next pull gets the same lines.
+    t.stack.set_skb_slab(&slab);
+    t.stack.skb_data_free(head + 500);
+    EXPECT_EQ(slab.alloc() + 320, head);
+}
+
+} // namespace
+} // namespace kdsim::net
