@@ -323,7 +323,28 @@ void ScenarioLoader::read_dram(const toml::table& m, const std::string& mkey, sy
     const devices::DramLayout* dram = mc.dram ? &*mc.dram : nullptr;
     const std::uint64_t mask = devices::dma_bit_mask(mc.nic_dma_mask);
     if (!prof || !devices::swiotlb_wanted(mc.swiotlb, dram, mask)) return;
-    if (prof->dma && !prof->dma->has_swiotlb_figures()) {
+    if (dram) { // the pool where memblock_alloc_low puts it, and the mask reaching it
+        const std::uint64_t limit = devices::swiotlb_low_limit(prof->arch == arch::Arch::ARM64, mc.nic_dma_mask);
+        const auto start = devices::swiotlb_pool_start(dram->base, dram->size, mc.swiotlb_size, limit);
+        const toml::node& at = *m.get("dram");
+        if (!start) {
+            r_.error(at, dkey,
+                     fmt::format("the swiotlb pool ({} bytes) does not fit in DRAM [{:#x}, {:#x}) below {:#x}, where the "
+                                 "kernel puts it (memblock_alloc_low)",
+                                 mc.swiotlb_size, dram->base, dram->base + dram->size, limit));
+            return;
+        }
+        const std::uint64_t last = *start + mc.swiotlb_size - 1;
+        if (last > mask) {
+            const toml::node* n = nic ? nic->get("dma_mask") : nullptr;
+            r_.error(n ? *n : at, n ? nkey + ".dma_mask" : dkey,
+                     fmt::format("a {}-bit DMA mask reaches {:#x}, below the swiotlb pool's last byte {:#x} (the pool lies "
+                                 "below {:#x}): the kernel would fail every bounced mapping; expected a mask of at least {} bits",
+                                 mc.nic_dma_mask, mask, last, limit, std::bit_width(last)));
+            return;
+        }
+    }
+    if (prof->dma && !prof->dma->has_swiotlb_figures()) { // the slot allocator's costs
         const devices::DmaCosts& c = *prof->dma;
         const char* missing = !c.swiotlb_map_call     ? "swiotlb_map_call"
                               : !c.swiotlb_unmap_call ? "swiotlb_unmap_call"
@@ -335,26 +356,6 @@ void ScenarioLoader::read_dram(const toml::table& m, const std::string& mkey, sy
                  fmt::format("this machine bounces DMA through swiotlb, whose slot allocator needs [dma].swiotlb_map_call, "
                              "swiotlb_unmap_call, swiotlb_slot_probe and swiotlb_slot_write; profile {} has no dma.{}",
                              prof->name, missing));
-        return;
-    }
-    if (!dram) return;
-    const std::uint64_t limit = devices::swiotlb_low_limit(prof->arch == arch::Arch::ARM64, mc.nic_dma_mask);
-    const auto start = devices::swiotlb_pool_start(dram->base, dram->size, mc.swiotlb_size, limit);
-    const toml::node& at = *m.get("dram");
-    if (!start) {
-        r_.error(at, dkey,
-                 fmt::format("the swiotlb pool ({} bytes) does not fit in DRAM [{:#x}, {:#x}) below {:#x}, where the kernel "
-                             "puts it (memblock_alloc_low)",
-                             mc.swiotlb_size, dram->base, dram->base + dram->size, limit));
-        return;
-    }
-    const std::uint64_t last = *start + mc.swiotlb_size - 1;
-    if (last > mask) {
-        const toml::node* n = nic ? nic->get("dma_mask") : nullptr;
-        r_.error(n ? *n : at, n ? nkey + ".dma_mask" : dkey,
-                 fmt::format("a {}-bit DMA mask reaches {:#x}, below the swiotlb pool's last byte {:#x} (the pool lies below "
-                             "{:#x}): the kernel would fail every bounced mapping; expected a mask of at least {} bits",
-                             mc.nic_dma_mask, mask, last, limit, std::bit_width(last)));
     }
 }
 

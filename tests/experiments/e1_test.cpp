@@ -82,8 +82,12 @@ TEST(E1, BeforeArm9283EspDecryptionInNetRxGoesThroughCryptdAndAfterItRunsInTheSo
     EXPECT_GT(stat(before, "@iperf3/*/cycles/queueing"), 0);
     // after: the synchronous gcm-aes-ce in softirq, no cryptd at all
     EXPECT_EQ(stat(after, "@iperf3/tunnel/*/async_crypts"), 0);
-    EXPECT_EQ(stat(after, "@iperf3/tunnel/*/sync_crypts"),
-              stat(after, "@iperf3/tunnel/*/decrypted") + stat(after, "@iperf3/tunnel/*/encrypted"));
+    // every request synchronous: counted when made, done when the crypt returns, so the run may
+    // end with one in progress in each context of the guest's 2 vCPUs (task and softirq): 4 at most
+    const double made = stat(after, "@iperf3/tunnel/*/sync_crypts");
+    const double done = stat(after, "@iperf3/tunnel/*/decrypted") + stat(after, "@iperf3/tunnel/*/encrypted");
+    EXPECT_GE(made, done);
+    EXPECT_LE(made - done, 4);
     EXPECT_GT(metric(after, "iperf3", "receiver_mbit_s"), metric(before, "iperf3", "receiver_mbit_s"));
 }
 
