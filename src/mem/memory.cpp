@@ -429,17 +429,8 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
             if (peer) {
                 ++stats_.peer_hits;
                 t += peer_ticks_;
-            } else if (write) {
-                ++stats_.dram_write_allocates;
-                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
-            } else if (streamed(cpu, l)) {
-                ++stats_.dram_stream_lines;
-                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
-            } else if (stride_ahead && l == first) {
-                ++stats_.dram_stride_lines;
-                t = std::max(channel(t, cfg_.line), t + core_line_xfer_);
             } else {
-                t = demand_miss(t);
+                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
             }
         }
         fill_from(cpu, found, l, write || peer_dirty, t);
