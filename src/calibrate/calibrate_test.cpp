@@ -458,9 +458,9 @@ TEST(Cipher, ReferenceDigestIsPerPrimitive) {
 
 // The quick run's cipher part, exactly as `kdsim calibrate --quick` does it, rendered as profile
 // text: one table per primitive and implementation, each with two positive finite figures (or a
-// per-call figure of 0 whose source names the negative fit it replaces), and a generic table for
-// every primitive.
-TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
+// per-call figure of 0 whose source names the negative fit it replaces) and a curve of one point
+// per measured size, and a generic table for every primitive.
+TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFiguresAndCurves) {
     CpuFeatures cpu = detect_cpu();
     CipherPlan plan;
     plan.exe = KDSIM_EXE;
@@ -474,10 +474,11 @@ TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
 
     std::regex header(R"re(^\[cipher\.([a-z0-9-]+)\.([a-z0-9]+)\]$)re");
     std::regex figure(R"re(^(cycles_per_byte|cycles_per_call) = \{ value = ([^,]+), unit = "([^"]+)", source = "(.*)" \}$)re");
+    std::regex curve(R"re(^curve = \{ value = \[(.*)\], unit = "cycles", source = "(.*)" \}$)re");
     std::map<std::string, std::set<std::string>> tables;
     std::istringstream in(text);
     std::string line, prim, impl;
-    int figures = 0;
+    int figures = 0, curves = 0;
     while (std::getline(in, line)) {
         std::smatch m;
         if (line.empty()) continue;
@@ -487,6 +488,19 @@ TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
             EXPECT_TRUE(is_cipher_prim(prim)) << line;
             EXPECT_TRUE(is_cipher_impl(impl)) << line;
             EXPECT_TRUE(tables[prim].insert(impl).second) << "duplicate " << line;
+            continue;
+        }
+        if (std::regex_match(line, m, curve)) { // one [bytes, cycles] pair per measured size, in order
+            std::string pairs = m[1];
+            std::regex pair(R"re(\[(\d+), (\d+)\])re");
+            std::vector<std::size_t> sizes;
+            for (std::sregex_iterator it(pairs.begin(), pairs.end(), pair), end; it != end; ++it) {
+                sizes.push_back(std::stoul((*it)[1]));
+                EXPECT_GT(std::stod((*it)[2]), 0) << line;
+            }
+            EXPECT_EQ(sizes, plan.sizes) << line;
+            EXPECT_EQ(m[2].str().rfind(cpu.model + ", 2026-01-01, measured by kdsim calibrate: ", 0), 0u) << line;
+            ++curves;
             continue;
         }
         ASSERT_TRUE(std::regex_match(line, m, figure)) << "unexpected line: " << line;
@@ -508,6 +522,7 @@ TEST(Cipher, QuickRunEmitsTablesWithPositiveFiniteFigures) {
     std::size_t n_tables = 0;
     for (auto& [p, impls] : tables) n_tables += impls.size();
     EXPECT_EQ(figures, static_cast<int>(2 * n_tables));
+    EXPECT_EQ(curves, static_cast<int>(n_tables));
     // Tables are exactly the named measurements; everything else was reported unavailable.
     std::size_t named = 0;
     for (auto& m : ms) named += m.named;

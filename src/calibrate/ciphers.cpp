@@ -476,6 +476,23 @@ std::string cipher_tables_toml(const std::vector<CipherMeasurement>& ms, const s
             t += fmt::format("cycles_per_call = {{ value = {}, unit = \"cycles\", source = \"{}\" }}\n",
                              static_cast<long long>(std::llround(std::max(0.0, icept))),
                              escape(head + stat_words(pts.front().cycles, 0.05, pts.front().len) + "; " + call_how));
+            // The measured points themselves: the call's cost is not a line in its length (block
+            // sizes, tail code), and the model interpolates between them (CipherCostTable::curve).
+            std::string pairs;
+            double worst = 0;
+            for (const auto& q : pts) {
+                pairs += fmt::format("{}[{}, {}]", pairs.empty() ? "" : ", ", q.len,
+                                     static_cast<long long>(std::llround(q.cycles.stats.median)));
+                worst = std::max(worst, q.cycles.stats.spread);
+            }
+            t += fmt::format(
+                "curve = {{ value = [{}], unit = \"cycles\", source = \"{}\" }}\n", pairs,
+                escape(head + fmt::format("median cycles of one call at each size ([bytes, cycles]), largest spread "
+                                          "{:.1f}%; OpenSSL {} {} forced to its {} code ({}) with OPENSSL_ia32cap={}{}",
+                                          worst * 100, OpenSSL_version(OPENSSL_VERSION_STRING), call_words(m->prim),
+                                          m->impl, describe_cipher_path(m->prim, m->path),
+                                          cipher_ia32cap_mask(m->impl),
+                                          quick ? "" : "; median of 3 child processes")));
         }
     }
     return t;

@@ -102,6 +102,8 @@ std::vector<CipherMeasurement> measure_ciphers(const CpuFeatures& cpu, const Cip
 //   [cipher.<prim>.<impl>]
 //   cycles_per_byte = { value = <float>, unit = "cycles/byte", source = "<cpu>, <date>, measured by kdsim calibrate: ..." }
 //   cycles_per_call = { value = <integer>, unit = "cycles", source = "..." }
+//   curve = { value = [[<bytes>, <integer cycles>], ...], unit = "cycles", source = "..." }
+// (curve: the median of every measured size, as measured),
 // per-byte carrying the spread at the largest size, per-call the spread at the smallest; a negative
 // fitted intercept is written as 0 and said so. Throws std::logic_error when a primitive that has a
 // named measurement lacks its generic one.

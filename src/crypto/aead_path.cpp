@@ -42,19 +42,17 @@ engine::Task<bool> pass(arch::SimdUnit& unit, const CipherCostTable& t, CipherPr
         if (!scalar)
             throw std::logic_error("aead_crypt: no scalar " + std::string(to_string(prim)) +
                                    " and SIMD not usable: the caller should have gone async");
-        const CipherCost& c = *t.get(prim, *scalar);
         ++stats.scalar_steps;
-        co_await cpu.exec(c.cycles_per_call + c.bytes(0, bytes), Cat::CRYPTO);
+        co_await cpu.exec(t.call_cycles(prim, *scalar, bytes), Cat::CRYPTO);
         co_return false;
     }
-    const CipherCost& c = *t.get(prim, *simd);
     ++stats.simd_steps;
     bool clobbered = false;
     std::uint64_t pos = 0;
     do {
         const std::uint64_t next = std::min(bytes, pos + SIMD_CHUNK);
         co_await unit.begin();
-        clobbered |= co_await cpu.exec_simd((pos == 0 ? c.cycles_per_call : 0) + c.bytes(pos, next), Cat::CRYPTO,
+        clobbered |= co_await cpu.exec_simd(t.part_cycles(prim, *simd, bytes, pos, next), Cat::CRYPTO,
                                             unit.bracket_token());
         unit.add_bracket_bytes(next - pos);
         co_await unit.end();

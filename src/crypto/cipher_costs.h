@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace kdsim::crypto {
 
@@ -47,8 +48,34 @@ bool uses_simd(CipherImpl i);
 
 struct CipherCost : PerByteCost {};
 
+// One measured point of a call's cost curve: the median cycles of one call over `bytes` bytes.
+struct CostPoint {
+    std::uint64_t bytes = 0;
+    double cycles = 0;
+};
+
 class CipherCostTable : public CostTable<CipherPrim, CipherImpl, CipherCost, CIPHER_PRIMS, CIPHER_IMPLS> {
 public:
+    // A measured cost curve ([cipher.<prim>.<impl>] `curve`, written by kdsim calibrate): points
+    // with strictly increasing sizes, at least two. An empty vector removes it.
+    void set_curve(CipherPrim p, CipherImpl i, std::vector<CostPoint> pts) {
+        curves_[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)] = std::move(pts);
+    }
+    const std::vector<CostPoint>& curve(CipherPrim p, CipherImpl i) const {
+        return curves_[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)];
+    }
+    // Cycles of one call over `len` bytes. Without a curve: cycles_per_call + bytes(0, len).
+    // With one: linear between the two points around `len`; beyond its ends, the end point plus
+    // cycles_per_byte per byte more (or less). Implementation code works in blocks and takes other
+    // paths for tails, so that a call's cost is not a line in its length (docs/validation.md).
+    // Precondition: the table has (p, i).
+    engine::Cycles call_cycles(CipherPrim p, CipherImpl i, std::uint64_t len) const;
+    // The part of call_cycles(p, i, len) for bytes [from, to) of the call, cycles_per_call in the
+    // part that starts at 0; parts of one call add up to the whole. With a curve, the whole is
+    // shared in proportion to the bytes.
+    engine::Cycles part_cycles(CipherPrim p, CipherImpl i, std::uint64_t len, std::uint64_t from,
+                               std::uint64_t to) const;
+
     // The implementation used: the SIMD one with the fewest cycles per byte or, with `simd`
     // false, the fastest one that needs no SIMD unit. (For the drivers modelled, the kernel's
     // cra_priority order is also the speed order: ce > neon > bsaes > scalar, vaes > aesni.)
@@ -62,6 +89,9 @@ public:
         }
         return b;
     }
+
+private:
+    std::array<std::array<std::vector<CostPoint>, CIPHER_IMPLS>, CIPHER_PRIMS> curves_{};
 };
 
 } // namespace kdsim::crypto

@@ -115,8 +115,7 @@ engine::Task<bool> skcipher_crypt(arch::SimdUnit& unit, const CipherCostTable& t
     for (const WalkStep& s : skcipher_walk_steps(a, len, offset)) {
         if (s.walk) co_await cpu.exec(c.walk_step, Cat::CRYPTO);
         ++stats.steps;
-        const engine::Cycles work = cost.cycles_per_call + cost.bytes(0, s.bytes) +
-                                    (s.tweak ? cost.bytes(0, AES_BLOCK_SIZE) : 0);
+        const engine::Cycles work = t.call_cycles(prim, *impl, s.bytes) + (s.tweak ? cost.bytes(0, AES_BLOCK_SIZE) : 0);
         if (!simd) {
             co_await cpu.exec(work, Cat::CRYPTO);
             continue;

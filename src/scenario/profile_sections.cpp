@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace kdsim::scenario::detail {
 
@@ -72,7 +73,73 @@ std::vector<crypto::CipherImpl> cipher_impls_for(arch::Arch a) {
     return {};
 }
 
-// [cipher.<prim>.<impl>]: optional; each table has cycles_per_byte and cycles_per_call.
+// `curve` of a [cipher.<prim>.<impl>] table (optional, written by kdsim calibrate): a figure whose
+// value is at least two [bytes, cycles] pairs, sizes positive integers in increasing order, cycles
+// finite and non-negative: the measured cost of one call at each size (CipherCostTable::curve).
+std::optional<std::vector<crypto::CostPoint>> read_cost_curve(Reader& r, const toml::table& t, const std::string& ikey) {
+    const toml::node* n = t.get("curve");
+    if (!n) return std::vector<crypto::CostPoint>{};
+    const std::string key = join_key(ikey, "curve");
+    constexpr std::string_view FORM = "a figure { value = [[bytes, cycles], ...], unit = \"cycles\", source }";
+    const toml::table* fig = n->as_table();
+    if (!fig) {
+        r.error(*n, key, fmt::format("expected {}, found {}", FORM, describe(n)));
+        return std::nullopt;
+    }
+    const std::size_t before = r.errors();
+    r.check_keys(*fig, key, fmt::format("figure {}", key), {"value", "unit", "source"});
+    const std::string vkey = join_key(key, "value");
+    std::vector<crypto::CostPoint> pts;
+    const toml::node* v = fig->get("value");
+    const toml::array* a = v ? v->as_array() : nullptr;
+    if (!v) {
+        r.missing(*fig, vkey, "at least two [bytes, cycles] pairs", "a curve has its points");
+    } else if (!a || a->size() < 2) {
+        r.error(*v, vkey, fmt::format("expected at least two [bytes, cycles] pairs, found {}", describe(v)));
+    } else {
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& e = *a->get(i);
+            const std::string ekey = fmt::format("{}[{}]", vkey, i);
+            const toml::array* pair = e.as_array();
+            const toml::node* b = pair && pair->size() == 2 ? pair->get(0) : nullptr;
+            const toml::node* c = pair && pair->size() == 2 ? pair->get(1) : nullptr;
+            if (!b || !b->is_integer() || !c || !c->is_number()) {
+                r.error(e, ekey, fmt::format("expected a pair [bytes, cycles] (an integer and a number), found {}",
+                                             describe(&e)));
+                break;
+            }
+            const std::int64_t bytes = b->value<std::int64_t>().value_or(0);
+            const double cycles = c->value<double>().value_or(-1);
+            if (bytes <= 0 || (!pts.empty() && static_cast<std::uint64_t>(bytes) <= pts.back().bytes)) {
+                r.error(*b, ekey,
+                        fmt::format("expected a size above {} bytes (sizes are positive and increasing), found {}",
+                                    pts.empty() ? 0 : pts.back().bytes, bytes));
+                break;
+            }
+            if (!std::isfinite(cycles) || cycles < 0) {
+                r.error(*c, ekey, fmt::format("expected a finite non-negative number of cycles, found {}", describe(c)));
+                break;
+            }
+            pts.push_back({static_cast<std::uint64_t>(bytes), cycles});
+        }
+    }
+    const toml::node* u = fig->get("unit");
+    if (!u) r.missing(*fig, join_key(key, "unit"), "the unit \"cycles\"", "every figure states its unit");
+    else if (!u->is_string() || u->as_string()->get() != "cycles")
+        r.error(*u, join_key(key, "unit"), fmt::format("expected the unit \"cycles\", found {}", describe(u)));
+    const toml::node* src = fig->get("source");
+    if (!src || !src->is_string() || src->as_string()->get().find_first_not_of(" \t") == std::string::npos) {
+        if (!src) r.missing(*fig, join_key(key, "source"), "a non-empty string citing where the figure comes from",
+                            "every figure cites a source");
+        else r.error(*src, join_key(key, "source"),
+                     fmt::format("expected a non-empty string citing where the figure comes from, found {}", describe(src)));
+    }
+    if (r.errors() != before) return std::nullopt;
+    return pts;
+}
+
+// [cipher.<prim>.<impl>]: optional; each table has cycles_per_byte and cycles_per_call, and may
+// have a measured `curve`.
 void read_cipher(Reader& r, const toml::table& root, system::Profile& p, bool arch_ok) {
     const toml::table* t = section_table(r, root.get("cipher"), "cipher", "tables [cipher.<primitive>.<impl>]");
     if (!t) return;
@@ -107,9 +174,16 @@ void read_cipher(Reader& r, const toml::table& root, system::Profile& p, bool ar
                                     describe(&inode)));
                 continue;
             }
-            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), figure_names(system::CIPHER_FIGURES));
+            auto allowed = figure_names(system::CIPHER_FIGURES);
+            allowed.push_back("curve");
+            r.check_keys(*it, ikey, fmt::format("[{}]", ikey), allowed);
             crypto::CipherCost c;
-            if (read_figures(r, *it, ikey, system::CIPHER_FIGURES, c)) p.cipher.set(*prim, *impl, c);
+            const bool ok = read_figures(r, *it, ikey, system::CIPHER_FIGURES, c);
+            auto curve = read_cost_curve(r, *it, ikey);
+            if (ok && curve) {
+                p.cipher.set(*prim, *impl, c);
+                p.cipher.set_curve(*prim, *impl, std::move(*curve));
+            }
         }
     }
 }

@@ -9,8 +9,7 @@ using kernel::Cat;
 
 RxFlood::RxFlood(Env env, RxFloodWorkload cfg, RxFloodCosts costs)
     : Workload(env), cfg_(std::move(cfg)), costs_(std::move(costs)),
-      decrypt_(costs_.decrypt_per_call +
-               static_cast<Cycles>(std::llround(static_cast<double>(cfg_.payload) * costs_.decrypt_per_byte))),
+      decrypt_(costs_.decrypt),
       queue_(cfg_.cryptd_qlen) {
     if (!costs_.memory) return;
     hier_ = std::make_unique<Hierarchy>(*costs_.memory, costs_.clock_hz);

@@ -7,8 +7,8 @@
 // `budget` lasts (a poll that did its whole weight continues, so a round does at most
 // ceil(budget / weight) polls); per round it pays the profile's irq.softirq_round; per packet it
 // pays the flush of the buffer's lines (flush != none: lines x [dma] inner_inv_line + [dma]
-// barrier) and either the decryption (the fused AEAD primitive's cycles_per_call + payload x
-// cycles_per_byte, as CRYPTO) or, with cryptd, the hand-off to a worker task on the same CPU:
+// barrier) and either the decryption (the fused AEAD primitive's cost of one call over the
+// payload: cycles_per_call + payload x cycles_per_byte, or its measured curve, as CRYPTO) or, with cryptd, the hand-off to a worker task on the same CPU:
 // cryptd's request queue (crypto/cryptd.h CryptoQueue of cryptd_qlen: a full one refuses the
 // request with -ENOSPC and the packet is dropped) and, when the worker sleeps, a try_to_wake_up.
 // The worker takes one request per pass, as cryptd_queue_worker does; it is a user thread of the
@@ -50,8 +50,7 @@ namespace kdsim::workloads {
 
 // The costs of one rx_flood packet, resolved from the profile by the system layer.
 struct RxFloodCosts {
-    Cycles decrypt_per_call = 0; // [cipher.<prim>.<impl>] cycles_per_call
-    double decrypt_per_byte = 0; // and cycles_per_byte
+    Cycles decrypt = 0; // one call over the payload: CipherCostTable::call_cycles of [cipher.<prim>.<impl>]
     std::string impl;            // "<prim>.<impl>", for the result
     Cycles flush_per_packet = 0; // lines x inner_inv_line + barrier (0 without flush)
     std::uint64_t flush_lines = 0;

@@ -249,6 +249,64 @@ TEST(Profile, FractionalIntegerFiguresAreRoundedAndReportsListEveryError) {
     EXPECT_EQ(p.name, "test/minimal");
 }
 
+// A cipher table's measured curve ([cipher.<prim>.<impl>] curve, as kdsim calibrate writes it).
+TEST(Profile, ACipherCurveIsReadAsItsPointsAndPricesACall) {
+    TempDir dir;
+    std::string text = source_text("data/profiles/x86/amd-zen3.toml");
+    const std::string table = "[cipher.chacha20-poly1305.avx2]\n";
+    const auto at = text.find(table);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + table.size(),
+                "curve = { value = [[64, 1000], [1024, 1500], [2048, 1700]], unit = \"cycles\", source = \"test\" }\n");
+    auto p = load_profile(dir.write("p.toml", text));
+    const auto prim = crypto::CipherPrim::CHACHA20_POLY1305;
+    const auto impl = crypto::CipherImpl::AVX2;
+    ASSERT_EQ(p.cipher.curve(prim, impl).size(), 3u);
+    EXPECT_EQ(p.cipher.curve(prim, impl)[1].bytes, 1024u);
+    EXPECT_DOUBLE_EQ(p.cipher.curve(prim, impl)[1].cycles, 1500);
+    // 1,420 bytes: 1,500 + 200 x 396 / 1,024 = 1,577.3; the line would say 1,000 + 1.27 x 1,420 = 2,803
+    EXPECT_EQ(p.cipher.call_cycles(prim, impl, 1420), 1577u);
+    // a table without a curve keeps the line: aes128-gcm.vaes 600 + 0.383 x 1,000 = 983
+    EXPECT_TRUE(p.cipher.curve(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::VAES).empty());
+    EXPECT_EQ(p.cipher.call_cycles(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::VAES, 1000), 983u);
+}
+
+TEST(Profile, ABadCipherCurveIsAnErrorAtTheCurveNamingWhatWasExpected) {
+    struct Case {
+        const char* value;
+        const char* unit;
+        const char* key;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"[[64, 1000]]", "cycles", "cipher.chacha20-poly1305.avx2.curve.value",
+         "expected at least two [bytes, cycles] pairs, found an array of 1 element"},
+        {"[[64, 1000], [64, 1200]]", "cycles", "cipher.chacha20-poly1305.avx2.curve.value[1]",
+         "expected a size above 64 bytes (sizes are positive and increasing), found 64"},
+        {"[[64, 1000], [128, 1200, 5]]", "cycles", "cipher.chacha20-poly1305.avx2.curve.value[1]",
+         "expected a pair [bytes, cycles] (an integer and a number), found an array of 3 elements"},
+        {"[[64, 1000], [128, -1]]", "cycles", "cipher.chacha20-poly1305.avx2.curve.value[1]",
+         "expected a finite non-negative number of cycles, found integer -1"},
+        {"[[64, 1000], [128, 1200]]", "ns", "cipher.chacha20-poly1305.avx2.curve.unit",
+         "expected the unit \"cycles\", found string \"ns\""},
+    };
+    for (const Case& c : cases) {
+        TempDir dir;
+        std::string text = source_text("data/profiles/x86/amd-zen3.toml");
+        const std::string table = "[cipher.chacha20-poly1305.avx2]\n";
+        const auto at = text.find(table);
+        ASSERT_NE(at, std::string::npos);
+        text.insert(at + table.size(), std::string("curve = { value = ") + c.value + ", unit = \"" + c.unit +
+                                           "\", source = \"test\" }\n");
+        const InputError e = input_error_of([&] { load_profile(dir.write("p.toml", text)); });
+        ASSERT_EQ(e.diagnostics.size(), 1u) << c.value << ": " << e.what();
+        EXPECT_EQ(e.diagnostics[0].key, c.key) << c.value;
+        EXPECT_EQ(e.diagnostics[0].message, c.message) << c.value;
+        EXPECT_EQ(e.diagnostics[0].line, static_cast<int>(std::count(text.begin(), text.begin() + at, '\n') + 2))
+            << c.value; // the curve's line, right after the table header
+    }
+}
+
 TEST(Profile, NameMustMatchItsPathUnderDataProfiles) {
     TempDir dir;
     fs::path f = dir.write("data/profiles/x86/zen3-copy.toml", source_text("data/profiles/x86/amd-zen3.toml"));

@@ -85,9 +85,7 @@ workloads::RxFloodCosts costs(const MachineConfig& mc, const RxFloodWorkload& x)
     // the loader checks the scenario's profile; kdsim validate swaps in a calibrated one
     require(impl.has_value(), "rx_flood '" + x.name + "' needs a [cipher." + std::string(crypto::to_string(prim)) +
                                   ".<impl>] table in profile " + p.name + ", which has none");
-    const crypto::CipherCost& cc = *p.cipher.get(prim, *impl);
-    c.decrypt_per_call = cc.cycles_per_call;
-    c.decrypt_per_byte = cc.cycles_per_byte;
+    c.decrypt = p.cipher.call_cycles(prim, *impl, x.payload);
     c.impl = std::string(crypto::to_string(prim)) + "." + std::string(crypto::to_string(*impl));
     if (x.flush == RxFlush::NONE) {
         // with [memory], the loop's descriptor and frame accesses pay the hierarchy's stalls
