@@ -292,6 +292,7 @@ TEST(CipherMasks, EachImplementationNameHasTheDerivedMask) {
         {"generic", "~0x32181a0306800000:~0xe00fc230128"}, // the hashes' generic mask
         {"ssse3", "~0x3200180200000000:~0x600fc230128"},
         {"aesni", "~0x3000180000000000:~0x600fc230128"},
+        {"avx", "~0x80000000000:~0x600fc230128"}, // XOP; everything above SSE4 but AVX itself
         {"avx2", "~0x80000000000:~0x600dc230000"},
         {"vaes", "~0x80000000000:~0xdc230000"},
         {"avx512", "~0x80000000000:~0x0"},
@@ -299,7 +300,7 @@ TEST(CipherMasks, EachImplementationNameHasTheDerivedMask) {
     ASSERT_EQ(std::size(CIPHER_IMPLS), want.size());
     for (const char* impl : CIPHER_IMPLS) EXPECT_EQ(cipher_ia32cap_mask(impl), want.at(impl)) << impl;
     EXPECT_EQ(cipher_ia32cap_mask("generic"), ia32cap_mask("generic"));
-    EXPECT_THROW(cipher_ia32cap_mask("avx"), std::invalid_argument);
+    EXPECT_THROW(cipher_ia32cap_mask("neon"), std::invalid_argument);
     EXPECT_THROW(cipher_ia32cap_mask("shani"), std::invalid_argument);
     EXPECT_THROW(cipher_ia32cap_mask(""), std::invalid_argument);
 }
@@ -360,13 +361,17 @@ TEST(CipherDispatch, Zen3RunsTheseOpenSsl30Paths) {
     CpuFeatures z = zen3();
     using S = std::set<std::string>;
     EXPECT_EQ(available(z, "chacha20"), (S{"generic", "ssse3", "avx2"}));
-    EXPECT_EQ(available(z, "poly1305"), (S{"generic", "avx2"})); // no SSSE3 Poly1305: ssse3 runs scalar
-    EXPECT_EQ(available(z, "chacha20-poly1305"), (S{"generic", "ssse3", "avx2"}));
+    EXPECT_EQ(available(z, "poly1305"), (S{"generic", "avx", "avx2"})); // no SSSE3 Poly1305: ssse3 runs scalar
+    // avx: SSSE3 ChaCha20 (OpenSSL has no AVX-only ChaCha20) with AVX Poly1305
+    EXPECT_EQ(available(z, "chacha20-poly1305"), (S{"generic", "ssse3", "avx", "avx2"}));
     EXPECT_EQ(available(z, "aes128-ctr"), (S{"generic", "ssse3", "aesni"}));
-    EXPECT_EQ(available(z, "aes128-gcm"), (S{"generic", "ssse3", "aesni"}));
-    EXPECT_EQ(available(z, "aes256-gcm"), (S{"generic", "ssse3", "aesni"}));
-    // AES-GCM with AVX on runs the stitched AVX code, which has no [cipher] name; VAES is never used.
+    EXPECT_EQ(available(z, "aes128-gcm"), (S{"generic", "ssse3", "avx", "aesni"}));
+    EXPECT_EQ(available(z, "aes256-gcm"), (S{"generic", "ssse3", "avx", "aesni"}));
+    // AES-GCM with AVX on runs the stitched AVX code (the avx implementation) under the avx2 mask
+    // too; VAES is never used.
     EXPECT_EQ(forced_cipher_path(z, "aes128-gcm", "avx2"), "avx");
+    EXPECT_EQ(forced_cipher_path(z, "aes128-gcm", "avx"), "avx");
+    EXPECT_EQ(forced_cipher_path(z, "chacha20", "avx"), "ssse3");
     EXPECT_NE(cipher_unavailable(z, "aes128-gcm", "vaes")->find("never tests the VAES"), std::string::npos);
     EXPECT_NE(cipher_unavailable(z, "chacha20", "avx512")->find("AVX-512"), std::string::npos);
     EXPECT_EQ(forced_cipher_path(z, "aes128-ctr", "generic"), "generic");

@@ -20,7 +20,7 @@
 namespace kdsim::calibrate {
 
 const char* const CIPHER_PRIMS[6] = {"chacha20", "poly1305", "chacha20-poly1305", "aes128-ctr", "aes128-gcm", "aes256-gcm"};
-const char* const CIPHER_IMPLS[6] = {"generic", "ssse3", "avx2", "avx512", "aesni", "vaes"};
+const char* const CIPHER_IMPLS[7] = {"generic", "ssse3", "avx", "avx2", "avx512", "aesni", "vaes"};
 
 bool is_cipher_prim(const std::string& name) {
     return std::find_if(std::begin(CIPHER_PRIMS), std::end(CIPHER_PRIMS), [&](const char* p) { return name == p; }) !=
@@ -106,11 +106,12 @@ std::string cipher_ia32cap_mask(const std::string& impl) {
     if (impl == "generic") return ia32cap_mask("generic");
     if (impl == "ssse3") return mask_string(PCLMULQDQ | XOP | FMA | AESNI | AVX | F16C, ABOVE_SSE4);
     if (impl == "aesni") return mask_string(XOP | FMA | AVX | F16C, ABOVE_SSE4);
+    if (impl == "avx") return mask_string(XOP, ABOVE_SSE4);
     if (impl == "avx2") return mask_string(XOP, AVX512 | VAES | VPCLMULQDQ);
     if (impl == "vaes") return mask_string(XOP, AVX512);
     if (impl == "avx512") return mask_string(XOP, 0);
     throw std::invalid_argument("unknown cipher implementation '" + impl +
-                                "'; expected one of: generic, ssse3, avx2, avx512, aesni, vaes");
+                                "'; expected one of: generic, ssse3, avx, avx2, avx512, aesni, vaes");
 }
 
 Ia32Cap openssl_capabilities(const CpuFeatures& cpu) {

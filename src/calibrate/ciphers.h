@@ -4,7 +4,7 @@
 //
 // Primitives: the EVP AEADs chacha20-poly1305, aes128-gcm, aes256-gcm (encryption including the
 // tag), the EVP stream ciphers chacha20 and aes128-ctr, and Poly1305 through EVP_MAC "POLY1305".
-// Implementation names: generic, ssse3, avx2, avx512, aesni, vaes. No cipher is implemented here:
+// Implementation names: generic, ssse3, avx, avx2, avx512, aesni, vaes. No cipher is implemented here:
 // every byte goes through OpenSSL.
 #pragma once
 
@@ -19,7 +19,7 @@
 namespace kdsim::calibrate {
 
 extern const char* const CIPHER_PRIMS[6]; // chacha20 poly1305 chacha20-poly1305 aes128-ctr aes128-gcm aes256-gcm
-extern const char* const CIPHER_IMPLS[6]; // generic ssse3 avx2 avx512 aesni vaes
+extern const char* const CIPHER_IMPLS[7]; // generic ssse3 avx avx2 avx512 aesni vaes
 bool is_cipher_prim(const std::string& name);
 bool is_cipher_impl(const std::string& name);
 

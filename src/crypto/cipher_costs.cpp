@@ -12,7 +12,7 @@ constexpr engine::EnumNames<CipherPrim, CIPHER_PRIMS> PRIM_NAMES{{
     "ghash",          "aes128-gcm",     "aes256-gcm",        "aes128-cbc-enc", "aes128-cbc-dec",
     "aes256-cbc-enc", "aes256-cbc-dec", "aes128-xts",        "aes256-xts"}};
 constexpr engine::EnumNames<CipherImpl, CIPHER_IMPLS> IMPL_NAMES{{
-    "generic", "arm", "arm64", "neon", "bsaes", "ce", "ssse3", "avx2", "avx512", "aesni", "vaes"}};
+    "generic", "arm", "arm64", "neon", "bsaes", "ce", "ssse3", "avx2", "avx512", "aesni", "vaes", "avx"}};
 } // namespace
 
 std::string_view to_string(CipherPrim p) { return PRIM_NAMES(p); }

@@ -35,6 +35,8 @@ enum class CipherImpl : std::uint8_t {
     BSAES,   // bit-sliced AES on NEON (aes-neonbs)
     CE,      // ARMv8 Crypto Extensions (AES, PMULL)
     SSSE3, AVX2, AVX512, AESNI, VAES,
+    AVX, // x86 AVX without AVX2: the stitched AES-NI/PCLMULQDQ GCM (the kernel's aesni_gcm_*_avx_gen2,
+         // OpenSSL's aesni_gcm_encrypt), AVX Poly1305
     COUNT
 };
 inline constexpr std::size_t CIPHER_IMPLS = static_cast<std::size_t>(CipherImpl::COUNT);

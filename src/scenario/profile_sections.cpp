@@ -62,8 +62,8 @@ std::vector<crypto::CipherImpl> cipher_impls_for(arch::Arch a) {
     using crypto::CipherImpl;
     switch (a) {
     case arch::Arch::X86_64:
-        return {CipherImpl::GENERIC, CipherImpl::SSSE3, CipherImpl::AVX2, CipherImpl::AVX512, CipherImpl::AESNI,
-                CipherImpl::VAES};
+        return {CipherImpl::GENERIC, CipherImpl::SSSE3, CipherImpl::AVX, CipherImpl::AVX2, CipherImpl::AVX512,
+                CipherImpl::AESNI, CipherImpl::VAES};
     case arch::Arch::ARM32:
         return {CipherImpl::GENERIC, CipherImpl::ARM, CipherImpl::NEON, CipherImpl::BSAES, CipherImpl::CE};
     case arch::Arch::ARM64:
