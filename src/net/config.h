@@ -38,6 +38,13 @@ struct RxDmaConfig {
 //            from NET_RX's process_backlog (net/backlog.h).
 enum class RxMode : std::uint8_t { NAPI, NETIF_RX };
 
+// An XDP program attached to the driver's receive path ([machine.nic] xdp), run on every frame
+// before an skb is built (bpf_prog_run_xdp in the driver's NAPI poll, include/linux/filter.h):
+//  NONE: no program;
+//  PASS: a program that returns XDP_PASS (a no-op in front of the stack): the frame goes on as without;
+//  DROP: a program that returns XDP_DROP: the driver recycles the page into its ring, no skb.
+enum class XdpAction : std::uint8_t { NONE, PASS, DROP };
+
 // How a device transmits a GSO skb (NETIF_F_TSO and the driver behind it):
 //  NONE:     no TSO: validate_xmit_skb segments it in software (skb_gso_segment) first;
 //  HARDWARE: the NIC segments it: one descriptor set per skb, a header per segment on the wire;

@@ -36,6 +36,9 @@ struct NetCosts {
     // Needed by a NIC with rx_mode = "netif_rx" (with process_backlog above):
     std::optional<Cycles> netif_rx;        // netif_rx -> enqueue_to_backlog per frame, rps_lock's irq save/restore apart
     std::optional<Cycles> fec_irq_loop;    // per pass of the 3.0 fec_enet_interrupt loop, its IEVENT readl/writel apart
+    // Needed by a NIC with an XDP program ([machine.nic] xdp):
+    std::optional<Cycles> xdp_prog_run; // bpf_prog_run_xdp: the xdp_buff set-up, a trivial JITed program, its verdict
+    std::optional<Cycles> xdp_drop;     // per XDP_DROP frame: the descriptor's completion, the page recycled, the refill
     // Needed by a NIC with GRO on (net/gro.h; absent in profiles without them):
     std::optional<Cycles> gro_receive;  // per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's flush
     std::optional<Cycles> gro_tcp;      // per TCP segment: tcp4_gro_receive, tcp_gro_receive (flow, flags, sequence)

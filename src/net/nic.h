@@ -114,6 +114,14 @@ public:
         netif_rx_on_ = true;
     }
     RxMode rx_mode() const { return rx_mode_; }
+    // An XDP program on every received frame (bpf_prog_run_xdp in the NAPI poll): PASS charges
+    // [net] xdp_prog_run and goes on; DROP charges it and xdp_drop, syncs the received bytes for
+    // the CPU and, the page recycled, for the device again, and builds no skb. Needs those figures
+    // and rx_mode NAPI. Call before the run.
+    void set_xdp(XdpAction a) {
+        xdp_ = a;
+        xdp_on_ = a != XdpAction::NONE;
+    }
 
     kernel::Cpu& cpu() { return cpu_; }
     const NetCosts& costs() const override { return costs_; }
@@ -129,6 +137,9 @@ private:
     // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
     // register writes per descriptor). False: a refill failed and the driver dropped the frame.
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
+    // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
+    engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
+    XdpAction xdp_ = XdpAction::NONE;
     // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
     // and its interrupt line (asserted from the first event until the handler reads IEVENT empty).
     engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);

@@ -153,7 +153,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
-                   "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
+                   "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "xdp", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
                    "dma_mask"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
@@ -287,6 +287,19 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
             r_.error(at, nkey + ".rx_mode",
                      fmt::format("rx_mode = \"netif_rx\" needs the [net] netif_rx, process_backlog and fec_irq_loop figures "
                                  "of profile {}", mc.profile.name));
+    }
+    if (auto x = r_.choice(*nic, "xdp", nkey + ".xdp", false, {"none", "pass", "drop"})) {
+        mc.nic_xdp = static_cast<net::XdpAction>(*x);
+        const toml::node& at = *nic->get("xdp");
+        const net::NetCosts* nc = mc.profile.net ? &*mc.profile.net : nullptr;
+        if (mc.nic_xdp != net::XdpAction::NONE && mc.nic_rx_mode == net::RxMode::NETIF_RX)
+            r_.error(at, nkey + ".xdp", "xdp needs rx_mode = \"napi\" (XDP runs in a driver's NAPI poll; the 3.0 FEC has none)");
+        else if (mc.nic_xdp != net::XdpAction::NONE && !mc.profile.name.empty() &&
+                 (!nc || !nc->xdp_prog_run || (mc.nic_xdp == net::XdpAction::DROP && !nc->xdp_drop)))
+            r_.error(at, nkey + ".xdp",
+                     fmt::format("xdp = \"{}\" needs the [net] {} of profile {}", mc.nic_xdp == net::XdpAction::DROP ? "drop" : "pass",
+                                 mc.nic_xdp == net::XdpAction::DROP ? "xdp_prog_run and xdp_drop figures" : "xdp_prog_run figure",
+                                 mc.profile.name));
     }
 }
 

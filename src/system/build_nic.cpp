@@ -101,6 +101,14 @@ net::Nic& System::add_nic(Machine& m) {
                 "process_backlog and fec_irq_loop figures of profile " + mc.profile.name);
         nic->set_netif_rx(*backlogs(hw(m))[static_cast<std::size_t>(cpu)]);
     }
+    if (mc.nic_xdp != net::XdpAction::NONE) { // an XDP program in the driver's NAPI poll
+        const net::NetCosts& nc = *mc.profile.net;
+        require(mc.nic_rx_mode == net::RxMode::NAPI && nc.xdp_prog_run &&
+                    (mc.nic_xdp != net::XdpAction::DROP || nc.xdp_drop),
+                "machine " + mc.name + ": xdp needs rx_mode = \"napi\" and the [net] xdp_prog_run (and, to drop, "
+                "xdp_drop) figures of profile " + mc.profile.name);
+        nic->set_xdp(mc.nic_xdp);
+    }
     if (!m.stack) m.stack = std::make_unique<net::Stack>(*nic);
     else m.stack->add_device(*nic);
     add_qdisc(m, *nic);

@@ -109,7 +109,7 @@ inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES =
 static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 37> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 39> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -125,6 +125,8 @@ inline constexpr std::array<Figure<NetCosts>, 37> NET_FIGURES = {{
     {"", "process_backlog", Unit::CYCLES, "per frame in process_backlog before __netif_receive_skb (veth pairs, rx_mode = netif_rx)", &NetCosts::process_backlog},
     {"", "netif_rx", Unit::CYCLES, "netif_rx -> enqueue_to_backlog per frame, irq save/restore apart (rx_mode = netif_rx)", &NetCosts::netif_rx},
     {"", "fec_irq_loop", Unit::CYCLES, "per pass of the 3.0 fec_enet_interrupt IEVENT loop, MMIO apart (rx_mode = netif_rx)", &NetCosts::fec_irq_loop},
+    {"", "xdp_prog_run", Unit::CYCLES, "bpf_prog_run_xdp per frame: xdp_buff set-up, a trivial program, its verdict (xdp)", &NetCosts::xdp_prog_run},
+    {"", "xdp_drop", Unit::CYCLES, "per XDP_DROP frame in the driver: descriptor, page recycled into the ring, no skb (xdp = \"drop\")", &NetCosts::xdp_drop},
     {"", "gro_receive", Unit::CYCLES, "napi_gro_receive per IP packet: gro_list_prepare, inet_gro_receive, udp4_gro_receive's flush (NICs with GRO on)", &NetCosts::gro_receive},
     {"", "gro_tcp", Unit::CYCLES, "napi_gro_receive per TCP segment: tcp4_gro_receive, tcp_gro_receive (NICs with GRO on)", &NetCosts::gro_tcp},
     {"", "gro_merge", Unit::CYCLES, "skb_gro_receive: a segment appended to a held skb (NICs with GRO on)", &NetCosts::gro_merge},
