@@ -488,14 +488,10 @@ void Cpu::handle_point(Frame& f) {
     switch (f.point) {
     case Point::IRQ_ENABLE: break;
     case Point::IRQ_RESTORE:
-        // The loop has just looked for deliverable interrupts under the old mask; an unmasking
-        // restore is then an IRQ_ENABLE point, handled at the loop's next step after it looks
-        // again. A masking one ends here: the new mask lets nothing more through (no time passed).
+        // The mask takes the saved state now that the exec has ended. The loop's next step looks
+        // for deliverable interrupts before it resumes the frame: an unmasking restore's
+        // IRQ_ENABLE point, and nothing more under a mask (no time passed since the last look).
         irqs_disabled_ = f.restore_irqs_disabled;
-        if (!irqs_disabled_) {
-            f.point = Point::IRQ_ENABLE;
-            return;
-        }
         break;
     case Point::BH_ENABLE:
         if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) {

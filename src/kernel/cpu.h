@@ -66,7 +66,7 @@ enum class Point : std::uint8_t {
     MIGHT_RESCHED,  // might_sleep(): reschedules under voluntary only
     RETURN_TO_USER, // exit_to_user_mode: reschedule, then the arch's user-state restore
     IRQ_RESTORE,    // local_irq_restore/enable after its exec: the mask takes the saved state
-                    // (Frame::restore_irqs_disabled), then IRQ_ENABLE's rule if that unmasks
+                    // (Frame::restore_irqs_disabled); what it lets through is taken at once
 };
 
 enum class TaskState : std::uint8_t { RUNNING, RUNNABLE, SLEEPING, DEAD };
