@@ -284,9 +284,11 @@ struct DmaOps {
 
 namespace {
 
-engine::Task<> charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
+// The call's cycles on the CPU, counted as the platform's: `co_await charge(...)` is the exec
+// itself (an awaitable, not a coroutine of its own: one frame less for every DMA API call).
+kernel::Cpu::ExecAwaiter charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
     p.stats().cycles += c;
-    co_await cpu.exec(c, kernel::Cat::CACHE_MAINT);
+    return cpu.exec(c, kernel::Cat::CACHE_MAINT);
 }
 
 // The cycles of the pool's slot allocator so far: slots tested, slot entries written.

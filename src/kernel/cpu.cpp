@@ -132,6 +132,15 @@ void Cpu::suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Po
     push_exec(f, e);
 }
 
+// local_irq_restore's exec that was not done in place: the exec, then Point::IRQ_RESTORE, which
+// sets the mask to `flags` only when the exec has ended (as `co_await exec; set mask; if
+// unmasked: co_await point(IRQ_ENABLE)` in a coroutine of its own did, one frame less).
+void Cpu::suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags) {
+    Frame& f = *running_;
+    f.restore_irqs_disabled = flags;
+    suspend_exec_point(h, e, Point::IRQ_RESTORE);
+}
+
 void Cpu::suspend_block(std::coroutine_handle<> h) {
     Frame& f = *running_;
     f.cont = h;
@@ -478,6 +487,12 @@ void Cpu::handle_point(Frame& f) {
     const bool task_ctx = f.kind == CtxKind::TASK;
     switch (f.point) {
     case Point::IRQ_ENABLE: break;
+    case Point::IRQ_RESTORE:
+        // The mask takes the saved state now that the exec has ended. The loop's next step looks
+        // for deliverable interrupts before it resumes the frame: an unmasking restore's
+        // IRQ_ENABLE point, and nothing more under a mask (no time passed since the last look).
+        irqs_disabled_ = f.restore_irqs_disabled;
+        break;
     case Point::BH_ENABLE:
         if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) {
             push_softirq(false);
@@ -556,6 +571,10 @@ void Cpu::run() {
             f.st = Frame::St::DONE; // unless the coroutine suspends on an awaitable
             f.cont.resume();
             running_ = nullptr;
+            if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)
+                in_run_ = false;
+                return;
+            }
             if (!f.root.done() && f.st == Frame::St::DONE) {
                 std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
                 std::abort();

@@ -65,6 +65,8 @@ enum class Point : std::uint8_t {
     COND_RESCHED,   // cond_resched: reschedules under none/voluntary
     MIGHT_RESCHED,  // might_sleep(): reschedules under voluntary only
     RETURN_TO_USER, // exit_to_user_mode: reschedule, then the arch's user-state restore
+    IRQ_RESTORE,    // local_irq_restore/enable after its exec: the mask takes the saved state
+                    // (Frame::restore_irqs_disabled); what it lets through is taken at once
 };
 
 enum class TaskState : std::uint8_t { RUNNING, RUNNABLE, SLEEPING, DEAD };
@@ -104,6 +106,7 @@ struct Frame {
     bool saved_irqs_disabled = false; // IRQ mask of the interrupted context
     bool from_irq_exit = false;       // softirq frame started by irq_exit (vs local_bh_enable)
     bool simd_clobbered = false;      // the current (or last) SIMD exec found foreign register contents
+    bool restore_irqs_disabled = false; // the mask state of a pending Point::IRQ_RESTORE
     std::uint8_t nexecs = 0;
     std::array<PendingExec, 8> execs{};
     std::coroutine_handle<> cont;
@@ -291,13 +294,17 @@ public:
     struct [[nodiscard]] ExecAwaiter {
         Cpu& cpu;
         PendingExec e;
+        Tick due = 0; // set by await_ready when the exec could not be taken in place (exec_in_place)
         // Without suspending when there is nothing to do, or when nothing can come between the
         // exec's start and its end (Cpu::exec_in_place).
         bool await_ready() noexcept {
             if (e.simd_check) return false;
-            return e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e));
+            return e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due));
         }
-        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_exec(h, e); }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (due) cpu.suspend_exec_started(h, e, due);
+            else cpu.suspend_exec(h, e);
+        }
         // True when SIMD work found foreign contents in the register file.
         bool await_resume() const noexcept { return e.simd_check && cpu.last_simd_clobbered(); }
     };
@@ -327,7 +334,8 @@ public:
         bool skip;
         bool await_ready() const noexcept { return skip; }
         void await_suspend(std::coroutine_handle<> h) noexcept {
-            if (e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e))) cpu.suspend_point(h, p);
+            Tick due = 0;
+            if (e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due))) cpu.suspend_point(h, p);
             else cpu.suspend_exec_point(h, e, p);
         }
         void await_resume() const noexcept {}
@@ -472,6 +480,7 @@ public:
 
 private:
     friend struct CpuTestAccess;
+    friend class IrqRestoreAwaiter;
     enum EventKind : std::uint64_t { EV_EXEC_DONE = 0, EV_TIMER = 1, EV_KICK = 2, EV_IPI = 3 };
 
     struct IrqDesc {
@@ -510,9 +519,11 @@ private:
     void push_softirq(bool from_irq_exit);
     void end_idle();
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
-    bool exec_in_place(const PendingExec& e); // inline, below the class
+    bool exec_in_place(const PendingExec& e, Tick& due); // inline, below the class
+    void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
     void suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Point p);
+    void suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags);
     void suspend_point(std::coroutine_handle<> h, Point p);
     void suspend_block(std::coroutine_handle<> h);
     void suspend_guest(std::coroutine_handle<> h, GuestRun& g);
@@ -679,8 +690,11 @@ private:
 // without suspending the coroutine and dispatching it again, when the dispatch would have
 // nothing to do first (no queued work, no deliverable interrupt); every result is unchanged
 // (the merged-exec test runs every shipped scenario with and without in-place events). False:
-// nothing has changed, and the caller suspends. Inline: it is most of an E5 event's CPU model.
-inline bool Cpu::exec_in_place(const PendingExec& e) {
+// nothing has changed but the watchdog view's mark (np_mark(false), which start_exec would make
+// at this instant too), and the caller suspends; `due` is then the exec's completion time when
+// the dispatch would start it next (suspend_exec_started), else left 0. Inline: it is most of an
+// E5 event's CPU model.
+inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
     if (f.nexecs != 0 || deliverable_irqs()) return false;
@@ -688,7 +702,10 @@ inline bool Cpu::exec_in_place(const PendingExec& e) {
     if (idle_ || depth_ == 1 || !np_open_) np_mark(false);
     const Tick start = now();
     const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
-    if (!sim_.run_inline(done)) return false;
+    if (!sim_.run_inline(done)) {
+        if (!idle_ && !stalled_) due = done; // (both false here: the dispatch runs after a completion)
+        return false;
+    }
     // No completion is scheduled for this exec, so exec_gen_ need not move: a stale completion
     // event is already told apart by exec_inflight_, which is false here.
     busy_cycles_ += e.remaining;
@@ -696,6 +713,27 @@ inline bool Cpu::exec_in_place(const PendingExec& e) {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_in_place(f, e, start);
     return true;
+}
+
+// An exec that exec_in_place could not take: the coroutine suspends and the exec starts now, as
+// the dispatch loop would start it at its next step (the frame has no other work and no
+// interrupt is deliverable, so that step is start_exec of this exec, whose np_mark(false)
+// exec_in_place made and whose completion time is `due`). The loop sees exec_inflight_ when the
+// coroutine returns to it and ends, as after start_exec; the completion is deferred to
+// on_event's loop as start_exec defers it there. Saves the loop's step and start_exec's work.
+inline void Cpu::suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due) {
+    Frame& f = *running_;
+    f.cont = h;
+    f.st = Frame::St::READY;
+    f.execs[0] = e;
+    f.nexecs = 1;
+    exec_start_cycles_ = busy_cycles_;
+    exec_inflight_ = true;
+    if constexpr (TRACE_COMPILED)
+        if (trace_) [[unlikely]] trace_exec_begin_ = now();
+    ++exec_gen_;
+    exec_deferred_ = true;
+    exec_done_at_ = due;
 }
 
 } // namespace kdsim::kernel

@@ -205,6 +205,97 @@ TEST(Irq, AnInterruptRaisedWhileMaskedIsTakenAtUnmask) {
     EXPECT_EQ(h.cpu.stats().irqflag_ops[1], 3u);
 }
 
+engine::Task<> save_exec_restore(Cpu& cpu, Harness& h, bool masked_before) {
+    if (masked_before) co_await local_irq_disable(cpu); // 3
+    const bool flags = co_await local_irq_save(cpu);    // 12
+    co_await cpu.exec(1000, Cat::OTHER);
+    co_await local_irq_restore(cpu, flags);              // 1000 here: the interrupt arrives inside it
+    h.observe();
+    if (masked_before) co_await local_irq_enable(cpu);  // 4
+}
+
+KernelCosts slow_restore_costs() {
+    KernelCosts c = round_costs();
+    c.local_irq_restore = 1000;
+    return c;
+}
+
+TEST(Irq, LocalIrqRestoreThatUnmasksTakesAnInterruptRaisedDuringItsOwnCostBeforeTheCallerGoesOn) {
+    // save 0..12 ns, exec 12..1012, restore 1012..2012 with IRQs still masked; the interrupt at
+    // 1.5 us waits for the mask to clear at 2012 and is taken before the caller continues: its
+    // softirq at 2012 + 300 + 200 + 100 + 4 = 2616 ns, the caller at 2012 + 608 = 2620 ns. Its
+    // exec cannot be taken in place (the interrupt's event comes first), so the restore goes
+    // through Point::IRQ_RESTORE; with in-place events off as well as on.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h(quiet_config(), slow_restore_costs());
+        h.sim.set_inline_events(merge == 1);
+        h.run_with_device_irq_at(1500 * PS_PER_NS, save_exec_restore(h.cpu, h, false));
+        ASSERT_EQ(h.seen.size(), 2u);
+        EXPECT_EQ(h.seen[0].ctx, CtxKind::SOFTIRQ);
+        EXPECT_EQ(h.seen[0].time, 2616 * PS_PER_NS) << "merging " << merge;
+        EXPECT_EQ(h.seen[1].ctx, CtxKind::TASK);
+        EXPECT_EQ(h.seen[1].time, 2620 * PS_PER_NS) << "merging " << merge;
+        EXPECT_EQ(h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::IRQ_MASK)],
+                  12u + 1000u + 3u + 4u) // save, restore; __schedule's disable/enable when the thread exits
+            << "merging " << merge;
+    }
+}
+
+TEST(Irq, LocalIrqRestoreThatKeepsTheMaskLetsNoInterruptThroughUntilTheEnable) {
+    // disable 0..3, save 3..15 (flags: masked), exec 15..1015, restore 1015..2015 keeps the mask:
+    // the caller goes on at 2015 ns with the interrupt of 1.5 us still pending, and it is taken at
+    // local_irq_enable: 2015 + 4 + 604 = 2623 ns.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h(quiet_config(), slow_restore_costs());
+        h.sim.set_inline_events(merge == 1);
+        h.run_with_device_irq_at(1500 * PS_PER_NS, save_exec_restore(h.cpu, h, true));
+        ASSERT_EQ(h.seen.size(), 2u);
+        EXPECT_EQ(h.seen[0].ctx, CtxKind::TASK);
+        EXPECT_EQ(h.seen[0].time, 2015 * PS_PER_NS) << "merging " << merge;
+        EXPECT_TRUE(h.seen[1].ctx == CtxKind::SOFTIRQ);
+        EXPECT_EQ(h.seen[1].time, 2623 * PS_PER_NS) << "merging " << merge;
+    }
+}
+
+engine::Task<> execs_between_events(Cpu& cpu, Harness& h) {
+    for (int i = 0; i < 4; ++i) {
+        co_await cpu.exec(1000, Cat::OTHER);
+        h.observe();
+    }
+}
+
+// Raises nothing: an event that only stands between an exec's start and its end.
+struct Bystander final : engine::EventTarget {
+    int seen = 0;
+    void on_event(std::uint64_t) override { ++seen; }
+};
+
+TEST(MergedExecs, AnExecThatCannotBeTakenInPlaceStartsAsItsCoroutineSuspendsWithTheQueuedTimes) {
+    // Four execs of 1 us; events of a bystander at 1.5, 2.5 and 3.5 us keep the 2nd, 3rd and 4th
+    // from being taken in place, so each starts as the coroutine suspends (its completion then
+    // queued behind the bystander's event). Times and cycles are those of queued execs: 1, 2, 3,
+    // 4 us, 4000 cycles, and the event count is the same with or without in-place events.
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, execs_between_events(h.cpu, h));
+        Bystander b;
+        for (int i = 0; i < 3; ++i) h.sim.schedule_at((1500 + 1000 * i) * PS_PER_NS, &b);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        std::vector<Tick> times;
+        for (const Observation& o : h.seen) times.push_back(o.time);
+        EXPECT_EQ(times, (std::vector<Tick>{1000 * PS_PER_NS, 2000 * PS_PER_NS, 3000 * PS_PER_NS, 4000 * PS_PER_NS}))
+            << "merging " << merge;
+        EXPECT_EQ(b.seen, 3);
+        EXPECT_EQ(h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)],
+                  4000u);
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
 engine::Task<> rt_probe(Cpu& cpu, Harness& h, Tick at) {
     co_await hrtimer_sleep_until(cpu, at);
     h.observe();

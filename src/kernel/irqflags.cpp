@@ -2,17 +2,6 @@
 
 namespace kdsim::kernel {
 
-namespace {
-
-// The exec that could not be done in place, then the mask state and the point.
-engine::Task<> restore_after_exec(Cpu& cpu, Cycles c, bool flags) {
-    co_await cpu.exec(c, Cat::IRQ_MASK);
-    cpu.set_irqs_disabled(flags);
-    if (!flags) co_await cpu.point(Point::IRQ_ENABLE);
-}
-
-} // namespace
-
 bool IrqRestoreAwaiter::await_ready() noexcept {
     if (!exec_.await_ready()) return false;
     in_place_ = true;
@@ -21,13 +10,9 @@ bool IrqRestoreAwaiter::await_ready() noexcept {
     return flags_ || !exec_.cpu.irqs_deliverable();
 }
 
-std::coroutine_handle<> IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
-    if (in_place_) {
-        exec_.cpu.point(Point::IRQ_ENABLE).await_suspend(h);
-        return std::noop_coroutine();
-    }
-    slow_ = restore_after_exec(exec_.cpu, exec_.e.remaining, flags_);
-    return std::move(slow_).operator co_await().await_suspend(h);
+void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
+    if (in_place_) exec_.cpu.suspend_point(h, Point::IRQ_ENABLE);
+    else exec_.cpu.suspend_exec_irq_restore(h, exec_.e, flags_);
 }
 
 } // namespace kdsim::kernel

@@ -26,19 +26,19 @@ struct [[nodiscard]] IrqSaveAwaiter {
 
 // local_irq_enable's and local_irq_restore's awaitable: the exec of the cost, then the new mask
 // state, then a point where pending interrupts are taken. Done in place when the exec is
-// (Cpu::ExecAwaiter); else through a coroutine that suspends for the exec.
+// (Cpu::ExecAwaiter); else the caller suspends for the exec followed by Point::IRQ_RESTORE, which
+// sets the mask when the exec has ended (no coroutine of its own).
 class [[nodiscard]] IrqRestoreAwaiter {
 public:
     IrqRestoreAwaiter(Cpu& cpu, Cycles c, bool flags) : exec_(cpu.exec(c, Cat::IRQ_MASK)), flags_(flags) {}
     bool await_ready() noexcept;
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept;
+    void await_suspend(std::coroutine_handle<> h) noexcept;
     void await_resume() const noexcept {}
 
 private:
     Cpu::ExecAwaiter exec_;
     bool flags_;
     bool in_place_ = false;
-    engine::Task<> slow_;
 };
 
 // local_irq_disable: must be paired with local_irq_enable in the same context.

@@ -50,7 +50,7 @@ Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry);
 
 // System-call boundary of a user task: entering the kernel, and exit_to_user_mode (which may
 // reschedule and restores user SIMD state lazily).
-engine::Task<> syscall_enter(Cpu& cpu);
+Cpu::ExecAwaiter syscall_enter(Cpu& cpu); // its exec: no coroutine frame of its own
 engine::Task<> syscall_exit(Cpu& cpu);
 
 } // namespace kdsim::kernel

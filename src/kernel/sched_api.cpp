@@ -42,9 +42,9 @@ Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry) {
 }
 
 // Models: syscall_enter_from_user_mode() (kernel/entry/common.c)
-engine::Task<> syscall_enter(Cpu& cpu) {
+Cpu::ExecAwaiter syscall_enter(Cpu& cpu) {
     cpu.current()->in_user = false;
-    co_await cpu.exec(cpu.costs().irq_entry_extra, Cat::IRQ_MASK);
+    return cpu.exec(cpu.costs().irq_entry_extra, Cat::IRQ_MASK);
 }
 
 // Models: syscall_exit_to_user_mode() (kernel/entry/common.c)

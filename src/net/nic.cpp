@@ -422,10 +422,10 @@ engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
     co_return true;
 }
 
-engine::Task<> Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {
+kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {
     tx_stats_.mmio_writes += writes;
     tx_stats_.mmio_reads += reads;
-    co_await cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
+    return cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
 }
 
 engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {

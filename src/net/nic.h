@@ -166,8 +166,9 @@ private:
     engine::Task<> map_ring();
     bool fec() const { return tx_dma_ && tx_cfg_.driver == NicDriver::FEC; }
     bool rx_dma_on() const { return rx_dma_.strategy != RxStrategy::NONE; }
-    // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged.
-    engine::Task<> fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads);
+    // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged;
+    // `co_await fec_mmio(...)` is their exec (an awaitable: no coroutine frame of its own).
+    kernel::Cpu::ExecAwaiter fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads);
     // nic_tx.cpp: the skb's descriptors mapped (and bounced) for the device; its frames' departure
     // schedules the completion. tx_reclaim: fec_enet_tx / the completion of what has left.
     // Returns false when a mapping failed: the skb's descriptors are undone and it is dropped.
