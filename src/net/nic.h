@@ -167,6 +167,7 @@ private:
     // Returns false when a mapping failed: the skb's descriptors are undone and it is dropped.
     engine::Task<bool> tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
     void tx_queued(std::size_t first_desc, engine::Tick departs);
+    std::uint32_t tso_chunks(const Packet& p) const; // FEC software TSO: the data descriptors of a GSO skb with an address
     engine::Task<> tx_reclaim(kernel::Cpu& cpu);
     bool tx_pending() const { return tx_done_skbs_ > 0; }
     devices::DmaBuffer* tx_buffer();

@@ -157,6 +157,27 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
     co_return false;
 }
 
+// The data chunks fec_enet_txq_submit_tso puts a GSO skb with an address in: per segment, one per
+// page of the skb's payload it touches (tx_map's cut).
+std::uint32_t Nic::tso_chunks(const Packet& p) const {
+    static const PagePlacement none;
+    const PagePlacement& pages = pages_ ? *pages_ : none;
+    std::uint32_t chunks = 0;
+    mem::Addr at = p.data + (p.len - p.payload);
+    for (std::uint32_t left = p.payload; left > 0;) {
+        std::uint32_t seg = std::min(left, p.gso_size);
+        left -= seg;
+        while (seg > 0) {
+            const PagePlacement::Page pg = pages.page_of(at);
+            const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, pg.start + pg.size - at));
+            ++chunks;
+            at += chunk;
+            seg -= chunk;
+        }
+    }
+    return chunks;
+}
+
 // The skb's buffers, in the order the driver fills descriptors. A failed mapping unmaps the skb's
 // earlier ones (fec_enet_txq_submit_frag_skb's dma_mapping_fail path) and drops it.
 engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {

@@ -445,5 +445,27 @@ TEST(NicTxOwnData, A32BitMaskBouncesExactlyTheHeadsThePageAllocatorPlacedAboveFo
     EXPECT_EQ(b.t.na.stats().tx_frames, 16u);
 }
 
+
+TEST(NicTxOwnData, TheSoftwareTsoCutsASegmentThatCrossesTheSendersPageIntoTwoDataDescriptors) {
+    // 3 segments from 1000 bytes before the ring's second page: the first crosses it ([-1000, 0)
+    // and [0, 448) of page 2), the other two lie in page 2: 3 headers + 4 data descriptors, where a
+    // payload from a page's first byte would take 3.
+    TxBench t(false, fec(0), true, TsoKind::FEC_SOFTWARE);
+    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    t.na.set_memory(m);
+    PagePlacement pages;
+    const mem::Addr ring = m.alloc(2 * FRAG, 4096);
+    pages.add(ring, 2 * FRAG, FRAG);
+    t.na.set_page_placement(&pages);
+    Packet p = transport_packet(FrameKind::TCP_DATA, 3 * TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    p.gso_segs = 3;
+    p.gso_size = TCP_MSS;
+    p.data = ring + FRAG - 1000 - TCP_IP_HEADERS - ETH_HEADER;
+    t.send({p});
+    EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 7u);
+    EXPECT_EQ(t.dma.stats().maps, 4u);
+    EXPECT_EQ(t.na.stats().tx_frames, 3u);
+}
+
 } // namespace
 } // namespace kdsim::net
