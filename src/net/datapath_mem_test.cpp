@@ -10,6 +10,7 @@
 #include "net/skb_slab.h"
 #include "net/stack.h"
 #include "net/tcp.h"
+#include "net/udp.h"
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,81 @@ TEST(DatapathMemory, AnSkbWrittenByTheSenderPulledEncryptedAndReadByThePeersCpuT
     t.stack.set_skb_slab(&slab);
     t.stack.skb_data_free(head + 500);
     EXPECT_EQ(slab.alloc() + 320, head);
+}
+
+
+// ---- the UDP sender (udp_sendmsg -> ip_make_skb -> getfrag) ----------------------------------
+
+engine::Task<> send_udp(UdpSource& src, kernel::Cpu& cpu, engine::Tick stop) { co_await src.send_loop(cpu, stop); }
+
+TEST(DatapathMemory, WithoutAHierarchyEachDatagramCostsCopyFromUserPerByteAndCarriesNoAddress) {
+    // 1000-byte datagrams at 8 Mbit/s (one due per ms), copy_from_user 0.5 cycles/byte: 500
+    // cycles = 500 ns after each is due it leaves; every other cost 0.
+    Writer w;
+    UdpSource src(w.stack, UdpCosts{}, NetCosts{}, 0.5, 1000, 8'000'000, 0);
+    w.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, send_udp(src, w.cpu, 2'500 * engine::PS_PER_US));
+    w.cpu.boot();
+    w.sim.run(10 * engine::PS_PER_MS);
+    w.cpu.finish();
+    ASSERT_EQ(w.wire.sent.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(w.wire.sent[i].at, i * engine::PS_PER_MS + 500 * engine::PS_PER_NS);
+        EXPECT_EQ(w.wire.sent[i].p.data, 0u);
+    }
+}
+
+TEST(DatapathMemory, TheUdpSendersHeadIsTheKmallocClassOfItsDatagramAndItsRingWhatTheSendBufferHolds) {
+    // 16 + 15 + 28 + 1470 + 320 = 1849 -> kmalloc-2k, 212,992 / 2048 = 104 heads; a 9K jumbo
+    // datagram: 16 + 15 + 28 + 8972 + 320 = 9351 -> 16 KiB (kmalloc_large's order-2 pages), 13 heads.
+    EXPECT_EQ(UdpSource::head_size(1470), 2048u);
+    EXPECT_EQ(UdpSource::head_ring(1470), 104u);
+    EXPECT_EQ(UdpSource::head_size(8972), 16384u);
+    EXPECT_EQ(UdpSource::head_ring(8972), 13u);
+}
+
+TEST(DatapathMemory, OnAHierarchyTheUdpSenderReadsItsBufferAndWritesEachDatagramBehindItsHeadersInANewHead) {
+    // Two 1470-byte datagrams (one due per ms). The first reads user bytes [0, 1470): lines 0..22,
+    // 23 demand misses; the second [1470, 2940): lines 22..45, line 22 still in L1: 23 more. Each
+    // payload goes behind hh_len (16) and the 28 header bytes of a 2 KiB head: bytes [44, 1514),
+    // lines 0..23, 24 write-allocates per head; the headers' write [2, 44) then hits line 0. The
+    // frame starts 2 bytes into its head, the second head 2 KiB after the first.
+    Writer w;
+    mem::MemorySystem memory(config(), 1, 1'000'000'000);
+    w.stack.set_memory(&memory, COPY_WARM);
+    PagePlacement pages;
+    w.stack.set_page_placement(&pages);
+    UdpSource src(w.stack, UdpCosts{}, NetCosts{}, 0.5, 1470, 11'760'000, 0);
+    w.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, send_udp(src, w.cpu, 1'500 * engine::PS_PER_US));
+    w.cpu.boot();
+    w.sim.run(10 * engine::PS_PER_MS);
+    w.cpu.finish();
+    ASSERT_EQ(w.wire.sent.size(), 2u);
+    EXPECT_EQ(memory.stats().dram_demand_lines, 46u);
+    EXPECT_EQ(memory.stats().dram_write_allocates, 48u);
+    const mem::Addr first = w.wire.sent[0].p.data;
+    EXPECT_EQ(first % 2048, 2u);
+    EXPECT_EQ(w.wire.sent[1].p.data, first + 2048);
+    // the heads are registered as 2 KiB physically contiguous pieces for a driver's mapping
+    EXPECT_EQ(pages.page_of(first).start, first - 2);
+    EXPECT_EQ(pages.page_of(first).size, 2048u);
+    // the first datagram left after its copy: 0.5 x 1470 = 735 cycles plus its stalls (1 GHz)
+    EXPECT_GT(w.wire.sent[0].at, 735 * engine::PS_PER_NS);
+}
+
+TEST(DatapathMemory, TheUdpSendersHeadsCycleThroughTheRingTheSendBufferHolds) {
+    // At 1 Gbit/s a 1470-byte datagram is due every 11.76 us: more than 104 in 2 ms, and the
+    // 105th takes the first head again.
+    Writer w;
+    mem::MemorySystem memory(config(), 1, 1'000'000'000);
+    w.stack.set_memory(&memory, COPY_WARM);
+    UdpSource src(w.stack, UdpCosts{}, NetCosts{}, 0.5, 1470, 1'000'000'000, 0);
+    w.cpu.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, send_udp(src, w.cpu, 2 * engine::PS_PER_MS));
+    w.cpu.boot();
+    w.sim.run(10 * engine::PS_PER_MS);
+    w.cpu.finish();
+    ASSERT_GT(w.wire.sent.size(), 105u);
+    EXPECT_EQ(w.wire.sent[104].p.data, w.wire.sent[0].p.data);
+    EXPECT_EQ(w.wire.sent[103].p.data, w.wire.sent[0].p.data + 103 * 2048);
 }
 
 } // namespace

@@ -447,8 +447,9 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
         // per segment a header built in the header buffer and its descriptor; per data chunk a
         // descriptor: a segment whose data crosses one of the skb's page-frag boundaries
-        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two
-        const std::uint32_t chunks = segs + (p.payload - 1) / TSO_FRAG_PAGE;
+        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two. The skb's own pages when its sender wrote
+        // it on the hierarchy (tx_map cuts there too), else the pages as if from the first byte.
+        const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
         co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
     }
     const std::size_t first_desc = tx_count_;

@@ -19,6 +19,7 @@
 #include "net/config.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
+#include "net/page_placement.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
 
@@ -57,6 +58,10 @@ public:
     // device's writes then go to DRAM and the driver's first touch of a frame feels it. Call
     // after set_rx_dma, before the run.
     void set_memory(mem::MemorySystem& m);
+    // Where the machine's sockets' buffers lie physically (the stack's record): a transmitted
+    // skb's own data is mapped where its sender wrote it, cut at its pages (nic_tx.cpp). Without
+    // one, every such address lies in a 4 KiB page of its own. Call before the run.
+    void set_page_placement(const PagePlacement* p) { pages_ = p; }
     // ndo_open: maps every rx buffer. Frames arriving before it completes are dropped.
     engine::Task<> open() { co_await map_ring(); }
     const devices::DmaPlatform* dma() const override { return dma_; }
@@ -174,15 +179,19 @@ private:
     // Returns false when a mapping failed: the skb's descriptors are undone and it is dropped.
     engine::Task<bool> tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
     void tx_queued(std::size_t first_desc, engine::Tick departs);
+    std::uint32_t tso_chunks(const Packet& p) const; // FEC software TSO: the data descriptors of a GSO skb with an address
     engine::Task<> tx_reclaim(kernel::Cpu& cpu);
     bool tx_pending() const { return tx_done_skbs_ > 0; }
     devices::DmaBuffer* tx_buffer();
     void tx_set_memory(mem::MemorySystem& m); // the tx regions' addresses
-    // Adds a descriptor of `len` bytes at `addr` (the CPU's data, in `region`: TX_HEADS or TX_DATA);
-    // `coherent`: in the driver's dma_alloc_coherent area (no mapping). False: the mapping failed.
+    // Adds a descriptor of `len` bytes at `addr` (the CPU's data, in `region`: TX_HEADS or TX_DATA,
+    // the model's stand-ins written here for free, or TX_SKB: the skb's own data, which its sender
+    // wrote and paid for); `coherent`: in the driver's dma_alloc_coherent area (no mapping). False:
+    // the mapping failed.
     engine::Task<bool> tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent, unsigned region);
     // Physical addresses of the NIC's buffers: the n-th block of `unit` bytes of `region`.
-    static constexpr unsigned RX_POOL = 0, TX_HEADS = 1, TX_DATA = 2, TX_BOUNCE = 3;
+    static constexpr unsigned RX_POOL = 0, TX_HEADS = 1, TX_DATA = 2, TX_BOUNCE = 3, TX_SKB = 4;
+    const PagePlacement* pages_ = nullptr;
     std::uint64_t phys_of(unsigned region, std::uint64_t n, std::uint64_t unit) const;
     devices::DmaDevice* dma_dev_ = nullptr;
     const devices::DramLayout* dram_ = nullptr;

@@ -23,11 +23,23 @@
 //   - fec_enet_tx_queue: per done descriptor the unmap (not for a TSO header) and, at the skb's
 //     last one, dev_kfree_skb_any (napi_consume_skb since 5.x); at the end, ERR006358's
 //     readl(reg_desc_active) when descriptors are still pending (unsure: the condition).
-// Where the skb's bytes lie: a linear skb's data (the Ethernet header) follows the headroom its
+// Where the skb's bytes lie. The driver maps the skb's own buffers: fec_enet_txq_submit_skb maps
+// skb->data for skb_headlen bytes (dma_map_single), fec_enet_txq_submit_frag_skb each fragment at
+// skb_frag_address (dma_map_single of frag_len), fec_enet_txq_put_data_tso the data tso_build_data
+// walks fragment by fragment; bcmgenet_xmit (drivers/net/ethernet/broadcom/genet/bcmgenet.c)
+// dma_map_single(skb->data, skb_headlen) and skb_frag_dma_map per fragment (Linux 6.1, as
+// recalled: not re-checked against the source here). So a skb whose sender wrote it on the
+// memory hierarchy (Packet::data != 0) is mapped where it lies (TX_SKB): a linear skb's frame
+// from skb->data; a TCP skb's payload in the sender's page-frag pages, one descriptor per piece
+// of a page (page_placement.h gives the pages and their physical addresses), its headers in a head
+// of the NIC's TX_HEADS (the model keeps a TCP skb's head apart from its payload). The clean of
+// dma_map_single(DMA_TO_DEVICE) then writes back the lines the sender's copy left dirty. A skb
+// without an address (its sender not on the hierarchy) lies in the NIC's stand-in regions,
+// written there for free: a linear skb's data (the Ethernet header) follows the headroom its
 // builder reserved: MAX_TCP_HEADER (a multiple of the cache line) less the 66 header bytes of a
 // TCP segment, so 14 mod 16; LL_RESERVED_SPACE (16) less the 14-byte Ethernet header for UDP
-// and ARP, so 2 mod 16; a TCP payload lies in the sender's page fragments (32 KiB pages), one
-// byte after the other in the order it was sent.
+// and ARP, so 2 mod 16; a TCP payload in TX_DATA, standing for the sender's page fragments (32
+// KiB pages), one byte after the other in the order it was sent.
 // [machine.nic] tx_map_len (TxDmaConfig::map_len): the 3.0 FEC (drivers/net/fec.c,
 // fec_enet_start_xmit) mapped every buffer for FEC_ENET_TX_FRSIZE bytes, not the frame's length:
 // dma_map_single(&fep->pdev->dev, bufaddr, FEC_ENET_TX_FRSIZE, DMA_TO_DEVICE), so the clean covers
@@ -103,7 +115,9 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
     ++tx_stats_.descriptors;
     const std::size_t index = tx_index_++ % std::max<std::size_t>(tx_cfg_.tx_ring, 1);
     if (coherent) co_return true; // txq->tso_hdrs: written in place, the device reads it as it is
-    if (memory_) (void)memory_->write(cpu.id(), cpu.now(), addr, len); // the stack wrote them: in cache, dirty (charged there)
+    // a stand-in region: the stack wrote these bytes (charged there), here they land in cache, dirty;
+    // the skb's own data is where its sender's writes left it
+    if (memory_ && region != TX_SKB) (void)memory_->write(cpu.id(), cpu.now(), addr, len);
     const std::size_t align = tx_cfg_.tx_align;
     if (align > 1 && addr % align != 0) {
         const mem::Addr bounce = tx_bounce_base_ + index * TX_FRSIZE;
@@ -122,7 +136,10 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
     const std::size_t lead = static_cast<std::size_t>(addr % tx_line_);
     d.buf = tx_buffer();
     d.buf->set_addr(memory_ ? addr - lead : 0);
-    if (dram_) { // its physical address: its block of the region (the offsets match without a hierarchy too)
+    if (dram_ && region == TX_SKB) { // where the page allocator put the sender's page
+        static const PagePlacement none;
+        d.buf->set_phys((pages_ ? *pages_ : none).phys(*dram_, addr - lead));
+    } else if (dram_) { // its physical address: its block of the region (the offsets match without a hierarchy too)
         const mem::Addr base = region == TX_DATA ? tx_data_base_ : region == TX_BOUNCE ? tx_bounce_base_ : tx_head_base_;
         const std::uint64_t unit = region == TX_DATA ? TSO_FRAG_PAGE : TX_HEAD_SLOT, off = addr - lead - base;
         d.buf->set_phys(phys_of(region, off / unit, unit) + off % unit);
@@ -140,6 +157,27 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
     co_return false;
 }
 
+// The data chunks fec_enet_txq_submit_tso puts a GSO skb with an address in: per segment, one per
+// page of the skb's payload it touches (tx_map's cut).
+std::uint32_t Nic::tso_chunks(const Packet& p) const {
+    static const PagePlacement none;
+    const PagePlacement& pages = pages_ ? *pages_ : none;
+    std::uint32_t chunks = 0;
+    mem::Addr at = p.data + (p.len - p.payload);
+    for (std::uint32_t left = p.payload; left > 0;) {
+        std::uint32_t seg = std::min(left, p.gso_size);
+        left -= seg;
+        while (seg > 0) {
+            const PagePlacement::Page pg = pages.page_of(at);
+            const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, pg.start + pg.size - at));
+            ++chunks;
+            at += chunk;
+            seg -= chunk;
+        }
+    }
+    return chunks;
+}
+
 // The skb's buffers, in the order the driver fills descriptors. A failed mapping unmaps the skb's
 // earlier ones (fec_enet_txq_submit_frag_skb's dma_mapping_fail path) and drops it.
 engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
@@ -150,17 +188,33 @@ engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t 
     const mem::Addr head = tx_head_base_ + (tx_index_ % std::max<std::size_t>(tx_cfg_.tx_ring, 1)) * TX_HEAD_SLOT +
                            linear_head_offset(p);
     const bool paged = sg() && p.kind == FrameKind::TCP_DATA && p.payload > 0;
-    if (!paged) {
+    // the skb's own bytes, where its sender wrote them (a sender on the hierarchy): a linear skb's
+    // whole frame from skb->data; a TCP skb's payload in its page frags after the headers (the
+    // frame convention of tcp.cpp: p.data + the header bytes is the payload's first byte)
+    const bool own = memory_ && p.data != 0;
+    if (!paged && own && p.kind != FrameKind::TCP_DATA) {
+        ok = co_await tx_descriptor(cpu, p.data, p.len, false, TX_SKB);
+    } else if (!paged) { // a head of its own (a TCP skb linearized for a device without SG: a new head)
         ok = co_await tx_descriptor(cpu, head, p.len, false, TX_HEADS);
     } else {
         const bool soft_tso = segs > 1 && tso_ == TsoKind::FEC_SOFTWARE;
         if (!soft_tso) ok = co_await tx_descriptor(cpu, head, hdr, false, TX_HEADS);
         const std::uint32_t seg_bytes = soft_tso ? p.gso_size : p.payload;
         std::uint32_t left = p.payload;
+        mem::Addr at = own ? p.data + hdr : 0;
+        static const PagePlacement none;
+        const PagePlacement& pages = pages_ ? *pages_ : none;
         while (ok && left > 0) {
             if (soft_tso) co_await tx_descriptor(cpu, 0, hdr, true, TX_HEADS); // the segment's headers in tso_hdrs
             std::uint32_t seg = std::min(left, seg_bytes);
             left -= seg;
+            while (ok && own && seg > 0) { // skb_frag_dma_map: a fragment ends at its page's end
+                const PagePlacement::Page pg = pages.page_of(at);
+                const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, pg.start + pg.size - at));
+                ok = co_await tx_descriptor(cpu, at, chunk, false, TX_SKB);
+                at += chunk;
+                seg -= chunk;
+            }
             while (ok && seg > 0) { // a chunk ends at a page-fragment boundary
                 const std::uint64_t in_page = tx_frag_off_ % TSO_FRAG_PAGE;
                 const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, TSO_FRAG_PAGE - in_page));

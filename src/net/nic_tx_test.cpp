@@ -5,6 +5,7 @@
 
 #include "net/link.h"
 #include "net/napi.h"
+#include "net/page_placement.h"
 #include "net/tcp.h"
 #include "mem/memory.h"
 
@@ -264,6 +265,206 @@ TEST(NicTxMapLen, A2KiBMappingThatStartsOffALineBoundaryTouches65Lines) {
     EXPECT_EQ(t.na.tx_dma_stats()->bounced, 0u);
     EXPECT_EQ(t.dma.stats().inner_clean, 65u);
     EXPECT_EQ(t.dma.stats().outer_clean, 65u);
+}
+
+} // namespace
+} // namespace kdsim::net
+
+namespace kdsim::net {
+namespace {
+
+// ---- the skb's own data (Packet::data != 0: its sender on the memory hierarchy) ---------------
+
+constexpr std::uint64_t FRAG = TSO_FRAG_PAGE; // 32 KiB
+
+mem::MemoryConfig tx_memory() {
+    mem::MemoryConfig c;
+    c.line = LINE;
+    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
+    c.dram_latency_ns = 150;
+    c.dram_bandwidth = 4.25e9;
+    c.copy_warm = 0.35;
+    return c;
+}
+
+// A 44-segment GSO skb whose payload starts at `payload` (the frame convention: data = payload - 66).
+Packet tso_skb(mem::Addr payload) {
+    Packet p = transport_packet(FrameKind::TCP_DATA, 44 * TCP_MSS, TCP_IP_HEADERS, 0, 0); // 63,712 bytes
+    p.gso_segs = 44;
+    p.gso_size = TCP_MSS;
+    p.data = payload ? payload - TCP_IP_HEADERS - ETH_HEADER : 0;
+    return p;
+}
+
+TEST(NicTxOwnData, ATsoSkbMapsExactlyThePageFragLinesItsSenderWroteCutAtItsPagesAndCleansExactlyThoseDirtyLines) {
+    // The sender's ring: three 32 KiB pages from a page-aligned base. Its copy wrote the 63,712
+    // payload bytes from offset 30,000 (= 937 x 32 + 16): lines 937 .. 2928 of the ring, 1992 lines
+    // write-allocated, dirty. The driver maps the 66-byte head (in the NIC's head region, at 14 of
+    // a line-aligned slot: bytes [14, 80), 3 lines, written there) and the payload cut at the
+    // ring's page ends: [30000, 32768) (lines 937..1023: 87), [32768, 65536) (1024 lines),
+    // [65536, 93712) (lines 2048..2928: 881): 4 descriptors, 3 + 87 + 1024 + 881 = 1995 lines
+    // cleaned, inner and outer, each dirty: 1995 write-backs. Nothing else is written: 1992 + 3
+    // write-allocates in all (none in the NIC's stand-in TX_DATA).
+    TxBench t(false, TxDmaConfig{}, true, TsoKind::HARDWARE);
+    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    t.na.set_memory(m);
+    PagePlacement pages;
+    const mem::Addr ring = m.alloc(3 * FRAG, 4096);
+    pages.add(ring, 3 * FRAG, FRAG);
+    t.na.set_page_placement(&pages);
+    (void)m.write(0, 0, ring + 30000, 44 * TCP_MSS); // the sender's copy
+    ASSERT_EQ(m.stats().dram_write_allocates, 1992u);
+    t.send({tso_skb(ring + 30000)});
+    const TxDmaStats& s = *t.na.tx_dma_stats();
+    EXPECT_EQ(s.descriptors, 4u);
+    EXPECT_EQ(s.bounced, 0u);
+    EXPECT_EQ(s.mapped_bytes, 66u + 44 * TCP_MSS);
+    EXPECT_EQ(t.dma.stats().maps, 4u);
+    EXPECT_EQ(t.dma.stats().inner_clean, 1995u);
+    EXPECT_EQ(t.dma.stats().outer_clean, 1995u);
+    EXPECT_EQ(m.stats().writebacks, 1995u);
+    EXPECT_EQ(m.stats().dram_write_allocates, 1992u + 3);
+    EXPECT_EQ(t.na.stats().tx_frames, 44u);
+}
+
+TEST(NicTxOwnData, ASkbWithoutAnAddressStillLiesInTheNicsStandInRegionWrittenThereForFree) {
+    // The old path, pinned: data = 0, the payload in TX_DATA from its start: [0, 32768) and
+    // [32768, 63712), 1024 + 967 = 1991 lines (63,712 = 1991 x 32), and the head's 3: 3 + 1991 =
+    // 1994 lines written there (write-allocates), cleaned and written back; 3 descriptors.
+    TxBench t(false, TxDmaConfig{}, true, TsoKind::HARDWARE);
+    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    t.na.set_memory(m);
+    t.send({tso_skb(0)});
+    EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 3u);
+    EXPECT_EQ(t.dma.stats().inner_clean, 1994u);
+    EXPECT_EQ(m.stats().dram_write_allocates, 1994u);
+    EXPECT_EQ(m.stats().writebacks, 1994u);
+}
+
+TEST(NicTxOwnData, TheSoftwareTsoBouncesThePageFragPiecesOffTheSixteenByteGridReadingThemFromTheSendersRing) {
+    // The FEC's software TSO over a 3-segment skb whose payload starts at offset 0 of the ring:
+    // segments at 0, 1448 (8 mod 16: bounced) and 2896, each one piece of the first page; the
+    // bounce copy reads the sender's lines, so the ring's lines are never written by the driver:
+    // only the bounce buffer's 1448 bytes (46 lines: 1448 / 32 = 45.25) are write-allocated.
+    TxBench t(false, fec(), true, TsoKind::FEC_SOFTWARE);
+    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    t.na.set_memory(m);
+    PagePlacement pages;
+    const mem::Addr ring = m.alloc(FRAG, 4096);
+    pages.add(ring, FRAG, FRAG);
+    t.na.set_page_placement(&pages);
+    (void)m.write(0, 0, ring, 3 * TCP_MSS); // 4344 bytes: 135.75 -> 136 lines
+    ASSERT_EQ(m.stats().dram_write_allocates, 136u);
+    Packet p = transport_packet(FrameKind::TCP_DATA, 3 * TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    p.gso_segs = 3;
+    p.gso_size = TCP_MSS;
+    p.data = ring - TCP_IP_HEADERS - ETH_HEADER;
+    t.send({p});
+    const TxDmaStats& s = *t.na.tx_dma_stats();
+    EXPECT_EQ(s.descriptors, 6u); // 3 headers in tso_hdrs, 3 data pieces
+    EXPECT_EQ(s.bounced, 1u);
+    EXPECT_EQ(s.bounce_bytes, TCP_MSS);
+    EXPECT_EQ(m.stats().dram_write_allocates, 136u + 46);
+}
+
+TEST(PagePlacement, PagesAreCutAtTheUnitFromTheRegionsBaseAndOtherAddressesLieInFourKiBPages) {
+    PagePlacement pp;
+    pp.add(0x10000, 3 * FRAG, FRAG);
+    const PagePlacement::Page a = pp.page_of(0x10000 + FRAG + 5);
+    EXPECT_EQ(a.start, 0x10000 + FRAG);
+    EXPECT_EQ(a.size, FRAG);
+    EXPECT_EQ(pp.page_of(0x10000 + 3 * FRAG).size, 4096u); // past the region
+    EXPECT_EQ(pp.page_of(0x5123).start, 0x5000u);
+    // a DRAM of exactly one 32 KiB page: every page placed at its base, the offset kept
+    const devices::DramLayout one{0x4000'0000, FRAG};
+    EXPECT_EQ(pp.phys(one, 0x10000 + FRAG + 5), 0x4000'0000u + 5);
+    // two pages of a larger DRAM: each whole and unit-aligned, both inside DRAM
+    const devices::DramLayout big{0, 8ull << 30};
+    for (std::uint64_t n = 0; n < 3; ++n) {
+        const std::uint64_t ph = pp.phys(big, 0x10000 + n * FRAG);
+        EXPECT_EQ(ph % FRAG, 0u);
+        EXPECT_LT(ph + FRAG - 1, 8ull << 30);
+        EXPECT_EQ(pp.phys(big, 0x10000 + n * FRAG + FRAG - 1), ph + FRAG - 1);
+    }
+}
+
+// A coherent board with `dram` and a 32-bit-mask NIC under swiotlb (auto): `frames` linear
+// frames, frame i at offset 2 of its own 2 KiB head of a registered ring.
+struct MaskBench {
+    TxBench t{true, TxDmaConfig{}};
+    mem::MemorySystem m{tx_memory(), 2, 1'000'000'000};
+    PagePlacement pages;
+    devices::DramLayout dram;
+    devices::DmaDevice* dev = nullptr;
+    mem::Addr heads = 0;
+    explicit MaskBench(devices::DramLayout d) : dram(d) {
+        dev = &t.dma.add_device("eth0", devices::dma_bit_mask(32));
+        t.dma.set_swiotlb(devices::SwiotlbMode::AUTO, std::make_unique<devices::SwiotlbPool>(0, 256 * 1024, 2), 0.5);
+        t.na.set_dma_device(*dev, &dram, 0);
+        t.na.set_tx_dma(t.dma, TxDmaConfig{}, LINE, 0.5);
+        t.na.set_memory(m);
+        heads = m.alloc(16 * 2048, 4096);
+        pages.add(heads, 16 * 2048, 2048);
+        t.na.set_page_placement(&pages);
+    }
+    void send(std::size_t frames) {
+        std::vector<Packet> v;
+        for (std::size_t i = 0; i < frames; ++i) {
+            Packet p = transport_packet(FrameKind::UDP_DATA, 1470, 28, i, 0);
+            p.data = heads + i * 2048 + 2;
+            v.push_back(p);
+        }
+        t.send(v);
+    }
+};
+
+TEST(NicTxOwnData, A32BitMaskBouncesEveryOwnBufferWhenDramLiesAboveFourGiBAndNoneWhenBelow) {
+    // DRAM [4 GiB, 8 GiB): every head lies beyond the mask, each mapping (from its line: 2 + the 1512-byte frame
+    // bytes) takes slots and is copied in; DRAM [0, 4 GiB): none does.
+    MaskBench above(devices::DramLayout{4ull << 30, 4ull << 30});
+    above.send(4);
+    EXPECT_EQ(above.dev->swiotlb.bounced_maps, 4u);
+    EXPECT_EQ(above.dev->swiotlb.bytes_to_device, 4u * 1514); // each mapping from its head's line: 2 + 1512 bytes
+    MaskBench below(devices::DramLayout{0, 4ull << 30});
+    below.send(4);
+    EXPECT_EQ(below.dev->swiotlb.bounced_maps, 0u);
+    EXPECT_EQ(below.t.na.stats().tx_frames, 4u);
+}
+
+TEST(NicTxOwnData, A32BitMaskBouncesExactlyTheHeadsThePageAllocatorPlacedAboveFourGiB) {
+    // 8 GiB from 0: each 2 KiB head placed on its own; those whose mapping [phys, phys + 2 + 1512)
+    // ends above 4 GiB - 1 bounce, the others are mapped in place.
+    MaskBench b(devices::DramLayout{0, 8ull << 30});
+    std::uint64_t above = 0;
+    for (std::size_t i = 0; i < 16; ++i)
+        above += b.pages.phys(b.dram, b.heads + i * 2048) + 1514 - 1 > 0xFFFF'FFFFull;
+    ASSERT_GT(above, 0u); // the placement spreads them: some on each side
+    ASSERT_LT(above, 16u);
+    b.send(16);
+    EXPECT_EQ(b.dev->swiotlb.bounced_maps, above);
+    EXPECT_EQ(b.t.na.stats().tx_frames, 16u);
+}
+
+
+TEST(NicTxOwnData, TheSoftwareTsoCutsASegmentThatCrossesTheSendersPageIntoTwoDataDescriptors) {
+    // 3 segments from 1000 bytes before the ring's second page: the first crosses it ([-1000, 0)
+    // and [0, 448) of page 2), the other two lie in page 2: 3 headers + 4 data descriptors, where a
+    // payload from a page's first byte would take 3.
+    TxBench t(false, fec(0), true, TsoKind::FEC_SOFTWARE);
+    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    t.na.set_memory(m);
+    PagePlacement pages;
+    const mem::Addr ring = m.alloc(2 * FRAG, 4096);
+    pages.add(ring, 2 * FRAG, FRAG);
+    t.na.set_page_placement(&pages);
+    Packet p = transport_packet(FrameKind::TCP_DATA, 3 * TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    p.gso_segs = 3;
+    p.gso_size = TCP_MSS;
+    p.data = ring + FRAG - 1000 - TCP_IP_HEADERS - ETH_HEADER;
+    t.send({p});
+    EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 7u);
+    EXPECT_EQ(t.dma.stats().maps, 4u);
+    EXPECT_EQ(t.na.stats().tx_frames, 3u);
 }
 
 } // namespace

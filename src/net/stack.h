@@ -10,6 +10,7 @@
 #include "kernel/cpu.h"
 #include "mem/memory.h"
 #include "net/netdevice.h"
+#include "net/page_placement.h"
 #include "net/skb_slab.h"
 
 #include <cstdint>
@@ -95,6 +96,10 @@ public:
     // The machine's slab of linear skb heads (skb_slab.h), or nullptr (no hierarchy).
     void set_skb_slab(SkbSlab* s) { slab_ = s; }
     SkbSlab* skb_slab() const { return slab_; }
+    // The machine's record of where its sockets' buffers lie physically (page_placement.h), or
+    // nullptr (no hierarchy): a socket that places a buffer ring registers it here.
+    void set_page_placement(PagePlacement* p) { pages_ = p; }
+    PagePlacement* page_placement() const { return pages_; }
     // consume_skb of a received skb whose data lies at `a`: its head goes back to the slab when it
     // came from there.
     void skb_data_free(mem::Addr a) {
@@ -202,6 +207,7 @@ private:
     mem::MemorySystem* memory_ = nullptr;
     double copy_warm_ = 0;
     SkbSlab* slab_ = nullptr;
+    PagePlacement* pages_ = nullptr;
     Tunnel* tunnel_ = nullptr;
     bool nf_on_ = false;
     PreroutingDrop nf_drop_ = PreroutingDrop::RAW;

@@ -175,6 +175,8 @@ Cycles TcpSource::tcp_copy_from_user(kernel::Cpu& cpu) {
     const std::uint64_t max = round_up(sndbuf_max(), FRAG_PAGE);
     if (frag_ring_ == 0) {
         frag_ring_ = m->alloc(FRAG_LEAD + max + FRAG_TAIL, 4096) + FRAG_LEAD;
+        // the ring's SKB_FRAG_PAGE_ORDER pages, for a driver's mapping (page_placement.h)
+        if (PagePlacement* pp = stack_.page_placement()) pp->add(frag_ring_, max + FRAG_TAIL, FRAG_PAGE);
         seg_data_.assign(rtx_.size(), 0);
     }
     const std::uint64_t ring = std::min(max, round_up(std::max<std::uint64_t>(sndbuf_, mss_), FRAG_PAGE));

@@ -108,17 +108,16 @@ engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
 // drivers/net/wireguard/send.c (encrypt_packet) as recalled: not checked against a source tree in
 // this session (shared/research has no copy of either).
 // Models: skb_cow_data() (net/core/skbuff.c)
-engine::Task<mem::Addr> WireGuard::skb_cow_data(kernel::Cpu& cpu, std::uint64_t n) {
+engine::Task<mem::Addr> TunnelBase::skb_cow_data(kernel::Cpu& cpu, Packet& p, std::uint32_t outer) {
     Stack& st = *env_.stack;
-    Packet& p = tx_.at(n).p;
     if (!st.memory() || p.data == 0) co_return 0;
     const mem::Addr ip = p.data + ETH_HEADER;
     if (p.inner != FrameKind::TCP_DATA || !st.skb_slab()) {
-        p.data = ip - WG_HEADER - IP_UDP - ETH_HEADER;
+        p.data = ip - outer - ETH_HEADER;
         co_return ip;
     }
     const mem::Addr head = st.skb_slab()->alloc() + TCP_HEADROOM;
-    p.data = head - WG_HEADER - IP_UDP - ETH_HEADER;
+    p.data = head - outer - ETH_HEADER;
     co_await cpu.exec(st.kernel_copy(cpu, ip, head, p.inner_len - ETH_HEADER), Cat::COPY);
     co_return head;
 }
@@ -147,7 +146,7 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         Item& it = wg.tx_.at(n);
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
-        const mem::Addr ip = co_await wg.skb_cow_data(cpu, n);
+        const mem::Addr ip = co_await wg.skb_cow_data(cpu, wg.tx_.at(n).p, WG_HEADER + IP_UDP);
         // skb_push of the message_data header (type, receiver index, counter) into the headroom
         if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip - WG_HEADER, 0, WG_HEADER), Cat::PROTOCOL);
         bool clobbered = co_await wg.crypt(cpu, plain, 0);
@@ -292,7 +291,7 @@ engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const 
         slot = free_requests_.back();
         free_requests_.pop_back();
     }
-    requests_[slot] = Request{p, false};
+    requests_[slot] = Request{p, false, &tfm == &input_tfm_};
     const int err = co_await cryptd_->cryptd_enqueue_request(cpu, crypto::CryptoAsyncRequest{&tfm, slot, 0});
     if (err == -ENOSPC) {
         ++stats_.ring_drops;
@@ -305,8 +304,27 @@ engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t s
     Esp& esp = *static_cast<Esp*>(ctx);
     const std::uint32_t len = esp.requests_[slot].p.inner_len - ETH_HEADER;
     const bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER, true);
+    const Request& r = esp.requests_[slot];
+    if (r.p.data) co_await cpu.exec(r.input ? esp.decrypt_lines(cpu, r.p) : esp.encrypt_lines(cpu, r.p), Cat::CRYPTO);
     esp.requests_[slot].clobbered = clobbered;
     co_return 0;
+}
+
+// crypto_aead_encrypt over the skb in place (esp->inplace: the skb was made linear and private by
+// skb_cow_data): the padded plaintext (inner packet + padding + pad length + next header) read
+// and written back, the ICV written behind it; the ESP header and IV (the associated data and the
+// nonce) were just written in front. The cipher's figures are warm compute.
+Cycles Esp::encrypt_lines(kernel::Cpu& cpu, const Packet& outer) {
+    const mem::Addr ip = outer.data + ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV;
+    const std::uint32_t plain = pad_to(outer.inner_len - ETH_HEADER + ESP_TRAILER, 4);
+    return env_.stack->touch(cpu, ip, plain, plain + TAG);
+}
+
+// crypto_aead_decrypt in place: the ciphertext and ICV read, the plaintext written over it.
+Cycles Esp::decrypt_lines(kernel::Cpu& cpu, const Packet& outer) {
+    const mem::Addr ct = outer.data + ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV;
+    const std::uint32_t plain = pad_to(outer.inner_len - ETH_HEADER + ESP_TRAILER, 4);
+    return env_.stack->touch(cpu, ct, plain + TAG, plain);
 }
 
 // esp_output_done / esp_input_done, BH disabled.
@@ -333,8 +351,16 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.esp_output, Cat::PROTOCOL);
     const std::uint32_t ip_len = inner.len - ETH_HEADER;
-    const Packet outer = encapsulate(inner, FrameKind::ESP, next_seq_++,
-                                     ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + pad_to(ip_len + ESP_TRAILER, 4) + TAG);
+    const std::uint32_t plain = pad_to(ip_len + ESP_TRAILER, 4);
+    Packet outer = encapsulate(inner, FrameKind::ESP, next_seq_++, ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + plain + TAG);
+    // with a hierarchy: esp_output_head's skb_cow_data (a TCP clone pulled linear into a slab head,
+    // as WireGuard's), esp_output_fill_trailer's padding, pad length and next header behind the
+    // inner packet, then the ESP header and IV (esp_output_tail) and the outer IP header
+    // (xfrm4_tunnel's mode output) pushed in front
+    if (const mem::Addr ip = co_await skb_cow_data(cpu, outer, OUTER_IP + ESP_HEADER + ESP_IV)) {
+        co_await cpu.exec(env_.stack->touch(cpu, ip + ip_len, 0, plain - ip_len), Cat::PROTOCOL);
+        co_await cpu.exec(env_.stack->touch(cpu, outer.data + ETH_HEADER, 0, OUTER_IP + ESP_HEADER + ESP_IV), Cat::PROTOCOL);
+    }
     if (goes_async(cpu, output_tfm_)) {
         co_await crypt_async(cpu, output_tfm_, outer);
         co_return;
@@ -342,6 +368,7 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     ++stats_.sync_crypts;
     if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
     bool clobbered = co_await crypt(cpu, ip_len, ESP_HEADER);
+    if (outer.data) co_await cpu.exec(encrypt_lines(cpu, outer), Cat::CRYPTO);
     co_await output_finish(cpu, outer, clobbered);
 }
 
@@ -351,13 +378,18 @@ engine::Task<> Esp::output_finish(kernel::Cpu& cpu, const Packet& outer, bool cl
     env_.channel->seal(env_.side, outer, clobbered);
     ++stats_.encrypted;
     ++stats_.tx_sent;
+    // neigh_hh_output's Ethernet header, in front of the outer IP header (with a hierarchy)
+    if (outer.data) co_await cpu.exec(env_.stack->touch(cpu, outer.data, 0, ETH_HEADER), Cat::PROTOCOL);
     co_await env_.stack->dev_queue_xmit(cpu, outer);
 }
 
 // Models: esp_input() (net/ipv4/esp4.c)
 engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.rx_packets;
-    co_await cpu.exec(env_.costs.esp_input, Cat::PROTOCOL);
+    // xfrm4_rcv -> xfrm_input: the outer IP and ESP headers (SPI, sequence number) and the IV
+    // (with a hierarchy and an address)
+    co_await cpu.exec(env_.costs.esp_input + env_.stack->frame_read(cpu, outer, 0, ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV),
+                      Cat::PROTOCOL);
     if (goes_async(cpu, input_tfm_)) {
         co_await crypt_async(cpu, input_tfm_, outer);
         co_return;
@@ -365,6 +397,8 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     ++stats_.sync_crypts;
     if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
     bool clobbered = co_await crypt(cpu, outer.inner_len - ETH_HEADER, ESP_HEADER);
+    // esp_input: a received skb, linear and not cloned, is decrypted where it lies (no skb_cow_data copy)
+    if (outer.data) co_await cpu.exec(decrypt_lines(cpu, outer), Cat::CRYPTO);
     co_await input_finish(cpu, outer, clobbered);
 }
 
@@ -378,6 +412,7 @@ engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clo
     Packet inner = outer;
     inner.kind = outer.inner;
     inner.len = outer.inner_len;
+    if (inner.data) inner.data += OUTER_IP + ESP_HEADER + ESP_IV; // the inner IP header follows the IV
     ++stats_.delivered;
     co_await env_.stack->ip_local_deliver(cpu, inner);
 }

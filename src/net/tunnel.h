@@ -26,8 +26,11 @@
 // place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP and Ethernet
 // headers written into the headroom),
 // which a veth hands to the peer as it is; the receiver reads the outer headers, decrypts in place
-// (a received skb is linear: no copy) and delivers the inner packet from the same buffer. The
-// cipher figures stay warm compute; the hierarchy adds the stalls. ESP does not touch lines yet.
+// (a received skb is linear: no copy) and delivers the inner packet from the same buffer. ESP's
+// the same way: esp_output's skb_cow_data (the same pull), the trailer written behind the inner
+// packet, the ESP header, IV and outer IP header in front, the AEAD in place (in cryptd's worker
+// when the request goes there) and the ICV; esp_input reads the outer and ESP headers and
+// decrypts in place. The cipher figures stay warm compute; the hierarchy adds the stalls.
 //
 // Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
 // workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
@@ -152,6 +155,11 @@ protected:
         outer.len = outer_len;
         return outer;
     }
+    // skb_cow_data of an outgoing packet `p` (WireGuard's encrypt_packet, esp_output_head) with a
+    // hierarchy: where its inner IP header now lies, the AEAD working there in place (0: no
+    // hierarchy, or a packet without an address); p.data set to the outer frame, `outer` header
+    // bytes (beyond Ethernet's) in front of the inner IP header.
+    engine::Task<mem::Addr> skb_cow_data(kernel::Cpu& cpu, Packet& p, std::uint32_t outer);
     // The AEAD in the running context; returns true when its result is garbage (clobbered).
     // The AEAD itself; `from_cryptd`: cryptd's worker calls the wrapped pair's inner driver.
     engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc, bool from_cryptd = false);
@@ -212,9 +220,6 @@ private:
     };
     engine::Task<> queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQueue& peer, const Packet& p);
     static engine::Task<std::optional<std::uint64_t>> ptr_ring_consume_bh(kernel::Cpu& cpu, CryptQueue& q);
-    // encrypt_packet's skb_cow_data of tx item `n`: where its inner IP header now lies (0: no
-    // hierarchy or no address); the item's outer frame address set.
-    engine::Task<mem::Addr> skb_cow_data(kernel::Cpu& cpu, std::uint64_t n);
     static engine::Task<> encrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> decrypt_worker(kernel::Cpu& cpu, void* ctx);
     static engine::Task<> tx_worker(kernel::Cpu& cpu, void* ctx);
@@ -248,7 +253,12 @@ private:
     struct Request {
         Packet p;
         bool clobbered = false;
+        bool input = false; // esp_input's decrypt (else esp_output's encrypt)
     };
+    // The AEAD's lines with a hierarchy: esp_output's in-place encrypt of the padded plaintext and
+    // its ICV; esp_input's in-place decrypt of the ciphertext and ICV (0 without an address).
+    Cycles encrypt_lines(kernel::Cpu& cpu, const Packet& outer);
+    Cycles decrypt_lines(kernel::Cpu& cpu, const Packet& outer);
     // crypto/simd.c's choice for a request of `tfm` in the running context.
     bool goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const;
     engine::Task<> crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p);

@@ -297,5 +297,96 @@ TEST(WireGuardMemory, EncryptPullsTheSegmentIntoASlabHeadAndTheReceiverDecryptsT
     EXPECT_EQ(s.levels[0].hits, tx.levels[0].hits + 2u + 48u);
 }
 
+
+engine::Task<> esp_round_trip(Harness& h, Packet seg, const mem::MemorySystem& m, mem::MemoryStats& after_tx) {
+    co_await h.esp->xmit(h.cpu, seg);
+    after_tx = m.stats();
+    if (h.wire.sent.empty()) co_return;
+    co_await kernel::local_bh_disable(h.cpu);
+    co_await h.esp->rcv(h.cpu, h.wire.sent[0].p);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(EspMemory, OutputPullsTheSegmentIntoASlabHeadWritesTrailerAndHeadersAndTheReceiverDecryptsTheSameLinesInPlace) {
+    Harness h(TunnelKind::ESP, false); // the driver called directly: synchronous, in the sender
+    mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
+    SkbSlab slab(memory, 4096, 8);
+    h.stack.set_memory(&memory, 0.5);
+    h.stack.set_skb_slab(&slab);
+    Delivered sink;
+    h.stack.bind_tcp(0, sink);
+    // the writer's copy: 23 user-buffer lines from DRAM, 23 frag lines write-allocated (L1 misses 46)
+    const mem::Addr frag = memory.alloc(8192, 4096) + 4096;
+    UserBuffer ub;
+    (void)h.stack.copy_from_user(h.cpu, ub, frag, TCP_MSS, 0.2);
+    Packet seg = transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0); // 1514 bytes
+    seg.data = frag - TCP_IP_HEADERS - ETH_HEADER;
+    mem::MemoryStats tx;
+    h.run(esp_round_trip(h, seg, memory, tx));
+    ASSERT_EQ(h.wire.sent.size(), 1u);
+    const Packet outer = h.wire.sent[0].p;
+    // The head: a 4 KiB slab object, the inner IP header at 268 (as WireGuard's), the outer frame
+    // 50 bytes before it (Ethernet 14, IP 20, ESP 8, IV 8) at 218.
+    const mem::Addr head = outer.data + 50;
+    EXPECT_EQ((head - 268) % 4096, 0u);
+    // skb_cow_data: the 1500-byte IP packet read from [frag - 52, frag + 1448) (the line before the
+    // frag from DRAM, 23 frag lines L1 hits) and written at object bytes 268..1767 (lines 4..27: 24
+    // write-allocates). The trailer (1768..1771: 1500 + 2 padded to 1504): line 27, a hit. The
+    // outer IP, ESP header and IV (232..267): line 3 write-allocated, line 4 a hit. The AEAD reads
+    // the 1504 bytes (lines 4..27: 24 hits) and writes them and the 16-byte ICV (268..1787: 24
+    // hits). The Ethernet header (218..231): line 3, a hit.
+    EXPECT_EQ(tx.dram_demand_lines, 23u + 1u);
+    EXPECT_EQ(tx.dram_write_allocates, 23u + 24u + 1u);
+    EXPECT_EQ(tx.levels[0].misses, 46u + 1u + 24u + 1u);
+    EXPECT_EQ(tx.levels[0].hits, 23u + 1u + 1u + 48u + 1u);
+    // Received: the outer, ESP and IV bytes read (218..267: lines 3 and 4, 2 hits), the ciphertext
+    // and ICV read (1520 bytes: lines 4..27, 24 hits) and the plaintext written back (1504: 24 hits),
+    // nothing missed; the inner segment delivered from the same buffer.
+    const mem::MemoryStats& s = memory.stats();
+    ASSERT_EQ(sink.got.size(), 1u);
+    EXPECT_EQ(sink.got[0].data, head - ETH_HEADER);
+    EXPECT_EQ(s.dram_demand_lines, 24u);
+    EXPECT_EQ(s.levels[0].misses, tx.levels[0].misses);
+    EXPECT_EQ(s.levels[0].hits, tx.levels[0].hits + 2u + 48u);
+}
+
+TEST(EspMemory, WithoutAnAddressTheOuterFrameHasNoneAndNothingTouchesTheHierarchy) {
+    Harness h(TunnelKind::ESP, false);
+    mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
+    h.stack.set_memory(&memory, 0.5);
+    mem::MemoryStats tx;
+    h.run(esp_round_trip(h, segment(), memory, tx));
+    ASSERT_EQ(h.wire.sent.size(), 1u);
+    EXPECT_EQ(h.wire.sent[0].p.data, 0u);
+    EXPECT_EQ(memory.stats().levels[0].hits + memory.stats().levels[0].misses, 0u);
+}
+
+
+engine::Task<> esp_send_bh_off(Harness& h, Packet seg) {
+    co_await kernel::local_bh_disable(h.cpu); // NEON not usable: the request goes to cryptd
+    co_await h.esp->xmit(h.cpu, seg);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+TEST(EspMemory, ARequestThroughCryptdTouchesTheSameLinesInItsWorker) {
+    // The first test's transmit, its AEAD in cryptd's kworker: the same 72 L1 misses and 74 hits.
+    Harness h(TunnelKind::ESP, true);
+    mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
+    SkbSlab slab(memory, 4096, 8);
+    h.stack.set_memory(&memory, 0.5);
+    h.stack.set_skb_slab(&slab);
+    const mem::Addr frag = memory.alloc(8192, 4096) + 4096;
+    UserBuffer ub;
+    (void)h.stack.copy_from_user(h.cpu, ub, frag, TCP_MSS, 0.2);
+    Packet seg = transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    seg.data = frag - TCP_IP_HEADERS - ETH_HEADER;
+    h.run(esp_send_bh_off(h, seg));
+    ASSERT_EQ(h.wire.sent.size(), 1u);
+    EXPECT_EQ(h.esp->stats().async_crypts, 1u);
+    EXPECT_EQ(h.wire.sent[0].task, "kworker/0:cryptd");
+    EXPECT_EQ(memory.stats().levels[0].misses, 72u);
+    EXPECT_EQ(memory.stats().levels[0].hits, 74u);
+}
+
 } // namespace
 } // namespace kdsim::net

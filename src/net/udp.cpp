@@ -36,13 +36,47 @@ engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
         }
         co_await kernel::syscall_enter(cpu);
         co_await cpu.exec(net_.syscall, Cat::SYSCALL);
-        co_await cpu.exec(per_byte(copy_from_user_, length_), Cat::COPY);
-        co_await cpu.exec(costs_.udp_sendmsg, Cat::PROTOCOL);
         Packet p = transport_packet(FrameKind::UDP_DATA, length_, UDP_IP_HEADERS, sent_, flow_);
+        co_await cpu.exec(ip_append_data(cpu, p), Cat::COPY);
+        // udp_send_skb's UDP header, ip_make_skb's IP header, neigh_hh_output's Ethernet header:
+        // written in front of the payload (with a hierarchy)
+        co_await cpu.exec(costs_.udp_sendmsg + stack_.touch(cpu, p.data, 0, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL);
         ++sent_;
         co_await stack_.ip_output(cpu, p);
         co_await kernel::syscall_exit(cpu);
     }
+}
+
+std::size_t UdpSource::head_size(std::uint32_t length) {
+    const std::size_t need = LL_RESERVED + 15 + UDP_IP_HEADERS + std::size_t{length} + 320;
+    std::size_t size = 32;
+    while (size < need) size *= 2;
+    return size;
+}
+
+// udp_sendmsg -> ip_make_skb -> __ip_append_data: a datagram that fits SKB_MAX_ALLOC is one linear
+// skb (sock_alloc_send_skb of the headers and the data, skb_reserve(hh_len)), and getfrag
+// (ip_generic_getfrag: copy_from_user, or csum_and_copy_from_user without checksum offload; the
+// model charges both alike) copies the payload behind the IP and UDP headers. With a hierarchy,
+// [memory].copy per byte plus the stalls of reading the user buffer's lines and writing the head's;
+// the heads cycle through a ring of as many as the send buffer holds (the skbs a socket may have in
+// flight; not modelled: SLUB handing a head freed at tx completion out again first). Without one,
+// the profile's copy_from_user per byte, as before.
+// Models: __ip_append_data() (net/ipv4/ip_output.c)
+Cycles UdpSource::ip_append_data(kernel::Cpu& cpu, Packet& p) {
+    mem::MemorySystem* m = stack_.memory();
+    if (!m) return per_byte(copy_from_user_, length_);
+    if (heads_ == 0) {
+        head_size_ = head_size(length_);
+        head_count_ = head_ring(length_);
+        heads_ = m->alloc(head_size_ * head_count_, std::max<std::size_t>(head_size_, 4096));
+        // each head physically contiguous (a slab object, kmalloc_large's pages): page_placement.h
+        if (PagePlacement* pp = stack_.page_placement()) pp->add(heads_, head_size_ * head_count_, head_size_);
+    }
+    const mem::Addr head = heads_ + head_next_ * head_size_;
+    head_next_ = (head_next_ + 1) % head_count_;
+    p.data = head + LL_RESERVED - ETH_HEADER; // the frame: the Ethernet header ends at hh_len
+    return stack_.copy_from_user(cpu, user_, head + LL_RESERVED + UDP_IP_HEADERS, length_, copy_from_user_);
 }
 
 UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,

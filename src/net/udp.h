@@ -10,6 +10,7 @@
 #include "net/net_costs.h"
 #include "net/stack.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 
@@ -36,6 +37,23 @@ private:
     std::uint64_t bitrate_;
     std::uint32_t flow_;
     std::uint64_t sent_ = 0;
+    // ip_make_skb's copy of the datagram into a new linear skb (its headers then written), with
+    // `p.data` set to the frame: on the hierarchy, the copy's lines; else copy_from_user per byte.
+    Cycles ip_append_data(kernel::Cpu& cpu, Packet& p);
+    // with a hierarchy: the writer's buffer and the ring of skb heads (placed at the first datagram)
+    UserBuffer user_;
+    mem::Addr heads_ = 0;
+    std::size_t head_size_ = 0, head_count_ = 0, head_next_ = 0;
+
+public:
+    // The datagram's skb head: the power-of-two kmalloc class (kmalloc_large's pages beyond 8 KiB)
+    // of LL_RESERVED_SPACE (16) + 15 + the IP and UDP headers + `length` + skb_shared_info (320).
+    static std::size_t head_size(std::uint32_t length);
+    // The heads a socket cycles through: as many as its send buffer (wmem_default, 212,992 bytes)
+    // holds, at least one.
+    static std::size_t head_ring(std::uint32_t length) { return std::max<std::size_t>(1, SNDBUF / head_size(length)); }
+    static constexpr std::size_t SNDBUF = 212992;
+    static constexpr std::uint32_t LL_RESERVED = 16; // LL_RESERVED_SPACE of an Ethernet device (hh_len)
 };
 
 class UdpSink final : public TcpEndpoint {

@@ -115,7 +115,9 @@ net::Nic& System::add_nic(Machine& m) {
     if (mem::MemorySystem* memory = datapath_memory(m)) { // the datapath on the hierarchy
         m.stack->set_memory(memory, mc.profile.memory->copy_warm);
         m.stack->set_skb_slab(m.skb_slab.get());
+        m.stack->set_page_placement(m.pages.get());
         nic->set_memory(*m.memory);
+        nic->set_page_placement(m.pages.get());
         if (devices::SwiotlbPool* pool = m.dma ? m.dma->swiotlb() : nullptr; pool && pool->slot_addr(0) == 0)
             pool->set_addr(m.memory->alloc(pool->nslabs() * devices::IO_TLB_SIZE, 4096));
     }

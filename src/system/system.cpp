@@ -377,6 +377,7 @@ mem::MemorySystem* System::datapath_memory(Machine& box) {
         if (const engine::Tick period = box.memory->refresh_interval())
             box.memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
         box.skb_slab = std::make_unique<net::SkbSlab>(*box.memory, 4096, 4096);
+        box.pages = std::make_unique<net::PagePlacement>();
     }
     return box.memory.get();
 }
@@ -397,6 +398,7 @@ void System::build_veth(Machine& a, Machine& b) {
         for (net::Stack* s : {a.stack.get(), b.stack.get()}) {
             s->set_memory(memory, box.cfg->profile.memory->copy_warm);
             s->set_skb_slab(box.skb_slab.get());
+            s->set_page_placement(box.pages.get());
         }
     va->set_gso(a.cfg->nic_gso);
     vb->set_gso(b.cfg->nic_gso);

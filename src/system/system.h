@@ -102,6 +102,7 @@ private:
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
         std::unique_ptr<net::SkbSlab> skb_slab;    // its linear skb heads, with `memory`
+        std::unique_ptr<net::PagePlacement> pages; // its sockets' buffer pages in DRAM, with `memory`
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines
         std::vector<std::unique_ptr<net::Backlog>> backlog; // per CPU, on machines with a veth pair or a netif_rx NIC
         std::vector<std::unique_ptr<net::NetTx>> net_tx;    // per CPU, on machines with a qdisc layer
