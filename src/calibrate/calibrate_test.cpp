@@ -136,9 +136,62 @@ TEST(Machine, FlushPerLineAndReReadArePositive) {
                 std::isfinite(r.reread_fit.slope));
 }
 
+// A KVM guest whose kernel lists no /sys/.../cache folders (this project's Zen 5 machine) still
+// has CPUID's descriptors; the registers below are that guest's, decoded by hand.
+TEST(CpuidCaches, AmdLegacyDescriptorsGiveL1AndL2AndLeaveOutAnL3WhoseCodeDefersToFn8000_001D) {
+    CpuidCacheRegs r;
+    r.amd = true;
+    r.l1d_ecx = 0x300C0140; // 48 KiB, 12-way, 1 line per tag, 64 B lines
+    r.l2_ecx = 0x04006140;  // 1024 KiB, code 6h (8 ways), 64 B lines
+    r.l3_edx = (1016u << 18) | (0x9u << 12) | 64; // code 9h: "see Fn8000_001D", which the guest hides
+    const auto v = cpuid_cache_levels(r);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].level, 1);
+    EXPECT_EQ(v[0].size, 48u * 1024);
+    EXPECT_EQ(v[0].ways, 12u);
+    EXPECT_EQ(v[0].line, 64u);
+    EXPECT_FALSE(v[0].shared);
+    EXPECT_EQ(v[1].level, 2);
+    EXPECT_EQ(v[1].size, 1024u * 1024);
+    EXPECT_EQ(v[1].ways, 8u);
+    EXPECT_FALSE(v[1].shared);
+    EXPECT_NE(v[1].ways_source.find("Fn8000_0006 ECX[15:12] = 6h"), std::string::npos) << v[1].ways_source;
+    // a legacy L3 of code 8h (16 ways), 64 x 512 KiB: shared
+    r.l3_edx = (64u << 18) | (0x8u << 12) | 64;
+    const auto w = cpuid_cache_levels(r);
+    ASSERT_EQ(w.size(), 3u);
+    EXPECT_EQ(w[2].size, 32u << 20);
+    EXPECT_EQ(w[2].ways, 16u);
+    EXPECT_TRUE(w[2].shared);
+    // an L1 reported fully associative (FFh) has no set to model: left out
+    r.l1d_ecx = 0x30FF0140;
+    EXPECT_EQ(cpuid_cache_levels(r).front().level, 2);
+}
+
+TEST(CpuidCaches, TheDeterministicLeafIsDecodedAndPreferredOverTheLegacyDescriptors) {
+    CpuidCacheRegs r;
+    r.amd = false;
+    r.l2_ecx = 0x04006140; // ignored: the deterministic leaf lists caches
+    // leaf 4 subleaves {EAX, EBX, ECX}: L1D (type 1, level 1, 2 sharers), 12 ways x 1 x 64 B x 64 sets
+    r.deterministic.push_back({0x1u | (1u << 5) | (1u << 14), (11u << 22) | 63u, 63u});
+    // L1I (type 2): skipped
+    r.deterministic.push_back({0x2u | (1u << 5), (7u << 22) | 63u, 63u});
+    // L2 (type 3, level 2): 20 ways x 1 x 64 B x 1024 sets = 1.25 MiB
+    r.deterministic.push_back({0x3u | (2u << 5), (19u << 22) | 63u, 1023u});
+    const auto v = cpuid_cache_levels(r);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].size, 12u * 64 * 64);
+    EXPECT_EQ(v[0].ways, 12u);
+    EXPECT_EQ(v[0].sharers, 2);
+    EXPECT_EQ(v[1].level, 2);
+    EXPECT_EQ(v[1].size, 20u * 64 * 1024);
+    EXPECT_EQ(v[1].ways, 20u);
+    EXPECT_NE(v[1].size_source.find("CPUID leaf 4"), std::string::npos) << v[1].size_source;
+}
+
 TEST(Machine, APointerChaseBeyondTheCachesIsSlowerThanWithinL1) {
     auto levels = read_cache_levels(0);
-    if (levels.empty()) GTEST_SKIP() << "sysfs lists no cache levels";
+    if (levels.empty()) GTEST_SKIP() << "neither sysfs nor CPUID lists a cache level";
     EXPECT_EQ(levels.front().level, 1);
     for (std::size_t i = 1; i < levels.size(); ++i) EXPECT_GE(levels[i].size, levels[i - 1].size);
     auto h = measure_hierarchy(levels, 64, 3);

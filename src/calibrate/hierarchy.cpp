@@ -1,5 +1,6 @@
 // The memory hierarchy of this machine: the cache levels the kernel reports in sysfs
-// (/sys/devices/system/cpu/cpu<N>/cache/index*/), the load-to-use latency of each by pointer
+// (/sys/devices/system/cpu/cpu<N>/cache/index*/) or, where a guest's kernel lists none, CPUID
+// reports, the load-to-use latency of each by pointer
 // chasing a randomly ordered cycle of lines over a working set of half its size (so it fits in
 // that level and not the one above), DRAM latency over a set four times the last level (at
 // least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold).
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cpuid.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -108,12 +110,92 @@ std::vector<CacheLevelInfo> read_cache_levels(int cpu) {
         c.ways = static_cast<unsigned>(std::atoi(read_line(d + "ways_of_associativity").c_str()));
         c.line = static_cast<unsigned>(std::atoi(read_line(d + "coherency_line_size").c_str()));
         c.sharers = count_cpus(read_line(d + "shared_cpu_list"));
-        c.path = d;
+        c.size_source = "sysfs " + d + "size";
+        c.ways_source = "sysfs " + d + "ways_of_associativity";
         if (c.level == 1) l1_sharers = std::max(1, c.sharers);
         out.push_back(c);
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.level < b.level; });
     for (auto& c : out) c.shared = c.sharers > l1_sharers; // beyond the SMT siblings of one core
+    if (out.empty()) return cpuid_cache_levels(read_cpuid_cache_regs());
+    return out;
+}
+
+CpuidCacheRegs read_cpuid_cache_regs() {
+    CpuidCacheRegs r;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid(0, a, b, c, d);
+    const unsigned max_leaf = a;
+    r.amd = (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) || // "AuthenticAMD"
+            (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975);   // "HygonGenuine"
+    __cpuid(0x80000000, a, b, c, d);
+    const unsigned max_ext = a;
+    unsigned det_leaf = 0;
+    if (!r.amd && max_leaf >= 4) det_leaf = 4;
+    if (r.amd && max_ext >= 0x80000001) {
+        __cpuid(0x80000001, a, b, c, d);
+        if (((c >> 22) & 1) && max_ext >= 0x8000001D) det_leaf = 0x8000001D; // TOPOEXT
+    }
+    for (unsigned i = 0; det_leaf && i < 16; ++i) {
+        __cpuid_count(det_leaf, i, a, b, c, d);
+        if ((a & 31) == 0) break;
+        r.deterministic.push_back({a, b, c});
+    }
+    if (r.amd && max_ext >= 0x80000006) {
+        __cpuid(0x80000005, a, b, c, d);
+        r.l1d_ecx = c;
+        __cpuid(0x80000006, a, b, c, d);
+        r.l2_ecx = c;
+        r.l3_edx = d;
+    }
+    return r;
+}
+
+namespace {
+// AMD's L2/L3 associativity codes (APM vol. 3, CPUID Fn8000_0006): 0 = disabled; 9 = "see
+// Fn8000_001D"; the others a number of ways (0xF fully associative: no set to model, left out).
+unsigned amd_assoc(unsigned code) {
+    static constexpr unsigned ways[16] = {0, 1, 2, 3, 4, 6, 8, 0, 16, 0, 32, 48, 64, 96, 128, 0};
+    return ways[code & 0xF];
+}
+} // namespace
+
+std::vector<CacheLevelInfo> cpuid_cache_levels(const CpuidCacheRegs& r) {
+    std::vector<CacheLevelInfo> out;
+    for (const auto& s : r.deterministic) {
+        const unsigned type = s[0] & 31; // 1 data, 2 instruction, 3 unified
+        if (type != 1 && type != 3) continue;
+        CacheLevelInfo c;
+        c.level = static_cast<int>((s[0] >> 5) & 7);
+        c.line = (s[1] & 0xFFF) + 1;
+        c.ways = ((s[1] >> 22) & 0x3FF) + 1;
+        const std::uint64_t partitions = ((s[1] >> 12) & 0x3FF) + 1, sets = std::uint64_t(s[2]) + 1;
+        c.size = std::uint64_t(c.ways) * partitions * c.line * sets;
+        c.sharers = static_cast<int>(((s[0] >> 14) & 0xFFF) + 1);
+        c.shared = c.level >= 3;
+        const std::string leaf = r.amd ? "CPUID Fn8000_001D" : "CPUID leaf 4";
+        c.size_source = leaf + " (no sysfs cache folders): ways x partitions x line x sets";
+        c.ways_source = leaf + " EBX[31:22] + 1 (no sysfs cache folders)";
+        out.push_back(c);
+    }
+    if (out.empty() && r.amd) {
+        const unsigned l1_kb = r.l1d_ecx >> 24, l1_ways = (r.l1d_ecx >> 16) & 0xFF, l1_line = r.l1d_ecx & 0xFF;
+        if (l1_kb && l1_ways && l1_ways != 0xFF && l1_line)
+            out.push_back({1, std::uint64_t(l1_kb) << 10, l1_ways, l1_line, 1, false,
+                           "CPUID Fn8000_0005 ECX[31:24] KiB (no sysfs cache folders)",
+                           "CPUID Fn8000_0005 ECX[23:16] (no sysfs cache folders)"});
+        const unsigned l2_kb = r.l2_ecx >> 16, l2_ways = amd_assoc(r.l2_ecx >> 12), l2_line = r.l2_ecx & 0xFF;
+        if (l2_kb && l2_ways && l2_line)
+            out.push_back({2, std::uint64_t(l2_kb) << 10, l2_ways, l2_line, 1, false,
+                           "CPUID Fn8000_0006 ECX[31:16] KiB (no sysfs cache folders)",
+                           fmt::format("CPUID Fn8000_0006 ECX[15:12] = {:X}h (no sysfs cache folders)", (r.l2_ecx >> 12) & 0xF)});
+        const unsigned l3_units = r.l3_edx >> 18, l3_ways = amd_assoc(r.l3_edx >> 12), l3_line = r.l3_edx & 0xFF;
+        if (l3_units && l3_ways && l3_line)
+            out.push_back({3, std::uint64_t(l3_units) << 19, l3_ways, l3_line, 2, true,
+                           "CPUID Fn8000_0006 EDX[31:18] x 512 KiB (no sysfs cache folders)",
+                           fmt::format("CPUID Fn8000_0006 EDX[15:12] = {:X}h (no sysfs cache folders)", (r.l3_edx >> 12) & 0xF)});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.level < b.level; });
     return out;
 }
 
@@ -269,9 +351,8 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
         const auto& l = h.levels[i];
         const auto& m = c.levels[j];
         t += fmt::format("\n[memory.{}]\n", m.name);
-        t += fmt::format("size = {{ value = {}, unit = \"bytes\", source = \"sysfs {}size\" }}\n", l.size, l.path);
-        t += fmt::format("ways = {{ value = {}, unit = \"ways\", source = \"sysfs {}ways_of_associativity\" }}\n", l.ways,
-                         l.path);
+        t += fmt::format("size = {{ value = {}, unit = \"bytes\", source = \"{}\" }}\n", l.size, l.size_source);
+        t += fmt::format("ways = {{ value = {}, unit = \"ways\", source = \"{}\" }}\n", l.ways, l.ways_source);
         t += fmt::format("latency = {{ value = {}, unit = \"cycles\", source = \"{}: pointer chase of a random cycle of "
                          "{} B lines over {} B, TSC cycles per dependent load ({:.2f}), {}\" }}\n",
                          m.latency, prefix, line, h.working_set[i], h.latency[i].stats.median, spread(h.latency[i]));

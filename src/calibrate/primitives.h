@@ -4,6 +4,7 @@
 #include "calibrate/calibrate.h"
 
 #include <optional>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -67,10 +68,26 @@ struct CacheLevelInfo {
     unsigned ways = 0, line = 0;
     int sharers = 0;        // CPUs in shared_cpu_list
     bool shared = false;    // shared beyond the SMT siblings of one core (one for the machine in kdsim)
-    std::string path;       // its sysfs folder, for the profile's source strings
+    std::string size_source, ways_source; // where size and ways were read, for the profile's source strings
 };
-// The levels of `cpu`, nearest first (an empty list when sysfs has none).
+// The levels of `cpu`, nearest first: from sysfs, else (a guest whose kernel lists no cache
+// folders) from CPUID (cpuid_cache_levels); an empty list when neither has them.
 std::vector<CacheLevelInfo> read_cache_levels(int cpu);
+
+// The raw CPUID registers the fallback decodes: AMD's legacy descriptors Fn8000_0005 ECX (L1D)
+// and Fn8000_0006 ECX (L2) / EDX (L3), and the deterministic cache leaf's subleaves (Intel leaf 4,
+// AMD Fn8000_001D with TOPOEXT: EAX, EBX, ECX each), the empty ones left out.
+struct CpuidCacheRegs {
+    bool amd = false;
+    std::uint32_t l1d_ecx = 0, l2_ecx = 0, l3_edx = 0; // AMD Fn8000_0005 ECX, Fn8000_0006 ECX and EDX
+    std::vector<std::array<std::uint32_t, 3>> deterministic; // leaf 4 / Fn8000_001D: {EAX, EBX, ECX}
+};
+CpuidCacheRegs read_cpuid_cache_regs();
+// Decodes them: the deterministic leaf when it lists data or unified caches, else (AMD) the legacy
+// descriptors, whose associativity codes follow the APM's table (6h = 8 ways, 8h = 16, ...); a
+// level whose code says "see Fn8000_001D" (9h) or "disabled" is left out. L1 and L2 are taken as
+// private to a core, L3 as shared (the legacy descriptors do not say).
+std::vector<CacheLevelInfo> cpuid_cache_levels(const CpuidCacheRegs& r);
 
 struct HierarchyResult {
     std::vector<CacheLevelInfo> levels;

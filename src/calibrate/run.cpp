@@ -549,7 +549,7 @@ int run(const Options& o) {
         std::string mt = hier.levels.empty() ? std::string()
                                              : memory_tables(hier, dev, tsc.hz, chase_line, ctx.measured_prefix(), problem);
         if (mt.empty())
-            notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("sysfs lists no cache levels")
+            notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("neither sysfs nor CPUID lists a cache level")
                                                                          : problem));
         t += mt;
         memory_summary = mt;
