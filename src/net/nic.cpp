@@ -452,7 +452,10 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
         const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
         co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
     }
+    // this skb's descriptors start at first_desc; a reclaim on another CPU while tx_map waits
+    // takes descriptors off the head (the kernel's tx lock is not modelled), moving them forward
     const std::size_t first_desc = tx_count_;
+    const std::uint64_t reclaimed0 = tx_stats_.reclaimed;
     if (tx_dma_ && !co_await tx_map(cpu, p, segs)) { // dma_mapping_error: the skb is dropped
         co_await kernel::local_irq_restore(cpu, flags);
         co_return;
@@ -468,7 +471,7 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
             ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
         }
     }
-    if (tx_dma_) tx_queued(first_desc, link_->departs(*this));
+    if (tx_dma_) tx_queued(first_desc - static_cast<std::size_t>(tx_stats_.reclaimed - reclaimed0), link_->departs(*this));
     if (txq()) {
         if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
             tx_done_.push_back(TxDone{p, link_->departs(*this)});

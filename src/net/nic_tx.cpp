@@ -181,7 +181,8 @@ std::uint32_t Nic::tso_chunks(const Packet& p) const {
 // The skb's buffers, in the order the driver fills descriptors. A failed mapping unmaps the skb's
 // earlier ones (fec_enet_txq_submit_frag_skb's dma_mapping_fail path) and drops it.
 engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
-    const std::size_t first = tx_count_;
+    const std::size_t first = tx_count_; // less what a reclaim on another CPU takes meanwhile (Nic::xmit)
+    const std::uint64_t reclaimed0 = tx_stats_.reclaimed;
     bool ok = true;
     const std::uint32_t hdr = p.len - p.payload;
     // the skb's linear part: a head of its own (heads cycle as the ring's descriptors do)
@@ -225,7 +226,7 @@ engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t 
         }
     }
     if (!ok) {
-        while (tx_count_ > first) {
+        while (tx_count_ > first - static_cast<std::size_t>(tx_stats_.reclaimed - reclaimed0)) {
             const TxDesc d = tx_ring_[(tx_head_ + tx_count_ - 1) % tx_ring_.size()];
             --tx_count_;
             if (!d.buf) continue;

@@ -467,5 +467,36 @@ TEST(NicTxOwnData, TheSoftwareTsoCutsASegmentThatCrossesTheSendersPageIntoTwoDat
     EXPECT_EQ(t.na.stats().tx_frames, 3u);
 }
 
+// The sender on another CPU than the NIC's interrupt and NAPI poll: tx completions reclaim
+// descriptors off the ring's head while a later ndo_start_xmit waits in its mappings. The device
+// must still read exactly each skb's own descriptors: 20 frames of 1514 bytes, each read once.
+TEST(NicTx, AReclaimOnTheIrqCpuWhileTheSenderMapsOnAnotherCpuLeavesTheDeviceReadingEachFrameOnce) {
+    mem::MemoryConfig c;
+    c.line = LINE;
+    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
+    c.dram_latency_ns = 150;
+    c.dram_bandwidth = 4.25e9;
+    c.copy_warm = 0.35;
+    TxBench t(false, fec());
+    kernel::Cpu sender{t.sim, 2, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    mem::MemorySystem m(c, 3, 1'000'000'000);
+    t.na.set_memory(m);
+    constexpr std::size_t N = 20;
+    auto body = [](Nic& nic, kernel::Cpu& cpu) -> engine::Task<> {
+        for (std::size_t i = 0; i < N; ++i) co_await nic.xmit(cpu, tcp_frame());
+    };
+    sender.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body(t.na, sender));
+    t.a.boot();
+    t.b.boot();
+    sender.boot();
+    t.sim.run(5 * engine::PS_PER_MS);
+    t.a.finish();
+    t.b.finish();
+    sender.finish();
+    EXPECT_GT(t.na.stats().irqs, 1u); // completions came while the sender was still mapping
+    EXPECT_EQ(t.na.tx_dma_stats()->skbs_freed, N);
+    EXPECT_EQ(m.stats().dma_read_bytes, N * 1514u);
+}
+
 } // namespace
 } // namespace kdsim::net
