@@ -81,6 +81,20 @@ TEST(RxFlood, InlinePacketRateIsTheClockOverTheDecryptCycles) {
     EXPECT_LT(crypto, 3000 * (testing::metric(r, "rx", "packets_decrypted") + 1));
 }
 
+TEST(RxFlood, WithAMeasuredCurveTheDecryptCostsTheCurveAtThePayloadNotTheLine) {
+    workloads::RxFloodWorkload w;
+    w.payload = 1000;
+    auto cfg = flood(w);
+    // aes128-gcm.aesni measured at 512 and 2048 bytes: 1000 B lies 488 / 1536 of the way,
+    // 1800 + (2600 - 1800) x 488 / 1536 = 2054.2 -> 2054 cycles (the line would say 3000)
+    cfg.machines[0].profile.cipher.set_curve(crypto::CipherPrim::AES128_GCM, crypto::CipherImpl::AESNI, {{512, 1800}, {2048, 2600}});
+    auto r = run(cfg);
+    ASSERT_FALSE(r.failed);
+    EXPECT_EQ(testing::metric(r, "rx", "decrypt_cycles"), 2054);
+    // 20 ms / 2054 cycles = 9,737.1 packets: within one packet (50 packets/s over the run)
+    EXPECT_NEAR(testing::metric(r, "rx", "packets_per_s"), expected_pps(2054, 0.02), 50);
+}
+
 TEST(RxFlood, ScalarImplementationWhenThePrimitiveHasNoSimdOne) {
     workloads::RxFloodWorkload w;
     w.alg = crypto::AeadAlg::CHACHA20_POLY1305;
