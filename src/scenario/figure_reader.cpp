@@ -111,25 +111,28 @@ std::optional<double> read_figure(Reader& r, const toml::table& parent, std::str
             value = d;
     }
 
+    check_unit_and_source(r, *fig, key, unit);
+    if (r.errors() != before) return std::nullopt;
+    return value;
+}
+
+void check_unit_and_source(Reader& r, const toml::table& fig, const std::string& key, Unit unit) {
     std::string ukey = join_key(key, "unit");
-    const toml::node* u = fig->get("unit");
+    const toml::node* u = fig.get("unit");
     if (!u) {
-        r.missing(*fig, ukey, fmt::format("the unit \"{}\"", unit_name(unit)), "every figure states its unit");
+        r.missing(fig, ukey, fmt::format("the unit \"{}\"", unit_name(unit)), "every figure states its unit");
     } else if (!u->is_string() || u->as_string()->get() != unit_name(unit)) {
         r.error(*u, ukey, fmt::format("expected the unit \"{}\", found {}", unit_name(unit), describe(u)));
     }
 
     std::string skey = join_key(key, "source");
-    const toml::node* s = fig->get("source");
+    const toml::node* s = fig.get("source");
     constexpr std::string_view SOURCE_FORM = "a non-empty string citing where the figure comes from";
     if (!s) {
-        r.missing(*fig, skey, SOURCE_FORM, "every figure cites a source");
+        r.missing(fig, skey, SOURCE_FORM, "every figure cites a source");
     } else if (!s->is_string() || s->as_string()->get().find_first_not_of(" \t") == std::string::npos) {
         r.error(*s, skey, fmt::format("expected {}, found {}", SOURCE_FORM, describe(s)));
     }
-
-    if (r.errors() != before) return std::nullopt;
-    return value;
 }
 
 // An integer figure: rounds, and checks `positive` and the upper bound at the value's position.

@@ -28,6 +28,10 @@ std::string figure_form(Unit u);
 std::optional<double> read_figure(Reader& r, const toml::table& parent, std::string_view name, const std::string& key,
                                   Unit unit);
 
+// Checks a figure table's `unit` (must be `unit`'s name) and `source` (a non-empty string),
+// reporting each defect at key.unit / key.source.
+void check_unit_and_source(Reader& r, const toml::table& fig, const std::string& key, Unit unit);
+
 // Checks `d` against the bound of its unit (and a clock against 1 MHz); false after reporting.
 bool check_figure_bound(Reader& r, const toml::node& at, const std::string& key, double d, Unit unit);
 // An integer figure: rounds, and checks `positive` and the unit's bound at the value's position.

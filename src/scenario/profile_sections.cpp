@@ -123,17 +123,7 @@ std::optional<std::vector<crypto::CostPoint>> read_cost_curve(Reader& r, const t
             pts.push_back({static_cast<std::uint64_t>(bytes), cycles});
         }
     }
-    const toml::node* u = fig->get("unit");
-    if (!u) r.missing(*fig, join_key(key, "unit"), "the unit \"cycles\"", "every figure states its unit");
-    else if (!u->is_string() || u->as_string()->get() != "cycles")
-        r.error(*u, join_key(key, "unit"), fmt::format("expected the unit \"cycles\", found {}", describe(u)));
-    const toml::node* src = fig->get("source");
-    if (!src || !src->is_string() || src->as_string()->get().find_first_not_of(" \t") == std::string::npos) {
-        if (!src) r.missing(*fig, join_key(key, "source"), "a non-empty string citing where the figure comes from",
-                            "every figure cites a source");
-        else r.error(*src, join_key(key, "source"),
-                     fmt::format("expected a non-empty string citing where the figure comes from, found {}", describe(src)));
-    }
+    check_unit_and_source(r, *fig, key, Unit::CYCLES);
     if (r.errors() != before) return std::nullopt;
     return pts;
 }
