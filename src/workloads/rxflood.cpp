@@ -9,7 +9,6 @@ using kernel::Cat;
 
 RxFlood::RxFlood(Env env, RxFloodWorkload cfg, RxFloodCosts costs)
     : Workload(env), cfg_(std::move(cfg)), costs_(std::move(costs)),
-      decrypt_(costs_.decrypt),
       queue_(cfg_.cryptd_qlen) {
     if (!costs_.memory) return;
     hier_ = std::make_unique<Hierarchy>(*costs_.memory, costs_.clock_hz);
@@ -108,7 +107,7 @@ engine::Task<> RxFlood::rx_body(RxFlood& w) {
                 if (!w.worker_) {
                     if (w.hier_)
                         if (Cycles s = w.open_stall(w.hier_->desc_buf[d])) co_await cpu.exec(s, Cat::CRYPTO);
-                    co_await cpu.exec(w.decrypt_, Cat::CRYPTO);
+                    co_await cpu.exec(w.costs_.decrypt, Cat::CRYPTO);
                     ++w.decrypted_;
                     if (w.hier_) w.give_back(d);
                     continue;
@@ -166,7 +165,7 @@ engine::Task<> RxFlood::worker_body(RxFlood& w) {
             if (Cycles s = w.open_stall(b)) co_await cpu.exec(s, Cat::CRYPTO);
             h->free_bufs[(h->free_head + h->free_n++) % h->free_bufs.size()] = b; // back to the pool
         }
-        co_await cpu.exec(w.decrypt_, Cat::CRYPTO);
+        co_await cpu.exec(w.costs_.decrypt, Cat::CRYPTO);
         ++w.decrypted_; // the completion
     }
 }
@@ -181,7 +180,7 @@ results::WorkloadResult RxFlood::result() const {
     add(r, "packets_per_s", secs > 0 ? static_cast<double>(decrypted_) / secs : 0, "1/s");
     add(r, "payload_mbit_s", secs > 0 ? static_cast<double>(decrypted_ * cfg_.payload) * 8 / secs / 1e6 : 0, "Mbit/s");
     add(r, "cycles_per_packet", decrypted_ ? busy / static_cast<double>(decrypted_) : 0, "cycles");
-    add(r, "decrypt_cycles", static_cast<double>(decrypt_), "cycles");
+    add(r, "decrypt_cycles", static_cast<double>(costs_.decrypt), "cycles");
     add(r, "flush_lines_per_packet", static_cast<double>(costs_.flush_lines), "count");
     add(r, "lines_flushed", static_cast<double>(lines_), "count");
     add(r, "rounds", static_cast<double>(rounds_), "count");

@@ -65,7 +65,7 @@ public:
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
     // Cycles of one decryption.
-    Cycles decrypt_cycles() const { return decrypt_; }
+    Cycles decrypt_cycles() const { return costs_.decrypt; }
 
     // The rx descriptors of the harness (datapath.h RxConfig::ring).
     static constexpr std::size_t RING = 128;
@@ -98,7 +98,6 @@ private:
     static engine::Task<> worker_body(RxFlood& w);
     RxFloodWorkload cfg_;
     RxFloodCosts costs_;
-    Cycles decrypt_ = 0;
     kernel::TaskStruct* rx_ = nullptr;
     kernel::TaskStruct* worker_ = nullptr;
     bool worker_sleeping_ = false;
