@@ -376,13 +376,12 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
         const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
         left -= here;
         if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
-        if (rx_dma_on() && i == 0) {
-            devices::DmaBuffer& b = bufs_[head_];
-            co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, here, devices::DMA_FROM_DEVICE);
+        if (i == 0) {
+            if (rx_dma_on())
+                co_await devices::dma_sync_single_for_cpu(cpu_, bufs_[head_], 0, here, devices::DMA_FROM_DEVICE);
             co_await cpu_.exec(*costs_.xdp_prog_run + *costs_.xdp_drop, Cat::DRIVER);
-            co_await devices::dma_sync_single_for_device(cpu_, b, 0, here, devices::DMA_FROM_DEVICE);
-        } else if (i == 0) {
-            co_await cpu_.exec(*costs_.xdp_prog_run + *costs_.xdp_drop, Cat::DRIVER);
+            if (rx_dma_on())
+                co_await devices::dma_sync_single_for_device(cpu_, bufs_[head_], 0, here, devices::DMA_FROM_DEVICE);
         }
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back with its page
         --count_;
