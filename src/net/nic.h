@@ -61,7 +61,7 @@ public:
     // Where the machine's sockets' buffers lie physically (the stack's record): a transmitted
     // skb's own data is mapped where its sender wrote it, cut at its pages (nic_tx.cpp). Without
     // one, every such address lies in a 4 KiB page of its own. Call before the run.
-    void set_page_placement(const PagePlacement* p) { pages_ = p; }
+    void set_page_placement(const PagePlacement* p) { pages_ = p ? p : &PagePlacement::none(); }
     // ndo_open: maps every rx buffer. Frames arriving before it completes are dropped.
     engine::Task<> open() { co_await map_ring(); }
     const devices::DmaPlatform* dma() const override { return dma_; }
@@ -191,7 +191,7 @@ private:
     engine::Task<bool> tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uint32_t len, bool coherent, unsigned region);
     // Physical addresses of the NIC's buffers: the n-th block of `unit` bytes of `region`.
     static constexpr unsigned RX_POOL = 0, TX_HEADS = 1, TX_DATA = 2, TX_BOUNCE = 3, TX_SKB = 4;
-    const PagePlacement* pages_ = nullptr;
+    const PagePlacement* pages_ = &PagePlacement::none();
     std::uint64_t phys_of(unsigned region, std::uint64_t n, std::uint64_t unit) const;
     devices::DmaDevice* dma_dev_ = nullptr;
     const devices::DramLayout* dram_ = nullptr;

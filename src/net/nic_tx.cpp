@@ -137,8 +137,7 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
     d.buf = tx_buffer();
     d.buf->set_addr(memory_ ? addr - lead : 0);
     if (dram_ && region == TX_SKB) { // where the page allocator put the sender's page
-        static const PagePlacement none;
-        d.buf->set_phys((pages_ ? *pages_ : none).phys(*dram_, addr - lead));
+        d.buf->set_phys(pages_->phys(*dram_, addr - lead));
     } else if (dram_) { // its physical address: its block of the region (the offsets match without a hierarchy too)
         const mem::Addr base = region == TX_DATA ? tx_data_base_ : region == TX_BOUNCE ? tx_bounce_base_ : tx_head_base_;
         const std::uint64_t unit = region == TX_DATA ? TSO_FRAG_PAGE : TX_HEAD_SLOT, off = addr - lead - base;
@@ -160,16 +159,13 @@ engine::Task<bool> Nic::tx_descriptor(kernel::Cpu& cpu, mem::Addr addr, std::uin
 // The data chunks fec_enet_txq_submit_tso puts a GSO skb with an address in: per segment, one per
 // page of the skb's payload it touches (tx_map's cut).
 std::uint32_t Nic::tso_chunks(const Packet& p) const {
-    static const PagePlacement none;
-    const PagePlacement& pages = pages_ ? *pages_ : none;
     std::uint32_t chunks = 0;
     mem::Addr at = p.data + (p.len - p.payload);
     for (std::uint32_t left = p.payload; left > 0;) {
         std::uint32_t seg = std::min(left, p.gso_size);
         left -= seg;
         while (seg > 0) {
-            const PagePlacement::Page pg = pages.page_of(at);
-            const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, pg.start + pg.size - at));
+            const auto chunk = static_cast<std::uint32_t>(pages_->in_page(at, seg));
             ++chunks;
             at += chunk;
             seg -= chunk;
@@ -203,15 +199,12 @@ engine::Task<bool> Nic::tx_map(kernel::Cpu& cpu, const Packet& p, std::uint32_t 
         const std::uint32_t seg_bytes = soft_tso ? p.gso_size : p.payload;
         std::uint32_t left = p.payload;
         mem::Addr at = own ? p.data + hdr : 0;
-        static const PagePlacement none;
-        const PagePlacement& pages = pages_ ? *pages_ : none;
         while (ok && left > 0) {
             if (soft_tso) co_await tx_descriptor(cpu, 0, hdr, true, TX_HEADS); // the segment's headers in tso_hdrs
             std::uint32_t seg = std::min(left, seg_bytes);
             left -= seg;
             while (ok && own && seg > 0) { // skb_frag_dma_map: a fragment ends at its page's end
-                const PagePlacement::Page pg = pages.page_of(at);
-                const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(seg, pg.start + pg.size - at));
+                const auto chunk = static_cast<std::uint32_t>(pages_->in_page(at, seg));
                 ok = co_await tx_descriptor(cpu, at, chunk, false, TX_SKB);
                 at += chunk;
                 seg -= chunk;

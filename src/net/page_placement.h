@@ -19,6 +19,7 @@
 #include "devices/swiotlb.h"
 #include "mem/memory.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,11 @@ namespace kdsim::net {
 class PagePlacement {
 public:
     static constexpr std::uint64_t PAGE_SIZE = 4096;
+    // The placement without regions: every address in a 4 KiB page of its own.
+    static const PagePlacement& none() {
+        static const PagePlacement n;
+        return n;
+    }
 
     // Records [base, base + bytes) as pages of `unit` bytes from `base` (one region per buffer
     // ring: a socket's page frags, its heads).
@@ -47,6 +53,12 @@ public:
             }
         }
         return Page{a / PAGE_SIZE * PAGE_SIZE, PAGE_SIZE, KEYS | a / PAGE_SIZE};
+    }
+    // How many of the `n` bytes from `a` lie in a's page (a descriptor of skb_frag_dma_map stops at
+    // its page's end).
+    std::uint64_t in_page(mem::Addr a, std::uint64_t n) const {
+        const Page p = page_of(a);
+        return std::min(n, p.start + p.size - a);
     }
     // The physical address of `a` on `dram`.
     std::uint64_t phys(const devices::DramLayout& dram, mem::Addr a) const {
