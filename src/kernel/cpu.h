@@ -44,6 +44,7 @@
 #include <coroutine>
 #include <memory>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,10 @@ public:
     // Whether the thread is halt-polling (kvm_vcpu_halt): it then keeps the host CPU only while no
     // other task is runnable there, so a wake-up on that CPU makes it look again.
     virtual bool polls() const { return false; }
+    // The host's kernel_neon_begin in the thread's context (a host interrupt or softirq while it
+    // is in KVM_RUN): the cycles of fpsimd_save for the registers the loaded vCPU's binding says
+    // are live, after which they are free; none: the host's own task bookkeeping applies.
+    virtual std::optional<Cycles> host_kernel_neon_begin() { return std::nullopt; }
 };
 
 struct CpuStats {

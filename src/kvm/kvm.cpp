@@ -123,6 +123,20 @@ Cycles Vcpu::put_fp() {
     return vm_.paths().fp.save;
 }
 
+// fpsimd_save() from the host's kernel_neon_begin: with the guest's state bound to the CPU
+// (GUEST_OWNED) it saves that; with the VMM thread's state live (HOST_OWNED) it saves that; FREE
+// means TIF_FOREIGN_FPSTATE is set and nothing is live. fpsimd_flush_cpu_state() then sets
+// TIF_FOREIGN_FPSTATE, which the next entry's kvm_arch_vcpu_ctxflush_fp turns into FP_STATE_FREE.
+// Models: kernel_neon_begin() (arch/arm64/kernel/fpsimd.c), kvm_arch_vcpu_ctxflush_fp() (arch/arm64/kvm/fpsimd.c)
+std::optional<Cycles> Vcpu::host_kernel_neon_begin() {
+    const Paths& p = vm_.paths();
+    if (p.k.fpsimd_trap == 0) return std::nullopt;
+    if (fp_ == FpState::FREE) return 0;
+    ++stats_.fp_host_neon_saves;
+    fp_ = FpState::FREE;
+    return p.fp.save;
+}
+
 engine::Task<> Vcpu::exit(Exit e, Cycles c) {
     ++stats_.exits[static_cast<std::size_t>(e)];
     co_await cpu_.exec(c, Cat::VIRT);
@@ -184,11 +198,15 @@ void Vcpu::register_stats(const stats::Scope& s) const {
                      "of which the interrupt came while polling (halt_successful_poll)")
             .value("window_us", [this] { return engine::to_us(halt_poll_); }, "us",
                    "vcpu->halt_poll_ns at the end of the run");
-    if (vm_.paths().k.fpsimd_trap)
-        s.sub("fpsimd")
-            .counter("traps", stats_.fp_traps, "count", "the guest's first FP/SIMD use after a vCPU load trapped")
+    if (vm_.paths().k.fpsimd_trap) {
+        const stats::Scope fp = s.sub("fpsimd");
+        fp.counter("traps", stats_.fp_traps, "count", "the guest's first FP/SIMD use after a vCPU load trapped")
             .counter("host_saves", stats_.fp_host_saves, "count", "of which saved the host's live state first")
             .counter("guest_saves", stats_.fp_guest_saves, "count", "kvm_arch_vcpu_put saved the guest's state");
+        if (thread_)
+            fp.counter("host_neon_saves", stats_.fp_host_neon_saves, "count",
+                       "a host kernel_neon_begin in the vCPU thread's context saved the live state");
+    }
     if (thread_) thread_->register_stats(s.sub("thread"));
 }
 

@@ -145,6 +145,7 @@ struct VcpuStats {
     std::uint64_t fp_traps = 0;    // the guest's first FP/SIMD use after a vCPU load
     std::uint64_t fp_host_saves = 0;  // of which saved the host's live state first
     std::uint64_t fp_guest_saves = 0; // kvm_arch_vcpu_put saved the guest's state
+    std::uint64_t fp_host_neon_saves = 0; // a host kernel_neon_begin on the thread saved live state
     std::uint64_t halt_attempted_poll = 0;  // halts that polled (vcpu->halt_poll_ns > 0)
     std::uint64_t halt_successful_poll = 0; // of which the interrupt came while polling
 };
@@ -173,6 +174,11 @@ public:
     // kvm_arch_vcpu_put_fp: the cycles of saving the guest's FP/SIMD state when it owns the
     // registers (they are then free: the VMM thread's own state was saved at the trap).
     Cycles put_fp();
+    // A host kernel_neon_begin in the vCPU thread's context while the vCPU is loaded: the cycles
+    // of saving the live state (the guest's, or the VMM thread's before the guest took the
+    // registers), after which they are free and the guest's next use traps without a host save;
+    // none when the lazy switch is not modelled ([kvm].fpsimd_trap = 0).
+    std::optional<Cycles> host_kernel_neon_begin();
     FpState fp_state() const { return fp_; }
     // vcpu->halt_poll_ns: the poll window of the next halt (ps), before the cap.
     engine::Tick halt_poll() const { return halt_poll_; }

@@ -7,6 +7,7 @@
 #include "arch/simd.h"
 #include "kernel/cpu_test_support.h"
 #include "kvm/kvm_test_support.h"
+#include "kvm/vcpu_thread.h"
 
 #include <gtest/gtest.h>
 
@@ -192,6 +193,118 @@ TEST(KvmFpsimd, WithoutTheTrapFigureTheSwitchIsNotCharged) {
     EXPECT_EQ(g.virt(), 0u);
     EXPECT_EQ(g.vcpu().stats().fp_traps, 0u);
     EXPECT_EQ(g.vcpu().fpsimd_access(*g.cpu), 0u);
+}
+
+// A one-vCPU guest whose thread runs on a host CPU (vcpu_cpus), both with arm64's FP/SIMD unit:
+// a host interrupt at `irq_at` raises NET_RX, whose handler runs a kernel_neon_begin/end bracket
+// of 500 cycles in the thread's context while it is in KVM_RUN.
+struct HostNeon {
+    explicit HostNeon(Tick irq_at) : irq(*host, 8) {
+        simd_host = arch::make_simd_unit(*host, arch::SimdPolicy::ARM64_BH_OFF, costs(HOST_SAVE));
+        simd_guest = arch::make_simd_unit(*guest, arch::SimdPolicy::ARM64_BH_OFF, costs(70));
+        vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), std::vector<Cpu*>{guest.get()},
+                                  std::vector<Cpu*>{host.get()}, HostFpsimd{HOST_SAVE, RESTORE}, 0);
+        host->request_irq(8, &raise_net_rx, this, "host-nic");
+        host->open_softirq(kernel::NET_RX_SOFTIRQ, &host_neon_bracket, this);
+        sim.schedule_at(irq_at, &irq, 0);
+    }
+    static arch::SimdCosts costs(Cycles save) {
+        arch::SimdCosts sc;
+        sc.begin = 100;
+        sc.end = 50;
+        sc.save = save;
+        sc.restore = RESTORE;
+        sc.state_size = 520;
+        return sc;
+    }
+    static engine::Task<> raise_net_rx(Cpu& cpu, void*) {
+        cpu.raise_softirq_irqoff(kernel::NET_RX_SOFTIRQ);
+        co_return;
+    }
+    static engine::Task<> host_neon_bracket(Cpu& cpu, void* ctx) {
+        HostNeon& h = *static_cast<HostNeon*>(ctx);
+        co_await h.simd_host->begin();
+        co_await cpu.exec(500, Cat::CRYPTO);
+        co_await h.simd_host->end();
+    }
+    static kernel::KernelConfig config() {
+        kernel::KernelConfig cfg;
+        cfg.hz = 100; // the first tick at 10 ms, after the test's end
+        return cfg;
+    }
+    void run() {
+        host->boot();
+        guest->boot();
+        sim.run(engine::PS_PER_MS);
+    }
+    Cycles cycles(Cpu& c, kernel::CtxKind k, Cat cat) const {
+        return c.stats().cycles[static_cast<std::size_t>(k)][static_cast<std::size_t>(cat)];
+    }
+    Vcpu& vcpu() { return vm->vcpu(0); }
+    engine::Simulation sim{1};
+    std::unique_ptr<Cpu> host = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000),
+                                                      kernel::testing::round_costs(), config());
+    std::unique_ptr<Cpu> guest = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000),
+                                                       kernel::testing::round_costs(), config());
+    kernel::testing::IrqAt irq;
+    std::unique_ptr<arch::SimdUnit> simd_host, simd_guest;
+    std::unique_ptr<Vm> vm;
+};
+
+// Guest kernel code: a NEON bracket (unless `first` is false), 10,000 cycles without FP/SIMD
+// (the host's interrupt comes in them), then a second bracket.
+engine::Task<> bracket_gap_bracket(HostNeon& h, bool first) {
+    if (first) {
+        co_await h.simd_guest->begin();
+        co_await h.guest->exec(1000, Cat::CRYPTO);
+        co_await h.simd_guest->end();
+    }
+    co_await h.guest->exec(10'000, Cat::OTHER);
+    co_await h.simd_guest->begin();
+    co_await h.guest->exec(1000, Cat::CRYPTO);
+    co_await h.simd_guest->end();
+}
+
+TEST(KvmFpsimdHostNeon, AHostNeonBracketInTheThreadSavesTheGuestsRegistersAndTheGuestTrapsAgain) {
+    // The guest's first bracket traps (250) and saves the VMM thread's live state (60): it owns
+    // the registers. The host's softirq at 5 us (between the brackets) saves them for the guest
+    // (fpsimd_save through the vCPU's binding: 60, in the host's softirq), which frees them; so
+    // the guest's second bracket traps again, this time with nothing of the host's to save.
+    HostNeon h(5'000 * PS_PER_NS);
+    h.guest->create_task("crypto", kernel::SchedPolicy::NORMAL, 0, true, bracket_gap_bracket(h, true));
+    h.run();
+    const Vcpu& v = h.vcpu();
+    EXPECT_EQ(v.stats().fp_traps, 2u);
+    EXPECT_EQ(v.stats().fp_host_saves, 1u);
+    EXPECT_EQ(v.stats().fp_host_neon_saves, 1u);
+    EXPECT_EQ(h.cycles(*h.guest, kernel::CtxKind::TASK, Cat::VIRT), TRAP + HOST_SAVE + TRAP);
+    EXPECT_EQ(h.cycles(*h.host, kernel::CtxKind::SOFTIRQ, Cat::SIMD_SAVE_RESTORE), HOST_SAVE);
+}
+
+TEST(KvmFpsimdHostNeon, AHostNeonBracketBeforeTheGuestsFirstUseSavesTheVmmStateSoTheTrapSavesNothing) {
+    // The VMM thread's state is live (HOST_OWNED) when the host's softirq runs its bracket: that
+    // saves it (60) and frees the registers, so the guest's first trap costs 250 alone.
+    HostNeon h(5'000 * PS_PER_NS);
+    h.guest->create_task("crypto", kernel::SchedPolicy::NORMAL, 0, true, bracket_gap_bracket(h, false));
+    h.run();
+    const Vcpu& v = h.vcpu();
+    EXPECT_EQ(v.stats().fp_traps, 1u);
+    EXPECT_EQ(v.stats().fp_host_saves, 0u);
+    EXPECT_EQ(v.stats().fp_host_neon_saves, 1u);
+    EXPECT_EQ(h.cycles(*h.guest, kernel::CtxKind::TASK, Cat::VIRT), TRAP);
+    EXPECT_EQ(h.cycles(*h.host, kernel::CtxKind::SOFTIRQ, Cat::SIMD_SAVE_RESTORE), HOST_SAVE);
+}
+
+TEST(KvmFpsimdHostNeon, AHostNeonBracketAfterTheRegistersWereFreedSavesNothing) {
+    // The guest's put at WFI (its task ends before the interrupt) saved its registers: FREE, so
+    // the host's bracket finds nothing live to save.
+    HostNeon h(20'000 * PS_PER_NS);
+    h.guest->create_task("crypto", kernel::SchedPolicy::NORMAL, 0, true, bracket_gap_bracket(h, true));
+    h.run();
+    const Vcpu& v = h.vcpu();
+    EXPECT_EQ(v.stats().fp_host_neon_saves, 0u);
+    EXPECT_EQ(v.fp_state(), FpState::FREE);
+    EXPECT_EQ(h.cycles(*h.host, kernel::CtxKind::SOFTIRQ, Cat::SIMD_SAVE_RESTORE), 0u);
 }
 
 } // namespace

@@ -124,6 +124,8 @@ Cycles VcpuThread::entry_cost(kernel::Cpu&) {
     return vcpu_.vm().paths().k.vcpu_put_load + vcpu_.put_fp();
 }
 
+std::optional<Cycles> VcpuThread::host_kernel_neon_begin() { return vcpu_.host_kernel_neon_begin(); }
+
 // Models: kvm_vcpu_kick(), kvm_vcpu_wake_up() (virt/kvm/kvm_main.c)
 bool VcpuThread::kick() {
     if (state_ == State::RUNNABLE) return true;

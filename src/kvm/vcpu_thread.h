@@ -78,6 +78,7 @@ public:
     Cycles exit(kernel::Cpu& host, bool host_irq) override;
     Cycles entry_cost(kernel::Cpu& host) override;
     bool polls() const override { return state_ == State::POLLING; }
+    std::optional<Cycles> host_kernel_neon_begin() override;
     // kvm_vcpu_kick for an interrupt injected while the guest is stalled: wakes a blocked thread.
     // True when the thread was runnable but out of the guest (the interrupt waits for the entry).
     bool kick();

@@ -18,7 +18,11 @@ engine::Task<> Fpsimd::begin() {
     TaskStruct& cur = *cpu_.current();
     const Cycles trap = guest_fp_trap(); // the save, or else the NEON code, is the first touch
     Cycles save = 0;
-    if (!cur.kthread && !cur.fpu_state_saved) save = save_user_state(cur, "kernel_neon_begin (fpsimd_save)");
+    // A vCPU thread in KVM_RUN: the registers are the loaded vCPU's (kvm_arch_vcpu_ctxsync_fp
+    // bound the guest's state to this CPU), so fpsimd_save saves whatever its fp_state says is live.
+    const std::optional<Cycles> vcpu_save = cur.guest ? cur.guest->host_kernel_neon_begin() : std::nullopt;
+    if (vcpu_save) save = *vcpu_save;
+    else if (!cur.kthread && !cur.fpu_state_saved) save = save_user_state(cur, "kernel_neon_begin (fpsimd_save)");
     last_state_ = nullptr; // fpsimd_flush_cpu_state()
     cur.fpu_state_saved = true; // TIF_FOREIGN_FPSTATE
     open_bracket("kernel_neon_begin");
