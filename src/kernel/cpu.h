@@ -137,6 +137,11 @@ struct TaskStruct {
     Tick sum_exec = 0;
     Tick last_ran = 0;
     std::uint64_t nr_switches = 0;
+    // The CPUs it may run on (sched_setaffinity), sharing one last-level cache; empty: only `cpu`.
+    // A task with several is placed at each wake-up (Cpu::select_task_rq).
+    std::vector<Cpu*> cpus_allowed;
+    Cpu* recent_used_cpu = nullptr; // p->recent_used_cpu: the CPU before the last placement's prev
+    std::uint64_t nr_migrations = 0;
     // SIMD bookkeeping, interpreted by the arch (TIF_NEED_FPU_LOAD, TIF_FOREIGN_FPSTATE, ...)
     SimdToken user_token{};    // the token this task's user state carries
     SimdToken saved_user{};    // what was saved into thread.fpu / vfpstate
@@ -430,8 +435,14 @@ public:
     // Creates a task pinned to this CPU, runnable at once; `body` is its (suspended) coroutine.
     TaskStruct& create_task(std::string comm, SchedPolicy policy, int rt_priority, bool kthread,
                             engine::Task<> body);
-    // try_to_wake_up: makes a sleeping task runnable and decides whether it preempts.
+    // try_to_wake_up: makes a sleeping task runnable and decides whether it preempts. A task with
+    // cpus_allowed is first placed by select_task_rq, from this CPU (the waker's).
     void wake_up_process(TaskStruct& t);
+    // select_task_rq_fair for a wake-up from this CPU: the CPU the sleeping task `t` runs on next.
+    Cpu& select_task_rq(TaskStruct& t);
+    // idle_cpu(): the idle task is current and nothing is runnable (an interrupt taken from idle
+    // keeps the CPU idle in this sense).
+    bool available_idle() const { return current_task_ == idle_task_ && runqueue_.empty(); }
     const std::vector<TaskStruct*>& tasks() const { return tasks_; }
     TaskStruct& ksoftirqd() { return *ksoftirqd_; }
 
@@ -543,6 +554,9 @@ private:
     void schedule(bool preempt);
     bool preempts(const TaskStruct& woken, const TaskStruct& curr) const;
     void update_curr();
+    // set_task_cpu -> migrate_task_rq_fair: moves sleeping `t` to `to`, its vruntime renormalised
+    // from this CPU's min_vruntime to `to`'s.
+    void migrate_task(TaskStruct& t, Cpu& to);
     static engine::Task<> tick_handler(Cpu& cpu, void* ctx);
     static engine::Task<> scheduler_ipi(Cpu& cpu, void* ctx);
     static Cycles sched_tick_fn(Cpu& cpu, void* ctx, Tick expiry);

@@ -9,6 +9,7 @@
 #include "kernel/cpu.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace kdsim::kernel {
 
@@ -131,9 +132,60 @@ void Cpu::schedule(bool preempt) {
     push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
 }
 
+// Models: migrate_task_rq_fair() (kernel/sched/fair.c)
+// Models: enqueue_entity() (kernel/sched/fair.c)
+void Cpu::migrate_task(TaskStruct& t, Cpu& to) {
+    if (t.policy == SchedPolicy::NORMAL) {
+        // vruntime -= the old cfs_rq's min_vruntime (TASK_WAKING); ENQUEUE_MIGRATED adds the new one's
+        const auto rel = static_cast<std::int64_t>(t.vruntime) - static_cast<std::int64_t>(min_vruntime_);
+        t.vruntime = static_cast<Tick>(std::max<std::int64_t>(0, static_cast<std::int64_t>(to.min_vruntime_) + rel));
+    }
+    t.cpu = &to;
+    ++t.nr_migrations;
+}
+
+// The wake-up placement of a task with several allowed CPUs, all sharing the last-level cache.
+// Reduced from 6.1: wake_wide()'s flip counts and wake_affine_weight()'s PELT load comparison are
+// not modelled (when wake_affine_idle() does not decide, the task stays with prev), nor is
+// SIS_UTIL's limit on the idle scan (it shortens the scan only on a busy LLC) or SMT.
+// Models: select_task_rq_fair() (kernel/sched/fair.c)
+// Models: wake_affine_idle() (kernel/sched/fair.c)
+// Models: select_idle_sibling() (kernel/sched/fair.c)
+// Models: select_idle_cpu() (kernel/sched/fair.c)
+Cpu& Cpu::select_task_rq(TaskStruct& t) {
+    Cpu& prev = *t.cpu;
+    auto allowed = [&t](const Cpu* c) {
+        return std::find(t.cpus_allowed.begin(), t.cpus_allowed.end(), c) != t.cpus_allowed.end();
+    };
+    // want_affine when the waking CPU is in the task's mask; wake_affine() returns this CPU only
+    // when wake_affine_idle() picks it: this CPU idle (a wake-up from an interrupt) and prev not
+    Cpu* target = &prev;
+    if (this != &prev && allowed(this) && available_idle() && !prev.available_idle()) target = this;
+    if (target->available_idle()) return *target;
+    if (target != &prev && prev.available_idle()) return prev;
+    Cpu* recent = t.recent_used_cpu;
+    t.recent_used_cpu = &prev;
+    if (recent && recent != &prev && recent != target && recent->available_idle() && allowed(recent)) return *recent;
+    // select_idle_cpu: the mask's CPUs in number order from target + 1, wrapping
+    Cpu* first_idle_after = nullptr;
+    Cpu* first_idle = nullptr;
+    for (Cpu* c : t.cpus_allowed) {
+        if (c == target || !c->available_idle()) continue;
+        if (c->id_ > target->id_ && (!first_idle_after || c->id_ < first_idle_after->id_)) first_idle_after = c;
+        if (!first_idle || c->id_ < first_idle->id_) first_idle = c;
+    }
+    if (first_idle_after) return *first_idle_after;
+    if (first_idle) return *first_idle;
+    return *target;
+}
+
 // Models: wake_up_process() (kernel/sched/core.c)
 void Cpu::wake_up_process(TaskStruct& t) {
     if (t.state != TaskState::SLEEPING) return;
+    if (t.cpus_allowed.size() > 1) {
+        Cpu& to = select_task_rq(t);
+        if (&to != t.cpu) t.cpu->migrate_task(t, to);
+    }
     Cpu& rq = *t.cpu;
     if (t.policy == SchedPolicy::NORMAL) {
         Tick floor = rq.min_vruntime_ > rq.cfg_.sched_latency / 2 ? rq.min_vruntime_ - rq.cfg_.sched_latency / 2 : 0;

@@ -24,7 +24,9 @@ const char* exit_name(Exit e) {
 Vcpu::Vcpu(Vm& vm, kernel::Cpu& cpu) : vm_(vm), cpu_(cpu) { cpu_.set_hypervisor(this); }
 Vcpu::~Vcpu() = default;
 
-void Vcpu::run_on(kernel::Cpu& host, std::string comm) { thread_ = std::make_unique<VcpuThread>(*this, host, std::move(comm)); }
+void Vcpu::run_on(kernel::Cpu& host, std::string comm, std::vector<kernel::Cpu*> affinity) {
+    thread_ = std::make_unique<VcpuThread>(*this, host, std::move(comm), std::move(affinity));
+}
 
 // The guest's timer is the EL1 virtual timer, whose PPI the guest kernel takes on its local timer
 // vector; every other vector reaches the guest through kvm_vgic_inject_irq and a kick.
@@ -127,7 +129,8 @@ Cycles Vcpu::put_fp() {
 // (GUEST_OWNED) it saves that; with the VMM thread's state live (HOST_OWNED) it saves that; FREE
 // means TIF_FOREIGN_FPSTATE is set and nothing is live. fpsimd_flush_cpu_state() then sets
 // TIF_FOREIGN_FPSTATE, which the next entry's kvm_arch_vcpu_ctxflush_fp turns into FP_STATE_FREE.
-// Models: kernel_neon_begin() (arch/arm64/kernel/fpsimd.c), kvm_arch_vcpu_ctxflush_fp() (arch/arm64/kvm/fpsimd.c)
+// Models: kernel_neon_begin() (arch/arm64/kernel/fpsimd.c)
+// Models: kvm_arch_vcpu_ctxflush_fp() (arch/arm64/kvm/fpsimd.c)
 std::optional<Cycles> Vcpu::host_kernel_neon_begin() {
     const Paths& p = vm_.paths();
     if (p.k.fpsimd_trap == 0) return std::nullopt;
@@ -211,11 +214,12 @@ void Vcpu::register_stats(const stats::Scope& s) const {
 }
 
 Vm::Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on, HostFpsimd fp, engine::Tick halt_poll_ns)
+       const std::vector<kernel::Cpu*>& threads_on, HostFpsimd fp, engine::Tick halt_poll_ns,
+       const std::vector<kernel::Cpu*>& affinity)
     : paths_{kvm, host, fp}, halt_poll_max_(halt_poll_ns) {
     for (kernel::Cpu* c : vcpus) vcpus_.push_back(std::make_unique<Vcpu>(*this, *c));
     for (std::size_t i = 0; i < threads_on.size() && i < vcpus_.size(); ++i)
-        vcpus_[i]->run_on(*threads_on[i], "CPU " + std::to_string(i) + "/KVM");
+        vcpus_[i]->run_on(*threads_on[i], "CPU " + std::to_string(i) + "/KVM", affinity);
 }
 
 void Vm::finish() {

@@ -165,7 +165,8 @@ public:
     const kernel::Cpu& cpu() const { return cpu_; }
     Vm& vm() { return vm_; }
     // The vCPU's thread runs on `host`, shared with host work (kvm/vcpu_thread.h); call before boot.
-    void run_on(kernel::Cpu& host, std::string comm);
+    // With `affinity` (host CPUs, `host` among them) the thread is placed at each wake-up.
+    void run_on(kernel::Cpu& host, std::string comm, std::vector<kernel::Cpu*> affinity = {});
     VcpuThread* thread() { return thread_.get(); }
     Cycles irq_delivery(kernel::Cpu& cpu, unsigned vector, bool idle) override;
     void stalled_irq(kernel::Cpu& cpu, unsigned vector) override;
@@ -223,9 +224,11 @@ class Vm {
 public:
     // `threads_on`: the host CPU each vCPU's thread shares (vcpu_cpus); empty: a core of its own each.
     // `fp`: the host's [simd] save and restore, for the lazy FP/SIMD switch; `halt_poll_ns`: kvm.ko's
-    // cap on halt polling (0: none).
+    // cap on halt polling (0: none); `affinity`: the host CPUs every thread may run on (vcpu_affinity;
+    // empty: each pinned to its `threads_on` CPU).
     Vm(const KvmCosts& kvm, const kernel::KernelCosts& host, std::vector<kernel::Cpu*> vcpus,
-       const std::vector<kernel::Cpu*>& threads_on = {}, HostFpsimd fp = {}, engine::Tick halt_poll_ns = 0);
+       const std::vector<kernel::Cpu*>& threads_on = {}, HostFpsimd fp = {}, engine::Tick halt_poll_ns = 0,
+       const std::vector<kernel::Cpu*>& affinity = {});
     const Paths& paths() const { return paths_; }
     engine::Tick halt_poll_max() const { return halt_poll_max_; }
     Vcpu& vcpu(int i) { return *vcpus_[static_cast<std::size_t>(i)]; }

@@ -5,9 +5,12 @@
 
 namespace kdsim::kvm {
 
-VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm) : vcpu_(vcpu), host_(host) {
+VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm, std::vector<kernel::Cpu*> affinity)
+    : vcpu_(vcpu), host_(&host) {
     // A user thread of the VMM (QEMU's "CPU n/KVM"), SCHED_NORMAL; runnable from the start.
-    task_ = &host.create_task(std::move(comm), kernel::SchedPolicy::NORMAL, 0, false, kvm_vcpu_ioctl_run(host, *this));
+    task_ = &host.create_task(std::move(comm), kernel::SchedPolicy::NORMAL, 0, false, kvm_vcpu_ioctl_run(*this));
+    task_->cpus_allowed = std::move(affinity);
+    task_->recent_used_cpu = &host; // wake_up_new_task: p->recent_used_cpu = task_cpu(p)
     runnable_since_ = host.now();
     vcpu_.cpu().vcpu_stall(); // the guest runs once its thread first enters it
     vcpu_.cpu().set_vcpu_host(&host);
@@ -17,13 +20,20 @@ VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm) : vcpu_(
 // kvm_vcpu_block until an interrupt for it wakes the thread.
 // Models: kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c)
 // Models: kvm_vcpu_block() (virt/kvm/kvm_main.c)
-engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t) {
+engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(VcpuThread& t) {
     for (;;) {
-        co_await host.run_guest(t);
+        co_await t.host_->run_guest(t);
         if (t.state_ == State::POLLING) t.end_poll_and_block(); // the poll ended while the host CPU was elsewhere
         ++t.stats_.blocks;
-        co_await host.block();
+        co_await t.host_->block();
+        t.resumed_on(*t.task_->cpu);
     }
+}
+
+void VcpuThread::resumed_on(kernel::Cpu& host) {
+    if (&host == host_) return;
+    host_ = &host;
+    vcpu_.cpu().set_vcpu_host(&host);
 }
 
 // Models: kvm_arch_vcpu_runnable() (arch/arm64/kvm/arm.c)
@@ -35,7 +45,7 @@ bool VcpuThread::guest_has_work() const {
 
 // Models: kvm_vcpu_can_poll() (virt/kvm/kvm_main.c)
 bool VcpuThread::can_poll() const {
-    return host_.single_task_running() && !host_.need_resched() && host_.now() < poll_end_;
+    return host_->single_task_running() && !host_->need_resched() && host_->now() < poll_end_;
 }
 
 // The thread keeps the host CPU while its guest has work, or while it polls.
@@ -44,32 +54,32 @@ bool VcpuThread::runnable() const { return guest_has_work() || (state_ == State:
 // Models: kvm_vcpu_halt() (virt/kvm/kvm_main.c)
 void VcpuThread::wfi(engine::Tick window) {
     if (state_ != State::IN_GUEST) return;
-    if (window && host_.single_task_running() && !host_.need_resched()) {
+    if (window && host_->single_task_running() && !host_->need_resched()) {
         state_ = State::POLLING;
-        poll_start_ = host_.now();
+        poll_start_ = host_->now();
         poll_end_ = poll_start_ + window;
-        host_.sim().schedule_at(poll_end_, this, ++poll_gen_);
-        host_.guest_time_as(kernel::Cat::VIRT);
+        host_->sim().schedule_at(poll_end_, this, ++poll_gen_);
+        host_->guest_time_as(kernel::Cat::VIRT);
         return;
     }
     vcpu_.put_fp(); // kvm_vcpu_block -> schedule -> kvm_sched_out (the guest is idle: not charged)
-    host_.kick();
+    host_->kick();
 }
 
 void VcpuThread::poll_success() {
     if (state_ != State::POLLING) return;
-    stats_.polled += host_.now() - poll_start_;
+    stats_.polled += host_->now() - poll_start_;
     ++poll_gen_;
     state_ = State::IN_GUEST;
-    host_.guest_time_as(kernel::Cat::USER);
+    host_->guest_time_as(kernel::Cat::USER);
 }
 
 void VcpuThread::on_event(std::uint64_t arg) {
-    if (arg == poll_gen_ && state_ == State::POLLING) host_.kick(); // the host CPU looks again: the window is over
+    if (arg == poll_gen_ && state_ == State::POLLING) host_->kick(); // the host CPU looks again: the window is over
 }
 
 void VcpuThread::end_poll_and_block() {
-    stats_.polled += host_.now() - poll_start_;
+    stats_.polled += host_->now() - poll_start_;
     ++poll_gen_;
     state_ = State::BLOCKED;
     vcpu_.put_fp(); // kvm_vcpu_block -> schedule -> kvm_sched_out (the guest is idle: not charged)
@@ -139,16 +149,16 @@ bool VcpuThread::kick() {
 }
 
 void VcpuThread::finish() {
-    if (state_ == State::RUNNABLE) stats_.steal += host_.now() - runnable_since_;
-    runnable_since_ = host_.now();
+    if (state_ == State::RUNNABLE) stats_.steal += host_->now() - runnable_since_;
+    runnable_since_ = host_->now();
     if (state_ == State::POLLING) {
-        stats_.polled += host_.now() - poll_start_;
-        poll_start_ = host_.now();
+        stats_.polled += host_->now() - poll_start_;
+        poll_start_ = host_->now();
     }
 }
 
 void VcpuThread::register_stats(const stats::Scope& s) const {
-    s.value("host_cpu", [this] { return static_cast<double>(host_.id()); }, "cpu", "the host CPU the vCPU thread runs on")
+    s.value("host_cpu", [this] { return static_cast<double>(host_->id()); }, "cpu", "the host CPU the vCPU thread runs on")
         .value("steal_us", [this] { return engine::to_us(stats_.steal); }, "us",
                "runnable, not in WFI, while the thread was not in the guest (steal time)")
         .value("halt_poll_us", [this] { return engine::to_us(stats_.polled); }, "us",
@@ -156,6 +166,9 @@ void VcpuThread::register_stats(const stats::Scope& s) const {
         .counter("preempted", stats_.preempted, "count", "host work took the host CPU from the runnable guest")
         .counter("wakeups", stats_.wakeups, "count", "the thread blocked in WFI was woken for an interrupt")
         .counter("blocks", stats_.blocks, "count", "the thread blocked in WFI (kvm_vcpu_block)");
+    if (task_->cpus_allowed.size() > 1)
+        s.counter("migrations", task_->nr_migrations, "count",
+                  "wake-ups that placed the thread on another host CPU (select_task_rq_fair)");
 }
 
 } // namespace kdsim::kvm

@@ -41,8 +41,11 @@
 //    is an event. The poll's time is the thread's, in KVM (category VIRT: the host kernel counts
 //    it as the thread's system time), not guest time.
 // Absent vcpu_cpus, no VcpuThread exists: each vCPU is a core of its own, as before.
-// Not modelled: the scheduler's load balancing (the thread stays on its CPU, as under taskset),
-// the paravirtual steal clock's effect on the guest scheduler's accounting.
+//  - With vcpu_affinity the threads are not pinned: each wake-up from kvm_vcpu_block goes through
+//    the host scheduler's select_task_rq_fair (prev CPU if idle, else the recently used one, else
+//    the first idle CPU of the mask after prev), and the thread runs on where it lands.
+// Not modelled: the scheduler's load balancing (a runnable thread stays on its CPU until it next
+// blocks), the paravirtual steal clock's effect on the guest scheduler's accounting.
 #pragma once
 
 #include "engine/task.h"
@@ -52,6 +55,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kdsim::kvm {
 
@@ -69,8 +73,10 @@ struct VcpuThreadStats {
 class VcpuThread final : public kernel::GuestRun, public engine::EventTarget {
 public:
     enum class State : std::uint8_t { IN_GUEST, RUNNABLE, POLLING, BLOCKED };
-    VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm);
-    kernel::Cpu& host() { return host_; }
+    // The thread starts on `host`; with `affinity` (host CPUs, `host` among them) the host's
+    // scheduler places it at each wake-up from kvm_vcpu_block (kernel::Cpu::select_task_rq).
+    VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm, std::vector<kernel::Cpu*> affinity = {});
+    kernel::Cpu& host() { return *host_; }
     kernel::TaskStruct& task() { return *task_; }
     State state() const { return state_; }
     bool runnable() const override;
@@ -95,7 +101,9 @@ public:
     void register_stats(const stats::Scope& s) const;
 
 private:
-    static engine::Task<> kvm_vcpu_ioctl_run(kernel::Cpu& host, VcpuThread& t);
+    static engine::Task<> kvm_vcpu_ioctl_run(VcpuThread& t);
+    // After kvm_vcpu_block: the wake-up may have placed the thread on another host CPU.
+    void resumed_on(kernel::Cpu& host);
     void steal_from(engine::Tick t);
     // kvm_arch_vcpu_runnable || kvm_vcpu_check_block: the guest has work.
     bool guest_has_work() const;
@@ -104,7 +112,7 @@ private:
     // The poll is over without an interrupt: the thread goes on to kvm_vcpu_block (its put).
     void end_poll_and_block();
     Vcpu& vcpu_;
-    kernel::Cpu& host_;
+    kernel::Cpu* host_;
     kernel::TaskStruct* task_ = nullptr;
     State state_ = State::RUNNABLE;
     engine::Tick runnable_since_ = 0;

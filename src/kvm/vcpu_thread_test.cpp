@@ -6,6 +6,7 @@
 #include "kvm/vcpu_thread.h"
 
 #include "kernel/cpu_test_support.h"
+#include "kernel/sched.h"
 #include "kvm/kvm_test_support.h"
 #include "kvm/kvm.h"
 
@@ -270,6 +271,96 @@ TEST(VcpuThreadHaltPoll, ATaskWokenOnTheHostCpuEndsThePollAndRunsAfterOneSwitch)
     EXPECT_EQ(s.thread().stats().blocks, 3u); // at boot (after the task's switch), at 16,000, after the last window
     EXPECT_EQ(s.vm->vcpu(0).stats().halt_attempted_poll, 1u);
     EXPECT_EQ(s.vm->vcpu(0).stats().halt_successful_poll, 0u);
+}
+
+// vcpu_affinity: a one-vCPU guest whose thread starts on host CPU 0 and may run on CPUs 0 and 1
+// (`unpinned`; else pinned to 0). With `hog`, a SCHED_FIFO task on CPU 0 sleeps from the start
+// until an hrtimer at 5,000 wakes it, and runs 100,000 cycles. The guest is in WFI (its thread blocked) from the
+// start, and a kick at 10,000 wakes it.
+struct TwoHosts {
+    TwoHosts(bool unpinned, bool hog) {
+        kernel::KernelConfig cfg;
+        cfg.hz = 100; // the first tick at 10 ms, after every test's end
+        host0 = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        host1 = std::make_unique<Cpu>(sim, 1, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        guest = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), cfg);
+        if (hog) host0->create_task("hog", kernel::SchedPolicy::FIFO, 50, false, sleep_then_run(*host0, *this));
+        std::vector<Cpu*> affinity;
+        if (unpinned) affinity = {host0.get(), host1.get()};
+        vm = std::make_unique<Vm>(round_kvm(), kernel::testing::round_costs(), std::vector<Cpu*>{guest.get()},
+                                  std::vector<Cpu*>{host0.get()}, HostFpsimd{}, 0, affinity);
+        guest->request_irq(8, &note, this, "virtio");
+        kick = std::make_unique<KickAt>(vm->vcpu(0));
+        sim.schedule_at(10'000 * PS_PER_NS, kick.get(), 0);
+    }
+    static engine::Task<> sleep_then_run(Cpu& cpu, TwoHosts& h) {
+        co_await kernel::schedule_hrtimeout_range(cpu, 5'000 * PS_PER_NS, 0);
+        co_await cpu.exec(100'000, Cat::OTHER);
+        h.hog_done = cpu.now();
+        co_await cpu.block();
+    }
+    static engine::Task<> note(Cpu& cpu, void* ctx) {
+        static_cast<TwoHosts*>(ctx)->guest_irq.push_back(cpu.now());
+        co_return;
+    }
+    void run() {
+        host0->boot();
+        host1->boot();
+        guest->boot();
+        sim.run(engine::PS_PER_MS);
+        host0->finish();
+        host1->finish();
+        guest->finish();
+        vm->finish();
+    }
+    VcpuThread& thread() { return *vm->vcpu(0).thread(); }
+    engine::Simulation sim{1};
+    std::unique_ptr<Cpu> host0, host1, guest;
+    std::unique_ptr<Vm> vm;
+    std::unique_ptr<KickAt> kick;
+    std::vector<Tick> guest_irq;
+    Tick hog_done = 0;
+};
+
+// The delivery on an idle host CPU, as in AnInterruptForABlockedVcpuWakesItsThroughTheHostScheduler:
+// the kick's 200, the switch to the thread, the rest of the WFI path 1,800, the guest's irq entry 300.
+constexpr Tick IDLE_DELIVERY = 10'000 + 200 + SWITCH + 1'800 + 300;
+// Woken on another idle host CPU, that CPU first takes the reschedule IPI (arm64 idles in WFI, not
+// polling): its irq entry 300 and exit 200.
+constexpr Tick REMOTE_IDLE_DELIVERY = IDLE_DELIVERY + 300 + 200;
+
+TEST(VcpuThreadAffinity, AThreadWokenWhileAFifoTaskHasItsCpuRunsOnAnIdleCpuOfItsAffinity) {
+    // select_idle_sibling: prev (CPU 0) runs the hog, the recently used CPU is prev itself, so the
+    // scan of the mask from prev + 1 finds CPU 1 idle; the thread runs there after its IPI.
+    TwoHosts h(true, true);
+    h.run();
+    ASSERT_EQ(h.guest_irq.size(), 1u);
+    EXPECT_EQ(h.guest_irq[0], REMOTE_IDLE_DELIVERY * PS_PER_NS);
+    EXPECT_LT(h.guest_irq[0], h.hog_done); // long before the hog ends
+    EXPECT_EQ(h.thread().task().nr_migrations, 1u);
+    EXPECT_EQ(&h.thread().host(), h.host1.get());
+    EXPECT_EQ(h.thread().task().cpu, h.host1.get());
+}
+
+TEST(VcpuThreadAffinity, APinnedThreadWaitsForTheFifoTaskOnItsCpu) {
+    // The same kick, the thread pinned to CPU 0: it waits until the hog blocks, then the switch.
+    TwoHosts h(false, true);
+    h.run();
+    ASSERT_EQ(h.guest_irq.size(), 1u);
+    ASSERT_GT(h.hog_done, 0u);
+    EXPECT_EQ(h.guest_irq[0], h.hog_done + (SWITCH + 1'800 + 300) * PS_PER_NS);
+    EXPECT_EQ(h.thread().task().nr_migrations, 0u);
+    EXPECT_EQ(&h.thread().host(), h.host0.get());
+}
+
+TEST(VcpuThreadAffinity, AThreadWhosePreviousCpuIsIdleStaysThere) {
+    // No hog: CPU 0 is idle at the kick, and select_idle_sibling keeps prev.
+    TwoHosts h(true, false);
+    h.run();
+    ASSERT_EQ(h.guest_irq.size(), 1u);
+    EXPECT_EQ(h.guest_irq[0], IDLE_DELIVERY * PS_PER_NS);
+    EXPECT_EQ(h.thread().task().nr_migrations, 0u);
+    EXPECT_EQ(&h.thread().host(), h.host0.get());
 }
 
 } // namespace

@@ -3,7 +3,9 @@
 #include "scenario/loader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -223,6 +225,28 @@ void ScenarioLoader::check_nic_devices(const system::ScenarioConfig& cfg) {
 // vcpu_cpus: a guest's (kvm_host, or the guest end of a virtio link), one host CPU per vCPU.
 void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
     for (const auto& mc : cfg.machines) {
+        if (affinity_at_.count(mc.name)) {
+            const auto& [a, key] = affinity_at_.at(mc.name);
+            const system::MachineConfig* host = nullptr;
+            for (const auto& o : cfg.machines)
+                if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
+            if (!vcpu_at_.count(mc.name)) {
+                r_.error(*a, key, "vcpu_affinity lets the vCPU threads of vcpu_cpus move: expected vcpu_cpus beside it (the "
+                                  "CPUs they start on)");
+            } else if (host) {
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const auto v = a->get(i)->value<std::int64_t>();
+                    if (v && *v >= host->cpus && *v < MAX_CPUS)
+                        r_.error(*a->get(i), index_key(key, i),
+                                 fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
+                }
+                for (std::size_t i = 0; i < mc.vcpu_cpus.size(); ++i)
+                    if (std::find(mc.vcpu_affinity.begin(), mc.vcpu_affinity.end(), mc.vcpu_cpus[i]) == mc.vcpu_affinity.end())
+                        r_.error(*vcpu_at_.at(mc.name).first->get(i), index_key(vcpu_at_.at(mc.name).second, i),
+                                 fmt::format("a vCPU thread starts on a CPU of its vcpu_affinity: expected one of {}, found {}",
+                                             fmt::join(mc.vcpu_affinity, ", "), mc.vcpu_cpus[i]));
+            }
+        }
         if (!vcpu_at_.count(mc.name)) continue;
         const auto& [a, key] = vcpu_at_.at(mc.name);
         const system::MachineConfig* host = nullptr;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -546,7 +547,7 @@ void ScenarioLoader::read_kvm_host(const toml::table& m, const std::string& mkey
 std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::table& m, const std::string& mkey,
                                                                   std::uint64_t seed) {
     r_.check_keys(m, mkey, "[[machine]]",
-                  {"name", "netns", "kvm_host", "vcpu_cpus", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
+                  {"name", "netns", "kvm_host", "vcpu_cpus", "vcpu_affinity", "profile", "cpus", "kernel", "overrides", "workload", "hash_cold_after", "nic",
                    "tunnel", "netfilter", "sysctl", "dram"});
     std::size_t before = out_.size();
     workloads_read_.clear();
@@ -581,6 +582,21 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
                          fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a->get(i))));
             else
                 mc.vcpu_cpus.push_back(static_cast<int>(*v));
+        }
+    }
+    // vcpu_affinity = [host CPUs]: checked with vcpu_cpus (check_vcpu_cpus).
+    if (const toml::array* a = r_.array(m, "vcpu_affinity", mkey + ".vcpu_affinity", false, "host CPU numbers")) {
+        affinity_at_[mc.name] = {a, mkey + ".vcpu_affinity"};
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::int64_t>();
+            if (!v || *v < 0 || *v >= MAX_CPUS)
+                r_.error(*a->get(i), index_key(mkey + ".vcpu_affinity", i),
+                         fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a->get(i))));
+            else if (std::find(mc.vcpu_affinity.begin(), mc.vcpu_affinity.end(), static_cast<int>(*v)) != mc.vcpu_affinity.end())
+                r_.error(*a->get(i), index_key(mkey + ".vcpu_affinity", i),
+                         fmt::format("expected each host CPU once, found {} again", *v));
+            else
+                mc.vcpu_affinity.push_back(static_cast<int>(*v));
         }
     }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;

@@ -92,6 +92,7 @@ private:
     void check_peers(const system::ScenarioConfig& cfg);
     void check_vcpu_cpus(const system::ScenarioConfig& cfg);
     std::map<std::string, std::pair<const toml::array*, std::string>> vcpu_at_; // machine -> its vcpu_cpus, key
+    std::map<std::string, std::pair<const toml::array*, std::string>> affinity_at_; // machine -> its vcpu_affinity, key
     const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);
     const path* root(const toml::node& at, const std::string& key);
 

@@ -162,6 +162,9 @@ struct MachineConfig {
     // vcpu_cpus: the host CPU each vCPU's thread runs on, shared with the host's work
     // (kvm/vcpu_thread.h); empty: each vCPU on a host core of its own.
     std::vector<int> vcpu_cpus;
+    // vcpu_affinity: the host CPUs every vCPU thread may run on (QEMU's affinity); the threads start
+    // on vcpu_cpus and the host's scheduler places them at each wake-up. Empty: pinned.
+    std::vector<int> vcpu_affinity;
     Profile profile;
     std::vector<std::string> overrides; // "section.key: new (profile: old)"
     int cpus = 1;

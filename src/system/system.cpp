@@ -137,10 +137,15 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_cpus names no CPU of the host");
             threads_on.push_back(host->cpus[static_cast<std::size_t>(h)].get());
         }
+        std::vector<kernel::Cpu*> affinity; // vcpu_affinity: checked by the loader
+        for (int h : m.cfg->vcpu_affinity) {
+            require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_affinity names no CPU of the host");
+            affinity.push_back(host->cpus[static_cast<std::size_t>(h)].get());
+        }
         const arch::SimdCosts& hs = host->cfg->profile.simd;
         m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on,
                                          kvm::HostFpsimd{hs.save, hs.restore},
-                                         host->cfg->halt_poll_ns.value_or(kvm::KVM_HALT_POLL_NS_DEFAULT));
+                                         host->cfg->halt_poll_ns.value_or(kvm::KVM_HALT_POLL_NS_DEFAULT), affinity);
     }
     build_network();
     // Kinds built with their machine, then, once every machine exists, those that wait for it,
