@@ -483,5 +483,64 @@ TEST(Sched, ARemoteWakeupOfAnIdleCpuCostsItAReschedIpiUnlessItsIdleLoopPolls) {
     EXPECT_EQ(mwait.c1->stats().hardirqs, 0u);
 }
 
+// Wake-up placement (select_task_rq_fair, select_idle_sibling) of a task allowed on CPUs 0-3 whose
+// previous CPU is 2: SCHED_FIFO hogs hold CPUs 2 and 3 from 1 us to past the wake-up at 10 us,
+// CPUs 0 and 1 idle. The wake-up comes from `waker`'s CPU; `recent` is p->recent_used_cpu.
+struct Placement {
+    Placement(int waker, int recent) {
+        for (int i = 0; i < 4; ++i) c[i].emplace(sim, i, engine::Clock(1'000'000'000), round_costs(), quiet_config());
+        sleeper = &c[2]->create_task("sleeper", SchedPolicy::NORMAL, 0, true, sleep_once(*c[2]));
+        c[2]->create_task("hog2", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[2]));
+        c[3]->create_task("hog3", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[3]));
+        sleeper->cpus_allowed = {&*c[0], &*c[1], &*c[2], &*c[3]};
+        if (recent >= 0) sleeper->recent_used_cpu = &*c[recent];
+        from = &*c[waker];
+        sim.schedule_at(10 * PS_PER_US, &wake, 0);
+        for (auto& x : c) x->boot();
+        sim.run(engine::PS_PER_MS);
+    }
+    static engine::Task<> sleep_once(Cpu& cpu) { co_await cpu.block(); }
+    static engine::Task<> nap_then_hog(Cpu& cpu) {
+        co_await schedule_hrtimeout_range(cpu, 1 * PS_PER_US, 0);
+        co_await cpu.exec(100'000, Cat::OTHER);
+    }
+    struct Wake final : engine::EventTarget {
+        explicit Wake(Placement* x) : p(x) {}
+        Placement* p;
+        void on_event(std::uint64_t) override {
+            p->busy_at_wake = !p->c[2]->available_idle() && !p->c[3]->available_idle();
+            p->from->wake_up_process(*p->sleeper);
+        }
+    };
+    int landed() const { return sleeper->cpu->id(); }
+    engine::Simulation sim{1};
+    std::optional<Cpu> c[4];
+    TaskStruct* sleeper = nullptr;
+    Cpu* from = nullptr;
+    bool busy_at_wake = false;
+    Wake wake{this};
+};
+
+TEST(Sched, AWakeUpFromABusyCpuScansTheMaskAfterPrevAndWrapsToTheFirstIdleCpu) {
+    // the waker (CPU 3) is not idle, so wake_affine keeps prev; prev (2) is busy and no CPU was
+    // used before it: select_idle_cpu scans 3 (busy), wraps to 0 (idle)
+    Placement p(3, -1);
+    EXPECT_TRUE(p.busy_at_wake);
+    EXPECT_EQ(p.landed(), 0);
+    EXPECT_EQ(p.sleeper->nr_migrations, 1u);
+    EXPECT_EQ(p.sleeper->recent_used_cpu, &*p.c[2]); // p->recent_used_cpu = prev
+}
+
+TEST(Sched, AWakeUpPrefersTheRecentlyUsedCpuWhenItIsIdle) {
+    Placement p(3, 1);
+    EXPECT_EQ(p.landed(), 1);
+}
+
+TEST(Sched, AWakeUpFromAnIdleCpuOfTheMaskTakesThatCpuWhenPrevIsBusy) {
+    // wake_affine_idle: the waking CPU (1) is idle and prev is not, so the target is CPU 1, idle
+    Placement p(1, -1);
+    EXPECT_EQ(p.landed(), 1);
+}
+
 } // namespace
 } // namespace kdsim::kernel
