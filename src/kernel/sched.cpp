@@ -182,8 +182,8 @@ Cpu& Cpu::select_task_rq(TaskStruct& t) {
 // Models: wake_up_process() (kernel/sched/core.c)
 void Cpu::wake_up_process(TaskStruct& t) {
     if (t.state != TaskState::SLEEPING) return;
-    // (a task still current on its CPU, about to switch out, is woken where it is: 6.1 waits for
-    // p->on_cpu to clear, or queues it on that CPU's wakelist, before select_task_rq)
+    // A task still current on its CPU (about to switch out) is woken there, not placed: 6.1 would
+    // queue it on that CPU's wakelist, or wait for p->on_cpu to clear and then place it.
     if (t.cpus_allowed.size() > 1 && t.cpu->current_task_ != &t) {
         Cpu& to = select_task_rq(t);
         if (&to != t.cpu) t.cpu->migrate_task(t, to);
