@@ -50,14 +50,6 @@ public:
         h_.push_back(ev);
         sift_up(h_.size() - 1, ev);
     }
-    // The least time among the root's children (the second least event's), or `none` when the
-    // root has no child.
-    Tick least_child_time(Tick none) const {
-        const std::size_t n = h_.size() < D + 1 ? h_.size() : D + 1;
-        Tick t = none;
-        for (std::size_t i = 1; i < n; ++i) t = h_[i].time < t ? h_[i].time : t;
-        return t;
-    }
     // The index of the least of the root's children by (time, seq) (the second least event),
     // or 0 when the root has none.
     std::size_t least_child() const {
