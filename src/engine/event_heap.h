@@ -50,25 +50,40 @@ public:
         h_.push_back(ev);
         sift_up(h_.size() - 1, ev);
     }
-    // The least time among the root's children (the second least event's), or `none` when the
-    // root has no child.
-    Tick least_child_time(Tick none) const {
-        const std::size_t n = h_.size() < D + 1 ? h_.size() : D + 1;
-        Tick t = none;
-        for (std::size_t i = 1; i < n; ++i) t = h_[i].time < t ? h_[i].time : t;
-        return t;
+    // The index of the least of the root's children by (time, seq) (the second least event),
+    // or 0 when the root has none.
+    std::size_t least_child() const {
+        const std::size_t n = h_.size();
+        if (n >= D + 1) return least_of_full_node(h_.data(), 1);
+        std::size_t best = 0;
+        for (std::size_t c = 1; c < n; ++c)
+            if (best == 0 || event_before(h_[c], h_[best])) best = c;
+        return best;
     }
     // Removes the least event and inserts `ev` (one sift-down). Precondition: !empty().
     void replace_top(const Event& ev) {
         if (h_.size() == 1) h_[0] = ev;
-        else sift_down(ev);
+        else sift_down(0, ev);
+    }
+    // replace_top with the root's least child already known (`child`, from least_child() on the
+    // heap as it is): the root's level needs no comparison of the children. Either `ev` sorts
+    // before that child and takes the root, or the child moves up and `ev` sifts down from the
+    // child's slot, as sift_down would place them.
+    void replace_top_known(std::size_t child, const Event& ev) {
+        Event* h = h_.data();
+        if (child == 0 || !event_before(h[child], ev)) {
+            h[0] = ev;
+            return;
+        }
+        h[0] = h[child];
+        sift_down(child, ev);
     }
     // Removes and returns the least event. Precondition: !empty().
     Event pop() {
         Event out = h_.front();
         Event last = h_.back();
         h_.pop_back();
-        if (!h_.empty()) sift_down(last);
+        if (!h_.empty()) sift_down(0, last);
         return out;
     }
 
@@ -100,11 +115,10 @@ private:
         h_[i] = ev;
     }
 
-    // Places `ev` starting from the root's slot.
-    void sift_down(const Event& ev) {
+    // Places `ev` starting from slot `i` (the root's, or a vacated child's of a known path).
+    void sift_down(std::size_t i, const Event& ev) {
         const std::size_t n = h_.size();
         Event* h = h_.data();
-        std::size_t i = 0;
         // Nodes with all D children.
         for (;;) {
             std::size_t first = i * D + 1;

@@ -59,7 +59,8 @@ public:
         if (time < limit_) [[likely]] {
             if (held_) {
                 // The event being handled is still the near tier's least: the first event its
-                // handler schedules there takes its place (one sift-down in the heap).
+                // handler schedules there takes its place (one sift-down in the heap, which
+                // starts below the root when next_time_bound() found the root's least child).
                 held_ = 0;
                 near_replace_top(ev);
                 return;
@@ -78,6 +79,7 @@ public:
     Event take() {
         if (near_empty()) refill();
         held_ = 1;
+        child_known_ = false;
         return near_front();
     }
     // Ends the handling of the taken event (removes it unless a push already replaced it).
@@ -88,13 +90,17 @@ public:
         }
     }
     // A lower bound on the time of every pending event other than a taken one (exact while that
-    // event is in the near tier); TICK_MAX when there is none.
-    Tick next_time_bound() const {
+    // event is in the near tier); TICK_MAX when there is none. With a taken event in the heap, it
+    // finds the root's least child, which the handler's first push then reuses (replace_top_known):
+    // the heap does not change between the two, since any push while an event is taken is that push.
+    Tick next_time_bound() {
         const Tick far = far_count_ ? limit_ : TICK_MAX; // far events are at limit_ or later
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
             if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 2].time : far;
-            return heap_.least_child_time(far);
+            child_ = heap_.least_child();
+            child_known_ = true;
+            return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
         }
         return near_empty() ? far : near_front().time;
     }
@@ -128,7 +134,7 @@ private:
         heap_.push(ev);
     }
     void near_replace_top(const Event& ev) {
-        if (!sorted_) return heap_.replace_top(ev);
+        if (!sorted_) return child_known_ ? heap_.replace_top_known(child_, ev) : heap_.replace_top(ev);
         --run_n_;
         run_insert(ev);
     }
@@ -299,6 +305,9 @@ private:
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
+    // While held_: the root's least child, once next_time_bound() found it (the heap unchanged since).
+    bool child_known_ = false;
+    std::size_t child_ = 0;
     std::uint64_t next_seq_ = 0;
 
     std::size_t far_count_ = 0;

@@ -227,6 +227,67 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
     }
 }
 
+TEST(EventQueue, TheTakenEventsNextBoundIsTheSecondLeastAndItsLeastChildStartsTheFirstPush) {
+    // Ten events in the heap alone (a full root node: nine below the root). Times by id:
+    // #0 100, #1 300, #2 200, #3 500, #4 200, #5 900, #6 800, #7 700, #8 600, #9 400.
+    EventQueue q;
+    const std::array<Tick, 10> times{100, 300, 200, 500, 200, 900, 800, 700, 600, 400};
+    for (std::size_t i = 0; i < times.size(); ++i) q.push(times[i], nullptr, i);
+    // Take #0; the second least is #2 (200, pushed before #4 at 200).
+    EXPECT_EQ(q.take().arg, 0u);
+    EXPECT_EQ(q.next_time_bound(), 200u);
+    // The handler's push at 200 (#10) sorts after #2 and #4, which tie with it and were pushed first.
+    q.push(200, nullptr, 10);
+    q.finish_take();
+    // Take #2; the second least is #4 (200). A push at 150 (#11) sorts before every child of
+    // the root and takes the root's slot.
+    EXPECT_EQ(q.take().arg, 2u);
+    EXPECT_EQ(q.next_time_bound(), 200u);
+    q.push(150, nullptr, 11);
+    q.finish_take();
+    // Take #11 and push at 1000 (#12), after every pending event, with the bound looked up first.
+    EXPECT_EQ(q.take().arg, 11u);
+    EXPECT_EQ(q.next_time_bound(), 200u);
+    q.push(1000, nullptr, 12);
+    q.finish_take();
+    // Sorted by (time, push order): #4 200, #10 200, #1 300, #9 400, #3 500, #8 600, #7 700,
+    // #6 800, #5 900, #12 1000.
+    for (std::uint64_t want : {4u, 10u, 1u, 9u, 3u, 8u, 7u, 6u, 5u, 12u}) EXPECT_EQ(q.pop().arg, want);
+    EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, PushesAfterTheTakenEventsBoundWasLookedUpMatchMultimapAtEverySize) {
+    // The run loop asks for the next bound (Simulation::run_inline) before its handler's first
+    // push, which then starts its sift-down below the root. Every heap size from 1 to 300 (the
+    // heap alone: spill_at above it), ties everywhere; the bound must be the reference's second
+    // least time exactly, and every take the reference's least. Then the tunings with buckets,
+    // where the bound is a lower bound.
+    for (const TieredCase& c : {TieredCase{"heap-only", EventQueue::Tuning{6, 1u << 20, 1u << 20}}, kTunings[0], kTunings[1],
+                                kTunings[3]}) {
+        const bool heap_only = std::string_view(c.name) == "heap-only";
+        Checked checked(c.tuning, 31, c.name);
+        auto& [q, ref, rng, id] = checked;
+        for (int step = 0; step < 60'000; ++step) {
+            // The population climbs to about 300 and falls back to a few, three times over.
+            const int phase = (step / 10'000) % 2;
+            if (ref.empty()) checked.push(rng.below(64));
+            const Event ev = q.take();
+            ASSERT_TRUE(take_earliest(ref, ev)) << c.name << " step " << step;
+            if (rng.below(4) != 0) {
+                const Tick bound = q.next_time_bound();
+                const Tick second = ref.empty() ? TICK_MAX : ref.begin()->first;
+                if (heap_only) ASSERT_EQ(bound, second) << c.name << " step " << step;
+                else ASSERT_LE(bound, second) << c.name << " step " << step;
+            }
+            const std::uint64_t pushes = phase == 0 ? rng.below(2) + (ref.size() < 300 ? 1 : 0) : rng.below(2);
+            for (std::uint64_t k = 0; k < pushes; ++k) checked.push(ev.time + rng.below(rng.below(2) ? 4 : 64));
+            q.finish_take();
+            ASSERT_EQ(q.size(), ref.size()) << c.name << " step " << step;
+        }
+        while (!ref.empty()) ASSERT_TRUE(take_earliest(ref, q.pop())) << c.name;
+    }
+}
+
 TEST(EventQueue, BucketsOfEveryFillWithTiedTimesMoveToTheNearTierInTimeThenSequenceOrder) {
     // A bucket of up to 8 events is sorted by rank (padded with sentinels), a larger one by
     // insertion. Times on a coarse grid give buckets full of ties; the aimed fills (3 to 24 a
