@@ -265,6 +265,66 @@ TEST(Memory, TheLinesOfOneAccessOverlapUpToTheFillBuffers) {
     EXPECT_EQ(m.read(0, 10'000 * NS, six, 384), 202u);
 }
 
+// A stream the core follows from its second line: trigger 1, four fill buffers, one core's limit
+// of one line per 20 ns (the channel takes 10 ns).
+MemoryConfig streaming() {
+    MemoryConfig c = test_profile();
+    c.prefetch_trigger = 1;
+    c.fill_buffers = 4;
+    c.core_bandwidth = 3.2e9;
+    return c;
+}
+
+// 16 cold lines: line 1 a demand miss ready at 96; line k >= 2 streamed, ready at 20 x (k - 1)
+// (the core's limit), line 16 at 300. The consumer at c per line starts line k at
+// max(its arrival, the end of line k - 1): the stall left is max(96, 15 x (20 - c)).
+Cycles consumed_stall(Cycles compute) {
+    MemorySystem m(streaming(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1024);
+    return m.consume(0, 0, Access{buf, 1024}, compute);
+}
+
+TEST(Memory, WithoutComputeAConsumedStreamStallsAsARead) {
+    MemorySystem m(streaming(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1024);
+    EXPECT_EQ(m.read(0, 0, buf, 1024), 300u); // max(96, 15 x 20)
+    EXPECT_EQ(consumed_stall(0), 300u);
+}
+
+TEST(Memory, ComputeAtLeastAsSlowAsTheStreamHidesAllButTheFirstLinesLatency) {
+    EXPECT_EQ(consumed_stall(16 * 20), 96u); // c = 20: each line arrives as the one before is done
+    EXPECT_EQ(consumed_stall(16 * 30), 96u); // c = 30: the stream waits for the consumer
+}
+
+TEST(Memory, ComputeFasterThanTheStreamLeavesTheStreamsExcessOverIt) {
+    // c = 5: line 8 arrives at 140, after the consumer is done with line 7 (96 + 7 x 5 = 131); from
+    // there every line waits for the stream: done at 300 + 5, less 16 x 5 of work = 225 = 15 x 15
+    EXPECT_EQ(consumed_stall(16 * 5), 225u);
+    // c = 15: 15 x 5 = 75 < 96: the first line's latency is what is left
+    EXPECT_EQ(consumed_stall(16 * 15), 96u);
+}
+
+TEST(Memory, DemandMissesTheCoreIssuesOneByOneOverlapTheComputeOfTheLinesBefore) {
+    // no prefetcher, one fill buffer: the 4 lines are ready at 96, 192, 288, 384; at 40 cycles a
+    // line the consumer ends at 384 + 40: the stall is 4 x 96 - 3 x 40 = 264
+    MemorySystem m(no_prefetch(1), 1, 1'000'000'000);
+    const Addr buf = m.alloc(256);
+    EXPECT_EQ(m.consume(0, 0, Access{buf, 256}, 4 * 40), 264u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 4u);
+}
+
+TEST(Memory, SharedLevelHitsOverlapTheComputeToo) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(512);
+    EXPECT_GT(m.read(1, 0, buf, 512), 0u); // CPU 1 brings the 8 lines into the shared L2
+    // CPU 0 finds them in L2: 20 - 4 = 16 cycles each, in order (ready at 16, 32, .. 128)
+    MemorySystem n(test_profile(), 2, 1'000'000'000);
+    const Addr b2 = n.alloc(512);
+    (void)n.read(1, 0, b2, 512);
+    EXPECT_EQ(m.read(0, 10'000 * NS, buf, 512), 8u * 16u);
+    EXPECT_EQ(n.consume(0, 10'000 * NS, Access{b2, 512}, 8 * 16), 16u); // only the first line's
+}
+
 TEST(Memory, TheStridePrefetcherCoversAFirstLineAfterTriggerStridesAndOnlyForItsSite) {
     MemoryConfig c = test_profile();
     c.prefetch_streams = 0;
