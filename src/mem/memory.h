@@ -49,7 +49,8 @@
 // the first line's wait, and the waits for lines the prefetcher had not reached or a stream
 // slower than the compute. With no compute it is read()'s stall. For a stream of N lines whose
 // first is a demand miss of latency L and whose others arrive one per t_line (the core's limit):
-// max(L, (N - 1) x (t_line - c)) at c cycles per line, against max(L, (N - 1) x t_line) alone.
+// max(L, (N - 1) x (t_line - c)) at c cycles per line, against max(L, (N - 1) x t_line) alone;
+// with one fill buffer the stream starts after the miss: L + max(0, (N - 1) x (t_line - c)).
 // The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
 // so DMA traffic slows the CPUs' misses and the other way round. With refresh figures, the
 // memory controller's periodic all-bank REFRESH (one every tREFI, the DRAM busy for tRFC; JEDEC

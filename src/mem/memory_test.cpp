@@ -304,6 +304,23 @@ TEST(Memory, ComputeFasterThanTheStreamLeavesTheStreamsExcessOverIt) {
     EXPECT_EQ(consumed_stall(16 * 15), 96u);
 }
 
+TEST(Memory, WithOneFillBufferTheStreamStartsAfterTheDemandMissesItFollows) {
+    // the 1500-byte frame of the first test: lines 1-2 demand misses ready at 96 and 192, lines
+    // 3-24 streamed from there, one per 10 (the channel): line k ready at 192 + 10 x (k - 2).
+    // c = 20: done with line 2 at 212, then each line 20 later (they arrive every 10): 652, less
+    // 24 x 20 = 172 (2 x 96 less the compute of line 1, which overlapped line 2's miss)
+    auto consumed = [](Cycles compute) {
+        MemorySystem m(test_profile(), 1, 1'000'000'000);
+        const Addr buf = m.alloc(1536);
+        return m.consume(0, 0, Access{buf, 1500}, compute);
+    };
+    EXPECT_EQ(consumed(24 * 20), 172u);
+    // c = 5: from line 3 on each line waits for the stream: done at 192 + 220 + 5 = 417, less
+    // 24 x 5 = 297 (a read alone: 2 x 96 + 22 x 10 = 412)
+    EXPECT_EQ(consumed(24 * 5), 297u);
+    EXPECT_EQ(consumed(0), 412u);
+}
+
 TEST(Memory, DemandMissesTheCoreIssuesOneByOneOverlapTheComputeOfTheLinesBefore) {
     // no prefetcher, one fill buffer: the 4 lines are ready at 96, 192, 288, 384; at 40 cycles a
     // line the consumer ends at 384 + 40: the stall is 4 x 96 - 3 x 40 = 264
