@@ -26,8 +26,9 @@ std::uint64_t pad16(std::uint64_t n) { return (n + 15) / 16 * 16; }
 // One pass of a primitive over `bytes`: SIMD in <= 4 KiB brackets when an implementation
 // exists, the data is long enough and crypto_simd_usable() (not tested by an internal driver);
 // the scalar code otherwise.
+// Its cycles are added to `work`.
 engine::Task<bool> pass(arch::SimdUnit& unit, const CipherCostTable& t, CipherPrim prim, std::uint64_t bytes,
-                        std::uint64_t simd_min, AeadPathStats& stats, bool internal) {
+                        std::uint64_t simd_min, AeadPathStats& stats, bool internal, engine::Cycles& work) {
     kernel::Cpu& cpu = unit.cpu();
     const auto simd = t.best(prim, true);
     const bool wants = simd && bytes >= simd_min;
@@ -43,7 +44,9 @@ engine::Task<bool> pass(arch::SimdUnit& unit, const CipherCostTable& t, CipherPr
             throw std::logic_error("aead_crypt: no scalar " + std::string(to_string(prim)) +
                                    " and SIMD not usable: the caller should have gone async");
         ++stats.scalar_steps;
-        co_await cpu.exec(t.call_cycles(prim, *scalar, bytes), Cat::CRYPTO);
+        const engine::Cycles c = t.call_cycles(prim, *scalar, bytes);
+        work += c;
+        co_await cpu.exec(c, Cat::CRYPTO);
         co_return false;
     }
     ++stats.simd_steps;
@@ -52,8 +55,9 @@ engine::Task<bool> pass(arch::SimdUnit& unit, const CipherCostTable& t, CipherPr
     do {
         const std::uint64_t next = std::min(bytes, pos + SIMD_CHUNK);
         co_await unit.begin();
-        clobbered |= co_await cpu.exec_simd(t.part_cycles(prim, *simd, bytes, pos, next), Cat::CRYPTO,
-                                            unit.bracket_token());
+        const engine::Cycles c = t.part_cycles(prim, *simd, bytes, pos, next);
+        work += c;
+        clobbered |= co_await cpu.exec_simd(c, Cat::CRYPTO, unit.bracket_token());
         unit.add_bracket_bytes(next - pos);
         co_await unit.end();
         pos = next;
@@ -111,17 +115,17 @@ engine::Task<AeadOutcome> aead_crypt(arch::SimdUnit& unit, const CipherCostTable
     case AeadDriver::LIB_CHACHAPOLY: {
         const std::uint64_t poly_min = arch::arch_of(unit.policy()) == arch::Arch::X86_64 ? POLY1305_X86_SIMD_MIN : 0;
         // chacha20 block 0 gives the Poly1305 key: one block, always the scalar code
-        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, CHACHA_BLOCK, CHACHA_BLOCK + 1, stats, internal);
-        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, len, CHACHA_BLOCK + 1, stats, internal);
-        out.clobbered |= co_await pass(unit, t, CipherPrim::POLY1305, pad16(assoc) + pad16(len) + 16, poly_min, stats, internal);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, CHACHA_BLOCK, CHACHA_BLOCK + 1, stats, internal, out.work);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::CHACHA20, len, CHACHA_BLOCK + 1, stats, internal, out.work);
+        out.clobbered |= co_await pass(unit, t, CipherPrim::POLY1305, pad16(assoc) + pad16(len) + 16, poly_min, stats, internal, out.work);
         break;
     }
     case AeadDriver::GCM_TEMPLATE:
-        out.clobbered |= co_await pass(unit, t, ctr_of(alg), len + 16, 0, stats, internal); // + the tag's counter block
-        out.clobbered |= co_await pass(unit, t, CipherPrim::GHASH, pad16(assoc) + pad16(len) + 16, 0, stats, internal);
+        out.clobbered |= co_await pass(unit, t, ctr_of(alg), len + 16, 0, stats, internal, out.work); // + the tag's counter block
+        out.clobbered |= co_await pass(unit, t, CipherPrim::GHASH, pad16(assoc) + pad16(len) + 16, 0, stats, internal, out.work);
         break;
     case AeadDriver::GCM_FUSED:
-        out.clobbered |= co_await pass(unit, t, gcm_of(alg), len + assoc, 0, stats, internal);
+        out.clobbered |= co_await pass(unit, t, gcm_of(alg), len + assoc, 0, stats, internal, out.work);
         break;
     }
     co_return out;

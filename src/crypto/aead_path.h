@@ -39,6 +39,7 @@ struct AeadPathStats {
 
 struct AeadOutcome {
     bool clobbered = false; // some pass found foreign register contents: the result is garbage
+    engine::Cycles work = 0; // the passes' cycles: the warm compute that consumes the data
 };
 
 // Which AEAD driver an IPsec SA's crypto_alloc_aead() ends up with (highest priority

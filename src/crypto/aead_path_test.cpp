@@ -33,12 +33,13 @@ CipherCostTable table() {
 
 struct Outcome : testing::TaskCrypto {
     AeadPathStats stats;
+    engine::Cycles work = 0; // AeadOutcome::work
 };
 
 engine::Task<> call(arch::SimdUnit& u, const CipherCostTable& t, AeadDriver d, AeadAlg a, std::uint64_t len,
-                    std::uint64_t assoc, AeadPathStats& s, bool in_softirq, bool internal = false) {
+                    std::uint64_t assoc, AeadPathStats& s, bool in_softirq, bool internal, engine::Cycles& work) {
     if (in_softirq) u.cpu().preempt_count_add(kernel::SOFTIRQ_OFFSET); // as NET_RX would be
-    co_await aead_crypt(u, t, d, a, len, assoc, s, internal);
+    work = (co_await aead_crypt(u, t, d, a, len, assoc, s, internal)).work;
     if (in_softirq) u.cpu().preempt_count_sub(kernel::SOFTIRQ_OFFSET);
 }
 
@@ -53,7 +54,7 @@ Outcome run(arch::SimdPolicy pol, AeadDriver d, AeadAlg a, std::uint64_t len, st
     CipherCostTable t = table();
     Outcome o;
     cpu.create_task("kworker", kernel::SchedPolicy::NORMAL, 0, true,
-                    call(*unit, t, d, a, len, assoc, o.stats, in_softirq, internal));
+                    call(*unit, t, d, a, len, assoc, o.stats, in_softirq, internal, o.work));
     static_cast<testing::TaskCrypto&>(o) = testing::run_task(sim, cpu, *unit);
     return o;
 }
@@ -112,6 +113,17 @@ TEST(AeadPath, SimdWorkIsBracketedPerFourKibibytes) {
     EXPECT_EQ(o.crypto, 300 + 10008 * 2);
 }
 
+TEST(AeadPath, TheOutcomesWorkIsEveryPassCyclesScalarAndSimdWithoutTheBracketsBeginAndEnd) {
+    // the work that consumes the data (MemorySystem::consume): the passes' cycles, not the SIMD
+    // brackets' begin/end (7 + 3 each)
+    auto lib = run(arch::SimdPolicy::ARM32_SOFTIRQ, AeadDriver::LIB_CHACHAPOLY, AeadAlg::CHACHA20_POLY1305, 1424, 0, false);
+    EXPECT_EQ(lib.work, (50 + 64 * 11) + (100 + 1424 * 5) + (200 + 1440 * 1));
+    auto fused = run(arch::SimdPolicy::ARM32_SOFTIRQ, AeadDriver::GCM_FUSED, AeadAlg::AES_128_GCM, 10000, 8, false);
+    EXPECT_EQ(fused.work, 300 + 10008 * 2); // three brackets, one call's cycles
+    auto scalar = run(arch::SimdPolicy::ARM32_TASK_ONLY, AeadDriver::LIB_CHACHAPOLY, AeadAlg::CHACHA20_POLY1305, 1424, 0, true);
+    EXPECT_EQ(scalar.work, (50 + 64 * 11) + (50 + 1424 * 11) + (70 + 1440 * 4));
+}
+
 TEST(AeadPath, TheGcmTemplateRunsCtrAndGhashAsTwoPasses) {
     // ctr(aes) over len + 16 (the tag's counter block), ghash over pad16(8) + pad16(1000) + 16.
     auto o = run(arch::SimdPolicy::ARM32_SOFTIRQ, AeadDriver::GCM_TEMPLATE, AeadAlg::AES_128_GCM, 1000, 8, false);
@@ -130,9 +142,10 @@ TEST(AeadPath, X86Poly1305StaysScalarBelow288Bytes) {
     kernel::Cpu cpu(sim, 0, engine::Clock(1'000'000'000), kcosts(), kernel::KernelConfig{});
     auto unit = arch::make_simd_unit(cpu, arch::SimdPolicy::X86_BH_OFF, arch::SimdCosts{});
     AeadPathStats s;
+    engine::Cycles work = 0;
     // 100 bytes: chacha data (> 64) on AVX2; poly over 112 + 16 = 128 < 288 bytes: scalar.
     cpu.create_task("t", kernel::SchedPolicy::NORMAL, 0, true,
-                    call(*unit, t, AeadDriver::LIB_CHACHAPOLY, AeadAlg::CHACHA20_POLY1305, 100, 0, s, false));
+                    call(*unit, t, AeadDriver::LIB_CHACHAPOLY, AeadAlg::CHACHA20_POLY1305, 100, 0, s, false, false, work));
     cpu.boot();
     sim.run(engine::PS_PER_S);
     EXPECT_EQ(s.simd_steps, 1u);

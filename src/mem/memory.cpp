@@ -274,7 +274,8 @@ Tick MemorySystem::demand_miss(Tick t) {
     if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
         const Tick begin = after_refresh(std::max(t, busy_until_));
         channel(begin, cfg_.line);
-        return begin + dram_stall_;
+        line_ready_ = begin + dram_stall_;
+        return line_ready_;
     }
     if (n_inflight_ == inflight_.size()) { // every fill buffer busy: wait for the earliest
         const auto it = std::min_element(inflight_.begin(), inflight_.end());
@@ -284,14 +285,18 @@ Tick MemorySystem::demand_miss(Tick t) {
     if (n_inflight_ > 0) ++stats_.overlapped_misses;
     const Tick begin = after_refresh(std::max(t, busy_until_));
     channel(begin, cfg_.line);
-    inflight_[n_inflight_++] = begin + dram_stall_;
+    line_ready_ = begin + dram_stall_;
+    inflight_[n_inflight_++] = line_ready_;
     return t;
 }
 
 Cycles MemorySystem::finish(Tick now, Tick t) {
     for (std::size_t i = 0; i < n_inflight_; ++i) t = std::max(t, inflight_[i]);
     n_inflight_ = 0;
-    const Tick stall = t - now;
+    return stall_cycles(t - now);
+}
+
+Cycles MemorySystem::stall_cycles(Tick stall) {
     const Cycles c = stall <= max_fast_stall_ // rounded up to whole cycles; 64-bit when it cannot overflow
                          ? static_cast<Cycles>((stall * clock_.hz() + engine::PS_PER_S - 1) / engine::PS_PER_S)
                          : static_cast<Cycles>((static_cast<unsigned __int128>(stall) * clock_.hz() + engine::PS_PER_S - 1) /
@@ -303,15 +308,15 @@ Cycles MemorySystem::finish(Tick now, Tick t) {
 inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
     if (write) {
         ++stats_.dram_write_allocates;
-        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+        return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
     }
     if (streamed(cpu, l)) { // trains the stream prefetcher even where the stride one covers the line
         ++stats_.dram_stream_lines;
-        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+        return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
     }
     if (stride_line) {
         ++stats_.dram_stride_lines;
-        return std::max(channel(t, cfg_.line), t + core_line_xfer_);
+        return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
     }
     return demand_miss(t);
 }
@@ -332,6 +337,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if (h == 0) {
             ++unheld;
             t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+            consume_line(line_ready_);
         } else {
             for (std::size_t k = 0; k < nlev; ++k) {
                 // the directory answers presence; a lookup is needed only to reorder an LRU set
@@ -344,13 +350,16 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             if (found < nlev) {
                 ++stats_.levels[found].hits;
                 t += hit_ticks_[found];
+                consume_line(t);
             } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
                 for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
                     peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
                 ++stats_.peer_hits;
                 t += peer_ticks_;
+                consume_line(t);
             } else {
                 t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                consume_line(line_ready_);
             }
         }
         // fill_from: the levels that missed, the farthest first, the directory kept as fill_at does
@@ -408,6 +417,7 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
         if (found < nlev) {
             ++stats_.levels[found].hits;
             t += hit_ticks_[found];
+            consume_line(t);
         } else {
             bool peer = false;
             if (d) {
@@ -429,8 +439,10 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
             if (peer) {
                 ++stats_.peer_hits;
                 t += peer_ticks_;
+                consume_line(t);
             } else {
                 t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                consume_line(line_ready_);
             }
         }
         fill_from(cpu, found, l, write || peer_dirty, t);
@@ -455,6 +467,21 @@ Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesse
     Tick t = now;
     for (const Access& x : accesses) t = access(cpu, t, x);
     return finish(now, t);
+}
+Cycles MemorySystem::consume(int cpu, Tick now, const Access& x, Cycles compute) {
+    if (x.len == 0) return 0;
+    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    const std::uint64_t lines = ((x.a + x.len - 1) >> line_shift_) - (x.a >> line_shift_) + 1;
+    consume_line_ = clock_.to_ticks(compute) / lines;
+    consumer_ = now;
+    const Tick t = access(cpu, now, x);
+    const Tick work = consume_line_ * lines;
+    consume_line_ = 0;
+    if (work == 0) return finish(now, t);
+    // every line's arrival, a demand miss's completion too, is in consumer_: the consumer is done
+    // last (t, the cursor, is at most the last line's arrival)
+    n_inflight_ = 0;
+    return stall_cycles(std::max(consumer_, t + consume_line_) - work - now);
 }
 
 void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {

@@ -41,6 +41,16 @@
 //     latency); the line is then dirty;
 //   - fills go into every level; a dirty line evicted from the last level is written back
 //     (channel time, no CPU stall).
+// An access consumed by compute of known length (MemorySystem::consume: a cipher over the payload
+// it reads, a copy's loop over its source) overlaps that compute: the consumer works on the lines
+// in address order, `compute / lines` warm cycles each, and starts a line when both the line has
+// arrived (the times above: a hit or a streamed line when the cursor passes it, a demand miss when
+// it completes) and the line before it is done. What is left beyond the compute is the stall:
+// the first line's wait, and the waits for lines the prefetcher had not reached or a stream
+// slower than the compute. With no compute it is read()'s stall. For a stream of N lines whose
+// first is a demand miss of latency L and whose others arrive one per t_line (the core's limit):
+// max(L, (N - 1) x (t_line - c)) at c cycles per line, against max(L, (N - 1) x t_line) alone;
+// with one fill buffer the stream starts after the miss: L + max(0, (N - 1) x (t_line - c)).
 // The DRAM channel is one resource with a "busy until" time: transfers queue behind each other,
 // so DMA traffic slows the CPUs' misses and the other way round. With refresh figures, the
 // memory controller's periodic all-bank REFRESH (one every tREFI, the DRAM busy for tRFC; JEDEC
@@ -57,6 +67,7 @@
 #include "mem/cache.h"
 #include "mem/config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -120,6 +131,9 @@ public:
     // Independent accesses issued together from `now`, in order: their demand misses overlap up to
     // fill_buffers; the stall until the last of them completes.
     Cycles together(int cpu, Tick now, std::span<const Access> accesses);
+    // Access `x` consumed from `now` by `compute` warm cycles of work spread evenly over its lines
+    // (the consumer charges those cycles itself): the stall left beyond them, in cycles (above).
+    Cycles consume(int cpu, Tick now, const Access& x, Cycles compute);
 
     // A device's DMA write to / read from memory at `now` (its channel time, no CPU time).
     void device_write(Tick now, Addr a, std::size_t len);
@@ -170,6 +184,12 @@ private:
     Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line);
     // Waits for the misses in flight: the stall from `now` to then, in cycles.
     Cycles finish(Tick now, Tick t);
+    // `stall` ps rounded up to whole cycles, counted in the stats.
+    Cycles stall_cycles(Tick stall);
+    // The consumer (consume()) takes a line that arrives at `ready`.
+    void consume_line(Tick ready) {
+        if (consume_line_ != 0) consumer_ = std::max(consumer_, ready) + consume_line_;
+    }
     // A demand miss of line-sized channel time issued at `t`: returns the issue time after it.
     Tick demand_miss(Tick t);
     // Trains site `site` of `cpu` on line `l`; returns whether a prefetch had covered `l`.
@@ -230,6 +250,9 @@ private:
     Tick line_xfer_ = 0;         // one line on the DRAM channel, ps
     Tick core_line_xfer_ = 0;    // one line at one core's streaming limit, ps (0: none)
     Tick busy_until_ = 0;
+    Tick line_ready_ = 0;   // when the last line from_dram() gave arrives (a demand miss: completes)
+    Tick consume_line_ = 0; // consume(): the consumer's work per line, ps (0: no consumer)
+    Tick consumer_ = 0;     // consume(): when the consumer is done with the lines so far
     Tick refresh_period_ = 0;    // tREFI, ps (0: no refresh)
     Tick refresh_busy_ = 0;      // tRFC, ps
     Tick refresh_phase_ = 0;     // the first refresh's start, in [0, period)

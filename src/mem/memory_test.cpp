@@ -265,6 +265,83 @@ TEST(Memory, TheLinesOfOneAccessOverlapUpToTheFillBuffers) {
     EXPECT_EQ(m.read(0, 10'000 * NS, six, 384), 202u);
 }
 
+// A stream the core follows from its second line: trigger 1, four fill buffers, one core's limit
+// of one line per 20 ns (the channel takes 10 ns).
+MemoryConfig streaming() {
+    MemoryConfig c = test_profile();
+    c.prefetch_trigger = 1;
+    c.fill_buffers = 4;
+    c.core_bandwidth = 3.2e9;
+    return c;
+}
+
+// 16 cold lines: line 1 a demand miss ready at 96; line k >= 2 streamed, ready at 20 x (k - 1)
+// (the core's limit), line 16 at 300. The consumer at c per line starts line k at
+// max(its arrival, the end of line k - 1): the stall left is max(96, 15 x (20 - c)).
+Cycles consumed_stall(Cycles compute) {
+    MemorySystem m(streaming(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1024);
+    return m.consume(0, 0, Access{buf, 1024}, compute);
+}
+
+TEST(Memory, WithoutComputeAConsumedStreamStallsAsARead) {
+    MemorySystem m(streaming(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(1024);
+    EXPECT_EQ(m.read(0, 0, buf, 1024), 300u); // max(96, 15 x 20)
+    EXPECT_EQ(consumed_stall(0), 300u);
+}
+
+TEST(Memory, ComputeAtLeastAsSlowAsTheStreamHidesAllButTheFirstLinesLatency) {
+    EXPECT_EQ(consumed_stall(16 * 20), 96u); // c = 20: each line arrives as the one before is done
+    EXPECT_EQ(consumed_stall(16 * 30), 96u); // c = 30: the stream waits for the consumer
+}
+
+TEST(Memory, ComputeFasterThanTheStreamLeavesTheStreamsExcessOverIt) {
+    // c = 5: line 8 arrives at 140, after the consumer is done with line 7 (96 + 7 x 5 = 131); from
+    // there every line waits for the stream: done at 300 + 5, less 16 x 5 of work = 225 = 15 x 15
+    EXPECT_EQ(consumed_stall(16 * 5), 225u);
+    // c = 15: 15 x 5 = 75 < 96: the first line's latency is what is left
+    EXPECT_EQ(consumed_stall(16 * 15), 96u);
+}
+
+TEST(Memory, WithOneFillBufferTheStreamStartsAfterTheDemandMissesItFollows) {
+    // the 1500-byte frame of the first test: lines 1-2 demand misses ready at 96 and 192, lines
+    // 3-24 streamed from there, one per 10 (the channel): line k ready at 192 + 10 x (k - 2).
+    // c = 20: done with line 2 at 212, then each line 20 later (they arrive every 10): 652, less
+    // 24 x 20 = 172 (2 x 96 less the compute of line 1, which overlapped line 2's miss)
+    auto consumed = [](Cycles compute) {
+        MemorySystem m(test_profile(), 1, 1'000'000'000);
+        const Addr buf = m.alloc(1536);
+        return m.consume(0, 0, Access{buf, 1500}, compute);
+    };
+    EXPECT_EQ(consumed(24 * 20), 172u);
+    // c = 5: from line 3 on each line waits for the stream: done at 192 + 220 + 5 = 417, less
+    // 24 x 5 = 297 (a read alone: 2 x 96 + 22 x 10 = 412)
+    EXPECT_EQ(consumed(24 * 5), 297u);
+    EXPECT_EQ(consumed(0), 412u);
+}
+
+TEST(Memory, DemandMissesTheCoreIssuesOneByOneOverlapTheComputeOfTheLinesBefore) {
+    // no prefetcher, one fill buffer: the 4 lines are ready at 96, 192, 288, 384; at 40 cycles a
+    // line the consumer ends at 384 + 40: the stall is 4 x 96 - 3 x 40 = 264
+    MemorySystem m(no_prefetch(1), 1, 1'000'000'000);
+    const Addr buf = m.alloc(256);
+    EXPECT_EQ(m.consume(0, 0, Access{buf, 256}, 4 * 40), 264u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 4u);
+}
+
+TEST(Memory, SharedLevelHitsOverlapTheComputeToo) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr buf = m.alloc(512);
+    EXPECT_GT(m.read(1, 0, buf, 512), 0u); // CPU 1 brings the 8 lines into the shared L2
+    // CPU 0 finds them in L2: 20 - 4 = 16 cycles each, in order (ready at 16, 32, .. 128)
+    MemorySystem n(test_profile(), 2, 1'000'000'000);
+    const Addr b2 = n.alloc(512);
+    (void)n.read(1, 0, b2, 512);
+    EXPECT_EQ(m.read(0, 10'000 * NS, buf, 512), 8u * 16u);
+    EXPECT_EQ(n.consume(0, 10'000 * NS, Access{b2, 512}, 8 * 16), 16u); // only the first line's
+}
+
 TEST(Memory, TheStridePrefetcherCoversAFirstLineAfterTriggerStridesAndOnlyForItsSite) {
     MemoryConfig c = test_profile();
     c.prefetch_streams = 0;

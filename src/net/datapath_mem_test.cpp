@@ -180,6 +180,28 @@ TEST(DatapathMemory, AnSkbWrittenByTheSenderPulledEncryptedAndReadByThePeersCpuT
 }
 
 
+TEST(DatapathMemory, ACopysSourceStreamsUnderItsLoopAndAnInPlaceCiphersUnderItsCycles) {
+    // The source: 23 lines CPU 0 read (its L1 and the shared L2); CPU 1 finds each in L2, 16
+    // cycles beyond an L1 hit, in order: ready at 16, 32, .. 368.
+    TwoCpus t;
+    const mem::Addr src = t.memory.alloc(MSS), dst = t.memory.alloc(MSS);
+    (void)t.memory.write(1, 0, dst, MSS); // the destination in CPU 1's L1: its stores hit
+    (void)t.memory.read(0, 0, src, MSS);
+    // skb_copy_bits on CPU 1: the loop's 0.5 x 1448 = 724 cycles over the 23 lines (31.5 a line,
+    // more than 16) consume them: only the first line's 16 is left (368 without the overlap)
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, MSS), per_byte(COPY_WARM, MSS) + 16);
+
+    // an in-place cipher over lines in L2 alone: 23 x 16 = 368 with no compute given, 16 under
+    // 23 x 40 cycles of it
+    TwoCpus u;
+    const mem::Addr a = u.memory.alloc(MSS), b = u.memory.alloc(MSS);
+    (void)u.memory.read(0, 0, a, MSS);
+    (void)u.memory.read(0, 0, b, MSS);
+    EXPECT_EQ(u.stack.touch(u.c1, a, MSS, MSS), 368u);
+    EXPECT_EQ(u.stack.touch(u.c1, b, MSS, MSS, 23 * 40), 16u);
+}
+
+
 // ---- the UDP sender (udp_sendmsg -> ip_make_skb -> getfrag) ----------------------------------
 
 engine::Task<> send_udp(UdpSource& src, kernel::Cpu& cpu, engine::Tick stop) { co_await src.send_loop(cpu, stop); }

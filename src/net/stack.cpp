@@ -64,14 +64,16 @@ Cycles Stack::copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, st
 
 // Models: skb_copy_bits() (net/core/skbuff.c)
 Cycles Stack::kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::uint32_t len) {
-    const Cycles rd = memory_->read(cpu.id(), cpu.now(), src, len);
+    const Cycles loop = per_byte(copy_warm_, len);
+    const Cycles rd = memory_->consume(cpu.id(), cpu.now(), mem::Access{src, len, false, 0}, loop);
     const Cycles wr = memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, len);
-    return per_byte(copy_warm_, len) + rd + wr;
+    return loop + rd + wr;
 }
 
-Cycles Stack::touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write) {
+Cycles Stack::touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write, Cycles consumed_by) {
     if (!memory_ || a == 0) return 0;
-    const Cycles rd = read ? memory_->read(cpu.id(), cpu.now(), a, read) : 0;
+    const Cycles rd =
+        read ? memory_->consume(cpu.id(), cpu.now(), mem::Access{a, read, false, 0}, consumed_by) : 0;
     return rd + (write ? memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), a, write) : 0);
 }
 

@@ -88,11 +88,13 @@ public:
     // copy_from_user, which has the source's misses in it).
     Cycles copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, std::uint32_t len, double cached_cpb);
     // A kernel memcpy of `len` bytes from `src` to `dst` (skb_copy_bits, pskb_expand_head):
-    // [memory].copy per byte plus the stalls of the reads and the writes. Needs a hierarchy.
+    // [memory].copy per byte plus the stalls of the reads (consumed by the copy loop: their fetch
+    // overlaps its cycles, MemorySystem::consume) and of the writes. Needs a hierarchy.
     Cycles kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::uint32_t len);
     // An in-place pass over data (a cipher's): the stalls of reading [a, a + read) and then
-    // writing [a, a + write); its compute is the caller's figure. 0 without a hierarchy.
-    Cycles touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write);
+    // writing [a, a + write); its compute is the caller's figure, `consumed_by` cycles of it
+    // working on the bytes read as they arrive (0: none overlaps). 0 without a hierarchy.
+    Cycles touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write, Cycles consumed_by = 0);
     // The machine's slab of linear skb heads (skb_slab.h), or nullptr (no hierarchy).
     void set_skb_slab(SkbSlab* s) { slab_ = s; }
     SkbSlab* skb_slab() const { return slab_; }

@@ -23,11 +23,11 @@ crypto::AeadDriverChoice tunnel_aead_driver(TunnelKind kind, arch::SimdPolicy po
 
 // ---- common ----------------------------------------------------------------------------------
 
-engine::Task<bool> TunnelBase::crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc, bool from_cryptd) {
+engine::Task<crypto::AeadOutcome> TunnelBase::crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc,
+                                                     bool from_cryptd) {
     co_await cpu.exec(env_.costs.aead_request, Cat::CRYPTO);
-    crypto::AeadOutcome o = co_await crypto::aead_crypt(*on(cpu).simd, *env_.cipher, env_.driver, env_.channel->alg(),
-                                                        len, assoc, stats_.aead, env_.driver_internal || from_cryptd);
-    co_return o.clobbered;
+    co_return co_await crypto::aead_crypt(*on(cpu).simd, *env_.cipher, env_.driver, env_.channel->alg(), len, assoc,
+                                          stats_.aead, env_.driver_internal || from_cryptd);
 }
 
 namespace {
@@ -149,11 +149,12 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         const mem::Addr ip = co_await wg.skb_cow_data(cpu, wg.tx_.at(n).p, WG_HEADER + IP_UDP);
         // skb_push of the message_data header (type, receiver index, counter) into the headroom
         if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip - WG_HEADER, 0, WG_HEADER), Cat::PROTOCOL);
-        bool clobbered = co_await wg.crypt(cpu, plain, 0);
-        // chacha20poly1305_encrypt_sg_inplace: every line of the padded plaintext read and written
-        // back, then the tag written behind it (the cipher's figures are warm compute)
-        if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip, plain, plain + TAG), Cat::CRYPTO);
-        wg.env_.channel->seal(wg.env_.side, wg.tx_.at(n).p, clobbered);
+        const crypto::AeadOutcome o = co_await wg.crypt(cpu, plain, 0);
+        // chacha20poly1305_encrypt_sg_inplace: every line of the padded plaintext read (as the
+        // cipher consumes it: its fetch overlaps the cipher's cycles) and written back, then the
+        // tag written behind it (the cipher's figures are warm compute)
+        if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip, plain, plain + TAG, o.work), Cat::CRYPTO);
+        wg.env_.channel->seal(wg.env_.side, wg.tx_.at(n).p, o.clobbered);
         ++wg.stats_.encrypted;
         wg.tx_.at(n).state = State::CRYPTED; // wg_queue_enqueue_per_peer_tx
         co_await wg.tx_pool_->queue_work(cpu, wg.tx_work_);
@@ -199,13 +200,15 @@ engine::Task<> WireGuard::decrypt_worker(kernel::Cpu& cpu, void* ctx) {
         co_await cpu.exec(wg.env_.costs.wg_decrypt, Cat::PROTOCOL);
         const Packet& p = wg.rx_.at(n).p;
         const std::uint32_t plain = pad_to(p.inner_len - ETH_HEADER, 16);
-        bool clobbered = co_await wg.crypt(cpu, plain, 0);
+        const crypto::AeadOutcome o = co_await wg.crypt(cpu, plain, 0);
         // decrypt_packet: skb_cow_data leaves a received skb (linear, not cloned) where it is;
-        // chacha20poly1305_decrypt_sg_inplace reads the ciphertext and tag and writes the plaintext
+        // chacha20poly1305_decrypt_sg_inplace reads the ciphertext and tag as it decrypts them
+        // and writes the plaintext
         if (p.data)
-            co_await cpu.exec(wg.env_.stack->touch(cpu, p.data + ETH_HEADER + IP_UDP + WG_HEADER, plain + TAG, plain),
+            co_await cpu.exec(wg.env_.stack->touch(cpu, p.data + ETH_HEADER + IP_UDP + WG_HEADER, plain + TAG, plain,
+                                                   o.work),
                               Cat::CRYPTO);
-        const bool ok = wg.open_packet(cpu, p, clobbered, "wg_packet_decrypt_worker");
+        const bool ok = wg.open_packet(cpu, p, o.clobbered, "wg_packet_decrypt_worker");
         ++wg.stats_.decrypted;
         wg.rx_.at(n).state = ok ? State::CRYPTED : State::DEAD;
         co_await wg.on(cpu).softnet->napi_schedule(wg.napi_); // wg_queue_enqueue_per_peer_rx
@@ -303,28 +306,30 @@ engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const 
 engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t slot) {
     Esp& esp = *static_cast<Esp*>(ctx);
     const std::uint32_t len = esp.requests_[slot].p.inner_len - ETH_HEADER;
-    const bool clobbered = co_await esp.crypt(cpu, len, ESP_HEADER, true);
+    const crypto::AeadOutcome o = co_await esp.crypt(cpu, len, ESP_HEADER, true);
     const Request& r = esp.requests_[slot];
-    if (r.p.data) co_await cpu.exec(r.input ? esp.decrypt_lines(cpu, r.p) : esp.encrypt_lines(cpu, r.p), Cat::CRYPTO);
-    esp.requests_[slot].clobbered = clobbered;
+    if (r.p.data)
+        co_await cpu.exec(r.input ? esp.decrypt_lines(cpu, r.p, o.work) : esp.encrypt_lines(cpu, r.p, o.work), Cat::CRYPTO);
+    esp.requests_[slot].clobbered = o.clobbered;
     co_return 0;
 }
 
 // crypto_aead_encrypt over the skb in place (esp->inplace: the skb was made linear and private by
 // skb_cow_data): the padded plaintext (inner packet + padding + pad length + next header) read
 // and written back, the ICV written behind it; the ESP header and IV (the associated data and the
-// nonce) were just written in front. The cipher's figures are warm compute.
-Cycles Esp::encrypt_lines(kernel::Cpu& cpu, const Packet& outer) {
+// nonce) were just written in front. The cipher's figures are warm compute; its reads are
+// consumed by them (their fetch overlaps the cipher's work).
+Cycles Esp::encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work) {
     const mem::Addr ip = outer.data + ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV;
     const std::uint32_t plain = pad_to(outer.inner_len - ETH_HEADER + ESP_TRAILER, 4);
-    return env_.stack->touch(cpu, ip, plain, plain + TAG);
+    return env_.stack->touch(cpu, ip, plain, plain + TAG, work);
 }
 
 // crypto_aead_decrypt in place: the ciphertext and ICV read, the plaintext written over it.
-Cycles Esp::decrypt_lines(kernel::Cpu& cpu, const Packet& outer) {
+Cycles Esp::decrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work) {
     const mem::Addr ct = outer.data + ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV;
     const std::uint32_t plain = pad_to(outer.inner_len - ETH_HEADER + ESP_TRAILER, 4);
-    return env_.stack->touch(cpu, ct, plain + TAG, plain);
+    return env_.stack->touch(cpu, ct, plain + TAG, plain, work);
 }
 
 // esp_output_done / esp_input_done, BH disabled.
@@ -367,9 +372,9 @@ engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
     }
     ++stats_.sync_crypts;
     if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
-    bool clobbered = co_await crypt(cpu, ip_len, ESP_HEADER);
-    if (outer.data) co_await cpu.exec(encrypt_lines(cpu, outer), Cat::CRYPTO);
-    co_await output_finish(cpu, outer, clobbered);
+    const crypto::AeadOutcome o = co_await crypt(cpu, ip_len, ESP_HEADER);
+    if (outer.data) co_await cpu.exec(encrypt_lines(cpu, outer, o.work), Cat::CRYPTO);
+    co_await output_finish(cpu, outer, o.clobbered);
 }
 
 // esp_output_done -> xfrm_output_resume: the frame leaves through the device.
@@ -396,10 +401,10 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     }
     ++stats_.sync_crypts;
     if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
-    bool clobbered = co_await crypt(cpu, outer.inner_len - ETH_HEADER, ESP_HEADER);
+    const crypto::AeadOutcome o = co_await crypt(cpu, outer.inner_len - ETH_HEADER, ESP_HEADER);
     // esp_input: a received skb, linear and not cloned, is decrypted where it lies (no skb_cow_data copy)
-    if (outer.data) co_await cpu.exec(decrypt_lines(cpu, outer), Cat::CRYPTO);
-    co_await input_finish(cpu, outer, clobbered);
+    if (outer.data) co_await cpu.exec(decrypt_lines(cpu, outer, o.work), Cat::CRYPTO);
+    co_await input_finish(cpu, outer, o.clobbered);
 }
 
 // esp_input_done2 -> xfrm_input_resume: the inner packet goes up the stack.

@@ -160,9 +160,10 @@ protected:
     // hierarchy, or a packet without an address); p.data set to the outer frame, `outer` header
     // bytes (beyond Ethernet's) in front of the inner IP header.
     engine::Task<mem::Addr> skb_cow_data(kernel::Cpu& cpu, Packet& p, std::uint32_t outer);
-    // The AEAD in the running context; returns true when its result is garbage (clobbered).
-    // The AEAD itself; `from_cryptd`: cryptd's worker calls the wrapped pair's inner driver.
-    engine::Task<bool> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc, bool from_cryptd = false);
+    // The AEAD in the running context: whether its result is garbage (clobbered) and its cycles.
+    // `from_cryptd`: cryptd's worker calls the wrapped pair's inner driver.
+    engine::Task<crypto::AeadOutcome> crypt(kernel::Cpu& cpu, std::uint64_t len, std::uint64_t assoc,
+                                            bool from_cryptd = false);
     // Opens packet `counter` from the channel at `where`; counts and reports (typed findings) an
     // authentication failure, or an authenticated packet that is not what was sent.
     bool open_packet(kernel::Cpu& cpu, const Packet& outer, bool clobbered, const char* where) {
@@ -257,8 +258,9 @@ private:
     };
     // The AEAD's lines with a hierarchy: esp_output's in-place encrypt of the padded plaintext and
     // its ICV; esp_input's in-place decrypt of the ciphertext and ICV (0 without an address).
-    Cycles encrypt_lines(kernel::Cpu& cpu, const Packet& outer);
-    Cycles decrypt_lines(kernel::Cpu& cpu, const Packet& outer);
+    // The in-place AEAD's stalls over the frame; `work`: its cycles, which consume what it reads.
+    Cycles encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work);
+    Cycles decrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work);
     // crypto/simd.c's choice for a request of `tfm` in the running context.
     bool goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const;
     engine::Task<> crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p);

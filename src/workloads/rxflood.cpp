@@ -45,8 +45,12 @@ Cycles RxFlood::open_stall(std::uint32_t b) {
     const mem::Access first[] = {{f + len - 16, 16, false, SITE_TAG}, {f + 34, 16, false, SITE_HEADER}};
     Cycles c = hier_->mem.together(0, t, first);
     t += env_.cpu.clock().to_ticks(c);
-    c += touch(t, f + 50, cfg_.payload, false);                 // EVP_DecryptUpdate in place: reads
-    c += touch(t, f + 50, cfg_.payload, true);                  // and writes the payload
+    // EVP_DecryptUpdate in place reads the payload as it decrypts it: the lines stream in while the
+    // cipher works on the ones before (the decrypt's cycles are charged by the caller), then
+    const Cycles rd = hier_->mem.consume(0, t, mem::Access{f + 50, cfg_.payload, false, 0}, costs_.decrypt);
+    t += env_.cpu.clock().to_ticks(rd);
+    c += rd;
+    c += touch(t, f + 50, cfg_.payload, true); // writes it back
     frame_stall_ += c;
     return c;
 }

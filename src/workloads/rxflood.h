@@ -33,7 +33,9 @@
 // loads issued together (their misses overlap up to the core's fill buffers; each a load site the
 // stride prefetcher follows from buffer to buffer), then the payload,
 // decrypted in place (read, then written); the rx task stores into the descriptor to give it back.
-// Each access pays the hierarchy's stall on top of the warm compute figures.
+// Each access pays the hierarchy's stall on top of the warm compute figures, except the payload's
+// read: the decryption consumes it (MemorySystem::consume), so its lines' fetch overlaps the
+// decrypt's cycles and only what the compute does not cover is a stall.
 #pragma once
 
 #include "crypto/cryptd.h"
