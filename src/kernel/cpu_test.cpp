@@ -487,12 +487,13 @@ TEST(Sched, ARemoteWakeupOfAnIdleCpuCostsItAReschedIpiUnlessItsIdleLoopPolls) {
 // previous CPU is 2: SCHED_FIFO hogs hold CPUs 2 and 3 from 1 us to past the wake-up at 10 us,
 // CPUs 0 and 1 idle. The wake-up comes from `waker`'s CPU; `recent` is p->recent_used_cpu.
 struct Placement {
-    Placement(int waker, int recent) {
+    Placement(int waker, int recent, bool runner0 = false) {
         for (int i = 0; i < 4; ++i) c[i].emplace(sim, i, engine::Clock(1'000'000'000), round_costs(), quiet_config());
         sleeper = &c[2]->create_task("sleeper", SchedPolicy::NORMAL, 0, true, sleep_once(*c[2]));
         c[2]->create_task("hog2", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[2]));
         c[3]->create_task("hog3", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[3]));
         sleeper->cpus_allowed = {&*c[0], &*c[1], &*c[2], &*c[3]};
+        if (runner0) c[0]->create_task("runner0", SchedPolicy::NORMAL, 0, true, run_then_sleep(*c[0]));
         if (recent >= 0) sleeper->recent_used_cpu = &*c[recent];
         from = &*c[waker];
         sim.schedule_at(10 * PS_PER_US, &wake, 0);
@@ -500,6 +501,10 @@ struct Placement {
         sim.run(engine::PS_PER_MS);
     }
     static engine::Task<> sleep_once(Cpu& cpu) { co_await cpu.block(); }
+    static engine::Task<> run_then_sleep(Cpu& cpu) {
+        co_await cpu.exec(5'000, Cat::OTHER);
+        co_await cpu.block();
+    }
     static engine::Task<> nap_then_hog(Cpu& cpu) {
         co_await schedule_hrtimeout_range(cpu, 1 * PS_PER_US, 0);
         co_await cpu.exec(100'000, Cat::OTHER);
@@ -509,7 +514,9 @@ struct Placement {
         Placement* p;
         void on_event(std::uint64_t) override {
             p->busy_at_wake = !p->c[2]->available_idle() && !p->c[3]->available_idle();
+            p->vruntime_before = p->sleeper->vruntime;
             p->from->wake_up_process(*p->sleeper);
+            p->vruntime_after = p->sleeper->vruntime;
         }
     };
     int landed() const { return sleeper->cpu->id(); }
@@ -518,6 +525,7 @@ struct Placement {
     TaskStruct* sleeper = nullptr;
     Cpu* from = nullptr;
     bool busy_at_wake = false;
+    Tick vruntime_before = 0, vruntime_after = 0; // the sleeper's, around the wake-up
     Wake wake{this};
 };
 
@@ -540,6 +548,18 @@ TEST(Sched, AWakeUpFromAnIdleCpuOfTheMaskTakesThatCpuWhenPrevIsBusy) {
     // wake_affine_idle: the waking CPU (1) is idle and prev is not, so the target is CPU 1, idle
     Placement p(1, -1);
     EXPECT_EQ(p.landed(), 1);
+}
+
+TEST(Sched, AMigratedTaskKeepsItsLagBehindTheMinVruntimeOfItsNewRunqueue) {
+    // CPU 0's NORMAL task is its first, so it runs from boot with no switch in front: 5,000 cycles,
+    // then it sleeps, and CPU 0's min_vruntime is 5 us. The sleeper is CPU 2's only NORMAL task,
+    // so its vruntime is CPU 2's min_vruntime: its lag is 0. Moved to CPU 0 (the scan after prev
+    // wraps to it), migrate_task_rq_fair keeps the lag: its vruntime becomes 5 us, whatever it was
+    // (place_entity's floor, 5 us - sched_latency / 2, is 0).
+    Placement p(3, -1, true);
+    ASSERT_EQ(p.landed(), 0);
+    EXPECT_NE(p.vruntime_before, 5 * PS_PER_US);
+    EXPECT_EQ(p.vruntime_after, 5 * PS_PER_US);
 }
 
 } // namespace
