@@ -225,21 +225,25 @@ void ScenarioLoader::check_nic_devices(const system::ScenarioConfig& cfg) {
 // vcpu_cpus: a guest's (kvm_host, or the guest end of a virtio link), one host CPU per vCPU.
 void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
     for (const auto& mc : cfg.machines) {
+        const system::MachineConfig* host = nullptr;
+        for (const auto& o : cfg.machines)
+            if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
+        // an element that names no CPU of the host (one that is no CPU number at all was refused when read)
+        auto beyond_host = [&](const toml::array& a, const std::string& key) {
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                const auto v = a.get(i)->value<std::int64_t>();
+                if (v && *v >= host->cpus && *v < MAX_CPUS)
+                    r_.error(*a.get(i), index_key(key, i),
+                             fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
+            }
+        };
         if (affinity_at_.count(mc.name)) {
             const auto& [a, key] = affinity_at_.at(mc.name);
-            const system::MachineConfig* host = nullptr;
-            for (const auto& o : cfg.machines)
-                if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
             if (!vcpu_at_.count(mc.name)) {
                 r_.error(*a, key, "vcpu_affinity lets the vCPU threads of vcpu_cpus move: expected vcpu_cpus beside it (the "
                                   "CPUs they start on)");
             } else if (host) {
-                for (std::size_t i = 0; i < a->size(); ++i) {
-                    const auto v = a->get(i)->value<std::int64_t>();
-                    if (v && *v >= host->cpus && *v < MAX_CPUS)
-                        r_.error(*a->get(i), index_key(key, i),
-                                 fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
-                }
+                beyond_host(*a, key);
                 for (std::size_t i = 0; i < mc.vcpu_cpus.size(); ++i)
                     if (std::find(mc.vcpu_affinity.begin(), mc.vcpu_affinity.end(), mc.vcpu_cpus[i]) == mc.vcpu_affinity.end())
                         r_.error(*vcpu_at_.at(mc.name).first->get(i), index_key(vcpu_at_.at(mc.name).second, i),
@@ -249,9 +253,6 @@ void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
         }
         if (!vcpu_at_.count(mc.name)) continue;
         const auto& [a, key] = vcpu_at_.at(mc.name);
-        const system::MachineConfig* host = nullptr;
-        for (const auto& o : cfg.machines)
-            if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
         if (!host) {
             r_.error(*a, key,
                      fmt::format("vcpu_cpus places a KVM guest's vCPU threads on its host's CPUs: machine '{}' is no "
@@ -262,12 +263,7 @@ void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
         if (a->size() != static_cast<std::size_t>(mc.cpus))
             r_.error(*a, key,
                      fmt::format("expected one host CPU per vCPU ({} for cpus = {}), found {}", mc.cpus, mc.cpus, a->size()));
-        for (std::size_t i = 0; i < a->size(); ++i) {
-            const auto v = a->get(i)->value<std::int64_t>();
-            if (v && *v >= host->cpus && *v < MAX_CPUS)
-                r_.error(*a->get(i), index_key(key, i),
-                         fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
-        }
+        beyond_host(*a, key);
     }
 }
 

@@ -130,18 +130,19 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
                 "machine " + m.cfg->name + ": a KVM guest of no host with [kvm] figures and its clock");
         std::vector<kernel::Cpu*> vcpus;
         for (auto& c : m.cpus) vcpus.push_back(c.get());
-        std::vector<kernel::Cpu*> threads_on; // vcpu_cpus: checked by the loader
         require(m.cfg->vcpu_cpus.empty() || m.cfg->vcpu_cpus.size() == vcpus.size(),
                 "machine " + m.cfg->name + ": vcpu_cpus of another length than cpus");
-        for (int h : m.cfg->vcpu_cpus) {
-            require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_cpus names no CPU of the host");
-            threads_on.push_back(host->cpus[static_cast<std::size_t>(h)].get());
-        }
-        std::vector<kernel::Cpu*> affinity; // vcpu_affinity: checked by the loader
-        for (int h : m.cfg->vcpu_affinity) {
-            require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": vcpu_affinity names no CPU of the host");
-            affinity.push_back(host->cpus[static_cast<std::size_t>(h)].get());
-        }
+        // vcpu_cpus and vcpu_affinity (checked by the loader) as the host's CPUs
+        auto host_cpus = [&](const std::vector<int>& numbers, const char* key) {
+            std::vector<kernel::Cpu*> out;
+            for (int h : numbers) {
+                require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": " + key + " names no CPU of the host");
+                out.push_back(host->cpus[static_cast<std::size_t>(h)].get());
+            }
+            return out;
+        };
+        const std::vector<kernel::Cpu*> threads_on = host_cpus(m.cfg->vcpu_cpus, "vcpu_cpus");
+        const std::vector<kernel::Cpu*> affinity = host_cpus(m.cfg->vcpu_affinity, "vcpu_affinity");
         const arch::SimdCosts& hs = host->cfg->profile.simd;
         m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on,
                                          kvm::HostFpsimd{hs.save, hs.restore},
