@@ -14,8 +14,9 @@
 // than half a budget of buffers is free (try_fill_recv), and re-enables callbacks when drained
 // (virtqueue_napi_complete).
 //
-// Host (drivers/vhost/net.c, drivers/net/tun.c): the vhost worker (a kthread of the host,
-// pinned) runs handle_tx: copies each skb out of guest memory (tun_get_user ->
+// Host (drivers/vhost/net.c, drivers/net/tun.c): the vhost worker (a kthread of the host, pinned
+// to `vhost_cpu`, or with `vhost_affinity` placed by the host's scheduler at each wake-up, as a
+// 6.1 vhost kthread allowed on every CPU is) runs handle_tx: copies each skb out of guest memory (tun_get_user ->
 // virtio_net_hdr_to_skb: a GSO skb stays one skb) and hands it to the tap's receive
 // (tun_rx_batched: netif_receive_skb under local_bh_disable, in the worker's context), up to
 // VHOST_NET_PKT_WEIGHT per run; and handle_rx: skbs the host stack sent to the tap
@@ -145,7 +146,12 @@ struct VhostStats {
 class Vhost {
 public:
     static constexpr int VHOST_NET_PKT_WEIGHT = 256;
-    Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name);
+    // The worker starts on `host_cpu`; with `affinity` (host CPUs, `host_cpu` among them) the host's
+    // scheduler places it at each wake-up (kernel::Cpu::select_task_rq), else it stays pinned.
+    Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name,
+          std::vector<kernel::Cpu*> affinity = {});
+    // The host CPU the worker runs on, or last ran on.
+    const kernel::Cpu& cpu() const { return *cpu_; }
     // Guest kick (ioeventfd): queue the frame; says whether the guest must exit to notify, and
     // whether that notification wakes the worker.
     struct Notify {
@@ -167,17 +173,19 @@ public:
             .counter("runs", stats_.runs, "count", "worker runs")
             .counter("guest_rx_full", stats_.guest_rx_full, "count", "runs that stopped because the guest had no rx buffers");
         register_offload_stats(s);
+        register_placement_stats(s);
     }
 
 private:
     void register_offload_stats(const stats::Scope& s) const;
+    void register_placement_stats(const stats::Scope& s) const; // with an affinity of several CPUs
     static engine::Task<> worker(Vhost& v);
     engine::Task<Packet> vhost_copy(std::deque<Packet>& q, std::uint64_t& frames, kernel::Cycles per_descriptor);
     engine::Task<> handle_tx_one();
     // False when the guest has too few rx buffers posted for the next packet.
     engine::Task<bool> handle_rx_one();
 
-    kernel::Cpu& cpu_;
+    kernel::Cpu* cpu_; // the worker's CPU, read again after each sleep (it may have been placed elsewhere)
     VirtCosts virt_;
     VirtioNet& guest_;
     Tap& tap_;

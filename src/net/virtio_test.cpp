@@ -8,6 +8,7 @@
 #include "net/virtio.h"
 
 #include "kernel/cpu_test_support.h"
+#include "kernel/sched.h"
 #include "net/stack.h"
 #include "net/tcp.h"
 
@@ -21,10 +22,11 @@ namespace {
 
 constexpr std::uint32_t MSS = TCP_MSS;
 
-// A guest of one vCPU and its host of one CPU (1 GHz, the round kernel figures), joined by
-// virtio-net with `features`; what each side's stack receives is recorded.
+// A guest of one vCPU and its host (1 GHz, the round kernel figures), joined by virtio-net with
+// `features`; what each side's stack receives is recorded. The vhost worker runs on host CPU h,
+// or with `vhost_unpinned` may also run on h2 (idle unless a test gives it work).
 struct Rig {
-    explicit Rig(const VirtioFeatures& f = {}) {
+    explicit Rig(const VirtioFeatures& f = {}, bool vhost_unpinned = false) {
         kvm::KvmCosts k{};
         vm = std::make_unique<kvm::Vm>(k, kernel::testing::round_costs(), std::vector<kernel::Cpu*>{&g});
         NetCosts gc{};
@@ -39,7 +41,9 @@ struct Rig {
         dev = std::make_unique<VirtioNet>(sg, 40, gc, *vm, "guest.eth0", f);
         tap = std::make_unique<Tap>(NetCosts{}, v, "host.tap0");
         tap->set_tso(dev->features().tap_tso());
-        vhost = std::make_unique<Vhost>(h, v, *dev, *tap, "vhost-guest");
+        std::vector<kernel::Cpu*> affinity;
+        if (vhost_unpinned) affinity = {&h, &h2};
+        vhost = std::make_unique<Vhost>(h, v, *dev, *tap, "vhost-guest", affinity);
         dev->set_gso(true);
         tap->set_rx_handler(&Rig::got, &host_got);
         dev->set_rx_handler(&Rig::got, &guest_got);
@@ -52,13 +56,16 @@ struct Rig {
         on.create_task("t", kernel::SchedPolicy::NORMAL, 0, false, std::move(body));
         g.boot();
         h.boot();
+        h2.boot();
         sim.run(20 * engine::PS_PER_MS);
         g.finish();
         h.finish();
+        h2.finish();
     }
     engine::Simulation sim{1};
     kernel::Cpu g{sim, 0, engine::Clock(1'000'000'000), kernel::testing::round_costs(), kernel::KernelConfig{}};
     kernel::Cpu h{sim, 1, engine::Clock(1'000'000'000), kernel::testing::round_costs(), kernel::KernelConfig{}};
+    kernel::Cpu h2{sim, 2, engine::Clock(1'000'000'000), kernel::testing::round_costs(), kernel::KernelConfig{}};
     Softnet sg{g};
     std::unique_ptr<kvm::Vm> vm;
     std::unique_ptr<VirtioNet> dev;
@@ -238,6 +245,74 @@ TEST(VirtioRx, EveryByteOfAStreamOfHostSkbsArrivesOnceInOrder) {
     EXPECT_EQ(next, seq);
     EXPECT_EQ(r.dev->stats().rx_frames, 40u);
     EXPECT_GT(r.vhost->stats().rx_buffers, 40u);
+}
+
+// vhost_affinity: the worker starts on host CPU h (id 1) and, unpinned, may also run on h2 (id 2).
+// A SCHED_FIFO hog on h sleeps until 5,000 ns and then runs 100,000 cycles (to 105,000 ns at
+// 1 GHz); the guest sends one GSO skb at 10,000 ns, whose kick wakes the sleeping worker.
+struct HoggedVhost {
+    explicit HoggedVhost(bool unpinned) : r({}, unpinned) {
+        r.tap->set_rx_handler(&HoggedVhost::arrived, this);
+        r.h.create_task("hog", kernel::SchedPolicy::FIFO, 50, false, hog(r.h, *this));
+    }
+    static engine::Task<> hog(kernel::Cpu& cpu, HoggedVhost& t) {
+        co_await kernel::schedule_hrtimeout_range(cpu, 5'000 * engine::PS_PER_NS, 0);
+        co_await cpu.exec(100'000, kernel::Cat::OTHER);
+        t.hog_done = cpu.now();
+        co_await cpu.block();
+    }
+    static engine::Task<> arrived(kernel::Cpu& cpu, void* ctx, const Packet&) {
+        static_cast<HoggedVhost*>(ctx)->arrivals.push_back(cpu.now());
+        co_return;
+    }
+    static engine::Task<> send_later(Rig& r, Stack& s, Packet p) {
+        co_await kernel::schedule_hrtimeout_range(r.g, 10'000 * engine::PS_PER_NS, 0);
+        co_await s.dev_queue_xmit(r.g, p);
+    }
+    void run() {
+        Stack s(*r.dev);
+        r.run(r.g, send_later(r, s, gso_skb(65160)));
+    }
+    Cycles virt_cycles(const kernel::Cpu& c) const {
+        return c.stats().cycles[static_cast<std::size_t>(kernel::CtxKind::TASK)][static_cast<std::size_t>(kernel::Cat::VIRT)];
+    }
+    Rig r;
+    std::vector<engine::Tick> arrivals;
+    engine::Tick hog_done = 0;
+};
+
+// handle_tx_one's per-skb work for the 45-segment skb: vhost_tx 2,600 + one descriptor beyond two
+// (header + two page frags) 110 + the GSO header 120.
+constexpr Cycles GSO_SKB_VHOST_TX = 2'600 + 110 + 120;
+
+TEST(VhostAffinity, AWorkerWokenWhileAFifoTaskHoldsItsCpuRunsOnAnIdleCpuOfItsAffinity) {
+    // select_task_rq_fair: prev (h) runs the hog, the waker (the guest's vCPU) is outside the mask,
+    // so select_idle_sibling's scan finds h2 idle; the skb reaches the host stack long before the
+    // hog ends, and all of the worker's VIRT cycles are h2's.
+    HoggedVhost t(true);
+    t.run();
+    ASSERT_EQ(t.arrivals.size(), 1u);
+    EXPECT_LT(t.arrivals[0], t.hog_done);
+    EXPECT_GT(t.hog_done, 105'000 * engine::PS_PER_NS); // its 100,000 cycles after its wake-up at 5,000 ns
+    // and the hog's CPU does none of the worker's work: it ends when it does beside a pinned worker that waits
+    HoggedVhost pinned(false);
+    pinned.run();
+    EXPECT_EQ(t.hog_done, pinned.hog_done);
+    EXPECT_EQ(&t.r.vhost->cpu(), &t.r.h2);
+    EXPECT_EQ(t.virt_cycles(t.r.h2), GSO_SKB_VHOST_TX);
+    EXPECT_EQ(t.virt_cycles(t.r.h), 0u);
+}
+
+TEST(VhostAffinity, APinnedWorkerWaitsForTheFifoTaskOnItsCpu) {
+    // Without vhost_affinity the worker stays on h: SCHED_FIFO is not preempted by a NORMAL task,
+    // so the skb reaches the host stack only after the hog's 100,000 cycles.
+    HoggedVhost t(false);
+    t.run();
+    ASSERT_EQ(t.arrivals.size(), 1u);
+    EXPECT_GT(t.arrivals[0], t.hog_done);
+    EXPECT_EQ(&t.r.vhost->cpu(), &t.r.h);
+    EXPECT_EQ(t.virt_cycles(t.r.h), GSO_SKB_VHOST_TX);
+    EXPECT_EQ(t.virt_cycles(t.r.h2), 0u);
 }
 
 } // namespace

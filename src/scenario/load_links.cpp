@@ -110,7 +110,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                 r_.error(*ls->get(i), lkey, fmt::format("expected a [[link]] table, found {}", describe(ls->get(i))));
                 continue;
             }
-            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "queue", "drop", "drop_every", "features"});
+            r_.check_keys(*l, lkey, "[[link]]", {"ends", "rate", "latency", "kind", "vhost_cpu", "vhost_affinity", "queue", "drop", "drop_every", "features"});
             system::LinkConfig lc;
             if (auto q = r_.integer(*l, "queue", lkey + ".queue", false, 1, 1'000'000)) lc.queue = static_cast<std::size_t>(*q);
             if (auto k = r_.choice(*l, "kind", lkey + ".kind", false, {"ethernet", "virtio", "veth"}))
@@ -118,6 +118,17 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                                      system::LinkConfig::Kind::VETH}[*k];
             if (auto v = r_.integer(*l, "vhost_cpu", lkey + ".vhost_cpu", false, 0, MAX_CPUS - 1))
                 lc.vhost_cpu = static_cast<int>(*v);
+            const toml::array* vhost_affinity =
+                r_.array(*l, "vhost_affinity", lkey + ".vhost_affinity", false, "host CPU numbers");
+            if (vhost_affinity) {
+                read_host_cpus(*vhost_affinity, lkey + ".vhost_affinity", true, lc.vhost_affinity);
+                if (std::find(lc.vhost_affinity.begin(), lc.vhost_affinity.end(), lc.vhost_cpu) == lc.vhost_affinity.end() &&
+                    !lc.vhost_affinity.empty())
+                    r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *vhost_affinity,
+                             lkey + (l->get("vhost_cpu") ? ".vhost_cpu" : ".vhost_affinity"),
+                             fmt::format("the vhost worker starts on a CPU of its vhost_affinity: expected one of {}, found {}",
+                                         fmt::join(lc.vhost_affinity, ", "), lc.vhost_cpu));
+            }
             read_link_drops(*l, lkey, lc);
             if (lc.kind == system::LinkConfig::Kind::VIRTIO)
                 for (const char* k : {"rate", "latency", "queue", "drop", "drop_every"})
@@ -129,8 +140,9 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                     if (const toml::node* n = l->get(k))
                         r_.error(*n, lkey + "." + k,
                                  fmt::format("a veth link has no {} (the CPUs that move its frames are its speed)", k));
-            if (l->get("vhost_cpu") && lc.kind != system::LinkConfig::Kind::VIRTIO)
-                r_.error(*l->get("vhost_cpu"), lkey + ".vhost_cpu", "vhost_cpu belongs to a kind = \"virtio\" link");
+            for (const char* k : {"vhost_cpu", "vhost_affinity"})
+                if (l->get(k) && lc.kind != system::LinkConfig::Kind::VIRTIO)
+                    r_.error(*l->get(k), lkey + "." + k, fmt::format("{} belongs to a kind = \"virtio\" link", k));
             read_virtio_features(*l, lkey, lc);
             if (const toml::array* ends = r_.array(*l, "ends", lkey + ".ends", true, "two machine names")) {
                 std::vector<std::string> names;
@@ -175,6 +187,14 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                             r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *l, lkey + ".vhost_cpu",
                                      fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name, m.cpus - 1,
                                                  lc.vhost_cpu));
+                        if (vhost_affinity)
+                            for (std::size_t k = 0; k < vhost_affinity->size(); ++k) {
+                                const auto v = vhost_affinity->get(k)->value<std::int64_t>();
+                                if (v && *v >= m.cpus && *v < MAX_CPUS)
+                                    r_.error(*vhost_affinity->get(k), index_key(lkey + ".vhost_affinity", k),
+                                             fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name,
+                                                         m.cpus - 1, *v));
+                            }
                         if (!m.profile.virt)
                             r_.error(*l, lkey + ".kind",
                                      fmt::format("a virtio link needs the [virt] figures of the host's profile {}, which has none",

@@ -47,6 +47,19 @@ std::optional<arch::SimdPolicy> default_policy(arch::Arch a) {
 
 } // namespace
 
+void ScenarioLoader::read_host_cpus(const toml::array& a, const std::string& key, bool once, std::vector<int>& out) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto v = a.get(i)->value<std::int64_t>();
+        if (!v || *v < 0 || *v >= MAX_CPUS)
+            r_.error(*a.get(i), index_key(key, i),
+                     fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a.get(i))));
+        else if (once && std::find(out.begin(), out.end(), static_cast<int>(*v)) != out.end())
+            r_.error(*a.get(i), index_key(key, i), fmt::format("expected each host CPU once, found {} again", *v));
+        else
+            out.push_back(static_cast<int>(*v));
+    }
+}
+
 void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                                  const system::Profile* profile, const toml::node* profile_node) {
     std::string kkey = mkey + ".kernel";
@@ -573,25 +586,13 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     if (m.contains("kvm_host")) read_kvm_host(m, mkey, mc, prof);
     // vcpu_cpus = [host CPU per vCPU] and vcpu_affinity = [host CPUs, each once]: read here, checked
     // against the host once links have named it (check_vcpu_cpus).
-    auto host_cpu_numbers = [&](const toml::array& a, const std::string& key, bool once, std::vector<int>& out) {
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            const auto v = a.get(i)->value<std::int64_t>();
-            if (!v || *v < 0 || *v >= MAX_CPUS)
-                r_.error(*a.get(i), index_key(key, i),
-                         fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a.get(i))));
-            else if (once && std::find(out.begin(), out.end(), static_cast<int>(*v)) != out.end())
-                r_.error(*a.get(i), index_key(key, i), fmt::format("expected each host CPU once, found {} again", *v));
-            else
-                out.push_back(static_cast<int>(*v));
-        }
-    };
     if (const toml::array* a = r_.array(m, "vcpu_cpus", mkey + ".vcpu_cpus", false, "host CPU numbers, one per vCPU")) {
         vcpu_at_[mc.name] = {a, mkey + ".vcpu_cpus"};
-        host_cpu_numbers(*a, mkey + ".vcpu_cpus", false, mc.vcpu_cpus);
+        read_host_cpus(*a, mkey + ".vcpu_cpus", false, mc.vcpu_cpus);
     }
     if (const toml::array* a = r_.array(m, "vcpu_affinity", mkey + ".vcpu_affinity", false, "host CPU numbers")) {
         affinity_at_[mc.name] = {a, mkey + ".vcpu_affinity"};
-        host_cpu_numbers(*a, mkey + ".vcpu_affinity", true, mc.vcpu_affinity);
+        read_host_cpus(*a, mkey + ".vcpu_affinity", true, mc.vcpu_affinity);
     }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);

@@ -91,6 +91,8 @@ private:
     // their kind needs of both ends is there; a netfilter rule has a device.
     void check_peers(const system::ScenarioConfig& cfg);
     void check_vcpu_cpus(const system::ScenarioConfig& cfg);
+    // Host CPU numbers of array `a` (key `key`) appended to `out`; `once`: each at most once.
+    void read_host_cpus(const toml::array& a, const std::string& key, bool once, std::vector<int>& out);
     std::map<std::string, std::pair<const toml::array*, std::string>> vcpu_at_; // machine -> its vcpu_cpus, key
     std::map<std::string, std::pair<const toml::array*, std::string>> affinity_at_; // machine -> its vcpu_affinity, key
     const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);

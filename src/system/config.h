@@ -235,6 +235,10 @@ struct LinkConfig {
     Tick latency = engine::PS_PER_US;
     std::size_t queue = 1000; // frames per direction waiting for the wire or being serialised (txqueuelen + the NIC)
     int vhost_cpu = 0;
+    // vhost_affinity: the host CPUs the vhost worker may run on (a 6.1 vhost worker is a kthread,
+    // allowed on every housekeeping CPU unless pinned); it starts on vhost_cpu and the host's
+    // scheduler places it at each wake-up. Empty: pinned to vhost_cpu
+    std::vector<int> vhost_affinity;
     // virtio: the features the device offers (features = { host_tso4 = false, ... }; QEMU's
     // virtio-net-pci with vhost=on offers them all)
     net::VirtioFeatures virtio;

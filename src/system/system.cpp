@@ -309,8 +309,13 @@ void System::build_network() {
                         "profile " + guest.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
                 vdev->set_gro(net::GroCosts{*gn.gro_receive, *gn.gro_tcp, *gn.gro_merge, *gn.gro_complete});
             }
+            std::vector<kernel::Cpu*> vhost_affinity; // vhost_affinity (checked by the loader) as the host's CPUs
+            for (int h : l.vhost_affinity) {
+                require(h >= 0 && h < host.cpus, "virtio link " + l.a + " - " + l.b + ": vhost_affinity names no CPU of the host");
+                vhost_affinity.push_back(b->cpus[static_cast<std::size_t>(h)].get());
+            }
             vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,
-                                                           "vhost-" + guest.name));
+                                                           "vhost-" + guest.name, std::move(vhost_affinity)));
             b->vhosts.emplace_back(guest.name, vhosts_.back().get());
             a->stack = std::make_unique<net::Stack>(*vdev);
             b->stack = std::make_unique<net::Stack>(*tap);
