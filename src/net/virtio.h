@@ -25,12 +25,13 @@
 // (irqfd) when it has callbacks enabled. The tap takes GSO skbs only with GUEST_TSO4 (TUN_F_TSO4):
 // else the host's stack segments them first (virtio_offload.h says what each feature does).
 //
-// The guest's vCPUs are modelled as dedicated host cores (a separate machine whose CPUs are the
-// vCPUs): exits and injections are cycles of those CPUs (kvm::Vm), the backend's work cycles of
-// host CPUs.
+// The guest is a separate machine whose CPUs are the vCPUs: exits and injections are cycles of
+// those CPUs (kvm::Vm), the backend's work cycles of host CPUs. The vCPUs are dedicated cores,
+// or with vcpu_cpus host threads that share the host's CPUs with the vhost worker
+// (kvm/vcpu_thread.h).
 // Not modelled: tx-completion interrupts (napi_tx), event-index details, XDP headroom in rx
-// buffers, indirect descriptors' ring-slot savings (a chain takes one slot), the vCPU threads
-// competing with host tasks for cores, IPv6 (the TSO6 features move nothing).
+// buffers, indirect descriptors' ring-slot savings (a chain takes one slot), IPv6 (the TSO6
+// features move nothing).
 #pragma once
 
 #include "engine/simulation.h"
