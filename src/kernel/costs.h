@@ -15,7 +15,8 @@ using engine::Cycles;
 struct KernelCosts {
     // [sched]
     Cycles context_switch = 0; // __schedule + switch_to, no FPU work
-    Cycles wakeup = 0;         // try_to_wake_up + enqueue + check_preempt_curr
+    Cycles wakeup = 0;          // try_to_wake_up up to ttwu_queue: pi_lock, state test, select_task_rq
+    Cycles wakeup_activate = 0; // ttwu_do_activate: rq lock, update_rq_clock, enqueue, check_preempt_curr
     Cycles tick = 0;           // scheduler_tick in the timer interrupt
     Cycles cond_resched = 0;   // a cond_resched() call that does not reschedule
     // [irq]

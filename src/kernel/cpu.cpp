@@ -40,6 +40,8 @@ Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts
     timer_vector_ = LOCAL_TIMER_VECTOR;
     request_irq(timer_vector_, &Cpu::tick_handler, nullptr, "local_timer");
     request_irq(RESCHEDULE_VECTOR, &Cpu::scheduler_ipi, nullptr, "reschedule_ipi");
+    request_irq(CALL_FUNCTION_SINGLE_VECTOR, &Cpu::call_function_single_ipi, nullptr, "call_function_single_ipi");
+    wake_list_.reserve(8);
 
     idle_task_ = &create_task("swapper/" + std::to_string(id_), SchedPolicy::NORMAL, 0, true,
                               idle_body(*this));
@@ -331,14 +333,19 @@ void Cpu::on_event(std::uint64_t arg) {
         return;
     case EV_KICK:
         if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
-            // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once)
+            // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once);
+            // a wake_list entry's is the call-function IPI
+            if (!wake_list_.empty()) {
+                raise_irq(CALL_FUNCTION_SINGLE_VECTOR);
+                return;
+            }
             if (runqueue_.empty() && !need_resched_) return;
             raise_irq(RESCHEDULE_VECTOR);
             return;
         }
         if (idle_ || !exec_inflight_) run();
         return;
-    case EV_IPI: raise_irq(RESCHEDULE_VECTOR); return;
+    case EV_IPI: raise_irq(static_cast<unsigned>(arg >> 2)); return;
     }
 }
 
@@ -611,6 +618,18 @@ void Cpu::run() {
             pop_frame();
             continue;
         case Frame::St::IDLE:
+            // do_idle's flush_smp_call_function_queue before schedule_idle: the wake_list's tasks
+            // that no IPI came for (a polling idle loop's), each activated in the idle task
+            if (!wake_list_.empty()) [[unlikely]] {
+                if (!idle_flush_charged_) {
+                    idle_flush_charged_ = true;
+                    push_exec(f, PendingExec{costs_.wakeup_activate, Cat::SCHEDULER, false, false, {}});
+                    continue;
+                }
+                idle_flush_charged_ = false;
+                ttwu_do_activate(wake_list_pop());
+                continue;
+            }
             if (need_resched_ || !runqueue_.empty()) {
                 schedule(false);
                 continue;

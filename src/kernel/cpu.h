@@ -70,7 +70,9 @@ enum class Point : std::uint8_t {
                     // (Frame::restore_irqs_disabled); what it lets through is taken at once
 };
 
-enum class TaskState : std::uint8_t { RUNNING, RUNNABLE, SLEEPING, DEAD };
+// WAKING: TASK_WAKING, a wake-up has claimed the sleeping task and not yet enqueued it (the waker
+// activates it after its own work, or it waits on its CPU's wake_list).
+enum class TaskState : std::uint8_t { RUNNING, RUNNABLE, SLEEPING, WAKING, DEAD };
 enum class SchedPolicy : std::uint8_t { NORMAL, FIFO };
 
 // Architecture hooks for SIMD/FPU state on the scheduler and user-return paths (arch/*).
@@ -435,9 +437,30 @@ public:
     // Creates a task pinned to this CPU, runnable at once; `body` is its (suspended) coroutine.
     TaskStruct& create_task(std::string comm, SchedPolicy policy, int rt_priority, bool kthread,
                             engine::Task<> body);
-    // try_to_wake_up: makes a sleeping task runnable and decides whether it preempts. A task with
-    // cpus_allowed is first placed by select_task_rq, from this CPU (the waker's).
+    // try_to_wake_up at once, all of it on this CPU (the waker): makes a sleeping task runnable and
+    // decides whether it preempts. A task with cpus_allowed is first placed by select_task_rq, from
+    // this CPU. For callers whose own figures hold the whole wake-up (KVM's exits, a softirq's
+    // ksoftirqd); no wake_list.
     void wake_up_process(TaskStruct& t);
+    // try_to_wake_up's placement and ttwu_queue_wakelist, from this CPU: a sleeping `t` becomes
+    // TASK_WAKING and is placed; when ttwu_queue_cond holds for its CPU it goes on that CPU's
+    // wake_list, which the CPU empties itself (ttwu_do_activate there): in its call-function IPI,
+    // or in its idle loop when that polls and no IPI is sent. False: `t` was not sleeping, or this
+    // CPU activates it (ttwu_do_activate, after charging sched.wakeup_activate).
+    bool ttwu_queue_wakelist(TaskStruct& t);
+    // ttwu_do_activate from this CPU of a task that ttwu_queue_wakelist left TASK_WAKING: enqueue on
+    // its CPU, check_preempt_curr, and the reschedule IPI or kick a remote CPU then needs. Does
+    // nothing for a task in another state.
+    void ttwu_do_activate(TaskStruct& t);
+    // try_to_wake_up whose cycles the caller returns (an hrtimer function): wakes `t` now and returns
+    // sched.wakeup, plus sched.wakeup_activate unless `t` went to its CPU's wake_list.
+    Cycles ttwu_cycles(TaskStruct& t);
+    // cpus_share_cache(): one sched_domain with SD_SHARE_PKG_RESOURCES (the last-level cache's)
+    // spans both CPUs (their sd_llc_id agree). System gives each machine's CPUs one id.
+    bool cpus_share_cache(const Cpu& other) const { return sd_llc_id_ == other.sd_llc_id_; }
+    void set_sd_llc_id(int id) { sd_llc_id_ = id; }
+    // Tasks queued on this CPU's wake_list, not yet activated.
+    std::size_t wake_list_len() const { return wake_list_.size(); }
     // select_task_rq_fair for a wake-up from this CPU: the CPU the sleeping task `t` runs on next.
     Cpu& select_task_rq(TaskStruct& t);
     // idle_cpu(): the idle task is current and nothing is runnable (an interrupt taken from idle
@@ -492,12 +515,15 @@ public:
     // Interrupt vectors the model itself uses.
     static constexpr unsigned LOCAL_TIMER_VECTOR = 0;
     static constexpr unsigned RESCHEDULE_VECTOR = 1;
+    static constexpr unsigned CALL_FUNCTION_SINGLE_VECTOR = 2; // IPI_CALL_FUNC, CALL_FUNCTION_SINGLE_VECTOR
     static constexpr unsigned FIRST_DEVICE_VECTOR = 8;
 
 private:
     friend struct CpuTestAccess;
     friend class IrqRestoreAwaiter;
+    // EV_IPI carries its vector above the two kind bits (ipi_event).
     enum EventKind : std::uint64_t { EV_EXEC_DONE = 0, EV_TIMER = 1, EV_KICK = 2, EV_IPI = 3 };
+    static constexpr std::uint64_t ipi_event(unsigned vector) { return (std::uint64_t{vector} << 2) | EV_IPI; }
 
     struct IrqDesc {
         IrqHandler fn = nullptr;
@@ -559,6 +585,13 @@ private:
     void migrate_task(TaskStruct& t, Cpu& to);
     static engine::Task<> tick_handler(Cpu& cpu, void* ctx);
     static engine::Task<> scheduler_ipi(Cpu& cpu, void* ctx);
+    static engine::Task<> call_function_single_ipi(Cpu& cpu, void* ctx);
+    // try_to_wake_up up to ttwu_queue: claims a sleeping `t` (TASK_WAKING) and places it; false
+    // when `t` is not sleeping.
+    bool ttwu_claim(TaskStruct& t);
+    bool ttwu_queue_cond(const Cpu& rq) const;
+    // Takes the first task off the wake_list (llist_del_all's order reversed: FIFO).
+    TaskStruct& wake_list_pop();
     static Cycles sched_tick_fn(Cpu& cpu, void* ctx, Tick expiry);
     void push_exec(Frame& f, const PendingExec& e);
 
@@ -675,6 +708,11 @@ private:
     TaskStruct* idle_task_ = nullptr;
     TaskStruct* ksoftirqd_ = nullptr;
     Tick min_vruntime_ = 0;
+    // rq->wake_list (the call_single_queue's TTWU entries), FIFO; and whether the idle loop has
+    // already charged the activation of its first task (do_idle's flush_smp_call_function_queue)
+    std::vector<TaskStruct*> wake_list_;
+    bool idle_flush_charged_ = false;
+    int sd_llc_id_ = 0;
 
     // SIMD register file and owner descriptions
     SimdToken simd_regs_{};

@@ -471,6 +471,8 @@ struct RemoteWake {
 };
 
 TEST(Sched, ARemoteWakeupOfAnIdleCpuCostsItAReschedIpiUnlessItsIdleLoopPolls) {
+    // wake_up_process: the whole wake-up on the caller (try_to_wake_up's wake_list path, where the
+    // idle CPU activates the task in a call-function IPI, is in wakelist_test.cpp).
     // Without polling (arm, arm64, e500 idle in WFI/doze with TIF_POLLING_NRFLAG clear), CPU 1
     // takes the reschedule IPI at 10 us: irq entry 300 + scheduler_ipi (nothing) + irq exit 200,
     // then switches to the sleeper (2000 + the rq lock's irq disable/enable 3 + 4): 12,507 ns.

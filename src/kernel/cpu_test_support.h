@@ -7,7 +7,7 @@
 namespace kdsim::kernel::testing {
 
 inline KernelCosts round_costs() {
-    return KernelCosts{.context_switch = 2000, .wakeup = 1000, .tick = 500, .cond_resched = 10,
+    return KernelCosts{.context_switch = 2000, .wakeup = 600, .wakeup_activate = 400, .tick = 500, .cond_resched = 10,
                        .irq_entry = 300, .irq_exit = 200, .timer_handler = 400, .softirq_round = 100,
                        .guest_timer_delivery = std::nullopt, .device_irq_delivery = std::nullopt,
                        .local_irq_disable = 3, .local_irq_enable = 4, .local_irq_save = 12,

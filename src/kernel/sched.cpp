@@ -1,7 +1,11 @@
 // The per-CPU scheduler: runqueue, pick_next_task, __schedule with its switch costs, wake-ups
-// that decide on preemption, and the scheduler tick that ends time slices.
+// that decide on preemption, and the scheduler tick that ends time slices. A wake-up of a task
+// on another CPU that is idle (or, which no shipped machine has, beyond this CPU's last-level
+// cache) goes on that CPU's wake_list: the waker pays try_to_wake_up's own part
+// (sched.wakeup), the target the activation (sched.wakeup_activate) in its call-function IPI or
+// polling idle loop (6.1's TTWU_QUEUE). Local and busy-remote wake-ups activate on the waker.
 //
-// Mirrors kernel/sched/core.c (__schedule, try_to_wake_up, scheduler_tick), fair.c and rt.c,
+// Mirrors kernel/sched/core.c (__schedule, try_to_wake_up, ttwu_queue, scheduler_tick), fair.c and rt.c,
 // reduced to what latency questions need: SCHED_FIFO tasks by priority run before all others
 // and are never time-sliced; SCHED_NORMAL tasks run in vruntime order (all at nice 0), with
 // the slice max(sched_latency / nr_running, sched_min_granularity) enforced by the tick and
@@ -179,15 +183,24 @@ Cpu& Cpu::select_task_rq(TaskStruct& t) {
     return *target;
 }
 
-// Models: wake_up_process() (kernel/sched/core.c)
-void Cpu::wake_up_process(TaskStruct& t) {
-    if (t.state != TaskState::SLEEPING) return;
+// try_to_wake_up up to ttwu_queue: ttwu_state_match, TASK_WAKING, select_task_rq and set_task_cpu.
+// Models: try_to_wake_up() (kernel/sched/core.c)
+bool Cpu::ttwu_claim(TaskStruct& t) {
+    if (t.state != TaskState::SLEEPING) return false;
+    t.state = TaskState::WAKING;
     // A task still current on its CPU (about to switch out) is woken there, not placed: 6.1 would
-    // queue it on that CPU's wakelist, or wait for p->on_cpu to clear and then place it.
+    // queue it on that CPU's wakelist (p->on_cpu), or wait for p->on_cpu to clear and then place it.
     if (t.cpus_allowed.size() > 1 && t.cpu->current_task_ != &t) {
         Cpu& to = select_task_rq(t);
         if (&to != t.cpu) t.cpu->migrate_task(t, to);
     }
+    return true;
+}
+
+// Models: ttwu_do_activate() (kernel/sched/core.c)
+// Models: check_preempt_curr() (kernel/sched/core.c)
+void Cpu::ttwu_do_activate(TaskStruct& t) {
+    if (t.state != TaskState::WAKING) return;
     Cpu& rq = *t.cpu;
     if (t.policy == SchedPolicy::NORMAL) {
         Tick floor = rq.min_vruntime_ > rq.cfg_.sched_latency / 2 ? rq.min_vruntime_ - rq.cfg_.sched_latency / 2 : 0;
@@ -202,17 +215,74 @@ void Cpu::wake_up_process(TaskStruct& t) {
         // idles polling its flags. A vCPU waking a task on its own thread's host CPU: that CPU is
         // in this vCPU's exit and looks at need_resched before it enters the guest again
         // (kvm/vcpu_thread.h).
-        if (&rq != this) sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() || &rq == vcpu_host_ ? EV_KICK : EV_IPI);
+        if (&rq != this)
+            sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() || &rq == vcpu_host_ ? EV_KICK : ipi_event(RESCHEDULE_VECTOR));
     } else if (&rq != this && rq.idle_) {
-        sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() ? EV_KICK : EV_IPI);
+        sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() ? EV_KICK : ipi_event(RESCHEDULE_VECTOR));
     } else if (rq.in_guest_ && rq.in_guest_->polls()) {
         // a halt-polling vCPU thread stops at its loop's next single_task_running() test
         sim_.schedule_at(now(), &rq, EV_KICK);
     }
 }
 
+// Models: wake_up_process() (kernel/sched/core.c)
+void Cpu::wake_up_process(TaskStruct& t) {
+    if (ttwu_claim(t)) ttwu_do_activate(t);
+}
+
+// Whether a wake-up from this CPU leaves the activation to `rq` (TTWU_QUEUE, on without PREEMPT_RT):
+// across last-level caches always, else only to another CPU with nothing running (nr_running == 0:
+// the idle task current, the runqueue empty; the woken task is not counted yet).
+// Models: ttwu_queue_cond() (kernel/sched/core.c)
+bool Cpu::ttwu_queue_cond(const Cpu& rq) const {
+    if (!cpus_share_cache(rq)) return true;
+    if (&rq == this) return false;
+    return rq.available_idle();
+}
+
+// The first entry on an empty wake_list sends the IPI (llist_add returned true); a CPU whose idle
+// loop polls TIF_NEED_RESCHED is only flagged (set_nr_if_polling) and empties the list from
+// do_idle, a vCPU's goes through KVM (Cpu::on_event's EV_KICK).
+// Models: ttwu_queue_wakelist() (kernel/sched/core.c)
+// Models: __ttwu_queue_wakelist() (kernel/sched/core.c)
+// Models: __smp_call_single_queue() (kernel/smp.c)
+// Models: send_call_function_single_ipi() (kernel/sched/core.c)
+bool Cpu::ttwu_queue_wakelist(TaskStruct& t) {
+    if (!ttwu_claim(t)) return false;
+    Cpu& rq = *t.cpu;
+    if (!ttwu_queue_cond(rq)) return false;
+    rq.wake_list_.push_back(&t);
+    if (rq.wake_list_.size() == 1)
+        sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() ? EV_KICK : ipi_event(CALL_FUNCTION_SINGLE_VECTOR));
+    return true;
+}
+
+Cycles Cpu::ttwu_cycles(TaskStruct& t) {
+    if (ttwu_queue_wakelist(t)) return costs_.wakeup;
+    ttwu_do_activate(t);
+    return costs_.wakeup + costs_.wakeup_activate;
+}
+
+TaskStruct& Cpu::wake_list_pop() {
+    TaskStruct& t = *wake_list_.front();
+    wake_list_.erase(wake_list_.begin());
+    return t;
+}
+
 // Models: scheduler_ipi() (kernel/sched/core.c)
 engine::Task<> Cpu::scheduler_ipi(Cpu& cpu, void*) { co_return; }
+
+// The wake_list's tasks, each activated here at sched.wakeup_activate (one rq lock and clock
+// update for the whole list in 6.1; the figure holds one per task).
+// Models: generic_smp_call_function_single_interrupt() (kernel/smp.c)
+// Models: sched_ttwu_pending() (kernel/sched/core.c)
+engine::Task<> Cpu::call_function_single_ipi(Cpu& cpu, void*) {
+    while (!cpu.wake_list_.empty()) {
+        if (cpu.idle_flush_charged_) cpu.idle_flush_charged_ = false; // the idle loop paid for this one
+        else co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER);
+        cpu.ttwu_do_activate(cpu.wake_list_pop());
+    }
+}
 
 // scheduler_tick: account the running task and end its slice if others wait.
 // Models: scheduler_tick() (kernel/sched/core.c)

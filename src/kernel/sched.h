@@ -35,7 +35,8 @@ inline Cpu::ExecPointAwaiter might_resched(Cpu& cpu) {
                           cpu.config().preempt != PreemptModel::VOLUNTARY);
 }
 
-// try_to_wake_up with its cost charged to the caller.
+// try_to_wake_up with its cost charged to the caller: sched.wakeup, then sched.wakeup_activate
+// unless the task goes to its CPU's wake_list (Cpu::ttwu_queue_wakelist), whose CPU pays that.
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t);
 
 // schedule_hrtimeout_range: the caller sleeps until a timer armed over [expiry, expiry + slack]

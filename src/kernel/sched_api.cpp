@@ -8,18 +8,23 @@
 namespace kdsim::kernel {
 
 // Models: try_to_wake_up() (kernel/sched/core.c)
+// Models: ttwu_queue() (kernel/sched/core.c)
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t) {
     bool flags = co_await local_irq_save(cpu); // raw_spin_lock_irqsave(&p->pi_lock)
     co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER);
-    cpu.wake_up_process(t);
+    if (!cpu.ttwu_queue_wakelist(t)) {
+        // rq_lock, update_rq_clock, ttwu_do_activate, rq_unlock on the waker (also for a task
+        // that was not sleeping: the whole figure stays charged there)
+        co_await cpu.exec(cpu.costs().wakeup_activate, Cat::SCHEDULER);
+        cpu.ttwu_do_activate(t);
+    }
     co_await local_irq_restore(cpu, flags);
 }
 
 namespace {
 // Models: hrtimer_wakeup() (kernel/time/hrtimer.c)
 Cycles wake_sleeper(Cpu& cpu, void* ctx, Tick) {
-    cpu.wake_up_process(*static_cast<TaskStruct*>(ctx));
-    return cpu.costs().wakeup;
+    return cpu.ttwu_cycles(*static_cast<TaskStruct*>(ctx));
 }
 } // namespace
 

@@ -21,7 +21,7 @@ using testing::KickAt;
 using testing::round_kvm;
 
 // A guest of `n` vCPUs; the host's kernel figures are round_costs() (irq entry 300, exit 200,
-// timer_handler 400, wakeup 1000, context_switch 2000), the guest's the same.
+// timer_handler 400, wakeup 600 + wakeup_activate 400, context_switch 2000), the guest's the same.
 struct Guest {
     explicit Guest(int n, std::uint32_t hz = 100, Tick halt_poll_ns = 0) {
         kernel::KernelConfig cfg;
@@ -58,7 +58,7 @@ TEST(KvmPaths, MmioReadToUserSpaceIsRoundTripDecodePutLoadIoctlAndVmm) {
     EXPECT_EQ(g.vm->paths().mmio_user(), 4600u);
     // 1000 + 400 decode + 150 vGIC register handler
     EXPECT_EQ(g.vm->paths().mmio_vgic(), 1550u);
-    // 1000 + 400 + 300 eventfd_signal, + 1000 host wakeup when it wakes the vhost worker
+    // 1000 + 400 + 300 eventfd_signal, + 1000 host wakeup (600 + 400 activation) when it wakes the vhost worker
     EXPECT_EQ(g.vm->paths().mmio_ioeventfd(false), 1700u);
     EXPECT_EQ(g.vm->paths().mmio_ioeventfd(true), 2700u);
 }

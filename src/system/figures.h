@@ -39,9 +39,10 @@ inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
 }};
 
 // [sched], [irq], [irqflags], [bh]: the generic kernel model (kernel/costs.h)
-inline constexpr std::array<Figure<KernelCosts>, 16> KERNEL_FIGURES = {{
+inline constexpr std::array<Figure<KernelCosts>, 17> KERNEL_FIGURES = {{
     {"sched", "context_switch", Unit::CYCLES, "__schedule + switch_to, no FPU work", &KernelCosts::context_switch},
-    {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up + enqueue + check_preempt_curr", &KernelCosts::wakeup},
+    {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up on the waker up to ttwu_queue: pi_lock, state test, select_task_rq", &KernelCosts::wakeup},
+    {"sched", "wakeup_activate", Unit::CYCLES, "ttwu_do_activate: rq lock, update_rq_clock, enqueue, check_preempt_curr (the waker's, or the target's from its wake_list)", &KernelCosts::wakeup_activate},
     {"sched", "tick", Unit::CYCLES, "scheduler_tick in the timer interrupt", &KernelCosts::tick},
     {"sched", "cond_resched", Unit::CYCLES, "a cond_resched() call that does not reschedule", &KernelCosts::cond_resched},
     {"irq", "entry", Unit::CYCLES, "interrupt entry: vector, irq_enter, handler dispatch", &KernelCosts::irq_entry},

@@ -116,6 +116,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
             m.cpus.back()->set_findings(&m.findings);
+            // One last-level cache per machine (cpus_share_cache): every profile's part has one
+            // for its cores up to the CPU counts the scenarios give (docs/architecture.md).
+            m.cpus.back()->set_sd_llc_id(static_cast<int>(machines_.size()));
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             if (m.simd.back()) m.simd.back()->set_crypto_simd_disabled_for_test(mc.crypto_simd_disabled_for_test);
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);

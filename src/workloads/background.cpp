@@ -44,8 +44,7 @@ void Cyclictest::start() {
 engine::Cycles Cyclictest::expire(kernel::Cpu& cpu, void* ctx, engine::Tick) {
     auto& w = *static_cast<Cyclictest*>(ctx);
     w.state_at_expiry_ = cpu.describe_np_state();
-    cpu.wake_up_process(*w.task_);
-    return cpu.costs().wakeup;
+    return cpu.ttwu_cycles(*w.task_);
 }
 
 engine::Task<> Cyclictest::body(Cyclictest& w) {

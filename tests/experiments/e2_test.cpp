@@ -46,7 +46,7 @@ struct E2 : ::testing::Test {
                     worst_step = std::max(worst_step, 4096 * h->cycles_per_byte + static_cast<double>(h->cycles_per_call));
         double cycles = worst_step + static_cast<double>(profile.simd.begin + profile.simd.end + profile.simd.save +
                                                          profile.simd.restore + k.cond_resched + k.irq_entry + k.irq_exit +
-                                                         2 * k.timer_handler + k.wakeup + k.tick + k.context_switch);
+                                                         2 * k.timer_handler + k.wakeup + k.wakeup_activate + k.tick + k.context_switch);
         return cycles / static_cast<double>(profile.clock_hz) * 1e6;
     }
     static inline system::Profile profile;

@@ -148,7 +148,8 @@ TEST(RxFlood, CryptdHandOffPaysOneWakeUpAndTwoSwitchesPerRound) {
     w.cryptd = true;
     w.priority = 50;
     auto cfg = flood(w, 50 * engine::PS_PER_MS);
-    cfg.machines[0].profile.kernel.wakeup = 2000;
+    cfg.machines[0].profile.kernel.wakeup = 1500; // the worker's wake-up is local: 1500 + 500 on the waker
+    cfg.machines[0].profile.kernel.wakeup_activate = 500;
     cfg.machines[0].profile.kernel.context_switch = 3000;
     auto r = run(cfg);
     ASSERT_FALSE(r.failed);

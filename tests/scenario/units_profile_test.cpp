@@ -118,7 +118,8 @@ TEST(Profile, IntelIceLakeServerLoadsWithTheFiguresTypedInItsFile) {
     EXPECT_EQ(p.clock_hz, 2'300'000'000u); // value = 2.30e9
     EXPECT_EQ(p.cache_line, 64u);
     EXPECT_EQ(p.kernel.context_switch, 2000u);
-    EXPECT_EQ(p.kernel.wakeup, 1000u);
+    EXPECT_EQ(p.kernel.wakeup, 500u);
+    EXPECT_EQ(p.kernel.wakeup_activate, 500u);
     EXPECT_EQ(p.kernel.cond_resched, 10u);
     EXPECT_EQ(p.kernel.irq_entry, 600u);
     EXPECT_EQ(p.kernel.timer_handler, 700u);
