@@ -14,6 +14,7 @@
 //   - line 0 of each ring buffer alone, in ring order with a pause before each read, and after a
 //     run of such reads one that skips k buffers: when a constant stride is followed (trigger), and
 //     how many strides ahead (degree).
+// The regions are the caller's (calibrate makes one set per [memory] round, all before the first).
 #include "calibrate/primitives.h"
 #include "calibrate/tsc.h"
 

@@ -3,7 +3,9 @@
 // reports, the load-to-use latency of each by pointer
 // chasing a randomly ordered cycle of lines over a working set of half its size (so it fits in
 // that level and not the one above), DRAM latency over a set four times the last level (at
-// least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold).
+// least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold). memory_tables
+// turns them and the rounds of the device-written lines (device_lines.cpp) into [memory]: each
+// figure the median of the rounds' own figures, with the rounds and their range in its source.
 #include "calibrate/primitives.h"
 #include "calibrate/tsc.h"
 #include "mem/config.h"

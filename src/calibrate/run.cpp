@@ -598,8 +598,7 @@ int run(const Options& o) {
         if (o.round_profiles && !mt.empty())
             for (std::size_t k = 0; k < mem_rounds.size(); ++k) {
                 std::string p;
-                MemoryRound one = mem_rounds[k];
-                round_tables.push_back(memory_tables(hier, std::vector<MemoryRound>{one}, tsc.hz, chase_line,
+                round_tables.push_back(memory_tables(hier, std::vector<MemoryRound>{mem_rounds[k]}, tsc.hz, chase_line,
                                                      ctx.measured_prefix() + fmt::format(" (round {} of {} alone)", k + 1,
                                                                                          mem_rounds.size()),
                                                      p));
