@@ -305,7 +305,7 @@ int run(const Options& o) {
     prog.next("memcpy 64..9000 bytes (hot source)");
     auto mc = measure_memcpy(memcpy_sizes, samples);
 
-    prog.next("memory hierarchy (pointer chase per cache level and beyond, cold memcpy)");
+    prog.next("memory hierarchy (pointer chase per cache level and beyond)");
     const std::size_t chase_line = cpu.cache_line ? cpu.cache_line : 64;
     auto hier = measure_hierarchy(cache_levels, chase_line, samples, false);
     hier.copy_bytes = round_copies.front().bytes;

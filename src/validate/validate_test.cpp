@@ -514,8 +514,11 @@ TEST(Cli, QuickRunEndToEnd) {
     EXPECT_EQ(j["exit_status"], 0);
     // the quick calibration's three [memory] rounds, each a profile the twins also ran with
     EXPECT_EQ(j["profile"]["range_profiles"], 3);
-    for (const auto& cfg : j["configurations"])
-        if (cfg["twin"]["status"] == "ok") EXPECT_EQ(cfg["predicted_range_profiles"].size(), 3u) << cfg["name"];
+    for (const auto& cfg : j["configurations"]) {
+        if (cfg["twin"]["status"] == "ok") {
+            EXPECT_EQ(cfg["predicted_range_profiles"].size(), 3u) << cfg["name"];
+        }
+    }
     for (const auto& r : j["rows"])
         if (!r["predicted"].is_null()) {
             EXPECT_LE(r["predicted_low"].get<double>(), r["predicted"].get<double>());
@@ -531,6 +534,31 @@ TEST(Cli, QuickRunEndToEnd) {
             }
     }
     EXPECT_TRUE(hash_twin);
+}
+
+TEST(Cli, CalibrationsGiveTheRangeOverTheirProfilesAlone) {
+    // Two quick calibrations, one configuration: the range is over the two profiles, and there is
+    // no profile prediction of its own (no [memory] rounds' profiles either).
+    const fs::path out = fs::temp_directory_path() / ("kdsim-validate-cal2-" + std::to_string(getpid()) + ".json");
+    Cmd c = run_cmd(std::string(KDSIM_EXE) + " validate --quick --calibrations 2 --only hash-yield-4k --out " + out.string());
+    ASSERT_EQ(c.status, 0) << c.output;
+    std::ifstream in(out);
+    ASSERT_TRUE(in.good());
+    nlohmann::json j = nlohmann::json::parse(in);
+    fs::remove(out);
+    EXPECT_EQ(j["profile"]["range_profiles"], 2);
+    ASSERT_EQ(j["configurations"].size(), 1u);
+    EXPECT_EQ(j["configurations"][0]["predicted_range_profiles"].size(), 2u);
+    bool any = false;
+    for (const auto& r : j["rows"])
+        if (!r["predicted"].is_null()) {
+            any = true;
+            EXPECT_TRUE(r["predicted_profile"].is_null());
+            ASSERT_EQ(r["predictions"].size(), 2u);
+            const double a = r["predictions"][0].get<double>(), b = r["predictions"][1].get<double>();
+            EXPECT_DOUBLE_EQ(r["predicted"].get<double>(), (a + b) / 2);
+        }
+    EXPECT_TRUE(any);
 }
 
 TEST(Cli, BadInputIsExitTwoAndWritesNothing) {
