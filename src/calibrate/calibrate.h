@@ -160,7 +160,13 @@ struct Options {
     bool quick = false;
     std::string base = "x86/intel-icelake-server";
     std::string exe; // this binary, for the child processes
+    // Also write one profile per round of the [memory] measurements beside `out`
+    // (<stem>.round<k>.toml): the same profile with that round's [memory] figures alone
+    // (kdsim validate's prediction range).
+    bool round_profiles = false;
 };
+// The file round k (from 1) of `out` goes to with Options::round_profiles: <stem>.round<k>.toml.
+std::filesystem::path round_profile_path(const std::filesystem::path& out, int k);
 // Exit status: 0 written, 2 bad input (unwritable path, unknown base), 3 internal error.
 int run(const Options& o);
 

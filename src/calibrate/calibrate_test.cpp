@@ -279,6 +279,137 @@ TEST(Tables, DeviceWrittenLinesGiveTheDramLatencyAndThePrefetchFigures) {
     EXPECT_EQ(memory_tables(h, d, 2e9, 64, "measured", problem).find("peer_latency"), std::string::npos);
 }
 
+// The median and range of synthetic rounds, by hand: sorted 71, 81.4, 81.4, 88.1, 109: median
+// 81.4, range (109 - 71) / 81.4 = 46.7 % (above 20 %: disagree).
+TEST(Rounds, MedianLowHighAndRangeOfSyntheticRounds) {
+    const RoundSpread a = combine_rounds({71, 109, 88.1, 81.4, 81.4}, 0.20);
+    EXPECT_DOUBLE_EQ(a.median, 81.4);
+    EXPECT_DOUBLE_EQ(a.low, 71);
+    EXPECT_DOUBLE_EQ(a.high, 109);
+    EXPECT_NEAR(a.range, 38.0 / 81.4, 1e-12);
+    EXPECT_TRUE(a.disagree);
+    ASSERT_EQ(a.values.size(), 5u);
+    EXPECT_DOUBLE_EQ(a.values[1], 109); // kept in round order
+    // 96, 100, 104: median 100, range 8 %: agree
+    const RoundSpread b = combine_rounds({100, 104, 96}, 0.20);
+    EXPECT_DOUBLE_EQ(b.median, 100);
+    EXPECT_NEAR(b.range, 0.08, 1e-12);
+    EXPECT_FALSE(b.disagree);
+    // exactly at the bound is not above it: 90, 100, 110 -> 20 %
+    EXPECT_FALSE(combine_rounds({90, 100, 110}, 0.20).disagree);
+    // an even count: the median between the middle two (type 7): 1, 2, 3, 10 -> 2.5, range 9 / 2.5
+    const RoundSpread c = combine_rounds({10, 1, 3, 2}, 0.20);
+    EXPECT_DOUBLE_EQ(c.median, 2.5);
+    EXPECT_DOUBLE_EQ(c.range, 3.6);
+    // all equal: range 0, even at 0; around a median of 0 any difference is unbounded
+    EXPECT_EQ(combine_rounds({0, 0, 0}, 0.20).range, 0);
+    EXPECT_FALSE(combine_rounds({0, 0, 0}, 0.20).disagree);
+    const RoundSpread z = combine_rounds({0, 2, 0}, 0.20);
+    EXPECT_EQ(z.median, 0);
+    EXPECT_TRUE(std::isinf(z.range));
+    EXPECT_TRUE(z.disagree);
+    EXPECT_EQ(combine_rounds({}, 0.20).values.size(), 0u);
+}
+
+// Three hand-made rounds -> the [memory] tables: each figure the median of the rounds' own
+// figures (not a figure of the median round), its source listing the rounds and their range.
+TEST(Tables, EachMemoryFigureIsTheMedianOfTheRoundsWithTheirSpreadInItsSource) {
+    HierarchyResult h;
+    CacheLevelInfo l1;
+    l1.level = 1;
+    l1.size = 32768;
+    l1.ways = 8;
+    l1.line = 64;
+    h.levels = {l1};
+    auto m = [](double v) {
+        Measured x;
+        x.stats.median = v;
+        x.stats.n = 3;
+        return x;
+    };
+    h.working_set = {16384};
+    h.latency = {m(4)};
+    h.dram_working_set = h.copy_bytes = 64 << 20;
+    h.dram_latency = m(1000);
+    auto round = [&](double chase, double par_one, double par_best, std::vector<double> pos, std::vector<double> skip) {
+        MemoryRound r;
+        r.dev.two_cpus = true;
+        r.dev.chase = m(chase);
+        r.dev.seq_fit = {420, 16};                  // 64 B x 2e9 / 16 = 8e9 B/s; 420 / chase rounds to 1 (at least 1)
+        r.dev.peer = m(451.4);
+        r.dev.parallel = {m(par_one), m(par_best)}; // 1 and 2 chases
+        r.dev.stride_position = std::move(pos);
+        r.dev.stride_skip = std::move(skip);
+        r.copy = m(0.5);                            // 2e9 / 0.5 x 3 = 1.2e10 B/s in every round
+        return r;
+    };
+    // chase 400 / 600 / 500 cycles = 200 / 300 / 250 ns: median 250, range 100 / 250 = 40 %
+    // fill buffers 400/40 = 10, 600/30 = 20, 500/50 = 10: median 10, range 100 %
+    // stride: round 1 first cheap (under 200) at position 2 -> trigger 1, skips 1 and 2 cheap -> degree 2;
+    //         round 2 first cheap (under 300) at 3 -> trigger 2, skip 1 only -> degree 1;
+    //         round 3 none cheap (under 250) -> 0 and 0. Medians: trigger 1, degree 1.
+    const std::vector<MemoryRound> rounds = {
+        round(400, 400, 40, {900, 900, 100, 100}, {100, 100, 900}),
+        round(600, 600, 30, {900, 900, 900, 100}, {100, 900, 900}),
+        round(500, 500, 50, {900, 900, 900, 900}, {900, 900, 900}),
+    };
+    const MemoryFigures f1 = round_figures(rounds[0], 2e9, 64);
+    EXPECT_DOUBLE_EQ(f1.fill_buffers, 10);
+    EXPECT_DOUBLE_EQ(f1.stride_trigger, 1);
+    EXPECT_DOUBLE_EQ(f1.stride_degree, 2);
+    EXPECT_DOUBLE_EQ(f1.dram_bandwidth, 1.2e10);
+    EXPECT_DOUBLE_EQ(f1.stream_bps, 8e9);
+    const MemoryFigures f2 = round_figures(rounds[1], 2e9, 64);
+    EXPECT_DOUBLE_EQ(f2.fill_buffers, 20);
+    EXPECT_DOUBLE_EQ(f2.stride_trigger, 2);
+    EXPECT_DOUBLE_EQ(f2.stride_degree, 1);
+    const MemoryFigures f3 = round_figures(rounds[2], 2e9, 64);
+    EXPECT_DOUBLE_EQ(f3.stride_trigger, 0);
+    EXPECT_DOUBLE_EQ(f3.stride_first_cheap, -1);
+
+    std::string problem;
+    const std::string t = memory_tables(h, rounds, 2e9, 64, "measured", problem);
+    ASSERT_TRUE(problem.empty()) << problem;
+    auto line_of = [&](const std::string& key) { // the first after [memory] (the DRAM's latency after [memory.dram])
+        const auto at = t.find("\n" + key + " = {", t.find(key == "latency" ? "[memory.dram]" : "[memory]"));
+        if (at == std::string::npos) return std::string();
+        return t.substr(at + 1, t.find('\n', at + 1) - at - 1);
+    };
+    const std::string dram = line_of("latency");
+    EXPECT_NE(dram.find("value = 250.0, unit = \"ns\""), std::string::npos) << dram;
+    EXPECT_NE(dram.find("median of 3 round(s)"), std::string::npos) << dram;
+    EXPECT_NE(dram.find("200.0 / 300.0 / 250.0 ns; range 40% of the median, ROUNDS DISAGREE (above 20%)"),
+              std::string::npos)
+        << dram;
+    const std::string fill = line_of("fill_buffers");
+    EXPECT_NE(fill.find("value = 10,"), std::string::npos) << fill;
+    EXPECT_NE(fill.find("10 / 20 / 10 lines; range 100% of the median, ROUNDS DISAGREE"), std::string::npos) << fill;
+    const std::string bw = line_of("bandwidth");
+    EXPECT_NE(bw.find("value = 1.2e+10"), std::string::npos) << bw;
+    EXPECT_NE(bw.find("range 0% of the median"), std::string::npos) << bw;
+    EXPECT_EQ(bw.find("ROUNDS DISAGREE"), std::string::npos) << bw;
+    EXPECT_NE(line_of("stride_trigger").find("value = 1,"), std::string::npos) << t;
+    EXPECT_NE(line_of("stride_degree").find("value = 1,"), std::string::npos) << t;
+    EXPECT_NE(line_of("stride_degree").find("2 / 1 / 0 lines"), std::string::npos) << t;
+    EXPECT_NE(line_of("core_bandwidth").find("value = 8e+09"), std::string::npos) << t;
+    EXPECT_NE(line_of("peer_latency").find("value = 451,"), std::string::npos) << t;
+    // each round's raw figures are kept as comments
+    EXPECT_NE(t.find("round 3 of 3"), std::string::npos);
+    // one round alone: that round's figures, range 0
+    const std::string one = memory_tables(h, std::vector<MemoryRound>{rounds[1]}, 2e9, 64, "measured", problem);
+    EXPECT_NE(one.find("latency = { value = 300.0, unit = \"ns\""), std::string::npos) << one;
+    EXPECT_NE(one.find("fill_buffers = { value = 20,"), std::string::npos) << one;
+    EXPECT_EQ(one.find("ROUNDS DISAGREE (above"), std::string::npos) << one;
+    // no round: no tables, and a problem that says so
+    EXPECT_TRUE(memory_tables(h, std::vector<MemoryRound>{}, 2e9, 64, "measured", problem).empty());
+    EXPECT_FALSE(problem.empty());
+}
+
+TEST(Rounds, RoundProfilesGoBesideTheProfile) {
+    EXPECT_EQ(round_profile_path("/tmp/x/calibrated.toml", 2), std::filesystem::path("/tmp/x/calibrated.round2.toml"));
+    EXPECT_EQ(round_profile_path("my.toml", 1), std::filesystem::path("my.round1.toml"));
+}
+
 TEST(Machine, MemcpyLongerCopiesCostMore) {
     auto r = measure_memcpy({64, 1500, 9000}, 7);
     ASSERT_EQ(r.points.size(), 3u);

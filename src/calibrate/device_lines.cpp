@@ -14,6 +14,7 @@
 //   - line 0 of each ring buffer alone, in ring order with a pause before each read, and after a
 //     run of such reads one that skips k buffers: when a constant stride is followed (trigger), and
 //     how many strides ahead (degree).
+// The regions are the caller's (calibrate makes one set per [memory] round, all before the first).
 #include "calibrate/primitives.h"
 #include "calibrate/tsc.h"
 
@@ -83,17 +84,22 @@ void stream_line(void* dst, std::uint64_t first_word) {
     for (int i = 1; i < 4; ++i) _mm_stream_si128(d + i, _mm_setzero_si128());
 }
 
-struct Region {
-    std::unique_ptr<std::uint8_t, decltype(&std::free)> p{nullptr, &std::free};
-    explicit Region(std::size_t bytes) : p(static_cast<std::uint8_t*>(std::aligned_alloc(4096, bytes)), &std::free) {
-        if (!p) throw std::bad_alloc();
-        std::memset(p.get(), 0, bytes);
-    }
-};
+std::uint8_t* zeroed_pages(std::size_t bytes) {
+    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(4096, bytes));
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+    return p;
+}
 
 } // namespace
 
-DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples) {
+DeviceLinesRegions::DeviceLinesRegions()
+    : chase(zeroed_pages(DeviceLinesResult::CHASE_BYTES), &std::free), ring(zeroed_pages(RING * BUFFER), &std::free),
+      parallel(zeroed_pages(DeviceLinesResult::PARALLEL_BYTES), &std::free) {}
+
+DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples, DeviceLinesRegions* regions) {
+    std::optional<DeviceLinesRegions> own;
+    if (!regions) regions = &own.emplace();
     DeviceLinesResult r;
     r.two_cpus = writer_cpu.has_value();
     std::optional<Writer> w(std::in_place, writer_cpu);
@@ -101,11 +107,10 @@ DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int sample
 
     // the chase: a random cycle through the lines of `chase_bytes`, rewritten before every sample
     const std::size_t n = DeviceLinesResult::CHASE_BYTES / line;
-    Region chase(DeviceLinesResult::CHASE_BYTES);
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::mt19937_64 rng(4242);
-    std::uint8_t* base = chase.p.get();
+    std::uint8_t* base = regions->chase.get();
     void* sink = nullptr;
     r.chase = measure(
         [&] {
@@ -124,8 +129,7 @@ DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int sample
         samples, 2, 0.10, 3);
 
     // the ring: the first N lines of every buffer written, then read one load per line
-    Region ring(RING * BUFFER);
-    std::uint8_t* rb = ring.p.get();
+    std::uint8_t* rb = regions->ring.get();
     std::uint64_t acc = 0;
     for (std::size_t lines : DeviceLinesResult::SEQ_LINES) {
         DeviceLinesResult::SeqPoint pt;
@@ -173,8 +177,7 @@ DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int sample
     // independent chases: the lines of the region in a random order, dealt into K cycles
     {
         const std::size_t pn = DeviceLinesResult::PARALLEL_BYTES / line;
-        Region par(DeviceLinesResult::PARALLEL_BYTES);
-        std::uint8_t* pb = par.p.get();
+        std::uint8_t* pb = regions->parallel.get();
         std::vector<std::size_t> perm(pn);
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), rng);

@@ -3,7 +3,9 @@
 // reports, the load-to-use latency of each by pointer
 // chasing a randomly ordered cycle of lines over a working set of half its size (so it fits in
 // that level and not the one above), DRAM latency over a set four times the last level (at
-// least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold).
+// least 64 MiB), and copy bandwidth (memcpy between two such sets, mostly cold). memory_tables
+// turns them and the rounds of the device-written lines (device_lines.cpp) into [memory]: each
+// figure the median of the rounds' own figures, with the rounds and their range in its source.
 #include "calibrate/primitives.h"
 #include "calibrate/tsc.h"
 #include "mem/config.h"
@@ -21,6 +23,7 @@
 #include <new>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -199,33 +202,46 @@ std::vector<CacheLevelInfo> cpuid_cache_levels(const CpuidCacheRegs& r) {
     return out;
 }
 
-HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples) {
+std::uint64_t copy_working_set(const std::vector<CacheLevelInfo>& levels) {
+    std::uint64_t last = 0;
+    for (const auto& c : levels) last = std::max(last, c.size);
+    return std::max<std::uint64_t>(64ull << 20, 4 * last);
+}
+
+CopyBuffers::CopyBuffers(std::size_t n) : bytes(n), src(new char[n]), dst(new char[n]) {
+    std::memset(src.get(), 1, n);
+    std::memset(dst.get(), 2, n);
+}
+
+Measured measure_copy(CopyBuffers& b, int samples) {
+    auto sample = [&] {
+        const std::uint64_t t0 = tsc_begin();
+        std::memcpy(b.dst.get(), b.src.get(), b.bytes);
+        const std::uint64_t t1 = tsc_end();
+        return static_cast<double>(t1 - t0) / static_cast<double>(b.bytes);
+    };
+    Measured m = measure(sample, samples, 1, 0.10, 3);
+    volatile char sink = b.dst[b.bytes / 2];
+    (void)sink;
+    return m;
+}
+
+HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples, bool copy) {
     HierarchyResult r;
     r.levels = levels;
-    std::uint64_t last = 0;
     for (const auto& c : levels) {
         r.latency.push_back(chase(c.size / 2, line, samples));
         r.working_set.push_back(c.size / 2);
-        last = std::max(last, c.size);
     }
-    r.dram_working_set = std::max<std::uint64_t>(64ull << 20, 4 * last);
+    r.dram_working_set = copy_working_set(levels);
     r.dram_latency = chase(r.dram_working_set, line, samples);
     // copy bandwidth: memcpy of one set into another, each 4x the last level, so at most a quarter
     // of them is still cached from the previous sample; TSC cycles per byte copied
-    const std::size_t bytes = r.dram_working_set;
-    std::unique_ptr<char[]> src(new char[bytes]), dst(new char[bytes]);
-    std::memset(src.get(), 1, bytes);
-    std::memset(dst.get(), 2, bytes);
-    auto sample = [&] {
-        const std::uint64_t t0 = tsc_begin();
-        std::memcpy(dst.get(), src.get(), bytes);
-        const std::uint64_t t1 = tsc_end();
-        return static_cast<double>(t1 - t0) / static_cast<double>(bytes);
-    };
-    r.copy_cycles_per_byte = measure(sample, std::max(3, samples / 2), 1, 0.10, 3);
-    r.copy_bytes = bytes;
-    volatile char sink = dst[bytes / 2];
-    (void)sink;
+    if (copy) {
+        CopyBuffers b(r.dram_working_set);
+        r.copy_cycles_per_byte = measure_copy(b, std::max(3, samples / 2));
+        r.copy_bytes = b.bytes;
+    }
     return r;
 }
 
@@ -233,13 +249,91 @@ HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std
 
 namespace kdsim::calibrate {
 
+RoundSpread combine_rounds(const std::vector<double>& values, double bound) {
+    RoundSpread s;
+    s.values = values;
+    s.bound = bound;
+    if (values.empty()) return s;
+    s.median = summarize(values).median;
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    s.low = *lo;
+    s.high = *hi;
+    if (s.high > s.low)
+        s.range = s.median != 0 ? (s.high - s.low) / std::fabs(s.median) : std::numeric_limits<double>::infinity();
+    s.disagree = s.range > bound;
+    return s;
+}
+
+MemoryFigures round_figures(const MemoryRound& r, double tsc_hz, std::size_t line) {
+    MemoryFigures f;
+    const DeviceLinesResult& dev = r.dev;
+    // DRAM load-to-use: the chase through lines another core wrote with non-temporal stores, in a
+    // region whose pages stay in the TLB (src/mem has no TLB; the large chase pays page walks)
+    f.dram_cycles = dev.chase.stats.median;
+    f.copy_cycles_per_byte = r.copy.stats.median;
+    // bytes copied per second x 3: read, write-allocate, write-back on the one channel of src/mem
+    f.dram_bandwidth = f.copy_cycles_per_byte > 0 ? 3 * tsc_hz / f.copy_cycles_per_byte : 0;
+    // the frame's first touch: one exposed miss per `trigger` lines, then a stream at one core's rate
+    f.prefetch_trigger = f.dram_cycles > 0 ? std::max(1.0, std::round(dev.seq_fit.intercept / f.dram_cycles)) : 1;
+    f.stream_bps = dev.seq_fit.slope > 0 ? static_cast<double>(line) * tsc_hz / dev.seq_fit.slope : 0;
+    // memory-level parallelism: the cost per load of one chase over the cheapest of K in turn
+    if (!dev.parallel.empty()) {
+        f.par_one = f.par_best = dev.parallel[0].stats.median;
+        for (std::size_t i = 0; i < dev.parallel.size(); ++i)
+            if (dev.parallel[i].stats.median < f.par_best) {
+                f.par_best = dev.parallel[i].stats.median;
+                f.par_k = static_cast<double>(DeviceLinesResult::CHAINS[i]);
+            }
+        if (f.par_best > 0)
+            f.fill_buffers = static_cast<double>(
+                std::clamp<long long>(std::llround(f.par_one / f.par_best), 1, mem::MAX_FILL_BUFFERS));
+    }
+    // the stride prefetcher: the first ring position whose line comes cheap (under half a miss),
+    // after p - 1 steps at the stride; degree: the farthest skip still cheap
+    for (std::size_t p = 0; p < dev.stride_position.size() && f.stride_first_cheap < 0; ++p)
+        if (dev.stride_position[p] < f.dram_cycles / 2) f.stride_first_cheap = static_cast<double>(p);
+    if (f.stride_first_cheap >= 2) {
+        f.stride_trigger = f.stride_first_cheap - 1;
+        f.stride_degree = 1;
+        for (std::size_t k = 1; k < dev.stride_skip.size() && dev.stride_skip[k] < f.dram_cycles / 2; ++k)
+            f.stride_degree = static_cast<double>(k + 1);
+    }
+    if (dev.two_cpus) f.peer_cycles = dev.peer.stats.median;
+    return f;
+}
+
 std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev, double tsc_hz, std::size_t line,
                           const std::string& prefix, std::string& problem) {
+    return memory_tables(h, std::vector<MemoryRound>{MemoryRound{dev, h.copy_cycles_per_byte, 0}}, tsc_hz, line, prefix,
+                         problem);
+}
+
+std::string memory_tables(const HierarchyResult& h, const std::vector<MemoryRound>& rounds, double tsc_hz,
+                          std::size_t line, const std::string& prefix, std::string& problem) {
+    if (rounds.empty()) {
+        problem = "no round of the memory measurements";
+        return {};
+    }
+    const std::size_t n_rounds = rounds.size();
+    std::vector<MemoryFigures> figs;
+    for (const auto& r : rounds) figs.push_back(round_figures(r, tsc_hz, line));
+    auto over = [&](double MemoryFigures::*field) {
+        std::vector<double> v;
+        for (const auto& f : figs) v.push_back(f.*field);
+        return combine_rounds(v, ROUNDS_BOUND);
+    };
+    const RoundSpread dram = over(&MemoryFigures::dram_cycles), bw = over(&MemoryFigures::dram_bandwidth),
+                      stream = over(&MemoryFigures::stream_bps), trig = over(&MemoryFigures::prefetch_trigger),
+                      fill = over(&MemoryFigures::fill_buffers), s_trig = over(&MemoryFigures::stride_trigger),
+                      s_deg = over(&MemoryFigures::stride_degree), peer = over(&MemoryFigures::peer_cycles),
+                      copy = over(&MemoryFigures::copy_cycles_per_byte);
+    const bool two_cpus = rounds.front().dev.two_cpus;
+    const bool has_parallel = !rounds.front().dev.parallel.empty();
+    const bool has_stride = !rounds.front().dev.stride_position.empty();
+
     mem::MemoryConfig c;
     c.line = static_cast<std::uint32_t>(line);
-    // DRAM load-to-use: the chase through lines another core wrote with non-temporal stores, in a
-    // region whose pages stay in the TLB (src/mem has no TLB; the large chase below pays page walks)
-    const double dram_cycles = dev.chase.stats.median;
+    const double dram_cycles = dram.median;
     std::vector<std::string> names, dropped;
     std::vector<std::size_t> kept;
     for (std::size_t i = 0; i < h.levels.size(); ++i) {
@@ -264,88 +358,102 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
     }
     const double ns_per_cycle = 1e9 / tsc_hz;
     c.dram_latency_ns = dram_cycles * ns_per_cycle;
-    const double copy_bps = tsc_hz / h.copy_cycles_per_byte.stats.median; // bytes copied per second
-    c.dram_bandwidth = 3 * copy_bps;
-    // the frame's first touch: one exposed miss per `trigger` lines, then a stream at one core's rate
+    c.dram_bandwidth = bw.median;
     c.prefetch_streams = 1;
-    c.prefetch_trigger = static_cast<std::uint32_t>(std::max(1.0, std::round(dev.seq_fit.intercept / dram_cycles)));
-    const double stream_bps = dev.seq_fit.slope > 0 ? static_cast<double>(line) * tsc_hz / dev.seq_fit.slope : 0;
-    c.core_bandwidth = stream_bps > 0 ? std::min(stream_bps, c.dram_bandwidth) : 0;
-    // memory-level parallelism: the cost per load of one chase over the cheapest of K in turn
-    double par_best = 0, par_one = 0;
-    std::size_t par_k = 1;
-    if (!dev.parallel.empty()) {
-        par_one = dev.parallel[0].stats.median;
-        par_best = par_one;
-        for (std::size_t i = 0; i < dev.parallel.size(); ++i)
-            if (dev.parallel[i].stats.median < par_best) {
-                par_best = dev.parallel[i].stats.median;
-                par_k = DeviceLinesResult::CHAINS[i];
-            }
-        if (par_best > 0)
-            c.fill_buffers = static_cast<std::uint32_t>(
-                std::clamp<long long>(std::llround(par_one / par_best), 1, mem::MAX_FILL_BUFFERS));
-    }
-    // the stride prefetcher: the first ring position whose line comes cheap (under half a miss),
-    // after p - 1 steps at the stride; degree: the farthest skip still cheap
-    std::optional<std::size_t> cheap_at;
-    for (std::size_t p = 0; p < dev.stride_position.size() && !cheap_at; ++p)
-        if (dev.stride_position[p] < dram_cycles / 2) cheap_at = p;
-    if (cheap_at && *cheap_at >= 2) {
-        c.stride_trigger = static_cast<std::uint32_t>(*cheap_at - 1);
-        c.stride_degree = 1;
-        for (std::size_t k = 1; k < dev.stride_skip.size() && dev.stride_skip[k] < dram_cycles / 2; ++k)
-            c.stride_degree = static_cast<std::uint32_t>(k + 1);
+    c.prefetch_trigger = static_cast<std::uint32_t>(std::max(1.0, std::round(trig.median)));
+    c.core_bandwidth = stream.median > 0 ? std::min(stream.median, c.dram_bandwidth) : 0;
+    if (has_parallel) c.fill_buffers = static_cast<std::uint32_t>(std::max(1.0, std::round(fill.median)));
+    if (std::round(s_trig.median) >= 1) {
+        c.stride_trigger = static_cast<std::uint32_t>(std::round(s_trig.median));
+        c.stride_degree = static_cast<std::uint32_t>(std::max(1.0, std::round(s_deg.median)));
     }
     // another core's modified line: the line bounced between the two CPUs (none with one CPU)
-    if (dev.two_cpus && !c.levels.empty() && dev.peer.stats.median > c.levels[0].latency)
-        c.peer_latency = static_cast<std::uint32_t>(std::llround(dev.peer.stats.median));
+    if (two_cpus && !c.levels.empty() && peer.median > c.levels[0].latency)
+        c.peer_latency = static_cast<std::uint32_t>(std::llround(peer.median));
     if (auto p = mem::check_config(c)) {
         problem = p->key + ": " + p->message;
         return {};
     }
+
     auto spread = [](const Measured& m) {
         return fmt::format("median of {}, spread {:.1f}%{}", m.stats.n, m.stats.spread * 100, m.noisy ? ", NOISY" : "");
     };
-    const std::string writer = dev.two_cpus ? "another CPU" : "a thread on the same CPU (one CPU allowed)";
+    // "median of R round(s) ...: a / b / c <unit>; range x% of the median[, ROUNDS DISAGREE ...]"
+    auto rounds_note = [&](const RoundSpread& s, const char* format, const std::string& unit) {
+        std::string v;
+        for (std::size_t i = 0; i < s.values.size(); ++i)
+            v += (i ? " / " : "") + fmt::format(fmt::runtime(format), s.values[i]);
+        const std::string range = std::isfinite(s.range) ? fmt::format("{:.0f}%", s.range * 100) : std::string("unbounded");
+        return fmt::format("median of {} round(s) spread over the calibration, each on fresh regions: {}{}{}; range {} "
+                           "of the median{}",
+                           s.values.size(), v, unit.empty() ? "" : " ", unit, range,
+                           s.disagree ? fmt::format(", ROUNDS DISAGREE (above {:.0f}%)", s.bound * 100) : "");
+    };
+    const std::string writer = two_cpus ? "another CPU" : "a thread on the same CPU (one CPU allowed)";
     std::string t = "\n# [memory]: measured by kdsim calibrate (pointer chases, lines written by " + writer +
                     " with non-temporal stores, memcpy); docs/profiles-memory.md\n";
+    t += fmt::format("# measured: the device-written lines and the cold copy in {} round(s) spread over the calibration, "
+                     "each on its own regions (all made before the first); each figure below is the median of the "
+                     "rounds' figures, ROUNDS DISAGREE where their range is above {:.0f}% of it\n",
+                     n_rounds, ROUNDS_BOUND * 100);
     for (const auto& d : dropped) t += "# measured: level left out: " + d + "\n";
     t += fmt::format("# measured: pointer chase over {} B: {:.1f} TSC cycles per load ({}; pays page walks: not the "
                      "DRAM figure of a model without TLB)\n",
                      h.dram_working_set, h.dram_latency.stats.median, spread(h.dram_latency));
-    for (const auto& pt : dev.seq)
-        t += fmt::format("# measured: first {} line(s) of each buffer of a 128 x 1536 B ring written by {} with "
-                         "non-temporal stores, read in ring order: {:.1f} TSC cycles per buffer ({})\n",
-                         pt.lines, writer, pt.net, spread(pt.cycles));
-    for (std::size_t i = 0; i < dev.parallel.size(); ++i)
-        t += fmt::format("# measured: {} independent chase(s) through lines written by {} with non-temporal stores, "
-                         "walked in turn over {} B: {:.1f} TSC cycles per load ({})\n",
-                         DeviceLinesResult::CHAINS[i], writer, DeviceLinesResult::PARALLEL_BYTES,
-                         dev.parallel[i].stats.median, spread(dev.parallel[i]));
-    if (!dev.stride_position.empty())
-        t += fmt::format("# measured: line 0 of ring buffers 0..{} read in ring order, {} cycles' pause before each: "
-                         "{:.0f} TSC cycles; after {} such reads, one {} buffer(s) ahead: {:.0f}\n",
-                         dev.stride_position.size() - 1, DeviceLinesResult::STRIDE_PAUSE,
-                         fmt::join(dev.stride_position, " / "), DeviceLinesResult::STRIDE_TRAIN,
-                         fmt::format("1..{}", dev.stride_skip.size()), fmt::join(dev.stride_skip, " / "));
-    if (!dev.stride_position.empty() && !c.stride_trigger)
-        t += cheap_at ? "# measured: no stride prefetcher written: the ring's first reads were already cheap (another "
-                        "prefetcher, not a stride followed after steps)\n"
-                      : "# measured: no stride prefetcher written: no ring position's line came under half a miss\n";
+    for (std::size_t k = 0; k < n_rounds; ++k) {
+        const DeviceLinesResult& dev = rounds[k].dev;
+        const std::string round = fmt::format("round {} of {} (at {:.1f} s)", k + 1, n_rounds, rounds[k].at_s);
+        t += fmt::format("# measured: {}: chase through device-written lines over {} B: {:.1f} TSC cycles per load ({}); "
+                         "memcpy of {} B between cold buffers: {:.3f} TSC cycles per byte ({})\n",
+                         round, DeviceLinesResult::CHASE_BYTES, dev.chase.stats.median, spread(dev.chase), h.copy_bytes,
+                         rounds[k].copy.stats.median, spread(rounds[k].copy));
+        for (const auto& pt : dev.seq)
+            t += fmt::format("# measured: {}: first {} line(s) of each buffer of a 128 x 1536 B ring written by {} with "
+                             "non-temporal stores, read in ring order: {:.1f} TSC cycles per buffer ({})\n",
+                             round, pt.lines, writer, pt.net, spread(pt.cycles));
+        for (std::size_t i = 0; i < dev.parallel.size(); ++i)
+            t += fmt::format("# measured: {}: {} independent chase(s) through lines written by {} with non-temporal "
+                             "stores, walked in turn over {} B: {:.1f} TSC cycles per load ({})\n",
+                             round, DeviceLinesResult::CHAINS[i], writer, DeviceLinesResult::PARALLEL_BYTES,
+                             dev.parallel[i].stats.median, spread(dev.parallel[i]));
+        if (!dev.stride_position.empty())
+            t += fmt::format("# measured: {}: line 0 of ring buffers 0..{} read in ring order, {} cycles' pause before "
+                             "each: {:.0f} TSC cycles; after {} such reads, one {} buffer(s) ahead: {:.0f}\n",
+                             round, dev.stride_position.size() - 1, DeviceLinesResult::STRIDE_PAUSE,
+                             fmt::join(dev.stride_position, " / "), DeviceLinesResult::STRIDE_TRAIN,
+                             fmt::format("1..{}", dev.stride_skip.size()), fmt::join(dev.stride_skip, " / "));
+        if (two_cpus)
+            t += fmt::format("# measured: {}: a line bounced between the two CPUs, half a round trip: {:.1f} TSC cycles "
+                             "({})\n",
+                             round, dev.peer.stats.median, spread(dev.peer));
+    }
+    if (has_stride && !c.stride_trigger)
+        t += fmt::format("# measured: no stride prefetcher written: the median of the rounds' stride triggers is 0 (a "
+                         "round gives 0 when no ring position's line came under half a miss, or when the first reads "
+                         "were already cheap: another prefetcher, not a stride followed after steps); first cheap "
+                         "position per round: {}\n",
+                         [&] {
+                             std::string v;
+                             for (std::size_t k = 0; k < figs.size(); ++k)
+                                 v += (k ? " / " : "") + (figs[k].stride_first_cheap < 0
+                                                              ? std::string("none")
+                                                              : fmt::format("{:.0f}", figs[k].stride_first_cheap));
+                             return v;
+                         }());
     t += "[memory]\n";
     t += fmt::format("levels = [{}]\ndma_write_allocate = false\n", fmt::join(names, ", "));
     if (c.peer_latency)
         t += fmt::format("peer_latency = {{ value = {}, unit = \"cycles\", source = \"{}: a line bounced between the two "
-                         "CPUs (each stores, the other loads it back), half a round trip: {:.1f} TSC cycles per "
-                         "transfer, {}\" }}\n",
-                         c.peer_latency, prefix, dev.peer.stats.median, spread(dev.peer));
-    if (!dev.parallel.empty())
+                         "CPUs (each stores, the other loads it back), half a round trip, TSC cycles per transfer; {}\" "
+                         "}}\n",
+                         c.peer_latency, prefix, rounds_note(peer, "{:.1f}", "cycles"));
+    if (has_parallel)
         t += fmt::format("fill_buffers = {{ value = {}, unit = \"lines\", source = \"{}: independent chases through lines "
-                         "written by {} with non-temporal stores, walked in turn: {:.1f} TSC cycles per load with one "
-                         "chase, {:.1f} at best ({} chases): the misses one core keeps in flight = {:.1f} / {:.1f}, "
-                         "rounded (fill buffers, or the channel where it binds first)\" }}\n",
-                         c.fill_buffers, prefix, writer, par_one, par_best, par_k, par_one, par_best);
+                         "written by {} with non-temporal stores, walked in turn (1..{} chases): the cost per load with "
+                         "one chase over the cheapest, rounded: the misses one core keeps in flight (fill buffers, or "
+                         "the channel where it binds first); {}\" }}\n",
+                         c.fill_buffers, prefix, writer, DeviceLinesResult::CHAINS[std::size(DeviceLinesResult::CHAINS) - 1],
+                         rounds_note(fill, "{:.0f}", "lines"));
     for (std::size_t j = 0; j < kept.size(); ++j) {
         const std::size_t i = kept[j];
         const auto& l = h.levels[i];
@@ -354,48 +462,53 @@ std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev
         t += fmt::format("size = {{ value = {}, unit = \"bytes\", source = \"{}\" }}\n", l.size, l.size_source);
         t += fmt::format("ways = {{ value = {}, unit = \"ways\", source = \"{}\" }}\n", l.ways, l.ways_source);
         t += fmt::format("latency = {{ value = {}, unit = \"cycles\", source = \"{}: pointer chase of a random cycle of "
-                         "{} B lines over {} B, TSC cycles per dependent load ({:.2f}), {}\" }}\n",
+                         "{} B lines over {} B, TSC cycles per dependent load ({:.2f}), {} (one round: a chase within a "
+                         "cache level does not move with the host's page placement)\" }}\n",
                          m.latency, prefix, line, h.working_set[i], h.latency[i].stats.median, spread(h.latency[i]));
         t += fmt::format("shared = {}\nreplacement = \"lru\"\n", l.shared ? "true" : "false");
     }
+    std::vector<double> dram_ns;
+    for (double v : dram.values) dram_ns.push_back(v * ns_per_cycle);
     t += "\n[memory.dram]\n";
     t += fmt::format("latency = {{ value = {:.1f}, unit = \"ns\", source = \"{}: lines written by {} with non-temporal "
                      "stores + SFENCE (kdsim validate's device thread), then a pointer chase of a random cycle through "
-                     "them over {} B (TLB-resident), {:.1f} TSC cycles per dependent load, {}\" }}\n",
-                     c.dram_latency_ns, prefix, writer, DeviceLinesResult::CHASE_BYTES, dram_cycles, spread(dev.chase));
+                     "them over {} B (TLB-resident), TSC cycles per dependent load at {:.4g} GHz; {}\" }}\n",
+                     c.dram_latency_ns, prefix, writer, DeviceLinesResult::CHASE_BYTES, tsc_hz / 1e9,
+                     rounds_note(combine_rounds(dram_ns, ROUNDS_BOUND), "{:.1f}", "ns"));
     t += fmt::format("bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: memcpy of {} B between cold "
-                     "buffers at {:.3f} TSC cycles per byte = {:.0f} MB/s copied, x 3 (read, write-allocate, write-back "
-                     "on the one channel of src/mem), {}\" }}\n",
-                     c.dram_bandwidth, prefix, h.copy_bytes, h.copy_cycles_per_byte.stats.median, copy_bps / 1e6,
-                     spread(h.copy_cycles_per_byte));
+                     "buffers ({:.3f} TSC cycles per byte at the median), bytes copied per second x 3 (read, "
+                     "write-allocate, write-back on the one channel of src/mem); {}\" }}\n",
+                     c.dram_bandwidth, prefix, h.copy_bytes, copy.median, rounds_note(bw, "{:.4g}", "bytes/s"));
     const std::string seq_src = fmt::format(
         "{}: the first N = 2..{} lines of each buffer of a 128 x 1536 B ring written by {} with non-temporal stores, "
-        "read one load per line in ring order: {:.1f} + {:.2f} x N TSC cycles per buffer (least squares)",
-        prefix, DeviceLinesResult::SEQ_LINES[std::size(DeviceLinesResult::SEQ_LINES) - 1], writer,
-        dev.seq_fit.intercept, dev.seq_fit.slope);
+        "read one load per line in ring order: intercept + slope x N TSC cycles per buffer (least squares)",
+        prefix, DeviceLinesResult::SEQ_LINES[std::size(DeviceLinesResult::SEQ_LINES) - 1], writer);
     if (c.core_bandwidth > 0)
-        t += fmt::format("core_bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: a {} B line per {:.2f} "
-                         "cycles = {:.4g} bytes/s{}\" }}\n",
-                         c.core_bandwidth, seq_src, line, dev.seq_fit.slope, stream_bps,
-                         stream_bps > c.dram_bandwidth ? ", above the shared bandwidth: written as that" : "");
+        t += fmt::format("core_bandwidth = {{ value = {:.4g}, unit = \"bytes/s\", source = \"{}: a {} B line per slope "
+                         "cycles; {}{}\" }}\n",
+                         c.core_bandwidth, seq_src, line, rounds_note(stream, "{:.4g}", "bytes/s"),
+                         stream.median > c.dram_bandwidth ? "; above the shared bandwidth: written as that" : "");
     t += "\n[memory.prefetch]\n";
     t += "streams = { value = 1, unit = \"streams\", source = \"kdsim calibrate: one sequential stream measured (the "
          "frame's read); how many the CPU tracks at once is not measured\" }\n";
-    t += fmt::format("trigger = {{ value = {}, unit = \"lines\", source = \"{}: the intercept over the {:.1f}-cycle load-to-use "
-                     "of a line from memory, rounded (at least 1): the misses a buffer exposes before the rest streams\" }}\n",
-                     c.prefetch_trigger, seq_src, dram_cycles);
+    t += fmt::format("trigger = {{ value = {}, unit = \"lines\", source = \"{}: the intercept over the load-to-use of a "
+                     "line from memory (the chase above), rounded (at least 1): the misses a buffer exposes before the "
+                     "rest streams; {}\" }}\n",
+                     c.prefetch_trigger, seq_src, rounds_note(trig, "{:.0f}", "lines"));
     if (c.stride_trigger) {
         const std::string stride_src = fmt::format(
             "{}: line 0 of each buffer of a 128 x 1536 B ring written by {} with non-temporal stores, read in ring order "
-            "from one load instruction with a {}-cycle pause before each read; a read under half the {:.1f}-cycle miss was "
-            "fetched ahead",
-            prefix, writer, DeviceLinesResult::STRIDE_PAUSE, dram_cycles);
-        t += fmt::format("stride_trigger = {{ value = {}, unit = \"lines\", source = \"{}: position {} of the ring is the "
-                         "first such read, after {} step(s) at the stride\" }}\n",
-                         c.stride_trigger, stride_src, c.stride_trigger + 1, c.stride_trigger);
+            "from one load instruction with a {}-cycle pause before each read; a read under half the round's miss (the "
+            "chase above) was fetched ahead",
+            prefix, writer, DeviceLinesResult::STRIDE_PAUSE);
+        t += fmt::format("stride_trigger = {{ value = {}, unit = \"lines\", source = \"{}: the first such read is at ring "
+                         "position trigger + 1 (from 0), after trigger steps at the stride (0: no such position from 2 "
+                         "on in that round); {}\" }}\n",
+                         c.stride_trigger, stride_src, rounds_note(s_trig, "{:.0f}", "lines"));
         t += fmt::format("stride_degree = {{ value = {}, unit = \"lines\", source = \"{}: after {} reads at the stride, "
-                         "a read up to {} stride(s) ahead was such a read\" }}\n",
-                         c.stride_degree, stride_src, DeviceLinesResult::STRIDE_TRAIN, c.stride_degree);
+                         "the farthest read ahead (in strides) that was such a read (0: no stride prefetcher in that "
+                         "round); {}\" }}\n",
+                         c.stride_degree, stride_src, DeviceLinesResult::STRIDE_TRAIN, rounds_note(s_deg, "{:.0f}", "lines"));
     }
     return t;
 }

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -98,8 +100,21 @@ struct HierarchyResult {
     std::uint64_t copy_bytes = 0;
     Measured copy_cycles_per_byte;          // memcpy between two cold sets, TSC cycles per byte copied
 };
-// Pointer chases and the copy (hierarchy.cpp); `line` is the chase stride.
-HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples);
+// Pointer chases and (unless `copy` is false) the copy (hierarchy.cpp); `line` is the chase stride.
+HierarchyResult measure_hierarchy(const std::vector<CacheLevelInfo>& levels, std::size_t line, int samples,
+                                  bool copy = true);
+// The copy's working set for these levels: four times the last level, at least 64 MiB.
+std::uint64_t copy_working_set(const std::vector<CacheLevelInfo>& levels);
+
+// Two buffers of `bytes` for the cold copy, written once (so their pages are mapped) when made.
+struct CopyBuffers {
+    std::size_t bytes = 0;
+    std::unique_ptr<char[]> src, dst;
+    explicit CopyBuffers(std::size_t n);
+};
+// memcpy of one buffer into the other, TSC cycles per byte copied (at most a quarter of a set is
+// still cached from the sample before).
+Measured measure_copy(CopyBuffers& b, int samples);
 
 // Lines another CPU wrote with non-temporal stores + SFENCE (kdsim validate's device thread):
 // device_lines.cpp. TSC cycles.
@@ -131,11 +146,64 @@ struct DeviceLinesResult {
     std::vector<double> stride_position; // median TSC cycles, bracket subtracted
     std::vector<double> stride_skip;     // [k - 1], median TSC cycles, bracket subtracted
 };
-DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples);
+// The regions one measure_device_lines writes and reads (the chase's, the ring's, the parallel
+// chases'), page-aligned and zeroed when made. calibrate makes every round's regions together
+// before the first round, so that no round reads pages another round had (the guest would hand a
+// freed region's pages back to the next allocation).
+struct DeviceLinesRegions {
+    std::unique_ptr<std::uint8_t, void (*)(void*)> chase, ring, parallel;
+    DeviceLinesRegions();
+};
+// `regions` null: regions of its own.
+DeviceLinesResult measure_device_lines(std::optional<int> writer_cpu, int samples, DeviceLinesRegions* regions = nullptr);
 
-// The [memory] tables of the calibrated profile from `h` (TSC cycles at `tsc_hz`; sources start
-// with `prefix`), or "" with `problem` set when the figures are inconsistent for kdsim's model
-// (e.g. two levels whose measured latencies do not increase).
+// ---- rounds of the [memory] measurements ----------------------------------------------------------
+// A guest's memory figures move in episodes (host page placement, the host's other tenants): one
+// measurement can land in one. calibrate measures the device-written lines and the cold copy in
+// several rounds spread over its run, each on fresh regions, and writes the median of the rounds'
+// figures with their spread.
+struct MemoryRound {
+    DeviceLinesResult dev;
+    Measured copy;   // memcpy between two cold sets, TSC cycles per byte
+    double at_s = 0; // seconds into the calibration
+};
+
+// One figure over the rounds: the median (type 7, as summarize), the lowest and highest value,
+// range = (high - low) / |median| (0 when all agree; infinite when they differ around a median
+// of 0), and whether the range is above `bound`.
+struct RoundSpread {
+    std::vector<double> values; // in round order
+    double median = 0, low = 0, high = 0, range = 0, bound = 0;
+    bool disagree = false;
+};
+RoundSpread combine_rounds(const std::vector<double>& values, double bound);
+// The bound above which a [memory] figure's rounds are said to disagree (ROUNDS DISAGREE in its source).
+constexpr double ROUNDS_BOUND = 0.20;
+
+// One round's [memory] figures as the model reads them (TSC cycles at tsc_hz).
+struct MemoryFigures {
+    double dram_cycles = 0;                 // the chase through device-written lines, per load
+    double copy_cycles_per_byte = 0;
+    double dram_bandwidth = 0;              // bytes/s: 3 x the copy rate
+    double stream_bps = 0;                  // a line per seq_fit.slope cycles; 0 when the slope is not positive
+    double prefetch_trigger = 1;            // seq_fit.intercept / dram_cycles, rounded, at least 1
+    double par_one = 0, par_best = 0, par_k = 1;
+    double fill_buffers = 0;                // par_one / par_best rounded, 1..MAX_FILL_BUFFERS; 0 without chases
+    double stride_first_cheap = -1;         // the first ring position under half a miss; -1 none
+    double stride_trigger = 0;              // 0: none written
+    double stride_degree = 0;               // 0 with no stride_trigger
+    double peer_cycles = 0;                 // the bounced line, half a round trip; 0 with one CPU
+};
+MemoryFigures round_figures(const MemoryRound& r, double tsc_hz, std::size_t line);
+
+// The [memory] tables of the calibrated profile from `h` and the rounds (TSC cycles at `tsc_hz`;
+// sources start with `prefix`): each figure the rounds give is the median of the rounds' figures,
+// its source lists them with their range and says ROUNDS DISAGREE above ROUNDS_BOUND. "" with
+// `problem` set when the figures are inconsistent for kdsim's model (e.g. two levels whose
+// measured latencies do not increase).
+std::string memory_tables(const HierarchyResult& h, const std::vector<MemoryRound>& rounds, double tsc_hz,
+                          std::size_t line, const std::string& prefix, std::string& problem);
+// One round: `dev` and h's copy.
 std::string memory_tables(const HierarchyResult& h, const DeviceLinesResult& dev, double tsc_hz, std::size_t line, const std::string& prefix,
                           std::string& problem);
 

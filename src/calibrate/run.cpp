@@ -107,6 +107,11 @@ std::string profile_name_for(const fs::path& out) {
 
 } // namespace
 
+fs::path round_profile_path(const fs::path& out, int k) {
+    fs::path p = out;
+    return p.replace_filename(fmt::format("{}.round{}.toml", out.stem().string(), k));
+}
+
 int run(const Options& o) {
     const fs::path out(o.out);
     if (std::string why = report::check_writable(out); !why.empty()) {
@@ -148,8 +153,39 @@ int run(const Options& o) {
         o.quick ? std::vector<std::size_t>{16, 256, 4096, 65536}
                 : std::vector<std::size_t>{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
 
+    // The [memory] rounds (primitives.h): the device-written lines and the cold copy, each round on
+    // regions of its own, all made here, before the first round; the rounds spread over the run
+    // (before the hashes, after them, after the ciphers, after the hierarchy, at the end).
+    const int n_rounds = o.quick ? 3 : 5;
+    const std::vector<int> round_after = o.quick ? std::vector<int>{0, 3, 4} : std::vector<int>{0, 1, 2, 3, 4};
+    const std::vector<CacheLevelInfo> cache_levels = read_cache_levels(cpu_a);
+    std::vector<DeviceLinesRegions> round_regions(static_cast<std::size_t>(n_rounds));
+    std::vector<CopyBuffers> round_copies;
+    for (int k = 0; k < n_rounds; ++k) round_copies.emplace_back(copy_working_set(cache_levels));
+    std::vector<MemoryRound> mem_rounds;
+
     Progress prog;
-    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1;
+    prog.total = 1 + 15 + 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + n_rounds;
+    auto memory_rounds_at = [&](int where) {
+        for (int w : round_after) {
+            if (w != where) continue;
+            const std::size_t k = mem_rounds.size();
+            prog.next(fmt::format("[memory] round {}/{}: {}, then memcpy of {} MiB between cold buffers", k + 1,
+                                  n_rounds,
+                                  cpu_b ? fmt::format("lines written by CPU {} with non-temporal stores, read on CPU {}",
+                                                      *cpu_b, cpu_a)
+                                        : std::string("lines written with non-temporal stores, read back (one CPU only)"),
+                                  round_copies[k].bytes >> 20));
+            MemoryRound m;
+            m.at_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prog.t0).count();
+            m.dev = measure_device_lines(cpu_b, samples, &round_regions[k]);
+            pin_to_cpu(cpu_a);
+            m.copy = measure_copy(round_copies[k], std::max(3, samples / 2));
+            std::fprintf(stderr, "        DRAM chase %.1f cycles/load, copy %.3f cycles/byte\n", m.dev.chase.stats.median,
+                         m.copy.stats.median);
+            mem_rounds.push_back(std::move(m));
+        }
+    };
     std::fprintf(stderr, "kdsim calibrate%s: %s (%s), pinned to CPU %d; %d samples per figure\n",
                  o.quick ? " --quick" : "", cpu.model.c_str(), cpu.vendor.c_str(), cpu_a, samples);
 
@@ -159,6 +195,7 @@ int run(const Options& o) {
                  tsc.invariant ? ", invariant (constant_tsc nonstop_tsc)" : ", NOT flagged invariant",
                  tsc.cpuid_hz > 0 ? fmt::format(", CPUID 0x15 says {:.6f} GHz", tsc.cpuid_hz / 1e9).c_str()
                                   : ", CPUID 0x15 states no frequency");
+    memory_rounds_at(0);
 
     // ---- hashes
     struct HashOut {
@@ -190,6 +227,7 @@ int run(const Options& o) {
             hashes.push_back(std::move(h));
         }
     }
+    memory_rounds_at(1);
     // ---- ciphers and AEADs (ciphers.h): one child process per primitive and implementation
     CipherPlan plan;
     plan.exe = o.exe;
@@ -246,6 +284,7 @@ int run(const Options& o) {
         verify(prim, v);
     }
 
+    memory_rounds_at(2);
     // ---- XSAVE
     prog.next("SIMD state save/restore (XSAVEOPT/XRSTOR of the XCR0 components)");
     XsaveResult xs = measure_xsave(cpu, samples);
@@ -266,13 +305,11 @@ int run(const Options& o) {
     prog.next("memcpy 64..9000 bytes (hot source)");
     auto mc = measure_memcpy(memcpy_sizes, samples);
 
-    prog.next("memory hierarchy (pointer chase per cache level and beyond, cold memcpy)");
+    prog.next("memory hierarchy (pointer chase per cache level and beyond)");
     const std::size_t chase_line = cpu.cache_line ? cpu.cache_line : 64;
-    auto hier = measure_hierarchy(read_cache_levels(cpu_a), chase_line, samples);
-    prog.next(cpu_b ? fmt::format("lines written by CPU {} with non-temporal stores, read on CPU {}", *cpu_b, cpu_a)
-                    : std::string("lines written with non-temporal stores, read back (one CPU only)"));
-    auto dev = measure_device_lines(cpu_b, samples);
-    pin_to_cpu(cpu_a);
+    auto hier = measure_hierarchy(cache_levels, chase_line, samples, false);
+    hier.copy_bytes = round_copies.front().bytes;
+    memory_rounds_at(3);
 
     prog.next(cpu_b ? fmt::format("futex ping-pong (CPU {} alone, CPU {} <-> CPU {})", cpu_a, cpu_a, *cpu_b)
                     : std::string("futex ping-pong (one CPU only)"));
@@ -281,6 +318,9 @@ int run(const Options& o) {
 
     prog.next("timer-signal delivery");
     auto sig = measure_signals(tsc.hz, samples);
+    memory_rounds_at(4);
+    round_copies.clear();
+    round_regions.clear();
 
     prog.next("assembling and checking the profile");
     // Split of the same-CPU handoff (see docs/calibration.md):
@@ -548,16 +588,30 @@ int run(const Options& o) {
                          std::max(0.0, flush.reread_fit.slope), toml_escape(src));
     }
     std::string memory_summary; // the [memory] tables, for the summary on stdout
+    const std::size_t memory_at = t.size();
+    std::vector<std::string> round_tables; // per round: its own [memory] tables ("" when inconsistent)
     {
         std::string problem;
         std::string mt = hier.levels.empty() ? std::string()
-                                             : memory_tables(hier, dev, tsc.hz, chase_line, ctx.measured_prefix(), problem);
+                                             : memory_tables(hier, mem_rounds, tsc.hz, chase_line, ctx.measured_prefix(), problem);
         if (mt.empty())
             notes.push_back("no [memory] tables: " + (hier.levels.empty() ? std::string("neither sysfs nor CPUID lists a cache level")
                                                                          : problem));
         t += mt;
         memory_summary = mt;
+        if (o.round_profiles && !mt.empty())
+            for (std::size_t k = 0; k < mem_rounds.size(); ++k) {
+                std::string p;
+                round_tables.push_back(memory_tables(hier, std::vector<MemoryRound>{mem_rounds[k]}, tsc.hz, chase_line,
+                                                     ctx.measured_prefix() + fmt::format(" (round {} of {} alone)", k + 1,
+                                                                                         mem_rounds.size()),
+                                                     p));
+                if (round_tables.back().empty())
+                    std::fprintf(stderr, "kdsim calibrate: round %zu's [memory] figures alone are inconsistent (%s): no "
+                                         "profile for that round\n", k + 1, p.c_str());
+            }
     }
+    const std::size_t memory_len = memory_summary.size();
     t += "\n# Measured, not profile keys (kdsim's [dma] schema is fixed; no copy or signal section), TSC cycles;\n"
          "# medians of the samples, spread = IQR / median (docs/calibration.md):\n";
     for (auto& n : notes) t += "# measured: " + n + "\n";
@@ -581,6 +635,28 @@ int run(const Options& o) {
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kdsim calibrate: cannot write the profile: %s; nothing was written\n", e.what());
         return 2;
+    }
+    for (std::size_t k = 0; k < round_tables.size(); ++k) {
+        if (round_tables[k].empty()) continue;
+        const std::string rt = fmt::format("# Round {} of {} of the [memory] measurements alone (the profile {} has their "
+                                           "medians); every other figure as there.\n",
+                                           k + 1, round_tables.size(), out.filename().string()) +
+                               t.substr(0, memory_at) + round_tables[k] + t.substr(memory_at + memory_len);
+        const fs::path rp = round_profile_path(out, static_cast<int>(k + 1));
+        try {
+            report::write_file_atomically(tmp, rt);
+            (void)scenario::load_profile(tmp);
+            fs::remove(tmp);
+            report::write_file_atomically(rp, rt);
+        } catch (const scenario::InputError& e) {
+            for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
+            std::fprintf(stderr, "kdsim calibrate: internal error: round %zu's profile (kept at %s) does not load\n", k + 1,
+                         tmp.string().c_str());
+            return 3;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kdsim calibrate: cannot write %s: %s\n", rp.string().c_str(), e.what());
+            return 2;
+        }
     }
 
     // ---- summary on stdout
@@ -612,8 +688,14 @@ int run(const Options& o) {
             const auto v = line.find("{ value = "), u = line.find(", unit = \"");
             if (v == std::string::npos || u == std::string::npos) continue;
             const std::string unit = line.substr(u + 10, line.find('"', u + 10) - u - 10);
-            std::printf("memory: %s.%s = %s %s\n", table.c_str(), line.substr(0, line.find(' ')).c_str(),
-                        line.substr(v + 10, u - v - 10).c_str(), unit.c_str());
+            std::string rounds; // "rounds a / b / c, range x%[, ROUNDS DISAGREE]"
+            if (auto m = line.find("each on fresh regions: "); m != std::string::npos) {
+                const auto e = line.find(" of the median", m);
+                rounds = "  (rounds " + line.substr(m + 23, e - m - 23) + ")";
+                if (line.find("ROUNDS DISAGREE") != std::string::npos) rounds += "  ROUNDS DISAGREE";
+            }
+            std::printf("memory: %s.%s = %s %s%s\n", table.c_str(), line.substr(0, line.find(' ')).c_str(),
+                        line.substr(v + 10, u - v - 10).c_str(), unit.c_str(), rounds.c_str());
         }
     }
     for (auto& u : unavailable) std::printf("unavailable: %s\n", u.c_str());

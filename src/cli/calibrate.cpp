@@ -22,6 +22,7 @@ int cmd_calibrate(const CalibrateOptions& o) {
     c.out = o.out;
     c.quick = o.quick;
     c.base = o.base;
+    c.round_profiles = o.round_profiles;
     auto exe = self_exe();
     if (!exe) {
         std::fprintf(stderr, "kdsim calibrate: cannot find its own executable (/proc/self/exe)\n");

@@ -80,6 +80,7 @@ struct CalibrateOptions {
     bool quick = false;
     std::string base = "x86/intel-icelake-server";
     std::string internal_measure; // child mode (hidden option)
+    bool round_profiles = false;  // also <stem>.round<k>.toml per [memory] round
 };
 
 // What kdsim sweep varies and how it runs (cli/sweep.cpp; the definition: scenario/sweep.h).
@@ -115,6 +116,7 @@ struct ValidateOptions {
     std::string out;
     std::string scenarios;
     std::vector<std::string> only;
+    int calibrations = 1;
 };
 int cmd_validate(const ValidateOptions& o); // cli/validate.cpp
 

@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
     cal->add_option("--base", cal_opts.base,
                     "Profile (name under data/profiles, or file) giving the figures user space cannot measure")
         ->capture_default_str();
+    cal->add_flag("--round-profiles", cal_opts.round_profiles,
+                  "Also write <stem>.round<k>.toml beside --out: the profile with one [memory] round's figures alone");
     cal->add_option("--internal-measure", cal_opts.internal_measure, "(internal: child measurement)")->group("");
 
     ValidateOptions val_opts;
@@ -127,6 +129,10 @@ int main(int argc, char** argv) {
     val->add_option("--out", val_opts.out, "Write the comparison as JSON to this file (atomically)");
     val->add_option("--scenarios", val_opts.scenarios, "Folder of the simulated twins (default: scenarios/validate)");
     val->add_option("--only", val_opts.only, "Run only these configurations");
+    val->add_option("--calibrations", val_opts.calibrations,
+                    "Calibrate N times and give each prediction's range over the N profiles (default 1: over the "
+                    "[memory] rounds of the one calibration)")
+        ->check(CLI::Range(1, 20));
 
     try {
         app.parse(argc, argv);

@@ -20,6 +20,7 @@ int cmd_validate(const ValidateOptions& o) {
     v.out = o.out;
     v.scenarios = o.scenarios;
     v.only = o.only;
+    v.calibrations = o.calibrations;
     auto exe = self_exe();
     if (!exe) {
         std::fprintf(stderr, "kdsim validate: cannot find its own executable (/proc/self/exe)\n");

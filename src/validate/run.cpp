@@ -42,18 +42,20 @@ struct Progress {
     double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
-// `exe calibrate [--quick] --out file`, its output on our stderr. Returns its exit status.
-int spawn_calibrate(const std::string& exe, bool quick, const fs::path& out) {
+// `exe calibrate [--quick] [--round-profiles] --out file`, its output on our stderr. Returns its
+// exit status.
+int spawn_calibrate(const std::string& exe, bool quick, bool round_profiles, const fs::path& out) {
     std::fflush(stdout);
     std::fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
         dup2(2, 1); // the calibration summary is progress here: keep validate's stdout for its table
-        if (quick)
-            execl(exe.c_str(), exe.c_str(), "calibrate", "--quick", "--out", out.c_str(), static_cast<char*>(nullptr));
-        else
-            execl(exe.c_str(), exe.c_str(), "calibrate", "--out", out.c_str(), static_cast<char*>(nullptr));
+        std::vector<const char*> argv = {exe.c_str(), "calibrate", "--out", out.c_str()};
+        if (quick) argv.push_back("--quick");
+        if (round_profiles) argv.push_back("--round-profiles");
+        argv.push_back(nullptr);
+        execv(exe.c_str(), const_cast<char* const*>(argv.data()));
         _exit(127);
     }
     int status = 0;
@@ -104,6 +106,12 @@ int run(const Options& o) {
     if (o.max_error && !(std::isfinite(*o.max_error) && *o.max_error >= 0)) {
         std::fprintf(stderr, "kdsim validate: --max-error: expected a percentage >= 0, found %g; nothing was run\n",
                      *o.max_error);
+        return 2;
+    }
+    if (o.calibrations < 1 || (o.calibrations > 1 && !o.profile.empty())) {
+        std::fprintf(stderr, "kdsim validate: --calibrations: expected a count >= 1, and none with --profile (a given "
+                             "profile is not calibrated); found %d%s; nothing was run\n",
+                     o.calibrations, o.profile.empty() ? "" : " with --profile");
         return 2;
     }
     if (!o.out.empty())
@@ -162,35 +170,54 @@ int run(const Options& o) {
     for (int c : cpus) std::fprintf(stderr, " %d", c);
     std::fprintf(stderr, "\n");
 
-    // ---- the profile: calibrate now unless one was given
+    // ---- the profile: calibrate now unless one was given. One calibration: the range profiles
+    // are its [memory] rounds' (calibrate --round-profiles); N: the N calibrations' profiles.
+    std::vector<system::Profile> range_profiles;
+    std::string range_over = "none (a given profile)";
     if (o.profile.empty()) {
         std::string t = (fs::temp_directory_path() / "kdsim-validate-XXXXXX").string();
         std::vector<char> buf(t.begin(), t.end());
         buf.push_back('\0');
         char* dir = mkdtemp(buf.data());
         if (!dir) throw std::runtime_error("cannot create a temporary directory for the calibrated profile");
-        fs::path cal = fs::path(dir) / "calibrated.toml";
-        std::fprintf(stderr, "[%6.1fs] calibrating this machine: %s calibrate%s --out %s\n", prog.elapsed(),
-                     o.exe.c_str(), o.quick ? " --quick" : "", cal.c_str());
-        int rc = spawn_calibrate(o.exe, o.quick, cal);
-        if (rc != 0) {
-            std::error_code ec;
-            fs::remove_all(dir, ec);
-            std::fprintf(stderr, "kdsim validate: the calibration failed (exit status %d); nothing was compared\n", rc);
-            return 3;
-        }
-        try {
-            profile = scenario::load_profile(cal);
-        } catch (const scenario::InputError& e) {
-            for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
-            std::error_code ec;
-            fs::remove_all(dir, ec);
-            std::fprintf(stderr, "kdsim validate: internal error: the calibrated profile does not load\n");
-            return 3;
+        const int n = o.calibrations;
+        for (int i = 0; i < n; ++i) {
+            fs::path cal = fs::path(dir) / (n == 1 ? std::string("calibrated.toml") : fmt::format("calibrated-{}.toml", i + 1));
+            std::fprintf(stderr, "[%6.1fs] calibrating this machine%s: %s calibrate%s%s --out %s\n", prog.elapsed(),
+                         n == 1 ? "" : fmt::format(" ({} of {})", i + 1, n).c_str(), o.exe.c_str(),
+                         o.quick ? " --quick" : "", n == 1 ? " --round-profiles" : "", cal.c_str());
+            int rc = spawn_calibrate(o.exe, o.quick, n == 1, cal);
+            if (rc != 0) {
+                std::error_code ec;
+                fs::remove_all(dir, ec);
+                std::fprintf(stderr, "kdsim validate: the calibration failed (exit status %d); nothing was compared\n", rc);
+                return 3;
+            }
+            std::vector<fs::path> files = {cal};
+            if (n == 1)
+                for (int k = 1; fs::exists(calibrate::round_profile_path(cal, k)); ++k)
+                    files.push_back(calibrate::round_profile_path(cal, k));
+            for (std::size_t f = 0; f < files.size(); ++f) {
+                try {
+                    system::Profile p = scenario::load_profile(files[f]);
+                    if (i == 0 && f == 0) profile = p;
+                    if (n > 1 || f > 0) range_profiles.push_back(std::move(p));
+                } catch (const scenario::InputError& e) {
+                    for (const auto& d : e.diagnostics) std::fprintf(stderr, "%s\n", d.str().c_str());
+                    std::error_code ec;
+                    fs::remove_all(dir, ec);
+                    std::fprintf(stderr, "kdsim validate: internal error: the calibrated profile %s does not load\n",
+                                 files[f].filename().c_str());
+                    return 3;
+                }
+            }
         }
         std::error_code ec;
         fs::remove_all(dir, ec);
-        profile_origin = std::string("measured now by kdsim calibrate") + (o.quick ? " --quick" : "");
+        profile_origin = std::string("measured now by kdsim calibrate") + (o.quick ? " --quick" : "") +
+                         (n > 1 ? fmt::format(", {} times (the first's name)", n) : std::string());
+        range_over = n > 1 ? fmt::format("the {} calibrations' profiles", n)
+                           : fmt::format("the profile and its {} [memory] rounds' profiles", range_profiles.size());
     }
 
     std::fprintf(stderr, "[%6.1fs] TSC frequency (3 x 50 ms)\n", prog.elapsed());
@@ -342,8 +369,9 @@ int run(const Options& o) {
             internal_errors.push_back(c.name + ": " + failed);
         }
 
-        // ---- the simulated twin
+        // ---- the simulated twin, with the profile and with each range profile
         Prediction pred;
+        std::vector<Prediction> range_preds;
         if (!twins) {
             pred.reason = "no scenarios/validate folder found at or above the working directory or the binary (give --scenarios)";
         } else {
@@ -353,6 +381,14 @@ int run(const Options& o) {
             if (!ec && !rel.empty() && *rel.begin() != "..") file = rel; // shorter in the table
             std::fprintf(stderr, "[%6.1fs] %-34s simulating %s\n", prog.elapsed(), c.name.c_str(), file.c_str());
             pred = simulate_twin(c, file, {}, profile);
+            if (!range_profiles.empty())
+                std::fprintf(stderr, "[%6.1fs] %-34s simulating it with %zu more profiles (%s)\n", prog.elapsed(),
+                             c.name.c_str(), range_profiles.size(), range_over.c_str());
+            for (std::size_t k = 0; k < range_profiles.size(); ++k) {
+                range_preds.push_back(simulate_twin(c, file, {}, range_profiles[k]));
+                if (!range_preds.back().ok)
+                    notes.push_back(fmt::format("range profile {} has no twin: {}", k + 1, range_preds.back().reason));
+            }
         }
         if (!pred.ok) {
             ++no_twin;
@@ -366,6 +402,8 @@ int run(const Options& o) {
                       {"simulated_s", pred.simulated_s},
                       {"wall_s", pred.wall_s}};
         jc["predicted"] = pred.values;
+        jc["predicted_range_profiles"] = nlohmann::json::array();
+        for (const auto& rp : range_preds) jc["predicted_range_profiles"].push_back(rp.values);
         jc["runs"] = jruns;
         jc["notes"] = notes;
         jconfigs.push_back(std::move(jc));
@@ -403,8 +441,13 @@ int run(const Options& o) {
                 r.spread = st.spread;
                 r.repeats = static_cast<int>(st.n);
             }
-            if (auto it = pred.values.find(sp.key); pred.ok && sp.compare && it != pred.values.end())
-                r.predicted = it->second;
+            if (auto it = pred.values.find(sp.key); pred.ok && sp.compare && it != pred.values.end()) {
+                std::vector<double> others;
+                for (const auto& rp : range_preds)
+                    if (auto jt = rp.values.find(sp.key); rp.ok && jt != rp.values.end()) others.push_back(jt->second);
+                // N calibrations: the range is theirs alone (the first is among them)
+                set_predictions(r, o.calibrations > 1 ? std::nullopt : std::optional<double>(it->second), others);
+            }
             rows.push_back(std::move(r));
         }
     }
@@ -413,12 +456,15 @@ int run(const Options& o) {
     Verdict v = evaluate(rows, o.max_error);
     std::printf("kdsim validate%s: %s, TSC %.3f GHz, %zu CPUs; profile %s (%s)\n", o.quick ? " --quick" : "",
                 cpu.model.c_str(), hz / 1e9, cpus.size(), profile.name.c_str(), profile_origin.c_str());
-    std::printf("measured: median of the repeats (spread = IQR / median); predicted: the twin in scenarios/validate/; "
-                "error = (predicted - measured) / measured\n\n");
+    std::printf("measured: median of the repeats (spread = IQR / median); predicted: the twin in scenarios/validate/, "
+                "the centre of its range over %s (width = (high - low) / centre); error = (predicted - measured) / "
+                "measured\n\n",
+                range_over.c_str());
     std::fputs(format_table(rows).c_str(), stdout);
     std::printf("\n%zu metric(s) compared in %zu configuration(s), %zu without a simulated twin; %zu of %zu within "
-                "the issue's goals (throughput ±10%%, probe p99 ±20%%)\n",
-                v.compared, chosen.size(), no_twin, v.goal_met, v.with_goal);
+                "the issue's goals (throughput ±10%%, probe p99 ±20%%: the error within the goal and the prediction "
+                "range no wider than it); %zu more with the error within the goal but the range wider (WIDE)\n",
+                v.compared, chosen.size(), no_twin, v.goal_met, v.with_goal, v.too_wide);
     for (const auto& f : findings) std::printf("FINDING: %s\n", f.c_str());
     for (const auto& f : internal_errors) std::printf("ERROR: %s\n", f.c_str());
     if (o.max_error) {
@@ -442,12 +488,17 @@ int run(const Options& o) {
                     {"tsc_hz", hz},
                     {"cpus", cpus},
                     {"sched_fifo_permitted", fifo}};
-        j["profile"] = {{"name", profile.name}, {"origin", profile_origin}, {"clock_hz", profile.clock_hz}};
+        j["profile"] = {{"name", profile.name},
+                        {"origin", profile_origin},
+                        {"clock_hz", profile.clock_hz},
+                        {"range_over", range_over},
+                        {"range_profiles", range_profiles.size()}};
         j["configurations"] = jconfigs;
         j["rows"] = rows_json(rows);
         j["summary"] = {{"compared", v.compared},
                         {"with_goal", v.with_goal},
                         {"goal_met", v.goal_met},
+                        {"goal_met_but_range_wider", v.too_wide},
                         {"without_twin", no_twin},
                         {"above_max_error", v.over},
                         {"findings", findings},

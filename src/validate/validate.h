@@ -17,6 +17,9 @@ struct Options {
     std::string scenarios;              // folder of the twins (default: scenarios/validate of the repository)
     std::vector<std::string> only;      // run only these configurations
     std::string exe;                    // this binary, for `kdsim calibrate` as a child process
+    // 1: one calibration, each prediction's range over its [memory] rounds' profiles; N > 1: N
+    // calibrations, the range over their N profiles. Not with `profile`.
+    int calibrations = 1;
 };
 
 // Exit status: 0 done (and within --max-error), 1 an error above --max-error or a violated

@@ -293,6 +293,69 @@ TEST(Compare, GoalsAndThreshold) {
     EXPECT_NEAR(j[1]["error_pct"].get<double>(), -24.0, 1e-9);
 }
 
+// The prediction range: the error is taken against its centre, and a row meets its goal only
+// when the range is no wider than the goal too. Figures by hand.
+TEST(Compare, TheRangeCentreGivesTheErrorAndAWideRangeMissesTheGoal) {
+    auto row = [](double meas, std::optional<double> profile, std::vector<double> others) {
+        Row r;
+        r.config = "c";
+        r.metric = "throughput";
+        r.unit = "x";
+        r.measured = meas;
+        r.goal_pct = 10.0;
+        set_predictions(r, profile, others);
+        return r;
+    };
+    // 900..1100 around 1000: error 0, but the range is 200 / 1000 = 20 % wide: WIDE, not met
+    Row wide = row(1000, 1000, {900, 1100});
+    EXPECT_DOUBLE_EQ(*wide.predicted, 1000);
+    EXPECT_DOUBLE_EQ(*wide.predicted_low, 900);
+    EXPECT_DOUBLE_EQ(*wide.predicted_high, 1100);
+    EXPECT_DOUBLE_EQ(*row_error(wide), 0);
+    EXPECT_DOUBLE_EQ(*range_pct(wide), 20);
+    EXPECT_EQ(within_goal(wide), std::optional<bool>(false));
+    EXPECT_TRUE(too_wide(wide));
+    // 1000..1060, the profile's 1040 inside: centre 1030, error +3 %, width 60 / 1030 = 5.8 %: met
+    Row ok = row(1000, 1040, {1000, 1060});
+    EXPECT_DOUBLE_EQ(*ok.predicted, 1030);
+    EXPECT_DOUBLE_EQ(*ok.predicted_profile, 1040);
+    EXPECT_NEAR(*row_error(ok), 3.0, 1e-9);
+    EXPECT_NEAR(*range_pct(ok), 60.0 / 1030 * 100, 1e-9);
+    EXPECT_EQ(within_goal(ok), std::optional<bool>(true));
+    // the profile's prediction outside the rounds' widens the range: 1180..1250, centre 1215
+    Row miss = row(1000, 1250, {1180, 1210});
+    EXPECT_DOUBLE_EQ(*miss.predicted_high, 1250);
+    EXPECT_DOUBLE_EQ(*miss.predicted, 1215);
+    EXPECT_EQ(within_goal(miss), std::optional<bool>(false));
+    EXPECT_FALSE(too_wide(miss)); // the centre is out already
+    // N calibrations: no profile of its own, the range is the calibrations'
+    Row cals = row(1000, std::nullopt, {950, 1050});
+    EXPECT_FALSE(cals.predicted_profile.has_value());
+    EXPECT_DOUBLE_EQ(*cals.predicted, 1000);
+    EXPECT_DOUBLE_EQ(*range_pct(cals), 10); // exactly the goal: not wider
+    EXPECT_EQ(within_goal(cals), std::optional<bool>(true));
+    // nothing predicted: not compared
+    Row none = row(1000, std::nullopt, {});
+    EXPECT_FALSE(none.predicted.has_value());
+    EXPECT_EQ(within_goal(none), std::nullopt);
+
+    const std::vector<Row> rows = {wide, ok, miss, cals, none};
+    const Verdict v = evaluate(rows, std::nullopt);
+    EXPECT_EQ(v.compared, 4u);
+    EXPECT_EQ(v.goal_met, 2u);
+    EXPECT_EQ(v.too_wide, 1u);
+    const std::string table = format_table(rows);
+    EXPECT_NE(table.find("WIDE"), std::string::npos) << table;
+    EXPECT_NE(table.find("900.0..1100 20.0%"), std::string::npos) << table;
+    const auto j = rows_json(rows);
+    EXPECT_DOUBLE_EQ(j[0]["predicted_range_pct"].get<double>(), 20);
+    EXPECT_FALSE(j[0]["range_within_goal"].get<bool>());
+    EXPECT_FALSE(j[0]["within_goal"].get<bool>());
+    EXPECT_NEAR(j[1]["predicted_profile_error_pct"].get<double>(), 4.0, 1e-9);
+    EXPECT_EQ(j[2]["predictions"].size(), 2u);
+    EXPECT_TRUE(j[3]["predicted_profile"].is_null());
+}
+
 // ---- the twins --------------------------------------------------------------------------------------
 
 TEST(Twin, ShippedHashingTwinsMatchTheRealConfigurations) {
@@ -449,6 +512,18 @@ TEST(Cli, QuickRunEndToEnd) {
     fs::remove(out);
     EXPECT_EQ(j["configurations"].size(), 4u);
     EXPECT_EQ(j["exit_status"], 0);
+    // the quick calibration's three [memory] rounds, each a profile the twins also ran with
+    EXPECT_EQ(j["profile"]["range_profiles"], 3);
+    for (const auto& cfg : j["configurations"]) {
+        if (cfg["twin"]["status"] == "ok") {
+            EXPECT_EQ(cfg["predicted_range_profiles"].size(), 3u) << cfg["name"];
+        }
+    }
+    for (const auto& r : j["rows"])
+        if (!r["predicted"].is_null()) {
+            EXPECT_LE(r["predicted_low"].get<double>(), r["predicted"].get<double>());
+            EXPECT_GE(r["predicted_high"].get<double>(), r["predicted"].get<double>());
+        }
     bool hash_twin = false;
     for (const auto& cfg : j["configurations"]) {
         if (cfg["name"] == "hash-yield-4k") hash_twin = cfg["twin"]["status"] == "ok";
@@ -459,6 +534,31 @@ TEST(Cli, QuickRunEndToEnd) {
             }
     }
     EXPECT_TRUE(hash_twin);
+}
+
+TEST(Cli, CalibrationsGiveTheRangeOverTheirProfilesAlone) {
+    // Two quick calibrations, one configuration: the range is over the two profiles, and there is
+    // no profile prediction of its own (no [memory] rounds' profiles either).
+    const fs::path out = fs::temp_directory_path() / ("kdsim-validate-cal2-" + std::to_string(getpid()) + ".json");
+    Cmd c = run_cmd(std::string(KDSIM_EXE) + " validate --quick --calibrations 2 --only hash-yield-4k --out " + out.string());
+    ASSERT_EQ(c.status, 0) << c.output;
+    std::ifstream in(out);
+    ASSERT_TRUE(in.good());
+    nlohmann::json j = nlohmann::json::parse(in);
+    fs::remove(out);
+    EXPECT_EQ(j["profile"]["range_profiles"], 2);
+    ASSERT_EQ(j["configurations"].size(), 1u);
+    EXPECT_EQ(j["configurations"][0]["predicted_range_profiles"].size(), 2u);
+    bool any = false;
+    for (const auto& r : j["rows"])
+        if (!r["predicted"].is_null()) {
+            any = true;
+            EXPECT_TRUE(r["predicted_profile"].is_null());
+            ASSERT_EQ(r["predictions"].size(), 2u);
+            const double a = r["predictions"][0].get<double>(), b = r["predictions"][1].get<double>();
+            EXPECT_DOUBLE_EQ(r["predicted"].get<double>(), (a + b) / 2);
+        }
+    EXPECT_TRUE(any);
 }
 
 TEST(Cli, BadInputIsExitTwoAndWritesNothing) {
@@ -472,6 +572,10 @@ TEST(Cli, BadInputIsExitTwoAndWritesNothing) {
     EXPECT_EQ(b.status, 2) << b.output;
     Cmd c = run_cmd(exe + " validate --quick --profile /nonexistent/profile.toml");
     EXPECT_EQ(c.status, 2) << c.output;
+    Cmd e = run_cmd(exe + " validate --quick --calibrations 2 --profile " + std::string(KDSIM_SOURCE_DIR) +
+                    "/data/profiles/x86/intel-icelake-server.toml");
+    EXPECT_EQ(e.status, 2) << e.output;
+    EXPECT_NE(e.output.find("--calibrations"), std::string::npos) << e.output;
     Cmd d = run_cmd(exe + " validate --quick --only no-such-configuration");
     EXPECT_EQ(d.status, 2) << d.output;
     EXPECT_NE(d.output.find("rx-inline-64-aes-128-gcm"), std::string::npos);
