@@ -458,7 +458,12 @@ public:
     // cpus_share_cache(): one sched_domain with SD_SHARE_PKG_RESOURCES (the last-level cache's)
     // spans both CPUs (their sd_llc_id agree). System gives each machine's CPUs one id.
     bool cpus_share_cache(const Cpu& other) const { return sd_llc_id_ == other.sd_llc_id_; }
-    void set_sd_llc_id(int id) { sd_llc_id_ = id; }
+    // `llc_domain`: whether such a domain exists (sd_llc); without one (an arm32 kernel without
+    // CONFIG_SCHED_MC) each CPU has an id of its own and select_idle_sibling scans no CPU.
+    void set_sd_llc_id(int id, bool llc_domain = true) {
+        sd_llc_id_ = id;
+        llc_domain_ = llc_domain;
+    }
     // Tasks queued on this CPU's wake_list, not yet activated.
     std::size_t wake_list_len() const { return wake_list_.size(); }
     // select_task_rq_fair for a wake-up from this CPU: the CPU the sleeping task `t` runs on next.
@@ -713,6 +718,7 @@ private:
     std::vector<TaskStruct*> wake_list_;
     bool idle_flush_charged_ = false;
     int sd_llc_id_ = 0;
+    bool llc_domain_ = true;
 
     // SIMD register file and owner descriptions
     SimdToken simd_regs_{};

@@ -488,9 +488,13 @@ TEST(Sched, ARemoteWakeupOfAnIdleCpuCostsItAReschedIpiUnlessItsIdleLoopPolls) {
 // Wake-up placement (select_task_rq_fair, select_idle_sibling) of a task allowed on CPUs 0-3 whose
 // previous CPU is 2: SCHED_FIFO hogs hold CPUs 2 and 3 from 1 us to past the wake-up at 10 us,
 // CPUs 0 and 1 idle. The wake-up comes from `waker`'s CPU; `recent` is p->recent_used_cpu.
+// `no_llc`: the kernel has no shared-cache domain (an arm32 kernel without CONFIG_SCHED_MC).
 struct Placement {
-    Placement(int waker, int recent, bool runner0 = false) {
-        for (int i = 0; i < 4; ++i) c[i].emplace(sim, i, engine::Clock(1'000'000'000), round_costs(), quiet_config());
+    Placement(int waker, int recent, bool runner0 = false, bool no_llc = false) {
+        for (int i = 0; i < 4; ++i) {
+            c[i].emplace(sim, i, engine::Clock(1'000'000'000), round_costs(), quiet_config());
+            if (no_llc) c[i]->set_sd_llc_id(i + 1, false);
+        }
         sleeper = &c[2]->create_task("sleeper", SchedPolicy::NORMAL, 0, true, sleep_once(*c[2]));
         c[2]->create_task("hog2", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[2]));
         c[3]->create_task("hog3", SchedPolicy::FIFO, 50, true, nap_then_hog(*c[3]));
@@ -550,6 +554,24 @@ TEST(Sched, AWakeUpFromAnIdleCpuOfTheMaskTakesThatCpuWhenPrevIsBusy) {
     // wake_affine_idle: the waking CPU (1) is idle and prev is not, so the target is CPU 1, idle
     Placement p(1, -1);
     EXPECT_EQ(p.landed(), 1);
+}
+
+TEST(Sched, WithoutASharedCacheDomainAWakeUpStaysOnItsBusyPrevCpu) {
+    // As AWakeUpFromABusyCpuScans...: prev (2) busy, but sd_llc is NULL, so select_idle_sibling
+    // returns the target (prev) without scanning for CPU 0's or 1's idleness
+    Placement p(3, -1, false, true);
+    EXPECT_TRUE(p.busy_at_wake);
+    EXPECT_EQ(p.landed(), 2);
+    EXPECT_EQ(p.sleeper->nr_migrations, 0u);
+}
+
+TEST(Sched, WithoutASharedCacheDomainNeitherTheIdleWakerNorTheRecentlyUsedCpuIsTaken) {
+    // wake_affine_idle takes an idle waker only when it shares prev's cache; select_idle_sibling
+    // takes the recently used CPU only when it shares the target's: both stay with prev (2)
+    Placement idle_waker(1, -1, false, true);
+    EXPECT_EQ(idle_waker.landed(), 2);
+    Placement recent(3, 1, false, true);
+    EXPECT_EQ(recent.landed(), 2);
 }
 
 TEST(Sched, AMigratedTaskKeepsItsLagBehindTheMinVruntimeOfItsNewRunqueue) {

@@ -148,7 +148,10 @@ void Cpu::migrate_task(TaskStruct& t, Cpu& to) {
     ++t.nr_migrations;
 }
 
-// The wake-up placement of a task with several allowed CPUs, all sharing the last-level cache.
+// The wake-up placement of a task with several allowed CPUs. Across CPUs that share no cache in
+// the scheduler's sense (cpus_share_cache; an arm32 kernel without CONFIG_SCHED_MC has no such
+// domain at all), wake_affine_idle does not take the idle waker, select_idle_sibling does not
+// take prev or the recently used CPU, and without an sd_llc it returns the target unscanned.
 // Reduced from 6.1: wake_wide()'s flip counts and wake_affine_weight()'s PELT load comparison are
 // not modelled (when wake_affine_idle() does not decide, the task stays with prev), nor is
 // SIS_UTIL's limit on the idle scan (it shortens the scan only on a busy LLC) or SMT.
@@ -164,12 +167,16 @@ Cpu& Cpu::select_task_rq(TaskStruct& t) {
     // want_affine when the waking CPU is in the task's mask; wake_affine() returns this CPU only
     // when wake_affine_idle() picks it: this CPU idle (a wake-up from an interrupt) and prev not
     Cpu* target = &prev;
-    if (this != &prev && allowed(this) && available_idle() && !prev.available_idle()) target = this;
+    if (this != &prev && allowed(this) && available_idle() && cpus_share_cache(prev) && !prev.available_idle())
+        target = this;
     if (target->available_idle()) return *target;
-    if (target != &prev && prev.available_idle()) return prev;
+    if (target != &prev && prev.cpus_share_cache(*target) && prev.available_idle()) return prev;
     Cpu* recent = t.recent_used_cpu;
     t.recent_used_cpu = &prev;
-    if (recent && recent != &prev && recent != target && recent->available_idle() && allowed(recent)) return *recent;
+    if (recent && recent != &prev && recent != target && recent->cpus_share_cache(*target) && recent->available_idle() &&
+        allowed(recent))
+        return *recent;
+    if (!target->llc_domain_) return *target; // sd_llc is NULL: no idle scan
     // select_idle_cpu: the mask's CPUs in number order from target + 1, wrapping
     Cpu* first_idle_after = nullptr;
     Cpu* first_idle = nullptr;

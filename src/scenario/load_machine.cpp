@@ -71,7 +71,7 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
                       {"preempt", "hz", "simd_policy", "simd_chunking", "simd_chunk_bytes", "sched_latency",
                        "sched_min_granularity", "sched_wakeup_granularity", "max_softirq_time", "max_softirq_restart",
                        "rcu_cpu_stall_timeout", "rcu_exp_cpu_stall_timeout", "softlockup_thresh", "irq_masking",
-                       "crypto_simd_disabled_for_test", "swiotlb", "swiotlb_size", "halt_poll_ns"});
+                       "crypto_simd_disabled_for_test", "swiotlb", "swiotlb_size", "halt_poll_ns", "sched_mc"});
         if (auto v = r_.boolean(*k, "crypto_simd_disabled_for_test", kkey + ".crypto_simd_disabled_for_test", false))
             mc.crypto_simd_disabled_for_test = *v;
         if (const toml::node* im = k->get("irq_masking")) {
@@ -146,6 +146,7 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
         dur("rcu_exp_cpu_stall_timeout", kc.rcu_exp_cpu_stall_timeout, true);
         dur("softlockup_thresh", kc.softlockup_thresh, true);
         if (auto t = r_.duration(*k, "halt_poll_ns", join_key(kkey, "halt_poll_ns"), false, false)) mc.halt_poll_ns = *t;
+        if (auto v = r_.boolean(*k, "sched_mc", kkey + ".sched_mc", false)) mc.sched_mc = *v;
         if (auto v = r_.integer(*k, "max_softirq_restart", kkey + ".max_softirq_restart", false, 1, 1000))
             kc.max_softirq_restart = static_cast<std::uint32_t>(*v);
     }

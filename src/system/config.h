@@ -174,6 +174,10 @@ struct MachineConfig {
     // [machine.kernel] halt_poll_ns of a KVM host (kvm.ko's parameter); absent: the arch's
     // KVM_HALT_POLL_NS_DEFAULT (kvm::default_halt_poll).
     std::optional<Tick> halt_poll_ns;
+    // [machine.kernel] sched_mc: CONFIG_SCHED_MC, a scheduler domain for the CPUs' shared cache
+    // (cpus_share_cache); absent: off for ARM32 (arch/arm/Kconfig's default, unset in
+    // multi_v7_defconfig, imx_v6_v7_defconfig and Debian's armmp), on for the others
+    std::optional<bool> sched_mc;
     crypto::Chunking chunking;
     // Hash code and tables count as evicted from the caches when an implementation has not run
     // on a CPU for this long (0: every call is cold); absent: always warm.

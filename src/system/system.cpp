@@ -113,12 +113,15 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         kc.pseudo_nmi = mc.irq_masking == "pmr" || mc.irq_masking == "pmr_nosync";        // priority masking lets NMI-priority vectors through
         kc.soft_irq_masking = mc.irq_masking == "soft"; // PowerPC lazy masking
         kc.idle_polling = idle_polls(mc.profile.arch);
+        const bool sched_mc = mc.sched_mc.value_or(mc.profile.arch != arch::Arch::ARM32);
+        const int llc_id = static_cast<int>(machines_.size()) << 8;
         for (int i = 0; i < mc.cpus; ++i) {
             m.cpus.push_back(std::make_unique<kernel::Cpu>(sim_, i, clock, m.costs, kc));
             m.cpus.back()->set_findings(&m.findings);
             // One last-level cache per machine (cpus_share_cache): every profile's part has one
-            // for its cores up to the CPU counts the scenarios give (docs/architecture.md).
-            m.cpus.back()->set_sd_llc_id(static_cast<int>(machines_.size()));
+            // for its cores up to the CPU counts the scenarios give (docs/architecture.md). Without
+            // CONFIG_SCHED_MC the scheduler knows of none: each CPU an id of its own.
+            m.cpus.back()->set_sd_llc_id(sched_mc ? llc_id : llc_id | (i + 1), sched_mc);
             m.simd.push_back(arch::make_simd_unit(*m.cpus.back(), mc.simd_policy, mc.profile.simd));
             if (m.simd.back()) m.simd.back()->set_crypto_simd_disabled_for_test(mc.crypto_simd_disabled_for_test);
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
@@ -459,6 +462,13 @@ std::vector<std::pair<std::string, int>> System::machine_cpus() const {
     for (const Machine& m : machines_)
         if (!m.host) out.emplace_back(m.cfg->name, static_cast<int>(m.cpus.size()));
     return out;
+}
+
+bool System::cpus_share_cache(const std::string& name, int a, int b) const {
+    for (const Machine& m : machines_)
+        if (m.cfg->name == name)
+            return m.cpus.at(static_cast<std::size_t>(a))->cpus_share_cache(*m.cpus.at(static_cast<std::size_t>(b)));
+    throw std::out_of_range("System: no machine " + name);
 }
 
 void System::write_trace(const std::function<void(std::string_view)>& out) const {

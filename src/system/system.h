@@ -71,6 +71,9 @@ public:
     }
     // Each machine's name and CPU count, in scenario order.
     std::vector<std::pair<std::string, int>> machine_cpus() const;
+    // The scheduler's cpus_share_cache() for CPUs `a` and `b` of machine `name` (sched_mc, the
+    // arch's default); throws std::out_of_range for an unknown machine or CPU.
+    bool cpus_share_cache(const std::string& name, int a, int b) const;
     // The recorded trace (nullptr unless enable_trace() was called).
     const kernel::TraceRecorder* trace() const { return trace_.get(); }
     // Streams the trace as Chrome Trace Event Format JSON (system/trace_json.h), or in ftrace's

@@ -193,5 +193,24 @@ INSTANTIATE_TEST_SUITE_P(
                       ClobberCase{"arm64_bh_off", arch::Arch::ARM64, arch::SimdPolicy::ARM64_BH_OFF, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// CONFIG_SCHED_MC: an ARM32 machine's kernel has no shared-cache domain unless the scenario says
+// sched_mc = true (arch/arm/Kconfig's default, Debian's armmp config); the other arches have one
+// unless it says false. cpus_share_cache() is what the wakelist and the placement ask.
+TEST(SchedTopology, Arm32CpusShareNoCacheByDefaultAndTheOthersShareOne) {
+    auto share = [](arch::Arch a, arch::SimdPolicy pol, std::optional<bool> sched_mc) {
+        auto s = one_machine(a, pol, {});
+        s.machines[0].cpus = 2;
+        s.machines[0].sched_mc = sched_mc;
+        System sys(s);
+        EXPECT_TRUE(sys.cpus_share_cache("m", 1, 1)); // a CPU and itself, always
+        return sys.cpus_share_cache("m", 0, 1);
+    };
+    EXPECT_FALSE(share(arch::Arch::ARM32, arch::SimdPolicy::ARM32_TASK_ONLY, std::nullopt));
+    EXPECT_TRUE(share(arch::Arch::ARM32, arch::SimdPolicy::ARM32_TASK_ONLY, true));
+    EXPECT_TRUE(share(arch::Arch::ARM64, arch::SimdPolicy::ARM64_BH_OFF, std::nullopt));
+    EXPECT_FALSE(share(arch::Arch::ARM64, arch::SimdPolicy::ARM64_BH_OFF, false));
+    EXPECT_TRUE(share(arch::Arch::X86_64, arch::SimdPolicy::X86_PREEMPT, std::nullopt));
+}
+
 } // namespace
 } // namespace kdsim::system
