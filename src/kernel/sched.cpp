@@ -267,7 +267,7 @@ bool Cpu::ttwu_queue_wakelist(TaskStruct& t) {
 Cycles Cpu::ttwu_cycles(TaskStruct& t) {
     if (ttwu_queue_wakelist(t)) return costs_.wakeup;
     ttwu_do_activate(t);
-    return costs_.wakeup + costs_.wakeup_activate;
+    return costs_.wakeup_whole();
 }
 
 TaskStruct& Cpu::wake_list_pop() {

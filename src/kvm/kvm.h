@@ -90,7 +90,7 @@ struct Paths {
     Cycles hvc() const { return k.world_switch; }
     Cycles mmio_vgic() const { return k.world_switch + k.abort_decode + k.vgic_mmio; }
     Cycles mmio_ioeventfd(bool wakes) const {
-        return k.world_switch + k.abort_decode + k.ioeventfd + (wakes ? host.wakeup + host.wakeup_activate : 0);
+        return k.world_switch + k.abort_decode + k.ioeventfd + (wakes ? host.wakeup_whole() : 0);
     }
     Cycles mmio_user() const {
         return k.world_switch + k.abort_decode + k.vcpu_put_load + k.user_exit + k.vmm_mmio;
@@ -106,7 +106,7 @@ struct Paths {
     // An interrupt for a vCPU blocked in WFI: the host interrupt on its core (the kick IPI, or the
     // background hrtimer that wakes it), the switch back to the vCPU thread and the entry.
     Cycles irq_wfi(bool vtimer) const {
-        const Cycles wake = vtimer ? host.timer_handler + host.wakeup + host.wakeup_activate + k.timer_irq : 0;
+        const Cycles wake = vtimer ? host.timer_handler + host.wakeup_whole() + k.timer_irq : 0;
         return host.irq_entry + wake + host.irq_exit + host.context_switch + k.wfi_block + k.vcpu_put_load / 2 +
                (k.world_switch - k.world_switch / 2) + k.vgic_flush;
     }

@@ -187,14 +187,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
                             r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *l, lkey + ".vhost_cpu",
                                      fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name, m.cpus - 1,
                                                  lc.vhost_cpu));
-                        if (vhost_affinity)
-                            for (std::size_t k = 0; k < vhost_affinity->size(); ++k) {
-                                const auto v = vhost_affinity->get(k)->value<std::int64_t>();
-                                if (v && *v >= m.cpus && *v < MAX_CPUS)
-                                    r_.error(*vhost_affinity->get(k), index_key(lkey + ".vhost_affinity", k),
-                                             fmt::format("expected a CPU of the host '{}' (0..{}), found {}", m.name,
-                                                         m.cpus - 1, *v));
-                            }
+                        if (vhost_affinity) check_within_host(*vhost_affinity, lkey + ".vhost_affinity", m);
                         if (!m.profile.virt)
                             r_.error(*l, lkey + ".kind",
                                      fmt::format("a virtio link needs the [virt] figures of the host's profile {}, which has none",
@@ -248,22 +241,13 @@ void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
         const system::MachineConfig* host = nullptr;
         for (const auto& o : cfg.machines)
             if (!mc.kvm_host.empty() && o.name == mc.kvm_host) host = &o;
-        // an element that names no CPU of the host (one that is no CPU number at all was refused when read)
-        auto beyond_host = [&](const toml::array& a, const std::string& key) {
-            for (std::size_t i = 0; i < a.size(); ++i) {
-                const auto v = a.get(i)->value<std::int64_t>();
-                if (v && *v >= host->cpus && *v < MAX_CPUS)
-                    r_.error(*a.get(i), index_key(key, i),
-                             fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host->name, host->cpus - 1, *v));
-            }
-        };
         if (affinity_at_.count(mc.name)) {
             const auto& [a, key] = affinity_at_.at(mc.name);
             if (!vcpu_at_.count(mc.name)) {
                 r_.error(*a, key, "vcpu_affinity lets the vCPU threads of vcpu_cpus move: expected vcpu_cpus beside it (the "
                                   "CPUs they start on)");
             } else if (host) {
-                beyond_host(*a, key);
+                check_within_host(*a, key, *host);
                 for (std::size_t i = 0; i < mc.vcpu_cpus.size(); ++i)
                     if (std::find(mc.vcpu_affinity.begin(), mc.vcpu_affinity.end(), mc.vcpu_cpus[i]) == mc.vcpu_affinity.end())
                         r_.error(*vcpu_at_.at(mc.name).first->get(i), index_key(vcpu_at_.at(mc.name).second, i),
@@ -283,7 +267,16 @@ void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
         if (a->size() != static_cast<std::size_t>(mc.cpus))
             r_.error(*a, key,
                      fmt::format("expected one host CPU per vCPU ({} for cpus = {}), found {}", mc.cpus, mc.cpus, a->size()));
-        beyond_host(*a, key);
+        check_within_host(*a, key, *host);
+    }
+}
+
+void ScenarioLoader::check_within_host(const toml::array& a, const std::string& key, const system::MachineConfig& host) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto v = a.get(i)->value<std::int64_t>();
+        if (v && *v >= host.cpus && *v < MAX_CPUS)
+            r_.error(*a.get(i), index_key(key, i),
+                     fmt::format("expected a CPU of the host '{}' (0..{}), found {}", host.name, host.cpus - 1, *v));
     }
 }
 

@@ -93,6 +93,9 @@ private:
     void check_vcpu_cpus(const system::ScenarioConfig& cfg);
     // Host CPU numbers of array `a` (key `key`) appended to `out`; `once`: each at most once.
     void read_host_cpus(const toml::array& a, const std::string& key, bool once, std::vector<int>& out);
+    // Reports each element of `a` (key `key`) that names no CPU of `host` (one that is no CPU number
+    // at all was refused when read).
+    void check_within_host(const toml::array& a, const std::string& key, const system::MachineConfig& host);
     std::map<std::string, std::pair<const toml::array*, std::string>> vcpu_at_; // machine -> its vcpu_cpus, key
     std::map<std::string, std::pair<const toml::array*, std::string>> affinity_at_; // machine -> its vcpu_affinity, key
     const system::Profile* profile(const toml::node& at, const std::string& key, const std::string& name);

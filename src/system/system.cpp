@@ -138,17 +138,9 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
         for (auto& c : m.cpus) vcpus.push_back(c.get());
         require(m.cfg->vcpu_cpus.empty() || m.cfg->vcpu_cpus.size() == vcpus.size(),
                 "machine " + m.cfg->name + ": vcpu_cpus of another length than cpus");
-        // vcpu_cpus and vcpu_affinity (checked by the loader) as the host's CPUs
-        auto host_cpus = [&](const std::vector<int>& numbers, const char* key) {
-            std::vector<kernel::Cpu*> out;
-            for (int h : numbers) {
-                require(h >= 0 && h < host->cfg->cpus, "machine " + m.cfg->name + ": " + key + " names no CPU of the host");
-                out.push_back(host->cpus[static_cast<std::size_t>(h)].get());
-            }
-            return out;
-        };
-        const std::vector<kernel::Cpu*> threads_on = host_cpus(m.cfg->vcpu_cpus, "vcpu_cpus");
-        const std::vector<kernel::Cpu*> affinity = host_cpus(m.cfg->vcpu_affinity, "vcpu_affinity");
+        const std::vector<kernel::Cpu*> threads_on = host_cpus(*host, m.cfg->vcpu_cpus, "machine " + m.cfg->name + ": vcpu_cpus");
+        const std::vector<kernel::Cpu*> affinity =
+            host_cpus(*host, m.cfg->vcpu_affinity, "machine " + m.cfg->name + ": vcpu_affinity");
         const arch::SimdCosts& hs = host->cfg->profile.simd;
         m.vm = std::make_unique<kvm::Vm>(*host->cfg->profile.kvm, host->costs, std::move(vcpus), threads_on,
                                          kvm::HostFpsimd{hs.save, hs.restore},
@@ -315,11 +307,8 @@ void System::build_network() {
                         "profile " + guest.profile.name + " has no [net] gro_receive, gro_tcp, gro_merge and gro_complete figures");
                 vdev->set_gro(net::GroCosts{*gn.gro_receive, *gn.gro_tcp, *gn.gro_merge, *gn.gro_complete});
             }
-            std::vector<kernel::Cpu*> vhost_affinity; // vhost_affinity (checked by the loader) as the host's CPUs
-            for (int h : l.vhost_affinity) {
-                require(h >= 0 && h < host.cpus, "virtio link " + l.a + " - " + l.b + ": vhost_affinity names no CPU of the host");
-                vhost_affinity.push_back(b->cpus[static_cast<std::size_t>(h)].get());
-            }
+            std::vector<kernel::Cpu*> vhost_affinity =
+                host_cpus(*b, l.vhost_affinity, "virtio link " + l.a + " - " + l.b + ": vhost_affinity");
             vhosts_.push_back(std::make_unique<net::Vhost>(*b->cpus[static_cast<std::size_t>(l.vhost_cpu)], v, *vdev, *tap,
                                                            "vhost-" + guest.name, std::move(vhost_affinity)));
             b->vhosts.emplace_back(guest.name, vhosts_.back().get());
@@ -461,6 +450,15 @@ std::vector<std::pair<std::string, int>> System::machine_cpus() const {
     std::vector<std::pair<std::string, int>> out;
     for (const Machine& m : machines_)
         if (!m.host) out.emplace_back(m.cfg->name, static_cast<int>(m.cpus.size()));
+    return out;
+}
+
+std::vector<kernel::Cpu*> System::host_cpus(const Machine& host, const std::vector<int>& numbers, const std::string& what) {
+    std::vector<kernel::Cpu*> out;
+    for (int h : numbers) {
+        require(h >= 0 && h < host.cfg->cpus, what + " names no CPU of the host");
+        out.push_back(host.cpus[static_cast<std::size_t>(h)].get());
+    }
     return out;
 }
 

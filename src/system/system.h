@@ -135,6 +135,9 @@ private:
     void register_stats();
     // The counters of a machine's NICs after the first and of its PCIe link (build_nic.cpp).
     static void register_nic_stats(const Machine& m, const stats::Scope& machine);
+    // `numbers` (host CPU numbers, checked by the loader) as `host`'s CPUs; `what` names the key
+    // and its owner in the error for a number that is none.
+    static std::vector<kernel::Cpu*> host_cpus(const Machine& host, const std::vector<int>& numbers, const std::string& what);
     void build_network();
     // The machine's next NIC (eth0, eth1, ...) for an Ethernet link: its IRQ on the CPU the
     // affinity gives, its DMA API, memory, PCIe link and GRO/GSO/TSO features as configured;
