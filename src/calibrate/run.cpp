@@ -450,7 +450,7 @@ int run(const Options& o) {
         }
     };
     section("cpu", {"clock", "cache_line"});
-    section("sched", {"context_switch", "wakeup", "wakeup_activate", "tick", "cond_resched"});
+    section("sched", {"context_switch", "wakeup", "wakeup_activate", "tick", "cond_resched", "load_balance"});
     // a guest (CPUID.1:ECX bit 31, hypervisor present): the timer interrupt's delivery through the
     // hypervisor = the timer signal's round trip less what a bare kernel would spend in it (the
     // signal's delivery, handler and sigreturn: the self-signal; the interrupt's entry, handler and

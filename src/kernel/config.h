@@ -19,6 +19,8 @@ struct KernelConfig {
     Tick sched_latency = 6 * engine::PS_PER_MS;         // sysctl_sched_latency
     Tick sched_min_granularity = 750 * engine::PS_PER_US; // sysctl_sched_min_granularity
     Tick sched_wakeup_granularity = 1 * engine::PS_PER_MS;
+    Tick sched_migration_cost = 500 * engine::PS_PER_US;  // sysctl_sched_migration_cost (task_hot, avg_idle)
+    bool sched_feat_ni_random = true; // NI_RANDOM (kernel/sched/features.h): newidle runs in proportion to its success
     Tick max_softirq_time = 2 * engine::PS_PER_MS;       // MAX_SOFTIRQ_TIME
     std::uint32_t max_softirq_restart = 10;              // MAX_SOFTIRQ_RESTART
     Tick rcu_cpu_stall_timeout = 21 * engine::PS_PER_S;  // CONFIG_RCU_CPU_STALL_TIMEOUT

@@ -19,6 +19,7 @@ struct KernelCosts {
     Cycles wakeup_activate = 0; // ttwu_do_activate: rq lock, update_rq_clock, enqueue, check_preempt_curr
     Cycles tick = 0;           // scheduler_tick in the timer interrupt
     Cycles cond_resched = 0;   // a cond_resched() call that does not reschedule
+    Cycles load_balance = 0;   // one load_balance() of a 2-8 CPU domain, with the pull when it moves one
     // A whole try_to_wake_up on one CPU, the activation included (no wake_list).
     Cycles wakeup_whole() const { return wakeup + wakeup_activate; }
     // [irq]

@@ -42,6 +42,9 @@ Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts
     request_irq(RESCHEDULE_VECTOR, &Cpu::scheduler_ipi, nullptr, "reschedule_ipi");
     request_irq(CALL_FUNCTION_SINGLE_VECTOR, &Cpu::call_function_single_ipi, nullptr, "call_function_single_ipi");
     wake_list_.reserve(8);
+    open_softirq(SCHED_SOFTIRQ, &Cpu::run_rebalance_domains, nullptr);
+    avg_idle_ = 2 * cfg_.sched_migration_cost; // sched_init
+    max_idle_balance_cost_ = cfg_.sched_migration_cost;
 
     idle_task_ = &create_task("swapper/" + std::to_string(id_), SchedPolicy::NORMAL, 0, true,
                               idle_body(*this));
@@ -335,7 +338,7 @@ void Cpu::on_event(std::uint64_t arg) {
         if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
             // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once);
             // a wake_list entry's is the call-function IPI
-            if (!wake_list_.empty()) {
+            if (!wake_list_.empty() || nohz_kick_pending_) {
                 raise_irq(CALL_FUNCTION_SINGLE_VECTOR);
                 return;
             }
@@ -628,6 +631,13 @@ void Cpu::run() {
                 }
                 idle_flush_charged_ = false;
                 ttwu_do_activate(wake_list_pop());
+                continue;
+            }
+            // and the nohz kick's csd, whose SCHED_SOFTIRQ do_idle runs at once (do_softirq)
+            if (nohz_kick_pending_) [[unlikely]] {
+                nohz_kick_pending_ = false;
+                softirq_pending_ |= 1u << SCHED_SOFTIRQ;
+                push_softirq(false);
                 continue;
             }
             if (need_resched_ || !runqueue_.empty()) {

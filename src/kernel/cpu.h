@@ -24,11 +24,13 @@
 //
 // Mirrors: kernel/softirq.c (irq_exit, __do_softirq, ksoftirqd), kernel/sched/core.c
 // (__schedule, preempt_schedule_irq, scheduler_tick, try_to_wake_up), kernel/time/hrtimer.c.
-// Simplified: tasks are pinned to a CPU (no load balancing); CFS is reduced to vruntime
+// Simplified: a task runs on one CPU unless it has several allowed CPUs (cpus_allowed: placed at
+// wake-ups, pulled by an idle CPU's load balance while queued); CFS is reduced to vruntime
 // order with the latency/min-granularity slice; RT is SCHED_FIFO only; one hardirq nests at
 // a time (handlers run with IRQs masked, as Linux runs them).
 #pragma once
 
+#include "engine/rng.h"
 #include "engine/simulation.h"
 #include "engine/task.h"
 #include "engine/time.h"
@@ -140,10 +142,17 @@ struct TaskStruct {
     Tick last_ran = 0;
     std::uint64_t nr_switches = 0;
     // The CPUs it may run on (sched_setaffinity), sharing one last-level cache; empty: only `cpu`.
-    // A task with several is placed at each wake-up (Cpu::select_task_rq).
+    // A task with several is placed at each wake-up (Cpu::select_task_rq) and may be pulled to
+    // another CPU while it is queued, preempted mid-body (Cpu::load_balance). Contract of such a
+    // task's body: after every await at which it can be preempted it takes its CPU from `cpu`
+    // again and holds no Cpu& across such an await (docs/architecture.md).
     std::vector<Cpu*> cpus_allowed;
     Cpu* recent_used_cpu = nullptr; // p->recent_used_cpu: the CPU before the last placement's prev
-    std::uint64_t nr_migrations = 0;
+    std::uint64_t nr_migrations = 0;      // moves to another CPU (se.nr_migrations): placements and balances
+    std::uint64_t nr_balance_moves = 0;   // load balances that pulled it to another CPU
+    // When it last went to the head of its runqueue's cfs_tasks list (picked, or enqueued by a
+    // wake-up): detach_tasks looks at the queued tasks from the oldest.
+    Tick list_stamp = 0;
     // SIMD bookkeeping, interpreted by the arch (TIF_NEED_FPU_LOAD, TIF_FOREIGN_FPSTATE, ...)
     SimdToken user_token{};    // the token this task's user state carries
     SimdToken saved_user{};    // what was saved into thread.fpu / vfpstate
@@ -229,6 +238,11 @@ struct CpuStats {
     std::array<std::uint64_t, NR_SOFTIRQS> softirq_handled{};
     std::uint64_t context_switches = 0;
     std::uint64_t preemptions = 0; // involuntary switches
+    // load balancing onto this CPU (newidle_balance, nohz_idle_balance)
+    std::uint64_t lb_newidle = 0;  // newidle balances run (past rd->overload, avg_idle and NI_RANDOM)
+    std::uint64_t lb_idle = 0;     // CPU_IDLE balances run from the nohz kick
+    std::uint64_t lb_pulled = 0;   // tasks those pulled here
+    std::uint64_t nohz_kicks = 0;  // nohz_balancer_kick: this CPU kicked an idle one
     std::array<std::uint64_t, 4> irqflag_ops{}; // disable, enable, save, restore
     std::uint64_t bh_disable_ops = 0;
     // watchdog view
@@ -241,6 +255,21 @@ struct CpuStats {
     // SIMD findings
     std::uint64_t simd_clobbers = 0;
 };
+
+// What the CPUs of one machine share for load balancing: the root domain's overload flag
+// (rd->overload: some runqueue had two or more tasks since a balance last found none) and the
+// nohz idle balancer's next time (nohz.next_balance). One sched_domain spans the machine's CPUs
+// (MC with CONFIG_SCHED_MC, else DIE): `span`.
+// Models: struct root_domain (kernel/sched/sched.h)
+// Models: nohz (kernel/sched/fair.c)
+struct RootDomain {
+    std::vector<Cpu*> span;
+    bool overload = false;
+    std::uint64_t nohz_next_balance = 0; // jiffies
+};
+
+// The load balancer's view of one balance: which kind of CPU pulls (enum cpu_idle_type).
+enum class CpuIdleType : std::uint8_t { CPU_IDLE, CPU_NEWLY_IDLE };
 
 class Cpu final : public engine::EventTarget {
 public:
@@ -468,6 +497,20 @@ public:
     std::size_t wake_list_len() const { return wake_list_.size(); }
     // select_task_rq_fair for a wake-up from this CPU: the CPU the sleeping task `t` runs on next.
     Cpu& select_task_rq(TaskStruct& t);
+    // Joins the machine's root domain (System, for a machine of two or more CPUs); `rng` is this
+    // CPU's sched_rng (NI_RANDOM's dice). Without it the CPU balances nothing (no sched_domain).
+    void set_root_domain(RootDomain* rd, engine::Rng rng) {
+        rd_ = rd;
+        sched_rng_ = rng;
+        balance_interval_ms_ = rd->span.size(); // sd_init: balance_interval = sd_weight
+    }
+    // rq->nr_running: the runnable tasks here, the current one included (not the idle task).
+    std::size_t nr_running() const {
+        const bool curr = current_task_ && current_task_ != idle_task_ && current_task_->state == TaskState::RUNNING;
+        return runqueue_.size() + (curr ? 1 : 0);
+    }
+    // rq->avg_idle (the mean idle time newidle_balance weighs its cost against).
+    Tick avg_idle() const { return avg_idle_; }
     // idle_cpu(): the idle task is current and nothing is runnable (an interrupt taken from idle
     // keeps the CPU idle in this sense).
     bool available_idle() const { return current_task_ == idle_task_ && runqueue_.empty(); }
@@ -591,6 +634,17 @@ private:
     static engine::Task<> tick_handler(Cpu& cpu, void* ctx);
     static engine::Task<> scheduler_ipi(Cpu& cpu, void* ctx);
     static engine::Task<> call_function_single_ipi(Cpu& cpu, void* ctx);
+    // load balancing (kernel/sched/fair.c), onto this CPU
+    // newidle_balance() from schedule() with nothing to pick: true when it pulled a task here;
+    // `cost` gets the cycles of the balance it ran (0: none ran).
+    bool newidle_balance(Cycles& cost);
+    // One load_balance() of the machine's domain pulling to this CPU: the task moved, or none.
+    TaskStruct* load_balance(CpuIdleType idle);
+    // can_migrate_task() of a task queued on `src` for a balance to this CPU.
+    bool can_migrate_task(const TaskStruct& t, CpuIdleType idle) const;
+    void nohz_balancer_kick();
+    static engine::Task<> run_rebalance_domains(Cpu& cpu, void* ctx);
+    std::uint64_t msecs_to_jiffies(std::uint64_t ms) const { return (ms * cfg_.hz + 999) / 1000; }
     // try_to_wake_up up to ttwu_queue: claims a sleeping `t` (TASK_WAKING) and places it; false
     // when `t` is not sleeping.
     bool ttwu_claim(TaskStruct& t);
@@ -719,6 +773,20 @@ private:
     bool idle_flush_charged_ = false;
     int sd_llc_id_ = 0;
     bool llc_domain_ = true;
+    // load balancing: the machine's root domain, and this CPU's copy of the sched_domain's state
+    RootDomain* rd_ = nullptr;
+    engine::Rng sched_rng_{0, ""};
+    Tick avg_idle_ = 0;               // rq->avg_idle, 2 * sysctl_sched_migration_cost at boot
+    Tick idle_stamp_ = 0;             // rq->idle_stamp: when newidle_balance began, 0 when not idle
+    bool idle_stamped_ = false;
+    Tick max_idle_balance_cost_ = 0;  // rq->max_idle_balance_cost, sysctl_sched_migration_cost at boot
+    Tick max_newidle_lb_cost_ = 0;    // sd->max_newidle_lb_cost
+    std::uint32_t nr_balance_failed_ = 0; // sd->nr_balance_failed
+    std::uint32_t newidle_call_ = 512, newidle_success_ = 256, newidle_ratio_ = 512; // NI_RANDOM
+    std::uint64_t balance_interval_ms_ = 0; // sd->balance_interval, sd_weight at boot
+    std::uint64_t last_balance_ = 0;  // sd->last_balance, jiffies
+    std::uint64_t next_balance_ = 0;  // rq->next_balance, jiffies
+    bool nohz_kick_pending_ = false;  // NOHZ_BALANCE_KICK in nohz_flags: the csd is queued
 
     // SIMD register file and owner descriptions
     SimdToken simd_regs_{};

@@ -24,6 +24,12 @@ void Cpu::register_stats(const stats::Scope& s) const {
     s.sub("sched")
         .counter("context_switches", c.context_switches, "count", "__schedule switches to another task")
         .counter("preemptions", c.preemptions, "count", "involuntary switches (preemption)");
+    if (rd_)
+        s.sub("sched")
+            .counter("newidle_balances", c.lb_newidle, "count", "newidle_balance load balances run here as the CPU was about to idle")
+            .counter("idle_balances", c.lb_idle, "count", "CPU_IDLE load balances for this CPU from a nohz kick")
+            .counter("balance_pulls", c.lb_pulled, "count", "queued tasks those balances pulled here")
+            .counter("nohz_kicks", c.nohz_kicks, "count", "nohz_balancer_kick: this busy CPU kicked an idle one to balance");
     s.sub("irqflags")
         .counter("local_irq_disable", c.irqflag_ops[0], "count", "local_irq_disable calls")
         .counter("local_irq_enable", c.irqflag_ops[1], "count", "local_irq_enable calls")

@@ -5,6 +5,10 @@
 // (sched.wakeup), the target the activation (sched.wakeup_activate) in its call-function IPI or
 // polling idle loop (6.1's TTWU_QUEUE). Local and busy-remote wake-ups activate on the waker.
 //
+// A task allowed on several CPUs also moves while it is queued: a CPU about to idle pulls one
+// (newidle_balance), and a busy CPU's tick with two runnable kicks an idle CPU to pull one in its
+// SCHED_SOFTIRQ (nohz_balancer_kick, nohz_idle_balance); both go through load_balance.
+//
 // Mirrors kernel/sched/core.c (__schedule, try_to_wake_up, ttwu_queue, scheduler_tick), fair.c and rt.c,
 // reduced to what latency questions need: SCHED_FIFO tasks by priority run before all others
 // and are never time-sliced; SCHED_NORMAL tasks run in vruntime order (all at nice 0), with
@@ -43,6 +47,7 @@ TaskStruct& Cpu::create_task(std::string comm, SchedPolicy policy, int rt_priori
     t->state = TaskState::RUNNABLE;
     tasks_.push_back(t);
     runqueue_.push_back(t);
+    if (rd_ && nr_running() >= 2) rd_->overload = true; // wake_up_new_task -> activate_task: add_nr_running
     return *t;
 }
 
@@ -106,12 +111,22 @@ void Cpu::schedule(bool preempt) {
         enqueue(*prev);
     }
     TaskStruct* next = pick_next_task();
-    if (next) dequeue(*next);
-    else next = idle_task_;
+    Cycles balance = 0; // newidle_balance's load_balance, paid before the switch
+    if (!next && rd_) [[unlikely]]
+        if (newidle_balance(balance)) next = pick_next_task();
+    if (next) {
+        dequeue(*next);
+        next->list_stamp = now(); // pick_next_task_fair: list_move to the head of cfs_tasks
+    } else {
+        next = idle_task_;
+    }
     need_resched_ = false;
     next->state = TaskState::RUNNING;
     next->last_ran = now();
-    if (next == prev) return;
+    if (next == prev) {
+        if (balance) push_exec(next->frame, PendingExec{balance, Cat::SCHEDULER, false, false, {}});
+        return;
+    }
 
     ++stats_.context_switches;
     if (preempt && prev->pid != 0) ++stats_.preemptions; // leaving idle is no preemption
@@ -134,6 +149,7 @@ void Cpu::schedule(bool preempt) {
     ++stats_.irqflag_ops[1];
     push_exec(next->frame, PendingExec{costs_.local_irq_disable + costs_.local_irq_enable, Cat::IRQ_MASK, false, false, {}});
     push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
+    if (balance) push_exec(next->frame, PendingExec{balance, Cat::SCHEDULER, false, false, {}});
 }
 
 // Models: migrate_task_rq_fair() (kernel/sched/fair.c)
@@ -190,6 +206,199 @@ Cpu& Cpu::select_task_rq(TaskStruct& t) {
     return *target;
 }
 
+// ---- load balancing onto an idle CPU (kernel/sched/fair.c) ------------------------------------
+// Reduced from 6.1 to one sched_domain spanning the machine (its MC domain, or DIE without
+// CONFIG_SCHED_MC) whose groups are single CPUs, and to the task count: an idle CPU pulls one
+// queued SCHED_NORMAL task from the CPU with the most runnable when that one has two or more
+// (calculate_imbalance's migrate_task, (busiest - local) >> 1). Not modelled: PELT load and
+// utilisation (migrate_load, and the migrate_util a DIE domain uses, which can pull more than one
+// task at a time), the balance a busy CPU's own tick runs (CPU_NOT_IDLE, every
+// balance_interval * busy_factor), active balancing (the stopper pushing a running task after
+// repeated failures), and NUMA. kdsim's idle CPUs take their tick, which a NO_HZ_IDLE kernel
+// stops; that tick triggers no balance here, as it would not run there.
+
+namespace {
+constexpr std::uint32_t CACHE_NICE_TRIES = 1; // sd_init: SD_SHARE_PKG_RESOURCES, or the else branch
+constexpr std::uint64_t MAX_PINNED_INTERVAL = 512; // ms
+} // namespace
+
+// Models: can_migrate_task() (kernel/sched/fair.c)
+// Models: task_hot() (kernel/sched/fair.c)
+bool Cpu::can_migrate_task(const TaskStruct& t, CpuIdleType) const {
+    if (t.policy != SchedPolicy::NORMAL) return false; // detach_tasks walks cfs_tasks only
+    if (std::find(t.cpus_allowed.begin(), t.cpus_allowed.end(), this) == t.cpus_allowed.end()) return false;
+    // rq_clock_task - se.exec_start; a task that never ran has exec_start 0, long before
+    const bool ran = t.sum_exec != 0 || t.nr_switches != 0;
+    const bool hot = ran && now() - t.last_ran < cfg_.sched_migration_cost;
+    return !hot || nr_balance_failed_ > CACHE_NICE_TRIES;
+}
+
+// Models: load_balance() (kernel/sched/fair.c)
+// Models: find_busiest_group(), find_busiest_queue() (kernel/sched/fair.c)
+// Models: detach_tasks(), attach_one_task() (kernel/sched/fair.c)
+TaskStruct* Cpu::load_balance(CpuIdleType idle) {
+    // update_sd_lb_stats at the root domain: rd->overload from every runqueue
+    bool overload = false;
+    for (const Cpu* c : rd_->span) overload |= c->nr_running() > 1;
+    rd_->overload = overload;
+    const std::size_t local = nr_running();
+    std::uint64_t excluded = 0; // LBF_ALL_PINNED: redo without that CPU (bit i: span[i])
+    bool all_pinned = false;
+    for (;;) {
+        Cpu* busiest = nullptr;
+        std::size_t busiest_i = 0;
+        for (std::size_t i = 0; i < rd_->span.size(); ++i) {
+            Cpu* c = rd_->span[i];
+            if (c != this && !(excluded >> i & 1) && (!busiest || c->nr_running() > busiest->nr_running())) {
+                busiest = c;
+                busiest_i = i;
+            }
+        }
+        if (!busiest || busiest->nr_running() < local + 2) { // imbalance (busiest - local) >> 1 == 0
+            nr_balance_failed_ = 0; // out_balanced, out_all_pinned
+            if (idle != CpuIdleType::CPU_NEWLY_IDLE) { // out_one_pinned: tune up the interval
+                if (all_pinned && balance_interval_ms_ < MAX_PINNED_INTERVAL) balance_interval_ms_ *= 2;
+                else if (!all_pinned && balance_interval_ms_ < 2 * rd_->span.size()) balance_interval_ms_ *= 2;
+            }
+            return nullptr;
+        }
+        // detach_tasks: from the tail of cfs_tasks (the task longest at neither head), one task
+        TaskStruct* moved = nullptr;
+        bool any_allowed = false;
+        const TaskStruct* after = nullptr; // the last one looked at, in list order
+        for (;;) {
+            TaskStruct* oldest = nullptr;
+            for (TaskStruct* q : busiest->runqueue_)
+                if (q->policy == SchedPolicy::NORMAL &&
+                    (!after || q->list_stamp > after->list_stamp || (q->list_stamp == after->list_stamp && q->pid > after->pid)) &&
+                    (!oldest || q->list_stamp < oldest->list_stamp || (q->list_stamp == oldest->list_stamp && q->pid < oldest->pid)))
+                    oldest = q;
+            if (!oldest) break;
+            after = oldest;
+            if (std::find(oldest->cpus_allowed.begin(), oldest->cpus_allowed.end(), this) != oldest->cpus_allowed.end())
+                any_allowed = true;
+            if (can_migrate_task(*oldest, idle)) {
+                moved = oldest;
+                break;
+            }
+        }
+        if (!moved && !any_allowed) { // LBF_ALL_PINNED
+            all_pinned = true;
+            excluded |= std::uint64_t{1} << busiest_i;
+            continue;
+        }
+        balance_interval_ms_ = rd_->span.size(); // sd->min_interval
+        if (!moved) { // every task it may take ran within sysctl_sched_migration_cost
+            if (idle != CpuIdleType::CPU_NEWLY_IDLE) ++nr_balance_failed_;
+            return nullptr;
+        }
+        nr_balance_failed_ = 0;
+        // detach_task: deactivate_task + set_task_cpu; attach_task: activate_task + check_preempt_curr
+        busiest->dequeue(*moved);
+        busiest->migrate_task(*moved, *this);
+        enqueue(*moved);
+        moved->list_stamp = now();
+        ++moved->nr_balance_moves;
+        ++stats_.lb_pulled;
+        need_resched_ = true; // this CPU is idle, or about to be
+        return moved;
+    }
+}
+
+// Models: newidle_balance() (kernel/sched/fair.c; sched_balance_newidle in Debian's 6.1.192)
+// Models: update_newidle_cost(), update_newidle_stats() (kernel/sched/fair.c)
+bool Cpu::newidle_balance(Cycles& cost) {
+    cost = 0;
+    if (!wake_list_.empty()) return false; // this_rq->ttwu_pending
+    idle_stamp_ = now();
+    idle_stamped_ = true;
+    if (!rd_->overload || avg_idle_ < max_newidle_lb_cost_) return false;
+    // NI_RANDOM: run in proportion to the recent success rate (newidle_ratio of 1024)
+    std::uint32_t weight = 1 + newidle_ratio_;
+    auto update_newidle_stats = [this](std::uint32_t success) {
+        ++newidle_call_;
+        newidle_success_ += success;
+        if (newidle_call_ >= 1024) {
+            newidle_ratio_ = newidle_success_;
+            newidle_call_ /= 2;
+            newidle_success_ /= 2;
+        }
+    };
+    if (cfg_.sched_feat_ni_random && static_cast<std::uint32_t>(sched_rng_.next() % 1024) > weight) {
+        update_newidle_stats(0);
+        return false;
+    }
+    weight = cfg_.sched_feat_ni_random ? (1024 + weight / 2) / weight : 1;
+    ++stats_.lb_newidle;
+    TaskStruct* pulled = load_balance(CpuIdleType::CPU_NEWLY_IDLE);
+    cost = costs_.load_balance;
+    const Tick domain_cost = clock_.to_ticks_ceil(cost);
+    update_newidle_stats(pulled ? weight : 0);
+    max_newidle_lb_cost_ = std::max(max_newidle_lb_cost_, domain_cost); // (its 1 %/s decay: the figure is constant)
+    max_idle_balance_cost_ = std::max(max_idle_balance_cost_, domain_cost);
+    if (pulled) idle_stamped_ = false;
+    return pulled != nullptr;
+}
+
+// A busy CPU's tick with two or more runnable kicks the first idle CPU of the machine, at most once
+// a jiffy for the machine; that CPU balances in its SCHED_SOFTIRQ (run_rebalance_domains).
+// Models: nohz_balancer_kick(), kick_ilb(), find_new_ilb() (kernel/sched/fair.c)
+void Cpu::nohz_balancer_kick() {
+    if (available_idle()) return; // rq->idle_balance
+    const std::uint64_t j = jiffies();
+    if (j < rd_->nohz_next_balance || nr_running() < 2) return;
+    rd_->nohz_next_balance = j + 1;
+    for (Cpu* ilb : rd_->span) {
+        if (ilb == this || !ilb->available_idle()) continue;
+        if (ilb->nohz_kick_pending_) return; // NOHZ_KICK_MASK: its csd is already queued
+        ilb->nohz_kick_pending_ = true;
+        ++stats_.nohz_kicks;
+        // smp_call_function_single_async: the call-function IPI, none to a polling idle loop
+        sim_.schedule_at(now(), ilb, ilb->idle_wakes_without_ipi() ? EV_KICK : ipi_event(CALL_FUNCTION_SINGLE_VECTOR));
+        return;
+    }
+}
+
+// SCHED_SOFTIRQ of the kicked CPU: every idle CPU of the machine, from the next one round to
+// itself, whose rq->next_balance is due gets a CPU_IDLE balance, paid here.
+// Models: run_rebalance_domains(), nohz_idle_balance(), _nohz_idle_balance() (kernel/sched/fair.c)
+// Models: rebalance_domains(), get_sd_balance_interval() (kernel/sched/fair.c)
+engine::Task<> Cpu::run_rebalance_domains(Cpu& cpu, void*) {
+    if (!cpu.rd_) co_return;
+    const std::vector<Cpu*>& span = cpu.rd_->span;
+    const auto me = static_cast<std::size_t>(std::find(span.begin(), span.end(), &cpu) - span.begin());
+    const std::uint64_t max_interval = std::max<std::uint64_t>(1, std::uint64_t{cpu.cfg_.hz} * span.size() / 10);
+    auto interval = [max_interval](const Cpu& c, bool busy) {
+        const std::uint64_t ms = c.balance_interval_ms_ * (busy ? 16 : 1); // busy_factor
+        return std::clamp<std::uint64_t>(c.msecs_to_jiffies(ms), 1, max_interval);
+    };
+    std::uint64_t next_balance = cpu.jiffies() + 60 * std::uint64_t{cpu.cfg_.hz};
+    bool update_next_balance = false;
+    for (std::size_t k = 1; k <= span.size(); ++k) {
+        Cpu& c = *span[(me + k) % span.size()];
+        if (!c.available_idle()) continue;
+        if (!cpu.available_idle() && cpu.need_resched_) co_return; // this CPU got work: abort
+        if (cpu.jiffies() >= c.next_balance_) {
+            if (cpu.jiffies() >= c.last_balance_ + interval(c, false)) {
+                co_await cpu.exec(cpu.costs_.load_balance, Cat::SCHEDULER);
+                ++c.stats_.lb_idle;
+                TaskStruct* pulled = c.load_balance(CpuIdleType::CPU_IDLE);
+                if (pulled && &c != &cpu) // attach_task's check_preempt_curr on an idle CPU
+                    cpu.sim_.schedule_at(cpu.now(), &c, c.idle_wakes_without_ipi() ? EV_KICK : ipi_event(RESCHEDULE_VECTOR));
+                c.last_balance_ = cpu.jiffies();
+                c.next_balance_ = c.last_balance_ + interval(c, pulled != nullptr);
+            } else {
+                c.next_balance_ = c.last_balance_ + interval(c, false);
+            }
+        }
+        if (c.next_balance_ < next_balance) {
+            next_balance = c.next_balance_;
+            update_next_balance = true;
+        }
+    }
+    if (update_next_balance) cpu.rd_->nohz_next_balance = next_balance;
+}
+
 // try_to_wake_up up to ttwu_queue: ttwu_state_match, TASK_WAKING, select_task_rq and set_task_cpu.
 // Models: try_to_wake_up() (kernel/sched/core.c)
 bool Cpu::ttwu_claim(TaskStruct& t) {
@@ -216,6 +425,16 @@ void Cpu::ttwu_do_activate(TaskStruct& t) {
     t.state = TaskState::RUNNABLE;
     if (t.frame.st == Frame::St::BLOCKED) t.frame.st = Frame::St::READY; // schedule() returns
     rq.enqueue(t);
+    t.list_stamp = now(); // account_entity_enqueue: list_add to the head of cfs_tasks
+    if (rq.rd_ && rq.nr_running() >= 2) rq.rd_->overload = true; // add_nr_running
+    // ttwu_do_wakeup: the idle time that ended, into rq->avg_idle (update_avg: 1/8 of the error)
+    if (rq.idle_stamped_) {
+        const auto delta = static_cast<std::int64_t>(now() - rq.idle_stamp_);
+        const auto avg = static_cast<std::int64_t>(rq.avg_idle_);
+        rq.avg_idle_ = static_cast<Tick>(avg + (delta - avg) / 8);
+        rq.avg_idle_ = std::min(rq.avg_idle_, 2 * rq.max_idle_balance_cost_);
+        rq.idle_stamped_ = false;
+    }
     if (rq.current_task_ && rq.preempts(t, *rq.current_task_)) {
         rq.need_resched_ = true;
         // A remote CPU learns of it through the reschedule IPI (smp_send_reschedule), unless it
@@ -284,6 +503,10 @@ engine::Task<> Cpu::scheduler_ipi(Cpu& cpu, void*) { co_return; }
 // Models: generic_smp_call_function_single_interrupt() (kernel/smp.c)
 // Models: sched_ttwu_pending() (kernel/sched/core.c)
 engine::Task<> Cpu::call_function_single_ipi(Cpu& cpu, void*) {
+    if (cpu.nohz_kick_pending_) { // nohz_csd_func: the balance runs in SCHED_SOFTIRQ at irq_exit
+        cpu.nohz_kick_pending_ = false;
+        cpu.__raise_softirq_irqoff(SCHED_SOFTIRQ);
+    }
     while (!cpu.wake_list_.empty()) {
         if (cpu.idle_flush_charged_) cpu.idle_flush_charged_ = false; // the idle loop paid for this one
         else co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER);
@@ -307,6 +530,7 @@ Cycles Cpu::sched_tick_fn(Cpu& cpu, void*, Tick expiry) {
         Tick slice = std::max<Tick>(cpu.cfg_.sched_latency / nr, cpu.cfg_.sched_min_granularity);
         if (fifo_waiting || (nr > 1 && cpu.now() - curr->slice_start >= slice)) cpu.need_resched_ = true;
     }
+    if (cpu.rd_) cpu.nohz_balancer_kick(); // trigger_load_balance
     return cpu.costs_.tick;
 }
 

@@ -22,10 +22,11 @@ VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm, std::vec
 // Models: kvm_vcpu_block() (virt/kvm/kvm_main.c)
 engine::Task<> VcpuThread::kvm_vcpu_ioctl_run(VcpuThread& t) {
     for (;;) {
-        co_await t.host_->run_guest(t);
+        co_await t.task_->cpu->run_guest(t);
+        t.resumed_on(*t.task_->cpu); // a balance may have pulled it while it was queued out of the guest
         if (t.state_ == State::POLLING) t.end_poll_and_block(); // the poll ended while the host CPU was elsewhere
         ++t.stats_.blocks;
-        co_await t.host_->block();
+        co_await t.task_->cpu->block();
         t.resumed_on(*t.task_->cpu);
     }
 }
@@ -92,6 +93,7 @@ void VcpuThread::steal_from(engine::Tick t) {
 
 // Models: kvm_update_stolen_time() (arch/arm64/kvm/pvtime.c)
 void VcpuThread::enter(kernel::Cpu& host) {
+    resumed_on(host); // a load balance may have pulled the queued thread to another host CPU
     if (state_ == State::POLLING) { // back in the poll loop after a host interrupt
         host.guest_time_as(kernel::Cat::VIRT);
         vcpu_.cpu().vcpu_resume();
@@ -168,7 +170,9 @@ void VcpuThread::register_stats(const stats::Scope& s) const {
         .counter("blocks", stats_.blocks, "count", "the thread blocked in WFI (kvm_vcpu_block)");
     if (task_->cpus_allowed.size() > 1)
         s.counter("migrations", task_->nr_migrations, "count",
-                  "wake-ups that placed the thread on another host CPU (select_task_rq_fair)");
+                  "moves to another host CPU: wake-up placements (select_task_rq_fair) and load balances")
+            .counter("balance_moves", task_->nr_balance_moves, "count",
+                     "load balances that pulled the queued thread to an idle host CPU (newidle_balance, nohz_idle_balance)");
 }
 
 } // namespace kdsim::kvm

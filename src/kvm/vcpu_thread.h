@@ -44,8 +44,10 @@
 //  - With vcpu_affinity the threads are not pinned: each wake-up from kvm_vcpu_block goes through
 //    the host scheduler's select_task_rq_fair (prev CPU if idle, else the recently used one, else
 //    the first idle CPU of the mask after prev), and the thread runs on where it lands.
-// Not modelled: the scheduler's load balancing (a runnable thread stays on its CPU until it next
-// blocks), the paravirtual steal clock's effect on the guest scheduler's accounting.
+//  - A runnable thread out of the guest (preempted) may be pulled by an idle host CPU of its mask
+//    (Cpu::load_balance); its coroutine waits in run_guest, which the new CPU's dispatch continues,
+//    and the thread takes its host from its task at each entry (enter) and after each await.
+// Not modelled: the paravirtual steal clock's effect on the guest scheduler's accounting.
 #pragma once
 
 #include "engine/task.h"
@@ -102,7 +104,7 @@ public:
 
 private:
     static engine::Task<> kvm_vcpu_ioctl_run(VcpuThread& t);
-    // After kvm_vcpu_block: the wake-up may have placed the thread on another host CPU.
+    // The thread runs on `host` now (a wake-up placed it there, or a balance pulled it).
     void resumed_on(kernel::Cpu& host);
     void steal_from(engine::Tick t);
     // kvm_arch_vcpu_runnable || kvm_vcpu_check_block: the guest has work.

@@ -180,8 +180,8 @@ engine::Task<> Tap::receive(kernel::Cpu& cpu, const Packet& p) {
 
 Vhost::Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name,
              std::vector<kernel::Cpu*> affinity)
-    : cpu_(&host_cpu), virt_(virt), guest_(guest), tap_(tap) {
-    task_ = &cpu_->create_task(std::move(name), kernel::SchedPolicy::NORMAL, 0, true, worker(*this));
+    : virt_(virt), guest_(guest), tap_(tap) {
+    task_ = &host_cpu.create_task(std::move(name), kernel::SchedPolicy::NORMAL, 0, true, worker(*this));
     task_->cpus_allowed = std::move(affinity);
     task_->recent_used_cpu = &host_cpu; // wake_up_new_task: p->recent_used_cpu = task_cpu(p)
     guest_.attach(*this);
@@ -225,8 +225,8 @@ engine::Task<Packet> Vhost::vhost_copy(std::deque<Packet>& q, std::uint64_t& fra
     const Packet p = q.front();
     q.pop_front();
     ++frames;
-    co_await cpu_->exec(per_descriptor, Cat::VIRT);
-    co_await cpu_->exec(per_byte(virt_.copy_per_byte, p.len), Cat::COPY);
+    co_await this_cpu().exec(per_descriptor, Cat::VIRT);
+    co_await this_cpu().exec(per_byte(virt_.copy_per_byte, p.len), Cat::COPY);
     co_return p;
 }
 
@@ -245,9 +245,12 @@ engine::Task<> Vhost::handle_tx_one() {
         stats_.tx_gso_segs += head.gso_segs;
     }
     const Packet p = co_await vhost_copy(txq_, stats_.tx_frames, c);
-    co_await kernel::local_bh_disable(*cpu_); // tun_rx_batched
-    co_await tap_.receive(*cpu_, p);
-    co_await kernel::local_bh_enable(*cpu_);
+    // tun_rx_batched: with bottom halves off the worker cannot be preempted, nor moved, until
+    // local_bh_enable, so one CPU serves the receive
+    kernel::Cpu& cpu = this_cpu();
+    co_await kernel::local_bh_disable(cpu);
+    co_await tap_.receive(cpu, p);
+    co_await kernel::local_bh_enable(cpu);
 }
 
 // handle_rx for one skb of the tap's ring: get_rx_bufs takes guest buffers until they hold it
@@ -278,7 +281,6 @@ engine::Task<bool> Vhost::handle_rx_one() {
 // Models: handle_tx(), handle_rx() (drivers/vhost/net.c)
 engine::Task<> Vhost::worker(Vhost& v) {
     for (;;) {
-        kernel::Cpu& cpu = *v.cpu_;
         ++v.stats_.runs;
         bool progress = false;
         for (int n = 0; n < VHOST_NET_PKT_WEIGHT && !v.txq_.empty(); ++n) {
@@ -296,24 +298,25 @@ engine::Task<> Vhost::worker(Vhost& v) {
         }
         if (filled && v.guest_.signal()) { // vhost_signal -> eventfd_signal(irqfd)
             ++v.stats_.injections;
-            co_await cpu.exec(v.virt_.virq_inject, Cat::VIRT);
+            co_await v.this_cpu().exec(v.virt_.virq_inject, Cat::VIRT);
         }
-        co_await kernel::cond_resched(cpu);
+        co_await kernel::cond_resched(v.this_cpu());
         if (progress && (!v.txq_.empty() || (!v.rxq_.empty() && !v.waiting_rx_room_))) continue;
         if (v.txq_.empty()) v.notify_ = true; // vhost_enable_notify
         if (!v.txq_.empty() || (!v.rxq_.empty() && !v.waiting_rx_room_)) continue;
         v.sleeping_ = true;
-        co_await cpu.block();
-        v.cpu_ = v.task_->cpu; // try_to_wake_up may have placed it on another CPU of its mask
+        co_await v.this_cpu().block();
     }
 }
 
 void Vhost::register_placement_stats(const stats::Scope& s) const {
     if (task_->cpus_allowed.size() < 2) return;
-    s.value("host_cpu", [this] { return static_cast<double>(cpu_->id()); }, "cpu",
+    s.value("host_cpu", [this] { return static_cast<double>(task_->cpu->id()); }, "cpu",
             "the host CPU the worker runs on, or last ran on")
         .counter("migrations", task_->nr_migrations, "count",
-                 "wake-ups that placed the worker on another host CPU (select_task_rq_fair)");
+                 "moves to another host CPU: wake-up placements (select_task_rq_fair) and load balances")
+        .counter("balance_moves", task_->nr_balance_moves, "count",
+                 "load balances that pulled the queued worker to an idle host CPU (newidle_balance, nohz_idle_balance)");
 }
 
 void Vhost::register_offload_stats(const stats::Scope& s) const {

@@ -152,7 +152,7 @@ public:
     Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap& tap, std::string name,
           std::vector<kernel::Cpu*> affinity = {});
     // The host CPU the worker runs on, or last ran on.
-    const kernel::Cpu& cpu() const { return *cpu_; }
+    const kernel::Cpu& cpu() const { return *task_->cpu; }
     // Guest kick (ioeventfd): queue the frame; says whether the guest must exit to notify, and
     // whether that notification wakes the worker.
     struct Notify {
@@ -186,7 +186,10 @@ private:
     // False when the guest has too few rx buffers posted for the next packet.
     engine::Task<bool> handle_rx_one();
 
-    kernel::Cpu* cpu_; // the worker's CPU, read again after each sleep (it may have been placed elsewhere)
+    // The worker's CPU now: a worker with several allowed CPUs may be placed elsewhere at a wake-up
+    // or pulled elsewhere while preempted, so its code reads this after every await (cpus_allowed's
+    // contract) and holds no Cpu& across one.
+    kernel::Cpu& this_cpu() const { return *task_->cpu; }
     VirtCosts virt_;
     VirtioNet& guest_;
     Tap& tap_;

@@ -39,12 +39,13 @@ inline constexpr std::array<Figure<Profile>, 2> CPU_FIGURES = {{
 }};
 
 // [sched], [irq], [irqflags], [bh]: the generic kernel model (kernel/costs.h)
-inline constexpr std::array<Figure<KernelCosts>, 17> KERNEL_FIGURES = {{
+inline constexpr std::array<Figure<KernelCosts>, 18> KERNEL_FIGURES = {{
     {"sched", "context_switch", Unit::CYCLES, "__schedule + switch_to, no FPU work", &KernelCosts::context_switch},
     {"sched", "wakeup", Unit::CYCLES, "try_to_wake_up on the waker up to ttwu_queue: pi_lock, state test, select_task_rq", &KernelCosts::wakeup},
     {"sched", "wakeup_activate", Unit::CYCLES, "ttwu_do_activate: rq lock, update_rq_clock, enqueue, check_preempt_curr (the waker's, or the target's from its wake_list)", &KernelCosts::wakeup_activate},
     {"sched", "tick", Unit::CYCLES, "scheduler_tick in the timer interrupt", &KernelCosts::tick},
     {"sched", "cond_resched", Unit::CYCLES, "a cond_resched() call that does not reschedule", &KernelCosts::cond_resched},
+    {"sched", "load_balance", Unit::CYCLES, "one load_balance() pulling to an idle CPU: update_blocked_averages, find_busiest_group/queue, detach_tasks, attach", &KernelCosts::load_balance},
     {"irq", "entry", Unit::CYCLES, "interrupt entry: vector, irq_enter, handler dispatch", &KernelCosts::irq_entry},
     {"irq", "exit", Unit::CYCLES, "interrupt exit: irq_exit_rcu, return from the exception", &KernelCosts::irq_exit},
     {"irq", "timer_handler", Unit::CYCLES, "hrtimer_interrupt: expire one timer", &KernelCosts::timer_handler},

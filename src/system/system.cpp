@@ -127,6 +127,12 @@ System::System(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), completio
             m.caches.push_back(mc.hash_cold_after ? std::make_unique<crypto::HashCache>(mc.hash_cold_after) : nullptr);
             require(m.simd.back() != nullptr, "machine " + mc.name + ": no SIMD unit model");
         }
+        if (m.cpus.size() > 1) { // one sched_domain over the machine: the load balancer's span
+            m.rd = std::make_unique<kernel::RootDomain>();
+            for (auto& c : m.cpus) m.rd->span.push_back(c.get());
+            for (auto& c : m.cpus)
+                c->set_root_domain(m.rd.get(), sim_.rng("sched_rng:" + mc.name + "/cpu" + std::to_string(c->id())));
+        }
     }
     for (Machine& m : machines_) { // a guest's vCPUs run its host's KVM
         if (m.cfg->kvm_host.empty()) continue;

@@ -100,6 +100,7 @@ private:
         // (its own vectors of those stay empty); nullptr for a machine of its own.
         Machine* host = nullptr;
         std::vector<std::unique_ptr<kernel::Cpu>> cpus;
+        std::unique_ptr<kernel::RootDomain> rd; // its CPUs' sched_domain, with two or more CPUs
         std::vector<std::unique_ptr<arch::SimdUnit>> simd;
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
