@@ -78,29 +78,31 @@ TEST(LoadBalance, TheFirstTickWithTwoRunnableKicksTheIdleCpuWhichPullsTheQueuedT
     // CPU 0's tick at 10 ms: entry 300, then scheduler_tick sees nr_running 2 and sends the kick
     // (10,000,300). CPU 1 is in its own tick's hardirq then (10,000,000 + 300 + 900 + 200 =
     // 10,001,400); the call-function IPI follows: entry 300 + exit 200 = 10,001,900; SCHED_SOFTIRQ:
-    // round 100 + load_balance 1000 = 10,003,000, when B (queued, never ran: not cache-hot) moves.
-    // The softirq's return to idle switches to it: 2,007; its first exec: 1,000 -> 10,006,007.
+    // round 100 + local_irq_enable 4 + load_balance 1000 = 10,003,004, when B (queued, never ran:
+    // not cache-hot) moves; local_irq_disable 3. The softirq's return to idle switches to it:
+    // 2,007; its first exec: 1,000 -> 10,006,014.
     EXPECT_EQ(x.b->cpu, &*x.c1);
     EXPECT_EQ(x.b->nr_balance_moves, 1u);
-    EXPECT_EQ(x.first_on_c1[1], 10'006'007 * PS_PER_NS);
+    EXPECT_EQ(x.first_on_c1[1], 10'006'014 * PS_PER_NS);
     EXPECT_EQ(x.a->cpu, &*x.c0); // the running task is never the one pulled
     EXPECT_EQ(x.c0->stats().nohz_kicks, 1u);
     EXPECT_EQ(x.c1->stats().lb_idle, 1u);
     EXPECT_EQ(x.c1->stats().lb_pulled, 1u);
 }
 
-TEST(LoadBalance, ATaskThatRanWithinTheMigrationCostIsNotPulledUntilTheBalanceFailedMoreThanCacheNiceTries) {
-    // Slice 3 ms: each tick switches A and B on CPU 0 (10,001,400 ns at the first), so the queued
-    // one ran 1.6 us before CPU 1's balance looks (10,003,000): cache-hot, nr_balance_failed 1.
-    // At 20 ms likewise (2). At 30 ms nr_balance_failed 2 > cache_nice_tries 1: it moves.
+TEST(LoadBalance, ATaskThatRanWithinTheMigrationCostIsNotPulledButIsOnceItHasWaitedLonger) {
+    // Slice 3 ms: the 10 ms tick switches CPU 0 from A to B (at 10,001,400 ns), so when CPU 1's
+    // balance looks (10,003,004) the queued A ran 1.6 us before: cache-hot (500 us), not pulled.
+    // At 20 ms B's vruntime (20 ms - 10.0014 ms run) is still below A's (10.0014 ms): B goes on,
+    // A has waited 10 ms, and the balance after that tick pulls it.
     TwoCpus x({.sched_latency = 6 * PS_PER_MS});
-    x.sim.run(25 * PS_PER_MS);
+    x.sim.run(15 * PS_PER_MS);
+    EXPECT_EQ(x.c1->stats().lb_idle, 1u);
     EXPECT_EQ(x.a->nr_balance_moves + x.b->nr_balance_moves, 0u);
+    EXPECT_EQ(x.a->cpu, &*x.c0);
+    x.sim.run(25 * PS_PER_MS);
     EXPECT_EQ(x.c1->stats().lb_idle, 2u);
-    x.sim.run(35 * PS_PER_MS);
-    EXPECT_EQ(x.a->nr_balance_moves + x.b->nr_balance_moves, 1u);
-    EXPECT_EQ(x.c1->stats().lb_idle, 3u);
-    // the one that moved is the one CPU 0 switched away from at 30 ms: A ran 20-30 ms
+    EXPECT_EQ(x.a->nr_balance_moves, 1u);
     EXPECT_EQ(x.a->cpu, &*x.c1);
     EXPECT_EQ(x.b->cpu, &*x.c0);
 }
