@@ -365,3 +365,68 @@ TEST(VcpuThreadAffinity, AThreadWhosePreviousCpuIsIdleStaysThere) {
 
 } // namespace
 } // namespace kdsim::kvm
+
+namespace kdsim::kvm {
+namespace {
+
+// The host's load balancer and a queued vCPU thread (Cpu::load_balance): host CPUs 0 and 1 form one
+// sched_domain; a SCHED_FIFO host task spins on CPU 0 from the start, so the vCPU thread, allowed on
+// both and started on CPU 0, waits there runnable and never runs; the guest never idles. The host
+// runs HZ = 100 (its first tick at 10 ms), the guest HZ = 50 (its first at 20 ms, after the test).
+struct QueuedThread {
+    QueuedThread() {
+        kernel::KernelConfig host_cfg, guest_cfg;
+        host_cfg.hz = 100;
+        guest_cfg.hz = 50;
+        kernel::KernelCosts k = kernel::testing::round_costs();
+        k.load_balance = 1000;
+        host0 = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), k, host_cfg);
+        host1 = std::make_unique<Cpu>(sim, 1, engine::Clock(1'000'000'000), k, host_cfg);
+        guest = std::make_unique<Cpu>(sim, 0, engine::Clock(1'000'000'000), k, guest_cfg);
+        rd.span = {host0.get(), host1.get()};
+        host0->set_root_domain(&rd, sim.rng("host0"));
+        host1->set_root_domain(&rd, sim.rng("host1"));
+        host0->create_task("hog", kernel::SchedPolicy::FIFO, 50, false, spin(*host0));
+        guest->create_task("guest-spin", kernel::SchedPolicy::NORMAL, 0, false, note_each(*guest, *this));
+        vm = std::make_unique<Vm>(round_kvm(), k, std::vector<Cpu*>{guest.get()}, std::vector<Cpu*>{host0.get()},
+                                  HostFpsimd{}, 0, std::vector<Cpu*>{host0.get(), host1.get()});
+    }
+    static engine::Task<> spin(Cpu& cpu) {
+        for (;;) co_await cpu.exec(1000, Cat::OTHER);
+    }
+    static engine::Task<> note_each(Cpu& cpu, QueuedThread& q) {
+        for (;;) {
+            co_await cpu.exec(1000, Cat::OTHER);
+            if (q.first_guest_exec == 0) q.first_guest_exec = cpu.now();
+        }
+    }
+    void run(Tick until) {
+        host0->boot();
+        host1->boot();
+        guest->boot();
+        sim.run(until);
+    }
+    VcpuThread& thread() { return *vm->vcpu(0).thread(); }
+    engine::Simulation sim{1};
+    std::unique_ptr<Cpu> host0, host1, guest;
+    kernel::RootDomain rd;
+    std::unique_ptr<Vm> vm;
+    Tick first_guest_exec = 0;
+};
+
+TEST(VcpuThreadBalance, AQueuedThreadIsPulledByTheIdleHostCpuAndEntersItsGuestThere) {
+    // Host CPU 0's tick at 10 ms kicks CPU 1 (two runnable: the hog and the thread); CPU 1 takes
+    // the call-function IPI after its own tick (10,001,400 + 300 + 200), and its SCHED_SOFTIRQ
+    // (round 100, local_irq_enable 4, load_balance 1000) pulls the thread, which never ran (not
+    // cache-hot), at 10,003,004; local_irq_disable 3, the switch 2,007, the entry into the guest
+    // (nothing owed: it never left it), the guest task's first exec 1,000 -> 10,006,014.
+    QueuedThread q;
+    q.run(12 * engine::PS_PER_MS);
+    EXPECT_EQ(q.thread().task().nr_balance_moves, 1u);
+    EXPECT_EQ(q.thread().task().cpu, q.host1.get());
+    EXPECT_EQ(&q.thread().host(), q.host1.get());
+    EXPECT_EQ(q.first_guest_exec, 10'006'014 * PS_PER_NS);
+}
+
+} // namespace
+} // namespace kdsim::kvm
