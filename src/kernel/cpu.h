@@ -260,8 +260,7 @@ struct CpuStats {
 // (rd->overload: some runqueue had two or more tasks since a balance last found none) and the
 // nohz idle balancer's next time (nohz.next_balance). One sched_domain spans the machine's CPUs
 // (MC with CONFIG_SCHED_MC, else DIE): `span`.
-// Models: struct root_domain (kernel/sched/sched.h)
-// Models: nohz (kernel/sched/fair.c)
+// Mirrors struct root_domain (kernel/sched/sched.h) and fair.c's nohz.next_balance.
 struct RootDomain {
     std::vector<Cpu*> span;
     bool overload = false;

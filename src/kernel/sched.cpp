@@ -305,7 +305,8 @@ TaskStruct* Cpu::load_balance(CpuIdleType idle) {
     }
 }
 
-// Models: newidle_balance() (kernel/sched/fair.c; sched_balance_newidle in Debian's 6.1.192)
+// Debian's 6.1.192 names it sched_balance_newidle (a backport that brought NI_RANDOM).
+// Models: newidle_balance() (kernel/sched/fair.c)
 // Models: update_newidle_cost(), update_newidle_stats() (kernel/sched/fair.c)
 bool Cpu::newidle_balance(Cycles& cost) {
     cost = 0;

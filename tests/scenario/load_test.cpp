@@ -238,7 +238,7 @@ cpus = 1
         EXPECT_EQ(e.diagnostics[0].key, "machine[0].profile");
         EXPECT_EQ(e.diagnostics[0].line, 5);
         EXPECT_TRUE(e.diagnostics[1].file.ends_with("data/profiles/test/negative.toml")) << e.diagnostics[1].file;
-        EXPECT_EQ(e.diagnostics[1].line, 21);
+        EXPECT_EQ(e.diagnostics[1].line, 22);
         EXPECT_EQ(e.diagnostics[1].key, "irq.exit.value");
     }
 }
