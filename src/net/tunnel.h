@@ -20,17 +20,26 @@
 // dequeues ONE request per run (re-queueing itself while more wait), decrypts in task context
 // and calls the completion (xfrm_input_resume / xfrm_output_resume) with BH disabled.
 //
-// With a memory hierarchy (Stack::memory, src/mem) WireGuard's packets touch lines: the encrypt
-// worker's skb_cow_data pulls a TCP skb's payload out of the sender's page frags into a new linear
-// head from the machine's slab (net/skb_slab.h), the AEAD reads and writes the padded plaintext in
-// place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP and Ethernet
-// headers written into the headroom),
-// which a veth hands to the peer as it is; the receiver reads the outer headers, decrypts in place
-// (a received skb is linear: no copy) and delivers the inner packet from the same buffer. ESP's
-// the same way: esp_output's skb_cow_data (the same pull), the trailer written behind the inner
-// packet, the ESP header, IV and outer IP header in front, the AEAD in place (in cryptd's worker
-// when the request goes there) and the ICV; esp_input reads the outer and ESP headers and
-// decrypts in place. The cipher figures stay warm compute; the hierarchy adds the stalls.
+// Transmit, both tunnels (Linux 6.1 device.c wg_xmit, send.c encrypt_packet, xfrm_output.c,
+// skbuff.c skb_segment): a GSO skb is segmented on the calling CPU with skb_gso_segment(skb, 0), so
+// skb_segment copies each segment into a new linear skb and checksums it as it copies
+// (skb_copy_and_csum_bits: [tunnel].csum_partial per byte), CHECKSUM_NONE. Any other locally
+// built packet is CHECKSUM_PARTIAL and gets skb_checksum_help before encryption (WireGuard's
+// encrypt worker; xfrm_output for ESP). TCP over an xfrm route sends no GSO skbs (sk_setup_caps).
+//
+// With a memory hierarchy (Stack::memory, src/mem) the packets touch lines. WireGuard: a
+// segment's copy goes into a head from the machine's slab (net/skb_slab.h), and the encrypt
+// worker's skb_cow_data leaves it there; only a one-segment TCP skb (a clone, its payload in page
+// frags) is pulled into such a head after its checksum. The AEAD reads and writes the padded
+// plaintext in place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP
+// and Ethernet headers written into the headroom), which a veth hands to the peer as it is; the
+// receiver reads the outer headers, decrypts in place (a received skb is linear: no copy) and
+// delivers the inner packet from the same buffer. ESP: a TCP segment's checksum reads its page
+// frags, and esp_output encrypts them out of place into x->xfrag's page (a slab head here: the
+// trailer behind the plaintext, the ESP header, IV and outer IP header in front, the ICV behind;
+// in cryptd's worker when the request goes there); a linear packet is encrypted in place.
+// esp_input reads the outer and ESP headers and decrypts in place. The cipher figures stay warm
+// compute; the hierarchy adds the stalls.
 //
 // Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
 // workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
