@@ -141,9 +141,9 @@ TEST(DatapathMemory, AnSkbWrittenByTheSenderPulledEncryptedAndReadByThePeersCpuT
     EXPECT_EQ(s.dram_write_allocates, 23u);
     EXPECT_EQ(c1, per_byte(COPY_WARM, MSS) + s.stall_cycles); // 724 + the stalls, not 0.2 per byte
 
-    // 2. WireGuard's encrypt worker on CPU 1, skb_cow_data: the payload pulled into a slab head
-    //    (at 320, line-aligned): the 23 frag lines miss CPU 1's L1 and hit the shared L2 (filled
-    //    by CPU 0's stores); the 23 head lines are write-allocated.
+    // 2. wg_xmit's skb_segment on CPU 1 (from NET_RX, an ACK releasing the data): the segment's
+    //    payload copied into a slab head (at 320, line-aligned): the 23 frag lines miss CPU 1's L1
+    //    and hit the shared L2 (filled by CPU 0's stores); the 23 head lines are write-allocated.
     const mem::Addr head = slab.alloc() + 320;
     const Cycles stalls_before = s.stall_cycles;
     const Cycles c2 = t.stack.kernel_copy(t.c1, frag, head, MSS);

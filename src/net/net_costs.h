@@ -112,6 +112,7 @@ struct TunnelCosts {
     Cycles cryptd_enqueue = 0;   // cryptd_enqueue_request under BH off (queue_work apart)
     Cycles cryptd_complete = 0;  // cryptd_*_crypt around the child: subrequest, ->complete dispatch, refcount
     Cycles simd_wrapper = 0;     // crypto/simd.c's synchronous path: subrequest to the inner driver
+    double csum_partial = 0;     // the software Internet checksum (csum_partial), cycles per byte, warm
     kernel::WorkqueueCosts workqueue;
 };
 

@@ -31,6 +31,8 @@ public:
         co_return;
     }
     const NetCosts& costs() const override { return costs_; }
+    // skb_segment's work per segment (NetCosts::gso_segment) when the stack segments for it.
+    void set_gso_segment(Cycles c) { costs_.gso_segment = c; }
     std::vector<Sent> sent;
 
 private:

@@ -41,6 +41,10 @@ struct Packet {
     std::uint32_t flow = 0;
     // The CPU read some of this frame's bytes stale from a non-coherent DMA buffer.
     bool corrupt = false;
+    // A segment skb_segment made with features 0 (a tunnel's skb_gso_segment: wg_xmit,
+    // xfrm_output_gso): a new linear skb of its own whose payload was copied and checksummed
+    // (skb->ip_summed == CHECKSUM_NONE). Else a locally built skb is CHECKSUM_PARTIAL.
+    bool csum_none = false;
     // skb->priority (TC_PRIO_*): pfifo_fast's band (prio2band), fq's high-priority flow (7).
     std::uint8_t priority = 0;
     // skb->tstamp as the sender set it: an earliest departure time (EDT, TCP under fq); 0: none.

@@ -71,10 +71,15 @@ Cycles Stack::kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::u
 }
 
 Cycles Stack::touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write, Cycles consumed_by) {
-    if (!memory_ || a == 0) return 0;
+    return touch(cpu, a, read, a, write, consumed_by);
+}
+
+Cycles Stack::touch(kernel::Cpu& cpu, mem::Addr src, std::uint32_t read, mem::Addr dst, std::uint32_t write,
+                    Cycles consumed_by) {
+    if (!memory_ || src == 0 || dst == 0) return 0;
     const Cycles rd =
-        read ? memory_->consume(cpu.id(), cpu.now(), mem::Access{a, read, false, 0}, consumed_by) : 0;
-    return rd + (write ? memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), a, write) : 0);
+        read ? memory_->consume(cpu.id(), cpu.now(), mem::Access{src, read, false, 0}, consumed_by) : 0;
+    return rd + (write ? memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, write) : 0);
 }
 
 // skb_gso_segment of a GSO skb: the cost of every segment it makes; a device without
@@ -131,16 +136,12 @@ void Stack::tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep) {
     net_tx_.at(static_cast<std::size_t>(cpu.id()))->tsq_schedule(ep);
 }
 
-// Through a tunnel a GSO skb is segmented before encapsulation (wg_xmit's skb_gso_segment).
+// Through a tunnel the skb goes to the tunnel's output as it is, a GSO skb too: the tunnel
+// segments it (wg_xmit's, xfrm_output_gso's skb_gso_segment).
 // Models: ip_output() (net/ipv4/ip_output.c)
 engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
     if (!tunnel_) co_return co_await dev_queue_xmit(cpu, p);
-    if (p.gso_segs > 1) {
-        co_await skb_gso_segment(cpu, p);
-        for (std::uint32_t i = 0; i < p.gso_segs; ++i) co_await tunnel_->xmit(cpu, gso_segment_of(p, i));
-    } else {
-        co_await tunnel_->xmit(cpu, p);
-    }
+    co_await tunnel_->xmit(cpu, p);
     co_return true;
 }
 

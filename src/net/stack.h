@@ -40,7 +40,8 @@ public:
 class Tunnel {
 public:
     virtual ~Tunnel() = default;
-    // The route's output for inner packets (wg_xmit, xfrm_output), in the caller's context.
+    // The route's output for inner packets (wg_xmit, xfrm_output), in the caller's context; a
+    // GSO skb is segmented there.
     virtual engine::Task<> xmit(kernel::Cpu& cpu, Packet inner) = 0;
     // The encapsulated packet's receive handler (udp encap_rcv -> wg_packet_receive, xfrm4_rcv).
     virtual engine::Task<> rcv(kernel::Cpu& cpu, const Packet& outer) = 0;
@@ -95,6 +96,11 @@ public:
     // writing [a, a + write); its compute is the caller's figure, `consumed_by` cycles of it
     // working on the bytes read as they arrive (0: none overlaps). 0 without a hierarchy.
     Cycles touch(kernel::Cpu& cpu, mem::Addr a, std::uint32_t read, std::uint32_t write, Cycles consumed_by = 0);
+    // An out-of-place pass (a cipher's from one buffer into another): the stalls of reading
+    // [src, src + read), consumed by `consumed_by` cycles of compute, then of writing
+    // [dst, dst + write). 0 without a hierarchy or without both addresses.
+    Cycles touch(kernel::Cpu& cpu, mem::Addr src, std::uint32_t read, mem::Addr dst, std::uint32_t write,
+                 Cycles consumed_by);
     // The machine's slab of linear skb heads (skb_slab.h), or nullptr (no hierarchy).
     void set_skb_slab(SkbSlab* s) { slab_ = s; }
     SkbSlab* skb_slab() const { return slab_; }

@@ -33,6 +33,7 @@ engine::Task<crypto::AeadOutcome> TunnelBase::crypt(kernel::Cpu& cpu, std::uint6
 namespace {
 std::uint32_t pad_to(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a * a; }
 constexpr std::uint32_t IP_UDP = 28;
+constexpr std::uint32_t IP_HEADER = 20;
 constexpr std::uint32_t WG_HEADER = 16; // type, receiver index, counter
 constexpr std::uint32_t TAG = 16;
 // The headroom before the IP header of a TCP skb's head: MAX_TCP_HEADER (320: L1_CACHE_ALIGN(128 +
@@ -84,35 +85,87 @@ engine::Task<> WireGuard::queue_to_crypt(kernel::Cpu& cpu, CryptQueue& q, PeerQu
     co_await (*q.pools)[q.last_cpu]->queue_work(cpu, q.work[q.last_cpu]);
 }
 
+// A GSO skb is segmented here, on the sending CPU (skb_gso_segment(skb, 0): every segment copied
+// and checksummed); the packets are staged, and wg_packet_send_staged_packets gives each its nonce
+// and puts it on the crypt queue. [tunnel].wg_xmit is charged per packet sent.
 // Models: wg_xmit() (drivers/net/wireguard/device.c)
-engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet inner) {
-    ++stats_.tx_packets;
-    co_await cpu.exec(env_.costs.wg_xmit, Cat::PROTOCOL);
-    const std::uint32_t ip_len = inner.len - ETH_HEADER;
-    const Packet outer = encapsulate(inner, FrameKind::WG_DATA, next_counter_++,
-                                     ETH_HEADER + IP_UDP + WG_HEADER + pad_to(ip_len, 16) + TAG);
-    co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
+engine::Task<> WireGuard::xmit(kernel::Cpu& cpu, Packet skb) {
+    if (skb.gso_segs > 1) co_await skb_gso_segment(cpu, skb);
+    else staged_.push_back(skb);
+    while (!staged_.empty()) {
+        const Packet inner = staged_.front();
+        staged_.pop_front();
+        ++stats_.tx_packets;
+        co_await cpu.exec(env_.costs.wg_xmit, Cat::PROTOCOL);
+        const std::uint32_t ip_len = inner.len - ETH_HEADER;
+        const Packet outer = encapsulate(inner, FrameKind::WG_DATA, next_counter_++,
+                                         ETH_HEADER + IP_UDP + WG_HEADER + pad_to(ip_len, 16) + TAG);
+        co_await queue_to_crypt(cpu, encrypt_, tx_, outer);
+    }
+}
+
+// skb_segment with features 0 (neither NETIF_F_SG nor a checksum feature): every segment is a
+// new linear skb (__alloc_skb of headroom + headers + its payload: a head from the slab, with
+// the GSO skb's headroom), its headers copied from the GSO skb's head and its payload out of the
+// page frags by skb_copy_and_csum_bits, which checksums what it copies: arm64 and arm have no
+// combined routine, csum_partial_copy_nocheck is memcpy then csum_partial over the destination
+// (include/net/checksum.h); x86's csum_partial_copy_generic does both in one loop, which the
+// model charges as the two (the copy loop's cycles are an overcount there). The segment is
+// CHECKSUM_NONE. Without a hierarchy the copy costs TunnelEnv::copy_per_byte.
+// Models: skb_segment() (net/core/skbuff.c)
+engine::Task<> TunnelBase::skb_gso_segment(kernel::Cpu& cpu, const Packet& skb) {
+    Stack& st = *env_.stack;
+    co_await cpu.exec(*st.nic().costs().gso_segment * skb.gso_segs, Cat::PROTOCOL);
+    for (std::uint32_t i = 0; i < skb.gso_segs; ++i) {
+        Packet s = gso_segment_of(skb, i);
+        s.csum_none = true;
+        const std::uint32_t headers = s.len - ETH_HEADER - s.payload; // IP and TCP
+        const Cycles csum = per_byte(env_.costs.csum_partial, s.payload);
+        if (st.memory() && st.skb_slab() && s.data) {
+            const mem::Addr head = st.skb_slab()->alloc() + TCP_HEADROOM;
+            co_await cpu.exec(st.kernel_copy(cpu, s.data + ETH_HEADER, head, headers + s.payload), Cat::COPY);
+            co_await cpu.exec(csum + st.touch(cpu, head + headers, s.payload, 0, csum), Cat::PROTOCOL);
+            s.data = head - ETH_HEADER;
+        } else {
+            co_await cpu.exec(per_byte(env_.copy_per_byte, s.payload), Cat::COPY);
+            co_await cpu.exec(csum, Cat::PROTOCOL);
+        }
+        staged_.push_back(s);
+    }
+}
+
+// A locally built TCP or UDP skb is CHECKSUM_PARTIAL (tcp_stream_alloc_skb, __tcp_v4_send_check;
+// __ip_append_data on a device with NETIF_F_HW_CSUM): the checksum from the transport header to
+// the end, over the head and the page frags. A TCP clone's head is then made private
+// (skb_ensure_writable -> pskb_expand_head: a copy of the headroom and headers, left out).
+// Models: skb_checksum_help() (net/core/dev.c)
+engine::Task<> TunnelBase::skb_checksum_help(kernel::Cpu& cpu, const Packet& p, std::uint32_t ip_len) {
+    if (p.csum_none || ip_len <= IP_HEADER) co_return;
+    const std::uint32_t l4 = ip_len - IP_HEADER;
+    const Cycles csum = per_byte(env_.costs.csum_partial, l4);
+    const mem::Addr at = p.data ? p.data + ETH_HEADER + IP_HEADER : 0;
+    co_await cpu.exec(csum + (at ? env_.stack->touch(cpu, at, l4, 0, csum) : 0), Cat::PROTOCOL);
 }
 
 // encrypt_packet's skb_cow_data with a memory hierarchy: the address of the inner IP header the
-// cipher then works on in place (0: no hierarchy, or a packet without an address). TCP transmits
-// a clone of its skb (__tcp_transmit_skb's skb_clone) whose payload lies in page frags, so
-// skb_cow_data's (skb_cloned(skb) || nr_frags) test takes __pskb_pull_tail(skb, __skb_pagelen(skb)):
-// pskb_expand_head gives the skb a new head (kmalloc_reserve of headroom + headers + the payload
-// + 128 bytes + skb_shared_info: ~2.2 KB, kmalloc-4k) and copies the headers, skb_copy_bits then
-// copies the payload from the frags behind them. Any other packet is linear and not cloned (an
-// ACK: __tcp_send_ack does not clone), and skb_cow_data leaves it where it is. Then skb_cow_head
-// finds the headroom for the WireGuard, UDP and IP headers (and the Ethernet header the device
-// pushes) in the same buffer: the outer frame starts that much before the inner IP header.
-// Read from Linux 6.1 net/core/skbuff.c (skb_cow_data, __pskb_pull_tail, pskb_expand_head) and
-// drivers/net/wireguard/send.c (encrypt_packet) as recalled: not checked against a source tree in
-// this session (shared/research has no copy of either).
+// cipher then works on in place (0: no hierarchy, or a packet without an address). A TCP skb
+// that was not GSO (one segment's data) is a clone (__tcp_transmit_skb's skb_clone) whose payload
+// lies in page frags, so skb_cow_data's (skb_cloned(skb) || nr_frags) test takes
+// __pskb_pull_tail(skb, __skb_pagelen(skb)): pskb_expand_head gives the skb a new head
+// (kmalloc_reserve of headroom + headers + the payload + 128 bytes + skb_shared_info: ~2.2 KB,
+// kmalloc-4k) and copies the headers, skb_copy_bits then copies the payload from the frags
+// behind them. Any other packet is linear and not cloned (a segment wg_xmit made, an ACK:
+// __tcp_send_ack does not clone, a UDP datagram), and skb_cow_data leaves it where it is. Then
+// skb_cow_head finds the headroom for the WireGuard, UDP and IP headers (and the Ethernet header
+// the device pushes) in the same buffer: the outer frame starts that much before the inner IP
+// header. Read from the Linux 6.1 source (net/core/skbuff.c skb_cow_data, __pskb_pull_tail,
+// pskb_expand_head; drivers/net/wireguard/send.c encrypt_packet).
 // Models: skb_cow_data() (net/core/skbuff.c)
 engine::Task<mem::Addr> TunnelBase::skb_cow_data(kernel::Cpu& cpu, Packet& p, std::uint32_t outer) {
     Stack& st = *env_.stack;
     if (!st.memory() || p.data == 0) co_return 0;
     const mem::Addr ip = p.data + ETH_HEADER;
-    if (p.inner != FrameKind::TCP_DATA || !st.skb_slab()) {
+    if (p.inner != FrameKind::TCP_DATA || p.csum_none || !st.skb_slab()) {
         p.data = ip - outer - ETH_HEADER;
         co_return ip;
     }
@@ -146,6 +199,8 @@ engine::Task<> WireGuard::encrypt_worker(kernel::Cpu& cpu, void* ctx) {
         Item& it = wg.tx_.at(n);
         co_await cpu.exec(wg.env_.costs.wg_encrypt, Cat::PROTOCOL);
         const std::uint32_t plain = pad_to(it.p.inner_len - ETH_HEADER, 16);
+        // encrypt_packet: skb_checksum_help for a CHECKSUM_PARTIAL packet, then skb_cow_data
+        co_await wg.skb_checksum_help(cpu, wg.tx_.at(n).p, wg.tx_.at(n).p.inner_len - ETH_HEADER);
         const mem::Addr ip = co_await wg.skb_cow_data(cpu, wg.tx_.at(n).p, WG_HEADER + IP_UDP);
         // skb_push of the message_data header (type, receiver index, counter) into the headroom
         if (ip) co_await cpu.exec(wg.env_.stack->touch(cpu, ip - WG_HEADER, 0, WG_HEADER), Cat::PROTOCOL);
@@ -284,7 +339,7 @@ bool Esp::goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const {
 
 // The request goes to cryptd (esp's callback flags are 0: no backlog, a full queue refuses it
 // with -ENOSPC and esp drops the packet).
-engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p) {
+engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p, mem::Addr src) {
     ++stats_.async_crypts;
     std::uint64_t slot;
     if (free_requests_.empty()) {
@@ -294,7 +349,7 @@ engine::Task<> Esp::crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const 
         slot = free_requests_.back();
         free_requests_.pop_back();
     }
-    requests_[slot] = Request{p, false, &tfm == &input_tfm_};
+    requests_[slot] = Request{p, false, &tfm == &input_tfm_, src};
     const int err = co_await cryptd_->cryptd_enqueue_request(cpu, crypto::CryptoAsyncRequest{&tfm, slot, 0});
     if (err == -ENOSPC) {
         ++stats_.ring_drops;
@@ -309,20 +364,20 @@ engine::Task<int> Esp::cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t s
     const crypto::AeadOutcome o = co_await esp.crypt(cpu, len, ESP_HEADER, true);
     const Request& r = esp.requests_[slot];
     if (r.p.data)
-        co_await cpu.exec(r.input ? esp.decrypt_lines(cpu, r.p, o.work) : esp.encrypt_lines(cpu, r.p, o.work), Cat::CRYPTO);
+        co_await cpu.exec(r.input ? esp.decrypt_lines(cpu, r.p, o.work) : esp.encrypt_lines(cpu, r.p, o.work, r.src), Cat::CRYPTO);
     esp.requests_[slot].clobbered = o.clobbered;
     co_return 0;
 }
 
-// crypto_aead_encrypt over the skb in place (esp->inplace: the skb was made linear and private by
-// skb_cow_data): the padded plaintext (inner packet + padding + pad length + next header) read
-// and written back, the ICV written behind it; the ESP header and IV (the associated data and the
-// nonce) were just written in front. The cipher's figures are warm compute; its reads are
-// consumed by them (their fetch overlaps the cipher's work).
-Cycles Esp::encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work) {
+// crypto_aead_encrypt: the padded plaintext (inner packet + padding + pad length + next header)
+// read from `src` and written into the outer frame, the ICV behind it (in place when `src` is
+// the frame's, esp->inplace; out of place into x->xfrag's page otherwise); the ESP header and IV
+// (the associated data and the nonce) were just written in front. The cipher's figures are warm
+// compute; its reads are consumed by them (their fetch overlaps the cipher's work).
+Cycles Esp::encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work, mem::Addr src) {
     const mem::Addr ip = outer.data + ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV;
     const std::uint32_t plain = pad_to(outer.inner_len - ETH_HEADER + ESP_TRAILER, 4);
-    return env_.stack->touch(cpu, ip, plain, plain + TAG, work);
+    return env_.stack->touch(cpu, src ? src : ip, plain, ip, plain + TAG, work);
 }
 
 // crypto_aead_decrypt in place: the ciphertext and ICV read, the plaintext written over it.
@@ -351,29 +406,61 @@ engine::Task<> Esp::input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, 
     co_await esp.input_finish(cpu, r.p, r.clobbered);
 }
 
+// A GSO skb is segmented first (xfrm_output_gso: skb_gso_segment(skb, 0), every segment copied
+// and checksummed), each segment then output in turn. TCP sends none over an xfrm route
+// (Esp::gso_ok): its skbs come one segment each, CHECKSUM_PARTIAL.
+// Models: xfrm_output() (net/xfrm/xfrm_output.c)
+engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet skb) {
+    if (skb.gso_segs <= 1) {
+        co_await esp_output(cpu, skb);
+        co_return;
+    }
+    co_await skb_gso_segment(cpu, skb);
+    while (!staged_.empty()) {
+        const Packet s = staged_.front();
+        staged_.pop_front();
+        co_await esp_output(cpu, s);
+    }
+}
+
+// xfrm_output's skb_checksum_help of a CHECKSUM_PARTIAL skb, then esp_output. A UDP datagram on an
+// xfrm route is CHECKSUM_NONE, checksummed as udp_sendmsg copied it (__ip_append_data: no
+// NETIF_F_HW_ESP_TX_CSUM; csum_and_copy_from_iter, on arm64 the copy then csum_partial over the
+// bytes just written): charged here instead, the same pass on the same CPU in the same call.
+// With a hierarchy, esp_output_head: a TCP skb (skb_checksum_help's pskb_expand_head left it
+// private, its payload in page frags, no tailroom) gets its trailer in a page of x->xfrag and
+// esp->inplace = false: esp_output_tail allocates the destination from x->xfrag (a head from
+// the slab here) and the AEAD reads the frags and writes there; nothing is pulled. A linear
+// packet (a segment skb_segment made, an ACK, a UDP datagram: room for the trailer, dst
+// trailer_len) is encrypted in place. The trailer (padding, pad length, next header) goes behind
+// the inner packet, the ESP header and IV (esp_output_tail) and the outer IP header (xfrm4's
+// tunnel mode output) in front.
 // Models: esp_output() (net/ipv4/esp4.c)
-engine::Task<> Esp::xmit(kernel::Cpu& cpu, Packet inner) {
+engine::Task<> Esp::esp_output(kernel::Cpu& cpu, Packet inner) {
     ++stats_.tx_packets;
     co_await cpu.exec(env_.costs.esp_output, Cat::PROTOCOL);
     const std::uint32_t ip_len = inner.len - ETH_HEADER;
+    co_await skb_checksum_help(cpu, inner, ip_len);
     const std::uint32_t plain = pad_to(ip_len + ESP_TRAILER, 4);
     Packet outer = encapsulate(inner, FrameKind::ESP, next_seq_++, ETH_HEADER + OUTER_IP + ESP_HEADER + ESP_IV + plain + TAG);
-    // with a hierarchy: esp_output_head's skb_cow_data (a TCP clone pulled linear into a slab head,
-    // as WireGuard's), esp_output_fill_trailer's padding, pad length and next header behind the
-    // inner packet, then the ESP header and IV (esp_output_tail) and the outer IP header
-    // (xfrm4_tunnel's mode output) pushed in front
-    if (const mem::Addr ip = co_await skb_cow_data(cpu, outer, OUTER_IP + ESP_HEADER + ESP_IV)) {
-        co_await cpu.exec(env_.stack->touch(cpu, ip + ip_len, 0, plain - ip_len), Cat::PROTOCOL);
-        co_await cpu.exec(env_.stack->touch(cpu, outer.data + ETH_HEADER, 0, OUTER_IP + ESP_HEADER + ESP_IV), Cat::PROTOCOL);
+    Stack& st = *env_.stack;
+    mem::Addr src = 0;
+    if (st.memory() && inner.data) {
+        src = inner.data + ETH_HEADER;
+        const bool frags = inner.kind == FrameKind::TCP_DATA && !inner.csum_none && st.skb_slab();
+        const mem::Addr ip = frags ? st.skb_slab()->alloc() + TCP_HEADROOM : src;
+        outer.data = ip - (OUTER_IP + ESP_HEADER + ESP_IV) - ETH_HEADER;
+        co_await cpu.exec(st.touch(cpu, ip + ip_len, 0, plain - ip_len), Cat::PROTOCOL);
+        co_await cpu.exec(st.touch(cpu, outer.data + ETH_HEADER, 0, OUTER_IP + ESP_HEADER + ESP_IV), Cat::PROTOCOL);
     }
     if (goes_async(cpu, output_tfm_)) {
-        co_await crypt_async(cpu, output_tfm_, outer);
+        co_await crypt_async(cpu, output_tfm_, outer, src);
         co_return;
     }
     ++stats_.sync_crypts;
     if (env_.driver_async) co_await cpu.exec(env_.costs.simd_wrapper, Cat::CRYPTO);
     const crypto::AeadOutcome o = co_await crypt(cpu, ip_len, ESP_HEADER);
-    if (outer.data) co_await cpu.exec(encrypt_lines(cpu, outer, o.work), Cat::CRYPTO);
+    if (outer.data) co_await cpu.exec(encrypt_lines(cpu, outer, o.work, src), Cat::CRYPTO);
     co_await output_finish(cpu, outer, o.clobbered);
 }
 

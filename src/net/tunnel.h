@@ -20,17 +20,26 @@
 // dequeues ONE request per run (re-queueing itself while more wait), decrypts in task context
 // and calls the completion (xfrm_input_resume / xfrm_output_resume) with BH disabled.
 //
-// With a memory hierarchy (Stack::memory, src/mem) WireGuard's packets touch lines: the encrypt
-// worker's skb_cow_data pulls a TCP skb's payload out of the sender's page frags into a new linear
-// head from the machine's slab (net/skb_slab.h), the AEAD reads and writes the padded plaintext in
-// place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP and Ethernet
-// headers written into the headroom),
-// which a veth hands to the peer as it is; the receiver reads the outer headers, decrypts in place
-// (a received skb is linear: no copy) and delivers the inner packet from the same buffer. ESP's
-// the same way: esp_output's skb_cow_data (the same pull), the trailer written behind the inner
-// packet, the ESP header, IV and outer IP header in front, the AEAD in place (in cryptd's worker
-// when the request goes there) and the ICV; esp_input reads the outer and ESP headers and
-// decrypts in place. The cipher figures stay warm compute; the hierarchy adds the stalls.
+// Transmit, both tunnels (Linux 6.1 device.c wg_xmit, send.c encrypt_packet, xfrm_output.c,
+// skbuff.c skb_segment): a GSO skb is segmented on the calling CPU with skb_gso_segment(skb, 0), so
+// skb_segment copies each segment into a new linear skb and checksums it as it copies
+// (skb_copy_and_csum_bits: [tunnel].csum_partial per byte), CHECKSUM_NONE. Any other locally
+// built packet is CHECKSUM_PARTIAL and gets skb_checksum_help before encryption (WireGuard's
+// encrypt worker; xfrm_output for ESP). TCP over an xfrm route sends no GSO skbs (sk_setup_caps).
+//
+// With a memory hierarchy (Stack::memory, src/mem) the packets touch lines. WireGuard: a
+// segment's copy goes into a head from the machine's slab (net/skb_slab.h), and the encrypt
+// worker's skb_cow_data leaves it there; only a one-segment TCP skb (a clone, its payload in page
+// frags) is pulled into such a head after its checksum. The AEAD reads and writes the padded
+// plaintext in place and writes the tag; the outer frame is that buffer (its WireGuard, UDP, IP
+// and Ethernet headers written into the headroom), which a veth hands to the peer as it is; the
+// receiver reads the outer headers, decrypts in place (a received skb is linear: no copy) and
+// delivers the inner packet from the same buffer. ESP: a TCP segment's checksum reads its page
+// frags, and esp_output encrypts them out of place into x->xfrag's page (a slab head here: the
+// trailer behind the plaintext, the ESP header, IV and outer IP header in front, the ICV behind;
+// in cryptd's worker when the request goes there); a linear packet is encrypted in place.
+// esp_input reads the outer and ESP headers and decrypts in place. The cipher figures stay warm
+// compute; the hierarchy adds the stalls.
 //
 // Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
 // workqueues, so the kernel runs them in separate kworkers that the scheduler time-slices; the
@@ -84,6 +93,9 @@ struct TunnelEnv {
     std::vector<TunnelCpu> cpus;
     const crypto::CipherCostTable* cipher = nullptr;
     TunnelCosts costs;
+    // Without a memory hierarchy: a kernel copy from a cached source, cycles per byte (the
+    // profile's [tcp].copy_from_user), for skb_segment's copies.
+    double copy_per_byte = 0;
     crypto::AeadDriver driver = crypto::AeadDriver::LIB_CHACHAPOLY;
     bool driver_async = false; // wrapped by crypto/simd.c: may go through cryptd
     // The driver is the inner ("__") half of a crypto/simd.c pair, SIMD-only: it never tests
@@ -155,10 +167,21 @@ protected:
         outer.len = outer_len;
         return outer;
     }
-    // skb_cow_data of an outgoing packet `p` (WireGuard's encrypt_packet, esp_output_head) with a
-    // hierarchy: where its inner IP header now lies, the AEAD working there in place (0: no
-    // hierarchy, or a packet without an address); p.data set to the outer frame, `outer` header
-    // bytes (beyond Ethernet's) in front of the inner IP header.
+    // skb_gso_segment(skb, 0) of the GSO skb `skb` (wg_xmit, xfrm_output_gso) on the calling CPU:
+    // skb_segment's work per segment, and each segment's headers and payload copied into a new
+    // linear skb (a head from the machine's slab) and its payload checksummed
+    // (skb_copy_and_csum_bits): [memory].copy and [tunnel].csum_partial per byte, with the
+    // hierarchy's stalls. The segments (csum_none, data at their new heads) are appended to staged_.
+    engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& skb);
+    // skb_checksum_help of the outgoing inner packet that `p` carries (encapsulated or not: its
+    // inner_len or len, its data at the inner frame) when it is CHECKSUM_PARTIAL: the checksum of
+    // its transport header and payload, [tunnel].csum_partial per byte, its lines read as the
+    // checksum consumes them. Nothing for a segment skb_segment checksummed (csum_none).
+    engine::Task<> skb_checksum_help(kernel::Cpu& cpu, const Packet& p, std::uint32_t ip_len);
+    // skb_cow_data of an outgoing packet `p` (WireGuard's encrypt_packet) with a hierarchy: where
+    // its inner IP header now lies, the AEAD working there in place (0: no hierarchy, or a packet
+    // without an address); p.data set to the outer frame, `outer` header bytes (beyond
+    // Ethernet's) in front of the inner IP header.
     engine::Task<mem::Addr> skb_cow_data(kernel::Cpu& cpu, Packet& p, std::uint32_t outer);
     // The AEAD in the running context: whether its result is garbage (clobbered) and its cycles.
     // `from_cryptd`: cryptd's worker calls the wrapped pair's inner driver.
@@ -183,6 +206,9 @@ protected:
     }
     TunnelEnv env_;
     TunnelStats stats_;
+    // Packets made ready for the crypto path and not yet sent to it: the segments of a GSO skb
+    // (wg_xmit's list spliced into peer->staged_packet_queue; xfrm_output_gso's segs).
+    std::deque<Packet> staged_;
 };
 
 class WireGuard final : public TunnelBase {
@@ -255,15 +281,19 @@ private:
         Packet p;
         bool clobbered = false;
         bool input = false; // esp_input's decrypt (else esp_output's encrypt)
+        mem::Addr src = 0;  // esp_output: where the plaintext's inner IP header lies
     };
-    // The AEAD's lines with a hierarchy: esp_output's in-place encrypt of the padded plaintext and
-    // its ICV; esp_input's in-place decrypt of the ciphertext and ICV (0 without an address).
-    // The in-place AEAD's stalls over the frame; `work`: its cycles, which consume what it reads.
-    Cycles encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work);
+    // esp_output of one (non-GSO) inner packet: xfrm_output's skb_checksum_help, then esp_output.
+    engine::Task<> esp_output(kernel::Cpu& cpu, Packet inner);
+    // The AEAD's lines with a hierarchy: esp_output's encrypt of the padded plaintext read from
+    // `src` (the inner IP header's address) and written with its ICV into the outer frame
+    // (in place when `src` is there); esp_input's in-place decrypt of the ciphertext and ICV (0
+    // without an address). `work`: the AEAD's cycles, which consume what it reads.
+    Cycles encrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work, mem::Addr src);
     Cycles decrypt_lines(kernel::Cpu& cpu, const Packet& outer, Cycles work);
     // crypto/simd.c's choice for a request of `tfm` in the running context.
     bool goes_async(kernel::Cpu& cpu, const crypto::CryptdTfm& tfm) const;
-    engine::Task<> crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p);
+    engine::Task<> crypt_async(kernel::Cpu& cpu, crypto::CryptdTfm& tfm, const Packet& p, mem::Addr src = 0);
     static engine::Task<int> cryptd_crypt(kernel::Cpu& cpu, void* ctx, std::uint64_t slot);
     static engine::Task<> output_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err);
     static engine::Task<> input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err);

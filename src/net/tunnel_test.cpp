@@ -52,7 +52,9 @@ struct Harness {
 
     // `wrapped`: ESP's gcm behind crypto/simd.c (the kernel's choice here) or its inner driver
     // called directly. Every [tunnel] figure is 0 but simd_wrapper.
-    explicit Harness(TunnelKind kind, bool wrapped = true)
+    // `csum_partial` and `copy_per_byte`: the checksum's and (without a hierarchy) the copy's
+    // cycles per byte.
+    explicit Harness(TunnelKind kind, bool wrapped = true, double csum_partial = 0, double copy_per_byte = 0)
         : cpu(sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}),
           simd(arch::make_simd_unit(cpu, arch::SimdPolicy::ARM32_TASK_ONLY, arch::SimdCosts{})), sd(cpu),
           channel(kind, kind == TunnelKind::ESP ? crypto::AeadAlg::AES_128_GCM : crypto::AeadAlg::CHACHA20_POLY1305, false) {
@@ -62,6 +64,8 @@ struct Harness {
         env.cipher = &table;
         env.channel = &channel;
         env.costs.simd_wrapper = 70;
+        env.costs.csum_partial = csum_partial;
+        env.copy_per_byte = copy_per_byte;
         if (kind == TunnelKind::WIREGUARD) {
             env.driver = crypto::AeadDriver::LIB_CHACHAPOLY;
             wg = std::make_unique<WireGuard>(std::move(env));
@@ -253,7 +257,7 @@ engine::Task<> wg_round_trip(Harness& h, Packet seg, const mem::MemorySystem& m,
     co_await kernel::local_bh_enable(h.cpu);
 }
 
-TEST(WireGuardMemory, EncryptPullsTheSegmentIntoASlabHeadAndTheReceiverDecryptsTheSameLinesInPlace) {
+TEST(WireGuardMemory, EncryptChecksumsAndPullsANonGsoSegmentIntoASlabHeadAndTheReceiverDecryptsTheSameLinesInPlace) {
     Harness h(TunnelKind::WIREGUARD);
     mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
     SkbSlab slab(memory, 4096, 8);
@@ -276,16 +280,17 @@ TEST(WireGuardMemory, EncryptPullsTheSegmentIntoASlabHeadAndTheReceiverDecryptsT
     const mem::Addr head = outer.data + 58;
     EXPECT_EQ((head - 268) % 4096, 0u);
     EXPECT_EQ(slab.alloc(), head - 268 + 4096); // the first object is still live
-    // skb_cow_data copies the 1500 bytes of IP packet [frag - 52, frag + 1448): the line before the
-    // frag from DRAM (1 miss), the 23 frag lines L1 hits; it writes object bytes 268..1767, lines
-    // 4..27: 24 write-allocates. The WireGuard header (bytes 252..267): line 3 write-allocated,
-    // line 4 a hit. The AEAD reads the 1504 padded bytes (268..1771: lines 4..27, 24 hits) and
-    // writes them and the tag (268..1787: 24 hits). The UDP/IP/Ethernet headers (210..251): line
-    // 3, a hit.
+    // The segment is one MSS, not GSO: CHECKSUM_PARTIAL. skb_checksum_help reads the 1480 bytes
+    // of TCP header and payload [frag - 32, frag + 1448): the line before the frag from DRAM (1
+    // miss), the 23 frag lines L1 hits. skb_cow_data then copies the 1500 bytes of IP packet
+    // [frag - 52, frag + 1448): 24 hits; it writes object bytes 268..1767, lines 4..27: 24
+    // write-allocates. The WireGuard header (bytes 252..267): line 3 write-allocated, line 4 a
+    // hit. The AEAD reads the 1504 padded bytes (268..1771: lines 4..27, 24 hits) and writes them
+    // and the tag (268..1787: 24 hits). The UDP/IP/Ethernet headers (210..251): line 3, a hit.
     EXPECT_EQ(tx.dram_demand_lines, 23u + 1u);
     EXPECT_EQ(tx.dram_write_allocates, 23u + 24u + 1u);
     EXPECT_EQ(tx.levels[0].misses, 46u + 1u + 24u + 1u);
-    EXPECT_EQ(tx.levels[0].hits, 23u + 1u + 48u + 1u);
+    EXPECT_EQ(tx.levels[0].hits, 23u + 24u + 1u + 48u + 1u);
     // Received: the outer headers read (lines 3 and 4: 2 hits), the ciphertext and tag read (1520
     // bytes: lines 4..27, 24 hits) and the plaintext written back (1504 bytes: 24 hits), nothing
     // missed; the inner segment delivered from the same buffer.
@@ -307,7 +312,7 @@ engine::Task<> esp_round_trip(Harness& h, Packet seg, const mem::MemorySystem& m
     co_await kernel::local_bh_enable(h.cpu);
 }
 
-TEST(EspMemory, OutputPullsTheSegmentIntoASlabHeadWritesTrailerAndHeadersAndTheReceiverDecryptsTheSameLinesInPlace) {
+TEST(EspMemory, OutputChecksumsTheSegmentAndEncryptsItsFragsIntoASlabHeadAndTheReceiverDecryptsTheSameLinesInPlace) {
     Harness h(TunnelKind::ESP, false); // the driver called directly: synchronous, in the sender
     mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
     SkbSlab slab(memory, 4096, 8);
@@ -325,20 +330,22 @@ TEST(EspMemory, OutputPullsTheSegmentIntoASlabHeadWritesTrailerAndHeadersAndTheR
     h.run(esp_round_trip(h, seg, memory, tx));
     ASSERT_EQ(h.wire.sent.size(), 1u);
     const Packet outer = h.wire.sent[0].p;
-    // The head: a 4 KiB slab object, the inner IP header at 268 (as WireGuard's), the outer frame
-    // 50 bytes before it (Ethernet 14, IP 20, ESP 8, IV 8) at 218.
+    // The destination: a 4 KiB slab object (x->xfrag's page in the kernel), the inner IP header at
+    // 268 (as WireGuard's), the outer frame 50 bytes before it (Ethernet 14, IP 20, ESP 8, IV 8)
+    // at 218.
     const mem::Addr head = outer.data + 50;
     EXPECT_EQ((head - 268) % 4096, 0u);
-    // skb_cow_data: the 1500-byte IP packet read from [frag - 52, frag + 1448) (the line before the
-    // frag from DRAM, 23 frag lines L1 hits) and written at object bytes 268..1767 (lines 4..27: 24
-    // write-allocates). The trailer (1768..1771: 1500 + 2 padded to 1504): line 27, a hit. The
-    // outer IP, ESP header and IV (232..267): line 3 write-allocated, line 4 a hit. The AEAD reads
-    // the 1504 bytes (lines 4..27: 24 hits) and writes them and the 16-byte ICV (268..1787: 24
-    // hits). The Ethernet header (218..231): line 3, a hit.
+    // xfrm_output's skb_checksum_help reads the 1480 bytes of TCP header and payload [frag - 32,
+    // frag + 1448): the line before the frag from DRAM (1 miss), 23 frag lines L1 hits. Nothing is
+    // pulled: esp_output_head puts the trailer (object bytes 1768..1771: 1500 + 2 padded to 1504)
+    // in x->xfrag: line 27 write-allocated; the outer IP, ESP header and IV (232..267): lines 3
+    // and 4 write-allocated. The AEAD reads the 1504 bytes where they lie, [frag - 52, frag +
+    // 1452): 24 hits, and writes them and the 16-byte ICV at 268..1787: lines 4 and 27 hits, the
+    // 22 between write-allocated. The Ethernet header (218..231): line 3, a hit.
     EXPECT_EQ(tx.dram_demand_lines, 23u + 1u);
-    EXPECT_EQ(tx.dram_write_allocates, 23u + 24u + 1u);
-    EXPECT_EQ(tx.levels[0].misses, 46u + 1u + 24u + 1u);
-    EXPECT_EQ(tx.levels[0].hits, 23u + 1u + 1u + 48u + 1u);
+    EXPECT_EQ(tx.dram_write_allocates, 23u + 1u + 2u + 22u);
+    EXPECT_EQ(tx.levels[0].misses, 46u + 1u + 1u + 2u + 22u);
+    EXPECT_EQ(tx.levels[0].hits, 23u + 24u + 2u + 1u);
     // Received: the outer, ESP and IV bytes read (218..267: lines 3 and 4, 2 hits), the ciphertext
     // and ICV read (1520 bytes: lines 4..27, 24 hits) and the plaintext written back (1504: 24 hits),
     // nothing missed; the inner segment delivered from the same buffer.
@@ -369,7 +376,7 @@ engine::Task<> esp_send_bh_off(Harness& h, Packet seg) {
 }
 
 TEST(EspMemory, ARequestThroughCryptdTouchesTheSameLinesInItsWorker) {
-    // The first test's transmit, its AEAD in cryptd's kworker: the same 72 L1 misses and 74 hits.
+    // The first test's transmit, its AEAD in cryptd's kworker: the same 72 L1 misses and 50 hits.
     Harness h(TunnelKind::ESP, true);
     mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
     SkbSlab slab(memory, 4096, 8);
@@ -385,7 +392,108 @@ TEST(EspMemory, ARequestThroughCryptdTouchesTheSameLinesInItsWorker) {
     EXPECT_EQ(h.esp->stats().async_crypts, 1u);
     EXPECT_EQ(h.wire.sent[0].task, "kworker/0:cryptd");
     EXPECT_EQ(memory.stats().levels[0].misses, 72u);
-    EXPECT_EQ(memory.stats().levels[0].hits, 74u);
+    EXPECT_EQ(memory.stats().levels[0].hits, 50u);
+}
+
+// ---- the transmit path's copy and checksum (skb_segment with features 0, skb_checksum_help) ----
+
+using kernel::Cat;
+
+Cycles task_cycles(const kernel::Cpu& cpu, Cat cat) {
+    return cpu.stats().cycles[static_cast<std::size_t>(kernel::CtxKind::TASK)][static_cast<std::size_t>(cat)];
+}
+
+// A GSO skb of two 1448-byte segments (a 2962-byte frame: 2896 payload, 52 header, 14 Ethernet).
+Packet gso_two(mem::Addr payload) {
+    Packet p = transport_packet(FrameKind::TCP_DATA, 2 * TCP_MSS, TCP_IP_HEADERS, 0, 0);
+    p.gso_segs = 2;
+    p.gso_size = TCP_MSS;
+    p.data = payload ? payload - TCP_IP_HEADERS - ETH_HEADER : 0;
+    return p;
+}
+
+// The sender's work noted as wg_xmit returns (the kworkers, SCHED_NORMAL, run only after the FIFO
+// sender blocks), then the workers run.
+engine::Task<> wg_send_noting(Harness& h, Packet skb, Cycles& copy, Cycles& protocol, mem::MemoryStats* m,
+                              const mem::MemorySystem* memory) {
+    co_await h.wg->xmit(h.cpu, skb);
+    copy = task_cycles(h.cpu, Cat::COPY);
+    protocol = task_cycles(h.cpu, Cat::PROTOCOL);
+    if (m) *m = memory->stats();
+    co_await kernel::hrtimer_sleep_until(h.cpu, engine::PS_PER_MS);
+}
+
+TEST(WireGuardGso, EachSegmentIsCopiedAndChecksummedOnTheSendingTaskBeforeWgXmitReturnsAndTheWorkerAddsNeither) {
+    // No hierarchy; every [tunnel] figure 0 but the checksum, 0.25 cycles/byte; the copy 0.5
+    // cycles/byte; skb_segment 100 cycles a segment. By hand: skb_segment 2 x 100 = 200 and the
+    // checksums 2 x 1448 x 0.25 = 724 (PROTOCOL), the copies 2 x 1448 x 0.5 = 1448 (COPY), all in
+    // the sender. The encrypt worker gets two CHECKSUM_NONE linear segments: no skb_checksum_help,
+    // no pull: nothing more of either.
+    Harness h(TunnelKind::WIREGUARD, true, 0.25, 0.5);
+    h.wire.set_gso_segment(100);
+    Cycles copy = 0, protocol = 0;
+    h.run(wg_send_noting(h, gso_two(0), copy, protocol, nullptr, nullptr));
+    EXPECT_EQ(copy, 1448u);
+    EXPECT_EQ(protocol, 200u + 724u);
+    EXPECT_EQ(task_cycles(h.cpu, Cat::COPY), 1448u);
+    EXPECT_EQ(task_cycles(h.cpu, Cat::PROTOCOL), 200u + 724u);
+    ASSERT_EQ(h.wire.sent.size(), 2u);
+    EXPECT_EQ(h.wg->stats().tx_packets, 2u);
+    for (const auto& s : h.wire.sent) EXPECT_EQ(s.p.inner_len, 1514u); // 1448 + 52 + 14
+    EXPECT_EQ(h.wire.sent[1].p.seq, 1448u);
+}
+
+TEST(WireGuardGso, ANonGsoSegmentIsChecksummedInTheEncryptWorkerNotTheSender) {
+    // One MSS (not GSO): CHECKSUM_PARTIAL, so encrypt_packet's skb_checksum_help checksums its
+    // 1480 bytes of TCP header and payload in the worker: 1480 x 0.25 = 370 cycles; the sender
+    // checksums and copies nothing.
+    Harness h(TunnelKind::WIREGUARD, true, 0.25, 0.5);
+    Cycles copy = 0, protocol = 0;
+    h.run(wg_send_noting(h, transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0), copy, protocol,
+                         nullptr, nullptr));
+    EXPECT_EQ(copy, 0u);
+    EXPECT_EQ(protocol, 0u);
+    EXPECT_EQ(task_cycles(h.cpu, Cat::PROTOCOL), 370u);
+    EXPECT_EQ(task_cycles(h.cpu, Cat::COPY), 0u);
+    ASSERT_EQ(h.wire.sent.size(), 1u);
+}
+
+TEST(WireGuardGso, OnAHierarchyEachSegmentGetsItsOwnSlabHeadAndTheEncryptWorkerPullsNothing) {
+    // The writer copied the 2896 bytes into a line-aligned page frag (46 lines; its user buffer's
+    // 46 lines from DRAM). skb_segment on the sender: segment 0's 1500 bytes read from [frag - 52,
+    // frag + 1448) (the line before the frag from DRAM, the rest cached), segment 1's from
+    // [frag + 1396, frag + 2896) (cached), each written at its own slab object's bytes 268..1767
+    // (lines 4..27: 24 write-allocates each), the checksum reading them back (cached). DRAM as
+    // wg_xmit returns: 46 + 1 demand lines, 46 + 2 x 24 write-allocates. The encrypt worker pulls
+    // nothing: per segment the WireGuard header (bytes 252..267) write-allocates line 3, the AEAD
+    // works on lines 4..27 in place (cached), the tx worker's headers (210..251) hit line 3: 2
+    // write-allocates more, no demand line. The heads are the two first objects: the next
+    // allocation is the third.
+    Harness h(TunnelKind::WIREGUARD, true, 0.25);
+    h.wire.set_gso_segment(100);
+    mem::MemorySystem memory(small_hierarchy(), 1, 1'000'000'000);
+    SkbSlab slab(memory, 4096, 8);
+    h.stack.set_memory(&memory, 0.5);
+    h.stack.set_skb_slab(&slab);
+    const mem::Addr frag = memory.alloc(3 * 4096, 4096) + 4096;
+    UserBuffer ub;
+    (void)h.stack.copy_from_user(h.cpu, ub, frag, 2 * TCP_MSS, 0.2);
+    Cycles copy = 0, protocol = 0;
+    mem::MemoryStats sent;
+    h.run(wg_send_noting(h, gso_two(frag), copy, protocol, &sent, &memory));
+    EXPECT_EQ(sent.dram_demand_lines, 46u + 1u);
+    EXPECT_EQ(sent.dram_write_allocates, 46u + 2u * 24u);
+    EXPECT_EQ(memory.stats().dram_demand_lines, 46u + 1u);
+    EXPECT_EQ(memory.stats().dram_write_allocates, 46u + 2u * 24u + 2u);
+    // each segment's copy costs at least its loop, 1500 x 0.5 = 750; its checksum 1448 x 0.25 =
+    // 362 beside skb_segment's 2 x 100
+    EXPECT_GE(copy, 2u * 750u);
+    EXPECT_GE(protocol, 200u + 2u * 362u);
+    ASSERT_EQ(h.wire.sent.size(), 2u);
+    const mem::Addr head0 = h.wire.sent[0].p.data + 58, head1 = h.wire.sent[1].p.data + 58;
+    EXPECT_EQ((head0 - 268) % 4096, 0u);
+    EXPECT_EQ(head1, head0 + 4096);
+    EXPECT_EQ(slab.alloc(), head0 - 268 + 2 * 4096);
 }
 
 } // namespace

@@ -194,7 +194,7 @@ inline constexpr std::array<Figure<NetfilterCosts>, 4> NETFILTER_FIGURES = {{
 static_assert(sizeof(NetfilterCosts) == engine::figures_bytes(NETFILTER_FIGURES));
 
 // [tunnel] (net/net_costs.h), with the workqueue figures below in the same table
-inline constexpr std::array<Figure<TunnelCosts>, 12> TUNNEL_FIGURES = {{
+inline constexpr std::array<Figure<TunnelCosts>, 13> TUNNEL_FIGURES = {{
     {"", "wg_xmit", Unit::CYCLES, "wg_xmit + send_staged_packets: skb checks, queueing, per packet", &TunnelCosts::wg_xmit},
     {"", "wg_encrypt", Unit::CYCLES, "encrypt worker per packet beyond the AEAD: skb_cow, padding, header", &TunnelCosts::wg_encrypt},
     {"", "wg_tx", Unit::CYCLES, "tx worker per packet: keepalive check, udp_tunnel_xmit_skb (IP+UDP)", &TunnelCosts::wg_tx},
@@ -207,6 +207,7 @@ inline constexpr std::array<Figure<TunnelCosts>, 12> TUNNEL_FIGURES = {{
     {"", "cryptd_enqueue", Unit::CYCLES, "cryptd_enqueue_request under BH off (queue_work apart)", &TunnelCosts::cryptd_enqueue},
     {"", "cryptd_complete", Unit::CYCLES, "per request cryptd completes: cryptd_*_crypt's subrequest for the child, the ->complete dispatch, refcount (the AEAD, the callback's body and the BH pair apart)", &TunnelCosts::cryptd_complete},
     {"", "simd_wrapper", Unit::CYCLES, "crypto/simd.c when the request stays synchronous: the subrequest to the inner driver", &TunnelCosts::simd_wrapper},
+    {"", "csum_partial", Unit::CYCLES_PER_BYTE, "the software Internet checksum per byte, data in L1 (csum_partial; skb_segment's copy-and-checksum and skb_checksum_help on the tunnels' transmit path)", &TunnelCosts::csum_partial},
 }};
 
 // [tunnel]: the workqueue figures of TunnelCosts::workqueue (kernel/costs.h)

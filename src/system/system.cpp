@@ -350,6 +350,7 @@ void System::build_network() {
             env.cpus.push_back(net::TunnelCpu{box.cpus[i].get(), box.simd[i].get(), box.softnet[i].get()});
         env.cipher = &mc.profile.cipher;
         env.costs = *mc.profile.tunnel;
+        env.copy_per_byte = mc.profile.tcp ? mc.profile.tcp->copy_from_user : 0.0;
         const auto choice = net::tunnel_aead_driver(mc.tunnel->kind, mc.simd_policy, mc.tunnel->aead, mc.profile.cipher);
         env.driver = choice.driver;
         env.driver_async = mc.tunnel->simd_wrapper.value_or(choice.async_wrapped);
