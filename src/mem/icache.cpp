@@ -41,6 +41,71 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     const auto sets = static_cast<std::uint32_t>(c.size / (std::uint64_t{c.ways} * line));
     l1i_.reserve(static_cast<std::size_t>(cpus));
     for (int i = 0; i < cpus; ++i) l1i_.emplace_back(sets, c.ways, c.replacement);
+    hits_reorder_ = l1i_.front().hits_reorder();
+}
+
+void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
+    group_spans_.clear();
+    group_begin_.assign(1, 0);
+    Line lo = ~Line{0}, hi = 0;
+    for (const auto& g : groups) {
+        for (const CodeSpan& s : g)
+            if (s.lines) {
+                group_spans_.push_back(s);
+                lo = std::min(lo, s.first);
+                hi = std::max(hi, s.first + s.lines);
+            }
+        group_begin_.push_back(static_cast<std::uint32_t>(group_spans_.size()));
+    }
+    if (group_spans_.empty()) return;
+    first_line_ = lo;
+    bits_lines_ = hi - lo;
+    words_ = static_cast<std::size_t>((bits_lines_ + 63) / 64);
+    present_.assign(words_ * l1i_.size(), 0);
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
+        for (Line l = lo; l < hi; ++l)
+            if (l1i_[cpu].contains(l)) present_[cpu * words_ + (l - lo) / 64] |= std::uint64_t{1} << ((l - lo) % 64);
+}
+
+void InstructionCache::fill(Cache& c, int cpu, Line l) {
+    Evicted ev;
+    const bool displaced = c.fill(l, false, ev);
+    if (present_.empty()) return;
+    std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
+    if (const Line k = l - first_line_; k < bits_lines_) bits[k / 64] |= std::uint64_t{1} << (k % 64);
+    if (displaced)
+        if (const Line k = ev.line - first_line_; k < bits_lines_) bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
+}
+
+Cycles InstructionCache::fetch_missing(Cache& c, int cpu, const CodeSpan& s, std::uint64_t& misses,
+                                       std::uint64_t& prefetched) {
+    const std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
+    Cycles stall = 0;
+    Line covered = 0, covered_end = 0;
+    Line k = s.first - first_line_;
+    const Line end = k + s.lines;
+    while (k < end) {
+        // the first missing line at or after k, read again after every fill (a fill may evict a
+        // later line of the span)
+        const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
+        if (missing == 0) {
+            k = (k / 64 + 1) * 64;
+            continue;
+        }
+        k += static_cast<Line>(std::countr_zero(missing));
+        if (k >= end) break;
+        const Line l = first_line_ + k;
+        fill(c, cpu, l);
+        ++misses;
+        if (l >= covered && l < covered_end) ++prefetched;
+        else {
+            stall += miss_;
+            covered = l + 1;
+            covered_end = l + 1 + prefetch_;
+        }
+        ++k;
+    }
+    return stall;
 }
 
 Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
@@ -49,12 +114,15 @@ Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
     for (const CodeSpan& s : spans) {
         lines += s.lines;
+        if (!hits_reorder_ && s.first - first_line_ < bits_lines_ && s.first + s.lines - first_line_ <= bits_lines_) {
+            stall += fetch_missing(c, cpu, s, misses, prefetched);
+            continue;
+        }
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
-        Evicted ev;
         for (Line l = s.first, end = s.first + s.lines; l < end; ++l) {
             if (c.lookup(l)) continue;
-            c.fill(l, false, ev);
+            fill(c, cpu, l);
             ++misses;
             if (l >= covered && l < covered_end) {
                 ++prefetched;

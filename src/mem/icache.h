@@ -71,14 +71,39 @@ public:
     // L1I updated.
     Cycles fetch(int cpu, std::span<const CodeSpan> spans);
     Cycles fetch(int cpu, CodeSpan s) { return fetch(cpu, std::span<const CodeSpan>(&s, 1)); }
+
+    // Named pieces of code (each a list of spans), fetched by number: fetch_group(cpu, g) is
+    // fetch(cpu, groups[g]) with the same result. Call once, before any fetch. Each CPU then keeps
+    // a bit per line of the groups' code, set while its L1I holds the line, so that where a hit
+    // leaves the replacement state as it is (random and round-robin: a hit is presence alone) a
+    // fetch visits only the missing lines, 64 lines a word.
+    void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
+    Cycles fetch_group(int cpu, std::uint32_t g) {
+        return fetch(cpu, std::span<const CodeSpan>(group_spans_.data() + group_begin_[g],
+                                                    group_begin_[g + 1] - group_begin_[g]));
+    }
     bool holds(int cpu, Line l) const { return l1i_[static_cast<std::size_t>(cpu)].contains(l); }
     const ICacheStats& stats() const { return stats_; }
     std::uint32_t miss_cycles() const { return miss_; }
 
 private:
+    // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
+    void fill(Cache& c, int cpu, Line l);
+    // fetch() of one span whose lines all have presence bits, visiting only the missing ones.
+    Cycles fetch_missing(Cache& c, int cpu, const CodeSpan& s, std::uint64_t& misses, std::uint64_t& prefetched);
+
     std::vector<Cache> l1i_; // per CPU
     std::uint32_t miss_;
     std::uint32_t prefetch_;
+    bool hits_reorder_ = true;
+    // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
+    std::vector<CodeSpan> group_spans_;
+    std::vector<std::uint32_t> group_begin_{0};
+    // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
+    Line first_line_ = 0;
+    Line bits_lines_ = 0;
+    std::size_t words_ = 0;
+    std::vector<std::uint64_t> present_;
     ICacheStats stats_;
 };
 

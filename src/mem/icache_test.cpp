@@ -90,6 +90,28 @@ TEST(InstructionCache, SpansOfOneFetchAddUp) {
     EXPECT_EQ(ic.fetch(0, spans), 0u);
 }
 
+TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderEveryReplacement) {
+    // Three groups sharing lines (B's span overlaps A's, C holds a line twice), on a small 1 KB
+    // 2-way cache (8 sets) where they evict each other: fetch_group must stall, hit and miss
+    // exactly as fetch of the same spans on a second cache fed the same sequence.
+    const std::vector<std::vector<CodeSpan>> groups = {{{0, 6}}, {{4, 9}, {40, 3}}, {{20, 2}, {21, 5}}};
+    for (Replacement r : {Replacement::LRU, Replacement::ROUND_ROBIN, Replacement::RANDOM}) {
+        L1iConfig c = l1i(r, 1);
+        c.size = 1024;
+        c.ways = 2;
+        InstructionCache grouped(c, 64, MISS, 2), direct(c, 64, MISS, 2);
+        grouped.set_groups(groups);
+        const std::uint32_t seq[] = {0, 0, 1, 0, 2, 2, 1, 1, 0, 2, 0, 0, 1, 2, 2, 2, 0, 1, 0, 0};
+        for (int cpu = 0; cpu < 2; ++cpu)
+            for (std::uint32_t g : seq)
+                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r);
+        EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
+        EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
+        EXPECT_GT(grouped.stats().misses, 0u);
+        EXPECT_GT(grouped.stats().hits, 0u);
+    }
+}
+
 TEST(KernelText, FunctionsFollowEachOtherAlignedAndRunTheirExecutedFraction) {
     // f: 100 B at 0; g: 0 B (inlined); h: 300 B at 112 (100 rounded up to 16); k: 64 B at 416.
     const std::vector<KernelFunction> fns = {{"f", 100}, {"g", 0}, {"h", 300}, {"k", 64}};

@@ -82,20 +82,25 @@ std::optional<double> positive_figure(Reader& r, const toml::table& t, std::stri
 }
 
 // The build's code sizes (data/kernel/code-sizes-*.tsv, tools/kernel_code_sizes.py): `name` is a
-// path below the data directory that holds the profile (else the profile's own directory).
+// path below the data directory of the tree that holds the profile (the nearest directory at or
+// above the profile's that is `data` or has one, and holds `name` there).
 void read_code_sizes(Reader& r, const toml::node& at, const std::string& name, const std::filesystem::path& file,
                      mem::L1iConfig& c) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::path base = fs::absolute(file, ec).parent_path();
-    for (fs::path d = base; !d.empty(); d = d.parent_path()) {
-        if (d.filename() == "data") {
-            base = d;
+    const fs::path start = fs::absolute(file, ec).parent_path();
+    fs::path path = start / "data" / name;
+    for (fs::path d = start; !d.empty() && !name.empty(); d = d.parent_path()) {
+        if (d.filename() == "data" && fs::is_regular_file(d / name, ec)) {
+            path = d / name;
+            break;
+        }
+        if (fs::is_regular_file(d / "data" / name, ec)) {
+            path = d / "data" / name;
             break;
         }
         if (d == d.parent_path()) break;
     }
-    const fs::path path = base / name;
     std::ifstream in(path);
     if (name.empty() || name.find("..") != std::string::npos || !in) {
         r.error(at, "memory.l1i.code",

@@ -1,5 +1,7 @@
 #include "system/kernel_text.h"
 
+#include <vector>
+
 namespace kdsim::system {
 
 namespace {
@@ -9,19 +11,14 @@ std::uint32_t miss_cycles(const mem::MemoryConfig& c) { return c.levels[1].laten
 KernelTextFetch::KernelTextFetch(const mem::MemoryConfig& c, int cpus)
     : icache_(c.l1i, c.line, miss_cycles(c), cpus) {
     const mem::KernelText text(c.l1i.functions, c.line, c.l1i.align);
-    for (std::size_t i = 0; i < kernel::TEXTS; ++i) {
-        const auto b = static_cast<std::uint32_t>(spans_.size());
+    std::vector<std::vector<mem::CodeSpan>> groups(kernel::TEXTS); // group i: Text i's spans
+    for (std::size_t i = 0; i < kernel::TEXTS; ++i)
         for (std::string_view fn : kernel::text_functions(static_cast<kernel::Text>(i)))
-            if (const mem::CodeSpan s = text.executed(fn, c.l1i.executed); s.lines) spans_.push_back(s);
-        ranges_[i] = {b, static_cast<std::uint32_t>(spans_.size())};
-    }
-}
-
-std::uint64_t KernelTextFetch::lines(kernel::Text t) const {
-    std::uint64_t n = 0;
-    const auto [b, e] = ranges_[static_cast<std::size_t>(t)];
-    for (std::uint32_t i = b; i < e; ++i) n += spans_[i].lines;
-    return n;
+            if (const mem::CodeSpan s = text.executed(fn, c.l1i.executed); s.lines) {
+                groups[i].push_back(s);
+                lines_[i] += s.lines;
+            }
+    icache_.set_groups(groups);
 }
 
 } // namespace kdsim::system

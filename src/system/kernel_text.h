@@ -19,17 +19,15 @@ public:
     // Precondition: c.l1i.size > 0 and mem::check_config(c) passed.
     KernelTextFetch(const mem::MemoryConfig& c, int cpus);
     engine::Cycles fetch(int cpu, kernel::Text t) override {
-        const auto [b, e] = ranges_[static_cast<std::size_t>(t)];
-        return b == e ? 0 : icache_.fetch(cpu, std::span<const mem::CodeSpan>(spans_.data() + b, e - b));
+        return icache_.fetch_group(cpu, static_cast<std::uint32_t>(t));
     }
     const mem::InstructionCache& icache() const { return icache_; }
-    // The bytes of `t`'s functions that run (each function's executed part, whole lines).
-    std::uint64_t lines(kernel::Text t) const;
+    // The lines of `t`'s functions that run (each function's executed part, whole lines).
+    std::uint64_t lines(kernel::Text t) const { return lines_[static_cast<std::size_t>(t)]; }
 
 private:
     mem::InstructionCache icache_;
-    std::vector<mem::CodeSpan> spans_; // every Text's, one after another
-    std::array<std::pair<std::uint32_t, std::uint32_t>, kernel::TEXTS> ranges_{};
+    std::array<std::uint64_t, kernel::TEXTS> lines_{};
 };
 
 } // namespace kdsim::system
