@@ -20,6 +20,10 @@
 //                   the stride prefetcher; absent: none)
 //   copy = { ..., unit = "cycles/byte" } # in [memory], optional: the warm copy loop; given, the
 //                                       # network datapath runs on the hierarchy
+//   [memory.l1i]    optional: each CPU's L1 instruction cache (mem/icache.h): size (bytes), ways,
+//                   replacement, prefetch (lines requested with a demand miss), executed (fraction
+//                   of a function's bytes its fast path runs), align (bytes, a function's start),
+//                   code = "kernel/code-sizes-6.1.0-47-<build>.tsv" (below the data directory)
 //
 // The line size is [cpu].cache_line and whether DMA snoops is [dma].coherent. Figures are
 // checked one by one as every figure is, then together (mem::check_config: L1 larger than L2,
