@@ -77,49 +77,45 @@ void InstructionCache::fill(Cache& c, int cpu, Line l) {
         if (const Line k = ev.line - first_line_; k < bits_lines_) bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
 }
 
-Cycles InstructionCache::fetch_missing(Cache& c, int cpu, const CodeSpan& s, std::uint64_t& misses,
-                                       std::uint64_t& prefetched) {
-    const std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    Cycles stall = 0;
-    Line covered = 0, covered_end = 0;
-    Line k = s.first - first_line_;
-    const Line end = k + s.lines;
-    while (k < end) {
-        // the first missing line at or after k, read again after every fill (a fill may evict a
-        // later line of the span)
-        const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
-        if (missing == 0) {
-            k = (k / 64 + 1) * 64;
-            continue;
-        }
-        k += static_cast<Line>(std::countr_zero(missing));
-        if (k >= end) break;
-        const Line l = first_line_ + k;
-        fill(c, cpu, l);
-        ++misses;
-        if (l >= covered && l < covered_end) ++prefetched;
-        else {
-            stall += miss_;
-            covered = l + 1;
-            covered_end = l + 1 + prefetch_;
-        }
-        ++k;
-    }
-    return stall;
-}
-
 Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
+    std::uint64_t* bits = present_.empty() ? nullptr : present_.data() + static_cast<std::size_t>(cpu) * words_;
     for (const CodeSpan& s : spans) {
         lines += s.lines;
-        if (!hits_reorder_ && s.first - first_line_ < bits_lines_ && s.first + s.lines - first_line_ <= bits_lines_) {
-            stall += fetch_missing(c, cpu, s, misses, prefetched);
-            continue;
-        }
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
+        Line k = s.first - first_line_;
+        if (!hits_reorder_ && bits && k < bits_lines_ && k + s.lines <= bits_lines_) {
+            // only the missing lines, by their presence bits: the first at or after k, read again
+            // after every fill (a fill may evict a later line of the span)
+            const Line end = k + s.lines;
+            while (k < end) {
+                const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
+                if (missing == 0) {
+                    k = (k / 64 + 1) * 64;
+                    continue;
+                }
+                k += static_cast<Line>(std::countr_zero(missing));
+                if (k >= end) break;
+                const Line l = first_line_ + k;
+                Evicted ev;
+                const bool displaced = c.fill(l, false, ev);
+                bits[k / 64] |= std::uint64_t{1} << (k % 64);
+                if (displaced)
+                    if (const Line e = ev.line - first_line_; e < bits_lines_) bits[e / 64] &= ~(std::uint64_t{1} << (e % 64));
+                ++misses;
+                if (l >= covered && l < covered_end) ++prefetched;
+                else {
+                    stall += miss_;
+                    covered = l + 1;
+                    covered_end = l + 1 + prefetch_;
+                }
+                ++k;
+            }
+            continue;
+        }
         for (Line l = s.first, end = s.first + s.lines; l < end; ++l) {
             if (c.lookup(l)) continue;
             fill(c, cpu, l);

@@ -89,8 +89,6 @@ public:
 private:
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
-    // fetch() of one span whose lines all have presence bits, visiting only the missing ones.
-    Cycles fetch_missing(Cache& c, int cpu, const CodeSpan& s, std::uint64_t& misses, std::uint64_t& prefetched);
 
     std::vector<Cache> l1i_; // per CPU
     std::uint32_t miss_;
