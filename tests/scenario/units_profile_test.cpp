@@ -2,10 +2,13 @@
 // shipped and malformed profiles.
 #include "test_support.h"
 
+#include "kernel/text.h"
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -229,6 +232,26 @@ TEST(Profile, TheL1iTableGivesTheInstructionCacheAndReadsTheBuildsCodeSizes) {
     EXPECT_EQ(a72.memory->l1i.size, 48u * 1024u);
     EXPECT_EQ(a72.memory->l1i.ways, 3u);
     EXPECT_EQ(a72.memory->l1i.code, "kernel/code-sizes-6.1.0-47-arm64.tsv");
+}
+
+TEST(Profile, EveryFunctionAKernelTextNamesIsInACodeSizeTable) {
+    // A misspelt name would silently fetch nothing: each must be a function of at least one of
+    // the three builds' tables (with or without code of its own there).
+    std::set<std::string> known;
+    for (const char* build : {"arm64", "armmp", "amd64"}) {
+        std::ifstream tsv(SOURCE_DIR / (std::string("data/kernel/code-sizes-6.1.0-47-") + build + ".tsv"));
+        for (std::string line; std::getline(tsv, line);)
+            if (!line.starts_with("#")) known.insert(line.substr(0, line.find('\t')));
+    }
+    ASSERT_GT(known.size(), 300u);
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < kernel::TEXTS; ++i)
+        for (std::string_view fn : kernel::text_functions(static_cast<kernel::Text>(i))) {
+            ++named;
+            EXPECT_TRUE(known.contains(std::string(fn))) << fn << " of " << kernel::to_string(static_cast<kernel::Text>(i));
+        }
+    EXPECT_GT(named, 100u);
+    EXPECT_TRUE(kernel::text_functions(kernel::Text::NONE).empty());
 }
 
 TEST(Profile, AMemoryLevelWithoutItsTableIsAnErrorAtTheMemoryTable) {
