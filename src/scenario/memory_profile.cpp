@@ -87,7 +87,8 @@ std::optional<double> positive_figure(Reader& r, const toml::table& t, std::stri
 
 // The build's code sizes (data/kernel/code-sizes-*.tsv, tools/kernel_code_sizes.py): `name` is a
 // path below the data directory of the tree that holds the profile (the nearest directory at or
-// above the profile's that is `data` or has one, and holds `name` there).
+// above the profile's that is `data` or has one, and holds `name` there), else below kdsim's own
+// (a private copy of a profile elsewhere reads the shipped tables).
 void read_code_sizes(Reader& r, const toml::node& at, const std::string& name, const std::filesystem::path& file,
                      mem::L1iConfig& c) {
     namespace fs = std::filesystem;
@@ -105,6 +106,10 @@ void read_code_sizes(Reader& r, const toml::node& at, const std::string& name, c
         }
         if (d == d.parent_path()) break;
     }
+#ifdef KDSIM_SOURCE_DIR
+    if (!name.empty() && !fs::is_regular_file(path, ec) && fs::is_regular_file(fs::path(KDSIM_SOURCE_DIR) / "data" / name, ec))
+        path = fs::path(KDSIM_SOURCE_DIR) / "data" / name;
+#endif
     std::ifstream in(path);
     if (name.empty() || name.find("..") != std::string::npos || !in) {
         r.error(at, "memory.l1i.code",
