@@ -285,10 +285,13 @@ struct DmaOps {
 namespace {
 
 // The call's cycles on the CPU, counted as the platform's: `co_await charge(...)` is the exec
-// itself (an awaitable, not a coroutine of its own: one frame less for every DMA API call).
-kernel::Cpu::ExecAwaiter charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c) {
+// itself (an awaitable, not a coroutine of its own: one frame less for every DMA API call). `t`:
+// the kernel code it runs, the arch's maintenance toward the device (a map, a sync for the device:
+// __dma_page_cpu_to_dev) or toward the CPU (an unmap, a sync for the CPU: __dma_page_dev_to_cpu).
+kernel::Cpu::ExecAwaiter charge(kernel::Cpu& cpu, DmaPlatform& p, engine::Cycles c,
+                                kernel::Text t = kernel::Text::NONE) {
     p.stats().cycles += c;
-    return cpu.exec(c, kernel::Cat::CACHE_MAINT);
+    return cpu.exec(c, kernel::Cat::CACHE_MAINT, t);
 }
 
 // The cycles of the pool's slot allocator so far: slots tested, slot entries written.
@@ -393,7 +396,7 @@ engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len,
     engine::Cycles c = p.costs().map_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
     DmaOps::set_mapping(buf, true, len, dir);
-    co_await charge(cpu, p, c);
+    co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_DEVICE);
 }
 
 // Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
@@ -411,10 +414,10 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
     if (!buf.bounced()) {
         DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
-        co_await charge(cpu, p, c);
+        co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
         co_return;
     }
-    co_await charge(cpu, p, c);
+    co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
     // the slots' maintenance, then the copy back of the whole mapping, then the slots freed
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC) && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, 0, len, false);
     SwiotlbPool& pool = *p.swiotlb();
@@ -440,7 +443,7 @@ engine::Task<> dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t off
     // swiotlb_sync_single_for_cpu copies back after it
     if (buf.bounced() && for_device && dir != DMA_FROM_DEVICE) co_await bounce(cpu, buf, offset, len, true);
     engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
-    co_await charge(cpu, p, c);
+    co_await charge(cpu, p, c, for_device ? kernel::Text::DMA_SYNC_FOR_DEVICE : kernel::Text::DMA_SYNC_FOR_CPU);
     if (buf.bounced() && !for_device && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, offset, len, false);
 }
 

@@ -14,7 +14,7 @@
 
 namespace kdsim::engine {
 
-enum class Unit : std::uint8_t { CYCLES, BYTES, HZ, CYCLES_PER_BYTE, NS, BYTES_PER_SECOND, WAYS, LINES, STREAMS, COUNT };
+enum class Unit : std::uint8_t { CYCLES, BYTES, HZ, CYCLES_PER_BYTE, NS, BYTES_PER_SECOND, WAYS, LINES, STREAMS, COUNT, FRACTION };
 
 constexpr std::string_view unit_name(Unit u) {
     switch (u) {
@@ -28,6 +28,7 @@ constexpr std::string_view unit_name(Unit u) {
     case Unit::LINES: return "lines";
     case Unit::STREAMS: return "streams";
     case Unit::COUNT: return "count";
+    case Unit::FRACTION: return "fraction";
     }
     return "?";
 }

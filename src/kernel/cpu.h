@@ -37,6 +37,7 @@
 #include "kernel/config.h"
 #include "kernel/costs.h"
 #include "kernel/preempt.h"
+#include "kernel/text.h"
 #include "kernel/trace.h"
 #include "kernel/types.h"
 #include "stats/findings.h"
@@ -350,6 +351,12 @@ public:
     };
     // Spends `c` cycles of the running context on category `cat`.
     ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, false, {}}}; }
+    // The same, running the kernel code `t`: `c` warm cycles and the stall of its instruction fetch.
+    ExecAwaiter exec(Cycles c, Cat cat, Text t) { return exec(c + text(t), cat); }
+    // The instruction fetch stall of running `t` now (0 without an instruction cache modelled).
+    Cycles text(Text t) { return text_ ? text_->fetch(id_, t) : 0; }
+    // The machine's instruction fetch (nullptr: code is warm).
+    void set_text_fetch(TextFetch* f) { text_ = f; }
     // Spends `c` cycles computing with SIMD registers that must hold `expect` throughout.
     ExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
         return {*this, PendingExec{c, cat, true, false, expect, {}}};
@@ -696,6 +703,7 @@ private:
     KernelConfig cfg_;
     ArchFpu* fpu_ = nullptr;
     Hypervisor* hyp_ = nullptr;
+    TextFetch* text_ = nullptr;
 
     std::uint32_t preempt_count_ = 0;
     bool irqs_disabled_ = false;

@@ -58,7 +58,7 @@ engine::Task<> Cpu::tick_handler(Cpu& cpu, void*) {
     while (i < cpu.expired_.size()) {
         HrTimer t = cpu.expired_[i++];
         Cycles extra = t.fn(cpu, t.ctx, t.soft);
-        co_await cpu.exec(cpu.costs_.timer_handler + extra, Cat::TIMER);
+        co_await cpu.exec(cpu.costs_.timer_handler + extra, Cat::TIMER, Text::TIMER_INTERRUPT);
     }
     cpu.expired_.clear();
 }

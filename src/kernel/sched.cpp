@@ -148,7 +148,7 @@ void Cpu::schedule(bool preempt) {
     ++stats_.irqflag_ops[0];
     ++stats_.irqflag_ops[1];
     push_exec(next->frame, PendingExec{costs_.local_irq_disable + costs_.local_irq_enable, Cat::IRQ_MASK, false, false, {}});
-    push_exec(next->frame, PendingExec{costs_.context_switch, Cat::SCHEDULER, false, false, {}});
+    push_exec(next->frame, PendingExec{costs_.context_switch + text(Text::CONTEXT_SWITCH), Cat::SCHEDULER, false, false, {}});
     if (balance) push_exec(next->frame, PendingExec{balance, Cat::SCHEDULER, false, false, {}});
 }
 
@@ -510,7 +510,7 @@ engine::Task<> Cpu::call_function_single_ipi(Cpu& cpu, void*) {
     }
     while (!cpu.wake_list_.empty()) {
         if (cpu.idle_flush_charged_) cpu.idle_flush_charged_ = false; // the idle loop paid for this one
-        else co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER);
+        else co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER, Text::WAKEUP_ACTIVATE);
         cpu.ttwu_do_activate(cpu.wake_list_pop());
     }
 }

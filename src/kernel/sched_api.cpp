@@ -11,11 +11,11 @@ namespace kdsim::kernel {
 // Models: ttwu_queue() (kernel/sched/core.c)
 engine::Task<> try_to_wake_up(Cpu& cpu, TaskStruct& t) {
     bool flags = co_await local_irq_save(cpu); // raw_spin_lock_irqsave(&p->pi_lock)
-    co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER);
+    co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER, Text::WAKEUP);
     if (!cpu.ttwu_queue_wakelist(t)) {
         // rq_lock, update_rq_clock, ttwu_do_activate, rq_unlock on the waker (also for a task
         // that was not sleeping: the whole figure stays charged there)
-        co_await cpu.exec(cpu.costs().wakeup_activate, Cat::SCHEDULER);
+        co_await cpu.exec(cpu.costs().wakeup_activate, Cat::SCHEDULER, Text::WAKEUP_ACTIVATE);
         cpu.ttwu_do_activate(t);
     }
     co_await local_irq_restore(cpu, flags);

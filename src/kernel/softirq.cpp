@@ -87,11 +87,11 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // exception return. irq_exit's softirq processing and the return path are the Cpu's (pop_frame).
 // Models: irq_enter(), irq_exit() (kernel/softirq.c)
 engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
-    co_await cpu.exec(cpu.costs_.irq_entry, Cat::IRQ_ENTRY_EXIT);
+    co_await cpu.exec(cpu.costs_.irq_entry, Cat::IRQ_ENTRY_EXIT, Text::IRQ_ENTER);
     co_await cpu.exec(cpu.costs_.irq_entry_extra, Cat::IRQ_MASK);
     IrqDesc& d = cpu.irqs_[vector];
     co_await d.fn(cpu, d.ctx);
-    co_await cpu.exec(cpu.costs_.irq_exit, Cat::IRQ_ENTRY_EXIT);
+    co_await cpu.exec(cpu.costs_.irq_exit, Cat::IRQ_ENTRY_EXIT, Text::IRQ_EXIT);
     co_await cpu.exec(cpu.costs_.exception_return_extra, Cat::IRQ_MASK);
 }
 

@@ -25,6 +25,25 @@ struct CacheLevelConfig {
     Replacement replacement = Replacement::LRU;
 };
 
+// One function of the kernel build whose text the L1I fetches (data/kernel/code-sizes-*.tsv).
+struct KernelFunction {
+    std::string name;
+    std::uint64_t bytes = 0; // 0: inlined into its callers (or not built)
+};
+
+// The L1 instruction cache of each CPU ([memory.l1i]) and the kernel text it fetches. A miss
+// stalls the next level's latency beyond an L1 hit (the hierarchy's second level, from the levels).
+struct L1iConfig {
+    std::uint64_t size = 0;       // bytes; 0: no instruction cache modelled (code is warm)
+    std::uint32_t ways = 0;
+    Replacement replacement = Replacement::LRU;
+    std::uint32_t prefetch = 0;   // lines after a demand miss that the fetch unit requests with it
+    double executed = 0;          // the fraction of a function's bytes its fast path runs, (0, 1]
+    std::uint32_t align = 0;      // a function's start, bytes (a power of two)
+    std::string code;             // the build's code sizes, as the profile names them
+    std::vector<KernelFunction> functions; // the build's functions, in link order
+};
+
 struct MemoryConfig {
     std::uint32_t line = 64;             // bytes, every level
     std::vector<CacheLevelConfig> levels; // nearest first; private levels before shared ones
@@ -55,6 +74,7 @@ struct MemoryConfig {
     // Given, the network datapath runs on this hierarchy (its packet-data figures are then warm
     // compute, the stalls come from here); 0: the datapath keeps the profile's figures alone.
     double copy_warm = 0;
+    L1iConfig l1i;
 };
 
 // The first inconsistency of a configuration: the key (e.g. "l2.size") and what is wrong.

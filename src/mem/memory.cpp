@@ -64,6 +64,18 @@ std::optional<ConfigProblem> check_config(const MemoryConfig& c) {
         return ConfigProblem{"dram.refresh_time", "expected less than refresh_interval (the DRAM would never serve a request)"};
     if (c.dma_write_allocate && (!c.dma_coherent || !seen_shared))
         return ConfigProblem{"dma.write_allocate", "needs coherent DMA and a shared cache level to allocate into"};
+    if (const L1iConfig& i = c.l1i; i.size > 0) {
+        if (i.ways == 0) return ConfigProblem{"l1i.ways", "expected an associativity > 0"};
+        if (i.size % (std::uint64_t{i.ways} * c.line) != 0)
+            return ConfigProblem{"l1i.ways", "associativity " + num(i.ways) + " x line " + num(c.line) +
+                                                 " B does not divide the size " + num(i.size) + " B"};
+        if (c.levels.size() < 2)
+            return ConfigProblem{"l1i.size", "expected a level after l1d to fill the instruction cache from"};
+        if (!(i.executed > 0 && i.executed <= 1))
+            return ConfigProblem{"l1i.executed", "expected a fraction of a function's bytes in (0, 1]"};
+        if (i.align == 0 || (i.align & (i.align - 1)) != 0)
+            return ConfigProblem{"l1i.align", "expected a power of two number of bytes, found " + num(i.align)};
+    }
     return std::nullopt;
 }
 

@@ -60,7 +60,7 @@
 // run's seed: it is one of the run-to-run variation sources.
 //
 // Not modelled: TLBs, banks and pages of DRAM, overlap of hits and peer transfers (they add up),
-// write-streaming no-allocate modes, instruction fetch.
+// write-streaming no-allocate modes. Instruction fetch is mem/icache.h's, beside this hierarchy.
 #pragma once
 
 #include "engine/time.h"

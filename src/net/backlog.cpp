@@ -31,7 +31,7 @@ engine::Task<int> Backlog::process_backlog(kernel::Cpu& cpu, void* ctx, int quot
     for (;;) {
         while (b.head_ < b.split_) {
             const Entry e = b.at(b.head_++);
-            co_await cpu.exec(b.process_backlog_, Cat::PROTOCOL);
+            co_await cpu.exec(b.process_backlog_, Cat::PROTOCOL, kernel::Text::PROCESS_BACKLOG);
             co_await e.dev->backlog_receive(cpu, e.p);
             if (++work >= quota) co_return work;
         }

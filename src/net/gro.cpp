@@ -25,7 +25,7 @@ engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
     ++st_.skbs_up;
     st_.segs_up += h.count;
     if (h.count > 1) {
-        co_await cpu.exec(costs_.complete, Cat::PROTOCOL);
+        co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
         h.skb.gso_segs = h.count;
         h.skb.gso_size = h.gso_size;
         h.skb.frag_data = h.frag_data.data();
@@ -61,7 +61,7 @@ void Gro::append_frags(Held& h, const Packet& p) {
 engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     ++st_.packets;
     const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
-    co_await cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL);
+    co_await cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
     // only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
     // without a GRO socket and a tunnel packet go the normal way
     if (p.kind != FrameKind::TCP_DATA || p.payload == 0) {
@@ -82,7 +82,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         const bool next = h.skb.seq + h.skb.payload == p.seq;       // flush |= seq != th2->seq + len(p)
         const bool room = TCP_IP_HEADERS + h.skb.payload + p.payload < GRO_MAX_SIZE && h.count + segs <= MAX_SEGS; // skb_gro_receive: -E2BIG
         if (fits && next && room) {
-            co_await cpu.exec(costs_.merge, Cat::PROTOCOL);
+            co_await cpu.exec(costs_.merge, Cat::PROTOCOL, kernel::Text::GRO_MERGE);
             // the slot may not have moved: nothing else runs on this NAPI instance meanwhile
             append_frags(h, p);
             h.skb.payload += p.payload;

@@ -112,7 +112,7 @@ public:
     // process_backlog's delivery of one of this device's frames (skb->dev) taken off a CPU's
     // backlog (net/backlog.h): __netif_receive_skb, the protocol demux, then the stack.
     virtual engine::Task<> backlog_receive(kernel::Cpu& cpu, const Packet& p) {
-        co_await cpu.exec(costs().netif_receive_skb, kernel::Cat::PROTOCOL);
+        co_await cpu.exec(costs().netif_receive_skb, kernel::Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
         co_await deliver(cpu, p);
     }
 

@@ -170,10 +170,10 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
         co_return;
     }
     if (n.fec()) { // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
-        co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER);
+        co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER, kernel::Text::FEC_INTERRUPT);
         co_await n.fec_mmio(cpu, 2, 1);
     } else {
-        co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER);
+        co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER, kernel::Text::DRIVER_IRQ);
     }
     co_await n.softnet_.napi_schedule(n.napi_);
 }
@@ -185,7 +185,7 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
 engine::Task<> Nic::fec_enet_interrupt(kernel::Cpu& cpu) {
     for (;;) {
         ++stats_.irq_loops;
-        co_await cpu.exec(*costs_.fec_irq_loop, Cat::DRIVER);
+        co_await cpu.exec(*costs_.fec_irq_loop, Cat::DRIVER, kernel::Text::FEC_INTERRUPT);
         co_await fec_mmio(cpu, 0, 1); // int_events = readl(fep->hwp + FEC_IEVENT)
         const unsigned events = ievent_;
         if (!events) irq_line_ = false; // IEVENT empty: the line is deasserted
@@ -214,7 +214,7 @@ engine::Task<> Nic::fec_enet_rx(kernel::Cpu& cpu) {
 // the frame (sd->dropped, and the device's rx_dropped).
 // Models: netif_rx() (net/core/dev.c)
 engine::Task<> Nic::netif_rx(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(*costs_.netif_rx, Cat::PROTOCOL);
+    co_await cpu.exec(*costs_.netif_rx, Cat::PROTOCOL, kernel::Text::NETIF_RX);
     const bool flags = co_await kernel::local_irq_save(cpu);
     const bool queued = backlog_->enqueue(p, *this);
     co_await kernel::local_irq_restore(cpu, flags);
@@ -331,7 +331,7 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
 
 engine::Task<int> Nic::poll_ring(int weight) {
     ++stats_.polls;
-    co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER);
+    co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
     if (!rx_unmapped_.empty()) co_await rx_retry_refills();
     int done = 0;
     while (done < weight && count_ > 0) {
@@ -400,7 +400,7 @@ engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
         const std::size_t slot = head_;
         const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
         left -= here;
-        co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER);
+        co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER, kernel::Text::DRIVER_RX);
         if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
         if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
         if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
@@ -429,7 +429,7 @@ kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsign
 
 engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& n = *static_cast<Nic*>(ctx);
-    co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL);
+    co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
     co_await n.deliver(cpu, p);
 }
 

@@ -113,7 +113,7 @@ engine::Task<> Stack::dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, cons
 engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
     NetDevice& dev = route(p);
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
-    co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL);
+    co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
     bool sent = true;
     if (TxQueue* q = dev.txq()) sent = co_await q->dev_xmit_skb(cpu, p);
     else co_await dev_hard_start_xmit(cpu, dev, p);

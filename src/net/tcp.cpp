@@ -292,7 +292,7 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t s
     ++st_.skbs;
     data_segs_out_ += segs;
     if (kernel::in_interrupt(cpu.preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
-    co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
     if (!pacing_checked_) { // fq_classify: a pacing fq makes its sockets SK_PACING_FQ
         pacing_checked_ = true;
         const Qdisc* q = stack_.qdisc_for(p);

@@ -27,7 +27,8 @@ enum : int {
 // writer owns the socket (sk_add_backlog), to be processed at its release_sock.
 // Models: tcp_v4_rcv() (net/ipv4/tcp_ipv4.c)
 engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL);
+    co_await cpu.exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL,
+                      kernel::Text::IP_RCV);
     if (owned_) {
         ++st_.backlogged;
         backlog_.push_back(p);
@@ -246,7 +247,7 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
         cpu.trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,
                           static_cast<std::uint8_t>(ca_state_)); // CaState is enum tcp_ca_state's order
     }
-    co_await cpu.exec(costs_.tcp_ack_rcv, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.tcp_ack_rcv + cpu.text(kernel::Text::TCP_V4_RCV), Cat::PROTOCOL, kernel::Text::TCP_ACK);
     if (aborted_ || p.ack > snd_nxt_ || p.ack < snd_una_) co_return; // invalid or old ACK
     int flag = 0;
     if (p.window != rwnd_) flag |= FLAG_WIN_UPDATE;

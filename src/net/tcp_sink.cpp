@@ -106,7 +106,7 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
         ++st_.sack_acks;
         ack.len += 2 + 8 * ack.sacks; // the SACK option (with NOP padding)
     }
-    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL);
+    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
     co_await stack_.ip_output(cpu, ack);
 }
 
@@ -242,8 +242,9 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
 // tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK, wake the reader.
 // Models: tcp_rcv_established() (net/ipv4/tcp_input.c)
 engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS),
-                      Cat::PROTOCOL);
+    co_await cpu.exec(costs_.ip_rcv + costs_.tcp_v4_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS) +
+                          cpu.text(kernel::Text::IP_RCV),
+                      Cat::PROTOCOL, kernel::Text::TCP_V4_RCV);
     st_.segments += std::max<std::uint32_t>(p.gso_segs, 1); // InSegs counts a GRO skb's segments
     const std::uint64_t before = rcv_nxt_;
     co_await tcp_data_queue(cpu, p);
@@ -265,7 +266,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
             reader_ = &self;
             co_await cpu.block();
         }
-        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL);
+        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL, kernel::Text::TCP_RECVMSG);
         std::uint64_t copied = 0;
         while (!queue_.empty() && copied < 128 * 1024) {
             const RxSeg s = queue_.front();
@@ -276,7 +277,8 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
                                        std::to_string(s.seq) + " not delivered in order exactly once (next segment at " +
                                        std::to_string(s.seq) + ")",
                                    "tcp_recvmsg");
-            co_await cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY);
+            co_await cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY,
+                              kernel::Text::COPY_TO_USER);
             co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
             stack_.skb_data_free(s.data); // tcp_eat_recv_skb -> __kfree_skb: a slab head goes back
             unread_ -= s.len;

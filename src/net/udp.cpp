@@ -40,7 +40,8 @@ engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
         co_await cpu.exec(ip_append_data(cpu, p), Cat::COPY);
         // udp_send_skb's UDP header, ip_make_skb's IP header, neigh_hh_output's Ethernet header:
         // written in front of the payload (with a hierarchy)
-        co_await cpu.exec(costs_.udp_sendmsg + stack_.touch(cpu, p.data, 0, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL);
+        co_await cpu.exec(costs_.udp_sendmsg + stack_.touch(cpu, p.data, 0, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL,
+                          kernel::Text::UDP_SENDMSG);
         ++sent_;
         co_await stack_.ip_output(cpu, p);
         co_await kernel::syscall_exit(cpu);
@@ -87,7 +88,9 @@ UdpSink::UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, doubl
 
 // Models: udp_queue_rcv_skb() (net/ipv4/udp.c)
 engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.udp_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL);
+    co_await cpu.exec(costs_.udp_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + UDP_IP_HEADERS) +
+                          cpu.text(kernel::Text::IP_RCV),
+                      Cat::PROTOCOL, kernel::Text::UDP_RCV);
     if (queued_bytes_ + p.payload > rcvbuf_) {
         ++drops_; // __udp_queue_rcv_skb: sk_rmem_alloc over sk_rcvbuf
         co_return;
@@ -117,8 +120,8 @@ engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
         queue_.pop_front();
         max_seq_read_ = read_++ ? std::max(max_seq_read_, d.seq) : d.seq;
         queued_bytes_ -= n;
-        co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL);
-        co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY);
+        co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL, kernel::Text::UDP_RECVMSG);
+        co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY, kernel::Text::COPY_TO_USER);
         bytes_read_ += n;
         co_await kernel::syscall_exit(cpu);
     }

@@ -34,7 +34,7 @@ std::uint32_t UdpSocketTable::ready_pop() {
 
 // Models: __udp4_lib_rcv() (net/ipv4/udp.c)
 engine::Task<> UdpSocketTable::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(udp_.udp_rcv, Cat::PROTOCOL);
+    co_await cpu.exec(udp_.udp_rcv + cpu.text(kernel::Text::IP_RCV), Cat::PROTOCOL, kernel::Text::UDP_RCV);
     UdpFlowSocket& sk = socks_[p.flow - first_];
     if (static_cast<std::uint64_t>(sk.queued) * length_ + p.payload > rcvbuf_) {
         ++sk.drops; // __udp_enqueue_schedule_skb: sk_rmem_alloc over sk_rcvbuf
@@ -72,8 +72,8 @@ engine::Task<> UdpSocketTable::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& s
             co_await kernel::syscall_enter(cpu); // recvfrom
             co_await cpu.exec(net_.syscall, Cat::SYSCALL);
             --socks_[s].queued;
-            co_await cpu.exec(udp_.udp_recvmsg, Cat::PROTOCOL);
-            co_await cpu.exec(per_byte(copy_to_user_, length_), Cat::COPY);
+            co_await cpu.exec(udp_.udp_recvmsg, Cat::PROTOCOL, kernel::Text::UDP_RECVMSG);
+            co_await cpu.exec(per_byte(copy_to_user_, length_), Cat::COPY, kernel::Text::COPY_TO_USER);
             ++stats_.read;
             stats_.bytes_read += length_;
             co_await kernel::syscall_exit(cpu);

@@ -19,6 +19,7 @@ std::string_view quantity(Unit u) {
     case Unit::LINES: return "number of lines";
     case Unit::STREAMS: return "number of streams";
     case Unit::COUNT: return "count";
+    case Unit::FRACTION: return "fraction";
     }
     return "?";
 }
@@ -46,6 +47,7 @@ Bound bound(Unit u) {
     case Unit::LINES: return {4294967296.0, "2^32", "per-line state is allocated for each line"};
     case Unit::STREAMS: return {1024, "1024", "no prefetcher tracks more streams"};
     case Unit::COUNT: return {1024, "1024", "no link has more lanes, coding bits or DLLPs per frame"};
+    case Unit::FRACTION: return {1, "1", "a fraction of a whole"};
     }
     return {0, "0", "unknown unit"};
 }

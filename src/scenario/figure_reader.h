@@ -40,7 +40,7 @@ std::optional<std::uint64_t> to_integer_figure(Reader& r, const toml::node& at, 
 
 // [memory] and its tables (memory_profile.cpp): optional; read after [cpu] (the line size) and
 // [dma] (whether device writes snoop). Inconsistent figures are reported at the figure.
-void read_memory(Reader& r, const toml::table& root, system::Profile& p);
+void read_memory(Reader& r, const toml::table& root, system::Profile& p, const std::filesystem::path& file);
 
 // Reads into `out` every figure of `table` whose section is `section` (all of them when it is
 // empty) from the profile table `t` named `key`; an optional figure only when present. False

@@ -20,6 +20,10 @@
 //                   the stride prefetcher; absent: none)
 //   copy = { ..., unit = "cycles/byte" } # in [memory], optional: the warm copy loop; given, the
 //                                       # network datapath runs on the hierarchy
+//   [memory.l1i]    optional: each CPU's L1 instruction cache (mem/icache.h): size (bytes), ways,
+//                   replacement, prefetch (lines requested with a demand miss), executed (fraction
+//                   of a function's bytes its fast path runs), align (bytes, a function's start),
+//                   code = "kernel/code-sizes-6.1.0-47-<build>.tsv" (below the data directory)
 //
 // The line size is [cpu].cache_line and whether DMA snoops is [dma].coherent. Figures are
 // checked one by one as every figure is, then together (mem::check_config: L1 larger than L2,
@@ -30,6 +34,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <utility>
 
@@ -78,9 +85,100 @@ std::optional<double> positive_figure(Reader& r, const toml::table& t, std::stri
     return f->value;
 }
 
+// The build's code sizes (data/kernel/code-sizes-*.tsv, tools/kernel_code_sizes.py): `name` is a
+// path below the data directory of the tree that holds the profile (the nearest directory at or
+// above the profile's that is `data` or has one, and holds `name` there), else below kdsim's own
+// (a private copy of a profile elsewhere reads the shipped tables).
+void read_code_sizes(Reader& r, const toml::node& at, const std::string& name, const std::filesystem::path& file,
+                     mem::L1iConfig& c) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path start = fs::absolute(file, ec).parent_path();
+    fs::path path = start / "data" / name;
+    for (fs::path d = start; !d.empty() && !name.empty(); d = d.parent_path()) {
+        if (d.filename() == "data" && fs::is_regular_file(d / name, ec)) {
+            path = d / name;
+            break;
+        }
+        if (fs::is_regular_file(d / "data" / name, ec)) {
+            path = d / "data" / name;
+            break;
+        }
+        if (d == d.parent_path()) break;
+    }
+#ifdef KDSIM_SOURCE_DIR
+    if (!name.empty() && !fs::is_regular_file(path, ec) && fs::is_regular_file(fs::path(KDSIM_SOURCE_DIR) / "data" / name, ec))
+        path = fs::path(KDSIM_SOURCE_DIR) / "data" / name;
+#endif
+    std::ifstream in(path);
+    if (name.empty() || name.find("..") != std::string::npos || !in) {
+        r.error(at, "memory.l1i.code",
+                fmt::format("expected a code-size table below the data directory (such as "
+                            "\"kernel/code-sizes-6.1.0-47-arm64.tsv\"), found no readable file {}",
+                            path.generic_string()));
+        return;
+    }
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#' || line.starts_with("function\t")) continue;
+        const std::size_t a = line.find('\t');
+        const std::size_t b = a == std::string::npos ? a : line.find('\t', a + 1);
+        const std::size_t e = b == std::string::npos ? b : line.find('\t', b + 1);
+        std::uint64_t bytes = 0;
+        const char* first = b == std::string::npos ? nullptr : line.data() + b + 1;
+        const char* last = e == std::string::npos ? line.data() + line.size() : line.data() + e;
+        const auto res = first ? std::from_chars(first, last, bytes) : std::from_chars_result{nullptr, std::errc::invalid_argument};
+        if (a == 0 || a == std::string::npos || !first || res.ec != std::errc{} || res.ptr != last) {
+            r.error(at, "memory.l1i.code",
+                    fmt::format("{} line {}: expected function<TAB>kernel_file<TAB>bytes<TAB>..., found \"{}\"",
+                                path.generic_string(), n, line.substr(0, 80)));
+            return;
+        }
+        c.functions.push_back(mem::KernelFunction{line.substr(0, a), bytes});
+    }
+    c.code = name;
+}
+
+// [memory.l1i]: the L1 instruction cache and the kernel text it fetches.
+void read_l1i(Reader& r, const toml::node& n, mem::L1iConfig& c, std::map<std::string, Where>& where,
+              const std::filesystem::path& file) {
+    const toml::table* lt = n.as_table();
+    if (!lt) {
+        r.error(n, "memory.l1i", fmt::format("expected a table [memory.l1i] of size, ways, replacement, prefetch, "
+                                             "executed, align and code, found {}", describe(&n)));
+        return;
+    }
+    const std::string k = "memory.l1i";
+    r.check_keys(*lt, k, "[memory.l1i]", {"size", "ways", "replacement", "prefetch", "executed", "align", "code"});
+    auto size = int_figure(r, *lt, "size", k, Unit::BYTES, where, "l1i.size");
+    auto ways = int_figure(r, *lt, "ways", k, Unit::WAYS, where, "l1i.ways");
+    auto align = int_figure(r, *lt, "align", k, Unit::BYTES, where, "l1i.align");
+    auto executed = positive_figure(r, *lt, "executed", k, Unit::FRACTION, where, "l1i.executed");
+    std::optional<std::uint64_t> prefetch;
+    if (auto d = read_figure(r, *lt, "prefetch", join_key(k, "prefetch"), Unit::LINES))
+        prefetch = to_integer_figure(r, *lt->get("prefetch")->as_table()->get("value"), join_key(k, "prefetch.value"), *d,
+                                     Unit::LINES, false);
+    auto repl = r.choice(*lt, "replacement", join_key(k, "replacement"), true, {"lru", "round-robin", "random"});
+    const toml::node* code = lt->get("code");
+    if (!code || !code->is_string()) {
+        r.error(code ? *code : n, join_key(k, "code"),
+                fmt::format("expected the name of the build's code-size table, such as "
+                            "\"kernel/code-sizes-6.1.0-47-arm64.tsv\", found {}", describe(code)));
+        return;
+    }
+    if (!size || !ways || !align || !executed || !prefetch || !repl) return;
+    c.size = *size;
+    c.ways = static_cast<std::uint32_t>(std::min<std::uint64_t>(*ways, UINT32_MAX));
+    c.align = static_cast<std::uint32_t>(std::min<std::uint64_t>(*align, UINT32_MAX));
+    c.executed = *executed;
+    c.prefetch = static_cast<std::uint32_t>(std::min<std::uint64_t>(*prefetch, UINT32_MAX));
+    c.replacement = static_cast<mem::Replacement>(*repl);
+    read_code_sizes(r, *code, code->as_string()->get(), file, c);
+}
+
 } // namespace
 
-void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
+void read_memory(Reader& r, const toml::table& root, system::Profile& p, const std::filesystem::path& file) {
     const toml::node* n = root.get("memory");
     if (!n) return;
     const toml::table* t = n->as_table();
@@ -95,14 +193,15 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
     c.dma_coherent = p.dma && p.dma->coherent;
 
     std::vector<std::string> names;
-    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy", "peer_latency", "fill_buffers"};
+    std::vector<std::string_view> allowed = {"levels", "dma_write_allocate", "dram", "prefetch", "copy", "peer_latency", "fill_buffers", "l1i"};
     if (const toml::array* a = r.array(*t, "levels", "memory.levels", true, "an array of level names, nearest first")) {
         where["levels"] = {a, "memory.levels"};
         for (std::size_t i = 0; i < a->size(); ++i) {
             const toml::node& e = *a->get(i);
             if (!e.is_string() || e.as_string()->get().empty() || e.as_string()->get() == "dram" ||
                 e.as_string()->get() == "prefetch" || e.as_string()->get() == "copy" ||
-                e.as_string()->get() == "peer_latency" || e.as_string()->get() == "fill_buffers") {
+                e.as_string()->get() == "peer_latency" || e.as_string()->get() == "fill_buffers" ||
+                e.as_string()->get() == "l1i") {
                 r.error(e, index_key("memory.levels", i),
                         fmt::format("expected the name of a [memory.<level>] table, found {}", describe(&e)));
                 continue;
@@ -188,6 +287,7 @@ void read_memory(Reader& r, const toml::table& root, system::Profile& p) {
                 c.stride_degree = static_cast<std::uint32_t>(std::min<std::uint64_t>(*v, UINT32_MAX));
         }
     }
+    if (const toml::node* in = t->get("l1i")) read_l1i(r, *in, c.l1i, where, file);
     if (r.errors() != before) return;
     if (auto problem = mem::check_config(c)) {
         auto it = where.find(problem->key);

@@ -235,7 +235,7 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     read_sections(r, *root, p, arch_ok);
     read_hash(r, *root, p, arch_ok);
     read_optional_sections(r, *root, p, arch_ok);
-    read_memory(r, *root, p);
+    read_memory(r, *root, p, file);
     if (r.errors()) return std::nullopt;
     cache_profile(std::move(cache_key), std::move(*text), p);
     return p;

@@ -231,6 +231,14 @@ void System::register_stats() {
         register_nic_stats(m, machine);
         if (m.dma) m.dma->register_stats(machine.sub("dma"));
         if (m.memory) register_memory_stats(*m.memory, machine.sub("memory"));
+        if (m.text) {
+            const mem::ICacheStats& i = m.text->icache().stats();
+            machine.sub("memory").sub("l1i")
+                .counter("hits", i.hits, "count", "kernel code lines the CPUs' L1I held")
+                .counter("misses", i.misses, "count", "kernel code lines filled into the CPUs' L1I")
+                .counter("prefetched", i.prefetched, "count", "missing lines a next-line prefetch had requested")
+                .counter("stall_cycles", i.stall_cycles, "cycles", "instruction fetch stall beyond warm code");
+        }
         if (m.stack) m.stack->register_stats(machine.sub("tcp"));
         if (m.tunnel)
             m.tunnel->register_stats(machine.sub("tunnel").sub(m.tunnel->kind() == net::TunnelKind::WIREGUARD ? "wg0" : "esp0"));
@@ -391,6 +399,10 @@ mem::MemorySystem* System::datapath_memory(Machine& box) {
             box.memory->set_refresh_phase(sim_.rng("dram-refresh:" + mc.name).below(period));
         box.skb_slab = std::make_unique<net::SkbSlab>(*box.memory, 4096, 4096);
         box.pages = std::make_unique<net::PagePlacement>();
+        if (mc.profile.memory->l1i.size > 0) { // the CPUs' instruction fetch on the L1I
+            box.text = std::make_unique<KernelTextFetch>(*mc.profile.memory, mc.cpus);
+            for (auto& c : box.cpus) c->set_text_fetch(box.text.get());
+        }
     }
     return box.memory.get();
 }

@@ -21,6 +21,7 @@
 #include "kernel/workqueue.h"
 #include "results/results.h"
 #include "system/config.h"
+#include "system/kernel_text.h"
 #include "system/trace_ftrace.h"
 #include "system/trace_json.h"
 #include "system/trace_select.h"
@@ -105,6 +106,7 @@ private:
         std::vector<std::unique_ptr<crypto::HashCache>> caches;
         std::unique_ptr<devices::DmaPlatform> dma; // when the NIC's rx goes through the DMA API
         std::unique_ptr<mem::MemorySystem> memory; // when the profile's datapath runs on its [memory]
+        std::unique_ptr<KernelTextFetch> text;     // with `memory`, when the profile has an L1I
         std::unique_ptr<net::SkbSlab> skb_slab;    // its linear skb heads, with `memory`
         std::unique_ptr<net::PagePlacement> pages; // its sockets' buffer pages in DRAM, with `memory`
         std::vector<std::unique_ptr<net::Softnet>> softnet; // per CPU, on networked machines

@@ -74,7 +74,9 @@ TEST(MultiNic, ThreeNicsEachCarryTheirPeersDatagramsAndTheirIrqAndNetRxRunWhereT
         EXPECT_GT(stat(r, dev + "irqs"), 0) << s;
     }
     // the rx interrupt handler's cycles (driver, in hardirq) are on CPU 0 for eth0, on CPU 2 for
-    // eth1 and eth2, nowhere else; NAPI polls each frame on its device's CPU
+    // eth1 and eth2, nowhere else; NAPI polls each frame on its device's CPU. Beyond the handler's
+    // figure per interrupt each pays its code's instruction fetch stall: at most the machine's
+    // whole L1I stall (the A72's [memory.l1i]).
     const std::uint64_t per_irq = run.cfg.machines[0].profile.net->driver_rx_irq;
     auto irq_cycles = [&](int cpu) {
         const auto& c = r.machines.at(0).cpus.at(static_cast<std::size_t>(cpu)).cycles;
@@ -83,8 +85,13 @@ TEST(MultiNic, ThreeNicsEachCarryTheirPeersDatagramsAndTheirIrqAndNetRxRunWhereT
         auto d = ctx->second.find("driver");
         return d == ctx->second.end() ? std::uint64_t{0} : static_cast<std::uint64_t>(d->second);
     };
-    EXPECT_EQ(irq_cycles(0), static_cast<std::uint64_t>(stat(r, "rx/netdev/eth0/irqs")) * per_irq);
-    EXPECT_EQ(irq_cycles(2), static_cast<std::uint64_t>(stat(r, "rx/netdev/eth1/irqs") + stat(r, "rx/netdev/eth2/irqs")) * per_irq);
+    const auto l1i_stall = static_cast<std::uint64_t>(stat(r, "rx/memory/l1i/stall_cycles"));
+    const auto on0 = static_cast<std::uint64_t>(stat(r, "rx/netdev/eth0/irqs")) * per_irq;
+    const auto on2 = static_cast<std::uint64_t>(stat(r, "rx/netdev/eth1/irqs") + stat(r, "rx/netdev/eth2/irqs")) * per_irq;
+    EXPECT_GE(irq_cycles(0), on0);
+    EXPECT_LE(irq_cycles(0), on0 + l1i_stall);
+    EXPECT_GE(irq_cycles(2), on2);
+    EXPECT_LE(irq_cycles(2), on2 + l1i_stall);
     EXPECT_EQ(irq_cycles(1), 0u);
     EXPECT_EQ(irq_cycles(3), 0u);
     EXPECT_EQ(stat(r, "rx/cpu0/softnet/processed"), 126);

@@ -2,10 +2,13 @@
 // shipped and malformed profiles.
 #include "test_support.h"
 
+#include "kernel/text.h"
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -198,6 +201,57 @@ TEST(Profile, TheMemoryTablesGiveTheHierarchyInTheOrderOfLevels) {
     ASSERT_TRUE(a72.memory.has_value());
     EXPECT_DOUBLE_EQ(a72.memory->dram_bandwidth, 3 * 2737.5e6);
     EXPECT_EQ(a72.memory->line, 64u);
+}
+
+TEST(Profile, TheL1iTableGivesTheInstructionCacheAndReadsTheBuildsCodeSizes) {
+    // arm/cortex-a9-imx6qp's [memory.l1i]: 32 KB 4-way random, next line prefetched, 0.4 of each
+    // function executed, functions 8-byte aligned, the armmp build's table. Its data lines (after
+    // the 7 header lines) list tcp_v4_rcv with 3464 bytes and may_use_simd (inlined) with 0.
+    auto p = load_profile(SOURCE_DIR / "data/profiles/arm/cortex-a9-imx6qp.toml");
+    ASSERT_TRUE(p.memory.has_value());
+    const mem::L1iConfig& i = p.memory->l1i;
+    EXPECT_EQ(i.size, 32u * 1024u);
+    EXPECT_EQ(i.ways, 4u);
+    EXPECT_EQ(i.replacement, mem::Replacement::RANDOM);
+    EXPECT_EQ(i.prefetch, 1u);
+    EXPECT_DOUBLE_EQ(i.executed, 0.4);
+    EXPECT_EQ(i.align, 8u);
+    EXPECT_EQ(i.code, "kernel/code-sizes-6.1.0-47-armmp.tsv");
+    std::ifstream tsv(SOURCE_DIR / "data/kernel/code-sizes-6.1.0-47-armmp.tsv");
+    std::size_t rows = 0;
+    for (std::string line; std::getline(tsv, line);) rows += !line.starts_with("#") && !line.starts_with("function\t");
+    EXPECT_EQ(i.functions.size(), rows);
+    auto byname = [&](std::string_view n) {
+        auto it = std::find_if(i.functions.begin(), i.functions.end(), [&](const auto& f) { return f.name == n; });
+        return it == i.functions.end() ? std::optional<std::uint64_t>{} : std::optional<std::uint64_t>{it->bytes};
+    };
+    EXPECT_EQ(byname("tcp_v4_rcv"), 3464u);
+    EXPECT_EQ(byname("may_use_simd"), 0u);
+    // arm64/cortex-a72: 48 KB 3-way, the arm64 build's table.
+    auto a72 = load_profile(SOURCE_DIR / "data/profiles/arm64/cortex-a72.toml");
+    EXPECT_EQ(a72.memory->l1i.size, 48u * 1024u);
+    EXPECT_EQ(a72.memory->l1i.ways, 3u);
+    EXPECT_EQ(a72.memory->l1i.code, "kernel/code-sizes-6.1.0-47-arm64.tsv");
+}
+
+TEST(Profile, EveryFunctionAKernelTextNamesIsInACodeSizeTable) {
+    // A misspelt name would silently fetch nothing: each must be a function of at least one of
+    // the three builds' tables (with or without code of its own there).
+    std::set<std::string> known;
+    for (const char* build : {"arm64", "armmp", "amd64"}) {
+        std::ifstream tsv(SOURCE_DIR / (std::string("data/kernel/code-sizes-6.1.0-47-") + build + ".tsv"));
+        for (std::string line; std::getline(tsv, line);)
+            if (!line.starts_with("#")) known.insert(line.substr(0, line.find('\t')));
+    }
+    ASSERT_GT(known.size(), 300u);
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < kernel::TEXTS; ++i)
+        for (std::string_view fn : kernel::text_functions(static_cast<kernel::Text>(i))) {
+            ++named;
+            EXPECT_TRUE(known.contains(std::string(fn))) << fn << " of " << kernel::to_string(static_cast<kernel::Text>(i));
+        }
+    EXPECT_GT(named, 100u);
+    EXPECT_TRUE(kernel::text_functions(kernel::Text::NONE).empty());
 }
 
 TEST(Profile, AMemoryLevelWithoutItsTableIsAnErrorAtTheMemoryTable) {

@@ -1,0 +1,139 @@
+#include "mem/icache.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+namespace kdsim::mem {
+
+KernelText::KernelText(std::span<const KernelFunction> functions, std::uint32_t line, std::uint32_t align)
+    : line_(line) {
+    if (line == 0 || (line & (line - 1)) != 0 || align == 0 || (align & (align - 1)) != 0)
+        throw std::invalid_argument("KernelText: line and alignment must be powers of two");
+    std::uint64_t addr = 0;
+    for (const KernelFunction& f : functions) {
+        if (index_.contains(f.name)) continue; // the first definition of a name counts
+        addr = (addr + align - 1) & ~std::uint64_t{align - 1};
+        index_.emplace(f.name, Placed{addr, f.bytes});
+        addr += f.bytes;
+    }
+}
+
+std::uint64_t KernelText::bytes(std::string_view fn) const {
+    auto it = index_.find(std::string(fn));
+    return it == index_.end() ? 0 : it->second.bytes;
+}
+
+CodeSpan KernelText::executed(std::string_view fn, double executed) const {
+    auto it = index_.find(std::string(fn));
+    if (it == index_.end() || it->second.bytes == 0) return {};
+    const std::uint64_t run = static_cast<std::uint64_t>(std::ceil(static_cast<double>(it->second.bytes) * executed));
+    const std::uint64_t start = it->second.addr, end = start + std::max<std::uint64_t>(run, 1);
+    const Line first = start / line_, last = (end - 1) / line_;
+    return CodeSpan{first, static_cast<std::uint32_t>(last - first + 1)};
+}
+
+InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::uint32_t miss_cycles, int cpus)
+    : miss_(miss_cycles), prefetch_(c.prefetch) {
+    if (c.size == 0 || c.ways == 0 || line == 0 || c.size % (std::uint64_t{c.ways} * line) != 0 || cpus <= 0)
+        throw std::invalid_argument("InstructionCache: size, ways and line do not make a cache");
+    const auto sets = static_cast<std::uint32_t>(c.size / (std::uint64_t{c.ways} * line));
+    l1i_.reserve(static_cast<std::size_t>(cpus));
+    for (int i = 0; i < cpus; ++i) l1i_.emplace_back(sets, c.ways, c.replacement);
+    hits_reorder_ = l1i_.front().hits_reorder();
+}
+
+void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
+    group_spans_.clear();
+    group_begin_.assign(1, 0);
+    Line lo = ~Line{0}, hi = 0;
+    for (const auto& g : groups) {
+        for (const CodeSpan& s : g)
+            if (s.lines) {
+                group_spans_.push_back(s);
+                lo = std::min(lo, s.first);
+                hi = std::max(hi, s.first + s.lines);
+            }
+        group_begin_.push_back(static_cast<std::uint32_t>(group_spans_.size()));
+    }
+    if (group_spans_.empty()) return;
+    first_line_ = lo;
+    bits_lines_ = hi - lo;
+    words_ = static_cast<std::size_t>((bits_lines_ + 63) / 64);
+    present_.assign(words_ * l1i_.size(), 0);
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
+        for (Line l = lo; l < hi; ++l)
+            if (l1i_[cpu].contains(l)) present_[cpu * words_ + (l - lo) / 64] |= std::uint64_t{1} << ((l - lo) % 64);
+}
+
+void InstructionCache::fill(Cache& c, int cpu, Line l) {
+    Evicted ev;
+    const bool displaced = c.fill(l, false, ev);
+    if (present_.empty()) return;
+    std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
+    if (const Line k = l - first_line_; k < bits_lines_) bits[k / 64] |= std::uint64_t{1} << (k % 64);
+    if (displaced)
+        if (const Line k = ev.line - first_line_; k < bits_lines_) bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
+}
+
+Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
+    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
+    Cycles stall = 0;
+    std::uint64_t misses = 0, prefetched = 0, lines = 0;
+    std::uint64_t* bits = present_.empty() ? nullptr : present_.data() + static_cast<std::size_t>(cpu) * words_;
+    for (const CodeSpan& s : spans) {
+        lines += s.lines;
+        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
+        Line covered_end = 0;
+        Line k = s.first - first_line_;
+        if (!hits_reorder_ && bits && k < bits_lines_ && k + s.lines <= bits_lines_) {
+            // only the missing lines, by their presence bits: the first at or after k, read again
+            // after every fill (a fill may evict a later line of the span)
+            const Line end = k + s.lines;
+            while (k < end) {
+                const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
+                if (missing == 0) {
+                    k = (k / 64 + 1) * 64;
+                    continue;
+                }
+                k += static_cast<Line>(std::countr_zero(missing));
+                if (k >= end) break;
+                const Line l = first_line_ + k;
+                Evicted ev;
+                const bool displaced = c.fill(l, false, ev);
+                bits[k / 64] |= std::uint64_t{1} << (k % 64);
+                if (displaced)
+                    if (const Line e = ev.line - first_line_; e < bits_lines_) bits[e / 64] &= ~(std::uint64_t{1} << (e % 64));
+                ++misses;
+                if (l >= covered && l < covered_end) ++prefetched;
+                else {
+                    stall += miss_;
+                    covered = l + 1;
+                    covered_end = l + 1 + prefetch_;
+                }
+                ++k;
+            }
+            continue;
+        }
+        for (Line l = s.first, end = s.first + s.lines; l < end; ++l) {
+            if (c.lookup(l)) continue;
+            fill(c, cpu, l);
+            ++misses;
+            if (l >= covered && l < covered_end) {
+                ++prefetched;
+                continue;
+            }
+            stall += miss_;
+            covered = l + 1;
+            covered_end = l + 1 + prefetch_;
+        }
+    }
+    stats_.hits += lines - misses;
+    stats_.misses += misses;
+    stats_.prefetched += prefetched;
+    stats_.stall_cycles += stall;
+    return stall;
+}
+
+} // namespace kdsim::mem

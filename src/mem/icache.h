@@ -1,0 +1,108 @@
+// The L1 instruction cache of each CPU and the kernel text it fetches from. The kernel's code
+// is laid out as the linker would lay out the functions of one build: one after another in a
+// given order, each at its own address (KernelText). Running a piece of kernel code fetches the
+// lines of the bytes it executes (a function's first `executed` fraction of its bytes: gcc lays
+// a function's likely path out first and its error branches after); a line the CPU's L1I holds
+// is a hit (the profile's cycles are those of warm code), a missing one is filled from the next
+// level and stalls the front end for that level's hit latency beyond an L1 hit. The fetch unit's
+// next-line prefetch: a demand miss also requests the `prefetch` lines after it, so a missing
+// line among them costs nothing more (its fill overlaps the one before); the lines it would
+// fetch beyond the end of the executed bytes are not modelled. Code lines are taken to be in
+// the next level (the hot kernel text, some 100-200 KB, fits the L2s modelled) and do not
+// occupy the data hierarchy: the L1I is the only instruction cache modelled.
+// Mirrors no kernel code: the hardware the kernel runs on (Cortex-A9/A53/A72 TRMs, L1 memory system).
+#pragma once
+
+#include "engine/time.h"
+#include "mem/cache.h"
+#include "mem/config.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace kdsim::mem {
+
+using engine::Cycles;
+
+// A run of consecutive code lines: [first, first + lines).
+struct CodeSpan {
+    Line first = 0;
+    std::uint32_t lines = 0;
+};
+
+// The addresses of a build's functions: each placed after the one before it, its start rounded
+// up to `align` bytes (a power of two). A function of 0 bytes (inlined into its callers) has no
+// lines.
+class KernelText {
+public:
+    KernelText(std::span<const KernelFunction> functions, std::uint32_t line, std::uint32_t align);
+    // Whether the build lists `fn` (with or without code of its own).
+    bool has(std::string_view fn) const { return index_.contains(std::string(fn)); }
+    std::uint64_t bytes(std::string_view fn) const;
+    // The lines of `fn`'s first ceil(bytes x executed) bytes; none for a function that has no code
+    // or that the build does not list.
+    CodeSpan executed(std::string_view fn, double executed) const;
+
+private:
+    struct Placed {
+        std::uint64_t addr = 0, bytes = 0;
+    };
+    std::uint32_t line_;
+    std::unordered_map<std::string, Placed> index_;
+};
+
+struct ICacheStats {
+    std::uint64_t hits = 0, misses = 0; // lines; misses include the prefetched ones
+    std::uint64_t prefetched = 0;       // missing lines that a next-line prefetch had requested
+    Cycles stall_cycles = 0;
+};
+
+class InstructionCache {
+public:
+    // Throws std::invalid_argument when `c` has no size or ways that do not divide it in `line`
+    // byte lines, or `cpus` is 0.
+    InstructionCache(const L1iConfig& c, std::uint32_t line, std::uint32_t miss_cycles, int cpus);
+
+    // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
+    // L1I updated.
+    Cycles fetch(int cpu, std::span<const CodeSpan> spans);
+    Cycles fetch(int cpu, CodeSpan s) { return fetch(cpu, std::span<const CodeSpan>(&s, 1)); }
+
+    // Named pieces of code (each a list of spans), fetched by number: fetch_group(cpu, g) is
+    // fetch(cpu, groups[g]) with the same result. Call once, before any fetch. Each CPU then keeps
+    // a bit per line of the groups' code, set while its L1I holds the line, so that where a hit
+    // leaves the replacement state as it is (random and round-robin: a hit is presence alone) a
+    // fetch visits only the missing lines, 64 lines a word.
+    void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
+    Cycles fetch_group(int cpu, std::uint32_t g) {
+        return fetch(cpu, std::span<const CodeSpan>(group_spans_.data() + group_begin_[g],
+                                                    group_begin_[g + 1] - group_begin_[g]));
+    }
+    bool holds(int cpu, Line l) const { return l1i_[static_cast<std::size_t>(cpu)].contains(l); }
+    const ICacheStats& stats() const { return stats_; }
+    std::uint32_t miss_cycles() const { return miss_; }
+
+private:
+    // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
+    void fill(Cache& c, int cpu, Line l);
+
+    std::vector<Cache> l1i_; // per CPU
+    std::uint32_t miss_;
+    std::uint32_t prefetch_;
+    bool hits_reorder_ = true;
+    // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
+    std::vector<CodeSpan> group_spans_;
+    std::vector<std::uint32_t> group_begin_{0};
+    // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
+    Line first_line_ = 0;
+    Line bits_lines_ = 0;
+    std::size_t words_ = 0;
+    std::vector<std::uint64_t> present_;
+    ICacheStats stats_;
+};
+
+} // namespace kdsim::mem

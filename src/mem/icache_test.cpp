@@ -1,0 +1,143 @@
+// The L1 instruction cache and the kernel text layout against values worked by hand: a 32 KB
+// 4-way L1I of 64 B lines has 32768 / (4 x 64) = 128 sets; a line's set is its number mod 128.
+// A miss costs 26 cycles (e.g. an L2 of 30 cycles beyond an L1 of 4).
+#include "mem/icache.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace kdsim::mem {
+namespace {
+
+L1iConfig l1i(Replacement r = Replacement::LRU, std::uint32_t prefetch = 0) {
+    L1iConfig c;
+    c.size = 32 * 1024;
+    c.ways = 4;
+    c.replacement = r;
+    c.prefetch = prefetch;
+    c.executed = 1;
+    c.align = 64;
+    return c;
+}
+
+constexpr std::uint32_t MISS = 26;
+
+// A path of `bytes` of code starting at line `first`.
+CodeSpan path(Line first, std::uint64_t bytes) { return CodeSpan{first, static_cast<std::uint32_t>(bytes / 64)}; }
+
+TEST(InstructionCache, A40KBPathOnA32KB4WayLruL1iMissesEveryLineTheSecondTimeToo) {
+    // 640 lines over 128 sets: 5 per set, one more than the ways; LRU evicts each line just
+    // before it is needed again (cyclic access), so the second run misses all 640.
+    InstructionCache ic(l1i(), 64, MISS, 1);
+    EXPECT_EQ(ic.fetch(0, path(0, 40 * 1024)), 640u * MISS);
+    EXPECT_EQ(ic.fetch(0, path(0, 40 * 1024)), 640u * MISS);
+    EXPECT_EQ(ic.stats().misses, 1280u);
+    EXPECT_EQ(ic.stats().hits, 0u);
+}
+
+TEST(InstructionCache, A16KBPathHitsEveryLineWhenItRunsBackToBack) {
+    // 256 lines, 2 per set: the second run (a NAPI poll's next frame) finds them all.
+    InstructionCache ic(l1i(), 64, MISS, 1);
+    EXPECT_EQ(ic.fetch(0, path(0, 16 * 1024)), 256u * MISS);
+    EXPECT_EQ(ic.fetch(0, path(0, 16 * 1024)), 0u);
+    EXPECT_EQ(ic.stats().hits, 256u);
+}
+
+TEST(InstructionCache, APathInterleavedWithA20KBPathMissesWhatTheOtherEvicted) {
+    // A: 16 KB at lines 0..255 (sets 0-127 twice). B: 20 KB at lines 256..575: sets 0-127 twice
+    // and sets 0-63 a third time. In sets 0-63, A's 2 lines + B's 3 exceed the 4 ways: B's third
+    // line evicts A's least recent line there (lines 0..63); in sets 64-127 all four fit.
+    InstructionCache ic(l1i(), 64, MISS, 1);
+    const CodeSpan a = path(0, 16 * 1024), b = path(256, 20 * 1024);
+    ic.fetch(0, a);
+    ic.fetch(0, b);
+    int gone = 0;
+    for (Line l = 0; l < 256; ++l) gone += !ic.holds(0, l);
+    EXPECT_EQ(gone, 64);
+    for (Line l = 0; l < 64; ++l) EXPECT_FALSE(ic.holds(0, l)) << l;
+    // A again: in sets 0-63 line s misses and, filled, evicts the set's LRU line, A's own s + 128,
+    // which then misses too: 2 x 64 misses; sets 64-127 hit.
+    EXPECT_EQ(ic.fetch(0, a), 128u * MISS);
+    // Without B between them, A's next run hits.
+    EXPECT_EQ(ic.fetch(0, a), 0u);
+}
+
+TEST(InstructionCache, EachCpuHasItsOwnL1i) {
+    InstructionCache ic(l1i(), 64, MISS, 2);
+    ic.fetch(0, path(0, 4096));
+    EXPECT_EQ(ic.fetch(1, path(0, 4096)), 64u * MISS); // CPU 1 fetches the same code cold
+    EXPECT_EQ(ic.fetch(0, path(0, 4096)), 0u);
+}
+
+TEST(InstructionCache, NextLinePrefetchHidesTheLineAfterEachDemandMiss) {
+    // 5 cold sequential lines with the next line requested on each demand miss: lines 0, 2, 4
+    // are demand misses, 1 and 3 arrive with them.
+    InstructionCache ic(l1i(Replacement::LRU, 1), 64, MISS, 1);
+    EXPECT_EQ(ic.fetch(0, CodeSpan{0, 5}), 3u * MISS);
+    EXPECT_EQ(ic.stats().misses, 5u);
+    EXPECT_EQ(ic.stats().prefetched, 2u);
+    // A hit between two missing lines ends the covered run: 10 hit; 11 is a demand miss, 12 is
+    // covered; 13 is a demand miss.
+    ic.fetch(0, CodeSpan{10, 1});
+    EXPECT_EQ(ic.fetch(0, CodeSpan{10, 4}), 2u * MISS);
+}
+
+TEST(InstructionCache, SpansOfOneFetchAddUp) {
+    InstructionCache ic(l1i(), 64, MISS, 1);
+    const std::vector<CodeSpan> spans = {{0, 3}, {100, 2}};
+    EXPECT_EQ(ic.fetch(0, spans), 5u * MISS);
+    EXPECT_EQ(ic.fetch(0, spans), 0u);
+}
+
+TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderEveryReplacement) {
+    // Three groups sharing lines (B's span overlaps A's, C holds a line twice), on a small 1 KB
+    // 2-way cache (8 sets) where they evict each other: fetch_group must stall, hit and miss
+    // exactly as fetch of the same spans on a second cache fed the same sequence.
+    const std::vector<std::vector<CodeSpan>> groups = {{{0, 6}}, {{4, 9}, {40, 3}}, {{20, 2}, {21, 5}}};
+    for (Replacement r : {Replacement::LRU, Replacement::ROUND_ROBIN, Replacement::RANDOM}) {
+        L1iConfig c = l1i(r, 1);
+        c.size = 1024;
+        c.ways = 2;
+        InstructionCache grouped(c, 64, MISS, 2), direct(c, 64, MISS, 2);
+        grouped.set_groups(groups);
+        const std::uint32_t seq[] = {0, 0, 1, 0, 2, 2, 1, 1, 0, 2, 0, 0, 1, 2, 2, 2, 0, 1, 0, 0};
+        for (int cpu = 0; cpu < 2; ++cpu)
+            for (std::uint32_t g : seq)
+                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r);
+        EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
+        EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
+        EXPECT_GT(grouped.stats().misses, 0u);
+        EXPECT_GT(grouped.stats().hits, 0u);
+    }
+}
+
+TEST(KernelText, FunctionsFollowEachOtherAlignedAndRunTheirExecutedFraction) {
+    // f: 100 B at 0; g: 0 B (inlined); h: 300 B at 112 (100 rounded up to 16); k: 64 B at 416.
+    const std::vector<KernelFunction> fns = {{"f", 100}, {"g", 0}, {"h", 300}, {"k", 64}};
+    KernelText t(fns, 64, 16);
+    EXPECT_TRUE(t.has("g"));
+    EXPECT_FALSE(t.has("absent"));
+    EXPECT_EQ(t.bytes("h"), 300u);
+    // f whole: bytes 0..99 = lines 0-1.
+    EXPECT_EQ(t.executed("f", 1.0).first, 0u);
+    EXPECT_EQ(t.executed("f", 1.0).lines, 2u);
+    // h at half: 150 B from 112 = bytes 112..261 = lines 1-4.
+    EXPECT_EQ(t.executed("h", 0.5).first, 1u);
+    EXPECT_EQ(t.executed("h", 0.5).lines, 4u);
+    // k: bytes 416..479 = lines 6-7 (it straddles a line boundary).
+    EXPECT_EQ(t.executed("k", 1.0).first, 6u);
+    EXPECT_EQ(t.executed("k", 1.0).lines, 2u);
+    // No code: none fetched.
+    EXPECT_EQ(t.executed("g", 1.0).lines, 0u);
+    EXPECT_EQ(t.executed("absent", 1.0).lines, 0u);
+}
+
+TEST(InstructionCache, RejectsAnAssociativityThatDoesNotDivideTheSize) {
+    L1iConfig c = l1i();
+    c.ways = 3;
+    EXPECT_THROW(InstructionCache(c, 64, MISS, 1), std::invalid_argument);
+}
+
+} // namespace
+} // namespace kdsim::mem

@@ -1,0 +1,24 @@
+#include "system/kernel_text.h"
+
+#include <vector>
+
+namespace kdsim::system {
+
+namespace {
+std::uint32_t miss_cycles(const mem::MemoryConfig& c) { return c.levels[1].latency - c.levels[0].latency; }
+} // namespace
+
+KernelTextFetch::KernelTextFetch(const mem::MemoryConfig& c, int cpus)
+    : icache_(c.l1i, c.line, miss_cycles(c), cpus) {
+    const mem::KernelText text(c.l1i.functions, c.line, c.l1i.align);
+    std::vector<std::vector<mem::CodeSpan>> groups(kernel::TEXTS); // group i: Text i's spans
+    for (std::size_t i = 0; i < kernel::TEXTS; ++i)
+        for (std::string_view fn : kernel::text_functions(static_cast<kernel::Text>(i)))
+            if (const mem::CodeSpan s = text.executed(fn, c.l1i.executed); s.lines) {
+                groups[i].push_back(s);
+                lines_[i] += s.lines;
+            }
+    icache_.set_groups(groups);
+}
+
+} // namespace kdsim::system

@@ -1,0 +1,33 @@
+// The instruction fetch of a machine's CPUs (kernel::TextFetch) over its profile's L1I
+// ([memory.l1i]): each kernel::Text's functions placed in the build's code (the profile's
+// code-size table, in its order) and resolved once to the lines their fast path executes; a
+// fetch runs them through the CPU's L1I. A miss stalls the hierarchy's second level's latency
+// beyond an L1 hit (the L2 the profile has).
+#pragma once
+
+#include "kernel/text.h"
+#include "mem/icache.h"
+
+#include <array>
+#include <utility>
+#include <vector>
+
+namespace kdsim::system {
+
+class KernelTextFetch final : public kernel::TextFetch {
+public:
+    // Precondition: c.l1i.size > 0 and mem::check_config(c) passed.
+    KernelTextFetch(const mem::MemoryConfig& c, int cpus);
+    engine::Cycles fetch(int cpu, kernel::Text t) override {
+        return icache_.fetch_group(cpu, static_cast<std::uint32_t>(t));
+    }
+    const mem::InstructionCache& icache() const { return icache_; }
+    // The lines of `t`'s functions that run (each function's executed part, whole lines).
+    std::uint64_t lines(kernel::Text t) const { return lines_[static_cast<std::size_t>(t)]; }
+
+private:
+    mem::InstructionCache icache_;
+    std::array<std::uint64_t, kernel::TEXTS> lines_{};
+};
+
+} // namespace kdsim::system
