@@ -5,6 +5,7 @@
 // local_irq_disable 3 + local_irq_enable 4. HZ = 100: the ticks come at 10, 20, 30 ms.
 #include "kernel/cpu.h"
 #include "kernel/cpu_test_support.h"
+#include "kernel/sched.h"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,52 @@ TEST(LoadBalance, ACpuAboutToIdlePullsAQueuedTaskInNewidleBalanceAndPaysForIt) {
     EXPECT_EQ(x.c1->stats().lb_newidle, 1u);
     EXPECT_EQ(x.c1->stats().lb_pulled, 1u);
     EXPECT_EQ(x.c0->stats().nohz_kicks, 0u); // no tick yet
+}
+
+// CPU 0: "A", allowed on CPUs 0-1 and never blocking, and "P", pinned, which sleeps until 100 us
+// before each tick (9.9, 19.9, 29.9 ms), works 200 us and sleeps again. P's wake-up preempts A (its
+// vruntime trails A's by sched_latency / 2 = 3 ms, beyond the 1 ms wake-up granularity), so at
+// every tick A waits on CPU 0, switched out about 100 us before: cache-hot. CPU 1 is idle.
+struct HotEveryTick {
+    HotEveryTick() {
+        c0.emplace(sim, 0, engine::Clock(1'000'000'000), costs(), config(6 * PS_PER_MS));
+        c1.emplace(sim, 1, engine::Clock(1'000'000'000), costs(), config(6 * PS_PER_MS));
+        rd.span = {&*c0, &*c1};
+        c0->set_root_domain(&rd, sim.rng("c0"));
+        c1->set_root_domain(&rd, sim.rng("c1"));
+        c0->create_task("P", SchedPolicy::NORMAL, 0, true, periodic(*c0));
+        a = &c0->create_task("A", SchedPolicy::NORMAL, 0, true, spin(*this));
+        a->cpus_allowed = {&*c0, &*c1};
+        c0->boot();
+        c1->boot();
+    }
+    static engine::Task<> periodic(Cpu& cpu) {
+        for (Tick k = 1;; ++k) {
+            co_await schedule_hrtimeout_range(cpu, k * 10 * PS_PER_MS - 100 * engine::PS_PER_US, 0);
+            co_await cpu.exec(200'000, Cat::OTHER);
+        }
+    }
+    static engine::Task<> spin(HotEveryTick& x) {
+        for (;;) co_await x.a->cpu->exec(1000, Cat::OTHER);
+    }
+    engine::Simulation sim{1};
+    std::optional<Cpu> c0, c1;
+    RootDomain rd;
+    TaskStruct* a = nullptr;
+};
+
+TEST(LoadBalance, ACacheHotTaskIsPulledOnceCpuIdleBalancesFailedMoreThanCacheNiceTries) {
+    // The kicks at 10, 20 and 30 ms each give CPU 1 a CPU_IDLE balance; the first two find A hot and
+    // fail (nr_balance_failed 1, then 2); the third, with 2 > cache_nice_tries 1, takes A hot as it is.
+    HotEveryTick x;
+    x.sim.run(25 * PS_PER_MS);
+    EXPECT_EQ(x.c1->stats().lb_idle, 2u);
+    EXPECT_EQ(x.a->nr_balance_moves, 0u);
+    EXPECT_EQ(x.a->cpu, &*x.c0);
+    x.sim.run(35 * PS_PER_MS);
+    EXPECT_EQ(x.c1->stats().lb_idle, 3u);
+    EXPECT_EQ(x.a->nr_balance_moves, 1u);
+    EXPECT_EQ(x.a->cpu, &*x.c1);
 }
 
 } // namespace
