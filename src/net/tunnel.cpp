@@ -494,7 +494,32 @@ engine::Task<> Esp::rcv(kernel::Cpu& cpu, const Packet& outer) {
     co_await input_finish(cpu, outer, o.clobbered);
 }
 
-// esp_input_done2 -> xfrm_input_resume: the inner packet goes up the stack.
+// esp_input set the skb CHECKSUM_NONE before decrypting (unlike WireGuard, whose
+// wg_packet_rx_poll marks an authenticated packet CHECKSUM_UNNECESSARY at every level), so the
+// inner TCP segment or UDP datagram gets its transport checksum verified in software over its
+// transport header and payload: xfrm_input hands the decapsulated skb to gro_cells_receive, whose
+// NAPI on this CPU runs tcp4_gro_receive / udp4_gro_receive -> skb_gro_checksum_validate ->
+// __skb_gro_checksum_complete -> skb_checksum (csum_partial), which leaves it
+// CHECKSUM_UNNECESSARY; with GRO elided, tcp_v4_rcv's skb_checksum_init then tcp_rcv_established's
+// tcp_checksum_complete do the same pass before the segment is queued (6.1 has no checksum folded
+// into the copy to user for TCP; udp_recvmsg's skb_copy_and_csum_datagram_msg is taken only for a
+// datagram still unverified, which GRO's validation leaves none of). [tunnel].csum_partial per
+// byte, the same routine as the transmit side's, the lines read as the checksum consumes them
+// (cached: the AEAD just wrote them). Charged on the CPU and in the context that completes the
+// decrypt: NET_RX, or cryptd's kworker with BH off, where the model delivers the inner packet.
+// Models: __skb_gro_checksum_complete() (net/core/gro.c)
+// Models: tcp_checksum_complete() (net/ipv4/tcp_input.c)
+engine::Task<> Esp::rx_checksum(kernel::Cpu& cpu, const Packet& inner) {
+    const std::uint32_t ip_len = inner.len - ETH_HEADER;
+    if (ip_len <= IP_HEADER) co_return;
+    const std::uint32_t l4 = ip_len - IP_HEADER;
+    const Cycles csum = per_byte(env_.costs.csum_partial, l4);
+    const mem::Addr at = inner.data ? inner.data + ETH_HEADER + IP_HEADER : 0;
+    co_await cpu.exec(csum + (at ? env_.stack->touch(cpu, at, l4, 0, csum) : 0), Cat::PROTOCOL);
+}
+
+// esp_input_done2 -> xfrm_input_resume: the inner packet goes up the stack, its checksum
+// verified in software on the way (rx_checksum).
 // Models: esp_input_done2() (net/ipv4/esp4.c)
 // Models: xfrm_input_resume() (net/xfrm/xfrm_input.c)
 engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered) {
@@ -505,6 +530,7 @@ engine::Task<> Esp::input_finish(kernel::Cpu& cpu, const Packet& outer, bool clo
     inner.kind = outer.inner;
     inner.len = outer.inner_len;
     if (inner.data) inner.data += OUTER_IP + ESP_HEADER + ESP_IV; // the inner IP header follows the IV
+    co_await rx_checksum(cpu, inner);
     ++stats_.delivered;
     co_await env_.stack->ip_local_deliver(cpu, inner);
 }

@@ -38,7 +38,9 @@
 // frags, and esp_output encrypts them out of place into x->xfrag's page (a slab head here: the
 // trailer behind the plaintext, the ESP header, IV and outer IP header in front, the ICV behind;
 // in cryptd's worker when the request goes there); a linear packet is encrypted in place.
-// esp_input reads the outer and ESP headers and decrypts in place. The cipher figures stay warm
+// esp_input reads the outer and ESP headers and decrypts in place, and leaves the skb
+// CHECKSUM_NONE: the inner packet's checksum is verified in software on the receiving CPU
+// ([tunnel].csum_partial per byte; WireGuard marks it CHECKSUM_UNNECESSARY). The cipher figures stay warm
 // compute; the hierarchy adds the stalls.
 //
 // Workqueues: WireGuard's crypt and tx work and cryptd's are WQ_CPU_INTENSIVE or their own
@@ -299,6 +301,10 @@ private:
     static engine::Task<> input_done(kernel::Cpu& cpu, void* ctx, std::uint64_t slot, int err);
     engine::Task<> output_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
     engine::Task<> input_finish(kernel::Cpu& cpu, const Packet& outer, bool clobbered);
+    // The software verification of the decrypted inner packet's transport checksum (esp_input
+    // left it CHECKSUM_NONE): [tunnel].csum_partial per byte of its transport header and payload,
+    // its lines read with a hierarchy and an address.
+    engine::Task<> rx_checksum(kernel::Cpu& cpu, const Packet& inner);
 
     std::unique_ptr<crypto::Cryptd> cryptd_;
     crypto::CryptdTfm output_tfm_, input_tfm_; // one per SA, as each xfrm_state has its aead

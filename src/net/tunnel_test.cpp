@@ -348,13 +348,14 @@ TEST(EspMemory, OutputChecksumsTheSegmentAndEncryptsItsFragsIntoASlabHeadAndTheR
     EXPECT_EQ(tx.levels[0].hits, 23u + 24u + 2u + 1u);
     // Received: the outer, ESP and IV bytes read (218..267: lines 3 and 4, 2 hits), the ciphertext
     // and ICV read (1520 bytes: lines 4..27, 24 hits) and the plaintext written back (1504: 24 hits),
-    // nothing missed; the inner segment delivered from the same buffer.
+    // then the CHECKSUM_NONE inner segment's TCP header and payload read by the checksum (bytes
+    // 288..1767: lines 4..27, 24 hits), nothing missed; the segment delivered from the same buffer.
     const mem::MemoryStats& s = memory.stats();
     ASSERT_EQ(sink.got.size(), 1u);
     EXPECT_EQ(sink.got[0].data, head - ETH_HEADER);
     EXPECT_EQ(s.dram_demand_lines, 24u);
     EXPECT_EQ(s.levels[0].misses, tx.levels[0].misses);
-    EXPECT_EQ(s.levels[0].hits, tx.levels[0].hits + 2u + 48u);
+    EXPECT_EQ(s.levels[0].hits, tx.levels[0].hits + 2u + 48u + 24u);
 }
 
 TEST(EspMemory, WithoutAnAddressTheOuterFrameHasNoneAndNothingTouchesTheHierarchy) {
@@ -494,6 +495,120 @@ TEST(WireGuardGso, OnAHierarchyEachSegmentGetsItsOwnSlabHeadAndTheEncryptWorkerP
     EXPECT_EQ((head0 - 268) % 4096, 0u);
     EXPECT_EQ(head1, head0 + 4096);
     EXPECT_EQ(slab.alloc(), head0 - 268 + 2 * 4096);
+}
+
+// ---- the receive path's checksum: ESP leaves the inner packet CHECKSUM_NONE, WireGuard does not ----
+
+// PROTOCOL cycles in every context (task, softirq, kworkers) of the CPU.
+Cycles protocol_cycles(const kernel::Cpu& cpu) {
+    Cycles c = 0;
+    for (const auto& ctx : cpu.stats().cycles) c += ctx[static_cast<std::size_t>(Cat::PROTOCOL)];
+    return c;
+}
+
+// The packet sent, then the wire's outer frame received (BH off, as NET_RX); the kworkers and
+// NAPI polls run within the 2 ms that follow. `rx`: the PROTOCOL cycles from the receive on.
+engine::Task<> round_trip_noting(Harness& h, Packet p, Cycles& rx) {
+    if (h.esp) co_await h.esp->xmit(h.cpu, p);
+    else co_await h.wg->xmit(h.cpu, p);
+    co_await kernel::hrtimer_sleep_until(h.cpu, engine::PS_PER_MS);
+    if (h.wire.sent.empty()) co_return;
+    const Cycles before = protocol_cycles(h.cpu);
+    co_await kernel::local_bh_disable(h.cpu);
+    if (h.esp) co_await h.esp->rcv(h.cpu, h.wire.sent[0].p);
+    else co_await h.wg->rcv(h.cpu, h.wire.sent[0].p);
+    co_await kernel::local_bh_enable(h.cpu);
+    co_await kernel::hrtimer_sleep_until(h.cpu, 2 * engine::PS_PER_MS);
+    rx = protocol_cycles(h.cpu) - before;
+}
+
+struct RxDifference {
+    Cycles tx = 0, rx = 0; // PROTOCOL cycles with csum_partial 0.25 less those with 0
+};
+
+RxDifference checksum_difference(TunnelKind kind, const Packet& p) {
+    Cycles rx[2] = {0, 0}, total[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        Harness h(kind, false, i == 0 ? 0.0 : 0.25); // ESP's driver called directly: synchronous
+        Delivered sink;
+        h.stack.bind_tcp(0, sink);
+        h.run(round_trip_noting(h, p, rx[i]));
+        EXPECT_EQ(h.wire.sent.size(), 1u);
+        total[i] = protocol_cycles(h.cpu);
+        if (kind == TunnelKind::ESP) EXPECT_EQ(h.esp->stats().delivered, 1u);
+        else EXPECT_EQ(h.wg->stats().delivered, 1u);
+    }
+    return RxDifference{(total[1] - rx[1]) - (total[0] - rx[0]), rx[1] - rx[0]};
+}
+
+TEST(EspRxChecksum, AnEspReceiverChecksumsTheInnerTcpSegmentsHeaderAndPayloadInSoftware) {
+    // One MSS segment (1514-byte frame): 1480 bytes of TCP header and payload. csum_partial 0.25
+    // cycles/byte: xfrm_output's skb_checksum_help 1480 x 0.25 = 370 on transmit, and the
+    // receiver's verification of the CHECKSUM_NONE inner segment the same 370.
+    const RxDifference d =
+        checksum_difference(TunnelKind::ESP, transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0));
+    EXPECT_EQ(d.tx, 370u);
+    EXPECT_EQ(d.rx, 370u);
+}
+
+TEST(EspRxChecksum, AnEspReceiverChecksumsAUdpDatagramToo) {
+    // A 1034-byte frame: 1000 bytes of UDP header and payload, 250 cycles each way.
+    Packet p;
+    p.kind = FrameKind::UDP_DATA;
+    p.len = 1034;
+    p.payload = 1000 - 8;
+    const RxDifference d = checksum_difference(TunnelKind::ESP, p);
+    EXPECT_EQ(d.tx, 250u);
+    EXPECT_EQ(d.rx, 250u);
+}
+
+TEST(EspRxChecksum, AWireGuardReceiverPaysNoChecksumItMarksTheAuthenticatedPacketChecksumUnnecessary) {
+    // The same segment over WireGuard: encrypt_packet's skb_checksum_help 370 on transmit, nothing
+    // on receive.
+    const RxDifference d = checksum_difference(TunnelKind::WIREGUARD,
+                                               transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0));
+    EXPECT_EQ(d.tx, 370u);
+    EXPECT_EQ(d.rx, 0u);
+}
+
+engine::Task<> esp_rcv_bh_off(Harness& h, Packet outer) {
+    co_await kernel::local_bh_disable(h.cpu); // NEON not usable: the request goes to cryptd
+    co_await h.esp->rcv(h.cpu, outer);
+    co_await kernel::local_bh_enable(h.cpu);
+}
+
+// Notes each delivered segment's context: the running task and its PROTOCOL cycles so far.
+struct DeliveredWhere final : TcpEndpoint {
+    std::vector<std::string> tasks;
+    engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet&) override {
+        tasks.push_back(cpu.current()->comm);
+        co_return;
+    }
+};
+
+TEST(EspRxChecksum, ADecryptThroughCryptdIsChecksummedWhereItsCompletionDeliversTheSegment) {
+    // The outer frame of a 1514-byte segment (outer IP 20, ESP 8, IV 8, 1500 + 2 padded to 1504,
+    // ICV 16) received with BH off: the request goes to cryptd, whose kworker decrypts and
+    // completes it; the completion verifies the 1480 bytes (370 cycles at 0.25) and delivers.
+    Cycles all[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        Harness h(TunnelKind::ESP, true, i == 0 ? 0.0 : 0.25);
+        DeliveredWhere sink;
+        h.stack.bind_tcp(0, sink);
+        const Packet inner = transport_packet(FrameKind::TCP_DATA, TCP_MSS, TCP_IP_HEADERS, 0, 0);
+        Packet outer = inner;
+        outer.kind = FrameKind::ESP;
+        outer.inner = inner.kind;
+        outer.inner_len = inner.len;
+        outer.len = ETH_HEADER + 20 + 8 + 8 + 1504 + 16;
+        h.channel.seal(0, outer, false);
+        h.run(esp_rcv_bh_off(h, outer));
+        EXPECT_EQ(h.esp->stats().async_crypts, 1u);
+        ASSERT_EQ(sink.tasks.size(), 1u);
+        EXPECT_EQ(sink.tasks[0], "kworker/0:cryptd");
+        all[i] = protocol_cycles(h.cpu);
+    }
+    EXPECT_EQ(all[1] - all[0], 370u);
 }
 
 } // namespace

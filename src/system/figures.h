@@ -207,7 +207,7 @@ inline constexpr std::array<Figure<TunnelCosts>, 13> TUNNEL_FIGURES = {{
     {"", "cryptd_enqueue", Unit::CYCLES, "cryptd_enqueue_request under BH off (queue_work apart)", &TunnelCosts::cryptd_enqueue},
     {"", "cryptd_complete", Unit::CYCLES, "per request cryptd completes: cryptd_*_crypt's subrequest for the child, the ->complete dispatch, refcount (the AEAD, the callback's body and the BH pair apart)", &TunnelCosts::cryptd_complete},
     {"", "simd_wrapper", Unit::CYCLES, "crypto/simd.c when the request stays synchronous: the subrequest to the inner driver", &TunnelCosts::simd_wrapper},
-    {"", "csum_partial", Unit::CYCLES_PER_BYTE, "the software Internet checksum per byte, data in L1 (csum_partial; skb_segment's copy-and-checksum and skb_checksum_help on the tunnels' transmit path)", &TunnelCosts::csum_partial},
+    {"", "csum_partial", Unit::CYCLES_PER_BYTE, "the software Internet checksum per byte, data in L1 (csum_partial; skb_segment's copy-and-checksum and skb_checksum_help on the tunnels' transmit path, and the ESP receiver's verification of the CHECKSUM_NONE inner packet)", &TunnelCosts::csum_partial},
 }};
 
 // [tunnel]: the workqueue figures of TunnelCosts::workqueue (kernel/costs.h)
