@@ -43,6 +43,7 @@
 #include "stats/findings.h"
 #include "stats/registry.h"
 
+#include <algorithm>
 #include <array>
 #include <coroutine>
 #include <memory>
@@ -148,6 +149,10 @@ struct TaskStruct {
     // task's body: after every await at which it can be preempted it takes its CPU from `cpu`
     // again and holds no Cpu& across such an await (docs/architecture.md).
     std::vector<Cpu*> cpus_allowed;
+    // cpumask_test_cpu(cpu, p->cpus_ptr) for a task with cpus_allowed.
+    bool allowed_on(const Cpu* c) const {
+        return std::find(cpus_allowed.begin(), cpus_allowed.end(), c) != cpus_allowed.end();
+    }
     Cpu* recent_used_cpu = nullptr; // p->recent_used_cpu: the CPU before the last placement's prev
     std::uint64_t nr_migrations = 0;      // moves to another CPU (se.nr_migrations): placements and balances
     std::uint64_t nr_balance_moves = 0;   // load balances that pulled it to another CPU
@@ -646,8 +651,8 @@ private:
     bool newidle_balance(Cycles& cost);
     // One load_balance() of the machine's domain pulling to this CPU: the task moved, or none.
     TaskStruct* load_balance(CpuIdleType idle);
-    // can_migrate_task() of a task queued on `src` for a balance to this CPU.
-    bool can_migrate_task(const TaskStruct& t, CpuIdleType idle) const;
+    // can_migrate_task() of a task queued on another CPU for a balance to this CPU.
+    bool can_migrate_task(const TaskStruct& t) const;
     void nohz_balancer_kick();
     static engine::Task<> run_rebalance_domains(Cpu& cpu, void* ctx);
     std::uint64_t msecs_to_jiffies(std::uint64_t ms) const { return (ms * cfg_.hz + 999) / 1000; }

@@ -177,20 +177,17 @@ void Cpu::migrate_task(TaskStruct& t, Cpu& to) {
 // Models: select_idle_cpu() (kernel/sched/fair.c)
 Cpu& Cpu::select_task_rq(TaskStruct& t) {
     Cpu& prev = *t.cpu;
-    auto allowed = [&t](const Cpu* c) {
-        return std::find(t.cpus_allowed.begin(), t.cpus_allowed.end(), c) != t.cpus_allowed.end();
-    };
     // want_affine when the waking CPU is in the task's mask; wake_affine() returns this CPU only
     // when wake_affine_idle() picks it: this CPU idle (a wake-up from an interrupt) and prev not
     Cpu* target = &prev;
-    if (this != &prev && allowed(this) && available_idle() && cpus_share_cache(prev) && !prev.available_idle())
+    if (this != &prev && t.allowed_on(this) && available_idle() && cpus_share_cache(prev) && !prev.available_idle())
         target = this;
     if (target->available_idle()) return *target;
     if (target != &prev && prev.cpus_share_cache(*target) && prev.available_idle()) return prev;
     Cpu* recent = t.recent_used_cpu;
     t.recent_used_cpu = &prev;
     if (recent && recent != &prev && recent != target && recent->cpus_share_cache(*target) && recent->available_idle() &&
-        allowed(recent))
+        t.allowed_on(recent))
         return *recent;
     if (!target->llc_domain_) return *target; // sd_llc is NULL: no idle scan
     // select_idle_cpu: the mask's CPUs in number order from target + 1, wrapping
@@ -224,9 +221,9 @@ constexpr std::uint64_t MAX_PINNED_INTERVAL = 512; // ms
 
 // Models: can_migrate_task() (kernel/sched/fair.c)
 // Models: task_hot() (kernel/sched/fair.c)
-bool Cpu::can_migrate_task(const TaskStruct& t, CpuIdleType) const {
+bool Cpu::can_migrate_task(const TaskStruct& t) const {
     if (t.policy != SchedPolicy::NORMAL) return false; // detach_tasks walks cfs_tasks only
-    if (std::find(t.cpus_allowed.begin(), t.cpus_allowed.end(), this) == t.cpus_allowed.end()) return false;
+    if (!t.allowed_on(this)) return false;
     // rq_clock_task - se.exec_start; a task that never ran has exec_start 0, long before
     const bool ran = t.sum_exec != 0 || t.nr_switches != 0;
     const bool hot = ran && now() - t.last_ran < cfg_.sched_migration_cost;
@@ -275,9 +272,8 @@ TaskStruct* Cpu::load_balance(CpuIdleType idle) {
                     oldest = q;
             if (!oldest) break;
             after = oldest;
-            if (std::find(oldest->cpus_allowed.begin(), oldest->cpus_allowed.end(), this) != oldest->cpus_allowed.end())
-                any_allowed = true;
-            if (can_migrate_task(*oldest, idle)) {
+            any_allowed |= oldest->allowed_on(this);
+            if (can_migrate_task(*oldest)) {
                 moved = oldest;
                 break;
             }

@@ -311,7 +311,7 @@ engine::Task<> Vhost::worker(Vhost& v) {
 
 void Vhost::register_placement_stats(const stats::Scope& s) const {
     if (task_->cpus_allowed.size() < 2) return;
-    s.value("host_cpu", [this] { return static_cast<double>(task_->cpu->id()); }, "cpu",
+    s.value("host_cpu", [this] { return static_cast<double>(cpu().id()); }, "cpu",
             "the host CPU the worker runs on, or last ran on")
         .counter("migrations", task_->nr_migrations, "count",
                  "moves to another host CPU: wake-up placements (select_task_rq_fair) and load balances")
