@@ -175,7 +175,8 @@ std::optional<std::optional<Found>> find_keyed(system::Profile& profile, std::st
     return std::nullopt;
 }
 
-// memory.copy, memory.peer_latency, memory.fill_buffers, memory.dram.<f>, memory.prefetch.<f>, memory.<level>.<f>: nullopt when `figure`
+// memory.copy, memory.peer_latency, memory.fill_buffers, memory.dram.<f>, memory.prefetch.<f>, memory.l1i.<f>,
+// memory.<level>.<f>: nullopt when `figure`
 // is not under memory; a Found, or nothing after an error (reported), otherwise.
 std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::string_view figure,
                                                 const toml::node& value, const std::string& key, Reader& r) {
@@ -215,6 +216,19 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
         if (parts[2] == "stride_degree") return std::optional<Found>{Found{&m.stride_degree, Unit::LINES, true}};
         return unknown("memory.prefetch", {"streams", "trigger", "stride_trigger", "stride_degree"});
     }
+    if (parts.size() == 3 && parts[1] == "l1i") {
+        if (m.l1i.size == 0) {
+            r.error(value, key, fmt::format("profile {} has no [memory.l1i] table, so it has no figure {} to override",
+                                            profile.name, figure));
+            return std::optional<Found>{};
+        }
+        if (parts[2] == "size") return std::optional<Found>{Found{&m.l1i.size, Unit::BYTES, true}};
+        if (parts[2] == "ways") return std::optional<Found>{Found{&m.l1i.ways, Unit::WAYS, true}};
+        if (parts[2] == "prefetch") return std::optional<Found>{Found{&m.l1i.prefetch, Unit::LINES, false}};
+        if (parts[2] == "executed") return std::optional<Found>{Found{&m.l1i.executed, Unit::FRACTION, true}};
+        if (parts[2] == "align") return std::optional<Found>{Found{&m.l1i.align, Unit::BYTES, true}};
+        return unknown("memory.l1i", {"size", "ways", "prefetch", "executed", "align"});
+    }
     if (parts.size() == 3)
         for (mem::CacheLevelConfig& l : m.levels) {
             if (l.name != parts[1]) continue;
@@ -227,6 +241,7 @@ std::optional<std::optional<Found>> find_memory(system::Profile& profile, std::s
     std::vector<std::string> have = {"memory.copy", "memory.peer_latency", "memory.fill_buffers", "memory.dram.<figure>",
                                      "memory.prefetch.<figure>"};
     for (const auto& l : m.levels) have.push_back(fmt::format("memory.{}.<figure>", l.name));
+    if (m.l1i.size > 0) have.emplace_back("memory.l1i.<figure>");
     r.error(value, key, fmt::format("profile {} has no memory figure '{}'; expected one of: {}", profile.name, figure,
                                     join_list(have)));
     return std::optional<Found>{};

@@ -104,6 +104,45 @@ TEST(Override, EveryMemoryFigureCanBeOverriddenAndIsListedWithTheProfilesValue) 
     EXPECT_EQ(m.overrides[7], "memory.prefetch.streams: 0 streams (profile: 2 streams)");
 }
 
+// The i.MX6QP's [memory.l1i]: 32768 B, 4 ways, prefetch 1 line, executed 0.4, align 8 B (its
+// profile); 32-byte lines.
+TEST(Override, EveryInstructionCacheFigureCanBeOverriddenAndIsCheckedWithTheHierarchy) {
+    TempDir dir;
+    const auto cfg = load_with(dir, "arm/cortex-a9-imx6qp",
+                               {"memory.l1i.size=65536", "memory.l1i.ways=2", "memory.l1i.prefetch=0",
+                                "memory.l1i.executed=1", "memory.l1i.align=16"});
+    const system::MachineConfig& m = cfg.machines.at(0);
+    const mem::L1iConfig& i = m.profile.memory->l1i;
+    EXPECT_EQ(i.size, 65536u);
+    EXPECT_EQ(i.ways, 2u);
+    EXPECT_EQ(i.prefetch, 0u);
+    EXPECT_EQ(i.executed, 1.0);
+    EXPECT_EQ(i.align, 16u);
+    EXPECT_FALSE(i.functions.empty()); // the code table stays the profile's
+    ASSERT_EQ(m.overrides.size(), 5u); // in key order
+    EXPECT_EQ(m.overrides[0], "memory.l1i.align: 16 bytes (profile: 8 bytes)");
+    EXPECT_EQ(m.overrides[1], "memory.l1i.executed: 1 fraction (profile: 0.4 fraction)");
+    EXPECT_EQ(m.overrides[2], "memory.l1i.prefetch: 0 lines (profile: 1 lines)");
+    EXPECT_EQ(m.overrides[3], "memory.l1i.size: 65536 bytes (profile: 32768 bytes)");
+    EXPECT_EQ(m.overrides[4], "memory.l1i.ways: 2 ways (profile: 4 ways)");
+
+    // 3 ways x 32 B does not divide 32768 B; an alignment of 12 B is no power of two; a fraction
+    // above 1 is out of the unit's bound; a figure [memory.l1i] does not have names those it has.
+    const std::string ways = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1i.ways=3"}); }).what();
+    EXPECT_NE(ways.find("machine[0].overrides.\"memory.l1i.ways\""), std::string::npos) << ways;
+    EXPECT_NE(ways.find("l1i.ways: associativity 3 x line 32 B does not divide the size 32768 B"), std::string::npos) << ways;
+    const std::string align = input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1i.align=12"}); }).what();
+    EXPECT_NE(align.find("l1i.align: expected a power of two number of bytes, found 12"), std::string::npos) << align;
+    const std::string executed =
+        input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1i.executed=1.5"}); }).what();
+    EXPECT_NE(executed.find("memory.l1i.executed"), std::string::npos) << executed;
+    const std::string unknown =
+        input_error_of([&] { load_with(dir, "arm/cortex-a9-imx6qp", {"memory.l1i.latency=2"}); }).what();
+    EXPECT_NE(unknown.find("[memory.l1i] has no figure 'latency'; expected one of: size, ways, prefetch, executed, align"),
+              std::string::npos)
+        << unknown;
+}
+
 TEST(Override, MemoryOverridesThatMakeTheHierarchyInconsistentAreAnErrorAtTheOverride) {
     TempDir dir;
     // An L1 of 2 MiB is larger than the 1 MiB L2: the problem is the L2's size, reported at the
