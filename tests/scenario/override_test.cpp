@@ -4,8 +4,11 @@
 #include "scenario/load.h"
 #include "test_support.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
+#include <functional>
 #include <string>
 
 namespace kdsim::scenario {
@@ -141,6 +144,53 @@ TEST(Override, EveryInstructionCacheFigureCanBeOverriddenAndIsCheckedWithTheHier
     EXPECT_NE(unknown.find("[memory.l1i] has no figure 'latency'; expected one of: size, ways, prefetch, executed, align"),
               std::string::npos)
         << unknown;
+}
+
+// Every `{ value = ... }` of every shipped profile, found by walking its TOML (not from kdsim's own
+// list of figures), set to its own value on a machine with no workload: each is accepted and listed
+// once. A table whose figures the override code does not know fails here.
+TEST(Override, EveryFigureOfEveryShippedProfileCanBeOverridden) {
+    TempDir dir;
+    int profiles = 0;
+    for (const auto& e : fs::recursive_directory_iterator(SOURCE_DIR / "data/profiles")) {
+        if (e.path().extension() != ".toml") continue;
+        const std::string name = fs::relative(e.path(), SOURCE_DIR / "data/profiles").replace_extension().generic_string();
+        const toml::table profile = toml::parse_file(e.path().string());
+        std::vector<std::string> sets;
+        std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& at) {
+            for (const auto& [k, v] : t) {
+                const std::string key = at.empty() ? std::string(k.str()) : at + "." + std::string(k.str());
+                const toml::table* sub = v.as_table();
+                if (!sub || key == "profile") continue;
+                const toml::node* value = sub->get("value");
+                if (value && value->is_integer()) sets.push_back(fmt::format("\"{}\"={}", key, value->as_integer()->get()));
+                else if (value && value->is_floating_point())
+                    sets.push_back(fmt::format("\"{}\"={}", key, value->as_floating_point()->get()));
+                else if (!value) walk(*sub, key);
+            }
+        };
+        walk(profile, "");
+        const fs::path f = dir.write("s.toml", "[scenario]\nname = \"all-figures\"\nseed = 1\nmode = \"timing\"\n"
+                                               "duration = \"1 ms\"\n\n[[machine]]\nname = \"m\"\nprofile = \"" +
+                                                   name + "\"\ncpus = 1\n");
+        LoadOptions lo{.root = SOURCE_DIR};
+        for (const std::string& s : sets) {
+            const auto eq = s.rfind('=');
+            lo.assignments.push_back(Assignment{"machine[0].overrides." + s.substr(0, eq), s.substr(eq + 1), "--set " + s});
+        }
+        system::ScenarioConfig cfg;
+        try {
+            cfg = load_scenario(f, lo);
+        } catch (const std::exception& x) {
+            ADD_FAILURE() << name << ": " << x.what();
+            continue;
+        }
+        // the required tables alone: [cpu] 2, [sched] 6, [irq] 4, [irqflags] 4, [bh] 2, [simd] 5
+        EXPECT_GE(sets.size(), 23u) << name;
+        EXPECT_EQ(cfg.machines.at(0).overrides.size(), sets.size()) << name;
+        ++profiles;
+    }
+    EXPECT_GE(profiles, 17);
 }
 
 TEST(Override, MemoryOverridesThatMakeTheHierarchyInconsistentAreAnErrorAtTheOverride) {
