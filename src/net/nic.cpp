@@ -106,7 +106,10 @@ void Nic::ring_write(const Packet& p) {
         if (rx_dma_on()) devices::device_write(bufs_[slot], 0, here, cpu_.now());
         else if (memory_) { // no DMA API modelled: the write lands in memory, no CPU cache keeps a copy
             memory_->device_write(cpu_.now(), slot_addr_[slot], here);
-            memory_->invalidate(slot_addr_[slot], here);
+            // a coherent write has already dropped the caches' copies (and with write-allocate, x86
+            // DDIO, left the frame in the LLC, which an invalidate would wrongly drop again); a
+            // non-coherent SoC's stale lines go as the missing DMA API's invalidate would drop them
+            if (!memory_->config().dma_coherent) memory_->invalidate(slot_addr_[slot], here);
         }
         left -= here;
     }
