@@ -352,8 +352,10 @@ engine::Task<int> Nic::poll_ring(int weight) {
         if (!co_await rx_take_frame(p, 2)) continue;
         // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
         if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
-            if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, TCP_IP_HEADERS))
+            if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
+                // (no further than the frame: a 60-byte frame ends before a TCP header would)
+                const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
+                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
                     co_await cpu_.exec(stall, Cat::PROTOCOL);
             }
             co_await gro_->napi_gro_receive(cpu_, p);
