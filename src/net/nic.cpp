@@ -106,7 +106,10 @@ void Nic::ring_write(const Packet& p) {
         if (rx_dma_on()) devices::device_write(bufs_[slot], 0, here, cpu_.now());
         else if (memory_) { // no DMA API modelled: the write lands in memory, no CPU cache keeps a copy
             memory_->device_write(cpu_.now(), slot_addr_[slot], here);
-            memory_->invalidate(slot_addr_[slot], here);
+            // a coherent write has already dropped the caches' copies (and with write-allocate, x86
+            // DDIO, left the frame in the LLC, which an invalidate would wrongly drop again); a
+            // non-coherent SoC's stale lines go as the missing DMA API's invalidate would drop them
+            if (!memory_->config().dma_coherent) memory_->invalidate(slot_addr_[slot], here);
         }
         left -= here;
     }
@@ -349,8 +352,10 @@ engine::Task<int> Nic::poll_ring(int weight) {
         if (!co_await rx_take_frame(p, 2)) continue;
         // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
         if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
-            if (memory_) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, TCP_IP_HEADERS))
+            if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
+                // (no further than the frame: a 60-byte frame ends before a TCP header would)
+                const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
+                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
                     co_await cpu_.exec(stall, Cat::PROTOCOL);
             }
             co_await gro_->napi_gro_receive(cpu_, p);
