@@ -62,6 +62,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (const CodeSpan& s : groups[g]) group_lines_[g] += s.lines;
     resident_.clear();
     line_groups_.clear();
+    group_words_.clear();
     if (group_spans_.empty()) return;
     first_line_ = lo;
     bits_lines_ = hi - lo;
@@ -71,6 +72,12 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (Line l = lo; l < hi; ++l)
             if (l1i_[cpu].contains(l)) present_[cpu * words_ + (l - lo) / 64] |= std::uint64_t{1} << ((l - lo) % 64);
     if (hits_reorder_) return;
+    group_words_.resize(group_spans_.size());
+    for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
+        const Line k = group_spans_[i].first - lo, n = group_spans_[i].lines;
+        if (k % 64 + n <= 64)
+            group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), (n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1)) << (k % 64)};
+    }
     line_groups_.assign(static_cast<std::size_t>(bits_lines_), 0);
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
@@ -88,13 +95,16 @@ void InstructionCache::fill(Cache& c, int cpu, Line l) {
         if (const Line k = ev.line - first_line_; k < bits_lines_) evicted(bits, cpu, k);
 }
 
-Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
+Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
     std::uint64_t* bits = present_.empty() ? nullptr : present_.data() + static_cast<std::size_t>(cpu) * words_;
-    for (const CodeSpan& s : spans) {
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const CodeSpan& s = spans[i];
         lines += s.lines;
+        // every line present (words: only where a hit is presence alone): all hits
+        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
         Line k = s.first - first_line_;

@@ -69,7 +69,7 @@ public:
 
     // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
     // L1I updated.
-    Cycles fetch(int cpu, std::span<const CodeSpan> spans);
+    Cycles fetch(int cpu, std::span<const CodeSpan> spans) { return walk(cpu, spans, nullptr); }
     Cycles fetch(int cpu, CodeSpan s) { return fetch(cpu, std::span<const CodeSpan>(&s, 1)); }
 
     // Named pieces of code (each a list of spans), fetched by number: fetch_group(cpu, g) is
@@ -92,8 +92,9 @@ public:
             }
             r |= b; // a fill below that evicts a line of the group clears it again
         }
-        return fetch(cpu, std::span<const CodeSpan>(group_spans_.data() + group_begin_[g],
-                                                    group_begin_[g + 1] - group_begin_[g]));
+        const std::uint32_t b = group_begin_[g];
+        return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
+                    group_words_.empty() ? nullptr : group_words_.data() + b);
     }
     // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
     bool group_resident(int cpu, std::uint32_t g) const {
@@ -104,6 +105,14 @@ public:
     std::uint32_t miss_cycles() const { return miss_; }
 
 private:
+    // A span's presence bits when they lie in one 64-bit word: word index and mask (0: they do not).
+    struct SpanWord {
+        std::size_t word = 0;
+        std::uint64_t mask = 0;
+    };
+    // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all set
+    // with one test.
+    Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
     // Line `e` (k = e - first_line_ < bits_lines_) left `cpu`'s L1I: its presence bit and the
@@ -119,6 +128,7 @@ private:
     bool hits_reorder_ = true;
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
+    std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)
     std::vector<std::uint32_t> group_begin_{0};
     // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
     Line first_line_ = 0;
