@@ -49,6 +49,8 @@ public:
 private:
     int find(Line l) const;
     std::uint32_t victim(std::uint32_t set);
+    // The way a fill of a full set replaces (the replacement policy's choice).
+    std::uint32_t replace(std::uint32_t set);
 
     std::uint32_t set_of(Line l) const {
         return static_cast<std::uint32_t>(mask_ ? (l & mask_) : (l % sets_));
@@ -90,6 +92,11 @@ inline std::uint32_t Cache::victim(std::uint32_t set) {
         for (std::uint32_t w = 0; w < ways_; ++w)
             if (tag_[base + w] == 0) return w;
     }
+    return replace(set);
+}
+
+inline std::uint32_t Cache::replace(std::uint32_t set) {
+    const std::size_t base = static_cast<std::size_t>(set) * ways_;
     switch (repl_) {
     case Replacement::LRU: {
         std::uint32_t v = 0;
@@ -111,10 +118,24 @@ inline std::uint32_t Cache::victim(std::uint32_t set) {
 
 inline bool Cache::fill(Line l, bool dirty, Evicted& out) {
     const std::uint32_t set = set_of(l);
-    const std::size_t i = static_cast<std::size_t>(set) * ways_ + victim(set);
-    const bool displaced = tag_[i] != 0;
-    if (displaced) out = Evicted{tag_[i] - 1, dirty_[i] != 0};
-    else if (ways_ <= 64) empty_[set] &= ~(std::uint64_t{1} << (i - static_cast<std::size_t>(set) * ways_));
+    const std::size_t base = static_cast<std::size_t>(set) * ways_;
+    std::size_t i;
+    bool displaced;
+    if (ways_ <= 64) { // empty_ is exact: a set without an empty way is full, its victim displaced
+        std::uint64_t& e = empty_[set];
+        displaced = e == 0;
+        if (!displaced) { // victim(): the lowest empty way
+            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else {
+            i = base + replace(set);
+            out = Evicted{tag_[i] - 1, dirty_[i] != 0};
+        }
+    } else {
+        i = base + victim(set);
+        displaced = tag_[i] != 0;
+        if (displaced) out = Evicted{tag_[i] - 1, dirty_[i] != 0};
+    }
     tag_[i] = l + 1;
     dirty_[i] = dirty;
     if (repl_ == Replacement::LRU) stamp_[i] = ++clock_; // only LRU reads the stamps

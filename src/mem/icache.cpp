@@ -57,6 +57,12 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
             }
         group_begin_.push_back(static_cast<std::uint32_t>(group_spans_.size()));
     }
+    group_lines_.assign(groups.size(), 0);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        for (const CodeSpan& s : groups[g]) group_lines_[g] += s.lines;
+    resident_.clear();
+    line_groups_.clear();
+    group_words_.clear();
     if (group_spans_.empty()) return;
     first_line_ = lo;
     bits_lines_ = hi - lo;
@@ -65,6 +71,18 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
         for (Line l = lo; l < hi; ++l)
             if (l1i_[cpu].contains(l)) present_[cpu * words_ + (l - lo) / 64] |= std::uint64_t{1} << ((l - lo) % 64);
+    if (hits_reorder_) return;
+    group_words_.resize(group_spans_.size());
+    for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
+        const Line k = group_spans_[i].first - lo, n = group_spans_[i].lines;
+        if (k % 64 + n <= 64)
+            group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), (n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1)) << (k % 64)};
+    }
+    line_groups_.assign(static_cast<std::size_t>(bits_lines_), 0);
+    for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
+        for (const CodeSpan& s : groups[g])
+            for (Line l = s.first; l < s.first + s.lines; ++l) line_groups_[l - lo] |= std::uint64_t{1} << g;
+    resident_.assign(l1i_.size(), 0); // none known whole until a fetch of it
 }
 
 void InstructionCache::fill(Cache& c, int cpu, Line l) {
@@ -74,16 +92,19 @@ void InstructionCache::fill(Cache& c, int cpu, Line l) {
     std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
     if (const Line k = l - first_line_; k < bits_lines_) bits[k / 64] |= std::uint64_t{1} << (k % 64);
     if (displaced)
-        if (const Line k = ev.line - first_line_; k < bits_lines_) bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
+        if (const Line k = ev.line - first_line_; k < bits_lines_) evicted(bits, cpu, k);
 }
 
-Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
+Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
     std::uint64_t* bits = present_.empty() ? nullptr : present_.data() + static_cast<std::size_t>(cpu) * words_;
-    for (const CodeSpan& s : spans) {
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const CodeSpan& s = spans[i];
         lines += s.lines;
+        // every line present (words: only where a hit is presence alone): all hits
+        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
         Line k = s.first - first_line_;
@@ -104,7 +125,7 @@ Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
                 const bool displaced = c.fill(l, false, ev);
                 bits[k / 64] |= std::uint64_t{1} << (k % 64);
                 if (displaced)
-                    if (const Line e = ev.line - first_line_; e < bits_lines_) bits[e / 64] &= ~(std::uint64_t{1} << (e % 64));
+                    if (const Line e = ev.line - first_line_; e < bits_lines_) evicted(bits, cpu, e);
                 ++misses;
                 if (l >= covered && l < covered_end) ++prefetched;
                 else {

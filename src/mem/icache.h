@@ -69,7 +69,7 @@ public:
 
     // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
     // L1I updated.
-    Cycles fetch(int cpu, std::span<const CodeSpan> spans);
+    Cycles fetch(int cpu, std::span<const CodeSpan> spans) { return walk(cpu, spans, nullptr); }
     Cycles fetch(int cpu, CodeSpan s) { return fetch(cpu, std::span<const CodeSpan>(&s, 1)); }
 
     // Named pieces of code (each a list of spans), fetched by number: fetch_group(cpu, g) is
@@ -77,18 +77,50 @@ public:
     // a bit per line of the groups' code, set while its L1I holds the line, so that where a hit
     // leaves the replacement state as it is (random and round-robin: a hit is presence alone) a
     // fetch visits only the missing lines, 64 lines a word.
+    // Where a hit is presence alone, each CPU also keeps a bit per group (the first 64) set while
+    // its L1I holds every line of the group: set when a fetch of the group begins and cleared
+    // when a fill evicts one of the group's lines, so that a fetch of a group still whole there
+    // (nothing has evicted its lines since it last ran) is all hits without a walk.
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
-        return fetch(cpu, std::span<const CodeSpan>(group_spans_.data() + group_begin_[g],
-                                                    group_begin_[g + 1] - group_begin_[g]));
+        if (g < 64 && !resident_.empty()) {
+            std::uint64_t& r = resident_[static_cast<std::size_t>(cpu)];
+            const std::uint64_t b = std::uint64_t{1} << g;
+            if (r & b) { // every line present: hits, and no state a hit would change
+                stats_.hits += group_lines_[g];
+                return 0;
+            }
+            r |= b; // a fill below that evicts a line of the group clears it again
+        }
+        const std::uint32_t b = group_begin_[g];
+        return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
+                    group_words_.empty() ? nullptr : group_words_.data() + b);
+    }
+    // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
+    bool group_resident(int cpu, std::uint32_t g) const {
+        return g < 64 && !resident_.empty() && ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) != 0;
     }
     bool holds(int cpu, Line l) const { return l1i_[static_cast<std::size_t>(cpu)].contains(l); }
     const ICacheStats& stats() const { return stats_; }
     std::uint32_t miss_cycles() const { return miss_; }
 
 private:
+    // A span's presence bits when they lie in one 64-bit word: word index and mask (0: they do not).
+    struct SpanWord {
+        std::size_t word = 0;
+        std::uint64_t mask = 0;
+    };
+    // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all set
+    // with one test.
+    Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
+    // Line `e` (k = e - first_line_ < bits_lines_) left `cpu`'s L1I: its presence bit and the
+    // resident bits of its groups cleared.
+    void evicted(std::uint64_t* bits, int cpu, Line k) {
+        bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
+        if (!resident_.empty()) resident_[static_cast<std::size_t>(cpu)] &= ~line_groups_[k];
+    }
 
     std::vector<Cache> l1i_; // per CPU
     std::uint32_t miss_;
@@ -96,12 +128,18 @@ private:
     bool hits_reorder_ = true;
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
+    std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)
     std::vector<std::uint32_t> group_begin_{0};
     // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
     Line first_line_ = 0;
     Line bits_lines_ = 0;
     std::size_t words_ = 0;
     std::vector<std::uint64_t> present_;
+    // per CPU, a bit per group (the first 64) whose every line its L1I holds; empty where a hit
+    // reorders (LRU: each hit must be looked up) or without groups
+    std::vector<std::uint64_t> resident_;
+    std::vector<std::uint64_t> line_groups_;  // per line of the bits' range: the groups (< 64) holding it
+    std::vector<std::uint64_t> group_lines_;  // per group: its lines, counted per span
     ICacheStats stats_;
 };
 

@@ -112,6 +112,79 @@ TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderE
     }
 }
 
+TEST(InstructionCache, AGroupStaysKnownWholeUntilAFillEvictsOneOfItsLines) {
+    // A 1 KB 2-way round-robin L1I of 64 B lines: 8 sets, line l in set l mod 8. A = lines 0-2
+    // (sets 0-2), B = lines 8 and 16 (both set 0), C = line 3 (set 3).
+    L1iConfig c = l1i(Replacement::ROUND_ROBIN);
+    c.size = 1024;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    ic.set_groups({{{0, 3}}, {{8, 1}, {16, 1}}, {{3, 1}}});
+    EXPECT_FALSE(ic.group_resident(0, 0)); // nothing known before a fetch
+    EXPECT_EQ(ic.fetch_group(0, 0), 3u * MISS); // cold: 3 misses into empty ways
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    EXPECT_EQ(ic.fetch_group(0, 2), MISS); // line 3 into set 3's empty way: evicts nothing
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u); // still whole: 3 hits
+    EXPECT_EQ(ic.stats().hits, 3u);
+    // B: line 8 takes set 0's empty way 1; line 16 finds set 0 full and evicts way 0 (round
+    // robin's first victim), A's line 0.
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_FALSE(ic.group_resident(0, 0));
+    EXPECT_TRUE(ic.group_resident(0, 1));
+    EXPECT_FALSE(ic.holds(0, 0));
+    // A again: line 0 misses and evicts way 1 (line 8, B's); lines 1-2 hit.
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    EXPECT_FALSE(ic.group_resident(0, 1));
+    EXPECT_EQ(ic.stats().hits, 3u + 2u);
+    EXPECT_EQ(ic.stats().misses, 3u + 1u + 2u + 1u);
+}
+
+TEST(InstructionCache, AGroupThatEvictsItsOwnLinesInA2WaySetIsNeverKnownWhole) {
+    // Lines 0, 8 and 16 all map to set 0 of a 2-way 8-set round-robin L1I: the third fill evicts
+    // the first (way 0), so the group is never whole after its fetch and every fetch walks it:
+    // on the second run line 0 evicts way 1 (8), 8 evicts way 0 (16), 16 evicts way 1 (0).
+    L1iConfig c = l1i(Replacement::ROUND_ROBIN);
+    c.size = 1024;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    ic.set_groups({{{0, 1}, {8, 1}, {16, 1}}});
+    for (int run = 0; run < 3; ++run) {
+        EXPECT_EQ(ic.fetch_group(0, 0), 3u * MISS) << run;
+        EXPECT_FALSE(ic.group_resident(0, 0)) << run;
+    }
+    EXPECT_EQ(ic.stats().hits, 0u);
+    EXPECT_EQ(ic.stats().misses, 9u);
+}
+
+TEST(InstructionCache, ASpanAcrossA64LineWordOfPresenceBitsMissesOnlyItsAbsentLines) {
+    // Random replacement (a hit is presence alone, so the presence bits are walked). Lines
+    // 60..69 straddle the first and second 64-bit words of presence bits. Fetch 62 and 65 alone
+    // first (2 misses), then 60..69: 8 misses (60, 61, 63, 64, 66..69), 2 hits. A 32 KB 4-way
+    // L1I has 128 sets: no two of these lines share a set, nothing is evicted. (The third group,
+    // line 0, never fetched, starts the bits' range at line 0.)
+    InstructionCache ic(l1i(Replacement::RANDOM), 64, MISS, 1);
+    ic.set_groups({{{60, 10}}, {{62, 1}, {65, 1}}, {{0, 1}}});
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_EQ(ic.fetch_group(0, 0), 8u * MISS);
+    EXPECT_EQ(ic.stats().hits, 2u);
+    EXPECT_EQ(ic.stats().misses, 10u);
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    EXPECT_TRUE(ic.group_resident(0, 1));
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);
+    EXPECT_EQ(ic.stats().hits, 12u);
+}
+
+TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
+    InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
+    ic.set_groups({{{0, 4}}});
+    ic.fetch_group(0, 0);
+    EXPECT_FALSE(ic.group_resident(0, 0));
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);
+    EXPECT_EQ(ic.stats().hits, 4u);
+}
+
 TEST(KernelText, FunctionsFollowEachOtherAlignedAndRunTheirExecutedFraction) {
     // f: 100 B at 0; g: 0 B (inlined); h: 300 B at 112 (100 rounded up to 16); k: 64 B at 416.
     const std::vector<KernelFunction> fns = {{"f", 100}, {"g", 0}, {"h", 300}, {"k", 64}};
