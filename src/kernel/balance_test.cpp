@@ -183,15 +183,23 @@ TEST(LoadBalance, ACacheHotTaskIsPulledOnceCpuIdleBalancesFailedMoreThanCacheNic
 // runnable, P pinned and A running: no task to pull, and not all pinned (A's mask has CPU 1), so a
 // failure. A does `work` execs of 1,000 cycles (0: forever) of category CRYPTO, then blocks for good.
 struct RunningEveryTick {
-    explicit RunningEveryTick(bool a_pinned = false, long work = 0) : work(work) {
-        c0.emplace(sim, 0, engine::Clock(1'000'000'000), costs(), config(100 * PS_PER_MS));
-        c1.emplace(sim, 1, engine::Clock(1'000'000'000), costs(), config(100 * PS_PER_MS));
+    struct Opt {
+        bool a_pinned = false;
+        long work = 0;
+        PreemptModel preempt = PreemptModel::FULL;
+        bool cond_resched = false; // A calls cond_resched() after each exec (10 cycles unless it switches)
+    };
+    explicit RunningEveryTick(Opt o) : work(o.work), resched(o.cond_resched) {
+        KernelConfig k = config(100 * PS_PER_MS);
+        k.preempt = o.preempt;
+        c0.emplace(sim, 0, engine::Clock(1'000'000'000), costs(), k);
+        c1.emplace(sim, 1, engine::Clock(1'000'000'000), costs(), k);
         rd.span = {&*c0, &*c1};
         c0->set_root_domain(&rd, sim.rng("c0"));
         c1->set_root_domain(&rd, sim.rng("c1"));
         a = &c0->create_task("A", SchedPolicy::NORMAL, 0, true, spin_a(*this));
         p = &c0->create_task("P", SchedPolicy::NORMAL, 0, true, spin_p(*c0));
-        if (!a_pinned) a->cpus_allowed = {&*c0, &*c1};
+        if (!o.a_pinned) a->cpus_allowed = {&*c0, &*c1};
         c0->boot();
         c1->boot();
     }
@@ -205,6 +213,7 @@ struct RunningEveryTick {
             co_await x.a->cpu->exec(1000, Cat::CRYPTO);
             ++x.done_execs;
             if (x.a->cpu == &*x.c1 && !x.first_on_c1) x.first_on_c1 = x.a->cpu->now();
+            if (x.resched) co_await cond_resched(*x.a->cpu);
         }
     }
     static engine::Task<> spin_p(Cpu& cpu) {
@@ -214,6 +223,7 @@ struct RunningEveryTick {
         return c.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::CRYPTO)];
     }
     long work = 0;
+    bool resched = false;
     long done_execs = 0;
     Tick finished_at = 0;
     Tick first_on_c1 = 0;
@@ -227,7 +237,7 @@ struct RunningEveryTick {
 TEST(ActiveBalance, ARunningTaskIsPushedByTheStopperAtTheFourthFailedBalanceThatIsMoreThanCacheNiceTriesPlusTwo) {
     // The balances at 10, 20 and 30 ms fail (nr_balance_failed 1, 2, 3): A runs, P is pinned. A
     // threshold of cache_nice_tries + 1 would push at 30 ms.
-    RunningEveryTick x;
+    RunningEveryTick x({});
     x.sim.run(35 * PS_PER_MS);
     EXPECT_EQ(x.c1->stats().lb_idle, 3u);
     EXPECT_EQ(x.c0->stats().active_balances, 0u);
@@ -261,7 +271,7 @@ TEST(ActiveBalance, ARunningTaskIsPushedByTheStopperAtTheFourthFailedBalanceThat
 }
 
 TEST(ActiveBalance, APinnedRunningTaskIsNeverPushedAndItsCpuStopperNeverRuns) {
-    RunningEveryTick x(/*a_pinned=*/true);
+    RunningEveryTick x({.a_pinned = true});
     x.sim.run(200 * PS_PER_MS);
     EXPECT_EQ(x.a->cpu, &*x.c0);
     EXPECT_EQ(x.p->cpu, &*x.c0);
@@ -275,7 +285,7 @@ TEST(ActiveBalance, APushedTaskContinuesItsBodyOnTheNewCpuAndDoesItsWorkExactlyO
     // 45,000 execs of 1,000 cycles: pushed at 40 ms (as above) with 39,998,416 cycles done on CPU 0
     // (584 of an exec left), the rest on CPU 1 from 40,009,833, before its next tick (50 ms):
     // 45,000,000 - 39,998,416 = 5,001,584 ns of work, done at 45,011,417.
-    RunningEveryTick x(false, 45'000);
+    RunningEveryTick x({.work = 45'000});
     x.sim.run(60 * PS_PER_MS);
     EXPECT_EQ(x.done_execs, 45'000);
     EXPECT_EQ(x.crypto_cycles(*x.c0) + x.crypto_cycles(*x.c1), 45'000'000u);
@@ -285,13 +295,37 @@ TEST(ActiveBalance, APushedTaskContinuesItsBodyOnTheNewCpuAndDoesItsWorkExactlyO
 }
 
 TEST(ActiveBalance, TheSameSeedGivesTheSameRun) {
-    RunningEveryTick x, y;
+    RunningEveryTick x({}), y({});
     x.sim.run(100 * PS_PER_MS);
     y.sim.run(100 * PS_PER_MS);
     EXPECT_EQ(x.first_on_c1, y.first_on_c1);
     EXPECT_EQ(x.done_execs, y.done_execs);
     EXPECT_EQ(x.c0->stats().context_switches, y.c0->stats().context_switches);
     EXPECT_EQ(x.c1->stats().context_switches, y.c1->stats().context_switches);
+}
+
+TEST(ActiveBalance, UnderVoluntaryTheStopperPreemptsARunningKernelTaskOnlyAtItsCondResched) {
+    // PREEMPT_VOLUNTARY: the reschedule IPI's return to kernel code does not preempt. A loops exec
+    // 1,000 + cond_resched 10. CPU 1's side is as under full: the IPI sent at 40,004,016, when A's
+    // own time is 40,004,016 - 4 * 1,400 = 39,998,416 = 39,602 loops of 1,010 + 396: 396 into an
+    // exec. After the IPI (500): 604 left (40,005,120), cond_resched 10 (40,005,130), where it
+    // switches: the stopper 2,007, 3 + 400 + 400 (40,007,940), CPU 1's IPI 500 and switch 2,007
+    // (40,010,447), then A's next exec: 40,011,447.
+    RunningEveryTick x({.preempt = PreemptModel::VOLUNTARY, .cond_resched = true});
+    x.sim.run(45 * PS_PER_MS);
+    EXPECT_EQ(x.c0->stats().active_balances, 1u);
+    EXPECT_EQ(x.a->cpu, &*x.c1);
+    EXPECT_EQ(x.first_on_c1, 40'011'447 * PS_PER_NS);
+}
+
+TEST(ActiveBalance, UnderVoluntaryAKernelTaskWithoutAPreemptionPointKeepsTheWokenStopperWaiting) {
+    // As 6.1: the stopper is runnable on CPU 0 from 40 ms, but A never reaches a preemption point.
+    RunningEveryTick x({.preempt = PreemptModel::VOLUNTARY});
+    x.sim.run(100 * PS_PER_MS);
+    EXPECT_EQ(x.c0->stats().active_balances, 0u);
+    EXPECT_EQ(x.c0->stopper()->nr_switches, 0u);
+    EXPECT_EQ(x.c0->stopper()->state, TaskState::RUNNABLE);
+    EXPECT_EQ(x.a->cpu, &*x.c0);
 }
 
 } // namespace
