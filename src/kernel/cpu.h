@@ -25,7 +25,8 @@
 // Mirrors: kernel/softirq.c (irq_exit, __do_softirq, ksoftirqd), kernel/sched/core.c
 // (__schedule, preempt_schedule_irq, scheduler_tick, try_to_wake_up), kernel/time/hrtimer.c.
 // Simplified: a task runs on one CPU unless it has several allowed CPUs (cpus_allowed: placed at
-// wake-ups, pulled by an idle CPU's load balance while queued); CFS is reduced to vruntime
+// wake-ups, pulled by an idle CPU's load balance while queued, pushed by its CPU's stopper once
+// preempted by it: active balance); CFS is reduced to vruntime
 // order with the latency/min-granularity slice; RT is SCHED_FIFO only; one hardirq nests at
 // a time (handlers run with IRQs masked, as Linux runs them).
 #pragma once
@@ -145,7 +146,8 @@ struct TaskStruct {
     std::uint64_t nr_switches = 0;
     // The CPUs it may run on (sched_setaffinity), sharing one last-level cache; empty: only `cpu`.
     // A task with several is placed at each wake-up (Cpu::select_task_rq) and may be pulled to
-    // another CPU while it is queued, preempted mid-body (Cpu::load_balance). Contract of such a
+    // another CPU while it is queued, preempted mid-body (Cpu::load_balance), or, when it was
+    // running, preempted by its CPU's stopper and pushed (active balance). Contract of such a
     // task's body: after every await at which it can be preempted it takes its CPU from `cpu`
     // again and holds no Cpu& across such an await (docs/architecture.md).
     std::vector<Cpu*> cpus_allowed;
