@@ -25,7 +25,8 @@
 // Mirrors: kernel/softirq.c (irq_exit, __do_softirq, ksoftirqd), kernel/sched/core.c
 // (__schedule, preempt_schedule_irq, scheduler_tick, try_to_wake_up), kernel/time/hrtimer.c.
 // Simplified: a task runs on one CPU unless it has several allowed CPUs (cpus_allowed: placed at
-// wake-ups, pulled by an idle CPU's load balance while queued); CFS is reduced to vruntime
+// wake-ups, pulled by an idle CPU's load balance while queued, pushed by its CPU's stopper once
+// preempted by it: active balance); CFS is reduced to vruntime
 // order with the latency/min-granularity slice; RT is SCHED_FIFO only; one hardirq nests at
 // a time (handlers run with IRQs masked, as Linux runs them).
 #pragma once
@@ -128,7 +129,7 @@ struct TaskStruct {
     int pid = 0;
     std::string comm;
     SchedPolicy policy = SchedPolicy::NORMAL;
-    int rt_priority = 0; // 1..99 for FIFO
+    int rt_priority = 0; // 1..99 for FIFO; 100: the stopper (stop class, above every FIFO task)
     Tick timer_slack = 50 * engine::PS_PER_US; // timer_slack_ns: init_task's 50 us; prctl(PR_SET_TIMERSLACK)
     bool kthread = false; // PF_KTHREAD: owns no user FPU state
     bool in_user = false; // executing in user mode
@@ -145,7 +146,8 @@ struct TaskStruct {
     std::uint64_t nr_switches = 0;
     // The CPUs it may run on (sched_setaffinity), sharing one last-level cache; empty: only `cpu`.
     // A task with several is placed at each wake-up (Cpu::select_task_rq) and may be pulled to
-    // another CPU while it is queued, preempted mid-body (Cpu::load_balance). Contract of such a
+    // another CPU while it is queued, preempted mid-body (Cpu::load_balance), or, when it was
+    // running, preempted by its CPU's stopper and pushed (active balance). Contract of such a
     // task's body: after every await at which it can be preempted it takes its CPU from `cpu`
     // again and holds no Cpu& across such an await (docs/architecture.md).
     std::vector<Cpu*> cpus_allowed;
@@ -249,6 +251,7 @@ struct CpuStats {
     std::uint64_t lb_idle = 0;     // CPU_IDLE balances run from the nohz kick
     std::uint64_t lb_pulled = 0;   // tasks those pulled here
     std::uint64_t nohz_kicks = 0;  // nohz_balancer_kick: this CPU kicked an idle one
+    std::uint64_t active_balances = 0; // running tasks this CPU's stopper pushed to an idle CPU (alb_pushed)
     std::array<std::uint64_t, 4> irqflag_ops{}; // disable, enable, save, restore
     std::uint64_t bh_disable_ops = 0;
     // watchdog view
@@ -510,11 +513,10 @@ public:
     Cpu& select_task_rq(TaskStruct& t);
     // Joins the machine's root domain (System, for a machine of two or more CPUs); `rng` is this
     // CPU's sched_rng (NI_RANDOM's dice). Without it the CPU balances nothing (no sched_domain).
-    void set_root_domain(RootDomain* rd, engine::Rng rng) {
-        rd_ = rd;
-        sched_rng_ = rng;
-        balance_interval_ms_ = rd->span.size(); // sd_init: balance_interval = sd_weight
-    }
+    // Makes this CPU's stopper (migration/N), which only the load balancer uses here.
+    void set_root_domain(RootDomain* rd, engine::Rng rng);
+    // The stopper thread (migration/N), nullptr without a root domain.
+    TaskStruct* stopper() const { return stopper_; }
     // rq->nr_running: the runnable tasks here, the current one included (not the idle task).
     std::size_t nr_running() const {
         const bool curr = current_task_ && current_task_ != idle_task_ && current_task_->state == TaskState::RUNNING;
@@ -650,9 +652,19 @@ private:
     // `cost` gets the cycles of the balance it ran (0: none ran).
     bool newidle_balance(Cycles& cost);
     // One load_balance() of the machine's domain pulling to this CPU: the task moved, or none.
-    TaskStruct* load_balance(CpuIdleType idle);
+    // `stop_kick`: set to the busiest CPU when the balance queued an active balance there
+    // (stop_one_cpu_nowait), whose stopper the caller then wakes (stop_one_cpu_nowait_wake).
+    TaskStruct* load_balance(CpuIdleType idle, Cpu*& stop_kick);
     // can_migrate_task() of a task queued on another CPU for a balance to this CPU.
     bool can_migrate_task(const TaskStruct& t) const;
+    // The queued SCHED_NORMAL task of this CPU's cfs_tasks list that follows `after` from the
+    // tail (the oldest first; nullptr: start at the tail). The running task is not in runqueue_.
+    TaskStruct* cfs_tasks_prev(const TaskStruct* after) const;
+    // The per-CPU stopper (migration/N), stop class: created with the root domain.
+    static engine::Task<> cpu_stopper_thread(Cpu& cpu);
+    // active_load_balance_cpu_stop's detach_one_task (LBF_ACTIVE_LB) and attach_one_task.
+    TaskStruct* detach_one_task(Cpu& dst);
+    void attach_one_task(TaskStruct& p);
     void nohz_balancer_kick();
     static engine::Task<> run_rebalance_domains(Cpu& cpu, void* ctx);
     std::uint64_t msecs_to_jiffies(std::uint64_t ms) const { return (ms * cfg_.hz + 999) / 1000; }
@@ -799,6 +811,12 @@ private:
     std::uint64_t last_balance_ = 0;  // sd->last_balance, jiffies
     std::uint64_t next_balance_ = 0;  // rq->next_balance, jiffies
     bool nohz_kick_pending_ = false;  // NOHZ_BALANCE_KICK in nohz_flags: the csd is queued
+    // active balancing: rq->active_balance (a stop work is queued or running here), rq->push_cpu,
+    // the stopper's queued work (its works list: the one active_balance_work), and the stopper
+    TaskStruct* stopper_ = nullptr;
+    bool active_balance_ = false;
+    bool stop_work_pending_ = false;
+    Cpu* push_cpu_ = nullptr;
 
     // SIMD register file and owner descriptions
     SimdToken simd_regs_{};

@@ -29,7 +29,9 @@ void Cpu::register_stats(const stats::Scope& s) const {
             .counter("newidle_balances", c.lb_newidle, "count", "newidle_balance load balances run here as the CPU was about to idle")
             .counter("idle_balances", c.lb_idle, "count", "CPU_IDLE load balances for this CPU from a nohz kick")
             .counter("balance_pulls", c.lb_pulled, "count", "queued tasks those balances pulled here")
-            .counter("nohz_kicks", c.nohz_kicks, "count", "nohz_balancer_kick: this busy CPU kicked an idle one to balance");
+            .counter("nohz_kicks", c.nohz_kicks, "count", "nohz_balancer_kick: this busy CPU kicked an idle one to balance")
+            .counter("active_balances", c.active_balances, "count",
+                     "active balances: running tasks this CPU's stopper pushed to an idle CPU (active_load_balance_cpu_stop)");
     s.sub("irqflags")
         .counter("local_irq_disable", c.irqflag_ops[0], "count", "local_irq_disable calls")
         .counter("local_irq_enable", c.irqflag_ops[1], "count", "local_irq_enable calls")

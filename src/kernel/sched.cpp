@@ -7,7 +7,8 @@
 //
 // A task allowed on several CPUs also moves while it is queued: a CPU about to idle pulls one
 // (newidle_balance), and a busy CPU's tick with two runnable kicks an idle CPU to pull one in its
-// SCHED_SOFTIRQ (nohz_balancer_kick, nohz_idle_balance); both go through load_balance.
+// SCHED_SOFTIRQ (nohz_balancer_kick, nohz_idle_balance); both go through load_balance. After
+// repeated failures the busiest CPU's stopper pushes its running task (active balance).
 //
 // Mirrors kernel/sched/core.c (__schedule, try_to_wake_up, ttwu_queue, scheduler_tick), fair.c and rt.c,
 // reduced to what latency questions need: SCHED_FIFO tasks by priority run before all others
@@ -15,6 +16,8 @@
 // the slice max(sched_latency / nr_running, sched_min_granularity) enforced by the tick and
 // wake-up preemption when the woken task's vruntime leads by sched_wakeup_granularity.
 #include "kernel/cpu.h"
+#include "kernel/irqflags.h"
+#include "kernel/sched.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -207,17 +210,124 @@ Cpu& Cpu::select_task_rq(TaskStruct& t) {
 // Reduced from 6.1 to one sched_domain spanning the machine (its MC domain, or DIE without
 // CONFIG_SCHED_MC) whose groups are single CPUs, and to the task count: an idle CPU pulls one
 // queued SCHED_NORMAL task from the CPU with the most runnable when that one has two or more
-// (calculate_imbalance's migrate_task, (busiest - local) >> 1). Not modelled: PELT load and
-// utilisation (migrate_load, and the migrate_util a DIE domain uses, which can pull more than one
-// task at a time), the balance a busy CPU's own tick runs (CPU_NOT_IDLE, every
-// balance_interval * busy_factor), active balancing (the stopper pushing a running task after
-// repeated failures), and NUMA. kdsim's idle CPUs take their tick, which a NO_HZ_IDLE kernel
-// stops; that tick triggers no balance here, as it would not run there.
+// (calculate_imbalance's migrate_task, (busiest - local) >> 1). The running task of the busiest CPU
+// is on its cfs_tasks list too: never detached, but one allowed here clears LBF_ALL_PINNED, so a
+// balance that finds only it movable fails (nr_balance_failed++) rather than ending all-pinned.
+//
+// Active balance: when a CPU_IDLE balance (or a newidle one, which does not count failures) has
+// failed more than cache_nice_tries + 2 times in a row (imbalanced_active_balance, migrate_task),
+// load_balance marks the busiest CPU (active_balance, push_cpu = this CPU) unless its current task
+// may not run here (out_one_pinned) and wakes that CPU's stopper (stop_one_cpu_nowait). The
+// stopper, a stop-class task above every SCHED_FIFO one, preempts what runs there at the next
+// preemption point the kernel has (a reschedule IPI, then the return from it under PREEMPT=full or
+// to user or guest mode; under none/voluntary a kernel task first reaches cond_resched or sleeps).
+// Its active_load_balance_cpu_stop then finds the preempted task on cfs_tasks: detach_one_task
+// (LBF_ACTIVE_LB: neither hot nor failure tests, only the CPU mask), attach_one_task on push_cpu,
+// nr_balance_failed of push_cpu's domain reset. Costs: the stopper's wake-up (sched.wakeup and
+// wakeup_activate, on the balancing CPU) and its two switches (sched.context_switch) as any task's,
+// and in the stopper the detach and the attach at sched.wakeup_activate each (each is an rq lock,
+// update_rq_clock and a dequeue or an enqueue with check_preempt_curr: the activation's work).
+// need_active_balance's other cases are left out: asym packing (no SD_ASYM_PACKING domain is
+// modelled), a lone CFS task on a CPU whose capacity RT or IRQ time reduced (no PELT), and
+// migrate_misfit (no asymmetric capacities). A DIE domain's overloaded busiest would use
+// migrate_util, for which imbalanced_active_balance does not fire; kdsim counts tasks there too.
+//
+// Not modelled: PELT load and utilisation (migrate_load, and the migrate_util a DIE domain uses,
+// which can pull more than one task at a time), the balance a busy CPU's own tick runs
+// (CPU_NOT_IDLE, every balance_interval * busy_factor), and NUMA. kdsim's idle CPUs take their
+// tick, which a NO_HZ_IDLE kernel stops; that tick triggers no balance here, as it would not run
+// there.
 
 namespace {
 constexpr std::uint32_t CACHE_NICE_TRIES = 1; // sd_init: SD_SHARE_PKG_RESOURCES, or the else branch
 constexpr std::uint64_t MAX_PINNED_INTERVAL = 512; // ms
 } // namespace
+
+// Models: sched_init_domains() (kernel/sched/topology.c)
+// Models: cpu_stop_init() (kernel/stop_machine.c)
+void Cpu::set_root_domain(RootDomain* rd, engine::Rng rng) {
+    rd_ = rd;
+    sched_rng_ = rng;
+    balance_interval_ms_ = rd->span.size(); // sd_init: balance_interval = sd_weight
+    if (stopper_) return;
+    // cpu_stop_init's smpboot thread: stop class, above every SCHED_FIFO priority (1..99). Its pid
+    // is of a range of its own so that the pids of the tasks made after it stay as they were.
+    const int pid = next_pid_;
+    const bool overload = rd->overload;
+    stopper_ = &create_task("migration/" + std::to_string(id_), SchedPolicy::FIFO, 100, true, cpu_stopper_thread(*this));
+    next_pid_ = pid;
+    rd->overload = overload;
+    stopper_->pid = 32768 + id_; // PID_MAX_DEFAULT + cpu
+    dequeue(*stopper_);
+    stopper_->state = TaskState::SLEEPING;
+}
+
+// Models: cpu_stopper_thread() (kernel/stop_machine.c)
+engine::Task<> Cpu::cpu_stopper_thread(Cpu& cpu) {
+    for (;;) {
+        if (!cpu.stop_work_pending_) {
+            co_await cpu.block();
+            continue;
+        }
+        cpu.stop_work_pending_ = false;
+        // active_load_balance_cpu_stop: rq_lock_irq(busiest_rq)
+        co_await local_irq_disable(cpu);
+        Cpu& target = *cpu.push_cpu_;
+        TaskStruct* p = nullptr;
+        if (cpu.active_balance_ && cpu.nr_running() > 1) { // the stopper itself is one of them
+            p = cpu.detach_one_task(target);
+            co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER); // update_rq_clock, the walk, detach_task
+            if (p) {
+                ++cpu.stats_.active_balances;
+                target.nr_balance_failed_ = 0; // active balancing done
+            }
+        }
+        cpu.active_balance_ = false;
+        if (p) {
+            co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER); // attach_one_task: rq lock, activate, check_preempt_curr
+            cpu.attach_one_task(*p);
+        }
+        co_await local_irq_enable(cpu);
+    }
+}
+
+TaskStruct* Cpu::cfs_tasks_prev(const TaskStruct* after) const {
+    TaskStruct* oldest = nullptr;
+    for (TaskStruct* q : runqueue_)
+        if (q->policy == SchedPolicy::NORMAL &&
+            (!after || q->list_stamp > after->list_stamp || (q->list_stamp == after->list_stamp && q->pid > after->pid)) &&
+            (!oldest || q->list_stamp < oldest->list_stamp || (q->list_stamp == oldest->list_stamp && q->pid < oldest->pid)))
+            oldest = q;
+    return oldest;
+}
+
+// From the tail of cfs_tasks, the first task that may run on `dst`; the stopper is current, so the
+// task it preempted is queued and may go. Detached: off this runqueue, its CPU set to `dst`.
+// Models: detach_one_task(), detach_task() (kernel/sched/fair.c)
+TaskStruct* Cpu::detach_one_task(Cpu& dst) {
+    for (TaskStruct* p = cfs_tasks_prev(nullptr); p; p = cfs_tasks_prev(p)) {
+        if (!p->allowed_on(&dst)) continue; // can_migrate_task with LBF_ACTIVE_LB: the mask only
+        dequeue(*p);
+        migrate_task(*p, dst);
+        return p;
+    }
+    return nullptr;
+}
+
+// Enqueues a task detached for this CPU's push_cpu there, and check_preempt_curr: an idle CPU (or
+// one whose current task the task preempts) learns of it by the reschedule IPI, unless it polls.
+// Models: attach_one_task(), attach_task() (kernel/sched/fair.c)
+void Cpu::attach_one_task(TaskStruct& p) {
+    Cpu& rq = *p.cpu;
+    rq.enqueue(p);
+    p.list_stamp = now();
+    ++p.nr_balance_moves;
+    if (rq.rd_ && rq.nr_running() >= 2) rq.rd_->overload = true;
+    if (rq.current_task_ && rq.preempts(p, *rq.current_task_)) { // the idle task always yields
+        rq.need_resched_ = true;
+        sim_.schedule_at(now(), &rq, rq.idle_wakes_without_ipi() ? EV_KICK : ipi_event(RESCHEDULE_VECTOR));
+    }
+}
 
 // Models: can_migrate_task() (kernel/sched/fair.c)
 // Models: task_hot() (kernel/sched/fair.c)
@@ -233,7 +343,9 @@ bool Cpu::can_migrate_task(const TaskStruct& t) const {
 // Models: load_balance() (kernel/sched/fair.c)
 // Models: find_busiest_group(), find_busiest_queue() (kernel/sched/fair.c)
 // Models: detach_tasks(), attach_one_task() (kernel/sched/fair.c)
-TaskStruct* Cpu::load_balance(CpuIdleType idle) {
+// Models: need_active_balance(), imbalanced_active_balance() (kernel/sched/fair.c)
+TaskStruct* Cpu::load_balance(CpuIdleType idle, Cpu*& stop_kick) {
+    stop_kick = nullptr;
     // update_sd_lb_stats at the root domain: rd->overload from every runqueue
     bool overload = false;
     for (const Cpu* c : rd_->span) overload |= c->nr_running() > 1;
@@ -262,32 +374,44 @@ TaskStruct* Cpu::load_balance(CpuIdleType idle) {
         // detach_tasks: from the tail of cfs_tasks (the task longest at neither head), one task
         TaskStruct* moved = nullptr;
         bool any_allowed = false;
-        const TaskStruct* after = nullptr; // the last one looked at, in list order
-        for (;;) {
-            TaskStruct* oldest = nullptr;
-            for (TaskStruct* q : busiest->runqueue_)
-                if (q->policy == SchedPolicy::NORMAL &&
-                    (!after || q->list_stamp > after->list_stamp || (q->list_stamp == after->list_stamp && q->pid > after->pid)) &&
-                    (!oldest || q->list_stamp < oldest->list_stamp || (q->list_stamp == oldest->list_stamp && q->pid < oldest->pid)))
-                    oldest = q;
-            if (!oldest) break;
-            after = oldest;
-            any_allowed |= oldest->allowed_on(this);
-            if (can_migrate_task(*oldest)) {
-                moved = oldest;
+        for (TaskStruct* q = busiest->cfs_tasks_prev(nullptr); q; q = busiest->cfs_tasks_prev(q)) {
+            any_allowed |= q->allowed_on(this);
+            if (can_migrate_task(*q)) {
+                moved = q;
                 break;
             }
         }
+        // The running task, at the head of cfs_tasks: can_migrate_task clears LBF_ALL_PINNED for it
+        // when its mask has this CPU, then refuses it (task_on_cpu).
+        const TaskStruct* curr = busiest->current_task_;
+        if (!moved && curr && curr != busiest->idle_task_ && curr->policy == SchedPolicy::NORMAL)
+            any_allowed |= curr->allowed_on(this);
         if (!moved && !any_allowed) { // LBF_ALL_PINNED
             all_pinned = true;
             excluded |= std::uint64_t{1} << busiest_i;
             continue;
         }
-        balance_interval_ms_ = rd_->span.size(); // sd->min_interval
-        if (!moved) { // every task it may take ran within sysctl_sched_migration_cost
+        if (!moved) { // every queued task it may take ran within sysctl_sched_migration_cost
             if (idle != CpuIdleType::CPU_NEWLY_IDLE) ++nr_balance_failed_;
+            if (nr_balance_failed_ > CACHE_NICE_TRIES + 2) { // need_active_balance: imbalanced_active_balance
+                // Don't kick the stopper if busiest's current task may not run on this CPU:
+                // out_one_pinned (the failure count stays; the interval is tuned up).
+                if (!busiest->current_task_->allowed_on(this)) {
+                    if (idle != CpuIdleType::CPU_NEWLY_IDLE && balance_interval_ms_ < 2 * rd_->span.size())
+                        balance_interval_ms_ *= 2;
+                    return nullptr;
+                }
+                if (!busiest->active_balance_) {
+                    busiest->active_balance_ = true;
+                    busiest->push_cpu_ = this;
+                    busiest->stop_work_pending_ = true; // stop_one_cpu_nowait: queue the work
+                    stop_kick = busiest;
+                }
+            }
+            balance_interval_ms_ = rd_->span.size(); // sd->min_interval
             return nullptr;
         }
+        balance_interval_ms_ = rd_->span.size(); // sd->min_interval
         nr_balance_failed_ = 0;
         // detach_task: deactivate_task + set_task_cpu; attach_task: activate_task + check_preempt_curr
         busiest->dequeue(*moved);
@@ -327,8 +451,10 @@ bool Cpu::newidle_balance(Cycles& cost) {
     }
     weight = cfg_.sched_feat_ni_random ? (1024 + weight / 2) / weight : 1;
     ++stats_.lb_newidle;
-    TaskStruct* pulled = load_balance(CpuIdleType::CPU_NEWLY_IDLE);
+    Cpu* stop_kick = nullptr;
+    TaskStruct* pulled = load_balance(CpuIdleType::CPU_NEWLY_IDLE, stop_kick);
     cost = costs_.load_balance;
+    if (stop_kick) cost += ttwu_cycles(*stop_kick->stopper_); // stop_one_cpu_nowait's wake_up_q
     const Tick domain_cost = clock_.to_ticks_ceil(cost);
     update_newidle_stats(pulled ? weight : 0);
     max_newidle_lb_cost_ = std::max(max_newidle_lb_cost_, domain_cost); // (its 1 %/s decay: the figure is constant)
@@ -379,7 +505,9 @@ engine::Task<> Cpu::run_rebalance_domains(Cpu& cpu, void*) {
             if (cpu.jiffies() >= c.last_balance_ + interval(c, false)) {
                 co_await cpu.exec(cpu.costs_.load_balance, Cat::SCHEDULER);
                 ++c.stats_.lb_idle;
-                TaskStruct* pulled = c.load_balance(CpuIdleType::CPU_IDLE);
+                Cpu* stop_kick = nullptr;
+                TaskStruct* pulled = c.load_balance(CpuIdleType::CPU_IDLE, stop_kick);
+                if (stop_kick) co_await try_to_wake_up(cpu, *stop_kick->stopper_); // stop_one_cpu_nowait
                 if (pulled && &c != &cpu) // attach_task's check_preempt_curr on an idle CPU
                     cpu.sim_.schedule_at(cpu.now(), &c, c.idle_wakes_without_ipi() ? EV_KICK : ipi_event(RESCHEDULE_VECTOR));
                 c.last_balance_ = cpu.jiffies();
