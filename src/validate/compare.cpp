@@ -178,4 +178,13 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
     return a;
 }
 
+std::vector<std::pair<std::size_t, int>> round_robin(const std::vector<int>& repeats) {
+    std::vector<std::pair<std::size_t, int>> order;
+    const int rounds = repeats.empty() ? 0 : *std::max_element(repeats.begin(), repeats.end());
+    for (int rep = 0; rep < rounds; ++rep)
+        for (std::size_t i = 0; i < repeats.size(); ++i)
+            if (rep < repeats[i]) order.emplace_back(i, rep);
+    return order;
+}
+
 } // namespace kdsim::validate

@@ -69,4 +69,9 @@ std::string format_value(double v);
 // Rows as JSON (error and goal verdict included; non-finite numbers as null).
 nlohmann::json rows_json(const std::vector<Row>& rows);
 
+// The order of the real runs: (configuration index, repeat) pairs, the first repeat of every
+// configuration, then the second of each that has one, and so on; repeats[i] is configuration
+// i's number of repeats.
+std::vector<std::pair<std::size_t, int>> round_robin(const std::vector<int>& repeats);
+
 } // namespace kdsim::validate

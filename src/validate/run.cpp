@@ -249,6 +249,128 @@ int run(const Options& o) {
     std::vector<std::string> findings;        // violated invariants of the real runs: exit 1
     std::vector<std::string> internal_errors; // real runs that could not be done: exit 3
     std::size_t no_twin = 0;
+    // ---- the real runs, round-robin: the first repeat of every configuration, then the second, ...
+    // so that each configuration's repeats are spread over the whole measurement and its spread
+    // also shows the host's drift over that time (back-to-back repeats hide it: docs/validation.md).
+    struct RealRuns {
+        nlohmann::json jruns = nlohmann::json::array();
+        std::map<std::string, Measured> meas;
+        std::string skipped, failed;
+        int repeats = 0;
+    };
+    std::vector<RealRuns> real(chosen.size());
+    std::vector<int> repeats;
+    for (std::size_t ci = 0; ci < chosen.size(); ++ci) {
+        real[ci].repeats = o.quick ? 1 : (chosen[ci]->kind == Kind::HASH ? 3 : 5);
+        if (!two_cpus) real[ci].skipped = "not run: needs two CPUs (the device or timer thread runs beside the measured CPU)";
+        repeats.push_back(real[ci].repeats);
+    }
+    auto measure_once = [&](const Config& c, int rep, RealRuns& st) {
+        const bool hash = c.kind == Kind::HASH;
+        const int repeats = st.repeats;
+        try {
+            if (!hash) {
+                RxConfig rc = c.rx;
+                if (o.quick) rc.pool = 1024;
+                RxRun rr;
+                rr.warmup_s = o.quick ? 0.02 : 0.05;
+                rr.window_s = o.quick ? 0.1 : 0.3;
+                rr.cpu_rx = cpu_a;
+                rr.cpu_device = cpu_b;
+                rr.fifo_priority = fifo ? 50 : 0;
+                sleep_s(0.1); // leave the RT bandwidth (sched_rt_runtime_us) room to refill
+                const double st0 = steal_ms(used_cpus);
+                RxResult x = run_rx(rc, rr, cpu, hz);
+                const double steal = steal_ms(used_cpus) - st0;
+                st.meas[M_THROUGHPUT].add(x.pps);
+                st.meas[M_PAYLOAD].add(x.payload_mbit_s);
+                st.meas[M_CYCLES_PER_PACKET].add(x.cycles_per_packet);
+                st.meas[M_LONGEST_BRACKET].add(x.longest_bracket_us);
+                std::fprintf(stderr,
+                             "[%6.1fs] %-34s %d/%d: %.0f packets/s, %.0f Mbit/s, %.0f cycles/packet, longest "
+                             "decrypt %.2f us (median %.0f cycles); host steal %.0f ms\n",
+                             prog.elapsed(), c.name.c_str(), rep + 1, repeats, x.pps, x.payload_mbit_s,
+                             x.cycles_per_packet, x.longest_bracket_us, x.median_bracket_cycles, steal);
+                st.jruns.push_back({{"packets_per_s", x.pps},
+                                    {"payload_mbit_s", x.payload_mbit_s},
+                                    {"cycles_per_packet", x.cycles_per_packet},
+                                    {"longest_bracket_us", x.longest_bracket_us},
+                                    {"median_bracket_cycles", x.median_bracket_cycles},
+                                    {"window_s", x.window_s},
+                                    {"window_packets", x.window_packets},
+                                    {"produced", x.produced},
+                                    {"decrypted", x.decrypted},
+                                    {"auth_failures", x.auth_failures},
+                                    {"ring_drops", x.ring_drops},
+                                    {"queue_drops", x.queue_drops},
+                                    {"lines_flushed", x.lines_flushed},
+                                    {"softirq_rounds", x.rounds},
+                                    {"napi_polls", x.polls},
+                                    {"time_squeeze", x.squeezes},
+                                    {"interrupts", x.interrupts},
+                                    {"worker_wakeups", x.worker_wakeups},
+                                    {"conserved", x.conserved},
+                                    {"host_steal_ms", steal}});
+                if (x.auth_failures)
+                    findings.push_back(fmt::format("{}: {} packet(s) failed authentication", c.name, x.auth_failures));
+                if (!x.conserved)
+                    findings.push_back(fmt::format("{}: packets not conserved: produced {} != decrypted {} + "
+                                                   "auth failures {} + dropped {}",
+                                                   c.name, x.produced, x.decrypted, x.auth_failures,
+                                                   x.ring_drops + x.queue_drops));
+            } else {
+                HashConfig hc = c.hash;
+                if (o.quick) hc.passes = c.quick_passes;
+                HashRunOpts ho;
+                ho.cpu = cpu_a;
+                ho.cpu_timer = cpu_b;
+                sleep_s(0.25); // leave the RT bandwidth (sched_rt_runtime_us) room to refill
+                const double st0 = steal_ms(used_cpus);
+                HashResult x = run_hash(hc, ho, cpu, hz);
+                const double steal = steal_ms(used_cpus) - st0;
+                st.meas[M_THROUGHPUT].add(x.mb_per_s);
+                st.meas[M_LONGEST_BRACKET].add(x.longest_bracket_us);
+                st.meas[M_PROBE_P50].add(x.probe_p50_us);
+                st.meas[M_PROBE_P99].add(x.probe_p99_us);
+                st.meas[M_PROBE_MAX].add(x.probe_max_us);
+                std::fprintf(stderr,
+                             "[%6.1fs] %-34s %d/%d: %.0f MB/s, %llu brackets, longest %.1f us, %llu yields, "
+                             "probe p50/p99/max %.1f/%.1f/%.1f us (%zu samples; p50s: need_resched raised %.1f us "
+                             "after the boundary, acted on after %.1f us, the probe ran %.1f us after the yield); "
+                             "host steal %.0f ms%s\n",
+                             prog.elapsed(), c.name.c_str(), rep + 1, repeats, x.mb_per_s,
+                             static_cast<unsigned long long>(x.brackets), x.longest_bracket_us,
+                             static_cast<unsigned long long>(x.yields), x.probe_p50_us, x.probe_p99_us,
+                             x.probe_max_us, x.probe_latency_us.size(), x.flag_lag_p50_us, x.resched_seen_p50_us,
+                             x.yield_wait_p50_us, steal, x.fifo ? "" : " (SCHED_OTHER)");
+                st.jruns.push_back({{"mb_per_s", x.mb_per_s},
+                                    {"bytes", x.bytes},
+                                    {"buffers", x.buffers},
+                                    {"elapsed_s", x.elapsed_s},
+                                    {"brackets", x.brackets},
+                                    {"yields", x.yields},
+                                    {"xsaves", x.xsaves},
+                                    {"xrstors", x.xrstors},
+                                    {"longest_bracket_us", x.longest_bracket_us},
+                                    {"probe_samples", x.probe_latency_us.size()},
+                                    {"probe_p50_us", x.probe_p50_us},
+                                    {"probe_p99_us", x.probe_p99_us},
+                                    {"probe_max_us", x.probe_max_us},
+                                    {"need_resched_lag_p50_us", x.flag_lag_p50_us},
+                                    {"need_resched_seen_p50_us", x.resched_seen_p50_us},
+                                    {"yield_wait_p50_us", x.yield_wait_p50_us},
+                                    {"yield_wait_p99_us", x.yield_wait_p99_us},
+                                    {"sched_fifo", x.fifo},
+                                    {"host_steal_ms", steal}});
+                if (!x.digest_check.empty()) findings.push_back(c.name + ": " + x.digest_check);
+            }
+        } catch (const std::exception& e) {
+            st.failed = std::string("the real run failed: ") + e.what();
+        }
+    };
+    for (const auto& [ci, rep] : round_robin(repeats))
+        if (real[ci].skipped.empty() && real[ci].failed.empty()) measure_once(*chosen[ci], rep, real[ci]);
+
     for (std::size_t ci = 0; ci < chosen.size(); ++ci) {
         const Config& c = *chosen[ci];
         nlohmann::json jc;
@@ -256,113 +378,12 @@ int run(const Options& o) {
         jc["kind"] = to_string(c.kind);
         jc["description"] = c.description;
         std::vector<std::string> notes;
-        nlohmann::json jruns = nlohmann::json::array();
-        std::map<std::string, Measured> meas;
+        RealRuns& st = real[ci];
+        const nlohmann::json& jruns = st.jruns;
+        const std::map<std::string, Measured>& meas = st.meas;
         const bool hash = c.kind == Kind::HASH;
-        const int repeats = o.quick ? 1 : (hash ? 3 : 5);
-        std::string skipped, failed;
-        if (!two_cpus) skipped = "not run: needs two CPUs (the device or timer thread runs beside the measured CPU)";
-        for (int rep = 0; rep < repeats && skipped.empty() && failed.empty(); ++rep) {
-            try {
-                if (!hash) {
-                    RxConfig rc = c.rx;
-                    if (o.quick) rc.pool = 1024;
-                    RxRun rr;
-                    rr.warmup_s = o.quick ? 0.02 : 0.05;
-                    rr.window_s = o.quick ? 0.1 : 0.3;
-                    rr.cpu_rx = cpu_a;
-                    rr.cpu_device = cpu_b;
-                    rr.fifo_priority = fifo ? 50 : 0;
-                    sleep_s(0.1); // leave the RT bandwidth (sched_rt_runtime_us) room to refill
-                    const double st0 = steal_ms(used_cpus);
-                    RxResult x = run_rx(rc, rr, cpu, hz);
-                    const double steal = steal_ms(used_cpus) - st0;
-                    meas[M_THROUGHPUT].add(x.pps);
-                    meas[M_PAYLOAD].add(x.payload_mbit_s);
-                    meas[M_CYCLES_PER_PACKET].add(x.cycles_per_packet);
-                    meas[M_LONGEST_BRACKET].add(x.longest_bracket_us);
-                    std::fprintf(stderr,
-                                 "[%6.1fs] %-34s %d/%d: %.0f packets/s, %.0f Mbit/s, %.0f cycles/packet, longest "
-                                 "decrypt %.2f us (median %.0f cycles); host steal %.0f ms\n",
-                                 prog.elapsed(), c.name.c_str(), rep + 1, repeats, x.pps, x.payload_mbit_s,
-                                 x.cycles_per_packet, x.longest_bracket_us, x.median_bracket_cycles, steal);
-                    jruns.push_back({{"packets_per_s", x.pps},
-                                     {"payload_mbit_s", x.payload_mbit_s},
-                                     {"cycles_per_packet", x.cycles_per_packet},
-                                     {"longest_bracket_us", x.longest_bracket_us},
-                                     {"median_bracket_cycles", x.median_bracket_cycles},
-                                     {"window_s", x.window_s},
-                                     {"window_packets", x.window_packets},
-                                     {"produced", x.produced},
-                                     {"decrypted", x.decrypted},
-                                     {"auth_failures", x.auth_failures},
-                                     {"ring_drops", x.ring_drops},
-                                     {"queue_drops", x.queue_drops},
-                                     {"lines_flushed", x.lines_flushed},
-                                     {"softirq_rounds", x.rounds},
-                                     {"napi_polls", x.polls},
-                                     {"time_squeeze", x.squeezes},
-                                     {"interrupts", x.interrupts},
-                                     {"worker_wakeups", x.worker_wakeups},
-                                     {"conserved", x.conserved},
-                                     {"host_steal_ms", steal}});
-                    if (x.auth_failures)
-                        findings.push_back(fmt::format("{}: {} packet(s) failed authentication", c.name, x.auth_failures));
-                    if (!x.conserved)
-                        findings.push_back(fmt::format("{}: packets not conserved: produced {} != decrypted {} + "
-                                                       "auth failures {} + dropped {}",
-                                                       c.name, x.produced, x.decrypted, x.auth_failures,
-                                                       x.ring_drops + x.queue_drops));
-                } else {
-                    HashConfig hc = c.hash;
-                    if (o.quick) hc.passes = c.quick_passes;
-                    HashRunOpts ho;
-                    ho.cpu = cpu_a;
-                    ho.cpu_timer = cpu_b;
-                    sleep_s(0.25); // leave the RT bandwidth (sched_rt_runtime_us) room to refill
-                    const double st0 = steal_ms(used_cpus);
-                    HashResult x = run_hash(hc, ho, cpu, hz);
-                    const double steal = steal_ms(used_cpus) - st0;
-                    meas[M_THROUGHPUT].add(x.mb_per_s);
-                    meas[M_LONGEST_BRACKET].add(x.longest_bracket_us);
-                    meas[M_PROBE_P50].add(x.probe_p50_us);
-                    meas[M_PROBE_P99].add(x.probe_p99_us);
-                    meas[M_PROBE_MAX].add(x.probe_max_us);
-                    std::fprintf(stderr,
-                                 "[%6.1fs] %-34s %d/%d: %.0f MB/s, %llu brackets, longest %.1f us, %llu yields, "
-                                 "probe p50/p99/max %.1f/%.1f/%.1f us (%zu samples; p50s: need_resched raised %.1f us "
-                                 "after the boundary, acted on after %.1f us, the probe ran %.1f us after the yield); "
-                                 "host steal %.0f ms%s\n",
-                                 prog.elapsed(), c.name.c_str(), rep + 1, repeats, x.mb_per_s,
-                                 static_cast<unsigned long long>(x.brackets), x.longest_bracket_us,
-                                 static_cast<unsigned long long>(x.yields), x.probe_p50_us, x.probe_p99_us,
-                                 x.probe_max_us, x.probe_latency_us.size(), x.flag_lag_p50_us, x.resched_seen_p50_us,
-                                 x.yield_wait_p50_us, steal, x.fifo ? "" : " (SCHED_OTHER)");
-                    jruns.push_back({{"mb_per_s", x.mb_per_s},
-                                     {"bytes", x.bytes},
-                                     {"buffers", x.buffers},
-                                     {"elapsed_s", x.elapsed_s},
-                                     {"brackets", x.brackets},
-                                     {"yields", x.yields},
-                                     {"xsaves", x.xsaves},
-                                     {"xrstors", x.xrstors},
-                                     {"longest_bracket_us", x.longest_bracket_us},
-                                     {"probe_samples", x.probe_latency_us.size()},
-                                     {"probe_p50_us", x.probe_p50_us},
-                                     {"probe_p99_us", x.probe_p99_us},
-                                     {"probe_max_us", x.probe_max_us},
-                                     {"need_resched_lag_p50_us", x.flag_lag_p50_us},
-                                     {"need_resched_seen_p50_us", x.resched_seen_p50_us},
-                                     {"yield_wait_p50_us", x.yield_wait_p50_us},
-                                     {"yield_wait_p99_us", x.yield_wait_p99_us},
-                                     {"sched_fifo", x.fifo},
-                                     {"host_steal_ms", steal}});
-                    if (!x.digest_check.empty()) findings.push_back(c.name + ": " + x.digest_check);
-                }
-            } catch (const std::exception& e) {
-                failed = std::string("the real run failed: ") + e.what();
-            }
-        }
+        const std::string& skipped = st.skipped;
+        const std::string& failed = st.failed;
         if (!skipped.empty()) notes.push_back(skipped);
         if (!failed.empty()) {
             notes.push_back(failed);

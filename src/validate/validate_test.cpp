@@ -73,6 +73,18 @@ Cmd run_cmd(const std::string& cmd) {
 
 // ---- packets and their crypto ------------------------------------------------------------------
 
+// Repeats {5, 3, 5}: rounds 0-2 visit all three configurations in order, rounds 3-4 only the two
+// with five repeats; 13 runs in all, and no configuration runs twice in a row while another waits.
+TEST(RoundRobin, RunsTheNthRepeatOfEveryConfigurationBeforeAnyNPlusFirst) {
+    using P = std::pair<std::size_t, int>;
+    const std::vector<P> want = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}, {0, 2},
+                                 {1, 2}, {2, 2}, {0, 3}, {2, 3}, {0, 4}, {2, 4}};
+    EXPECT_EQ(round_robin({5, 3, 5}), want);
+    EXPECT_EQ(round_robin({1}), (std::vector<P>{{0, 0}}));
+    EXPECT_TRUE(round_robin({}).empty());
+    EXPECT_TRUE(round_robin({0, 0}).empty());
+}
+
 TEST(Frame, InPlaceOpenerAgreesWithTheLibraryWrapper) {
     for (auto alg : {kdsim::crypto::AeadAlg::AES_128_GCM, kdsim::crypto::AeadAlg::CHACHA20_POLY1305}) {
         Sa sa = make_sa(alg, 7);
