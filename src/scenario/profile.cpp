@@ -59,7 +59,7 @@ void read_header(Reader& r, const toml::table& root, const fs::path& file, syste
     const toml::table* h =
         r.table(root, "profile", "profile", true, "a table [profile] with name, arch and description");
     if (!h) return;
-    r.check_keys(*h, "profile", "[profile]", {"name", "arch", "description"});
+    r.check_keys(*h, "profile", "[profile]", {"name", "arch", "description", "base", "without"});
     if (auto name = r.name(*h, "name", "profile.name", true, true)) {
         auto expected = profile_name_from_path(file);
         if (expected && *name != *expected)
@@ -191,37 +191,173 @@ void cache_profile(std::string key, std::string text, const system::Profile& p) 
     profile_cache.insert_or_assign(std::move(key), CachedProfile{std::move(text), p});
 }
 
-} // namespace
 
-std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg) {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < crypto::HASH_IMPLS; ++i)
-        if (profile.hash.has(alg, static_cast<crypto::HashImpl>(i)))
-            names.emplace_back(crypto::to_string(static_cast<crypto::HashImpl>(i)));
-    return names;
+// A figure: an inline table { value, unit, source }.
+bool is_figure(const toml::node& n) {
+    const toml::table* t = n.as_table();
+    return t && t->contains("value");
 }
 
-std::optional<system::Profile> read_profile(const fs::path& file, const std::string& display,
-                                            std::vector<Diagnostic>& out) {
+// `over` merged into `base`: a figure or a plain value replaces the base's of the same key, a
+// table of figures merges key by key, a key only in the base stays.
+void overlay(toml::table& base, const toml::table& over) {
+    for (auto&& [k, v] : over) {
+        toml::node* b = base.get(k);
+        if (b && b->is_table() && v.is_table() && !is_figure(*b) && !is_figure(v))
+            overlay(*b->as_table(), *v.as_table());
+        else
+            base.insert_or_assign(k, v);
+    }
+}
+
+// The data/profiles file a `base` names, searched for at or above the profile's own directory
+// as the scenario loader searches for the repository root.
+std::optional<fs::path> base_file(Reader& r, const toml::node& at, const fs::path& file, const std::string& name) {
+    bool bad = name.empty() || name.find("..") != std::string::npos || name.front() == '/' ||
+               name.find('\\') != std::string::npos || name.ends_with(".toml");
+    if (bad) {
+        r.error(at, "profile.base",
+                fmt::format("expected a profile name such as \"x86/intel-icelake-server\" (a path below "
+                            "data/profiles without .toml), found {}",
+                            quote(name)));
+        return std::nullopt;
+    }
+    std::error_code ec;
+    const fs::path start = fs::absolute(file, ec).parent_path();
+    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+        if (fs::is_directory(dir / "data" / "profiles", ec)) {
+            fs::path f = dir / "data" / "profiles" / (name + ".toml");
+            if (fs::is_regular_file(f, ec)) return f;
+            r.error(at, "profile.base", fmt::format("no profile file {} for the base {}", display_path(f), quote(name)));
+            return std::nullopt;
+        }
+        if (dir == dir.parent_path()) break;
+    }
+    r.error(at, "profile.base",
+            fmt::format("cannot find the data/profiles directory the base {} is named in: none at or above {}",
+                        quote(name), start.generic_string()));
+    return std::nullopt;
+}
+
+
+constexpr std::size_t MAX_BASE_DEPTH = 8;
+
+std::string sha256_hex(std::string_view text) {
+    const auto bytes = std::as_bytes(std::span(text));
+    return crypto::to_hex(crypto::digest(
+        crypto::HashAlg::SHA256, {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}));
+}
+
+// read_profile, given the files whose `base` chain led here (a cycle check); with `merged`, also
+// the profile's TOML with its base chain merged in. A profile with `[profile] base` is its base's
+// tables, less those `[profile] without` names, with this file's merged over them (overlay): this
+// file's figures replace the base's, an inherited figure keeps its base's source, [profile] is
+// this file's own and must name the base's arch. Its sha256 is that of its own text's sha256 followed by its
+// base's sha256, and it is stock when both are.
+std::optional<system::Profile> read_profile_at(const fs::path& file, const std::string& display,
+                                               std::vector<Diagnostic>& out, std::vector<fs::path>& chain,
+                                               toml::table* merged) {
     Reader r(display, out);
     auto text = read_input_text(file, r);
     if (!text) return std::nullopt;
     std::error_code ec;
-    std::string cache_key = fs::absolute(file, ec).lexically_normal().generic_string() + '\n' + display;
-    if (auto hit = cached_profile(cache_key, *text)) return hit;
+    const fs::path abs = fs::absolute(file, ec).lexically_normal();
+    std::string cache_key = abs.generic_string() + '\n' + display;
+    if (!merged)
+        if (auto hit = cached_profile(cache_key, *text)) return hit;
     auto root = parse_input_text(*text, r);
     if (!root) return std::nullopt;
 
     system::Profile p;
-    const auto bytes = std::as_bytes(std::span(*text));
-    p.sha256 = crypto::to_hex(crypto::digest(
-        crypto::HashAlg::SHA256, {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}));
+    p.sha256 = sha256_hex(*text);
     auto implied = profile_name_from_path(file);
     for (const auto& [name, sha256] : STOCK_PROFILES) p.stock = p.stock || (implied == name && p.sha256 == sha256);
+    std::string cache_text = *text;
+    const toml::table* head = root->get_as<toml::table>("profile");
+    if (head && head->contains("without") && !head->contains("base")) {
+        r.error(*head->get("without"), "profile.without", "expected profile.base too: `without` leaves tables of the base out");
+        return std::nullopt;
+    }
+    if (head && head->contains("base")) {
+        const toml::node& at = *head->get("base");
+        auto name = r.string(*head, "base", "profile.base", true);
+        if (!name) return std::nullopt;
+        auto bf = base_file(r, at, file, *name);
+        if (!bf) return std::nullopt;
+        const fs::path babs = fs::absolute(*bf, ec).lexically_normal();
+        if (babs == abs || std::find(chain.begin(), chain.end(), babs) != chain.end() || chain.size() >= MAX_BASE_DEPTH) {
+            std::string names;
+            for (const auto& c : chain) names += display_path(c) + " -> ";
+            r.error(at, "profile.base",
+                    fmt::format("expected a chain of bases that ends, found a cycle: {}{} -> {}", names,
+                                display_path(file), display_path(*bf)));
+            return std::nullopt;
+        }
+        toml::table base_root;
+        const std::size_t before = out.size();
+        chain.push_back(abs);
+        auto bp = read_profile_at(*bf, display_path(*bf), out, chain, &base_root);
+        chain.pop_back();
+        if (!bp) {
+            r.error(at, "profile.base",
+                    fmt::format("the base profile {} is invalid ({} error{}, reported with its file name)", quote(*name),
+                                out.size() - before, out.size() - before == 1 ? "" : "s"));
+            return std::nullopt;
+        }
+        const toml::node* arch = head->get("arch");
+        if (arch && arch->value<std::string>() && *arch->value<std::string>() != arch::to_string(bp->arch)) {
+            r.error(*arch, "profile.arch",
+                    fmt::format("expected the base {}'s arch \"{}\", found {}", quote(*name), arch::to_string(bp->arch),
+                                quote(*arch->value<std::string>())));
+            return std::nullopt;
+        }
+        base_root.erase("profile");
+        if (const toml::node* wo = head->get("without")) {
+            // what the base has and this part lacks (e.g. an AVX-512 cipher on a core without it)
+            const toml::array* list = wo->as_array();
+            if (!list) {
+                r.error(*wo, "profile.without",
+                        fmt::format("expected a list of the base's tables or figures to leave out, such as "
+                                    "[\"cipher.chacha20.avx512\"], found {}",
+                                    describe(wo)));
+                return std::nullopt;
+            }
+            for (const toml::node& n : *list) {
+                auto path = n.value<std::string>();
+                toml::table* t = &base_root;
+                std::string_view rest = path ? std::string_view(*path) : std::string_view{};
+                bool found = path && !rest.empty();
+                while (found) {
+                    const auto dot = rest.find('.');
+                    const std::string k(rest.substr(0, dot));
+                    if (dot == std::string_view::npos) {
+                        found = t->erase(k) > 0;
+                        break;
+                    }
+                    t = t->get_as<toml::table>(k);
+                    found = t != nullptr;
+                    rest.remove_prefix(dot + 1);
+                }
+                if (!found) {
+                    r.error(n, "profile.without",
+                            fmt::format("expected a dotted name of a table or figure of the base {}, such as "
+                                        "\"cipher.chacha20.avx512\", found {}",
+                                        quote(*name), describe(&n)));
+                    return std::nullopt;
+                }
+            }
+        }
+        overlay(base_root, *root);
+        *root = std::move(base_root);
+        p.sha256 = sha256_hex(p.sha256 + bp->sha256);
+        p.stock = p.stock && bp->stock;
+        cache_text += '\n' + bp->sha256;
+        if (!merged)
+            if (auto hit = cached_profile(cache_key, cache_text)) return hit;
+    }
     // A stock profile's path is independent of the working directory, so that reports are
     // identical everywhere; a private one is named by where it is.
-    p.path = p.stock ? fmt::format("data/profiles/{}.toml", *implied)
-                     : fs::absolute(file, ec).lexically_normal().generic_string();
+    p.path = p.stock ? fmt::format("data/profiles/{}.toml", *implied) : abs.generic_string();
     if (!root->contains("profile") && root->contains("scenario")) {
         r.error_file("profile", "expected a table [profile], found a scenario ([scenario]); load it as a scenario");
         return std::nullopt;
@@ -237,8 +373,25 @@ std::optional<system::Profile> read_profile(const fs::path& file, const std::str
     read_optional_sections(r, *root, p, arch_ok);
     read_memory(r, *root, p, file);
     if (r.errors()) return std::nullopt;
-    cache_profile(std::move(cache_key), std::move(*text), p);
+    if (merged) *merged = *root;
+    cache_profile(std::move(cache_key), std::move(cache_text), p);
     return p;
+}
+
+} // namespace
+
+std::vector<std::string> impls_of(const system::Profile& profile, crypto::HashAlg alg) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < crypto::HASH_IMPLS; ++i)
+        if (profile.hash.has(alg, static_cast<crypto::HashImpl>(i)))
+            names.emplace_back(crypto::to_string(static_cast<crypto::HashImpl>(i)));
+    return names;
+}
+
+std::optional<system::Profile> read_profile(const fs::path& file, const std::string& display,
+                                            std::vector<Diagnostic>& out) {
+    std::vector<fs::path> chain;
+    return read_profile_at(file, display, out, chain, nullptr);
 }
 
 } // namespace kdsim::scenario::detail

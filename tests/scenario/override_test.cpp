@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <functional>
+#include <map>
 #include <string>
 
 namespace kdsim::scenario {
@@ -155,21 +156,35 @@ TEST(Override, EveryFigureOfEveryShippedProfileCanBeOverridden) {
     for (const auto& e : fs::recursive_directory_iterator(SOURCE_DIR / "data/profiles")) {
         if (e.path().extension() != ".toml") continue;
         const std::string name = fs::relative(e.path(), SOURCE_DIR / "data/profiles").replace_extension().generic_string();
-        const toml::table profile = toml::parse_file(e.path().string());
-        std::vector<std::string> sets;
-        std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& at) {
-            for (const auto& [k, v] : t) {
-                const std::string key = at.empty() ? std::string(k.str()) : at + "." + std::string(k.str());
-                const toml::table* sub = v.as_table();
-                if (!sub || key == "profile") continue;
-                const toml::node* value = sub->get("value");
-                if (value && value->is_integer()) sets.push_back(fmt::format("\"{}\"={}", key, value->as_integer()->get()));
-                else if (value && value->is_floating_point())
-                    sets.push_back(fmt::format("\"{}\"={}", key, value->as_floating_point()->get()));
-                else if (!value) walk(*sub, key);
+        // Its figures, with a base's (`[profile] base`, less `without`) under its own: key -> value.
+        std::function<std::map<std::string, std::string>(const std::string&)> figures_of = [&](const std::string& n) {
+            const toml::table profile = toml::parse_file((SOURCE_DIR / "data/profiles" / (n + ".toml")).string());
+            std::map<std::string, std::string> figs;
+            if (auto base = profile["profile"]["base"].value<std::string>()) {
+                figs = figures_of(*base);
+                if (const toml::array* wo = profile["profile"]["without"].as_array())
+                    for (const auto& w : *wo)
+                        std::erase_if(figs, [&](const auto& kv) {
+                            const std::string cut = *w.value<std::string>();
+                            return kv.first == cut || kv.first.starts_with(cut + ".");
+                        });
             }
+            std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& at) {
+                for (const auto& [k, v] : t) {
+                    const std::string key = at.empty() ? std::string(k.str()) : at + "." + std::string(k.str());
+                    const toml::table* sub = v.as_table();
+                    if (!sub || key == "profile") continue;
+                    const toml::node* value = sub->get("value");
+                    if (value && value->is_integer()) figs[key] = fmt::format("{}", value->as_integer()->get());
+                    else if (value && value->is_floating_point()) figs[key] = fmt::format("{}", value->as_floating_point()->get());
+                    else if (!value) walk(*sub, key);
+                }
+            };
+            walk(profile, "");
+            return figs;
         };
-        walk(profile, "");
+        std::vector<std::string> sets;
+        for (const auto& [k, v] : figures_of(name)) sets.push_back(fmt::format("\"{}\"={}", k, v));
         const fs::path f = dir.write("s.toml", "[scenario]\nname = \"all-figures\"\nseed = 1\nmode = \"timing\"\n"
                                                "duration = \"1 ms\"\n\n[[machine]]\nname = \"m\"\nprofile = \"" +
                                                    name + "\"\ncpus = 1\n");
