@@ -93,9 +93,8 @@ engine::Task<> Iperf3::server(Iperf3& w, Stream& s) {
 // already place it elsewhere).
 engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
     co_await kernel::hrtimer_sleep_until(*s.client->cpu, w.cfg_.start);
-    kernel::Cpu& cpu = *s.client->cpu;
-    if (s.usource) co_await s.usource->send_loop(cpu, w.stop_at_, s.client);
-    else co_await s.source->send_loop(cpu, *s.client, w.stop_at_);
+    if (s.usource) co_await s.usource->send_loop(*s.client->cpu, w.stop_at_, s.client);
+    else co_await s.source->send_loop(*s.client->cpu, *s.client, w.stop_at_);
 }
 
 namespace {

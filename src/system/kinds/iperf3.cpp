@@ -80,8 +80,8 @@ std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext
 
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
     "iperf3",
-    {"peer", "sender_cpu", "affinity", "sender_affinity", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion",
-     "interval"}, true,
+    {"peer", "sender_cpu", "affinity", "sender_affinity", "window", "rcvbuf", "start", "parallel", "protocol",
+     "bitrate", "length", "congestion", "interval"}, true,
     read, build, check)
     .with_flows<Iperf3Workload>("parallel", [](const Iperf3Workload& x) -> std::uint64_t {
         return static_cast<std::uint64_t>(x.parallel);
