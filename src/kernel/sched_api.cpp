@@ -52,10 +52,14 @@ Cpu::ExecAwaiter syscall_enter(Cpu& cpu) {
     return cpu.exec(cpu.costs().irq_entry_extra, Cat::IRQ_MASK);
 }
 
+// exit_to_user_mode_loop's schedule() may move a task with several allowed CPUs: the return to
+// user after it runs on the CPU the task is on then (for any other task, `cpu`).
 // Models: syscall_exit_to_user_mode() (kernel/entry/common.c)
 engine::Task<> syscall_exit(Cpu& cpu) {
+    TaskStruct& self = *cpu.current();
     co_await cpu.point(Point::RETURN_TO_USER);
-    co_await cpu.exec(cpu.costs().exception_return_extra, Cat::IRQ_MASK);
+    Cpu& here = *self.cpu;
+    co_await here.exec(here.costs().exception_return_extra, Cat::IRQ_MASK);
 }
 
 } // namespace kdsim::kernel

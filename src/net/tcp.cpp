@@ -118,28 +118,31 @@ CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
 
 // iperf3's writer: write() calls of 128 KiB. tcp_sendmsg holds the socket (lock_sock), copies
 // each segment's worth into the send queue, pushes what the window allows, and sleeps in
-// sk_stream_wait_memory (releasing the socket) when the send buffer is full.
+// sk_stream_wait_memory (releasing the socket) when the send buffer is full. A movable writer
+// reads its CPU (`cpu`, a ThisCpu of its task) at each use: the copy's caches, the backlog's ACK
+// processing in release_sock and the CPU statistics are those of the CPU it runs on then.
 // Models: tcp_sendmsg() (net/ipv4/tcp.c)
-engine::Task<> TcpSource::send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at) {
+engine::Task<> TcpSource::send_loop(kernel::Cpu& start, kernel::TaskStruct& self, engine::Tick stop_at) {
+    const kernel::ThisCpu cpu = kernel::ThisCpu::of(self, start);
     if (!started_) {
         started_ = true;
         cc_.init(cc_clock(cpu), snd_nxt_); // tcp_init_transfer
     }
-    while (cpu.now() < stop_at && !aborted_) {
+    while (cpu->now() < stop_at && !aborted_) {
         co_await kernel::syscall_enter(cpu);
         owned_ = true; // lock_sock
-        for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu.now() < stop_at && !aborted_;) {
+        for (std::uint64_t written = 0; written < WRITE_BLOCK && cpu->now() < stop_at && !aborted_;) {
             if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
                 co_await tcp_write_xmit(cpu); // sk_stream_wait_memory: tcp_push what was copied
                 co_await release_sock(cpu); // sk_wait_event releases the socket while sleeping
                 if (write_seq_ - snd_una_ + mss_ > sndbuf_) {
                     waiter_ = &self;
-                    co_await cpu.block();
+                    co_await cpu->block();
                 }
                 owned_ = true;
                 continue;
             }
-            co_await cpu.exec(tcp_copy_from_user(cpu), Cat::COPY);
+            co_await cpu->exec(tcp_copy_from_user(cpu), Cat::COPY);
             write_seq_ += mss_;
             written += mss_;
             // an skb is pushed when it holds size_goal bytes (tcp_push_one), the rest at the end
@@ -204,7 +207,7 @@ std::uint64_t TcpSource::next_retransmit() {
 // Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
 // never send the same bytes.
 // Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
+engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
     bool cwnd_limited = false;
     while (!aborted_) {
         if (in_flight() >= tp_.cwnd) {
@@ -221,7 +224,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
             ++retrans_out_;
             ++st_.retransmits;
             if (ca_state_ == CaState::RECOVERY) ++st_.fast_retransmits;
-            if (!retrans_stamp_) retrans_stamp_ = cpu.now();
+            if (!retrans_stamp_) retrans_stamp_ = cpu->now();
             if (ca_state_ == CaState::RECOVERY) ++prr_out_;
             if (lost == snd_una_) tcp_rearm_rto(cpu); // the head's retransmission restarts the timer
             if (co_await tcp_transmit_skb(cpu, lost)) continue;
@@ -245,7 +248,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
                                              (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
         if (tcp_small_queue_check(cpu, static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
         const std::uint64_t seq = snd_nxt_;
-        if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
+        if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu->jiffies()));
         for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
         snd_nxt_ += segs * mss_;
         if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ += static_cast<std::uint32_t>(segs);
@@ -258,7 +261,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
             if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ -= static_cast<std::uint32_t>(segs);
             if (packets_out() == 0) { // no ACK will come: tcp_check_probe_timer (ICSK_TIME_PROBE0)
                 probe_pending_ = true;
-                kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
+                kernel::mod_timer(cpu, rto_timer_, cpu->now() + rto_);
             }
         }
         break;
@@ -276,8 +279,8 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::Cpu& cpu) {
 // (gso_size = mss, gso_segs = segs). skb->tstamp is tcp_wstamp_ns (EDT); fq, when it first
 // sees the socket, makes it SK_PACING_FQ. A drop by the local qdisc enters CWR.
 // Models: __tcp_transmit_skb() (net/ipv4/tcp_output.c)
-engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
-    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
+engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_t seq, std::uint32_t segs) {
+    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu->now();
     Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
     if (!seg_data_.empty()) // the frame convention: the payload follows the headers
         p.data = seg_data_[(seq / mss_) & (seg_data_.size() - 1)] - TCP_IP_HEADERS - ETH_HEADER;
@@ -286,13 +289,13 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t s
         p.gso_size = mss_;
     }
     const engine::Tick prior_wstamp = wstamp_;
-    wstamp_ = std::max(wstamp_, cpu.now());
+    wstamp_ = std::max(wstamp_, cpu->now());
     p.tstamp = wstamp_;
     st_.segments += segs;
     ++st_.skbs;
     data_segs_out_ += segs;
-    if (kernel::in_interrupt(cpu.preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
-    co_await cpu.exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
+    if (kernel::in_interrupt(cpu->preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
+    co_await cpu->exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
     if (!pacing_checked_) { // fq_classify: a pacing fq makes its sockets SK_PACING_FQ
         pacing_checked_ = true;
         const Qdisc* q = stack_.qdisc_for(p);
@@ -391,7 +394,7 @@ void TcpSource::tcp_rearm_rto(kernel::Cpu& cpu) {
 }
 
 // Models: release_sock() (net/core/sock.c)
-engine::Task<> TcpSource::release_sock(kernel::Cpu& cpu) {
+engine::Task<> TcpSource::release_sock(kernel::ThisCpu cpu) {
     while (backlog_head_ < backlog_.size()) {
         const Packet a = backlog_[backlog_head_++];
         co_await tcp_ack(cpu, a);
@@ -423,7 +426,7 @@ engine::Task<> TcpSource::tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t
 // else everything unSACKed is lost (tcp_enter_loss), the head is retransmitted and the timeout
 // doubles, up to TCP_RTO_MAX.
 // Models: tcp_retransmit_timer() (net/ipv4/tcp_timer.c)
-engine::Task<> TcpSource::tcp_retransmit_timer(kernel::Cpu& cpu) {
+engine::Task<> TcpSource::tcp_retransmit_timer(kernel::ThisCpu cpu) {
     if (probe_pending_) { // the probe timer after a local drop: tcp_probe_timer -> tcp_write_wakeup
         probe_pending_ = false;
         if (snd_nxt_ == snd_una_ && !aborted_) {
@@ -435,9 +438,9 @@ engine::Task<> TcpSource::tcp_retransmit_timer(kernel::Cpu& cpu) {
     // tcp_write_timeout / retransmits_timed_out: ((2 << 9) - 1) * 200 ms + (15 - 9) * 120 s
     if (retrans_stamp_) {
         const engine::Tick limit = 1023 * TCP_RTO_MIN + (TCP_RETRIES2 - 9) * TCP_RTO_MAX;
-        if (cpu.now() - retrans_stamp_ >= limit) {
+        if (cpu->now() - retrans_stamp_ >= limit) {
             aborted_ = true;
-            cpu.report_finding(stats::FindingKind::LOST_DATA, "the network: every retransmission was lost",
+            cpu->report_finding(stats::FindingKind::LOST_DATA, "the network: every retransmission was lost",
                                "TCP flow " + std::to_string(flow_) + ": " + std::to_string(write_seq_ - snd_una_) +
                                    " bytes written, never acknowledged; the connection timed out (tcp_retries2)",
                                "tcp_write_timeout");
@@ -456,7 +459,7 @@ engine::Task<> TcpSource::tcp_retransmit_timer(kernel::Cpu& cpu) {
     ++retransmits_;
     ++backoff_;
     rto_ = std::min(rto_ << 1, TCP_RTO_MAX);
-    kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
+    kernel::mod_timer(cpu, rto_timer_, cpu->now() + rto_);
     co_await tcp_write_xmit(cpu); // the head first: it is the lowest lost segment
 }
 

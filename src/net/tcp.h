@@ -38,6 +38,7 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "kernel/this_cpu.h"
 #include "kernel/timer.h"
 #include "net/net_costs.h"
 #include "net/stack.h"
@@ -126,7 +127,9 @@ public:
     // (the SYN-ACK's) is `peer_window`. Call before the run.
     void autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t peer_window);
     std::uint64_t sndbuf() const { return sndbuf_; }
-    // The sender task's body: writes segments as fast as the window allows until `stop_at`.
+    // The sender task's body: writes segments as fast as the window allows until `stop_at`. It
+    // starts on `cpu`; a task `self` with several allowed CPUs takes its CPU from itself after
+    // every await where it can be preempted or sleep (kernel/this_cpu.h), a pinned one stays.
     engine::Task<> send_loop(kernel::Cpu& cpu, kernel::TaskStruct& self, engine::Tick stop_at);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
     void register_stats(const stats::Scope& s) const override;
@@ -157,9 +160,9 @@ private:
         std::uint8_t sacked = 0;      // TCPCB_* bits
     };
     // tcp.cpp (output)
-    engine::Task<> tcp_write_xmit(kernel::Cpu& cpu);
+    engine::Task<> tcp_write_xmit(kernel::ThisCpu cpu);
     // False: the qdisc dropped it (NET_XMIT_DROP): nothing left, the segments not sent.
-    engine::Task<bool> tcp_transmit_skb(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    engine::Task<bool> tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_t seq, std::uint32_t segs = 1);
     void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
     // TSQ: true when the bytes this socket has in the qdisc and the ring exceed its limit for
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
@@ -172,12 +175,12 @@ private:
     // The most payload the send buffer may hold (its ring's size, with a hierarchy).
     std::uint64_t sndbuf_max() const;
     std::uint64_t next_retransmit(); // the lowest lost, not retransmitted segment; UINT64_MAX: none
-    engine::Task<> release_sock(kernel::Cpu& cpu);
+    engine::Task<> release_sock(kernel::ThisCpu cpu);
     void tcp_rearm_rto(kernel::Cpu& cpu);
     static engine::Task<> tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t);
-    engine::Task<> tcp_retransmit_timer(kernel::Cpu& cpu);
+    engine::Task<> tcp_retransmit_timer(kernel::ThisCpu cpu);
     // tcp_input.cpp
-    engine::Task<> tcp_ack(kernel::Cpu& cpu, const Packet& p);
+    engine::Task<> tcp_ack(kernel::ThisCpu cpu, const Packet& p);
     int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt,
                                 std::uint64_t& reord);
     void tcp_fastretrans_alert(int flag, bool& rexmit);
@@ -270,7 +273,8 @@ public:
     void autotune(const std::array<std::uint64_t, 3>& rmem);
     std::uint64_t rcvbuf() const { return rcvbuf_; }
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override;
-    // The reader task's body (iperf3's server): read and discard until the run ends.
+    // The reader task's body (iperf3's server): read and discard until the run ends. Starts on
+    // `cpu`; a movable `self` takes its CPU from itself after every await (as send_loop).
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
     void register_stats(const stats::Scope& s) const override;
     std::uint64_t bytes_read() const { return bytes_read_; }

@@ -241,13 +241,13 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
 // loss detection, then cwnd (PRR in recovery, else the algorithm's growth when cwnd-limited),
 // then send what that allows (tcp_xmit_recovery, tcp_data_snd_check) and wake the writer.
 // Models: tcp_ack() (net/ipv4/tcp_input.c)
-engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
+engine::Task<> TcpSource::tcp_ack(kernel::ThisCpu cpu, const Packet& p) {
     // trace_tcp_probe at the top of tcp_rcv_established: the state this ACK finds
-    if (cpu.tracing()) {
-        cpu.trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,
+    if (cpu->tracing()) {
+        cpu->trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,
                           static_cast<std::uint8_t>(ca_state_)); // CaState is enum tcp_ca_state's order
     }
-    co_await cpu.exec(costs_.tcp_ack_rcv + cpu.text(kernel::Text::TCP_V4_RCV), Cat::PROTOCOL, kernel::Text::TCP_ACK);
+    co_await cpu->exec(costs_.tcp_ack_rcv + cpu->text(kernel::Text::TCP_V4_RCV), Cat::PROTOCOL, kernel::Text::TCP_ACK);
     if (aborted_ || p.ack > snd_nxt_ || p.ack < snd_una_) co_return; // invalid or old ACK
     int flag = 0;
     if (p.window != rwnd_) flag |= FLAG_WIN_UPDATE;
@@ -283,12 +283,12 @@ engine::Task<> TcpSource::tcp_ack(kernel::Cpu& cpu, const Packet& p) {
     // RTT sample (Karn: none from retransmitted data), from the cumulative ACK or the SACKs
     std::int64_t ca_rtt_us = -1;
     std::optional<engine::Tick> sample;
-    if (first_ackt && !(flag & FLAG_RETRANS_DATA_ACKED)) sample = cpu.now() - *first_ackt;
-    else if (first_sackt) sample = cpu.now() - *first_sackt;
+    if (first_ackt && !(flag & FLAG_RETRANS_DATA_ACKED)) sample = cpu->now() - *first_ackt;
+    else if (first_sackt) sample = cpu->now() - *first_sackt;
     if (sample) {
         tcp_rtt_estimator(*sample);
         backoff_ = 0; // RFC 6298: only reset backoff on valid RTT measurement
-        ca_rtt_us = static_cast<std::int64_t>((last_ackt ? cpu.now() - *last_ackt : *sample) / engine::PS_PER_US);
+        ca_rtt_us = static_cast<std::int64_t>((last_ackt ? cpu->now() - *last_ackt : *sample) / engine::PS_PER_US);
     }
     if (flag & FLAG_SND_UNA_ADVANCED) {
         tcp_rearm_rto(cpu);

@@ -257,29 +257,31 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
 
 // tcp_recvmsg: copy what is queued in order (up to 128 KiB per call), each byte once: a
 // segment that does not start where the last one ended is a lost-data finding. Then
-// tcp_cleanup_rbuf's window update when the advertised window had become small.
+// tcp_cleanup_rbuf's window update when the advertised window had become small (bottom halves
+// off: the ACK goes out on the CPU the reader is on).
 // Models: tcp_recvmsg() (net/ipv4/tcp.c)
-engine::Task<> TcpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
+engine::Task<> TcpSink::read_loop(kernel::Cpu& start, kernel::TaskStruct& self) {
+    const kernel::ThisCpu cpu = kernel::ThisCpu::of(self, start); // a movable reader: its CPU at each use
     for (;;) {
         co_await kernel::syscall_enter(cpu);
         while (queue_.empty()) {
             reader_ = &self;
-            co_await cpu.block();
+            co_await cpu->block();
         }
-        co_await cpu.exec(costs_.tcp_recvmsg, Cat::PROTOCOL, kernel::Text::TCP_RECVMSG);
+        co_await cpu->exec(costs_.tcp_recvmsg, Cat::PROTOCOL, kernel::Text::TCP_RECVMSG);
         std::uint64_t copied = 0;
         while (!queue_.empty() && copied < 128 * 1024) {
             const RxSeg s = queue_.front();
             queue_.pop_front();
             if (s.seq != bytes_read_)
-                cpu.report_finding(stats::FindingKind::LOST_DATA, "TCP receive queue",
+                cpu->report_finding(stats::FindingKind::LOST_DATA, "TCP receive queue",
                                    "TCP flow " + std::to_string(flow_) + ": bytes " + std::to_string(bytes_read_) + ".." +
                                        std::to_string(s.seq) + " not delivered in order exactly once (next segment at " +
                                        std::to_string(s.seq) + ")",
                                    "tcp_recvmsg");
-            co_await cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY,
+            co_await cpu->exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY,
                               kernel::Text::COPY_TO_USER);
-            co_await cpu.exec(costs_.skb_free, Cat::PROTOCOL);
+            co_await cpu->exec(costs_.skb_free, Cat::PROTOCOL);
             stack_.skb_data_free(s.data); // tcp_eat_recv_skb -> __kfree_skb: a slab head goes back
             unread_ -= s.len;
             bytes_read_ = s.seq + s.len;

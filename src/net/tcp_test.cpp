@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <tuple>
 
 namespace kdsim::net {
 namespace {
@@ -302,6 +303,165 @@ TEST(TcpBuffers, AutotuningGrowsBothBuffersWithinTheirMaximaAndEveryByteIsReadOn
     EXPECT_GT(s.src.sndbuf(), 2u * 10 * 1448);
     EXPECT_EQ(s.sink.bytes_read(), s.src.bytes_written());
     EXPECT_EQ(p.findings.kept().size(), 0u);
+}
+
+// ---- movable iperf3 tasks (issue 14): the loops follow their task's CPU --------------------
+// Machines A and B have two CPUs each, of one sched_domain per machine (a0, a1 and b0, b1, each
+// machine its own last-level cache); each NIC interrupts its machine's first CPU, joined on a
+// 1 Gbit/s link with 10 us latency. Both copies cost 1 cycle per byte at 1 GHz
+// (copy_from_user, copy_to_user_cold: 1,448 cycles per segment), every other figure 0. PREEMPT
+// voluntary, HZ 250 (the defaults). The writer (on a0) writes until 10 ms; the reader starts on
+// b0. From 1 ms a SCHED_FIFO task "hog" spins for good on a0 (or b0) in 1,000-cycle execs.
+struct TwoByTwo {
+    enum class Hog { SENDER, RECEIVER };
+    struct Opt {
+        Hog hog = Hog::SENDER;
+        bool writer_movable = false; // cpus_allowed {a0, a1}; else none (pinned to a0)
+        bool reader_movable = false; // cpus_allowed {b0, b1}
+    };
+    explicit TwoByTwo(Opt o)
+        : src(stack_a, copies(), 64 * MSS, TCP_MSS, 0, 0, CongestionAlgorithm::CUBIC), sink(stack_b, copies(), 128 * MSS, 0) {
+        link.attach(na, nb);
+        for (kernel::Cpu* c : {&a0, &a1, &b0, &b1}) c->set_findings(&findings);
+        b0.set_sd_llc_id(1);
+        b1.set_sd_llc_id(1);
+        rda.span = {&a0, &a1};
+        rdb.span = {&b0, &b1};
+        a0.set_root_domain(&rda, sim.rng("a0"));
+        a1.set_root_domain(&rda, sim.rng("a1"));
+        b0.set_root_domain(&rdb, sim.rng("b0"));
+        b1.set_root_domain(&rdb, sim.rng("b1"));
+        w = &a0.create_task("iperf3-c", kernel::SchedPolicy::NORMAL, 0, false, testing::writer(src, a0, &w, 10 * engine::PS_PER_MS));
+        r = &b0.create_task("iperf3-s", kernel::SchedPolicy::NORMAL, 0, false, testing::reader(sink, b0, &r));
+        w->in_user = r->in_user = true;
+        if (o.writer_movable) {
+            w->cpus_allowed = {&a0, &a1};
+            w->recent_used_cpu = &a0;
+        }
+        if (o.reader_movable) {
+            r->cpus_allowed = {&b0, &b1};
+            r->recent_used_cpu = &b0;
+        }
+        kernel::Cpu& hog_cpu = o.hog == Hog::SENDER ? a0 : b0;
+        hog_cpu.create_task("hog", kernel::SchedPolicy::FIFO, 50, true, spin_from_1ms(hog_cpu));
+        for (kernel::Cpu* c : {&a0, &a1, &b0, &b1}) c->boot();
+    }
+    static TcpCosts copies() {
+        TcpCosts c;
+        c.copy_from_user = 1;
+        c.copy_to_user_cold = 1;
+        return c;
+    }
+    static engine::Task<> spin_from_1ms(kernel::Cpu& cpu) {
+        co_await kernel::hrtimer_sleep_until(cpu, engine::PS_PER_MS);
+        for (;;) co_await cpu.exec(1000, kernel::Cat::OTHER);
+    }
+    void run(engine::Tick until) { sim.run(until); }
+    // The cycles the tasks of `c` spent copying (tcp_sendmsg's or tcp_recvmsg's copy).
+    static kernel::Cycles task_copy(const kernel::Cpu& c) {
+        return c.stats().cycles[static_cast<std::size_t>(kernel::CtxKind::TASK)][static_cast<std::size_t>(kernel::Cat::COPY)];
+    }
+    engine::Simulation sim{1};
+    kernel::Cpu a0{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu a1{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu b0{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu b1{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::RootDomain rda, rdb;
+    stats::Findings findings;
+    Softnet sa{a0}, sb{b0};
+    Nic na{sa, 40, NetCosts{}, "a.eth0"}, nb{sb, 40, NetCosts{}, "b.eth0"};
+    Link link{sim, 1'000'000'000, 10 * engine::PS_PER_US, 1000};
+    Stack stack_a{na}, stack_b{nb};
+    TcpSource src;
+    TcpSink sink;
+    kernel::TaskStruct* w = nullptr;
+    kernel::TaskStruct* r = nullptr;
+};
+
+// The link carries one 1514-byte frame per (1514 + 24) x 8 ns = 12.304 us: 1448 payload bytes, so
+// in 8 ms at least 8 ms / 12.304 us = 650 full segments' worth; half of that is the claim's floor.
+constexpr std::uint64_t HALF_THE_LINK_IN_8MS = 650 / 2 * MSS;
+
+TEST(TcpMovable, AWriterWhoseCpuAFifoTaskTakesMovesToTheIdleCpuAtItsNextWakeUpAndKeepsSending) {
+    // The writer sleeps in sk_stream_wait_memory most of the time (its copies take 1.448 us per
+    // segment, the wire 12.3 us). From 1 ms the FIFO hog owns a0; the next ACK's NET_RX on a0 wakes
+    // the writer: select_task_rq finds a0 busy and its previous CPU a0 too, so select_idle_cpu's
+    // scan places it on a1 (one migration, no load balance). Every later wake-up comes from a0's
+    // softirq with a0 busy: wake_affine keeps the previous CPU a1, idle. So it writes on a1 until
+    // 10 ms; by 30 ms every written byte has been read once.
+    TwoByTwo x({.writer_movable = true});
+    x.run(engine::PS_PER_MS);
+    EXPECT_EQ(x.w->cpu, &x.a0);
+    const std::uint64_t before = x.src.bytes_written();
+    x.run(30 * engine::PS_PER_MS);
+    EXPECT_EQ(x.w->cpu, &x.a1);
+    EXPECT_EQ(x.w->nr_migrations, 1u);
+    EXPECT_EQ(x.w->nr_balance_moves, 0u);
+    EXPECT_GT(x.src.bytes_written() - before, HALF_THE_LINK_IN_8MS);
+    // each segment copied once, on the CPU the writer ran on: a1 has the copies after the move
+    EXPECT_EQ(TwoByTwo::task_copy(x.a0) + TwoByTwo::task_copy(x.a1), x.src.bytes_written());
+    EXPECT_GE(TwoByTwo::task_copy(x.a1), x.src.bytes_written() - before);
+    EXPECT_EQ(x.sink.bytes_read(), x.src.bytes_written());
+    EXPECT_EQ(x.src.bytes_acked(), x.src.bytes_written());
+    EXPECT_EQ(x.findings.kept().size(), 0u);
+}
+
+TEST(TcpMovable, APinnedWriterWhoseCpuAFifoTaskTakesNeverMovesAndStopsSending) {
+    // The same without cpus_allowed: the writer waits on a0 behind the hog for good; the bytes it
+    // wrote before 1 ms are all it writes, and they are read.
+    TwoByTwo x({});
+    x.run(engine::PS_PER_MS);
+    const std::uint64_t before = x.src.bytes_written();
+    x.run(30 * engine::PS_PER_MS);
+    EXPECT_EQ(x.w->cpu, &x.a0);
+    EXPECT_EQ(x.w->nr_migrations, 0u);
+    EXPECT_EQ(x.src.bytes_written(), before);
+    EXPECT_EQ(TwoByTwo::task_copy(x.a1), 0u);
+    EXPECT_EQ(x.sink.bytes_read(), x.src.bytes_written());
+    EXPECT_EQ(x.findings.kept().size(), 0u);
+}
+
+TEST(TcpMovable, AReaderWhoseCpuAFifoTaskTakesMovesToTheIdleCpuAndReadsEveryByteOnce) {
+    // The reader blocks for data; from 1 ms the hog owns b0, where NET_RX wakes the reader: b0 busy,
+    // its previous CPU b0 busy, so it is placed on b1 and stays there (later wake-ups find b1, its
+    // previous CPU, idle). Its copies after the move are charged to b1; every byte read once.
+    TwoByTwo x({.hog = TwoByTwo::Hog::RECEIVER, .reader_movable = true});
+    x.run(engine::PS_PER_MS);
+    EXPECT_EQ(x.r->cpu, &x.b0);
+    const std::uint64_t before = x.sink.bytes_read();
+    x.run(30 * engine::PS_PER_MS);
+    EXPECT_EQ(x.r->cpu, &x.b1);
+    EXPECT_EQ(x.r->nr_migrations, 1u);
+    EXPECT_GT(x.sink.bytes_read() - before, HALF_THE_LINK_IN_8MS);
+    EXPECT_EQ(TwoByTwo::task_copy(x.b0) + TwoByTwo::task_copy(x.b1), x.sink.bytes_read());
+    EXPECT_GE(TwoByTwo::task_copy(x.b1), x.sink.bytes_read() - before);
+    EXPECT_EQ(x.sink.bytes_read(), x.src.bytes_written());
+    EXPECT_EQ(x.findings.kept().size(), 0u);
+}
+
+TEST(TcpMovable, APinnedReaderWhoseCpuAFifoTaskTakesNeverMovesAndNothingMoreIsRead) {
+    // Without cpus_allowed the reader waits on b0 behind the hog: nothing is read after 1 ms, so
+    // the receive window closes and the writer stops too; nothing is lost (no finding).
+    TwoByTwo x({.hog = TwoByTwo::Hog::RECEIVER});
+    x.run(engine::PS_PER_MS);
+    const std::uint64_t before = x.sink.bytes_read();
+    x.run(30 * engine::PS_PER_MS);
+    EXPECT_EQ(x.r->cpu, &x.b0);
+    EXPECT_EQ(x.r->nr_migrations, 0u);
+    EXPECT_EQ(x.sink.bytes_read(), before);
+    EXPECT_EQ(TwoByTwo::task_copy(x.b1), 0u);
+    EXPECT_EQ(x.findings.kept().size(), 0u);
+}
+
+TEST(TcpMovable, TheSameRunTwiceGivesTheSameCountsAndPlacements) {
+    auto run = [] {
+        TwoByTwo x({.writer_movable = true});
+        x.run(30 * engine::PS_PER_MS);
+        return std::tuple{x.src.bytes_written(), x.sink.bytes_read(), x.w->cpu->id(), x.w->nr_migrations,
+                          TwoByTwo::task_copy(x.a0), TwoByTwo::task_copy(x.a1), x.a1.stats().busy_ticks,
+                          x.a0.stats().context_switches};
+    };
+    EXPECT_EQ(run(), run());
 }
 
 } // namespace

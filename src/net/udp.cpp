@@ -23,24 +23,25 @@ UdpSource::UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, d
 // iperf3 -u: datagram n is due at start + n * length * 8 / bitrate; when ahead of schedule the
 // sender sleeps until the next one is due (iperf3 paces in its main loop the same way).
 // Models: udp_sendmsg() (net/ipv4/udp.c)
-engine::Task<> UdpSource::send_loop(kernel::Cpu& cpu, engine::Tick stop_at) {
-    const engine::Tick start = cpu.now();
+engine::Task<> UdpSource::send_loop(kernel::Cpu& start_cpu, engine::Tick stop_at, kernel::TaskStruct* self) {
+    const kernel::ThisCpu cpu = self ? kernel::ThisCpu::of(*self, start_cpu) : kernel::ThisCpu(start_cpu);
+    const engine::Tick start = cpu->now();
     const auto due = [&](std::uint64_t n) {
         return start + static_cast<engine::Tick>(static_cast<unsigned __int128>(n) * length_ * 8 * engine::PS_PER_S /
                                                  bitrate_);
     };
-    while (cpu.now() < stop_at) {
-        if (cpu.now() < due(sent_)) {
+    while (cpu->now() < stop_at) {
+        if (cpu->now() < due(sent_)) {
             co_await kernel::hrtimer_sleep_until(cpu, due(sent_));
             continue;
         }
         co_await kernel::syscall_enter(cpu);
-        co_await cpu.exec(net_.syscall, Cat::SYSCALL);
+        co_await cpu->exec(net_.syscall, Cat::SYSCALL);
         Packet p = transport_packet(FrameKind::UDP_DATA, length_, UDP_IP_HEADERS, sent_, flow_);
-        co_await cpu.exec(ip_append_data(cpu, p), Cat::COPY);
+        co_await cpu->exec(ip_append_data(cpu, p), Cat::COPY);
         // udp_send_skb's UDP header, ip_make_skb's IP header, neigh_hh_output's Ethernet header:
         // written in front of the payload (with a hierarchy)
-        co_await cpu.exec(costs_.udp_sendmsg + stack_.touch(cpu, p.data, 0, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL,
+        co_await cpu->exec(costs_.udp_sendmsg + stack_.touch(cpu, p.data, 0, ETH_HEADER + UDP_IP_HEADERS), Cat::PROTOCOL,
                           kernel::Text::UDP_SENDMSG);
         ++sent_;
         co_await stack_.ip_output(cpu, p);
@@ -106,22 +107,23 @@ engine::Task<> UdpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
 }
 
 // Models: udp_recvmsg() (net/ipv4/udp.c)
-engine::Task<> UdpSink::read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self) {
+engine::Task<> UdpSink::read_loop(kernel::Cpu& start, kernel::TaskStruct& self) {
+    const kernel::ThisCpu cpu = kernel::ThisCpu::of(self, start); // a movable reader: its CPU at each use
     for (;;) {
         co_await kernel::syscall_enter(cpu);
         while (queue_.empty()) {
             reader_ = &self;
-            co_await cpu.block();
+            co_await cpu->block();
         }
-        co_await cpu.exec(net_.syscall, Cat::SYSCALL);
+        co_await cpu->exec(net_.syscall, Cat::SYSCALL);
         const Datagram d = queue_.front();
         const QueuedSkb& skb = d.skb;
         const std::uint32_t n = skb.len;
         queue_.pop_front();
         max_seq_read_ = read_++ ? std::max(max_seq_read_, d.seq) : d.seq;
         queued_bytes_ -= n;
-        co_await cpu.exec(costs_.udp_recvmsg, Cat::PROTOCOL, kernel::Text::UDP_RECVMSG);
-        co_await cpu.exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY, kernel::Text::COPY_TO_USER);
+        co_await cpu->exec(costs_.udp_recvmsg, Cat::PROTOCOL, kernel::Text::UDP_RECVMSG);
+        co_await cpu->exec(stack_.copy_to_user(cpu, skb, user_, copy_to_user_), Cat::COPY, kernel::Text::COPY_TO_USER);
         bytes_read_ += n;
         co_await kernel::syscall_exit(cpu);
     }

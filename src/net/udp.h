@@ -7,6 +7,7 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "kernel/this_cpu.h"
 #include "net/net_costs.h"
 #include "net/stack.h"
 
@@ -22,8 +23,9 @@ class UdpSource final : public TcpEndpoint {
 public:
     UdpSource(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_from_user, std::uint32_t length,
               std::uint64_t bitrate, std::uint32_t flow);
-    // The sender task's body until `stop_at`.
-    engine::Task<> send_loop(kernel::Cpu& cpu, engine::Tick stop_at);
+    // The sender task's body until `stop_at`, starting on `cpu`. A task `self` with several
+    // allowed CPUs takes its CPU from itself after every await (kernel/this_cpu.h); none: pinned.
+    engine::Task<> send_loop(kernel::Cpu& cpu, engine::Tick stop_at, kernel::TaskStruct* self = nullptr);
     engine::Task<> tcp_rcv(kernel::Cpu&, const Packet&) override { co_return; } // nothing comes back
     std::uint64_t datagrams() const { return sent_; }
     std::uint64_t bytes() const { return sent_ * length_; }
@@ -61,6 +63,7 @@ public:
     UdpSink(Stack& stack, const UdpCosts& costs, const NetCosts& net, double copy_to_user, std::uint64_t rcvbuf,
             std::uint32_t flow);
     engine::Task<> tcp_rcv(kernel::Cpu& cpu, const Packet& p) override; // udp_rcv
+    // The reader task's body, starting on `cpu`; a movable `self` as UdpSource::send_loop.
     engine::Task<> read_loop(kernel::Cpu& cpu, kernel::TaskStruct& self);
     std::uint64_t datagrams() const { return received_; }
     std::uint64_t bytes_read() const { return bytes_read_; }

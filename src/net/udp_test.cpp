@@ -112,5 +112,65 @@ TEST(UdpSink, MissingDatagramsAreTheGapsInTheSequenceNumbersReadAsIperf3CountsTh
     EXPECT_EQ(sink.datagrams_expected(), 7u);
 }
 
+// Two CPUs of one sched_domain (zero costs) and the recording device; from 2.5 ms a SCHED_FIFO
+// task spins on CPU 0 for good. The iperf3 -u sender of the first test (1000-byte datagrams at
+// 8 Mbit/s: one per 1 ms, due at 0..9 ms before the 9.5 ms stop) starts on CPU 0.
+struct TwoCpus {
+    explicit TwoCpus(bool movable) {
+        rd.span = {&c0, &c1};
+        c0.set_root_domain(&rd, sim.rng("c0"));
+        c1.set_root_domain(&rd, sim.rng("c1"));
+        self = &c0.create_task("iperf3", kernel::SchedPolicy::NORMAL, 0, false, send_as(src, c0, self, 9'500 * engine::PS_PER_US));
+        if (movable) {
+            self->cpus_allowed = {&c0, &c1};
+            self->recent_used_cpu = &c0;
+        }
+        c0.create_task("hog", kernel::SchedPolicy::FIFO, 50, true, hog(c0));
+        c0.boot();
+        c1.boot();
+    }
+    static engine::Task<> send_as(UdpSource& src, kernel::Cpu& cpu, kernel::TaskStruct*& self, engine::Tick stop) {
+        co_await src.send_loop(cpu, stop, self);
+    }
+    static engine::Task<> hog(kernel::Cpu& cpu) {
+        co_await kernel::hrtimer_sleep_until(cpu, 2'500 * engine::PS_PER_US);
+        for (;;) co_await cpu.exec(1000, kernel::Cat::OTHER);
+    }
+    engine::Simulation sim{1};
+    kernel::Cpu c0{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu c1{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::RootDomain rd;
+    testing::Wire wire;
+    Stack stack{wire};
+    UdpSource src{stack, UdpCosts{}, NetCosts{}, 0.0, 1000, 8'000'000, 0};
+    kernel::TaskStruct* self = nullptr;
+};
+
+TEST(UdpMovable, APacedSenderWhoseCpuAFifoTaskTakesIsWokenOnTheIdleCpuAndSendsEveryDatagramOnTime) {
+    // The sender sleeps in its pacing timer between datagrams. The timer of 3 ms fires on CPU 0,
+    // which the hog holds: select_task_rq finds CPU 0 and the previous CPU (0) busy and places
+    // the sender on idle CPU 1, once; its later timers are armed and fire there. With zero costs
+    // every datagram still leaves at its due time, 0..9 ms.
+    TwoCpus x(true);
+    x.sim.run(20 * engine::PS_PER_MS);
+    EXPECT_EQ(x.self->cpu, &x.c1);
+    EXPECT_EQ(x.self->nr_migrations, 1u);
+    ASSERT_EQ(x.wire.sent.size(), 10u);
+    for (std::size_t i = 0; i < 10; ++i) {
+        EXPECT_EQ(x.wire.sent[i].p.seq, i);
+        EXPECT_EQ(x.wire.sent[i].at, i * engine::PS_PER_MS);
+    }
+}
+
+TEST(UdpMovable, APinnedPacedSenderWhoseCpuAFifoTaskTakesNeverMovesAndSendsNothingMore) {
+    // Without cpus_allowed the sender woken at 3 ms waits on CPU 0 behind the hog for good: the
+    // datagrams of 0, 1 and 2 ms are all that leave.
+    TwoCpus x(false);
+    x.sim.run(20 * engine::PS_PER_MS);
+    EXPECT_EQ(x.self->cpu, &x.c0);
+    EXPECT_EQ(x.self->nr_migrations, 0u);
+    EXPECT_EQ(x.wire.sent.size(), 3u);
+}
+
 } // namespace
 } // namespace kdsim::net

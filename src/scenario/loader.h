@@ -7,6 +7,9 @@
 #include "scenario/toml_reader.h"
 #include "system/workload_kind.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -170,6 +173,31 @@ public:
     std::optional<system::ModuleList> module_list(crypto::HashAlg default_alg, std::uint64_t min_size,
                                                   std::string_view min_reason) override {
         return l_.read_module_list(w_, wkey_, default_alg, min_size, min_reason, profile_);
+    }
+    std::optional<std::vector<int>> cpu_list(std::string_view key) override {
+        const toml::array* a = r_.array(w_, key, at(key), false, "an array of CPU numbers");
+        if (!a) return std::nullopt;
+        if (a->empty()) {
+            r_.error(*a, at(key), "expected at least one CPU number, found an empty array");
+            return std::nullopt;
+        }
+        std::vector<int> out;
+        bool ok = true;
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const auto v = a->get(i)->value<std::int64_t>();
+            if (!a->get(i)->is_integer() || !v || *v < 0 || *v >= MAX_CPUS) {
+                r_.error(*a->get(i), index_key(at(key), i),
+                         fmt::format("expected a CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a->get(i))));
+                ok = false;
+            } else if (std::find(out.begin(), out.end(), static_cast<int>(*v)) != out.end()) {
+                r_.error(*a->get(i), index_key(at(key), i), fmt::format("expected each CPU once, found {} again", *v));
+                ok = false;
+            } else {
+                out.push_back(static_cast<int>(*v));
+            }
+        }
+        if (!ok) return std::nullopt;
+        return out;
     }
     void error(std::string_view key, std::string message) override {
         if (const toml::node* n = w_.get(key)) r_.error(*n, at(key), std::move(message));

@@ -43,6 +43,11 @@ public:
         return *box.softnet[static_cast<std::size_t>(cpu)];
     }
     unsigned next_vector() override { return next_vector_++; }
+    std::vector<kernel::Cpu*> cpus() override {
+        std::vector<kernel::Cpu*> out;
+        for (auto& c : hw(m_).cpus) out.push_back(c.get());
+        return out;
+    }
     std::optional<Route> route(const std::string& name) override {
         Machine* peer = sys_.machine_named(name);
         if (!peer || !peer->stack || !m_.stack) return std::nullopt;

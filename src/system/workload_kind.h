@@ -82,6 +82,10 @@ public:
     // `min_size` bytes); a row without a hash column takes `default_alg`.
     virtual std::optional<ModuleList> module_list(crypto::HashAlg default_alg, std::uint64_t min_size,
                                                   std::string_view min_reason) = 0;
+    // An optional list of CPU numbers (`affinity = [0, 1, 2]`): each an integer 0..MAX_CPUS-1,
+    // each once, at least one; an error at the element (or the key) otherwise. nullopt: absent or
+    // reported.
+    virtual std::optional<std::vector<int>> cpu_list(std::string_view key) = 0;
     // An error at `key`, or at the table's header when the key is absent.
     virtual void error(std::string_view key, std::string message) = 0;
     // The machine's profile; nullptr when it did not load (its own errors are reported).
@@ -102,6 +106,8 @@ public:
     virtual net::Softnet& softnet(int cpu) = 0;
     // A free interrupt vector on this machine.
     virtual unsigned next_vector() = 0;
+    // This machine's CPUs by number (a network namespace's are its machine's).
+    virtual std::vector<kernel::Cpu*> cpus() = 0;
     // A stream between this machine and `peer`: the peer, its CPUs and the route's MTU (a
     // tunnel's inner MTU when the stream goes through one). nullopt when either machine has no
     // network stack or `peer` names no machine.
@@ -201,6 +207,9 @@ template <class P> void read_peer_sender(ParamReader& r, P& x) {
 }
 // A sender_cpu is a CPU of the peer (reported at "sender_cpu").
 void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer);
+// An affinity list (`key`) names CPUs of machine `m` only, `cpu` (read at `cpu_key`) among them.
+void check_affinity(ParamReader& r, std::string_view key, const std::vector<int>& affinity, std::string_view cpu_key,
+                    int cpu, const MachineConfig& m);
 // A datagram of `length` payload bytes fits the route's MTU with its 28 bytes of IPv4 and UDP
 // headers: no IP fragmentation is modelled (reported at "length").
 void check_datagram_fits(ParamReader& r, std::uint64_t length, std::uint32_t mtu);

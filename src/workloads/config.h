@@ -142,6 +142,11 @@ struct Iperf3Workload {
     int cpu = 0;                  // the receiving iperf3 server's CPU
     std::string peer;             // the sending machine
     int sender_cpu = 0;
+    // The CPUs each server (affinity) and each client (sender_affinity) task may run on, `cpu` /
+    // `sender_cpu` among them (where it starts): the scheduler places it (cpus_allowed). Empty:
+    // pinned to `cpu` / `sender_cpu`, as iperf3 run with -A / taskset would be.
+    std::vector<int> affinity;
+    std::vector<int> sender_affinity;
     // iperf3 -w: the sender's cap on bytes in flight (its send buffer twice that) and the
     // receiver's buffer (advertised whole when empty); 0: not set, the kernel autotunes both
     // within the machines' tcp_wmem / tcp_rmem

@@ -9,9 +9,11 @@
 namespace kdsim::workloads {
 
 Iperf3::Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
-               std::uint32_t first_flow, engine::Tick stop_at)
+               std::uint32_t first_flow, engine::Tick stop_at, std::vector<kernel::Cpu*> server_cpus,
+               std::vector<kernel::Cpu*> client_cpus)
     : Workload(env), cfg_(std::move(cfg)), rx_(std::move(rx)), tx_(std::move(tx)), stack_(*rx_.stack),
-      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at), mss_(net::tcp_mss_for_mtu(mtu)) {
+      peer_cpu_(peer_cpu), peer_stack_(*tx_.stack), stop_at_(stop_at), mss_(net::tcp_mss_for_mtu(mtu)),
+      server_cpus_(std::move(server_cpus)), client_cpus_(std::move(client_cpus)) {
     if (cfg_.udp && cfg_.length == 0) cfg_.length = mtu - net::UDP_IP_HEADERS;
     for (int i = 0; i < cfg_.parallel; ++i) {
         const auto flow = first_flow + static_cast<std::uint32_t>(i);
@@ -46,6 +48,15 @@ void Iperf3::start() {
         s.server = &env_.cpu.create_task(cfg_.name + "-s" + suffix, kernel::SchedPolicy::NORMAL, 0, false, server(*this, s));
         s.client = &peer_cpu_.create_task(cfg_.name + "-c" + suffix, kernel::SchedPolicy::NORMAL, 0, false, client(*this, s));
         s.server->in_user = s.client->in_user = true;
+        // sched_setaffinity before the run; wake_up_new_task: p->recent_used_cpu = task_cpu(p)
+        if (server_cpus_.size() > 1) {
+            s.server->cpus_allowed = server_cpus_;
+            s.server->recent_used_cpu = &env_.cpu;
+        }
+        if (client_cpus_.size() > 1) {
+            s.client->cpus_allowed = client_cpus_;
+            s.client->recent_used_cpu = &peer_cpu_;
+        }
     }
     if (cfg_.interval > 0 && cfg_.start + cfg_.interval < stop_at_) env_.sim.schedule_at(cfg_.start + cfg_.interval, this);
 }
@@ -74,14 +85,16 @@ Iperf3Sample Iperf3::sample(engine::Tick at) const {
 }
 
 engine::Task<> Iperf3::server(Iperf3& w, Stream& s) {
-    if (s.usink) co_await s.usink->read_loop(w.env_.cpu, *s.server);
-    else co_await s.sink->read_loop(w.env_.cpu, *s.server);
+    if (s.usink) co_await s.usink->read_loop(*s.server->cpu, *s.server);
+    else co_await s.sink->read_loop(*s.server->cpu, *s.server);
 }
 
+// The loops take their CPU from their task when it may move (its wake-up after the sleep may
+// already place it elsewhere).
 engine::Task<> Iperf3::client(Iperf3& w, Stream& s) {
-    co_await kernel::hrtimer_sleep_until(w.peer_cpu_, w.cfg_.start);
-    if (s.usource) co_await s.usource->send_loop(w.peer_cpu_, w.stop_at_);
-    else co_await s.source->send_loop(w.peer_cpu_, *s.client, w.stop_at_);
+    co_await kernel::hrtimer_sleep_until(*s.client->cpu, w.cfg_.start);
+    if (s.usource) co_await s.usource->send_loop(*s.client->cpu, w.stop_at_, s.client);
+    else co_await s.source->send_loop(*s.client->cpu, *s.client, w.stop_at_);
 }
 
 namespace {
@@ -155,7 +168,24 @@ results::WorkloadResult Iperf3::udp_result() const {
     add(r, "datagrams_lost", lost, "count");
     add(r, "datagrams_missing", static_cast<double>(missing), "count");
     add(r, "socket_rcvbuf_drops", static_cast<double>(rcvbuf_drops), "count");
+    add_placement(r);
     return r;
+}
+
+void Iperf3::add_placement(results::WorkloadResult& r) const {
+    for (const auto& [tasks, key] : {std::pair{&server_cpus_, "server"}, std::pair{&client_cpus_, "client"}}) {
+        if (tasks->size() < 2) continue;
+        std::uint64_t moves = 0, balance = 0;
+        for (const auto& st : streams_) {
+            const kernel::TaskStruct& t = *(tasks == &server_cpus_ ? st->server : st->client);
+            moves += t.nr_migrations;
+            balance += t.nr_balance_moves;
+        }
+        const kernel::TaskStruct& first = *(tasks == &server_cpus_ ? streams_.front()->server : streams_.front()->client);
+        add(r, fmt::format("{}_cpu", key), static_cast<double>(first.cpu->id()), "cpu");
+        add(r, fmt::format("{}_migrations", key), static_cast<double>(moves), "count");
+        add(r, fmt::format("{}_balance_moves", key), static_cast<double>(balance), "count");
+    }
 }
 
 void Iperf3::check_at_end() {
@@ -225,6 +255,7 @@ results::WorkloadResult Iperf3::result() const {
     add(r, "bytes_written", static_cast<double>(written), "bytes");
     add(r, "bytes_not_yet_read", static_cast<double>(written - bytes_read - lost), "bytes");
     add(r, "bytes_lost", static_cast<double>(lost), "bytes");
+    add_placement(r);
     return r;
 }
 

@@ -38,9 +38,11 @@ class Iperf3 final : public Workload, private engine::EventTarget {
 public:
     // `env` is the receiver's; the sender runs on `peer_cpu`.
     // The streams use flows first_flow .. first_flow + parallel - 1. `mtu` is the route's (the
-    // tunnel's inner MTU, or 1500).
+    // tunnel's inner MTU, or 1500). `server_cpus` / `client_cpus`: the CPUs each server / client
+    // task may run on (cpus_allowed, placed by the scheduler); empty: pinned to env.cpu / peer_cpu.
     Iperf3(Env env, Iperf3Workload cfg, Iperf3End rx, kernel::Cpu& peer_cpu, Iperf3End tx, std::uint32_t mtu,
-           std::uint32_t first_flow, engine::Tick stop_at);
+           std::uint32_t first_flow, engine::Tick stop_at, std::vector<kernel::Cpu*> server_cpus = {},
+           std::vector<kernel::Cpu*> client_cpus = {});
     void start() override;
     bool finite() const override { return false; }
     results::WorkloadResult result() const override;
@@ -77,6 +79,9 @@ private:
     std::vector<std::unique_ptr<Stream>> streams_;
     std::uint32_t mss_;
     std::vector<Iperf3Sample> samples_; // one per interval ended so far
+    std::vector<kernel::Cpu*> server_cpus_, client_cpus_;
+    // With an affinity: where the tasks are and how often they moved (summed over the streams).
+    void add_placement(results::WorkloadResult& r) const;
 };
 
 } // namespace kdsim::workloads

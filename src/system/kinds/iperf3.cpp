@@ -12,6 +12,8 @@ using workloads::Iperf3Workload;
 
 void read(ParamReader& r, Iperf3Workload& x) {
     read_peer_sender(r, x);
+    if (auto a = r.cpu_list("affinity")) x.affinity = std::move(*a);
+    if (auto a = r.cpu_list("sender_affinity")) x.sender_affinity = std::move(*a);
     if (auto b = r.bytes("window", false, true)) x.window = *b;
     if (auto b = r.bytes("rcvbuf", false, true)) x.rcvbuf = *b;
     if (auto t = r.duration("start", false, false)) x.start = *t;
@@ -45,6 +47,16 @@ void check(ParamReader& r, const Iperf3Workload& x, const PeerView& v) {
                                       m->profile.name, m->name));
     }
     check_sender_cpu(r, x.sender_cpu, v.peer);
+    check_affinity(r, "affinity", x.affinity, "cpu", x.cpu, v.machine);
+    check_affinity(r, "sender_affinity", x.sender_affinity, "sender_cpu", x.sender_cpu, v.peer);
+    // A movable client holds its CPU across the tunnel's xmit (wg_xmit, xfrm_output), which Linux
+    // runs with bottom halves off (dev_queue_xmit on the tunnel device) and kdsim runs as
+    // preemptible task code: under PREEMPT=full it could be preempted and moved there.
+    if (x.sender_affinity.size() > 1 && v.peer.tunnel && v.peer.kernel.preempt == kernel::PreemptModel::FULL)
+        r.error("sender_affinity",
+                fmt::format("a movable iperf3 client on machine '{}' with a tunnel needs preempt = \"none\" or "
+                            "\"voluntary\" (the tunnel's xmit runs as preemptible task code in kdsim), found \"full\"",
+                            v.peer.name));
     if (x.udp) check_datagram_fits(r, x.length, v.mtu);
 }
 
@@ -52,17 +64,24 @@ std::unique_ptr<workloads::Workload> build(const Iperf3Workload& x, BuildContext
     auto route = b.route(x.peer);
     require(route.has_value(), "iperf3 '" + x.name + "': no link to its peer");
     const std::uint32_t first_flow = b.take_flows(static_cast<std::uint64_t>(x.parallel));
+    auto cpus_of = [](const std::vector<int>& numbers, const std::vector<kernel::Cpu*>& cpus) {
+        std::vector<kernel::Cpu*> out;
+        if (numbers.size() > 1) // one CPU: pinned, as without the key
+            for (int n : numbers) out.push_back(cpus.at(static_cast<std::size_t>(n)));
+        return out;
+    };
     return std::make_unique<workloads::Iperf3>(b.env, x, b.end(b.machine().name),
                                                *route->peer_cpus.at(static_cast<std::size_t>(x.sender_cpu)),
-                                               b.end(x.peer), route->mtu, first_flow, b.stop());
+                                               b.end(x.peer), route->mtu, first_flow, b.stop(),
+                                               cpus_of(x.affinity, b.cpus()), cpus_of(x.sender_affinity, route->peer_cpus));
 }
 
 } // namespace
 
 extern const WorkloadKind iperf3_kind = WorkloadKind::of<Iperf3Workload>(
     "iperf3",
-    {"peer", "sender_cpu", "window", "rcvbuf", "start", "parallel", "protocol", "bitrate", "length", "congestion",
-     "interval"}, true,
+    {"peer", "sender_cpu", "affinity", "sender_affinity", "window", "rcvbuf", "start", "parallel", "protocol",
+     "bitrate", "length", "congestion", "interval"}, true,
     read, build, check)
     .with_flows<Iperf3Workload>("parallel", [](const Iperf3Workload& x) -> std::uint64_t {
         return static_cast<std::uint64_t>(x.parallel);

@@ -6,6 +6,7 @@
 #include "net/udp.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -52,6 +53,19 @@ void check_sender_cpu(ParamReader& r, int sender_cpu, const MachineConfig& peer)
     if (sender_cpu >= peer.cpus)
         r.error("sender_cpu", fmt::format("expected a CPU of the peer '{}' (0 to {}), found {}", peer.name,
                                           peer.cpus - 1, sender_cpu));
+}
+
+void check_affinity(ParamReader& r, std::string_view key, const std::vector<int>& affinity, std::string_view cpu_key,
+                    int cpu, const MachineConfig& m) {
+    if (affinity.empty()) return;
+    for (std::size_t i = 0; i < affinity.size(); ++i)
+        if (affinity[i] >= m.cpus)
+            r.error(key, fmt::format("expected CPUs of machine '{}' (0 to {}), found {} ({}[{}])", m.name, m.cpus - 1,
+                                     affinity[i], key, i));
+    if (std::find(affinity.begin(), affinity.end(), cpu) == affinity.end())
+        r.error(r.has(cpu_key) ? cpu_key : key,
+                fmt::format("the task starts on a CPU of its {}: expected {} to be one of {}, found {}", key, cpu_key,
+                            fmt::join(affinity, ", "), cpu));
 }
 
 void check_datagram_fits(ParamReader& r, std::uint64_t length, std::uint32_t mtu) {
