@@ -38,6 +38,23 @@ struct RxDmaConfig {
 //            from NET_RX's process_backlog (net/backlog.h).
 enum class RxMode : std::uint8_t { NAPI, NETIF_RX };
 
+// The NAPI poll's loop over the device's events ([machine.nic] poll_loop):
+//  NONE:      one pass over the ring (and the tx completions), then napi_complete_done (lan743x);
+//  COALESCED, PER_FRAME: the FEC of Linux 6.1 (fec_main.c fec_enet_rx_napi): `do { fec_enet_rx;
+//             fec_enet_tx; } while (done < budget && fec_enet_collect_events(fep))`, the loop
+//             reading IEVENT (and acking what it read) after each pass, and going on while it
+//             holds an event. Which events IEVENT holds while the interrupt coalescing runs is a
+//             fact of the ENET hardware, not of the kernel source:
+//               COALESCED: RXF (and TXF) are set when the coalescing releases them (at most one
+//                 event per rx_usecs, as the interrupt), so a poll goes on only if the period ran out
+//                 while it ran;
+//               PER_FRAME: every received frame sets RXF at once and the coalescing holds back
+//                 only the interrupt line, so a poll goes on while frames keep coming.
+//             Each pass that ends below the budget is followed by collect_events' readl and writel
+//             of IEVENT (charged with driver = "fec"); fec_enet_rx_queue's per-frame writel of RXF
+//             to IEVENT clears RXF.
+enum class PollLoop : std::uint8_t { NONE, COALESCED, PER_FRAME };
+
 // An XDP program attached to the driver's receive path ([machine.nic] xdp), run on every frame
 // before an skb is built (bpf_prog_run_xdp in the driver's NAPI poll, include/linux/filter.h):
 //  NONE: no program;

@@ -57,6 +57,9 @@ struct NetCosts {
     std::optional<Cycles> fec_irq;      // fec_enet_interrupt: collect events, napi_schedule
     std::optional<Cycles> mmio_posted_write; // writel(): barrier + a posted Device store (doorbell, IMASK)
     std::optional<Cycles> mmio_read;    // readl(): a non-posted Device load + barrier (FEC_IEVENT)
+    // Needed by [machine.nic] coalesce = "fec-itr": Hz, the rate of the FEC's "ahb" clock, which the
+    // driver reads into fep->itr_clk_rate and converts coalescing microseconds with (a SoC's figure)
+    std::optional<std::uint64_t> fec_itr_clock;
     // Needed by a device with a qdisc layer ([machine.nic] qdisc = "pfifo_fast" / "fq", net/qdisc.h):
     std::optional<Cycles> pfifo_fast_enqueue; // pfifo_fast_enqueue: band, skb_array_produce, backlog
     std::optional<Cycles> pfifo_fast_dequeue; // pfifo_fast_dequeue: the bands' skb_array_consume

@@ -54,6 +54,7 @@ struct NicStats {
     std::uint64_t rx_copy_bytes = 0; // bytes of those copies
     std::uint64_t rx_backlog_dropped = 0; // rx_mode netif_rx: frames netif_rx dropped (the backlog full)
     std::uint64_t irq_loops = 0;          // rx_mode netif_rx: passes of the handler's IEVENT loop
+    std::uint64_t poll_passes = 0;        // poll_loop: passes of the NAPI poll's IEVENT loop
     std::uint64_t xdp_drop = 0;           // xdp: frames the program dropped (also in rx_frames)
     std::uint64_t xdp_pass = 0;           // xdp: frames the program passed to the stack
 };
@@ -145,6 +146,8 @@ public:
             s.counter("rx_backlog_dropped", stats_.rx_backlog_dropped, "count",
                       "frames netif_rx dropped: the backlog held netdev_max_backlog (also in rx_dropped)")
                 .counter("irq_loops", stats_.irq_loops, "count", "passes of the interrupt handler's IEVENT loop");
+        if (poll_loop_on_) // the FEC's NAPI poll loops while IEVENT holds an event (fec_enet_rx_napi)
+            s.counter("poll_passes", stats_.poll_passes, "count", "passes of the NAPI poll's loop (fec_enet_rx + fec_enet_tx)");
         if (xdp_on_) // an XDP program on the receive path (ip link set dev <ifname> xdp ...)
             s.counter("xdp_drop", stats_.xdp_drop, "count", "frames the XDP program dropped (XDP_DROP; also in rx_frames)")
                 .counter("xdp_pass", stats_.xdp_pass, "count", "frames the XDP program passed to the stack (XDP_PASS)");
@@ -175,6 +178,7 @@ protected:
     const TxDmaStats* tx_dma_stats_ = nullptr; // the transmit side's DMA API use, when modelled
     bool rx_copy_on_ = false;                  // the driver copies every received frame
     bool netif_rx_on_ = false;                 // the driver receives in hardirq through netif_rx
+    bool poll_loop_on_ = false;                // the driver's poll loops over IEVENT (the 6.1 FEC)
     bool xdp_on_ = false;                      // an XDP program runs on every received frame
     bool gso_ = false;
     bool sg_ = true;

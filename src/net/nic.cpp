@@ -9,6 +9,17 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
+// ICTT = us * (fep->itr_clk_rate / 64000) / 1000 (fec_enet_us_to_itr_clock, integer arithmetic),
+// FEC_ITR_ICTT(x) = x & 0xffff (fec.h); the ICTT counts 64 cycles of the clock FEC_ITR_CLK_SEL picks
+// ("enet system clock", clk_ahb, as the driver's comment says).
+// Models: fec_enet_us_to_itr_clock(), fec_enet_itr_coal_set() (drivers/net/ethernet/freescale/fec_main.c)
+engine::Tick fec_itr_period(std::uint64_t usecs, std::uint64_t itr_clk_hz) {
+    const std::uint64_t ictt = (usecs * (itr_clk_hz / 64000) / 1000) & 0xffff;
+    if (ictt == 0 || itr_clk_hz == 0) return 0; // rx_ictt 0: RXIC0 stays 0, no coalescing
+    const std::uint64_t cycles = ictt * 64;   // at most 4,194,240: cycles * PS_PER_S fits 64 bits
+    return (cycles * engine::PS_PER_S + itr_clk_hz / 2) / itr_clk_hz;
+}
+
 Nic::Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring)
     : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), ring_(ring) {
     napi_.poll = &Nic::napi_poll;
@@ -114,7 +125,10 @@ void Nic::ring_write(const Packet& p) {
         left -= here;
     }
     if (rx_mode_ == RxMode::NETIF_RX) fec_event(FEC_ENET_RXF);
-    else if (irq_enabled_) raise_rx_irq();
+    else {
+        if (poll_loop_ != PollLoop::NONE) ievent_ |= FEC_ENET_RXF;
+        if (irq_enabled_) raise_rx_irq();
+    }
 }
 
 // The 3.0 FEC sets the event's IEVENT bit; IMASK lets every event through, so the line is
@@ -148,7 +162,10 @@ void Nic::on_event(std::uint64_t arg) {
     if (arg == EV_TX_DONE) { // the device marks the skb's descriptors done and signals TXF
         ++tx_done_skbs_;
         if (rx_mode_ == RxMode::NETIF_RX) fec_event(FEC_ENET_TXF);
-        else if (irq_enabled_) raise_rx_irq();
+        else {
+            if (poll_loop_ != PollLoop::NONE) ievent_ |= FEC_ENET_TXF;
+            if (irq_enabled_) raise_rx_irq();
+        }
         return;
     }
     if (arg == EV_DMA_DONE) {
@@ -172,6 +189,7 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
         co_await n.fec_enet_interrupt(cpu);
         co_return;
     }
+    n.ievent_ = 0; // (poll_loop) fec_enet_collect_events acks every event the interrupt found
     if (n.fec()) { // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
         co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER, kernel::Text::FEC_INTERRUPT);
         co_await n.fec_mmio(cpu, 2, 1);
@@ -309,14 +327,37 @@ engine::Task<> Nic::rx_retry_refills() {
     rx_unmapped_.resize(kept);
 }
 
+// poll_loop: fec_enet_collect_events from the NAPI poll's loop: IEVENT read and acked. COALESCED:
+// the events are held back until rx_usecs after the last interrupt; a release starts the period
+// again (the interrupt it stands for is masked: the poll takes it).
+// Models: fec_enet_collect_events() (drivers/net/ethernet/freescale/fec_main.c)
+bool Nic::fec_collect_events() {
+    if (!ievent_) return false;
+    if (poll_loop_ == PollLoop::COALESCED && rx_usecs_ > 0) {
+        if (irq_raised_once_ && cpu_.now() < last_irq_ + rx_usecs_) return false; // still held back
+        last_irq_ = cpu_.now();
+    }
+    ievent_ = 0;
+    return true;
+}
+
 // The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
 // drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
-// frame came in meanwhile).
+// frame came in meanwhile). With poll_loop (the 6.1 FEC's fec_enet_rx_napi) the ring walk and
+// the tx completions repeat while the budget lasts and fec_enet_collect_events finds an event.
 // Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
+// Models: fec_enet_rx_napi() (drivers/net/ethernet/freescale/fec_main.c)
 engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     auto& n = *static_cast<Nic*>(ctx);
-    int done = co_await n.poll_ring(budget);
-    if (n.tx_dma_) co_await n.tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
+    int done = 0;
+    for (bool first = true;; first = false) {
+        if (n.poll_loop_ != PollLoop::NONE) ++n.stats_.poll_passes;
+        done += co_await n.poll_ring(budget - done, first);
+        if (n.tx_dma_) co_await n.tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
+        if (n.poll_loop_ == PollLoop::NONE || done >= budget) break;
+        if (n.fec()) co_await n.fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
+        if (!n.fec_collect_events()) break;
+    }
     if (n.gro_) {
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
@@ -332,14 +373,17 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     co_return done;
 }
 
-engine::Task<int> Nic::poll_ring(int weight) {
-    ++stats_.polls;
-    co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
+engine::Task<int> Nic::poll_ring(int weight, bool first) {
+    if (first) { // a later pass of poll_loop is the same poll call
+        ++stats_.polls;
+        co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
+    }
     if (!rx_unmapped_.empty()) co_await rx_retry_refills();
     int done = 0;
     while (done < weight && count_ > 0) {
         Packet p = ring_[head_];
         ++done;
+        if (poll_loop_ != PollLoop::NONE) ievent_ &= ~FEC_ENET_RXF; // writel(FEC_ENET_RXF_GET(queue), FEC_IEVENT)
         if (xdp_ != XdpAction::NONE) [[unlikely]] { // bpf_prog_run_xdp, before any skb exists
             if (xdp_ == XdpAction::DROP) {
                 co_await rx_xdp_drop(p, 2);

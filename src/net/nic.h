@@ -39,6 +39,13 @@ inline constexpr std::size_t RX_BUFFER_NO_DMA = 2048;
 // The page-frag size the TCP sender fills an skb's data from (sk_page_frag, SKB_FRAG_PAGE_ORDER).
 inline constexpr std::uint32_t TSO_FRAG_PAGE = 32768;
 
+// The interrupt coalescing period the FEC hardware gets for `usecs` (ethtool -C rx-usecs, the
+// driver's default FEC_ITR_ICTT_DEFAULT = 1000) when its "ahb" clock runs at `itr_clk_hz`: the
+// driver's ICTT = usecs * (itr_clk_hz / 64000) / 1000 in integers, masked to its 16-bit field,
+// in units of 64 clock cycles; 0 (no coalescing: fec_enet_itr_coal_set leaves RXIC0 0) when the
+// ICTT comes out 0. Rounded to the nearest picosecond.
+engine::Tick fec_itr_period(std::uint64_t usecs, std::uint64_t itr_clk_hz);
+
 class Nic final : public NetDevice, public engine::EventTarget {
 public:
     Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string name, std::size_t ring = 256);
@@ -79,6 +86,12 @@ public:
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
+    // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
+    // NONE: one pass. Call before the run.
+    void set_poll_loop(PollLoop l) {
+        poll_loop_ = l;
+        poll_loop_on_ = l != PollLoop::NONE;
+    }
     // GRO on (NETIF_F_GRO, the default) with these costs; without a call the driver hands every
     // frame to netif_receive_skb (ethtool -K gro off). Call before the run.
     void set_gro(const GroCosts& costs) {
@@ -138,7 +151,7 @@ private:
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
     // The normal receive path of an skb (netif_receive_skb: demux, then the stack).
     static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
-    engine::Task<int> poll_ring(int weight);
+    engine::Task<int> poll_ring(int weight, bool first = true);
     // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
     // register writes per descriptor). False: a refill failed and the driver dropped the frame.
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
@@ -153,6 +166,10 @@ private:
     void fec_event(unsigned bits);
     static constexpr unsigned FEC_ENET_RXF = 1, FEC_ENET_TXF = 2;
     RxMode rx_mode_ = RxMode::NAPI;
+    // poll_loop: the events IEVENT holds for the NAPI poll's loop (ievent_), set as the frames and
+    // tx completions come; fec_collect_events reads and acks what the loop can see.
+    PollLoop poll_loop_ = PollLoop::NONE;
+    bool fec_collect_events();
     Backlog* backlog_ = nullptr;
     unsigned ievent_ = 0;
     bool irq_line_ = false;

@@ -6,23 +6,29 @@
 // the interrupt; the NAPI poll reclaims them: dma_unmap_single (DMA_TO_DEVICE: no maintenance on
 // arm32, __dma_page_dev_to_cpu skips it) and the skb's free.
 //
-// driver = "fec" (drivers/net/ethernet/freescale/fec_main.c, as read from memory of the 3.x-6.1
-// driver; the points marked "unsure" below were not re-checked against the source here):
+// driver = "fec" (drivers/net/ethernet/freescale/fec_main.c; the points below checked against
+// Linux 6.1 in session 19, with the file's line numbers):
 //   - fec_enet_txq_submit_skb: skb->data (skb_headlen bytes), then each page fragment
 //     (fec_enet_txq_submit_frag_skb); a buffer whose address has a bit of fep->tx_align set
-//     (0xf on arm without FEC_QUIRK_HAS_AVB: i.MX6Q/DL; 0 on i.MX6SX/8) is memcpy'd into
+//     (0xf on ARM/ARM64, 0 with FEC_QUIRK_HAS_MULTI_QUEUES: i.MX6Q/DL/UL 0xf, i.MX6SX/8 0;
+//     fec_main.c:3656-3662, 3752-3755) is memcpy'd into
 //     txq->tx_bounce[index] (FEC_ENET_TX_FRSIZE = 2 KiB, kmalloc'ed at open) and that is mapped;
 //   - fec_enet_txq_submit_tso: per segment the headers go to txq->tso_hdrs + index *
 //     TSO_HEADER_SIZE (dma_alloc_coherent: no mapping, no unmap at completion: IS_TSO_HEADER),
 //     each data chunk (fec_enet_txq_put_data_tso) is bounced and mapped as above;
-//   - the doorbell: wmb(), then writel(0, txq->bd.reg_desc_active) (FEC_X_DES_ACTIVE);
-//   - fec_enet_interrupt: readl(FEC_IEVENT), writel back to ack it, writel(FEC_NAPI_IMASK,
-//     FEC_IMASK) to mask, napi_schedule; fec_enet_rx_napi: fec_enet_rx, then fec_enet_tx, and
-//     after napi_complete_done writel(FEC_DEFAULT_IMASK, FEC_IMASK);
-//   - fec_enet_rx_queue per frame: writel of RXF to FEC_IEVENT and writel(0, reg_desc_active);
+//   - the doorbell: wmb(), then writel(0, txq->bd.reg_desc_active) (FEC_X_DES_ACTIVE); with
+//     FEC_QUIRK_ERR007885 (i.MX6SX/UL/8, not i.MX6Q/DL) first up to 4 readl of it, the writel
+//     only if one reads 0 (fec_main.c:695-700, 891-896: not modelled, the i.MX6 cases lack it);
+//   - fec_enet_interrupt: fec_enet_collect_events (readl(FEC_IEVENT), writel back to ack it),
+//     writel(0, FEC_IMASK) to mask, __napi_schedule (fec_main.c:1823-1855); fec_enet_rx_napi:
+//     fec_enet_rx, then fec_enet_tx, looping while collect_events finds an event ([machine.nic]
+//     poll_loop), and after napi_complete_done writel(FEC_DEFAULT_IMASK, FEC_IMASK) (1857-1873);
+//   - fec_enet_rx_queue per frame: writel of RXF to FEC_IEVENT and writel(0, reg_desc_active)
+//     (fec_main.c:1656, 1804);
 //   - fec_enet_tx_queue: per done descriptor the unmap (not for a TSO header) and, at the skb's
-//     last one, dev_kfree_skb_any (napi_consume_skb since 5.x); at the end, ERR006358's
-//     readl(reg_desc_active) when descriptors are still pending (unsure: the condition).
+//     last one, dev_kfree_skb_any; at the end, for every part (not only FEC_QUIRK_ERR006358),
+//     `if (bdp != txq->bd.cur && readl(reg_desc_active) == 0) writel(0, ...)`: the readl when
+//     descriptors are still pending (fec_main.c:1535-1538), for each tx queue (fec_enet_tx).
 // Where the skb's bytes lie. The driver maps the skb's own buffers: fec_enet_txq_submit_skb maps
 // skb->data for skb_headlen bytes (dma_map_single), fec_enet_txq_submit_frag_skb each fragment at
 // skb_frag_address (dma_map_single of frag_len), fec_enet_txq_put_data_tso the data tso_build_data

@@ -169,7 +169,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
                    "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "xdp", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
-                   "dma_mask"});
+                   "dma_mask", "coalesce", "poll_loop"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
@@ -315,6 +315,25 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
                      fmt::format("xdp = \"{}\" needs the [net] {} of profile {}", mc.nic_xdp == net::XdpAction::DROP ? "drop" : "pass",
                                  mc.nic_xdp == net::XdpAction::DROP ? "xdp_prog_run and xdp_drop figures" : "xdp_prog_run figure",
                                  mc.profile.name));
+    }
+    // coalesce = "fec-itr": rx_usecs goes through the FEC driver's conversion (net::fec_itr_period)
+    if (auto c = r_.choice(*nic, "coalesce", nkey + ".coalesce", false, {"usecs", "fec-itr"})) {
+        mc.nic_fec_itr = *c == 1;
+        const toml::node& at = *nic->get("coalesce");
+        if (mc.nic_fec_itr && !nic->get("rx_usecs"))
+            r_.error(at, nkey + ".coalesce", "coalesce = \"fec-itr\" needs rx_usecs (the driver's rx_time_itr)");
+        else if (mc.nic_fec_itr && mc.nic_rx_usecs % engine::PS_PER_US != 0)
+            r_.error(*nic->get("rx_usecs"), nkey + ".rx_usecs",
+                     "coalesce = \"fec-itr\" takes rx_usecs in whole microseconds (ethtool -C rx-usecs, an integer)");
+        else if (mc.nic_fec_itr && !mc.profile.name.empty() && (!mc.profile.net || !mc.profile.net->fec_itr_clock))
+            r_.error(at, nkey + ".coalesce",
+                     fmt::format("coalesce = \"fec-itr\" needs the [net] fec_itr_clock figure of profile {}", mc.profile.name));
+    }
+    if (auto l = r_.choice(*nic, "poll_loop", nkey + ".poll_loop", false, {"none", "coalesced", "per-frame"})) {
+        mc.nic_poll_loop = std::array{net::PollLoop::NONE, net::PollLoop::COALESCED, net::PollLoop::PER_FRAME}[*l];
+        if (mc.nic_poll_loop != net::PollLoop::NONE && mc.nic_rx_mode == net::RxMode::NETIF_RX)
+            r_.error(*nic->get("poll_loop"), nkey + ".poll_loop",
+                     "poll_loop needs rx_mode = \"napi\" (the loop is the NAPI poll's, fec_enet_rx_napi)");
     }
 }
 

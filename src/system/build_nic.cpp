@@ -44,7 +44,14 @@ net::Nic& System::add_nic(Machine& m) {
     require(cpu >= 0 && cpu < mc.cpus, "machine " + mc.name + ": " + ifname + "'s IRQ on no CPU of it");
     auto nic = std::make_unique<net::Nic>(*m.softnet[static_cast<std::size_t>(cpu)], m.next_vector++, *mc.profile.net,
                                           mc.name + "." + ifname, mc.nic_rx_ring);
-    nic->set_rx_usecs(mc.nic_rx_usecs);
+    if (mc.nic_fec_itr) { // the FEC driver's microseconds-to-ICTT conversion with the SoC's ahb clock
+        require(mc.profile.net->fec_itr_clock.has_value(),
+                "machine " + mc.name + ": coalesce = \"fec-itr\" needs the [net] fec_itr_clock figure of profile " +
+                    mc.profile.name);
+        nic->set_rx_usecs(net::fec_itr_period(mc.nic_rx_usecs / engine::PS_PER_US, *mc.profile.net->fec_itr_clock));
+    } else
+        nic->set_rx_usecs(mc.nic_rx_usecs);
+    nic->set_poll_loop(mc.nic_poll_loop);
     if (mc.nic_gro) {
         const net::NetCosts& nc = *mc.profile.net;
         require(nc.gro_receive && nc.gro_tcp && nc.gro_merge && nc.gro_complete,

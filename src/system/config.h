@@ -192,6 +192,8 @@ struct MachineConfig {
     Tick nic_rx_usecs = 0; // interrupt moderation: minimum time between two rx interrupts
     bool nic_gro = true;   // NETIF_F_GRO (ethtool -K gro on|off): on by default, as in Linux
     net::RxMode nic_rx_mode = net::RxMode::NAPI; // [machine.nic] rx_mode: NAPI poll, or netif_rx from the hardirq
+    net::PollLoop nic_poll_loop = net::PollLoop::NONE; // [machine.nic] poll_loop: the FEC's loop over IEVENT in its poll
+    bool nic_fec_itr = false; // [machine.nic] coalesce = "fec-itr": rx_usecs as the FEC driver programs it
     net::XdpAction nic_xdp = net::XdpAction::NONE; // [machine.nic] xdp: the attached program's verdict
     bool nic_gso = true;   // NETIF_F_GSO (ethtool -K gso): the TCP sender builds skbs of several segments
     bool nic_sg = true;    // NETIF_F_SG: the driver takes page fragments (without: skb_segment copies)
