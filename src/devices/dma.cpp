@@ -1,5 +1,7 @@
 #include "devices/dma.h"
 
+#include "mem/line_bits.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -152,16 +154,6 @@ RangeOps clean_range(std::uint64_t start, std::uint64_t end, std::uint64_t line,
     return r;
 }
 
-// Clears bits [i, e) of a bitmap of 64-bit words.
-void clear_bits(std::vector<std::uint64_t>& w, std::uint64_t i, std::uint64_t e) {
-    while (i < e) {
-        const std::uint64_t n = std::min<std::uint64_t>(e - i, 64 - i % 64);
-        const std::uint64_t mask = n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1) << (i % 64);
-        w[i / 64] &= ~mask;
-        i += n;
-    }
-}
-
 struct NoState {
     void operator()(std::uint64_t, std::uint64_t, LineOp) const {}
 };
@@ -246,7 +238,7 @@ struct DmaOps {
             if (op != LineOp::CLEAN) {
                 if (own) {
                     for (std::uint64_t j = i; j < e; ++j) ++b.inv_[j];
-                    clear_bits(b.bits_, i, e);
+                    mem::clear_bits(b.bits_.data(), i, e);
                 }
                 inv_first = std::min(inv_first, i);
                 inv_last = std::max(inv_last, e - 1);
@@ -271,15 +263,22 @@ struct DmaOps {
     // A bounce copy back over [offset, offset + len): the lines it writes hold the device's data.
     static void copied_back(DmaBuffer& b, std::size_t offset, std::size_t len) {
         if (len == 0) return;
-        for (std::size_t i = offset / b.line_; i <= (offset + len - 1) / b.line_; ++i)
-            b.bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+        mem::clear_bits(b.bits_.data(), offset / b.line_, (offset + len - 1) / b.line_ + 1);
     }
     static void set_mapping(DmaBuffer& b, bool mapped, std::size_t len, DmaDataDirection dir) {
         b.mapped_ = mapped;
         b.mapped_len_ = len;
         b.mapped_dir_ = dir;
     }
-    static void mark(DmaBuffer& b, std::size_t i) { b.bits_[i / 64] |= std::uint64_t{1} << (i % 64); }
+    // Marks lines [i, e) written by the device, a word at a time.
+    static void mark(DmaBuffer& b, std::size_t i, std::size_t e) { mem::set_bits(b.bits_.data(), i, e); }
+    // The first and last line of [i, e) the device wrote (first == e: none).
+    static std::size_t first_written(const DmaBuffer& b, std::size_t i, std::size_t e) {
+        return mem::first_set(b.bits_.data(), i, e);
+    }
+    static std::size_t last_written(const DmaBuffer& b, std::size_t i, std::size_t e) {
+        return mem::last_set(b.bits_.data(), i, e);
+    }
 };
 
 namespace {
@@ -485,13 +484,11 @@ void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now)
     if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, device_addr(buf) + offset, len);
     if (buf.bounced() && len > 0) { // the CPU reads the original: stale until copied back, coherent or not
         DmaOps::mark_bounced(buf);
-        for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
-            DmaOps::mark(buf, i);
+        DmaOps::mark(buf, offset / buf.line_size(), (offset + len - 1) / buf.line_size() + 1);
         return;
     }
     if (buf.platform().coherent() || len == 0) return;
-    for (std::size_t i = offset / buf.line_size(); i <= (offset + len - 1) / buf.line_size(); ++i)
-        DmaOps::mark(buf, i);
+    DmaOps::mark(buf, offset / buf.line_size(), (offset + len - 1) / buf.line_size() + 1);
 }
 
 void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
@@ -503,13 +500,10 @@ bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t 
     check_range(buf, offset, len, "cpu_read");
     if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
     const std::size_t line = buf.line_size();
-    std::size_t first_line = SIZE_MAX, last_line = 0;
-    for (std::size_t i = offset / line; i <= (offset + len - 1) / line; ++i)
-        if (buf.device_wrote(i)) {
-            first_line = std::min(first_line, i);
-            last_line = i;
-        }
-    if (first_line == SIZE_MAX) return false;
+    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
+    const std::size_t first_line = DmaOps::first_written(buf, from, to);
+    if (first_line == to) return false;
+    const std::size_t last_line = DmaOps::last_written(buf, first_line, to);
     StaleReadReport r;
     r.time = cpu.now();
     r.cpu = cpu.id();
