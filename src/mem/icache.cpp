@@ -1,5 +1,7 @@
 #include "mem/icache.h"
 
+#include "mem/line_bits.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -76,7 +78,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
         const Line k = group_spans_[i].first - lo, n = group_spans_[i].lines;
         if (k % 64 + n <= 64)
-            group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), (n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1)) << (k % 64)};
+            group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), range_mask(k, k + n)};
     }
     line_groups_.assign(static_cast<std::size_t>(bits_lines_), 0);
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)

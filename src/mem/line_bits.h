@@ -1,6 +1,7 @@
 // Bitmaps of lines, a bit per line in 64-bit words (bit i: word i / 64, bit i % 64), operated on
 // over a range [i, e) a word at a time instead of a line at a time: the DMA API's per-line state
-// of a buffer (devices/dma.cpp) marks, clears and searches whole line ranges. Mirrors no kernel
+// of a buffer (devices/dma.cpp) marks, clears and searches whole line ranges; the L1I's mask of a
+// span within one word (icache.cpp) is a range_mask. Mirrors no kernel
 // code: a bookkeeping primitive of the model.
 #pragma once
 
