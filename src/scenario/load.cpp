@@ -27,13 +27,7 @@ const fs::path* ScenarioLoader::root(const toml::node& at, const std::string& ke
         return root_ ? &*root_ : nullptr;
     }
     fs::path start = fs::absolute(file_, ec).parent_path();
-    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-        if (fs::is_directory(dir / "data" / "profiles", ec)) {
-            root_ = dir;
-            break;
-        }
-        if (dir == dir.parent_path()) break;
-    }
+    root_ = root_at_or_above(start);
     if (!root_)
         r_.error(at, key,
                  fmt::format("cannot find the repository root of {}: no directory at or above {} contains "
@@ -45,8 +39,7 @@ const fs::path* ScenarioLoader::root(const toml::node& at, const std::string& ke
 const system::Profile* ScenarioLoader::profile(const toml::node& at, const std::string& key, const std::string& name) {
     if (auto it = profiles_.find(name); it != profiles_.end()) return it->second ? &*it->second : nullptr;
     auto& slot = profiles_[name];
-    bool bad_name = name.find("..") != std::string::npos || name.front() == '/' || name.find('\\') != std::string::npos;
-    if (bad_name) {
+    if (!profile_name_stays_below(name)) {
         r_.error(at, key,
                  fmt::format("expected a profile name such as \"x86/intel-icelake-server\" (a path below "
                              "data/profiles without .toml), found {}",

@@ -191,7 +191,6 @@ void cache_profile(std::string key, std::string text, const system::Profile& p) 
     profile_cache.insert_or_assign(std::move(key), CachedProfile{std::move(text), p});
 }
 
-
 // A figure: an inline table { value, unit, source }.
 bool is_figure(const toml::node& n) {
     const toml::table* t = n.as_table();
@@ -213,9 +212,7 @@ void overlay(toml::table& base, const toml::table& over) {
 // The data/profiles file a `base` names, searched for at or above the profile's own directory
 // as the scenario loader searches for the repository root.
 std::optional<fs::path> base_file(Reader& r, const toml::node& at, const fs::path& file, const std::string& name) {
-    bool bad = name.empty() || name.find("..") != std::string::npos || name.front() == '/' ||
-               name.find('\\') != std::string::npos || name.ends_with(".toml");
-    if (bad) {
+    if (name.empty() || !profile_name_stays_below(name) || name.ends_with(".toml")) {
         r.error(at, "profile.base",
                 fmt::format("expected a profile name such as \"x86/intel-icelake-server\" (a path below "
                             "data/profiles without .toml), found {}",
@@ -224,21 +221,17 @@ std::optional<fs::path> base_file(Reader& r, const toml::node& at, const fs::pat
     }
     std::error_code ec;
     const fs::path start = fs::absolute(file, ec).parent_path();
-    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-        if (fs::is_directory(dir / "data" / "profiles", ec)) {
-            fs::path f = dir / "data" / "profiles" / (name + ".toml");
-            if (fs::is_regular_file(f, ec)) return f;
-            r.error(at, "profile.base", fmt::format("no profile file {} for the base {}", display_path(f), quote(name)));
-            return std::nullopt;
-        }
-        if (dir == dir.parent_path()) break;
+    if (const auto root = root_at_or_above(start)) {
+        fs::path f = *root / "data" / "profiles" / (name + ".toml");
+        if (fs::is_regular_file(f, ec)) return f;
+        r.error(at, "profile.base", fmt::format("no profile file {} for the base {}", display_path(f), quote(name)));
+        return std::nullopt;
     }
     r.error(at, "profile.base",
             fmt::format("cannot find the data/profiles directory the base {} is named in: none at or above {}",
                         quote(name), start.generic_string()));
     return std::nullopt;
 }
-
 
 constexpr std::size_t MAX_BASE_DEPTH = 8;
 
@@ -252,8 +245,8 @@ std::string sha256_hex(std::string_view text) {
 // the profile's TOML with its base chain merged in. A profile with `[profile] base` is its base's
 // tables, less those `[profile] without` names, with this file's merged over them (overlay): this
 // file's figures replace the base's, an inherited figure keeps its base's source, [profile] is
-// this file's own and must name the base's arch. Its sha256 is that of its own text's sha256 followed by its
-// base's sha256, and it is stock when both are.
+// this file's own and must name the base's arch. Its sha256 is that of its own text's sha256
+// followed by its base's sha256, and it is stock when both are.
 std::optional<system::Profile> read_profile_at(const fs::path& file, const std::string& display,
                                                std::vector<Diagnostic>& out, std::vector<fs::path>& chain,
                                                toml::table* merged) {
@@ -285,12 +278,13 @@ std::optional<system::Profile> read_profile_at(const fs::path& file, const std::
         auto bf = base_file(r, at, file, *name);
         if (!bf) return std::nullopt;
         const fs::path babs = fs::absolute(*bf, ec).lexically_normal();
-        if (babs == abs || std::find(chain.begin(), chain.end(), babs) != chain.end() || chain.size() >= MAX_BASE_DEPTH) {
+        const bool cycle = babs == abs || std::find(chain.begin(), chain.end(), babs) != chain.end();
+        if (cycle || chain.size() >= MAX_BASE_DEPTH) {
             std::string names;
             for (const auto& c : chain) names += display_path(c) + " -> ";
             r.error(at, "profile.base",
-                    fmt::format("expected a chain of bases that ends, found a cycle: {}{} -> {}", names,
-                                display_path(file), display_path(*bf)));
+                    fmt::format("expected a chain of at most {} bases that ends, found {}: {}{} -> {}", MAX_BASE_DEPTH,
+                                cycle ? "a cycle" : "a longer one", names, display_path(file), display_path(*bf)));
             return std::nullopt;
         }
         toml::table base_root;

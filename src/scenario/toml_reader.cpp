@@ -163,6 +163,21 @@ std::string display_path(const std::filesystem::path& p) {
     return p.lexically_normal().generic_string();
 }
 
+std::optional<std::filesystem::path> root_at_or_above(const std::filesystem::path& start) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+        if (fs::is_directory(dir / "data" / "profiles", ec)) return dir;
+        if (dir == dir.parent_path()) break;
+    }
+    return std::nullopt;
+}
+
+bool profile_name_stays_below(std::string_view name) {
+    return name.find("..") == std::string_view::npos && !name.starts_with('/') &&
+           name.find('\\') == std::string_view::npos;
+}
+
 void sort_diagnostics(std::vector<Diagnostic>& d, const std::string& first_file) {
     std::vector<std::string> files = {first_file};
     for (auto& x : d)

@@ -133,6 +133,11 @@ void sort_diagnostics(std::vector<Diagnostic>& d, const std::string& first_file)
 // Path used in messages: relative to the working directory when the file lies below it.
 std::string display_path(const std::filesystem::path& p);
 
+// The repository root: the first directory at or above `start` that holds data/profiles.
+std::optional<std::filesystem::path> root_at_or_above(const std::filesystem::path& start);
+// A profile name that stays below data/profiles: no "..", no leading '/', no backslash.
+bool profile_name_stays_below(std::string_view name);
+
 // ---- profiles (profile.cpp) ----
 
 // Loads and validates a profile; nullopt after reporting its errors into `out`.
