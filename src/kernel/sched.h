@@ -4,6 +4,8 @@
 #include "engine/task.h"
 #include "kernel/cpu.h"
 
+#include <vector>
+
 namespace kdsim::kernel {
 
 // preempt_disable: `who` names the holder for the watchdog report. Must pair with
@@ -48,6 +50,10 @@ inline engine::Task<> hrtimer_sleep_until(Cpu& cpu, Tick expiry) { return schedu
 // The slack of a select/poll/epoll_wait timeout of the current task that ends at `expiry`: 0 for a
 // real-time task, else 0.1 % of the timeout (at most 100 ms) but at least its timer_slack.
 Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry);
+
+// sched_setaffinity of a task that has not run yet: the CPUs `p` may run on (empty: only the one
+// it was created on), and p->recent_used_cpu = task_cpu(p) as wake_up_new_task sets it.
+void set_cpus_allowed(TaskStruct& p, std::vector<Cpu*> cpus);
 
 // System-call boundary of a user task: entering the kernel, and exit_to_user_mode (which may
 // reschedule and restores user SIMD state lazily).

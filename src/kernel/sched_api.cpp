@@ -46,6 +46,12 @@ Tick select_estimate_accuracy(const Cpu& cpu, Tick expiry) {
     return std::max(std::min(timeout / 1000, MAX_SLACK), self->timer_slack);
 }
 
+// Models: sched_setaffinity() (kernel/sched/core.c)
+void set_cpus_allowed(TaskStruct& p, std::vector<Cpu*> cpus) {
+    p.cpus_allowed = std::move(cpus);
+    p.recent_used_cpu = p.cpu; // wake_up_new_task
+}
+
 // Models: syscall_enter_from_user_mode() (kernel/entry/common.c)
 Cpu::ExecAwaiter syscall_enter(Cpu& cpu) {
     cpu.current()->in_user = false;

@@ -1,6 +1,7 @@
 // A vCPU thread sharing its host CPU (kvm/vcpu_thread.h has the design).
 #include "kvm/vcpu_thread.h"
 
+#include "kernel/sched.h"
 #include "kvm/kvm.h"
 
 namespace kdsim::kvm {
@@ -9,8 +10,7 @@ VcpuThread::VcpuThread(Vcpu& vcpu, kernel::Cpu& host, std::string comm, std::vec
     : vcpu_(vcpu), host_(&host) {
     // A user thread of the VMM (QEMU's "CPU n/KVM"), SCHED_NORMAL; runnable from the start.
     task_ = &host.create_task(std::move(comm), kernel::SchedPolicy::NORMAL, 0, false, kvm_vcpu_ioctl_run(*this));
-    task_->cpus_allowed = std::move(affinity);
-    task_->recent_used_cpu = &host; // wake_up_new_task: p->recent_used_cpu = task_cpu(p)
+    kernel::set_cpus_allowed(*task_, std::move(affinity));
     runnable_since_ = host.now();
     vcpu_.cpu().vcpu_stall(); // the guest runs once its thread first enters it
     vcpu_.cpu().set_vcpu_host(&host);

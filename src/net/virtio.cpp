@@ -182,8 +182,7 @@ Vhost::Vhost(kernel::Cpu& host_cpu, const VirtCosts& virt, VirtioNet& guest, Tap
              std::vector<kernel::Cpu*> affinity)
     : virt_(virt), guest_(guest), tap_(tap) {
     task_ = &host_cpu.create_task(std::move(name), kernel::SchedPolicy::NORMAL, 0, true, worker(*this));
-    task_->cpus_allowed = std::move(affinity);
-    task_->recent_used_cpu = &host_cpu; // wake_up_new_task: p->recent_used_cpu = task_cpu(p)
+    kernel::set_cpus_allowed(*task_, std::move(affinity));
     guest_.attach(*this);
     tap_.attach(*this);
 }

@@ -48,15 +48,8 @@ void Iperf3::start() {
         s.server = &env_.cpu.create_task(cfg_.name + "-s" + suffix, kernel::SchedPolicy::NORMAL, 0, false, server(*this, s));
         s.client = &peer_cpu_.create_task(cfg_.name + "-c" + suffix, kernel::SchedPolicy::NORMAL, 0, false, client(*this, s));
         s.server->in_user = s.client->in_user = true;
-        // sched_setaffinity before the run; wake_up_new_task: p->recent_used_cpu = task_cpu(p)
-        if (server_cpus_.size() > 1) {
-            s.server->cpus_allowed = server_cpus_;
-            s.server->recent_used_cpu = &env_.cpu;
-        }
-        if (client_cpus_.size() > 1) {
-            s.client->cpus_allowed = client_cpus_;
-            s.client->recent_used_cpu = &peer_cpu_;
-        }
+        if (server_cpus_.size() > 1) kernel::set_cpus_allowed(*s.server, server_cpus_); // before the run
+        if (client_cpus_.size() > 1) kernel::set_cpus_allowed(*s.client, client_cpus_);
     }
     if (cfg_.interval > 0 && cfg_.start + cfg_.interval < stop_at_) env_.sim.schedule_at(cfg_.start + cfg_.interval, this);
 }
