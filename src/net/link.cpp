@@ -23,7 +23,7 @@ void Link::attach(Nic& a, Nic& b) {
     b.attach(*this);
 }
 
-bool Link::transmit(const Nic& from, const Packet& p) {
+bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
     std::size_t d = &from == ends_[0] ? 0 : 1;
     Direction& dir = dir_[d];
     const std::size_t cap = dir.ring.size();
@@ -41,7 +41,7 @@ bool Link::transmit(const Nic& from, const Packet& p) {
         dir.head = 0;
     }
     std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
-    engine::Tick start = std::max(sim_.now(), dir.free_at);
+    engine::Tick start = std::max({sim_.now(), dir.free_at, ready});
     engine::Tick ser = static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
     dir.free_at = start + ser;
     dir.ring[(dir.head + dir.count) % dir.ring.size()] = p;

@@ -23,9 +23,10 @@ public:
     // holds (waiting for the wire or being serialised) before its queue overflows.
     Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue = 1000);
     void attach(Nic& a, Nic& b);
-    // The NIC `from` puts a frame on the wire now (or when the wire is free); false when the
-    // direction's queue is full and the frame is dropped.
-    bool transmit(const Nic& from, const Packet& p);
+    // The NIC `from` puts a frame on the wire now, or when the wire is free, and not before
+    // `ready` (the device has fetched the whole frame: a store-and-forward MAC behind a slow DMA
+    // port); false when the direction's queue is full and the frame is dropped.
+    bool transmit(const Nic& from, const Packet& p, engine::Tick ready = 0);
     // When the last frame `from` queued has left its end of the wire (the device is done with it).
     engine::Tick departs(const Nic& from) const { return dir_[&from == ends_[0] ? 0 : 1].free_at; }
     void on_event(std::uint64_t arg) override;

@@ -60,6 +60,12 @@ struct NetCosts {
     // Needed by [machine.nic] coalesce = "fec-itr": Hz, the rate of the FEC's "ahb" clock, which the
     // driver reads into fep->itr_clk_rate and converts coalescing microseconds with (a SoC's figure)
     std::optional<std::uint64_t> fec_itr_clock;
+    // A SoC whose interconnect limits the FEC's DMA below its line rate (devices/dma_port.h; the
+    // i.MX6Dual/Quad and Solo/DualLite, NXP erratum ERR004512): bytes per second the ENET's
+    // transmit fetches and receive writes carry together, and the ENET's receive FIFO in bytes,
+    // where frames wait for the port. Both or neither; a FEC (driver = "fec") on such a SoC uses them.
+    std::optional<std::uint64_t> fec_bus_bandwidth;
+    std::optional<std::uint64_t> fec_rx_fifo;
     // Needed by a device with a qdisc layer ([machine.nic] qdisc = "pfifo_fast" / "fq", net/qdisc.h):
     std::optional<Cycles> pfifo_fast_enqueue; // pfifo_fast_enqueue: band, skb_array_produce, backlog
     std::optional<Cycles> pfifo_fast_dequeue; // pfifo_fast_dequeue: the bands' skb_array_consume

@@ -86,8 +86,8 @@ std::size_t Nic::descriptors_for(std::uint32_t len) const {
 }
 
 void Nic::receive_from_wire(const Packet& p) {
-    if (pcie_) {
-        pcie_receive(p);
+    if (pcie_ || port_) {
+        fifo_receive(p);
         return;
     }
     const std::size_t k = descriptors_for(p.len);
@@ -169,7 +169,7 @@ void Nic::on_event(std::uint64_t arg) {
         return;
     }
     if (arg == EV_DMA_DONE) {
-        pcie_dma_done();
+        fifo_dma_done();
         return;
     }
     if (arg == EV_DELIVER) {
@@ -512,7 +512,11 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
     for (std::uint32_t i = 0; i < segs; ++i) {
         Packet f = segs > 1 ? gso_segment_of(p, i) : p;
         f.sent = cpu.now();
-        if (link_->transmit(*this, f)) {
+        // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
+        // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
+        // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
+        const engine::Tick fetched = port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), f.len) : 0;
+        if (link_->transmit(*this, f, fetched)) {
             ++stats_.tx_frames;
             tap_xmit(cpu, f);
         } else {

@@ -13,6 +13,7 @@
 #include "engine/rng.h"
 #include "engine/task.h"
 #include "devices/dma.h"
+#include "devices/dma_port.h"
 #include "devices/pcie.h"
 #include "kernel/cpu.h"
 #include "net/backlog.h"
@@ -80,9 +81,28 @@ public:
     // other devices there; frames wait in the device's rx FIFO of `fifo_bytes` for the link and
     // are dropped when it is full. Call before the run.
     void set_pcie(devices::PcieLink& link, std::size_t fifo_bytes);
-    // Frames dropped because the rx FIFO was full (the link too slow), with a PCIe link.
+    // Puts the device's DMA behind a SoC port slower than its line (devices/dma_port.h): a
+    // received frame waits in the rx FIFO of `fifo_bytes` until its write has crossed the port
+    // (dropped when the FIFO is full: an overrun), a transmitted frame goes on the wire once the
+    // device has fetched it through the port. Call before the run; not with set_pcie.
+    void set_dma_port(devices::DmaPort& port, std::size_t fifo_bytes);
+    // Frames dropped because the rx FIFO was full (the link or port too slow).
     const std::uint64_t& rx_fifo_dropped() const { return fifo_dropped_; }
     bool on_pcie() const { return pcie_ != nullptr; }
+    // Behind a PCIe link or a SoC port: its frames wait in an rx FIFO.
+    bool has_rx_fifo() const { return pcie_ != nullptr || port_ != nullptr; }
+    const devices::DmaPort* dma_port() const { return port_; }
+    // 802.3x flow control on the receive side (the FEC's pause frames, negotiated by default in
+    // Linux 6.1 for a gigabit FEC: fec_probe sets FEC_PAUSE_FLAG_AUTONEG, fec_enet_mii_probe
+    // phy_support_sym_pause): a frame that finds the rx FIFO full is not overrun but held back
+    // by the link partner, which the MAC paused, and comes in as soon as the FIFO has room; at
+    // most the link's queue of frames are held (the partner's tx queue), further ones dropped.
+    // Call before the run, after set_dma_port or set_pcie.
+    void set_rx_pause(bool on) { pause_ = on; }
+    bool rx_pause() const { return pause_; }
+    // Frames the partner held back while paused, and the most held at once.
+    const std::uint64_t& rx_pause_held() const { return pause_held_; }
+    const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
     engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
@@ -233,14 +253,21 @@ private:
     static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1, EV_DMA_DONE = 3; // EV_TX_DONE = 2 below
     // The frame's descriptors in the ring and its bytes in memory; the rx interrupt.
     void ring_write(const Packet& p);
-    // Behind a PCIe link: the frames whose DMA write is under way, oldest first (nic_pcie.cpp).
+    // Behind a PCIe link or a SoC port: the frames whose DMA write is under way, oldest first
+    // (nic_pcie.cpp).
     devices::PcieLink* pcie_ = nullptr;
+    devices::DmaPort* port_ = nullptr;
     std::size_t fifo_capacity_ = 0, fifo_bytes_ = 0;
     std::vector<Packet> dma_inflight_;
     std::size_t dma_head_ = 0, dma_count_ = 0, dma_descriptors_ = 0;
     std::uint64_t fifo_dropped_ = 0;
-    void pcie_receive(const Packet& p);
-    void pcie_dma_done();
+    // With rx pause: the frames the paused partner holds, oldest first.
+    bool pause_ = false;
+    Fifo<Packet> paused_;
+    std::uint64_t pause_held_ = 0, pause_held_max_ = 0;
+    void fifo_receive(const Packet& p);
+    bool fifo_admit(const Packet& p); // false: the FIFO has no room for it
+    void fifo_dma_done();
     engine::Tick irq_delivery_ = 0;
     engine::Tick irq_jitter_ = 0;
     engine::Rng irq_rng_{0, "unused"};

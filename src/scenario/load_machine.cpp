@@ -169,7 +169,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     r_.check_keys(*nic, nkey, "[machine.nic]",
                   {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
                    "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "xdp", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
-                   "dma_mask", "coalesce", "poll_loop"});
+                   "dma_mask", "coalesce", "poll_loop", "pause"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
@@ -328,6 +328,18 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         else if (mc.nic_fec_itr && !mc.profile.name.empty() && (!mc.profile.net || !mc.profile.net->fec_itr_clock))
             r_.error(at, nkey + ".coalesce",
                      fmt::format("coalesce = \"fec-itr\" needs the [net] fec_itr_clock figure of profile {}", mc.profile.name));
+    }
+    if (auto pz = r_.boolean(*nic, "pause", nkey + ".pause", false)) {
+        mc.nic_rx_pause = *pz;
+        const bool fec_port = tx_on && tx.driver == net::NicDriver::FEC && mc.profile.net && mc.profile.net->fec_bus_bandwidth;
+        if (*pz && mc.nic_pcie.empty() && !fec_port)
+            r_.error(*nic->get("pause"), nkey + ".pause",
+                     mc.profile.name.empty()
+                         ? std::string("pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" "
+                                       "on a profile with [net] fec_bus_bandwidth")
+                         : fmt::format("pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" "
+                                       "on a profile with [net] fec_bus_bandwidth, which profile {} has not",
+                                       mc.profile.name));
     }
     if (auto l = r_.choice(*nic, "poll_loop", nkey + ".poll_loop", false, {"none", "coalesced", "per-frame"})) {
         mc.nic_poll_loop = std::array{net::PollLoop::NONE, net::PollLoop::COALESCED, net::PollLoop::PER_FRAME}[*l];

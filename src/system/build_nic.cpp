@@ -99,6 +99,12 @@ net::Nic& System::add_nic(Machine& m) {
         const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
         nic->set_tx_dma(*m.dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
                         hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
+        if (mc.nic_tx->driver == net::NicDriver::FEC && nc.fec_bus_bandwidth) { // the SoC's bus limit (ERR004512)
+            require(nc.fec_rx_fifo.has_value(), "machine " + mc.name + ": [net] fec_bus_bandwidth without fec_rx_fifo in profile " +
+                                                    mc.profile.name);
+            m.dma_ports.push_back(std::make_unique<devices::DmaPort>(*nc.fec_bus_bandwidth));
+            nic->set_dma_port(*m.dma_ports.back(), *nc.fec_rx_fifo);
+        }
     }
     if (mc.nic_rx_mode == net::RxMode::NETIF_RX) { // the 3.0 FEC: netif_rx to the interrupt CPU's backlog
         const net::NetCosts& nc = *mc.profile.net;
@@ -132,6 +138,10 @@ net::Nic& System::add_nic(Machine& m) {
         require(mc.profile.pcie.has_value(), "machine " + mc.name + ": a NIC behind PCIe without [pcie] figures");
         if (!m.pcie) m.pcie = std::make_unique<devices::PcieLink>(*mc.profile.pcie);
         nic->set_pcie(*m.pcie, mc.nic_rx_fifo);
+    }
+    if (mc.nic_rx_pause) {
+        require(nic->has_rx_fifo(), "machine " + mc.name + ": pause = true on " + ifname + ", which has no rx FIFO");
+        nic->set_rx_pause(true);
     }
     nic->set_gso(mc.nic_gso);
     net::Nic& out = *nic;
@@ -172,16 +182,30 @@ void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
         const std::string& dev = nic->name();
         nic->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
     }
-    if (!m.pcie) return;
+    if (!m.pcie && m.dma_ports.empty()) return;
     auto fifo = [&](const net::Nic& nic) {
-        if (!nic.on_pcie()) return;
+        if (!nic.has_rx_fifo()) return;
         const std::string& dev = nic.name();
-        machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1))
-            .counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
-                     "frames dropped: the rx FIFO was full while the PCIe link carried earlier writes");
+        stats::Scope s = machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1));
+        if (nic.rx_pause())
+            s.counter("rx_pause_held", nic.rx_pause_held(), "count",
+                      "frames the link partner held back, paused (802.3x), until the rx FIFO had room")
+                .counter("rx_pause_held_max", nic.rx_pause_held_max(), "count", "the most frames it held at once");
+        if (nic.on_pcie()) {
+            s.counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
+                      "frames dropped: the rx FIFO was full while the PCIe link carried earlier writes");
+            return;
+        }
+        s.counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
+                  "frames dropped: the rx FIFO was full while the SoC's port carried earlier DMA (an overrun)");
+        const devices::DmaPort& p = *nic.dma_port();
+        s.sub("dma_port")
+            .counter("bytes", p.bytes(), "bytes", "frame bytes the device's SoC port carried, tx fetches and rx writes")
+            .value("busy_us", [&p] { return engine::to_us(p.busy()); }, "us", "time the port was busy carrying them");
     };
     fifo(static_cast<const net::Nic&>(*m.device));
     for (const auto& nic : m.more_nics) fifo(*nic);
+    if (!m.pcie) return;
     const devices::PcieLink& l = *m.pcie;
     machine.sub("pcie")
         .counter("wire_bytes", l.wire_bytes(), "bytes", "bytes the link carried upstream (TLPs and DLLPs)")

@@ -206,6 +206,9 @@ struct MachineConfig {
     std::vector<int> nic_irq_cpus;
     std::vector<std::string> nic_pcie;
     std::size_t nic_rx_fifo = 0;
+    // [machine.nic] pause: 802.3x flow control on the receive side of a NIC with an rx FIFO (behind
+    // PCIe, or a FEC behind its SoC port): a frame that would overrun the FIFO waits at the partner.
+    bool nic_rx_pause = false;
     // [machine.nic] dma_mask: the NICs' DMA mask in bits (dma_set_mask(DMA_BIT_MASK(n)))
     unsigned nic_dma_mask = 64;
     // [machine.dram]: the physical memory, for dma_capable (absent: every mask reaches every buffer)

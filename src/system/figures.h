@@ -111,7 +111,7 @@ inline constexpr std::array<Figure<crypto::SkcipherCosts>, 3> SKCIPHER_FIGURES =
 static_assert(sizeof(crypto::SkcipherCosts) == engine::figures_bytes(SKCIPHER_FIGURES));
 
 // [net] (net/net_costs.h)
-inline constexpr std::array<Figure<NetCosts>, 40> NET_FIGURES = {{
+inline constexpr std::array<Figure<NetCosts>, 42> NET_FIGURES = {{
     {"", "syscall", Unit::CYCLES, "system call entry + exit", &NetCosts::syscall},
     {"", "sock_sendmsg", Unit::CYCLES, "packet_sendmsg: skb alloc, copy from user", &NetCosts::sock_sendmsg},
     {"", "dev_queue_xmit", Unit::CYCLES, "__dev_queue_xmit + qdisc, excluding the driver", &NetCosts::dev_queue_xmit},
@@ -143,6 +143,8 @@ inline constexpr std::array<Figure<NetCosts>, 40> NET_FIGURES = {{
     {"", "mmio_posted_write", Unit::CYCLES, "writel(): write barrier + posted Device store (driver = fec)", &NetCosts::mmio_posted_write},
     {"", "mmio_read", Unit::CYCLES, "readl(): non-posted Device load + read barrier (driver = fec)", &NetCosts::mmio_read},
     {"", "fec_itr_clock", Unit::HZ, "the FEC's ahb clock, fep->itr_clk_rate, coalescing microseconds are converted with (coalesce = fec-itr)", &NetCosts::fec_itr_clock},
+    {"", "fec_bus_bandwidth", Unit::BYTES_PER_SECOND, "what the SoC's interconnect carries of the FEC's DMA, transmit and receive together (driver = fec; with fec_rx_fifo)", &NetCosts::fec_bus_bandwidth},
+    {"", "fec_rx_fifo", Unit::BYTES, "the FEC's receive FIFO, where frames wait for the SoC's interconnect (driver = fec; with fec_bus_bandwidth)", &NetCosts::fec_rx_fifo},
     {"", "pfifo_fast_enqueue", Unit::CYCLES, "pfifo_fast_enqueue: band, skb_array_produce, backlog (qdisc = pfifo_fast)", &NetCosts::pfifo_fast_enqueue},
     {"", "pfifo_fast_dequeue", Unit::CYCLES, "pfifo_fast_dequeue of an skb: the bands' skb_array_consume (qdisc = pfifo_fast)", &NetCosts::pfifo_fast_dequeue},
     {"", "fq_enqueue", Unit::CYCLES, "fq_enqueue: fq_classify's flow lookup, flow queue add (qdisc = fq)", &NetCosts::fq_enqueue},

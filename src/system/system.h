@@ -8,6 +8,7 @@
 #include "engine/simulation.h"
 #include "kernel/cpu.h"
 #include "devices/dma.h"
+#include "devices/dma_port.h"
 #include "devices/pcie.h"
 #include "net/link.h"
 #include "net/link_drops.h"
@@ -120,6 +121,8 @@ private:
         std::vector<std::unique_ptr<net::Nic>> more_nics;
         std::vector<const Machine*> more_peers;
         std::unique_ptr<devices::PcieLink> pcie; // the PCIe link the [machine.nic] pcie devices share
+        // each FEC's port on a SoC interconnect slower than its line ([net] fec_bus_bandwidth)
+        std::vector<std::unique_ptr<devices::DmaPort>> dma_ports;
         std::unique_ptr<net::Stack> stack;
         std::unique_ptr<net::TunnelBase> tunnel;
         net::TunnelChannel* channel = nullptr;

@@ -1,0 +1,152 @@
+// A FEC behind a SoC port slower than its line (devices/dma_port.h, nic_pcie.cpp's FIFO, nic.cpp's
+// store-and-forward transmit). Expected times by hand: a port of 5.875e7 bytes/s (470 Mbit/s)
+// carries a received 1514-byte frame with its FCS (1518 bytes) in ceil(1518e12 / 5.875e7) =
+// 25,838,298 ps and a transmitted one (1514 bytes) in ceil(1514e12 / 5.875e7) = 25,770,213 ps; the
+// 1 Gbit/s wire takes (1514 + 24) x 8 bits = 12,304,000 ps per frame. All CPU costs are zero.
+#include "net/nic.h"
+
+#include "engine/simulation.h"
+#include "net/link.h"
+#include "net/napi.h"
+#include "net/stack.h"
+
+#include <gtest/gtest.h>
+
+namespace kdsim::net {
+namespace {
+
+constexpr std::uint64_t PORT = 58'750'000;       // bytes/s
+constexpr engine::Tick RX_WRITE = 25'838'298;    // 1518 bytes through the port
+constexpr engine::Tick TX_FETCH = 25'770'213;    // 1514 bytes through the port
+constexpr engine::Tick WIRE = 12'304'000;        // a 1514-byte frame at 1 Gbit/s
+
+Packet full_frame() { return transport_packet(FrameKind::UDP_DATA, 1472, 28, 0, 0); } // 1514 bytes
+
+// A FEC receiving frames that arrive every `gap` (the wire's pace when gap = WIRE).
+struct RxBench : engine::EventTarget {
+    engine::Simulation sim{1};
+    kernel::Cpu cpu{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    Softnet softnet{cpu};
+    Nic nic{softnet, 40, NetCosts{}, "eth0"};
+    Stack stack{nic};
+    devices::DmaPort port{PORT};
+    RxBench(std::size_t frames, engine::Tick gap, std::size_t fifo) {
+        nic.set_dma_port(port, fifo);
+        cpu.boot();
+        for (std::size_t k = 0; k < frames; ++k) sim.schedule_at(k * gap, this, 0);
+    }
+    void on_event(std::uint64_t) override { nic.receive_from_wire(full_frame()); }
+    void run() {
+        sim.run(engine::PS_PER_MS);
+        cpu.finish();
+    }
+};
+
+TEST(NicDmaPort, AFrameWaitsInTheFifoForThePortAndOverrunsItWhenTheWireIsFaster) {
+    // Ten frames at the wire's pace into a 4096-byte FIFO (two 1514-byte frames at most). Frame k
+    // arrives at k x 12.304 us; the port finishes its j-th accepted frame at j x 25.838 us. Frames
+    // 0, 1 are taken; 2 (24.608 us) finds 0 and 1 still there: dropped; 3 (36.912) finds 0 gone;
+    // 4 (49.216) is before 1 leaves (51.677): dropped; and so on every other frame: 6 taken
+    // (0, 1, 3, 5, 7, 9), 4 overruns.
+    RxBench b(10, WIRE, 4096);
+    b.run();
+    EXPECT_EQ(b.nic.rx_fifo_dropped(), 4u);
+    EXPECT_EQ(b.nic.stats().rx_dropped, 4u);
+    EXPECT_EQ(b.port.bytes(), 6u * 1518);
+    EXPECT_EQ(b.port.busy(), 6 * RX_WRITE);
+    EXPECT_EQ(b.nic.stats().rx_frames, 6u);
+}
+
+TEST(NicDmaPort, FramesSlowerThanThePortAreAllTaken) {
+    RxBench b(10, 30 * engine::PS_PER_US, 4096); // one every 30 us > 25.838 us
+    b.run();
+    EXPECT_EQ(b.nic.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.nic.stats().rx_frames, 10u);
+}
+
+// With pause the MAC's link partner holds the frames the FIFO cannot take (the link is there
+// for its queue, the most the partner holds).
+struct PausedRxBench : RxBench {
+    kernel::Cpu cpu2{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    Softnet other_softnet{cpu2}; // the partner, on a CPU of its own (one softnet per CPU)
+    Nic other{other_softnet, 40, NetCosts{}, "peer.eth0"};
+    Link link{sim, 1'000'000'000, 0};
+    PausedRxBench(std::size_t frames, engine::Tick gap) : RxBench(frames, gap, 4096) {
+        link.attach(nic, other);
+        nic.set_rx_pause(true);
+        cpu2.boot();
+    }
+    ~PausedRxBench() { cpu2.finish(); }
+};
+
+TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
+    // The same ten frames as above: frame k (k >= 2) comes in when frame k - 2's write is done, at
+    // (k - 1) x 25.838 us, later than its arrival at k x 12.304 us, so 8 frames are held; at 110.736
+    // us (frame 9's arrival) frames 2..5 are in, 6..9 held: 4 at most. The port writes all ten
+    // back to back: busy 10 x 25.838 us.
+    PausedRxBench b(10, WIRE);
+    b.run();
+    EXPECT_EQ(b.nic.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.nic.rx_pause_held(), 8u);
+    EXPECT_EQ(b.nic.rx_pause_held_max(), 4u);
+    EXPECT_EQ(b.nic.stats().rx_frames, 10u);
+    EXPECT_EQ(b.port.busy(), 10 * RX_WRITE);
+}
+
+// A FEC sending to a peer over a 1 Gbit/s link, with or without the port; DMA free and coherent.
+struct TxBench {
+    engine::Simulation sim{1};
+    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    Softnet sa{a}, sb{b};
+    devices::DmaPlatform dma{devices::DmaCosts{.coherent = true}};
+    Nic na, nb;
+    Link link;
+    devices::DmaPort port{PORT};
+    static NetCosts fec_costs() {
+        NetCosts c;
+        c.tx_clean = c.tx_skb_free = c.fec_xmit = c.fec_irq = c.mmio_posted_write = c.mmio_read = 0;
+        return c;
+    }
+    explicit TxBench(bool behind_port)
+        : na(sa, 40, fec_costs(), "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0"), link(sim, 1'000'000'000, 0) {
+        link.attach(na, nb);
+        TxDmaConfig c;
+        c.driver = NicDriver::FEC;
+        na.set_tx_dma(dma, c, 32, 0);
+        if (behind_port) na.set_dma_port(port, 4096);
+    }
+    // Two frames handed to ndo_start_xmit at time 0; returns when the second has left the wire.
+    engine::Tick send_two() {
+        a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
+        a.boot();
+        b.boot();
+        sim.run(engine::PS_PER_MS);
+        a.finish();
+        b.finish();
+        return link.departs(na);
+    }
+
+private:
+    engine::Task<> body() {
+        co_await na.xmit(a, full_frame());
+        co_await na.xmit(a, full_frame());
+    }
+};
+
+TEST(NicDmaPort, WithoutThePortTwoFramesLeaveBackToBackAtTheWiresPace) {
+    TxBench t(false);
+    EXPECT_EQ(t.send_two(), 2 * WIRE);
+}
+
+TEST(NicDmaPort, BehindThePortAFrameGoesOnTheWireOnlyOnceFetchedWhole) {
+    // Frame 1 fetched at 25.770 us, on the wire to 38.074; frame 2 fetched at 51.540 us (the port
+    // serves the fetches one after the other), on the wire to 63.844 us.
+    TxBench t(true);
+    EXPECT_EQ(t.send_two(), 2 * TX_FETCH + WIRE);
+    EXPECT_EQ(t.port.bytes(), 2u * 1514);
+    EXPECT_EQ(t.nb.stats().rx_frames, 2u);
+}
+
+} // namespace
+} // namespace kdsim::net
