@@ -375,9 +375,6 @@ TEST(Profile, NameMustMatchItsPathUnderDataProfiles) {
     }
 }
 
-} // namespace
-} // namespace kdsim::scenario
-
 TEST(Profile, TheFecBusBandwidthWithoutItsRxFifoIsAnErrorAtTheFigure) {
     // The FEC's SoC port (devices/dma_port.h) needs both its rate and the FIFO frames wait in.
     TempDir dir;
@@ -386,7 +383,7 @@ TEST(Profile, TheFecBusBandwidthWithoutItsRxFifoIsAnErrorAtTheFigure) {
     const auto at = text.find(net);
     ASSERT_NE(at, std::string::npos);
     text.insert(at + net.size(), "fec_bus_bandwidth = { value = 5.875e7, unit = \"bytes/s\", source = \"test\" }\n");
-    fs::path f = dir.write("p.toml", text);
+    fs::path f = dir.write("data/profiles/arm/cortex-a9-imx6qp.toml", text); // its name must match its path
     const InputError e = input_error_of([&] { load_profile(f); });
     ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
     EXPECT_EQ(e.diagnostics[0].key, "net.fec_bus_bandwidth");
@@ -394,3 +391,6 @@ TEST(Profile, TheFecBusBandwidthWithoutItsRxFifoIsAnErrorAtTheFigure) {
               "expected fec_rx_fifo beside it (the FEC's port on the SoC's bus: its rate and the receive FIFO frames "
               "wait in, both or neither)");
 }
+
+} // namespace
+} // namespace kdsim::scenario
