@@ -201,7 +201,7 @@ void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
         const devices::DmaPort& p = *nic.dma_port();
         s.sub("dma_port")
             .counter("bytes", p.bytes(), "bytes", "frame bytes the device's SoC port carried, tx fetches and rx writes")
-            .value("busy_us", [&p] { return engine::to_us(p.busy()); }, "us", "time the port was busy carrying them");
+            .value("busy_us", [&p] { return engine::to_us(p.busy()); }, "us", "time the port was busy carrying them, transfers booked past the end of the run included");
     };
     fifo(static_cast<const net::Nic&>(*m.device));
     for (const auto& nic : m.more_nics) fifo(*nic);
