@@ -121,7 +121,7 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
             const toml::array* vhost_affinity =
                 r_.array(*l, "vhost_affinity", lkey + ".vhost_affinity", false, "host CPU numbers");
             if (vhost_affinity) {
-                read_host_cpus(*vhost_affinity, lkey + ".vhost_affinity", true, lc.vhost_affinity);
+                read_cpu_numbers(r_, *vhost_affinity, lkey + ".vhost_affinity", "host CPU", true, lc.vhost_affinity);
                 if (std::find(lc.vhost_affinity.begin(), lc.vhost_affinity.end(), lc.vhost_cpu) == lc.vhost_affinity.end() &&
                     !lc.vhost_affinity.empty())
                     r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *vhost_affinity,
