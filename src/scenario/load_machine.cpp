@@ -619,6 +619,8 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     }
     if (const toml::array* a = r_.array(m, "vcpu_affinity", mkey + ".vcpu_affinity", false, "host CPU numbers")) {
         affinity_at_[mc.name] = {a, mkey + ".vcpu_affinity"};
+        if (a->empty())
+            r_.error(*a, mkey + ".vcpu_affinity", "expected at least one host CPU number, found an empty array");
         read_cpu_numbers(r_, *a, mkey + ".vcpu_affinity", "host CPU", true, mc.vcpu_affinity);
     }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
