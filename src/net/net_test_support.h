@@ -1,7 +1,9 @@
 // Shared by the net layer's tests: a device that records what was transmitted, by whom and in
-// which context; two machines joined by NICs on a link, and the iperf3-like task bodies.
+// which context; two machines joined by NICs on a link (NicBench, the NIC tests' own costs; Pair,
+// with a stack on each), a small memory hierarchy, and the iperf3-like task bodies.
 #pragma once
 
+#include "mem/config.h"
 #include "net/link.h"
 #include "net/napi.h"
 #include "net/netdevice.h"
@@ -39,34 +41,71 @@ private:
     NetCosts costs_{};
 };
 
-// Two machines, one CPU each, joined by NICs on a 1 Gbit/s link with 10 us latency.
-struct Pair {
+// Two machines of one 1 GHz CPU each, whose kernel costs nothing (a: CPU 0, b: CPU 1), each with
+// its softnet and a NIC (a.eth0, b.eth0), the NICs joined by a 1 Gbit/s link. A bench gives each
+// NIC's costs, interrupt vector and ring and the link's latency and queue, and adds what else it
+// needs (DMA, tasks) in its own constructor.
+struct NicBench {
+    struct End {
+        NetCosts costs{};
+        unsigned vector = 40;
+        std::size_t ring = 256;
+    };
     engine::Simulation sim{1};
     kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
     kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    stats::Findings findings;
     Softnet sa{a}, sb{b};
     Nic na, nb;
     Link link;
-    Stack stack_a{na}, stack_b{nb};
-    std::function<bool(const Packet&)> lose; // on the wire
-    Pair(std::size_t ring_b = 256, std::size_t link_queue = 1000)
-        : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0", ring_b),
-          link(sim, 1'000'000'000, 10 * engine::PS_PER_US, link_queue) {
+    NicBench(const End& ea, const End& eb, engine::Tick latency, std::size_t link_queue = 1000)
+        : na(sa, ea.vector, ea.costs, "a.eth0", ea.ring), nb(sb, eb.vector, eb.costs, "b.eth0", eb.ring),
+          link(sim, 1'000'000'000, latency, link_queue) {
         link.attach(na, nb);
-        a.set_findings(&findings);
-        b.set_findings(&findings);
-        link.set_loss([](const Packet& p, void* ctx) {
-            auto& self = *static_cast<Pair*>(ctx);
-            return self.lose && self.lose(p);
-        }, this);
     }
+    NicBench(const NicBench&) = delete; // the NICs, the link and the CPUs point at each other
+    NicBench& operator=(const NicBench&) = delete;
+    // Boots both CPUs, runs the simulation until `until`, and ends both.
     void run(engine::Tick until) {
         a.boot();
         b.boot();
         sim.run(until);
         a.finish();
         b.finish();
+    }
+    // The cycles `cpu` spent in contexts of kind `k`.
+    static Cycles cycles(const kernel::Cpu& cpu, kernel::CtxKind k) {
+        Cycles sum = 0;
+        for (Cycles c : cpu.stats().cycles[static_cast<std::size_t>(k)]) sum += c;
+        return sum;
+    }
+};
+
+// A small hierarchy of 32-byte lines: per CPU a 32 KiB 4-way L1D (4 cycles), a shared 1 MiB 16-way
+// L2 (30 cycles), over a DRAM of 150 ns and 4.25 GB/s.
+inline mem::MemoryConfig small_memory() {
+    mem::MemoryConfig c;
+    c.line = 32;
+    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
+    c.dram_latency_ns = 150;
+    c.dram_bandwidth = 4.25e9;
+    c.copy_warm = 0.35;
+    return c;
+}
+
+// Two machines, one CPU each, joined by NICs on a 1 Gbit/s link with 10 us latency, with a stack
+// on each; `lose` drops frames on the wire.
+struct Pair : NicBench {
+    stats::Findings findings;
+    Stack stack_a{na}, stack_b{nb};
+    std::function<bool(const Packet&)> lose; // on the wire
+    Pair(std::size_t ring_b = 256, std::size_t link_queue = 1000)
+        : NicBench({}, {.ring = ring_b}, 10 * engine::PS_PER_US, link_queue) {
+        a.set_findings(&findings);
+        b.set_findings(&findings);
+        link.set_loss([](const Packet& p, void* ctx) {
+            auto& self = *static_cast<Pair*>(ctx);
+            return self.lose && self.lose(p);
+        }, this);
     }
 };
 

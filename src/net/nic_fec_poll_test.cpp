@@ -4,8 +4,7 @@
 // hand in the test's comment.
 #include "net/nic.h"
 
-#include "net/link.h"
-#include "net/napi.h"
+#include "net/net_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -61,19 +60,10 @@ NetCosts board_costs() {
     return c;
 }
 
-struct Bench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+struct Bench : testing::NicBench {
     devices::DmaPlatform dma{devices::DmaCosts{.coherent = true}};
-    Nic na, nb;
-    Link link;
     std::vector<engine::Tick> delivered;
-    Bench(PollLoop loop, engine::Tick rx_usecs)
-        : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 41, board_costs(), "b.eth0", 64),
-          link(sim, 1'000'000'000, engine::PS_PER_US, 100) {
-        link.attach(na, nb);
+    Bench(PollLoop loop, engine::Tick rx_usecs) : NicBench({}, {board_costs(), 41, 64}, engine::PS_PER_US, 100) {
         TxDmaConfig fec;
         fec.driver = NicDriver::FEC;
         nb.set_tx_dma(dma, fec, 32, 0.5);
@@ -85,11 +75,7 @@ struct Bench {
         }, this);
         a.create_task("a-sender", kernel::SchedPolicy::NORMAL, 0, false, send(na, a, 1000));
         b.create_task("b-sender", kernel::SchedPolicy::NORMAL, 0, false, send(nb, b, 18));
-        a.boot();
-        b.boot();
-        sim.run(5 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        run(5 * engine::PS_PER_MS);
     }
     static engine::Task<> send(Nic& n, kernel::Cpu& cpu, std::uint32_t payload) {
         co_await n.xmit(cpu, transport_packet(FrameKind::UDP_DATA, payload, 28, 0, 0));

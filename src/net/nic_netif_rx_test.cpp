@@ -8,9 +8,7 @@
 #include "net/nic.h"
 
 #include "net/backlog.h"
-#include "net/link.h"
-#include "net/napi.h"
-#include "net/tcp.h"
+#include "net/net_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -46,20 +44,12 @@ struct Delivered {
 // A sender (CPU 0) and the board (CPU 1, the FEC of Linux 3.0 in netif_rx mode) over a 1 Gbit/s
 // link. The board's interrupt reaches its CPU `delivery` after the device raises it, so a burst
 // sent at once is all on the ring when the handler starts.
-struct Bench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+struct Bench : testing::NicBench {
     devices::DmaPlatform dma{coherent()};
-    Nic na, nb;
     Backlog backlog{sb, PROCESS_BACKLOG};
-    Link link;
     std::vector<Delivered> delivered;
     Bench(engine::Tick delivery, std::size_t ring, std::size_t link_queue)
-        : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 41, board_costs(), "b.eth0", ring),
-          link(sim, 1'000'000'000, engine::PS_PER_US, link_queue) {
-        link.attach(na, nb);
+        : NicBench({}, {board_costs(), 41, ring}, engine::PS_PER_US, link_queue) {
         TxDmaConfig fec;
         fec.driver = NicDriver::FEC;
         nb.set_tx_dma(dma, fec, 32, 0.5);
@@ -74,17 +64,9 @@ struct Bench {
         frames_ = frames;
         payload_ = payload;
         a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(20 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        NicBench::run(20 * engine::PS_PER_MS);
     }
-    Cycles cycles(kernel::CtxKind k) const {
-        Cycles sum = 0;
-        for (Cycles c : b.stats().cycles[static_cast<std::size_t>(k)]) sum += c;
-        return sum;
-    }
+    Cycles cycles(kernel::CtxKind k) const { return NicBench::cycles(b, k); }
 
 private:
     std::size_t frames_ = 0;

@@ -5,9 +5,7 @@
 // costs are all zero, so its CPU's busy time is the DMA API's, the allocations' and the copies'.
 #include "net/nic.h"
 
-#include "net/link.h"
-#include "net/napi.h"
-#include "net/tcp.h"
+#include "net/net_test_support.h"
 #include "mem/memory.h"
 
 #include <gtest/gtest.h>
@@ -26,18 +24,10 @@ devices::DmaCosts dma_costs() {
 
 // A sender (CPU 0, no DMA API) and the board (CPU 1) receiving over a 1 Gbit/s link into a ring
 // of RING 2 KiB buffers under full-sync, with or without the copy.
-struct RxBench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+struct RxBench : testing::NicBench {
     devices::DmaPlatform dma{dma_costs()};
-    Nic na, nb;
-    Link link;
     std::vector<Packet> received;
-    explicit RxBench(bool copy) : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 41, NetCosts{}, "b.eth0", RING),
-                                  link(sim, 1'000'000'000, engine::PS_PER_US) {
-        link.attach(na, nb);
+    explicit RxBench(bool copy) : NicBench({}, {.vector = 41, .ring = RING}, engine::PS_PER_US) {
         RxDmaConfig c;
         c.strategy = RxStrategy::FULL_SYNC;
         c.buffer_size = FRSIZE;
@@ -54,11 +44,7 @@ struct RxBench {
         frames_ = std::move(frames);
         b.create_task("open", kernel::SchedPolicy::NORMAL, 0, true, nb.open());
         a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(5 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        NicBench::run(5 * engine::PS_PER_MS);
     }
 
 private:
@@ -128,14 +114,8 @@ TEST(NicRxCopy, OnTheMemoryHierarchyTheCopyReadsTheColdFrameFromDramAndTheStackR
     // bytes [2, 1516) of a line-aligned block, allocates 48 lines. eth_type_trans then reads the
     // skb (in L1): no further DRAM read. The ring buffer is the driver's for life: the same
     // address is mapped again, and the skb lies elsewhere.
-    mem::MemoryConfig c;
-    c.line = LINE;
-    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
-    c.dram_latency_ns = 150;
-    c.dram_bandwidth = 4.25e9;
-    c.copy_warm = 0.35;
     RxBench t(true);
-    mem::MemorySystem m(c, 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.nb.set_memory(m);
     t.run({tcp_frame()});
     ASSERT_EQ(t.received.size(), 1u);

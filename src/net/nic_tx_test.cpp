@@ -3,10 +3,8 @@
 // 18 outer, barrier 20, outer sync 40, a bounce copy at 0.5 cycles per byte.
 #include "net/nic.h"
 
-#include "net/link.h"
-#include "net/napi.h"
+#include "net/net_test_support.h"
 #include "net/page_placement.h"
-#include "net/tcp.h"
 #include "mem/memory.h"
 
 #include <gtest/gtest.h>
@@ -36,18 +34,10 @@ NetCosts net_costs() {
 }
 
 // One board (CPU 0) sending to a peer (CPU 1) over a 1 Gbit/s link.
-struct TxBench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+struct TxBench : testing::NicBench {
     devices::DmaPlatform dma;
-    Nic na, nb;
-    Link link;
     TxBench(bool coherent, TxDmaConfig cfg, bool sg = false, TsoKind tso = TsoKind::NONE)
-        : dma(dma_costs(coherent)), na(sa, 40, net_costs(), "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0"),
-          link(sim, 1'000'000'000, engine::PS_PER_US) {
-        link.attach(na, nb);
+        : NicBench({net_costs()}, {}, engine::PS_PER_US), dma(dma_costs(coherent)) {
         na.set_sg(sg, 0.5);
         na.set_tso(tso);
         na.set_tx_dma(dma, cfg, LINE, 0.5);
@@ -57,11 +47,7 @@ struct TxBench {
     void send(std::vector<Packet> frames) {
         frames_ = std::move(frames);
         a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(5 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        run(5 * engine::PS_PER_MS);
     }
 
 private:
@@ -176,14 +162,8 @@ TEST(NicTx, OnTheMemoryHierarchyTheCleanWritesBackTheBounceBuffersDirtyLinesAndT
     // The bounce memcpy leaves the 48 lines of the bounce buffer dirty in the CPU's caches; the
     // map's clean writes each back to DRAM (48 write-backs, nothing evicted in so small a run);
     // then the device's DMA reads the 1514 bytes from memory.
-    mem::MemoryConfig c;
-    c.line = LINE;
-    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
-    c.dram_latency_ns = 150;
-    c.dram_bandwidth = 4.25e9;
-    c.copy_warm = 0.35;
     TxBench t(false, fec());
-    mem::MemorySystem m(c, 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.na.set_memory(m);
     t.send({tcp_frame()});
     EXPECT_EQ(t.dma.stats().inner_clean, 48u);
@@ -277,16 +257,6 @@ namespace {
 
 constexpr std::uint64_t FRAG = TSO_FRAG_PAGE; // 32 KiB
 
-mem::MemoryConfig tx_memory() {
-    mem::MemoryConfig c;
-    c.line = LINE;
-    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
-    c.dram_latency_ns = 150;
-    c.dram_bandwidth = 4.25e9;
-    c.copy_warm = 0.35;
-    return c;
-}
-
 // A 44-segment GSO skb whose payload starts at `payload` (the frame convention: data = payload - 66).
 Packet tso_skb(mem::Addr payload) {
     Packet p = transport_packet(FrameKind::TCP_DATA, 44 * TCP_MSS, TCP_IP_HEADERS, 0, 0); // 63,712 bytes
@@ -306,7 +276,7 @@ TEST(NicTxOwnData, ATsoSkbMapsExactlyThePageFragLinesItsSenderWroteCutAtItsPages
     // cleaned, inner and outer, each dirty: 1995 write-backs. Nothing else is written: 1992 + 3
     // write-allocates in all (none in the NIC's stand-in TX_DATA).
     TxBench t(false, TxDmaConfig{}, true, TsoKind::HARDWARE);
-    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.na.set_memory(m);
     PagePlacement pages;
     const mem::Addr ring = m.alloc(3 * FRAG, 4096);
@@ -332,7 +302,7 @@ TEST(NicTxOwnData, ASkbWithoutAnAddressStillLiesInTheNicsStandInRegionWrittenThe
     // [32768, 63712), 1024 + 967 = 1991 lines (63,712 = 1991 x 32), and the head's 3: 3 + 1991 =
     // 1994 lines written there (write-allocates), cleaned and written back; 3 descriptors.
     TxBench t(false, TxDmaConfig{}, true, TsoKind::HARDWARE);
-    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.na.set_memory(m);
     t.send({tso_skb(0)});
     EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 3u);
@@ -347,7 +317,7 @@ TEST(NicTxOwnData, TheSoftwareTsoBouncesThePageFragPiecesOffTheSixteenByteGridRe
     // bounce copy reads the sender's lines, so the ring's lines are never written by the driver:
     // only the bounce buffer's 1448 bytes (46 lines: 1448 / 32 = 45.25) are write-allocated.
     TxBench t(false, fec(), true, TsoKind::FEC_SOFTWARE);
-    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.na.set_memory(m);
     PagePlacement pages;
     const mem::Addr ring = m.alloc(FRAG, 4096);
@@ -392,7 +362,7 @@ TEST(PagePlacement, PagesAreCutAtTheUnitFromTheRegionsBaseAndOtherAddressesLieIn
 // frames, frame i at offset 2 of its own 2 KiB head of a registered ring.
 struct MaskBench {
     TxBench t{true, TxDmaConfig{}};
-    mem::MemorySystem m{tx_memory(), 2, 1'000'000'000};
+    mem::MemorySystem m{testing::small_memory(), 2, 1'000'000'000};
     PagePlacement pages;
     devices::DramLayout dram;
     devices::DmaDevice* dev = nullptr;
@@ -451,7 +421,7 @@ TEST(NicTxOwnData, TheSoftwareTsoCutsASegmentThatCrossesTheSendersPageIntoTwoDat
     // and [0, 448) of page 2), the other two lie in page 2: 3 headers + 4 data descriptors, where a
     // payload from a page's first byte would take 3.
     TxBench t(false, fec(0), true, TsoKind::FEC_SOFTWARE);
-    mem::MemorySystem m(tx_memory(), 2, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 2, 1'000'000'000);
     t.na.set_memory(m);
     PagePlacement pages;
     const mem::Addr ring = m.alloc(2 * FRAG, 4096);
@@ -471,15 +441,9 @@ TEST(NicTxOwnData, TheSoftwareTsoCutsASegmentThatCrossesTheSendersPageIntoTwoDat
 // descriptors off the ring's head while a later ndo_start_xmit waits in its mappings. The device
 // must still read exactly each skb's own descriptors: 20 frames of 1514 bytes, each read once.
 TEST(NicTx, AReclaimOnTheIrqCpuWhileTheSenderMapsOnAnotherCpuLeavesTheDeviceReadingEachFrameOnce) {
-    mem::MemoryConfig c;
-    c.line = LINE;
-    c.levels = {{"l1d", 32 * 1024, 4, 4, false, mem::Replacement::LRU}, {"l2", 1024 * 1024, 16, 30, true, mem::Replacement::LRU}};
-    c.dram_latency_ns = 150;
-    c.dram_bandwidth = 4.25e9;
-    c.copy_warm = 0.35;
     TxBench t(false, fec());
     kernel::Cpu sender{t.sim, 2, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    mem::MemorySystem m(c, 3, 1'000'000'000);
+    mem::MemorySystem m(testing::small_memory(), 3, 1'000'000'000);
     t.na.set_memory(m);
     constexpr std::size_t N = 20;
     auto body = [](Nic& nic, kernel::Cpu& cpu) -> engine::Task<> {

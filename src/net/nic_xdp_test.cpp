@@ -5,9 +5,7 @@
 // 48 before the usual path (driver 1000, netif_receive_skb 300). The kernel's own costs are zero.
 #include "net/nic.h"
 
-#include "net/link.h"
-#include "net/napi.h"
-#include "net/tcp.h"
+#include "net/net_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -29,19 +27,11 @@ NetCosts board_costs() {
 
 // A sender (CPU 0) and the board (CPU 1) over a 1 Gbit/s link; the board's interrupt reaches its
 // CPU 200 us after the device raises it, so a burst sent at once is all on the ring at the poll.
-struct Bench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+struct Bench : testing::NicBench {
     devices::DmaPlatform dma{devices::DmaCosts{.coherent = true, .map_call = 25, .unmap_call = 15, .sync_call = SYNC_CALL}};
-    Nic na, nb;
-    Link link;
     std::size_t delivered = 0;
     Bench(XdpAction xdp, bool rx_dma)
-        : na(sa, 40, NetCosts{}, "a.eth0"), nb(sb, 41, board_costs(), "b.eth0", 16), // 16 x map 25 = 400 ns: mapped before the first frame
-          link(sim, 1'000'000'000, engine::PS_PER_US, 1000) {
-        link.attach(na, nb);
+        : NicBench({}, {board_costs(), 41, 16}, engine::PS_PER_US) { // 16 x map 25 = 400 ns: mapped before the first frame
         rx_dma_ = rx_dma;
         if (rx_dma) nb.set_rx_dma(dma, RxDmaConfig{.strategy = RxStrategy::PARTIAL_SYNC, .buffer_size = 2048}, 64);
         nb.set_xdp(xdp);
@@ -55,17 +45,9 @@ struct Bench {
         frames_ = frames;
         if (rx_dma_) b.create_task("open", kernel::SchedPolicy::NORMAL, 0, true, nb.open()); // the ring mapped
         a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(20 * engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        NicBench::run(20 * engine::PS_PER_MS);
     }
-    Cycles softirq() const {
-        Cycles sum = 0;
-        for (Cycles c : b.stats().cycles[static_cast<std::size_t>(kernel::CtxKind::SOFTIRQ)]) sum += c;
-        return sum;
-    }
+    Cycles softirq() const { return cycles(b, kernel::CtxKind::SOFTIRQ); }
 
 private:
     bool rx_dma_ = false;

@@ -2,6 +2,8 @@
 // agree, and a workload's peer is linked to its machine.
 #include "scenario/loader.h"
 
+#include "system/machine_checks.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -121,13 +123,12 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
             const toml::array* vhost_affinity =
                 r_.array(*l, "vhost_affinity", lkey + ".vhost_affinity", false, "host CPU numbers");
             if (vhost_affinity) {
-                read_host_cpus(*vhost_affinity, lkey + ".vhost_affinity", true, lc.vhost_affinity);
-                if (std::find(lc.vhost_affinity.begin(), lc.vhost_affinity.end(), lc.vhost_cpu) == lc.vhost_affinity.end() &&
-                    !lc.vhost_affinity.empty())
-                    r_.error(l->get("vhost_cpu") ? *l->get("vhost_cpu") : *vhost_affinity,
-                             lkey + (l->get("vhost_cpu") ? ".vhost_cpu" : ".vhost_affinity"),
-                             fmt::format("the vhost worker starts on a CPU of its vhost_affinity: expected one of {}, found {}",
-                                         fmt::join(lc.vhost_affinity, ", "), lc.vhost_cpu));
+                read_cpu_numbers(r_, *vhost_affinity, lkey + ".vhost_affinity", "host CPU", true, lc.vhost_affinity);
+                if (auto wrong = system::starts_outside_affinity("the vhost worker", "vhost_affinity", lc.vhost_affinity,
+                                                                 "vhost_cpu", lc.vhost_cpu)) {
+                    const char* at = l->contains("vhost_cpu") ? "vhost_cpu" : "vhost_affinity";
+                    r_.error(*l->get(at), lkey + "." + at, std::move(*wrong));
+                }
             }
             read_link_drops(*l, lkey, lc);
             if (lc.kind == system::LinkConfig::Kind::VIRTIO)
@@ -249,10 +250,10 @@ void ScenarioLoader::check_vcpu_cpus(const system::ScenarioConfig& cfg) {
             } else if (host) {
                 check_within_host(*a, key, *host);
                 for (std::size_t i = 0; i < mc.vcpu_cpus.size(); ++i)
-                    if (std::find(mc.vcpu_affinity.begin(), mc.vcpu_affinity.end(), mc.vcpu_cpus[i]) == mc.vcpu_affinity.end())
+                    if (auto wrong = system::starts_outside_affinity("a vCPU thread", "vcpu_affinity", mc.vcpu_affinity,
+                                                                     index_key("vcpu_cpus", i), mc.vcpu_cpus[i]))
                         r_.error(*vcpu_at_.at(mc.name).first->get(i), index_key(vcpu_at_.at(mc.name).second, i),
-                                 fmt::format("a vCPU thread starts on a CPU of its vcpu_affinity: expected one of {}, found {}",
-                                             fmt::join(mc.vcpu_affinity, ", "), mc.vcpu_cpus[i]));
+                                 std::move(*wrong));
             }
         }
         if (!vcpu_at_.count(mc.name)) continue;

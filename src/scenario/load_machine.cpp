@@ -47,17 +47,24 @@ std::optional<arch::SimdPolicy> default_policy(arch::Arch a) {
 
 } // namespace
 
-void ScenarioLoader::read_host_cpus(const toml::array& a, const std::string& key, bool once, std::vector<int>& out) {
+bool read_cpu_numbers(Reader& r, const toml::array& a, const std::string& key, std::string_view what, bool once,
+                      std::vector<int>& out) {
+    bool ok = true;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        const auto v = a.get(i)->value<std::int64_t>();
-        if (!v || *v < 0 || *v >= MAX_CPUS)
-            r_.error(*a.get(i), index_key(key, i),
-                     fmt::format("expected a host CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a.get(i))));
-        else if (once && std::find(out.begin(), out.end(), static_cast<int>(*v)) != out.end())
-            r_.error(*a.get(i), index_key(key, i), fmt::format("expected each host CPU once, found {} again", *v));
-        else
-            out.push_back(static_cast<int>(*v));
+        const toml::node& n = *a.get(i);
+        const toml::value<std::int64_t>* v = n.as_integer();
+        if (!v || v->get() < 0 || v->get() >= MAX_CPUS) {
+            r.error(n, index_key(key, i),
+                    fmt::format("expected a {} number (0..{}), found {}", what, MAX_CPUS - 1, describe(&n)));
+            ok = false;
+        } else if (once && std::find(out.begin(), out.end(), static_cast<int>(v->get())) != out.end()) {
+            r.error(n, index_key(key, i), fmt::format("expected each {} once, found {} again", what, v->get()));
+            ok = false;
+        } else {
+            out.push_back(static_cast<int>(v->get()));
+        }
     }
+    return ok;
 }
 
 void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
@@ -620,11 +627,13 @@ std::optional<system::MachineConfig> ScenarioLoader::read_machine(const toml::ta
     // against the host once links have named it (check_vcpu_cpus).
     if (const toml::array* a = r_.array(m, "vcpu_cpus", mkey + ".vcpu_cpus", false, "host CPU numbers, one per vCPU")) {
         vcpu_at_[mc.name] = {a, mkey + ".vcpu_cpus"};
-        read_host_cpus(*a, mkey + ".vcpu_cpus", false, mc.vcpu_cpus);
+        read_cpu_numbers(r_, *a, mkey + ".vcpu_cpus", "host CPU", false, mc.vcpu_cpus);
     }
     if (const toml::array* a = r_.array(m, "vcpu_affinity", mkey + ".vcpu_affinity", false, "host CPU numbers")) {
         affinity_at_[mc.name] = {a, mkey + ".vcpu_affinity"};
-        read_host_cpus(*a, mkey + ".vcpu_affinity", true, mc.vcpu_affinity);
+        if (a->empty())
+            r_.error(*a, mkey + ".vcpu_affinity", "expected at least one host CPU number, found an empty array");
+        read_cpu_numbers(r_, *a, mkey + ".vcpu_affinity", "host CPU", true, mc.vcpu_affinity);
     }
     if (auto t = r_.duration(m, "hash_cold_after", mkey + ".hash_cold_after", false, false)) mc.hash_cold_after = *t;
     read_nic(m, mkey, mc);

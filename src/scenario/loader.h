@@ -41,6 +41,12 @@ private:
 
 inline constexpr std::int64_t MAX_CPUS = system::MAX_CPUS;
 
+// The CPU numbers of array `a` (key `key`) appended to `out`: each a TOML integer 0..MAX_CPUS-1 (a
+// float such as 1.0 is no CPU number) and, when `once`, each at most once. `what` names them in the
+// messages ("CPU", "host CPU"). Each bad element is reported at itself; false if there was one.
+bool read_cpu_numbers(Reader& r, const toml::array& a, const std::string& key, std::string_view what, bool once,
+                      std::vector<int>& out);
+
 class ScenarioLoader {
 public:
     ScenarioLoader(const std::filesystem::path& file, const LoadOptions& opts)
@@ -94,8 +100,6 @@ private:
     // their kind needs of both ends is there; a netfilter rule has a device.
     void check_peers(const system::ScenarioConfig& cfg);
     void check_vcpu_cpus(const system::ScenarioConfig& cfg);
-    // Host CPU numbers of array `a` (key `key`) appended to `out`; `once`: each at most once.
-    void read_host_cpus(const toml::array& a, const std::string& key, bool once, std::vector<int>& out);
     // Reports each element of `a` (key `key`) that names no CPU of `host` (one that is no CPU number
     // at all was refused when read).
     void check_within_host(const toml::array& a, const std::string& key, const system::MachineConfig& host);
@@ -182,21 +186,7 @@ public:
             return std::nullopt;
         }
         std::vector<int> out;
-        bool ok = true;
-        for (std::size_t i = 0; i < a->size(); ++i) {
-            const auto v = a->get(i)->value<std::int64_t>();
-            if (!a->get(i)->is_integer() || !v || *v < 0 || *v >= MAX_CPUS) {
-                r_.error(*a->get(i), index_key(at(key), i),
-                         fmt::format("expected a CPU number (0..{}), found {}", MAX_CPUS - 1, describe(a->get(i))));
-                ok = false;
-            } else if (std::find(out.begin(), out.end(), static_cast<int>(*v)) != out.end()) {
-                r_.error(*a->get(i), index_key(at(key), i), fmt::format("expected each CPU once, found {} again", *v));
-                ok = false;
-            } else {
-                out.push_back(static_cast<int>(*v));
-            }
-        }
-        if (!ok) return std::nullopt;
+        if (!read_cpu_numbers(r_, *a, at(key), "CPU", true, out)) return std::nullopt;
         return out;
     }
     void error(std::string_view key, std::string message) override {

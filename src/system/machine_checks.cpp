@@ -2,6 +2,11 @@
 
 #include "crypto/shash.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 namespace kdsim::system {
 
 std::optional<std::string> missing_cold_start(const MachineConfig& mc) {
@@ -26,6 +31,14 @@ std::optional<std::string> missing_spe_figures(const MachineConfig& mc) {
                         (mc.profile.arch == arch::Arch::PPC32_E500 && (s.unavailable_trap || s.kernel_use_warning));
     if (!needed || (s.unavailable_trap && s.kernel_use_warning)) return std::nullopt;
     return s.unavailable_trap ? "simd.kernel_use_warning" : "simd.unavailable_trap";
+}
+
+std::optional<std::string> starts_outside_affinity(std::string_view who, std::string_view affinity_key,
+                                                   const std::vector<int>& affinity, std::string_view cpu_key,
+                                                   int cpu) {
+    if (affinity.empty() || std::find(affinity.begin(), affinity.end(), cpu) != affinity.end()) return std::nullopt;
+    return fmt::format("{} starts on a CPU of its {}: expected {} to be one of {}, found {}", who, affinity_key,
+                       cpu_key, fmt::join(affinity, ", "), cpu);
 }
 
 } // namespace kdsim::system

@@ -4,9 +4,9 @@
 #include "system/workload_kind.h"
 
 #include "net/udp.h"
+#include "system/machine_checks.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -62,10 +62,8 @@ void check_affinity(ParamReader& r, std::string_view key, const std::vector<int>
         if (affinity[i] >= m.cpus)
             r.error(key, fmt::format("expected CPUs of machine '{}' (0 to {}), found {} ({}[{}])", m.name, m.cpus - 1,
                                      affinity[i], key, i));
-    if (std::find(affinity.begin(), affinity.end(), cpu) == affinity.end())
-        r.error(r.has(cpu_key) ? cpu_key : key,
-                fmt::format("the task starts on a CPU of its {}: expected {} to be one of {}, found {}", key, cpu_key,
-                            fmt::join(affinity, ", "), cpu));
+    if (auto wrong = starts_outside_affinity("the task", key, affinity, cpu_key, cpu))
+        r.error(r.has(cpu_key) ? cpu_key : key, std::move(*wrong));
 }
 
 void check_datagram_fits(ParamReader& r, std::uint64_t length, std::uint32_t mtu) {
