@@ -139,10 +139,7 @@ net::Nic& System::add_nic(Machine& m) {
         if (!m.pcie) m.pcie = std::make_unique<devices::PcieLink>(*mc.profile.pcie);
         nic->set_pcie(*m.pcie, mc.nic_rx_fifo);
     }
-    if (mc.nic_rx_pause) {
-        require(nic->has_rx_fifo(), "machine " + mc.name + ": pause = true on " + ifname + ", which has no rx FIFO");
-        nic->set_rx_pause(true);
-    }
+    if (mc.nic_rx_pause && nic->has_rx_fifo()) nic->set_rx_pause(true); // the NICs with an rx FIFO (the loader checked one has)
     nic->set_gso(mc.nic_gso);
     net::Nic& out = *nic;
     if (!m.device) m.device = std::move(nic);
