@@ -7,6 +7,7 @@
 #include "mem/config.h"
 
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -39,6 +40,8 @@ public:
     std::optional<Evicted> fill(Line l, bool dirty);
     // The same fill, the displaced line in `out`: returns whether there was one.
     bool fill(Line l, bool dirty, Evicted& out);
+    // The same fill, also giving the way `l` now sits in (it stays there until evicted or invalidated).
+    bool fill(Line l, bool dirty, Evicted& out, std::uint32_t& way);
     // Marks a present line dirty; false when absent.
     bool mark_dirty(Line l);
     // Drops `l`; returns whether it was present and dirty (the dirty data is lost).
@@ -46,12 +49,28 @@ public:
     // Marks `l` clean; returns true when it was present and dirty (a write-back is due).
     bool clean(Line l);
 
+    // The way of its set that `l` sits in, or -1 when absent (a tag search).
+    int way_of(Line l) const;
+    // lookup's hit, mark_dirty, invalidate (returns whether it was dirty) and clean of a line the
+    // caller knows to sit in way `w` (the way fill gave; MemorySystem's way hints): no tag search.
+    // The line must be there, in that way (debug builds check it against the search).
+    void touch_at(Line l, std::uint32_t w);
+    void mark_dirty_at(Line l, std::uint32_t w);
+    bool invalidate_at(Line l, std::uint32_t w);
+    bool clean_at(Line l, std::uint32_t w);
+
 private:
     int find(Line l) const;
     std::uint32_t victim(std::uint32_t set);
     // The way a fill of a full set replaces (the replacement policy's choice).
     std::uint32_t replace(std::uint32_t set);
 
+    // The slot of way `w` of `l`'s set, checked against the tag search in debug builds.
+    std::size_t slot_at(Line l, std::uint32_t w) const {
+        const std::size_t i = static_cast<std::size_t>(set_of(l)) * ways_ + w;
+        assert(w < ways_ && find(l) == static_cast<int>(i));
+        return i;
+    }
     std::uint32_t set_of(Line l) const {
         return static_cast<std::uint32_t>(mask_ ? (l & mask_) : (l % sets_));
     }
@@ -117,6 +136,11 @@ inline std::uint32_t Cache::replace(std::uint32_t set) {
 }
 
 inline bool Cache::fill(Line l, bool dirty, Evicted& out) {
+    std::uint32_t way;
+    return fill(l, dirty, out, way);
+}
+
+inline bool Cache::fill(Line l, bool dirty, Evicted& out, std::uint32_t& way) {
     const std::uint32_t set = set_of(l);
     const std::size_t base = static_cast<std::size_t>(set) * ways_;
     std::size_t i;
@@ -139,6 +163,7 @@ inline bool Cache::fill(Line l, bool dirty, Evicted& out) {
     tag_[i] = l + 1;
     dirty_[i] = dirty;
     if (repl_ == Replacement::LRU) stamp_[i] = ++clock_; // only LRU reads the stamps
+    way = static_cast<std::uint32_t>(i - base);
     return displaced;
 }
 
@@ -165,6 +190,32 @@ inline std::optional<bool> Cache::invalidate(Line l) {
     dirty_[i] = 0;
     stamp_[i] = 0;
     return was_dirty;
+}
+
+inline int Cache::way_of(Line l) const {
+    const int i = find(l);
+    return i < 0 ? -1 : static_cast<int>(static_cast<std::size_t>(i) - static_cast<std::size_t>(set_of(l)) * ways_);
+}
+
+inline void Cache::touch_at(Line l, std::uint32_t w) { stamp_[slot_at(l, w)] = ++clock_; }
+
+inline void Cache::mark_dirty_at(Line l, std::uint32_t w) { dirty_[slot_at(l, w)] = 1; }
+
+inline bool Cache::invalidate_at(Line l, std::uint32_t w) {
+    const std::size_t i = slot_at(l, w);
+    const bool was_dirty = dirty_[i] != 0;
+    if (ways_ <= 64) empty_[set_of(l)] |= std::uint64_t{1} << w;
+    tag_[i] = 0;
+    dirty_[i] = 0;
+    stamp_[i] = 0;
+    return was_dirty;
+}
+
+inline bool Cache::clean_at(Line l, std::uint32_t w) {
+    const std::size_t i = slot_at(l, w);
+    if (!dirty_[i]) return false;
+    dirty_[i] = 0;
+    return true;
 }
 
 } // namespace kdsim::mem

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kdsim::mem {
 
@@ -111,6 +112,11 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     for (auto& x : private_) by_id_.push_back(&x);
     for (auto& x : shared_) by_id_.push_back(&x);
     use_dir_ = n_caches <= 16;
+    n_shared_ = shared_.size();
+    use_hint_ = use_dir_ && n_shared_ > 0 &&
+                std::all_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.ways() <= 65536; });
+    first_shared_id_ = private_.size();
+    hint_from_ = use_hint_ ? n_private_ : n_levels_;
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -143,6 +149,7 @@ Addr MemorySystem::alloc(std::size_t bytes, std::size_t align) {
     const Addr a = (next_addr_ + align - 1) & ~static_cast<Addr>(align - 1);
     next_addr_ = a + std::max<std::size_t>(bytes, 1);
     if (use_dir_) dir_.resize(static_cast<std::size_t>((next_addr_ + cfg_.line - 1) / cfg_.line), 0);
+    if (use_hint_) way_.resize(dir_.size() * n_shared_, 0);
     return a;
 }
 
@@ -195,13 +202,19 @@ inline bool MemorySystem::streamed(int cpu, Line l) {
 
 inline std::optional<Evicted> MemorySystem::fill_at(int cpu, std::size_t k, Line l, bool dirty) {
     const std::size_t slot = static_cast<std::size_t>(cpu) * n_levels_ + k;
-    auto ev = lv_[slot]->fill(l, dirty);
+    Evicted e;
+    std::uint32_t way;
+    const bool displaced = lv_[slot]->fill(l, dirty, e, way);
     if (use_dir_) {
         const std::uint16_t b = bits_[slot];
-        if (l < dir_.size()) dir_[l] = static_cast<std::uint16_t>(dir_[l] | b);
-        if (ev && ev->line < dir_.size()) dir_[ev->line] = static_cast<std::uint16_t>(dir_[ev->line] & ~b);
+        if (l < dir_.size()) {
+            dir_[l] = static_cast<std::uint16_t>(dir_[l] | b);
+            if (use_hint_ && k >= n_private_) hint(l, k) = static_cast<std::uint16_t>(way);
+        }
+        if (displaced && e.line < dir_.size()) dir_[e.line] = static_cast<std::uint16_t>(dir_[e.line] & ~b);
     }
-    return ev;
+    if (displaced) return e;
+    return std::nullopt;
 }
 
 void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now) {
@@ -209,6 +222,10 @@ void MemorySystem::place_evicted(int cpu, std::size_t k, const Evicted& e, Tick 
     if (k + 1 < n_levels_) { // into the next level, dirty
         // the directory tells when the next level does not hold it (no tag search then)
         const std::uint16_t* d = holders(e.line);
+        if (d && (*d & bit(cpu, k + 1)) != 0 && use_hint_ && k + 1 >= n_private_) { // held there, in its hinted way
+            level(cpu, k + 1).mark_dirty_at(e.line, hint(e.line, k + 1));
+            return;
+        }
         if ((!d || (*d & bit(cpu, k + 1)) != 0) && level(cpu, k + 1).mark_dirty(e.line)) return;
         if (auto ev = fill_at(cpu, k + 1, e.line, true)) place_evicted(cpu, k + 1, *ev, now);
         return;
@@ -239,13 +256,14 @@ Line MemorySystem::skip_unheld(Line l, Line last) const {
     return next_held(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
 }
 
-std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
-    std::uint16_t dropped = 0;
-    while (m) {
-        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
-        m = static_cast<std::uint16_t>(m & (m - 1));
-        cache_by_id(id).invalidate(l);
-        dropped = static_cast<std::uint16_t>(dropped | (1u << id));
+inline std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
+    const std::uint16_t dropped = m;
+    for (; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
+        const std::size_t id = static_cast<std::size_t>(std::countr_zero(m));
+        if (use_hint_ && id >= first_shared_id_) // a shared level: the line's way is hinted
+            cache_by_id(id).invalidate_at(l, hint_by_id(l, id));
+        else
+            cache_by_id(id).invalidate(l);
     }
     return dropped;
 }
@@ -352,8 +370,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             consume_line(line_ready_);
         } else {
             for (std::size_t k = 0; k < nlev; ++k) {
-                // the directory answers presence; a lookup is needed only to reorder an LRU set
-                if ((h & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l))) {
+                // the directory answers presence; a lookup is needed only to reorder an LRU set,
+                // and in a shared level the hint gives the way
+                if ((h & bits[k]) && (!lv[k]->hits_reorder() ||
+                                      (k >= hint_from_ ? (lv[k]->touch_at(l, hint(l, k)), true) : lv[k]->lookup(l)))) {
                     found = k;
                     break;
                 }
@@ -376,19 +396,31 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         }
         // fill_from: the levels that missed, the farthest first, the directory kept as fill_at does
         const bool dirty = write || peer_dirty;
-        for (std::size_t j = found; j-- > 0;) {
+        // one level's fill; `shared`: a level with way hints (j >= hint_from_), whose fill sets the hint
+        auto fill_level = [&](std::size_t j, auto shared) {
             Evicted ev;
-            const bool displaced = lv[j]->fill(l, dirty && j == 0, ev);
+            std::uint32_t w;
+            const bool displaced = lv[j]->fill(l, dirty && j == 0, ev, w);
             dir[l] = static_cast<std::uint16_t>(dir[l] | bits[j]);
-            if (!displaced) continue;
+            if constexpr (shared) hint(l, j) = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
             if (ev.line < dir_lines) dir[ev.line] = static_cast<std::uint16_t>(dir[ev.line] & ~bits[j]);
-            if (!ev.dirty) continue;
+            if (!ev.dirty) return;
             // a dirty victim usually finds its line in the next level: marked dirty there, inline
-            // (place_evicted's first step, the directory saying the line is there)
-            if (j + 1 < nlev && ev.line < dir_lines && (dir[ev.line] & bits[j + 1]) != 0 && lv[j + 1]->mark_dirty(ev.line))
-                continue;
+            // (place_evicted's first step, the directory saying the line is there; in a shared
+            // level, in the way its hint gives)
+            if (j + 1 < nlev && ev.line < dir_lines && (dir[ev.line] & bits[j + 1]) != 0) {
+                if (shared || j + 1 >= hint_from_) {
+                    lv[j + 1]->mark_dirty_at(ev.line, hint(ev.line, j + 1));
+                    return;
+                }
+                if (lv[j + 1]->mark_dirty(ev.line)) return;
+            }
             place_evicted(cpu, j, ev, t);
-        }
+        };
+        std::size_t j = found;
+        for (; j > hint_from_; --j) fill_level(j - 1, std::true_type{}); // the hinted levels that missed
+        for (; j > 0; --j) fill_level(j - 1, std::false_type{});
         if (write) {
             if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
             if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
@@ -556,8 +588,13 @@ std::uint64_t MemorySystem::clean(Tick now, Addr a, std::size_t len) {
     for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
         bool was_dirty = false;
         if (const std::uint16_t* d = holders(l)) {
-            for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1)))
-                was_dirty = cache_by_id(static_cast<std::size_t>(std::countr_zero(m))).clean(l) || was_dirty;
+            for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
+                const std::size_t id = static_cast<std::size_t>(std::countr_zero(m));
+                const bool c = use_hint_ && id >= first_shared_id_
+                                   ? cache_by_id(id).clean_at(l, hint_by_id(l, id))
+                                   : cache_by_id(id).clean(l);
+                was_dirty = c || was_dirty;
+            }
         } else {
             for (int cpu = 0; cpu < cpus_; ++cpu)
                 for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)

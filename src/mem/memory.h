@@ -220,6 +220,11 @@ private:
     std::optional<Evicted> fill_at(int cpu, std::size_t k, Line l, bool dirty);
     // Invalidates `l` in the caches of the bits of `m`; returns the bits dropped.
     std::uint16_t drop_bits(Line l, std::uint16_t m);
+    // The way hint of line `l` (inside the directory) at shared level k (k >= n_private_): the way
+    // of its set that `l` sits in there, valid while the directory says that level holds `l`.
+    std::uint16_t& hint(Line l, std::size_t k) { return way_[l * n_shared_ + (k - n_private_)]; }
+    // The same for the shared cache of id `id` (id >= first_shared_id_).
+    std::uint16_t hint_by_id(Line l, std::size_t id) const { return way_[l * n_shared_ + (id - first_shared_id_)]; }
     // Whether CPU `cpu` has accessed memory yet (its private caches are empty until then).
     bool touched(int cpu) const { return touched_[static_cast<std::size_t>(cpu)] != 0; }
 
@@ -239,6 +244,19 @@ private:
     std::vector<std::uint8_t> touched_; // per CPU
     std::vector<std::uint16_t> dir_;    // holders, per line
     bool use_dir_ = false;
+    // Way hints for the shared levels, per line of the directory: way_[l * n_shared_ + s] is the
+    // way that shared level s holds `l` in. Written at every fill of a shared level (fill_at,
+    // access_run); read only while `l`'s directory bit for that level is set. A line keeps its way
+    // while it is held, and every eviction or invalidate clears the bit, so a stale hint is never
+    // read. A dirty L1 victim marked dirty below, an invalidate, a clean and an LRU hit there then
+    // need no tag search. Off (use_hint_ false, way_ empty) without the directory or with a shared
+    // level of more than 65,536 ways. 16 bits a hint: a store of a character type may alias any
+    // field, and a first, 8-bit version measured slower (docs/performance.md, twentieth session).
+    std::vector<std::uint16_t> way_;
+    std::size_t n_shared_ = 0;
+    std::size_t first_shared_id_ = 0; // private_.size(): the cache id of the first shared level
+    std::size_t hint_from_ = 0;       // the first level with way hints (n_levels_: none)
+    bool use_hint_ = false;
     std::uint16_t private_bits_ = 0;    // the bits of every private cache
     std::vector<std::uint16_t> bits_;   // the bit of level k as CPU cpu sees it: cpu * levels + k
     Tick dram_stall_ = 0;               // a demand miss beyond an L1 hit, ps

@@ -58,6 +58,37 @@ TEST(Cache, LinesMapToSetsByLineNumberModuloSets) {
     EXPECT_EQ(c.fill(9, false)->dirty, true); // 9 displaces the dirty 5
 }
 
+TEST(Cache, AFillGivesTheWayTheSearchFindsAndTheWayedOperationsActOnIt) {
+    // 2 sets x 4 ways, round-robin: line l in set l % 2; a fill takes the lowest empty way first
+    Cache c(2, 4, Replacement::ROUND_ROBIN);
+    Evicted ev;
+    std::uint32_t w = 99;
+    for (Line l : {0, 2, 4, 6}) {
+        EXPECT_FALSE(c.fill(l, false, ev, w));
+        EXPECT_EQ(w, l / 2) << l; // ways 0, 1, 2, 3 of set 0
+        EXPECT_EQ(c.way_of(l), static_cast<int>(w)) << l;
+    }
+    EXPECT_FALSE(c.fill(1, false, ev, w)); // set 1's first way
+    EXPECT_EQ(w, 0u);
+    EXPECT_FALSE(c.invalidate_at(2, 1)); // clean: nothing lost
+    EXPECT_EQ(c.way_of(2), -1);
+    EXPECT_FALSE(c.fill(8, false, ev, w)); // the way 2 left, the only empty one of set 0
+    EXPECT_EQ(w, 1u);
+    EXPECT_TRUE(c.fill(10, false, ev, w)); // set 0 full: round-robin's first pick, way 0 (line 0)
+    EXPECT_EQ(ev.line, 0u);
+    EXPECT_EQ(w, 0u);
+    EXPECT_EQ(c.way_of(10), 0);
+    c.mark_dirty_at(10, 0);
+    EXPECT_TRUE(c.dirty(10));
+    EXPECT_TRUE(c.clean_at(10, 0)); // a write-back due
+    EXPECT_FALSE(c.clean_at(10, 0)); // clean already
+    c.mark_dirty_at(4, 2);
+    EXPECT_TRUE(c.invalidate_at(4, 2)); // dirty data dropped
+    EXPECT_FALSE(c.contains(4));
+    EXPECT_TRUE(c.contains(6));
+    EXPECT_TRUE(c.contains(1));
+}
+
 TEST(Memory, A1500ByteFrameDmadThenReadStallsTwoDemandMissesAndTwentyTwoStreamedLines) {
     MemorySystem m(test_profile(), 2, 1'000'000'000);
     const Addr buf = m.alloc(1536);
@@ -536,6 +567,26 @@ struct MemorySystemTestPeer {
     static void search_every_cache(MemorySystem& m) {
         m.use_dir_ = false;
         m.dir_.clear();
+        m.use_hint_ = false;
+        m.way_.clear();
+    }
+    // The way that shared level k's hint gives for the line of `a`, or -1 when the directory says
+    // that level does not hold it (the hint is not read then), or without hints.
+    static int hinted_way(const MemorySystem& m, Addr a, std::size_t k) {
+        const Line l = a >> m.line_shift_;
+        const std::size_t id = m.private_.size() + (k - m.n_private_);
+        if (!m.use_hint_ || l >= m.dir_.size() || (m.dir_[l] & (1u << id)) == 0) return -1;
+        return m.way_[l * m.n_shared_ + (k - m.n_private_)];
+    }
+    // The way the tag search of shared level k finds the line of `a` in, or -1.
+    static int searched_way(const MemorySystem& m, Addr a, std::size_t k) {
+        return m.shared_[k - m.n_private_].way_of(a >> m.line_shift_);
+    }
+    // Every line of [from, to) in every shared level: the hint and the search agree.
+    static void expect_hints_match(const MemorySystem& m, Addr from, Addr to, const std::string& where) {
+        for (std::size_t k = m.n_private_; k < m.n_levels_; ++k)
+            for (Addr a = from; a < to; a += m.line_size())
+                ASSERT_EQ(hinted_way(m, a, k), searched_way(m, a, k)) << where << " level " << k << " address " << a;
     }
 };
 
@@ -629,6 +680,7 @@ TEST(Memory, ReadsAndWritesOverTheDirectoryEqualTheLineByLineSearchOfEveryCacheO
             expect_same_stats(run.stats(), ref.stats(), where);
             EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
             if (op % 20 == 0) expect_same_state(run, ref, buf, buf + bytes + 4 * cfg.line, cpus);
+            MemorySystemTestPeer::expect_hints_match(run, buf, buf + bytes, where);
             if (::testing::Test::HasFailure()) return;
         }
         expect_same_state(run, ref, buf, buf + bytes + 4 * cfg.line, cpus);
@@ -661,6 +713,49 @@ TEST(Memory, AStoreToFourLinesThatOnlyTheSharedLevelHoldsMovesFourDirtyVictimsDo
     EXPECT_EQ(m.stats().levels[1].hits, 4u);
     EXPECT_EQ(m.stats().levels[0].misses, 12u);
     EXPECT_EQ(m.stats().levels[1].misses, 8u);
+}
+
+TEST(Memory, TheSharedLevelsWayHintFollowsALineThroughEvictionRefillAndInvalidate) {
+    // one CPU; L1 1 set x 2 ways, shared L2 2 sets x 4 ways, both LRU; no prefetcher. Lines i of
+    // the buffer: L2 set i % 2 (the buffer starts at an even line)
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::LRU}, {"l2", 8 * 64, 4, 20, true, Replacement::LRU}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr buf = m.alloc(16 * 64, 16 * 64);
+    auto line = [&](int i) { return buf + static_cast<Addr>(i) * 64; };
+    using P = MemorySystemTestPeer;
+    Tick now = 0;
+    auto rd = [&](int i) { m.read(0, now += 1000 * NS, line(i), 64); };
+    m.write(0, now, line(0), 1); // line 0: L2 way 0 (clean there), L1 dirty
+    EXPECT_EQ(P::hinted_way(m, line(0), 1), 0);
+    EXPECT_EQ(P::searched_way(m, line(0), 1), 0);
+    rd(2); // L2 way 1; L1's second way
+    rd(4); // L2 way 2; L1 full: line 0 (least recent, dirty) moves down, marked dirty in L2 way 0
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_TRUE(m.dirty_anywhere(line(0)));
+    EXPECT_EQ(P::hinted_way(m, line(0), 1), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    rd(6); // L2 way 3: set 0 full
+    rd(8); // L2 set 0's least recent is line 0 (filled first, never hit there): evicted, written back
+    EXPECT_EQ(m.level_of(0, line(0)), -1);
+    EXPECT_EQ(m.stats().writebacks, 1u);
+    EXPECT_EQ(P::hinted_way(m, line(0), 1), -1); // not held: no hint read
+    EXPECT_EQ(P::hinted_way(m, line(8), 1), 0);
+    rd(0); // back from DRAM: set 0's least recent is now line 2, in way 1
+    EXPECT_EQ(P::hinted_way(m, line(0), 1), 1);
+    EXPECT_EQ(P::searched_way(m, line(0), 1), 1);
+    EXPECT_EQ(P::searched_way(m, line(2), 1), -1);
+    m.write(0, now += 1000 * NS, line(0), 64); // an L1 hit, dirty there
+    EXPECT_EQ(m.invalidate(line(0), 64), 1u);
+    EXPECT_EQ(P::hinted_way(m, line(0), 1), -1); // gone with the line
+    EXPECT_EQ(P::searched_way(m, line(0), 1), -1);
+    EXPECT_FALSE(m.dirty_anywhere(line(0)));
+    EXPECT_EQ(m.stats().writebacks, 1u); // invalidated, not written back
+    rd(10); // the way the invalidate emptied, set 0's only empty one
+    EXPECT_EQ(P::hinted_way(m, line(10), 1), 1);
+    EXPECT_EQ(P::searched_way(m, line(10), 1), 1);
+    P::expect_hints_match(m, buf, buf + 16 * 64, "end");
 }
 
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
