@@ -7,6 +7,7 @@
 // descriptor done later (drivers/pci/probe.c pcie_bus_configure_settings picks the MPS).
 #pragma once
 
+#include "devices/dma_port.h"
 #include "devices/pcie_costs.h"
 #include "engine/time.h"
 
@@ -19,7 +20,7 @@ public:
     explicit PcieLink(const PcieCosts& c);
 
     // Data bytes per second one direction carries (lanes x rate x coding efficiency).
-    double data_rate() const { return bytes_per_s_; }
+    double data_rate() const { return upstream_.bytes_per_s(); }
     // Bytes on the wire for a posted write of `payload` bytes: its TLPs, each at most MPS.
     std::uint64_t write_wire_bytes(std::uint64_t payload) const;
     // Bytes on the wire upstream for one received frame of `len` bytes: the frame's write, the
@@ -32,18 +33,15 @@ public:
 
     // A device posts `wire_bytes` upstream at `now`: the link takes them after what it already
     // holds. Returns when the last byte has crossed it.
-    engine::Tick post(engine::Tick now, std::uint64_t wire_bytes);
+    engine::Tick post(engine::Tick now, std::uint64_t wire_bytes) { return upstream_.post(now, wire_bytes); }
 
     // Bytes the link has carried, and how long it was busy carrying them.
-    const std::uint64_t& wire_bytes() const { return wire_bytes_; }
-    const engine::Tick& busy() const { return busy_; }
+    const std::uint64_t& wire_bytes() const { return upstream_.bytes(); }
+    const engine::Tick& busy() const { return upstream_.busy(); }
 
 private:
     PcieCosts c_;
-    double bytes_per_s_ = 0;
-    engine::Tick free_at_ = 0;
-    std::uint64_t wire_bytes_ = 0;
-    engine::Tick busy_ = 0;
+    DmaPort upstream_; // the upstream direction, at the lanes' data rate
 };
 
 } // namespace kdsim::devices

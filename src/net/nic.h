@@ -265,6 +265,7 @@ private:
     bool pause_ = false;
     Fifo<Packet> paused_;
     std::uint64_t pause_held_ = 0, pause_held_max_ = 0;
+    void set_rx_fifo(std::size_t bytes); // an empty rx FIFO of `bytes`
     void fifo_receive(const Packet& p);
     bool fifo_admit(const Packet& p); // false: the FIFO has no room for it
     void fifo_dma_done();

@@ -8,6 +8,7 @@
 #include "engine/simulation.h"
 #include "net/link.h"
 #include "net/napi.h"
+#include "net/net_test_support.h"
 #include "net/stack.h"
 
 #include <gtest/gtest.h>
@@ -64,19 +65,16 @@ TEST(NicDmaPort, FramesSlowerThanThePortAreAllTaken) {
     EXPECT_EQ(b.nic.stats().rx_frames, 10u);
 }
 
-// With pause the MAC's link partner holds the frames the FIFO cannot take (the link is there
-// for its queue, the most the partner holds).
-struct PausedRxBench : RxBench {
-    kernel::Cpu cpu2{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet other_softnet{cpu2}; // the partner, on a CPU of its own (one softnet per CPU)
-    Nic other{other_softnet, 40, NetCosts{}, "peer.eth0"};
-    Link link{sim, 1'000'000'000, 0};
-    PausedRxBench(std::size_t frames, engine::Tick gap) : RxBench(frames, gap, 4096) {
-        link.attach(nic, other);
-        nic.set_rx_pause(true);
-        cpu2.boot();
+// The receive side with pause: NicBench's a.eth0 receives behind the port (the link is there for
+// its queue, the most its partner b.eth0 holds); frames come in every `gap` as in RxBench.
+struct PausedRxBench : testing::NicBench, engine::EventTarget {
+    devices::DmaPort port{PORT};
+    PausedRxBench(std::size_t frames, engine::Tick gap) : NicBench({}, {}, 0) {
+        na.set_dma_port(port, 4096);
+        na.set_rx_pause(true);
+        for (std::size_t k = 0; k < frames; ++k) sim.schedule_at(k * gap, this, 0);
     }
-    ~PausedRxBench() { cpu2.finish(); }
+    void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
 };
 
 TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
@@ -85,32 +83,26 @@ TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
     // us (frame 9's arrival) frames 2..5 are in, 6..9 held: 4 at most. The port writes all ten
     // back to back: busy 10 x 25.838 us.
     PausedRxBench b(10, WIRE);
-    b.run();
-    EXPECT_EQ(b.nic.rx_fifo_dropped(), 0u);
-    EXPECT_EQ(b.nic.rx_pause_held(), 8u);
-    EXPECT_EQ(b.nic.rx_pause_held_max(), 4u);
-    EXPECT_EQ(b.nic.stats().rx_frames, 10u);
+    b.run(engine::PS_PER_MS);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.na.rx_pause_held(), 8u);
+    EXPECT_EQ(b.na.rx_pause_held_max(), 4u);
+    EXPECT_EQ(b.na.stats().rx_frames, 10u);
     EXPECT_EQ(b.port.busy(), 10 * RX_WRITE);
 }
 
-// A FEC sending to a peer over a 1 Gbit/s link, with or without the port; DMA free and coherent.
-struct TxBench {
-    engine::Simulation sim{1};
-    kernel::Cpu a{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    kernel::Cpu b{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet sa{a}, sb{b};
+// A FEC (a.eth0) sending to b.eth0 over NicBench's 1 Gbit/s link, with or without the port; its
+// DMA free and coherent.
+NetCosts fec_costs() {
+    NetCosts c;
+    c.tx_clean = c.tx_skb_free = c.fec_xmit = c.fec_irq = c.mmio_posted_write = c.mmio_read = 0;
+    return c;
+}
+
+struct TxBench : testing::NicBench {
     devices::DmaPlatform dma{devices::DmaCosts{.coherent = true}};
-    Nic na, nb;
-    Link link;
     devices::DmaPort port{PORT};
-    static NetCosts fec_costs() {
-        NetCosts c;
-        c.tx_clean = c.tx_skb_free = c.fec_xmit = c.fec_irq = c.mmio_posted_write = c.mmio_read = 0;
-        return c;
-    }
-    explicit TxBench(bool behind_port)
-        : na(sa, 40, fec_costs(), "a.eth0"), nb(sb, 40, NetCosts{}, "b.eth0"), link(sim, 1'000'000'000, 0) {
-        link.attach(na, nb);
+    explicit TxBench(bool behind_port) : NicBench({.costs = fec_costs()}, {}, 0) {
         TxDmaConfig c;
         c.driver = NicDriver::FEC;
         na.set_tx_dma(dma, c, 32, 0);
@@ -119,11 +111,7 @@ struct TxBench {
     // Two frames handed to ndo_start_xmit at time 0; returns when the second has left the wire.
     engine::Tick send_two() {
         a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-        a.boot();
-        b.boot();
-        sim.run(engine::PS_PER_MS);
-        a.finish();
-        b.finish();
+        run(engine::PS_PER_MS);
         return link.departs(na);
     }
 

@@ -28,15 +28,17 @@ namespace kdsim::net {
 void Nic::set_pcie(devices::PcieLink& link, std::size_t fifo_bytes) {
     if (port_) throw std::logic_error("Nic::set_pcie: the device is behind a SoC port");
     pcie_ = &link;
-    fifo_capacity_ = fifo_bytes;
-    dma_inflight_.assign(ring_.size(), Packet{});
-    dma_head_ = dma_count_ = dma_descriptors_ = fifo_bytes_ = 0;
+    set_rx_fifo(fifo_bytes);
 }
 
 void Nic::set_dma_port(devices::DmaPort& port, std::size_t fifo_bytes) {
     if (pcie_) throw std::logic_error("Nic::set_dma_port: the device is behind a PCIe link");
     port_ = &port;
-    fifo_capacity_ = fifo_bytes;
+    set_rx_fifo(fifo_bytes);
+}
+
+void Nic::set_rx_fifo(std::size_t bytes) {
+    fifo_capacity_ = bytes;
     dma_inflight_.assign(ring_.size(), Packet{});
     dma_head_ = dma_count_ = dma_descriptors_ = fifo_bytes_ = 0;
 }
