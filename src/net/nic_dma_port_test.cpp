@@ -91,6 +91,50 @@ TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
     EXPECT_EQ(b.port.busy(), 10 * RX_WRITE);
 }
 
+// The same FIFO and pause behind a PCIe link (an igb port, cm4-multi-nic-clock): one lane at 5e8
+// transfers/s, 8b/8b coding, no TLP, descriptor or DLLP bytes, so 62.5e6 bytes/s and a 1514-byte
+// frame's write is exactly 24.224 us.
+struct PcieRxBench : testing::NicBench, engine::EventTarget {
+    devices::PcieLink pcie{devices::PcieCosts{.transfer_rate = 5e8, .lanes = 1, .encoded_bits = 8, .data_bits = 8,
+                                              .max_payload = 4096, .tlp_overhead = 0, .dllp_bytes = 0,
+                                              .rx_descriptor_bytes = 0, .rx_dllps_per_frame = 0}};
+    PcieRxBench(bool pause) : NicBench({}, {}, 0) {
+        na.set_pcie(pcie, 4096);
+        na.set_rx_pause(pause);
+        for (std::size_t k = 0; k < 10; ++k) sim.schedule_at(k * WIRE, this, 0);
+    }
+    void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
+};
+
+constexpr engine::Tick PCIE_WRITE = 24'224'000;
+
+TEST(NicDmaPort, BehindPcieAFullFifoOverrunsWithoutPause) {
+    // Frame k arrives at k x 12.304 us; the link writes one in 24.224 us; the FIFO holds two.
+    // Frames 0, 1 taken (done 24.224, 48.448); 2 (24.608) finds 0 gone: taken (done 72.672); 3
+    // (36.912) finds 1 and 2: dropped; 4 (49.216): 1 gone, taken (96.896); 5 (61.520): dropped; 6
+    // (73.824): taken (121.120); 7 (86.128): dropped; 8 (98.432): taken; 9 (110.736): dropped.
+    // 6 taken, 4 overruns.
+    PcieRxBench b(false);
+    b.run(engine::PS_PER_MS);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 4u);
+    EXPECT_EQ(b.na.stats().rx_frames, 6u);
+    EXPECT_EQ(b.pcie.busy(), 6 * PCIE_WRITE);
+}
+
+TEST(NicDmaPort, BehindPcieWithPauseEveryFrameComesInAndTheLinkWritesThemBackToBack) {
+    // Frame k >= 2 comes in at the later of its arrival and frame k - 2's write: frame 2 (24.608)
+    // after frame 0's (24.224): at once; frames 3..9 wait (e.g. 3 arrives at 36.912, frame 1's
+    // write ends at 48.448): 7 held; at 110.736 us frames 6..9 wait: 4 at most. All ten written
+    // back to back from 0: busy 10 x 24.224 us.
+    PcieRxBench b(true);
+    b.run(engine::PS_PER_MS);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.na.rx_pause_held(), 7u);
+    EXPECT_EQ(b.na.rx_pause_held_max(), 4u);
+    EXPECT_EQ(b.na.stats().rx_frames, 10u);
+    EXPECT_EQ(b.pcie.busy(), 10 * PCIE_WRITE);
+}
+
 // A FEC (a.eth0) sending to b.eth0 over NicBench's 1 Gbit/s link, with or without the port; its
 // DMA free and coherent.
 NetCosts fec_costs() {
@@ -99,8 +143,14 @@ NetCosts fec_costs() {
     return c;
 }
 
+devices::DmaCosts coherent_free() {
+    devices::DmaCosts c;
+    c.coherent = true;
+    return c;
+}
+
 struct TxBench : testing::NicBench {
-    devices::DmaPlatform dma{devices::DmaCosts{.coherent = true}};
+    devices::DmaPlatform dma{coherent_free()};
     devices::DmaPort port{PORT};
     explicit TxBench(bool behind_port) : NicBench({.costs = fec_costs()}, {}, 0) {
         TxDmaConfig c;
