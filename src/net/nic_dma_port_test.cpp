@@ -9,7 +9,6 @@
 #include "net/link.h"
 #include "net/napi.h"
 #include "net/net_test_support.h"
-#include "net/stack.h"
 
 #include <gtest/gtest.h>
 
@@ -23,25 +22,23 @@ constexpr engine::Tick WIRE = 12'304'000;        // a 1514-byte frame at 1 Gbit/
 
 Packet full_frame() { return transport_packet(FrameKind::UDP_DATA, 1472, 28, 0, 0); } // 1514 bytes
 
-// A FEC receiving frames that arrive every `gap` (the wire's pace when gap = WIRE).
-struct RxBench : engine::EventTarget {
-    engine::Simulation sim{1};
-    kernel::Cpu cpu{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
-    Softnet softnet{cpu};
-    Nic nic{softnet, 40, NetCosts{}, "eth0"};
-    Stack stack{nic};
+// NicBench's a.eth0 receiving `frames` frames, one every `gap` (the wire's pace when gap = WIRE),
+// behind the port or the PCIe link below as each test puts it; the link is there for its queue,
+// the most its partner b.eth0 holds when paused. The PCIe link (an igb port, cm4-multi-nic-clock):
+// one lane at 5e8 transfers/s, 8b/8b coding, no TLP, descriptor or DLLP bytes, so 62.5e6 bytes/s
+// and a 1514-byte frame's write is exactly 24.224 us.
+struct RxBench : testing::NicBench, engine::EventTarget {
     devices::DmaPort port{PORT};
-    RxBench(std::size_t frames, engine::Tick gap, std::size_t fifo) {
-        nic.set_dma_port(port, fifo);
-        cpu.boot();
+    devices::PcieLink pcie{devices::PcieCosts{.transfer_rate = 5e8, .lanes = 1, .encoded_bits = 8, .data_bits = 8,
+                                              .max_payload = 4096, .tlp_overhead = 0, .dllp_bytes = 0,
+                                              .rx_descriptor_bytes = 0, .rx_dllps_per_frame = 0}};
+    RxBench(std::size_t frames, engine::Tick gap) : NicBench({}, {}, 0) {
         for (std::size_t k = 0; k < frames; ++k) sim.schedule_at(k * gap, this, 0);
     }
-    void on_event(std::uint64_t) override { nic.receive_from_wire(full_frame()); }
-    void run() {
-        sim.run(engine::PS_PER_MS);
-        cpu.finish();
-    }
+    void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
 };
+
+constexpr engine::Tick PCIE_WRITE = 24'224'000;
 
 TEST(NicDmaPort, AFrameWaitsInTheFifoForThePortAndOverrunsItWhenTheWireIsFaster) {
     // Ten frames at the wire's pace into a 4096-byte FIFO (two 1514-byte frames at most). Frame k
@@ -49,40 +46,32 @@ TEST(NicDmaPort, AFrameWaitsInTheFifoForThePortAndOverrunsItWhenTheWireIsFaster)
     // 0, 1 are taken; 2 (24.608 us) finds 0 and 1 still there: dropped; 3 (36.912) finds 0 gone;
     // 4 (49.216) is before 1 leaves (51.677): dropped; and so on every other frame: 6 taken
     // (0, 1, 3, 5, 7, 9), 4 overruns.
-    RxBench b(10, WIRE, 4096);
-    b.run();
-    EXPECT_EQ(b.nic.rx_fifo_dropped(), 4u);
-    EXPECT_EQ(b.nic.stats().rx_dropped, 4u);
+    RxBench b(10, WIRE);
+    b.na.set_dma_port(b.port, 4096);
+    b.run(engine::PS_PER_MS);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 4u);
+    EXPECT_EQ(b.na.stats().rx_dropped, 4u);
     EXPECT_EQ(b.port.bytes(), 6u * 1518);
     EXPECT_EQ(b.port.busy(), 6 * RX_WRITE);
-    EXPECT_EQ(b.nic.stats().rx_frames, 6u);
+    EXPECT_EQ(b.na.stats().rx_frames, 6u);
 }
 
 TEST(NicDmaPort, FramesSlowerThanThePortAreAllTaken) {
-    RxBench b(10, 30 * engine::PS_PER_US, 4096); // one every 30 us > 25.838 us
-    b.run();
-    EXPECT_EQ(b.nic.rx_fifo_dropped(), 0u);
-    EXPECT_EQ(b.nic.stats().rx_frames, 10u);
+    RxBench b(10, 30 * engine::PS_PER_US); // one every 30 us > 25.838 us
+    b.na.set_dma_port(b.port, 4096);
+    b.run(engine::PS_PER_MS);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.na.stats().rx_frames, 10u);
 }
-
-// The receive side with pause: NicBench's a.eth0 receives behind the port (the link is there for
-// its queue, the most its partner b.eth0 holds); frames come in every `gap` as in RxBench.
-struct PausedRxBench : testing::NicBench, engine::EventTarget {
-    devices::DmaPort port{PORT};
-    PausedRxBench(std::size_t frames, engine::Tick gap) : NicBench({}, {}, 0) {
-        na.set_dma_port(port, 4096);
-        na.set_rx_pause(true);
-        for (std::size_t k = 0; k < frames; ++k) sim.schedule_at(k * gap, this, 0);
-    }
-    void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
-};
 
 TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
     // The same ten frames as above: frame k (k >= 2) comes in when frame k - 2's write is done, at
     // (k - 1) x 25.838 us, later than its arrival at k x 12.304 us, so 8 frames are held; at 110.736
     // us (frame 9's arrival) frames 2..5 are in, 6..9 held: 4 at most. The port writes all ten
     // back to back: busy 10 x 25.838 us.
-    PausedRxBench b(10, WIRE);
+    RxBench b(10, WIRE);
+    b.na.set_dma_port(b.port, 4096);
+    b.na.set_rx_pause(true);
     b.run(engine::PS_PER_MS);
     EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
     EXPECT_EQ(b.na.rx_pause_held(), 8u);
@@ -91,30 +80,14 @@ TEST(NicDmaPort, WithPauseNoFrameIsOverrunAndThePortNeverIdlesWhileFramesWait) {
     EXPECT_EQ(b.port.busy(), 10 * RX_WRITE);
 }
 
-// The same FIFO and pause behind a PCIe link (an igb port, cm4-multi-nic-clock): one lane at 5e8
-// transfers/s, 8b/8b coding, no TLP, descriptor or DLLP bytes, so 62.5e6 bytes/s and a 1514-byte
-// frame's write is exactly 24.224 us.
-struct PcieRxBench : testing::NicBench, engine::EventTarget {
-    devices::PcieLink pcie{devices::PcieCosts{.transfer_rate = 5e8, .lanes = 1, .encoded_bits = 8, .data_bits = 8,
-                                              .max_payload = 4096, .tlp_overhead = 0, .dllp_bytes = 0,
-                                              .rx_descriptor_bytes = 0, .rx_dllps_per_frame = 0}};
-    PcieRxBench(bool pause) : NicBench({}, {}, 0) {
-        na.set_pcie(pcie, 4096);
-        na.set_rx_pause(pause);
-        for (std::size_t k = 0; k < 10; ++k) sim.schedule_at(k * WIRE, this, 0);
-    }
-    void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
-};
-
-constexpr engine::Tick PCIE_WRITE = 24'224'000;
-
 TEST(NicDmaPort, BehindPcieAFullFifoOverrunsWithoutPause) {
     // Frame k arrives at k x 12.304 us; the link writes one in 24.224 us; the FIFO holds two.
     // Frames 0, 1 taken (done 24.224, 48.448); 2 (24.608) finds 0 gone: taken (done 72.672); 3
     // (36.912) finds 1 and 2: dropped; 4 (49.216): 1 gone, taken (96.896); 5 (61.520): dropped; 6
     // (73.824): taken (121.120); 7 (86.128): dropped; 8 (98.432): taken; 9 (110.736): dropped.
     // 6 taken, 4 overruns.
-    PcieRxBench b(false);
+    RxBench b(10, WIRE);
+    b.na.set_pcie(b.pcie, 4096);
     b.run(engine::PS_PER_MS);
     EXPECT_EQ(b.na.rx_fifo_dropped(), 4u);
     EXPECT_EQ(b.na.stats().rx_frames, 6u);
@@ -126,7 +99,9 @@ TEST(NicDmaPort, BehindPcieWithPauseEveryFrameComesInAndTheLinkWritesThemBackToB
     // after frame 0's (24.224): at once; frames 3..9 wait (e.g. 3 arrives at 36.912, frame 1's
     // write ends at 48.448): 7 held; at 110.736 us frames 6..9 wait: 4 at most. All ten written
     // back to back from 0: busy 10 x 24.224 us.
-    PcieRxBench b(true);
+    RxBench b(10, WIRE);
+    b.na.set_pcie(b.pcie, 4096);
+    b.na.set_rx_pause(true);
     b.run(engine::PS_PER_MS);
     EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
     EXPECT_EQ(b.na.rx_pause_held(), 7u);

@@ -338,15 +338,11 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     }
     if (auto pz = r_.boolean(*nic, "pause", nkey + ".pause", false)) {
         mc.nic_rx_pause = *pz;
-        const bool fec_port = tx_on && tx.driver == net::NicDriver::FEC && mc.profile.net && mc.profile.net->fec_bus_bandwidth;
-        if (*pz && mc.nic_pcie.empty() && !fec_port)
+        if (*pz && mc.nic_pcie.empty() && !system::fec_on_soc_port(mc))
             r_.error(*nic->get("pause"), nkey + ".pause",
-                     mc.profile.name.empty()
-                         ? std::string("pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" "
-                                       "on a profile with [net] fec_bus_bandwidth")
-                         : fmt::format("pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" "
-                                       "on a profile with [net] fec_bus_bandwidth, which profile {} has not",
-                                       mc.profile.name));
+                     "pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" on a profile "
+                     "with [net] fec_bus_bandwidth" +
+                         (mc.profile.name.empty() ? std::string() : ", which profile " + mc.profile.name + " has not"));
     }
     if (auto l = r_.choice(*nic, "poll_loop", nkey + ".poll_loop", false, {"none", "coalesced", "per-frame"})) {
         mc.nic_poll_loop = std::array{net::PollLoop::NONE, net::PollLoop::COALESCED, net::PollLoop::PER_FRAME}[*l];

@@ -99,7 +99,7 @@ net::Nic& System::add_nic(Machine& m) {
         const bool hier = mc.profile.memory && mc.profile.memory->copy_warm > 0;
         nic->set_tx_dma(*m.dma, *mc.nic_tx, static_cast<std::uint32_t>(mc.profile.cache_line),
                         hier ? mc.profile.memory->copy_warm : mc.profile.tcp->copy_from_user);
-        if (mc.nic_tx->driver == net::NicDriver::FEC && nc.fec_bus_bandwidth) { // the SoC's bus limit (ERR004512)
+        if (fec_on_soc_port(mc)) { // the SoC's bus limit (ERR004512)
             require(nc.fec_rx_fifo.has_value(), "machine " + mc.name + ": [net] fec_bus_bandwidth without fec_rx_fifo in profile " +
                                                     mc.profile.name);
             m.dma_ports.push_back(std::make_unique<devices::DmaPort>(*nc.fec_bus_bandwidth));

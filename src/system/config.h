@@ -233,6 +233,12 @@ struct MachineConfig {
     std::vector<WorkloadConfig> workloads;
 };
 
+// A FEC whose DMA goes through its SoC's port slower than its line (the profile's [net]
+// fec_bus_bandwidth, devices/dma_port.h): its frames wait in an rx FIFO.
+inline bool fec_on_soc_port(const MachineConfig& mc) {
+    return mc.nic_tx && mc.nic_tx->driver == net::NicDriver::FEC && mc.profile.net && mc.profile.net->fec_bus_bandwidth;
+}
+
 // A link between two machines: an Ethernet cable between their NICs, virtio-net between a KVM
 // guest (a) and its host (b), whose vhost worker runs on the host's `vhost_cpu`, or a veth pair
 // between two network namespaces of one machine.
