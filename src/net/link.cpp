@@ -40,16 +40,19 @@ bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
         dir.departs = std::move(departs);
         dir.head = 0;
     }
-    std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
     engine::Tick start = std::max({sim_.now(), dir.free_at, ready});
-    engine::Tick ser = static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
-    dir.free_at = start + ser;
+    dir.free_at = start + wire_time(p);
     dir.ring[(dir.head + dir.count) % dir.ring.size()] = p;
     dir.departs[(dir.head + dir.count) % dir.ring.size()] = dir.free_at;
     ++dir.count;
     sim_.schedule_at(dir.free_at + latency_, this, d);
     ++frames_;
     return true;
+}
+
+engine::Tick Link::wire_time(const Packet& p) const {
+    const std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
+    return static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
 }
 
 std::size_t Link::room(const Nic& from) const {

@@ -35,6 +35,8 @@ public:
     std::size_t room(const Nic& from) const;
     engine::Tick room_at(const Nic& from, std::size_t n) const;
     std::size_t queue() const { return queue_; }
+    // How long `p` takes to cross the wire (serialised at the link's rate, with its overhead).
+    engine::Tick wire_time(const Packet& p) const;
 
     std::uint64_t frames() const { return frames_; }
     // Loss on the wire (a netem-like pattern): `lost(p, ctx)` true discards the frame after

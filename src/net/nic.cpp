@@ -86,7 +86,7 @@ std::size_t Nic::descriptors_for(std::uint32_t len) const {
 }
 
 void Nic::receive_from_wire(const Packet& p) {
-    if (pcie_ || port_) {
+    if (fifo_) {
         fifo_receive(p);
         return;
     }
@@ -170,6 +170,10 @@ void Nic::on_event(std::uint64_t arg) {
     }
     if (arg == EV_DMA_DONE) {
         fifo_dma_done();
+        return;
+    }
+    if (arg == EV_XON) {
+        on_xon();
         return;
     }
     if (arg == EV_DELIVER) {
@@ -435,6 +439,7 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back with its page
         --count_;
     }
+    if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
 }
 
 // One frame off the ring.
@@ -461,6 +466,7 @@ engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
         --count_;
     }
+    if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
     if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
         rx_drop_frame_ = false;
         --stats_.rx_frames;

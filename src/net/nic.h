@@ -86,11 +86,19 @@ public:
     // (dropped when the FIFO is full: an overrun), a transmitted frame goes on the wire once the
     // device has fetched it through the port. Call before the run; not with set_pcie.
     void set_dma_port(devices::DmaPort& port, std::size_t fifo_bytes);
-    // Frames dropped because the rx FIFO was full (the link or port too slow).
+    // A SoC's own MAC whose interconnect keeps up with its line: a received frame waits in the rx
+    // FIFO of `fifo_bytes` only while the ring has no free descriptor for it (dropped when the
+    // FIFO is full). Call before the run; not with set_pcie or set_dma_port.
+    void set_rx_fifo(std::size_t fifo_bytes);
+    // Frames dropped because the rx FIFO was full (the link or port too slow, or no descriptor).
     const std::uint64_t& rx_fifo_dropped() const { return fifo_dropped_; }
+    // Frames that waited in the rx FIFO for a free descriptor (igb's rx_no_buffer_count), and the
+    // most that waited at once.
+    const std::uint64_t& rx_no_desc_held() const { return no_desc_held_; }
+    const std::uint64_t& rx_no_desc_held_max() const { return no_desc_held_max_; }
     bool on_pcie() const { return pcie_ != nullptr; }
-    // Behind a PCIe link or a SoC port: its frames wait in an rx FIFO.
-    bool has_rx_fifo() const { return pcie_ != nullptr || port_ != nullptr; }
+    // Its frames wait in an rx FIFO (behind a PCIe link or a SoC port, or set_rx_fifo).
+    bool has_rx_fifo() const { return fifo_; }
     const devices::DmaPort* dma_port() const { return port_; }
     // 802.3x flow control on the receive side (the FEC's pause frames, negotiated by default in
     // Linux 6.1 for a gigabit FEC: fec_probe sets FEC_PAUSE_FLAG_AUTONEG, fec_enet_mii_probe
@@ -250,25 +258,39 @@ private:
     engine::Tick last_irq_ = 0;
     bool irq_timer_armed_ = false;
     bool irq_raised_once_ = false;
-    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1, EV_DMA_DONE = 3; // EV_TX_DONE = 2 below
+    static constexpr std::uint64_t EV_MODERATION = 0, EV_DELIVER = 1, EV_DMA_DONE = 3, EV_XON = 4; // EV_TX_DONE = 2 below
     // The frame's descriptors in the ring and its bytes in memory; the rx interrupt.
     void ring_write(const Packet& p);
     // Behind a PCIe link or a SoC port: the frames whose DMA write is under way, oldest first
     // (nic_pcie.cpp).
     devices::PcieLink* pcie_ = nullptr;
     devices::DmaPort* port_ = nullptr;
+    bool fifo_ = false;
     std::size_t fifo_capacity_ = 0, fifo_bytes_ = 0;
     std::vector<Packet> dma_inflight_;
+    // The frames in the FIFO that wait for a free descriptor, oldest first.
+    Fifo<Packet> no_desc_;
+    std::uint64_t no_desc_held_ = 0, no_desc_held_max_ = 0;
     std::size_t dma_head_ = 0, dma_count_ = 0, dma_descriptors_ = 0;
     std::uint64_t fifo_dropped_ = 0;
     // With rx pause: the frames the paused partner holds, oldest first.
     bool pause_ = false;
     Fifo<Packet> paused_;
     std::uint64_t pause_held_ = 0, pause_held_max_ = 0;
-    void set_rx_fifo(std::size_t bytes); // an empty rx FIFO of `bytes`
+    bool xon_armed_ = false;     // the next held frame is on the wire
+    engine::Tick held_in_ = 0;   // when the last held frame came in
+    void pause_resume();         // XON once the FIFO has room for the oldest held frame
+    bool admit_held();           // the oldest held frame comes in (false: the FIFO has no room)
+    void on_xon();               // the held frame on the wire has come in
+    void reset_rx_fifo(std::size_t bytes); // an empty rx FIFO of `bytes`
+    bool descriptors_free(std::uint32_t len) const; // the ring has the descriptors a frame of `len` needs
     void fifo_receive(const Packet& p);
     bool fifo_admit(const Packet& p); // false: the FIFO has no room for it
+    void fifo_dma_start(const Packet& p); // takes its descriptors; its write across the link or port
     void fifo_dma_done();
+    // After descriptors came free: the frames waiting for one start their writes, then the paused
+    // partner's frames come in while the FIFO has room.
+    void fifo_kick();
     engine::Tick irq_delivery_ = 0;
     engine::Tick irq_jitter_ = 0;
     engine::Rng irq_rng_{0, "unused"};

@@ -1,5 +1,5 @@
 // A FEC behind a SoC port slower than its line (devices/dma_port.h, nic_pcie.cpp's FIFO, nic.cpp's
-// store-and-forward transmit). Expected times by hand: a port of 5.875e7 bytes/s (470 Mbit/s)
+// store-and-forward transmit), and the rx FIFO's frames that wait for a free descriptor. Expected times by hand: a port of 5.875e7 bytes/s (470 Mbit/s)
 // carries a received 1514-byte frame with its FCS (1518 bytes) in ceil(1518e12 / 5.875e7) =
 // 25,838,298 ps and a transmitted one (1514 bytes) in ceil(1514e12 / 5.875e7) = 25,770,213 ps; the
 // 1 Gbit/s wire takes (1514 + 24) x 8 bits = 12,304,000 ps per frame. All CPU costs are zero.
@@ -32,7 +32,7 @@ struct RxBench : testing::NicBench, engine::EventTarget {
     devices::PcieLink pcie{devices::PcieCosts{.transfer_rate = 5e8, .lanes = 1, .encoded_bits = 8, .data_bits = 8,
                                               .max_payload = 4096, .tlp_overhead = 0, .dllp_bytes = 0,
                                               .rx_descriptor_bytes = 0, .rx_dllps_per_frame = 0}};
-    RxBench(std::size_t frames, engine::Tick gap) : NicBench({}, {}, 0) {
+    RxBench(std::size_t frames, engine::Tick gap, std::size_t ring = 256) : NicBench({.ring = ring}, {}, 0) {
         for (std::size_t k = 0; k < frames; ++k) sim.schedule_at(k * gap, this, 0);
     }
     void on_event(std::uint64_t) override { na.receive_from_wire(full_frame()); }
@@ -108,6 +108,70 @@ TEST(NicDmaPort, BehindPcieWithPauseEveryFrameComesInAndTheLinkWritesThemBackToB
     EXPECT_EQ(b.na.rx_pause_held_max(), 4u);
     EXPECT_EQ(b.na.stats().rx_frames, 10u);
     EXPECT_EQ(b.pcie.busy(), 10 * PCIE_WRITE);
+}
+
+// A frame that finds no free rx descriptor waits in the FIFO (the FEC's uDMA stops at a descriptor
+// it does not own; igb without DROP_EN). Eight frames at the wire's pace into a ring of 2 with a
+// 1 ms interrupt moderation and a 4096-byte FIFO (two frames), the SoC's MAC keeping up with its
+// line (no port: a frame with a descriptor is written at once). Frame 0 (t = 0) raises the first
+// interrupt and is taken at once (no CPU cost); the next interrupt may come at 1 ms. Frames 1, 2
+// fill the ring; 3, 4 wait in the FIFO for a descriptor; 5, 6, 7 find it full.
+TEST(NicRxFifo, AFrameWithoutAFreeDescriptorWaitsInTheFifoAndTheDriversRefillsLetItIn) {
+    // Without pause 5, 6, 7 overrun. At 1 ms the poll takes 1 and 2, and each descriptor it hands
+    // back lets 3, then 4 in, which the same poll takes: 5 frames in all.
+    RxBench b(8, WIRE, 2);
+    b.na.set_rx_usecs(engine::PS_PER_MS);
+    b.na.set_rx_fifo(4096);
+    b.run(3 * engine::PS_PER_MS);
+    EXPECT_EQ(b.na.stats().rx_frames, 5u);
+    EXPECT_EQ(b.na.rx_no_desc_held(), 2u);
+    EXPECT_EQ(b.na.rx_no_desc_held_max(), 2u);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 3u);
+    EXPECT_EQ(b.na.stats().rx_dropped, 3u);
+}
+
+TEST(NicRxFifo, WithoutAFifoAFrameWithoutAFreeDescriptorIsDropped) {
+    // The same frames into the same ring: 3..7 find no descriptor.
+    RxBench b(8, WIRE, 2);
+    b.na.set_rx_usecs(engine::PS_PER_MS);
+    b.run(3 * engine::PS_PER_MS);
+    EXPECT_EQ(b.na.stats().rx_frames, 3u);
+    EXPECT_EQ(b.na.stats().rx_dropped, 5u);
+}
+
+TEST(NicRxFifo, WithPauseTheHeldFramesComeInAtTheWiresPaceOnceTheFifoHasRoom) {
+    // 5, 6, 7 are held at the partner. At 1 ms the poll takes 1 (3 written, 5 comes into the FIFO
+    // at once: the partner has sent nothing for a wire time), 2 (4 written; 6 may come in one
+    // wire time after 5, at 1 ms + 12.304 us), 3, 4, 5: the ring is empty and the poll ends
+    // before 6 comes in. 6 (1 ms + 12.304 us) and 7 (1 ms + 24.608 us) are written into free
+    // descriptors and wait for the next interrupt, at 2 ms.
+    for (const engine::Tick until : {2 * engine::PS_PER_MS - 1, 2 * engine::PS_PER_MS + 1}) {
+        RxBench b(8, WIRE, 2);
+        b.na.set_rx_usecs(engine::PS_PER_MS);
+        b.na.set_rx_fifo(4096);
+        b.na.set_rx_pause(true);
+        b.run(until);
+        EXPECT_EQ(b.na.stats().rx_frames, until < 2 * engine::PS_PER_MS ? 6u : 8u);
+        EXPECT_EQ(b.na.rx_pause_held(), 3u);
+        EXPECT_EQ(b.na.rx_pause_held_max(), 3u);
+        EXPECT_EQ(b.na.rx_no_desc_held(), 3u); // 3, 4 and 5
+        EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
+        EXPECT_EQ(b.na.stats().rx_dropped, 0u);
+    }
+}
+
+TEST(NicRxFifo, BehindPcieWithoutPauseAFrameWithoutAFreeDescriptorIsDroppedAsIgbsDropEnDoes) {
+    // igb_configure_srrctl sets SRRCTL.DROP_EN with several queues and rx flow control off. Frame
+    // 0's write ends at 24.224 us and the poll takes it; 1 and 2 take the two descriptors for
+    // their writes (done 48.448, 72.672 us); 3..7 find none: dropped, though the FIFO has room.
+    RxBench b(8, WIRE, 2);
+    b.na.set_rx_usecs(engine::PS_PER_MS);
+    b.na.set_pcie(b.pcie, 1 << 20);
+    b.run(3 * engine::PS_PER_MS);
+    EXPECT_EQ(b.na.stats().rx_frames, 3u);
+    EXPECT_EQ(b.na.stats().rx_dropped, 5u);
+    EXPECT_EQ(b.na.rx_fifo_dropped(), 0u);
+    EXPECT_EQ(b.na.rx_no_desc_held(), 0u);
 }
 
 // A FEC (a.eth0) sending to b.eth0 over NicBench's 1 Gbit/s link, with or without the port; its

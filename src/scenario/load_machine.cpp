@@ -338,10 +338,10 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     }
     if (auto pz = r_.boolean(*nic, "pause", nkey + ".pause", false)) {
         mc.nic_rx_pause = *pz;
-        if (*pz && mc.nic_pcie.empty() && !system::fec_on_soc_port(mc))
+        if (*pz && mc.nic_pcie.empty() && !system::fec_on_soc_port(mc) && !system::soc_mac_rx_fifo(mc, "eth0"))
             r_.error(*nic->get("pause"), nkey + ".pause",
-                     "pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]) or driver = \"fec\" on a profile "
-                     "with [net] fec_bus_bandwidth" +
+                     "pause = true needs an rx FIFO: devices behind PCIe (pcie = [...]), driver = \"fec\" on a profile "
+                     "with [net] fec_bus_bandwidth, or a profile with [net] fec_rx_fifo alone" +
                          (mc.profile.name.empty() ? std::string() : ", which profile " + mc.profile.name + " has not"));
     }
     if (auto l = r_.choice(*nic, "poll_loop", nkey + ".poll_loop", false, {"none", "coalesced", "per-frame"})) {

@@ -207,14 +207,10 @@ void read_optional_sections(Reader& r, const toml::table& root, system::Profile&
     optional_section(r, root, "virt", "of cycle figures", system::VIRT_FIGURES, p.virt);
     optional_section(r, root, "kvm", "of cycle figures", system::KVM_FIGURES, p.kvm);
     optional_section(r, root, "net", "of cycle figures", system::NET_FIGURES, p.net);
-    if (p.net && p.net->fec_bus_bandwidth.has_value() != p.net->fec_rx_fifo.has_value()) {
-        const bool bw = p.net->fec_bus_bandwidth.has_value();
-        const std::string has = bw ? "fec_bus_bandwidth" : "fec_rx_fifo";
-        r.error(*root.get("net")->as_table()->get(has), "net." + has,
-                fmt::format("expected {} beside it (the FEC's port on the SoC's bus: its rate and the receive FIFO "
-                            "frames wait in, both or neither)",
-                            bw ? "fec_rx_fifo" : "fec_bus_bandwidth"));
-    }
+    if (p.net && p.net->fec_bus_bandwidth && !p.net->fec_rx_fifo)
+        r.error(*root.get("net")->as_table()->get("fec_bus_bandwidth"), "net.fec_bus_bandwidth",
+                "expected fec_rx_fifo beside it (the FEC's port on the SoC's bus: the receive FIFO frames wait in for "
+                "it; fec_rx_fifo alone is a FEC whose bus keeps up with its line)");
     optional_section(r, root, "tcp", "of per-segment figures", system::TCP_FIGURES, p.tcp);
     std::optional<net::NetVariation> variation;
     optional_section(r, root, "variation", "of variation figures", system::VARIATION_FIGURES, variation);

@@ -106,6 +106,7 @@ net::Nic& System::add_nic(Machine& m) {
             nic->set_dma_port(*m.dma_ports.back(), *nc.fec_rx_fifo);
         }
     }
+    if (soc_mac_rx_fifo(mc, ifname)) nic->set_rx_fifo(*mc.profile.net->fec_rx_fifo); // the SoC's MAC keeps up with its line
     if (mc.nic_rx_mode == net::RxMode::NETIF_RX) { // the 3.0 FEC: netif_rx to the interrupt CPU's backlog
         const net::NetCosts& nc = *mc.profile.net;
         require(mc.nic_tx && mc.nic_tx->driver == net::NicDriver::FEC && nc.netif_rx && nc.process_backlog &&
@@ -179,7 +180,6 @@ void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
         const std::string& dev = nic->name();
         nic->register_stats(machine.sub("netdev").sub(dev.substr(dev.rfind('.') + 1)));
     }
-    if (!m.pcie && m.dma_ports.empty()) return;
     auto fifo = [&](const net::Nic& nic) {
         if (!nic.has_rx_fifo()) return;
         const std::string& dev = nic.name();
@@ -188,9 +188,18 @@ void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
             s.counter("rx_pause_held", nic.rx_pause_held(), "count",
                       "frames the link partner held back, paused (802.3x), until the rx FIFO had room")
                 .counter("rx_pause_held_max", nic.rx_pause_held_max(), "count", "the most frames it held at once");
+        if (!nic.on_pcie() || nic.rx_pause())
+            s.counter("rx_no_desc_held", nic.rx_no_desc_held(), "count",
+                      "frames that waited in the rx FIFO for the driver to hand back a descriptor")
+                .counter("rx_no_desc_held_max", nic.rx_no_desc_held_max(), "count", "the most that waited at once");
         if (nic.on_pcie()) {
             s.counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
                       "frames dropped: the rx FIFO was full while the PCIe link carried earlier writes");
+            return;
+        }
+        if (!nic.dma_port()) {
+            s.counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
+                      "frames dropped: the rx FIFO was full while the ring had no free descriptor (an overrun)");
             return;
         }
         s.counter("rx_fifo_dropped", nic.rx_fifo_dropped(), "count",
@@ -200,7 +209,7 @@ void System::register_nic_stats(const Machine& m, const stats::Scope& machine) {
             .counter("bytes", p.bytes(), "bytes", "frame bytes the device's SoC port carried, tx fetches and rx writes")
             .value("busy_us", [&p] { return engine::to_us(p.busy()); }, "us", "time the port was busy carrying them, transfers booked past the end of the run included");
     };
-    fifo(static_cast<const net::Nic&>(*m.device));
+    if (const auto* eth0 = dynamic_cast<const net::Nic*>(m.device.get())) fifo(*eth0); // not virtio-net, a tap or a veth
     for (const auto& nic : m.more_nics) fifo(*nic);
     if (!m.pcie) return;
     const devices::PcieLink& l = *m.pcie;

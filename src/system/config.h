@@ -22,6 +22,7 @@
 #include "net/config.h"
 #include "net/net_costs.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -237,6 +238,14 @@ struct MachineConfig {
 // fec_bus_bandwidth, devices/dma_port.h): its frames wait in an rx FIFO.
 inline bool fec_on_soc_port(const MachineConfig& mc) {
     return mc.nic_tx && mc.nic_tx->driver == net::NicDriver::FEC && mc.profile.net && mc.profile.net->fec_bus_bandwidth;
+}
+
+// The SoC's own MAC (a NIC not behind PCIe) on a profile whose [net] gives fec_rx_fifo and no
+// fec_bus_bandwidth: its interconnect keeps up with the line, and frames wait in its rx FIFO only
+// for a free descriptor.
+inline bool soc_mac_rx_fifo(const MachineConfig& mc, const std::string& ifname) {
+    return mc.profile.net && mc.profile.net->fec_rx_fifo && !mc.profile.net->fec_bus_bandwidth &&
+           std::find(mc.nic_pcie.begin(), mc.nic_pcie.end(), ifname) == mc.nic_pcie.end();
 }
 
 // A link between two machines: an Ethernet cable between their NICs, virtio-net between a KVM

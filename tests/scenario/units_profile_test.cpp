@@ -388,8 +388,23 @@ TEST(Profile, TheFecBusBandwidthWithoutItsRxFifoIsAnErrorAtTheFigure) {
     ASSERT_EQ(e.diagnostics.size(), 1u) << e.what();
     EXPECT_EQ(e.diagnostics[0].key, "net.fec_bus_bandwidth");
     EXPECT_EQ(e.diagnostics[0].message,
-              "expected fec_rx_fifo beside it (the FEC's port on the SoC's bus: its rate and the receive FIFO frames "
-              "wait in, both or neither)");
+              "expected fec_rx_fifo beside it (the FEC's port on the SoC's bus: the receive FIFO frames wait in for "
+              "it; fec_rx_fifo alone is a FEC whose bus keeps up with its line)");
+}
+
+TEST(Profile, TheFecRxFifoAloneIsAFecWhoseBusKeepsUpWithItsLine) {
+    // Without fec_bus_bandwidth the FIFO only holds frames that find no free descriptor.
+    TempDir dir;
+    std::string text = source_text("data/profiles/arm/cortex-a9-imx6qp.toml");
+    const std::string net = "\n[net]\n";
+    const auto at = text.find(net);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + net.size(), "fec_rx_fifo = { value = 4096, unit = \"bytes\", source = \"test\" }\n");
+    fs::path f = dir.write("data/profiles/arm/cortex-a9-imx6qp.toml", text);
+    const system::Profile p = load_profile(f);
+    ASSERT_TRUE(p.net && p.net->fec_rx_fifo);
+    EXPECT_EQ(*p.net->fec_rx_fifo, 4096u);
+    EXPECT_FALSE(p.net->fec_bus_bandwidth.has_value());
 }
 
 } // namespace
