@@ -123,6 +123,8 @@ void ScenarioLoader::read_links(const toml::table& root, system::ScenarioConfig&
             const toml::array* vhost_affinity =
                 r_.array(*l, "vhost_affinity", lkey + ".vhost_affinity", false, "host CPU numbers");
             if (vhost_affinity) {
+                if (vhost_affinity->empty()) // as vcpu_affinity: "not pinned" names the CPUs it may move to
+                    r_.error(*vhost_affinity, lkey + ".vhost_affinity", "expected at least one host CPU number, found an empty array");
                 read_cpu_numbers(r_, *vhost_affinity, lkey + ".vhost_affinity", "host CPU", true, lc.vhost_affinity);
                 if (auto wrong = system::starts_outside_affinity("the vhost worker", "vhost_affinity", lc.vhost_affinity,
                                                                  "vhost_cpu", lc.vhost_cpu)) {
