@@ -17,7 +17,13 @@ namespace kdsim::net {
 //  PARTIAL_SYNC: a8db76d40e4d + 966df6ded24d: dma_sync_single_for_cpu of only the received
 //                length, dma_unmap_single_attrs(DMA_ATTR_SKIP_CPU_SYNC), then the refill mapping.
 //  SHORT_SYNC:   an unsafe variant that syncs fewer bytes than were received.
-enum class RxStrategy : std::uint8_t { NONE, FULL_SYNC, PARTIAL_SYNC, SHORT_SYNC };
+//  PAGE_REUSE:   igb's and mlx5e's page recycling (Linux 6.1 igb_main.c: igb_get_rx_buffer's
+//                dma_sync_single_range_for_cpu of the received length, :8806; igb_build_skb on the
+//                page and igb_reuse_rx_page; igb_alloc_rx_buffers' dma_sync_single_range_for_device
+//                of the buffer, :9063, a page mapped only when none is recycled, :8994-9015; mlx5e's
+//                rx page cache): the buffer stays mapped, no new buffer is allocated (the skb's
+//                head, built around the page, is the driver's per-frame work).
+enum class RxStrategy : std::uint8_t { NONE, FULL_SYNC, PARTIAL_SYNC, SHORT_SYNC, PAGE_REUSE };
 
 struct RxDmaConfig {
     RxStrategy strategy = RxStrategy::NONE; // NONE: no DMA API modelled (coherent, free)

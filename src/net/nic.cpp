@@ -262,6 +262,7 @@ engine::Task<> Nic::map_ring() {
 // The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
 // then reads the frame (headers now, payload at the copy to user): read here, over the whole
 // received length, because after this the buffer belongs to the CPU.
+// PAGE_REUSE is igb_clean_rx_irq's page recycling (drivers/net/ethernet/intel/igb/igb_main.c).
 // Models: lan743x_rx_process_buffer() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
     devices::DmaBuffer& b = bufs_[slot];
@@ -280,10 +281,18 @@ engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
         co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
                                                  devices::DMA_ATTR_SKIP_CPU_SYNC);
         break;
+    case RxStrategy::PAGE_REUSE:
+        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, len, devices::DMA_FROM_DEVICE);
+        break;
     case RxStrategy::NONE: co_return false;
     }
     const bool stale = devices::cpu_read(cpu_, b, 0, len);
     if (stale) ++stats_.stale_frames;
+    if (rx_dma_.strategy == RxStrategy::PAGE_REUSE) { // the page goes back to the ring, still mapped
+        if (rx_dma_.copy) co_await rx_copy_frame(slot, len - std::min<std::size_t>(len, 4));
+        co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
+        co_return stale;
+    }
     if (rx_dma_.copy) {
         co_await rx_copy_frame(slot, len - std::min<std::size_t>(len, 4)); // the frame less its FCS
     } else { // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device

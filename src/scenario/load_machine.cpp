@@ -213,9 +213,9 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     net::RxDmaConfig rx;
     bool strategy = false;
     if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
-                            {"full-sync", "partial-sync", "short-sync"})) {
+                            {"full-sync", "partial-sync", "short-sync", "page-reuse"})) {
         rx.strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
-                                 net::RxStrategy::SHORT_SYNC}[*st];
+                                 net::RxStrategy::SHORT_SYNC, net::RxStrategy::PAGE_REUSE}[*st];
         strategy = true;
     }
     if (auto mb = r_.boolean(*nic, "multi_buffer", nkey + ".multi_buffer", false)) rx.multi_buffer = *mb;
