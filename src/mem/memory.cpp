@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace kdsim::mem {
 
@@ -364,6 +365,13 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         const std::uint16_t h = dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
+        if (h == 0 && !write) { // a run of lines no cache holds: read_unheld's steps
+            const Line b = next_held(dir, l + 1, last + 1) - 1;
+            unheld += b - l + 1;
+            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
+            l = b;
+            continue;
+        }
         if (h == 0) {
             ++unheld;
             t = from_dram(cpu, t, write, l, stride_ahead && l == first);
@@ -430,6 +438,141 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     }
     if (unheld != 0)
         for (std::size_t k = 0; k < nlev; ++k) stats_.levels[k].misses += unheld;
+    return t;
+}
+
+Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
+    switch (n_levels_) {
+    case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
+    case 2: return read_unheld_n<2>(cpu, t, a, b, stride_first);
+    case 3: return read_unheld_n<3>(cpu, t, a, b, stride_first);
+    case 4: return read_unheld_n<4>(cpu, t, a, b, stride_first);
+    default: // deeper than any profile: the per-line steps
+        for (Line l = a; l <= b; ++l) {
+            t = from_dram(cpu, t, false, l, stride_first && l == a);
+            consume_line(line_ready_);
+            fill_from(cpu, n_levels_, l, false, t);
+        }
+        return t;
+    }
+}
+
+template <std::size_t N>
+Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first) {
+    const std::size_t base = static_cast<std::size_t>(cpu) * N;
+    Cache* const* const lv = &lv_[base];
+    std::uint16_t bits[N];
+    bool hinted[N];
+    std::uint16_t all_bits = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+        bits[j] = bits_[base + j];
+        all_bits = static_cast<std::uint16_t>(all_bits | bits[j]);
+        hinted[j] = j >= hint_from_;
+    }
+    std::uint16_t* const dir = dir_.data();
+    const Line dir_lines = dir_.size();
+    // hint(l, j) = way_[l * n_shared_ + (j - n_private_)]
+    std::uint16_t* const ways = way_.data();
+    const std::size_t n_shared = n_shared_, n_private = n_private_;
+    Cache::View v[N];
+    Tick busy = 0, consumer = 0, clear_from = 0, clear_len = 0;
+    // the state held here goes back to the members around a step that uses them (a demand miss,
+    // a write-back, a fill of a level below a dirty victim), and is read again after it
+    // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
+    // compile time, so that the views' fields can live in registers
+    auto each_level = [](auto&& f) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (f(std::integral_constant<std::size_t, J>{}), ...);
+        }(std::make_index_sequence<N>{});
+    };
+    auto out = [&] {
+        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        busy_until_ = busy;
+        consumer_ = consumer;
+    };
+    auto in = [&] {
+        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        busy = busy_until_;
+        consumer = consumer_;
+        clear_from = clear_from_;
+        clear_len = clear_len_;
+    };
+    // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
+    t = from_dram(cpu, t, false, a, stride_first);
+    Tick ready = line_ready_;
+    in();
+    // the stream the first line trained: streamed() finds it first for each later line when no
+    // stream before it in the CPU's table expects one of them
+    Stream* s = nullptr;
+    if (cfg_.prefetch_streams != 0 && b > a) {
+        Stream* const ss = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
+        std::uint32_t i = 0;
+        while (i < cfg_.prefetch_streams && ss[i].used != stream_clock_) ++i;
+        if (i < cfg_.prefetch_streams && ss[i].run > 0 && ss[i].next == a + 1) {
+            s = &ss[i];
+            for (std::uint32_t k = 0; k < i; ++k)
+                if (ss[k].run > 0 && ss[k].next > a && ss[k].next <= b) s = nullptr;
+        }
+    }
+    std::uint32_t run = s ? s->run : 0;
+    std::uint64_t stream_lines = 0;
+    const std::uint32_t trigger = cfg_.prefetch_trigger;
+    const Tick xfer = line_xfer_, core = core_line_xfer_, per_line = consume_line_;
+    const bool refresh = refresh_period_ != 0;
+    for (Line l = a;;) {
+        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+        // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
+        // and no fill's victim is `l`, so its holders are the levels' bits together
+        dir[l] = all_bits;
+        each_level([&](auto J) {
+            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            const bool displaced = v[j].fill(l, false, victim, victim_dirty, w);
+            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+            if (!victim_dirty) return;
+            if constexpr (j + 1 < N) {
+                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                    if (hinted[j + 1]) {
+                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        return;
+                    }
+                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                }
+            }
+            out();
+            place_evicted(cpu, j, Evicted{victim, true}, t);
+            in();
+        });
+        if (l == b) break;
+        ++l;
+        if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
+            ++stream_lines;
+            Tick begin = std::max(t, busy);
+            if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
+                begin = after_refresh(begin);
+                clear_from = clear_from_;
+                clear_len = clear_len_;
+            }
+            busy = begin + xfer;
+            t = ready = std::max(busy, t + core);
+        } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
+            out();
+            t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
+            ready = line_ready_;
+            in();
+        }
+    }
+    out();
+    line_ready_ = ready;
+    stats_.dram_stream_lines += stream_lines;
+    if (s) {
+        stream_clock_ += b - a;
+        *s = Stream{b + 1, run, stream_clock_};
+    }
     return t;
 }
 

@@ -179,6 +179,16 @@ private:
     // the level probe and the peer search: it misses every level (counted once per access) and
     // comes from DRAM.
     Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
+    // access_run's per-line steps for a read of [a, b], lines that no cache holds (a received
+    // frame after its DMA): each from DRAM, consumed, then filled into every level, the farthest
+    // first. The same steps in the same order, with what the run already knows kept in registers:
+    // the stream the lines continue (its state updated once at the end), the DRAM channel's busy
+    // time and the consumer's, and the caches' arrays and LFSRs (Cache::View). `stride_first`: the
+    // stride prefetcher covered line a. Returns the issue time after the last line.
+    Tick read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first);
+    // read_unheld for a hierarchy of N levels (the level loop unrolled, the views in registers).
+    template <std::size_t N>
+    Tick read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first);
     // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
     // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.
     Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line);
