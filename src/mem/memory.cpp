@@ -118,6 +118,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
                 std::all_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.ways() <= 65536; });
     first_shared_id_ = private_.size();
     hint_from_ = use_hint_ ? n_private_ : n_levels_;
+    use_held_runs_ = use_dir_ && n_private_ >= 1 && n_levels_ >= 2 && n_levels_ <= 4 &&
+                     std::none_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.hits_reorder(); });
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -365,6 +367,16 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         const std::uint16_t h = dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
+        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
+            Line next = l + 1;
+            switch (nlev) {
+            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
+            case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
+            case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
+            }
+            l = next - 1;
+            continue;
+        }
         if (h == 0 && !write) { // a run of lines no cache holds: read_unheld's steps
             const Line b = next_held(dir, l + 1, last + 1) - 1;
             unheld += b - l + 1;
@@ -572,6 +584,91 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     if (s) {
         stream_clock_ += b - a;
         *s = Stream{b + 1, run, stream_clock_};
+    }
+    return t;
+}
+
+template <std::size_t N>
+Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
+    const std::size_t base = static_cast<std::size_t>(cpu) * N;
+    Cache* const* const lv = &lv_[base];
+    std::uint16_t bits[N], below[N + 1]; // below[k]: the bits of levels 0 .. k - 1
+    bool hinted[N];
+    Tick hit[N];
+    below[0] = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+        bits[j] = bits_[base + j];
+        below[j + 1] = static_cast<std::uint16_t>(below[j] | bits[j]);
+        hinted[j] = j >= hint_from_;
+        hit[j] = hit_ticks_[j];
+    }
+    std::uint16_t* const dir = dir_.data();
+    const Line dir_lines = dir_.size();
+    const std::uint16_t priv = private_bits_;
+    std::uint16_t* const ways = way_.data();
+    const std::size_t n_shared = n_shared_, n_private = n_private_;
+    Cache::View v[N];
+    Tick busy = 0, consumer = 0;
+    auto each_level = [](auto&& f) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (f(std::integral_constant<std::size_t, J>{}), ...);
+        }(std::make_index_sequence<N>{});
+    };
+    auto out = [&] {
+        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        busy_until_ = busy;
+        consumer_ = consumer;
+    };
+    auto in = [&] {
+        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        busy = busy_until_;
+        consumer = consumer_;
+    };
+    in();
+    std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
+    const Tick per_line = consume_line_;
+    Line l = a;
+    for (; l <= last; ++l) {
+        const std::uint16_t h = dir[l];
+        if (h == 0 || (h & priv) != 0) break;
+        std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
+        while ((h & bits[found]) == 0) ++found;
+        ++found_at[found];
+        t += hit[found];
+        if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+        // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
+        dir[l] = static_cast<std::uint16_t>(h | below[found]);
+        each_level([&](auto J) {
+            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+            if (j >= found) return;
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            const bool displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
+            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+            if (!victim_dirty) return;
+            if constexpr (j + 1 < N) {
+                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                    if (hinted[j + 1]) {
+                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        return;
+                    }
+                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                }
+            }
+            out();
+            place_evicted(cpu, j, Evicted{victim, true}, t);
+            in();
+        });
+        // a write: no other CPU's private cache held the line, and no fill gives it one
+    }
+    out();
+    next = l;
+    for (std::size_t k = 0; k < N; ++k) {
+        stats_.levels[k].hits += found_at[k];
+        for (std::size_t j = 0; j < k; ++j) stats_.levels[j].misses += found_at[k];
     }
     return t;
 }

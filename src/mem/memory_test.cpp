@@ -729,6 +729,40 @@ TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLas
     EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
 }
 
+TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
+    // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
+    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), y = m.alloc(64 * 64, 64), p = m.alloc(4 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    m.write(0, 0, x, 64);             // L1 way 0, dirty
+    m.read(0, 1000 * NS, y, 64);      // L1 way 1
+    m.read(0, 2000 * NS, p, 4 * 64);  // LFSR ways 0, 0, 0, 0: x moves down dirty, then p3 is left in way 0
+    ASSERT_EQ(m.level_of(0, line(3)), 0);
+    ASSERT_EQ(m.stats().levels[0].misses, 6u);
+    // p0 .. p2: only the L2 holds them, 3 hits of 16 cycles; each fills the L1 dirty, drawing
+    // 0x1C4E -> 0x0E27 -> 0xB313 -> 0xED89, ways 1, 1, 1: y (clean) leaves, then p0 and p1, dirty,
+    // are marked dirty in the L2. p3, in the L1 (way 0), ends the run: an L1 hit, no stall.
+    EXPECT_EQ(m.write(0, 3000 * NS, p, 4 * 64), 3u * 16);
+    EXPECT_EQ(m.stats().levels[0].misses, 9u);
+    EXPECT_EQ(m.stats().levels[0].hits, 1u);
+    EXPECT_EQ(m.stats().levels[1].hits, 3u);
+    EXPECT_EQ(m.stats().levels[1].misses, 6u);
+    EXPECT_EQ(m.level_of(0, y), 1);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_EQ(m.level_of(0, line(1)), 1);
+    EXPECT_EQ(m.level_of(0, line(2)), 0);
+    EXPECT_EQ(m.level_of(0, line(3)), 0);
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(m.dirty_anywhere(line(i))) << i;
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_FALSE(m.dirty_anywhere(y));
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    MemorySystemTestPeer::expect_hints_match(m, x, p + 4 * 64, "store");
+}
+
 TEST(Memory, ConsumedFramesFromDramEqualTheLineByLineSearchOfEveryCacheOnRandomMachines) {
     // the receive copy's pattern: a device writes a frame, the CPU invalidates and then consumes it
     // (lines no cache holds: their run of fills) or reads it, and writes a user buffer; against the
