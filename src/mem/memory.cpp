@@ -1,6 +1,7 @@
 #include "mem/memory.h"
 
 #include <algorithm>
+#include <cassert>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -802,7 +803,34 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (use_dir_) { // the lines the directory covers: only the held ones visited, their holders dropped
         std::uint16_t* const dir = dir_.data();
         const Line end = std::min<Line>(last + 1, dir_.size());
-        for (l = next_held(dir, l, end); l < end; l = next_held(dir, l + 1, end)) {
+        l = next_held(dir, l, end);
+        if (use_hint_ && n_shared_ == 1 && l < end) {
+            // one shared level (the PL310, an L3), its arrays read once (Cache::View, a local): its
+            // copy of each line dropped as Cache::invalidate_at does, in the way the hint gives,
+            // which changes no scalar state of the cache (nothing to commit); the private caches'
+            // copies by drop_bits (a tag search). A view per level for more shared levels, indexed
+            // at run time, measured slower than drop_bits (docs/performance.md, twenty-first session).
+            const Cache::View c = shared_[0].view();
+            const std::uint16_t* const hints = way_.data();
+            const std::uint16_t priv = private_bits_;
+            const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
+            for (; l < end; l = next_held(dir, l + 1, end)) {
+                const std::uint16_t m = dir[l];
+                if ((m & priv) != 0) drop_bits(l, static_cast<std::uint16_t>(m & priv));
+                if ((m & shared_bit) != 0) {
+                    const std::uint32_t w = hints[l], set = c.set_of(l);
+                    const std::size_t i = static_cast<std::size_t>(set) * c.ways + w;
+                    assert(c.tag[i] == l + 1); // the hint is right while the directory bit is set
+                    if (c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
+                    c.tag[i] = 0;
+                    c.dirty[i] = 0;
+                    c.stamp[i] = 0;
+                }
+                dir[l] = 0;
+                ++dropped;
+            }
+        }
+        for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);
             dir[l] = 0;
             ++dropped;
