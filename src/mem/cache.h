@@ -59,6 +59,41 @@ public:
     bool invalidate_at(Line l, std::uint32_t w);
     bool clean_at(Line l, std::uint32_t w);
 
+    // The cache's arrays and the scalar state a fill changes (the LFSR, the LRU clock), copied so
+    // that a run of fills (MemorySystem's lines that no cache holds) keeps them in the caller's
+    // registers instead of reloading them through the cache after every store. Its fill is
+    // Cache::fill itself: the same ways, the same draws in the same order. Between view() and
+    // commit() the cache is used through this view alone.
+    struct View {
+        Line* tag;
+        std::uint8_t* dirty;
+        std::uint64_t* empty;
+        std::uint64_t* stamp;
+        std::uint32_t* next;
+        Line mask;
+        std::uint32_t sets, ways, way_mask;
+        Replacement repl;
+        std::uint32_t lfsr;
+        std::uint64_t clock;
+
+        std::uint32_t set_of(Line l) const { return static_cast<std::uint32_t>(mask ? (l & mask) : (l % sets)); }
+        // Cache::fill (below): the displaced line and its dirty flag in `victim` and `victim_dirty`
+        // (set only when one was displaced); `way`: the way `l` now sits in.
+        bool fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way);
+        // Cache::mark_dirty_at, the way known.
+        void mark_dirty_at(Line l, std::uint32_t w) { dirty[static_cast<std::size_t>(set_of(l)) * ways + w] = 1; }
+        std::uint32_t replace(std::uint32_t set);
+    };
+    View view() {
+        return View{tag_.data(), dirty_.data(), empty_.data(), stamp_.data(), next_.data(), mask_, sets_, ways_,
+                    way_mask_, repl_, lfsr_, clock_};
+    }
+    // Takes back the scalar state of a view made by view().
+    void commit(const View& v) {
+        lfsr_ = v.lfsr;
+        clock_ = v.clock;
+    }
+
 private:
     int find(Line l) const;
     std::uint32_t victim(std::uint32_t set);
@@ -216,6 +251,60 @@ inline bool Cache::clean_at(Line l, std::uint32_t w) {
     if (!dirty_[i]) return false;
     dirty_[i] = 0;
     return true;
+}
+
+[[gnu::always_inline]] inline std::uint32_t Cache::View::replace(std::uint32_t set) {
+    const std::size_t base = static_cast<std::size_t>(set) * ways;
+    switch (repl) {
+    case Replacement::LRU: {
+        std::uint32_t v = 0;
+        for (std::uint32_t w = 1; w < ways; ++w)
+            if (stamp[base + w] < stamp[base + v]) v = w;
+        return v;
+    }
+    case Replacement::ROUND_ROBIN: {
+        const std::uint32_t v = next[set];
+        next[set] = (v + 1) % ways;
+        return v;
+    }
+    case Replacement::RANDOM: // Cache::replace's LFSR
+        lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+        return way_mask ? (lfsr & way_mask) : lfsr % ways;
+    }
+    return 0;
+}
+
+[[gnu::always_inline]] inline bool Cache::View::fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way) {
+    const std::uint32_t set = set_of(l);
+    const std::size_t base = static_cast<std::size_t>(set) * ways;
+    std::size_t i;
+    bool displaced;
+    if (ways <= 64) { // as Cache::fill: the lowest empty way, or the policy's victim of a full set
+        std::uint64_t& e = empty[set];
+        displaced = e == 0;
+        if (!displaced) {
+            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else {
+            i = base + replace(set);
+            victim = tag[i] - 1;
+            victim_dirty = dirty[i] != 0;
+        }
+    } else {
+        std::uint32_t w = 0;
+        while (w < ways && tag[base + w] != 0) ++w;
+        i = base + (w < ways ? w : replace(set));
+        displaced = tag[i] != 0;
+        if (displaced) {
+            victim = tag[i] - 1;
+            victim_dirty = dirty[i] != 0;
+        }
+    }
+    tag[i] = l + 1;
+    dirty[i] = d;
+    if (repl == Replacement::LRU) stamp[i] = ++clock;
+    way = static_cast<std::uint32_t>(i - base);
+    return displaced;
 }
 
 } // namespace kdsim::mem

@@ -1,11 +1,13 @@
 #include "mem/memory.h"
 
 #include <algorithm>
+#include <cassert>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace kdsim::mem {
 
@@ -117,6 +119,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
                 std::all_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.ways() <= 65536; });
     first_shared_id_ = private_.size();
     hint_from_ = use_hint_ ? n_private_ : n_levels_;
+    use_held_runs_ = use_dir_ && n_private_ >= 1 && n_levels_ >= 2 && n_levels_ <= 4 &&
+                     std::none_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.hits_reorder(); });
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -364,6 +368,23 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         const std::uint16_t h = dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
+        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
+            Line next = l + 1;
+            switch (nlev) {
+            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
+            case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
+            case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
+            }
+            l = next - 1;
+            continue;
+        }
+        if (h == 0 && !write) { // a run of lines no cache holds: read_unheld's steps
+            const Line b = next_held(dir, l + 1, last + 1) - 1;
+            unheld += b - l + 1;
+            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
+            l = b;
+            continue;
+        }
         if (h == 0) {
             ++unheld;
             t = from_dram(cpu, t, write, l, stride_ahead && l == first);
@@ -430,6 +451,226 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     }
     if (unheld != 0)
         for (std::size_t k = 0; k < nlev; ++k) stats_.levels[k].misses += unheld;
+    return t;
+}
+
+Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
+    switch (n_levels_) {
+    case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
+    case 2: return read_unheld_n<2>(cpu, t, a, b, stride_first);
+    case 3: return read_unheld_n<3>(cpu, t, a, b, stride_first);
+    case 4: return read_unheld_n<4>(cpu, t, a, b, stride_first);
+    default: // deeper than any profile: the per-line steps
+        for (Line l = a; l <= b; ++l) {
+            t = from_dram(cpu, t, false, l, stride_first && l == a);
+            consume_line(line_ready_);
+            fill_from(cpu, n_levels_, l, false, t);
+        }
+        return t;
+    }
+}
+
+template <std::size_t N>
+Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first) {
+    const std::size_t base = static_cast<std::size_t>(cpu) * N;
+    Cache* const* const lv = &lv_[base];
+    std::uint16_t bits[N];
+    bool hinted[N];
+    std::uint16_t all_bits = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+        bits[j] = bits_[base + j];
+        all_bits = static_cast<std::uint16_t>(all_bits | bits[j]);
+        hinted[j] = j >= hint_from_;
+    }
+    std::uint16_t* const dir = dir_.data();
+    const Line dir_lines = dir_.size();
+    // hint(l, j) = way_[l * n_shared_ + (j - n_private_)]
+    std::uint16_t* const ways = way_.data();
+    const std::size_t n_shared = n_shared_, n_private = n_private_;
+    Cache::View v[N];
+    Tick busy = 0, consumer = 0, clear_from = 0, clear_len = 0;
+    // the state held here goes back to the members around a step that uses them (a demand miss,
+    // a write-back, a fill of a level below a dirty victim), and is read again after it
+    // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
+    // compile time, so that the views' fields can live in registers
+    auto each_level = [](auto&& f) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (f(std::integral_constant<std::size_t, J>{}), ...);
+        }(std::make_index_sequence<N>{});
+    };
+    auto out = [&] {
+        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        busy_until_ = busy;
+        consumer_ = consumer;
+    };
+    auto in = [&] {
+        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        busy = busy_until_;
+        consumer = consumer_;
+        clear_from = clear_from_;
+        clear_len = clear_len_;
+    };
+    // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
+    t = from_dram(cpu, t, false, a, stride_first);
+    Tick ready = line_ready_;
+    in();
+    // the stream the first line trained: streamed() finds it first for each later line when no
+    // stream before it in the CPU's table expects one of them
+    Stream* s = nullptr;
+    if (cfg_.prefetch_streams != 0 && b > a) {
+        Stream* const ss = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
+        std::uint32_t i = 0;
+        while (i < cfg_.prefetch_streams && ss[i].used != stream_clock_) ++i;
+        if (i < cfg_.prefetch_streams && ss[i].run > 0 && ss[i].next == a + 1) {
+            s = &ss[i];
+            for (std::uint32_t k = 0; k < i; ++k)
+                if (ss[k].run > 0 && ss[k].next > a && ss[k].next <= b) s = nullptr;
+        }
+    }
+    std::uint32_t run = s ? s->run : 0;
+    std::uint64_t stream_lines = 0;
+    const std::uint32_t trigger = cfg_.prefetch_trigger;
+    const Tick xfer = line_xfer_, core = core_line_xfer_, per_line = consume_line_;
+    const bool refresh = refresh_period_ != 0;
+    for (Line l = a;;) {
+        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+        // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
+        // and no fill's victim is `l`, so its holders are the levels' bits together
+        dir[l] = all_bits;
+        each_level([&](auto J) {
+            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            const bool displaced = v[j].fill(l, false, victim, victim_dirty, w);
+            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+            if (!victim_dirty) return;
+            if constexpr (j + 1 < N) {
+                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                    if (hinted[j + 1]) {
+                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        return;
+                    }
+                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                }
+            }
+            out();
+            place_evicted(cpu, j, Evicted{victim, true}, t);
+            in();
+        });
+        if (l == b) break;
+        ++l;
+        if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
+            ++stream_lines;
+            Tick begin = std::max(t, busy);
+            if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
+                begin = after_refresh(begin);
+                clear_from = clear_from_;
+                clear_len = clear_len_;
+            }
+            busy = begin + xfer;
+            t = ready = std::max(busy, t + core);
+        } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
+            out();
+            t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
+            ready = line_ready_;
+            in();
+        }
+    }
+    out();
+    line_ready_ = ready;
+    stats_.dram_stream_lines += stream_lines;
+    if (s) {
+        stream_clock_ += b - a;
+        *s = Stream{b + 1, run, stream_clock_};
+    }
+    return t;
+}
+
+template <std::size_t N>
+Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
+    const std::size_t base = static_cast<std::size_t>(cpu) * N;
+    Cache* const* const lv = &lv_[base];
+    std::uint16_t bits[N], below[N + 1]; // below[k]: the bits of levels 0 .. k - 1
+    bool hinted[N];
+    Tick hit[N];
+    below[0] = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+        bits[j] = bits_[base + j];
+        below[j + 1] = static_cast<std::uint16_t>(below[j] | bits[j]);
+        hinted[j] = j >= hint_from_;
+        hit[j] = hit_ticks_[j];
+    }
+    std::uint16_t* const dir = dir_.data();
+    const Line dir_lines = dir_.size();
+    const std::uint16_t priv = private_bits_;
+    std::uint16_t* const ways = way_.data();
+    const std::size_t n_shared = n_shared_, n_private = n_private_;
+    Cache::View v[N];
+    Tick busy = 0, consumer = 0;
+    auto each_level = [](auto&& f) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (f(std::integral_constant<std::size_t, J>{}), ...);
+        }(std::make_index_sequence<N>{});
+    };
+    auto out = [&] {
+        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        busy_until_ = busy;
+        consumer_ = consumer;
+    };
+    auto in = [&] {
+        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        busy = busy_until_;
+        consumer = consumer_;
+    };
+    in();
+    std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
+    const Tick per_line = consume_line_;
+    Line l = a;
+    for (; l <= last; ++l) {
+        const std::uint16_t h = dir[l];
+        if (h == 0 || (h & priv) != 0) break;
+        std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
+        while ((h & bits[found]) == 0) ++found;
+        ++found_at[found];
+        t += hit[found];
+        if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+        // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
+        dir[l] = static_cast<std::uint16_t>(h | below[found]);
+        each_level([&](auto J) {
+            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+            if (j >= found) return;
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            const bool displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
+            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+            if (!victim_dirty) return;
+            if constexpr (j + 1 < N) {
+                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                    if (hinted[j + 1]) {
+                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        return;
+                    }
+                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                }
+            }
+            out();
+            place_evicted(cpu, j, Evicted{victim, true}, t);
+            in();
+        });
+        // a write: no other CPU's private cache held the line, and no fill gives it one
+    }
+    out();
+    next = l;
+    for (std::size_t k = 0; k < N; ++k) {
+        stats_.levels[k].hits += found_at[k];
+        for (std::size_t j = 0; j < k; ++j) stats_.levels[j].misses += found_at[k];
+    }
     return t;
 }
 
@@ -562,7 +803,34 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (use_dir_) { // the lines the directory covers: only the held ones visited, their holders dropped
         std::uint16_t* const dir = dir_.data();
         const Line end = std::min<Line>(last + 1, dir_.size());
-        for (l = next_held(dir, l, end); l < end; l = next_held(dir, l + 1, end)) {
+        l = next_held(dir, l, end);
+        if (use_hint_ && n_shared_ == 1 && l < end) {
+            // one shared level (the PL310, an L3), its arrays read once (Cache::View, a local): its
+            // copy of each line dropped as Cache::invalidate_at does, in the way the hint gives,
+            // which changes no scalar state of the cache (nothing to commit); the private caches'
+            // copies by drop_bits (a tag search). A view per level for more shared levels, indexed
+            // at run time, measured slower than drop_bits (docs/performance.md, twenty-first session).
+            const Cache::View c = shared_[0].view();
+            const std::uint16_t* const hints = way_.data();
+            const std::uint16_t priv = private_bits_;
+            const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
+            for (; l < end; l = next_held(dir, l + 1, end)) {
+                const std::uint16_t m = dir[l];
+                if ((m & priv) != 0) drop_bits(l, static_cast<std::uint16_t>(m & priv));
+                if ((m & shared_bit) != 0) {
+                    const std::uint32_t w = hints[l], set = c.set_of(l);
+                    const std::size_t i = static_cast<std::size_t>(set) * c.ways + w;
+                    assert(c.tag[i] == l + 1); // the hint is right while the directory bit is set
+                    if (c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
+                    c.tag[i] = 0;
+                    c.dirty[i] = 0;
+                    c.stamp[i] = 0;
+                }
+                dir[l] = 0;
+                ++dropped;
+            }
+        }
+        for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);
             dir[l] = 0;
             ++dropped;

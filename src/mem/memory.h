@@ -179,6 +179,24 @@ private:
     // the level probe and the peer search: it misses every level (counted once per access) and
     // comes from DRAM.
     Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
+    // access_run's per-line steps for a read of [a, b], lines that no cache holds (a received
+    // frame after its DMA): each from DRAM, consumed, then filled into every level, the farthest
+    // first. The same steps in the same order, with what the run already knows kept in registers:
+    // the stream the lines continue (its state updated once at the end), the DRAM channel's busy
+    // time and the consumer's, and the caches' arrays and LFSRs (Cache::View). `stride_first`: the
+    // stride prefetcher covered line a. Returns the issue time after the last line.
+    Tick read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first);
+    // access_run's per-line steps for lines from `a` on (at most to `last`) that only shared levels
+    // hold (the nearest of them a hit, no CPU's private cache holding the line: a copy's destination
+    // in the PL310), filled into the levels before it, with the same state kept in registers as
+    // read_unheld. Stops at the first line that fails that test when its turn comes (a fill of the
+    // run may have changed it); `next`: that line, or last + 1. For hierarchies whose shared levels
+    // do not reorder on a hit (use_held_runs_).
+    template <std::size_t N>
+    Tick held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next);
+    // read_unheld for a hierarchy of N levels (the level loop unrolled, the views in registers).
+    template <std::size_t N>
+    Tick read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first);
     // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
     // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.
     Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line);
@@ -257,6 +275,8 @@ private:
     std::size_t first_shared_id_ = 0; // private_.size(): the cache id of the first shared level
     std::size_t hint_from_ = 0;       // the first level with way hints (n_levels_: none)
     bool use_hint_ = false;
+    // held_run_n applies: 2 to 4 levels, at least one private, no shared one reordering on a hit
+    bool use_held_runs_ = false;
     std::uint16_t private_bits_ = 0;    // the bits of every private cache
     std::vector<std::uint16_t> bits_;   // the bit of level k as CPU cpu sees it: cpu * levels + k
     Tick dram_stall_ = 0;               // a demand miss beyond an L1 hit, ps

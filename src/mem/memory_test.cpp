@@ -582,6 +582,11 @@ struct MemorySystemTestPeer {
     static int searched_way(const MemorySystem& m, Addr a, std::size_t k) {
         return m.shared_[k - m.n_private_].way_of(a >> m.line_shift_);
     }
+    // CPU `cpu`'s stream tracker `i`: the line that continues it and its run of line misses.
+    static std::pair<Line, std::uint32_t> stream(const MemorySystem& m, int cpu, std::size_t i) {
+        const auto& s = m.streams_[static_cast<std::size_t>(cpu) * m.cfg_.prefetch_streams + i];
+        return {s.next, s.run};
+    }
     // Every line of [from, to) in every shared level: the hint and the search agree.
     static void expect_hints_match(const MemorySystem& m, Addr from, Addr to, const std::string& where) {
         for (std::size_t k = m.n_private_; k < m.n_levels_; ++k)
@@ -684,6 +689,139 @@ TEST(Memory, ReadsAndWritesOverTheDirectoryEqualTheLineByLineSearchOfEveryCacheO
             if (::testing::Test::HasFailure()) return;
         }
         expect_same_state(run, ref, buf, buf + bytes + 4 * cfg.line, cpus);
+    }
+}
+
+TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLastTwo) {
+    // one CPU at 1 GHz; L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random, never full
+    // here: no draw); one stream tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr x = m.alloc(64, 64), y = m.alloc(64 * 64, 64), b = m.alloc(4 * 64, 64);
+    const Line b0 = b / 64;
+    m.write(0, 0, x, 64);         // x: L1 way 0 (the lowest empty one), dirty
+    m.read(0, 1000 * NS, y, 64);  // y: L1 way 1; the stream tracker {y + 1, run 1}; a demand miss
+    // b's 4 lines, held by no cache: the L1 is full, so each fill draws its way from the LFSR
+    // (0xACE1 -> 0xE270 -> 0x7138 -> 0x389C -> 0x1C4E, the low bit: ways 0, 0, 0, 0): b0 displaces
+    // x (dirty: marked dirty in the L2, which holds it), b1 displaces b0, b2 b1, b3 b2. The tracker
+    // starts anew at b0 (run 1, 2: demand misses of 100 - 4 = 96 ns one after the other), then b2
+    // and b3 (run 3, 4) are streamed once b1's miss completes: 10 ns each on the free channel.
+    EXPECT_EQ(m.read(0, 2000 * NS, b, 4 * 64), 96u + 96 + 10 + 10);
+    EXPECT_EQ(m.level_of(0, x), 1);
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.level_of(0, y), 0);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 1) << i;
+    EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 3u); // y, b0, b1
+    EXPECT_EQ(m.stats().dram_stream_lines, 2u); // b2, b3
+    EXPECT_EQ(m.stats().levels[0].misses, 6u);
+    EXPECT_EQ(m.stats().levels[1].misses, 6u);
+    EXPECT_EQ(m.dram_busy_until(), 2000 * NS + 212 * NS);
+    EXPECT_EQ(P::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b0 + 4, 4}));
+    P::expect_hints_match(m, x, b + 4 * 64, "cold read");
+    // the L1's LFSR goes on from 0x1C4E: its next draw, 0x0E27, gives way 1
+    m.read(0, 3000 * NS, x, 64); // x, an L2 hit, into way 1 (displacing y)
+    EXPECT_EQ(m.level_of(0, y), 1);
+    EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
+}
+
+TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
+    // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
+    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), y = m.alloc(64 * 64, 64), p = m.alloc(4 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    m.write(0, 0, x, 64);             // L1 way 0, dirty
+    m.read(0, 1000 * NS, y, 64);      // L1 way 1
+    m.read(0, 2000 * NS, p, 4 * 64);  // LFSR ways 0, 0, 0, 0: x moves down dirty, then p3 is left in way 0
+    ASSERT_EQ(m.level_of(0, line(3)), 0);
+    ASSERT_EQ(m.stats().levels[0].misses, 6u);
+    // p0 .. p2: only the L2 holds them, 3 hits of 16 cycles; each fills the L1 dirty, drawing
+    // 0x1C4E -> 0x0E27 -> 0xB313 -> 0xED89, ways 1, 1, 1: y (clean) leaves, then p0 and p1, dirty,
+    // are marked dirty in the L2. p3, in the L1 (way 0), ends the run: an L1 hit, no stall.
+    EXPECT_EQ(m.write(0, 3000 * NS, p, 4 * 64), 3u * 16);
+    EXPECT_EQ(m.stats().levels[0].misses, 9u);
+    EXPECT_EQ(m.stats().levels[0].hits, 1u);
+    EXPECT_EQ(m.stats().levels[1].hits, 3u);
+    EXPECT_EQ(m.stats().levels[1].misses, 6u);
+    EXPECT_EQ(m.level_of(0, y), 1);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_EQ(m.level_of(0, line(1)), 1);
+    EXPECT_EQ(m.level_of(0, line(2)), 0);
+    EXPECT_EQ(m.level_of(0, line(3)), 0);
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(m.dirty_anywhere(line(i))) << i;
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_FALSE(m.dirty_anywhere(y));
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    MemorySystemTestPeer::expect_hints_match(m, x, p + 4 * 64, "store");
+}
+
+TEST(Memory, ConsumedFramesFromDramEqualTheLineByLineSearchOfEveryCacheOnRandomMachines) {
+    // the receive copy's pattern: a device writes a frame, the CPU invalidates and then consumes it
+    // (lines no cache holds: their run of fills) or reads it, and writes a user buffer; against the
+    // same machine searching every cache line by line (access()'s loop, not the runs)
+    for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+        std::mt19937 rng(seed + 1000);
+        int cpus = 1;
+        MemoryConfig cfg = random_machine(rng, cpus);
+        if (seed % 3 == 0) // the i.MX6's shape: random 4-way L1s over a random 16-way shared L2
+            cfg.levels = {{"l1d", 16ull * cfg.line, 4, 4, false, Replacement::RANDOM},
+                          {"l2", 64ull * cfg.line, 16, 30, true, Replacement::RANDOM}};
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const std::size_t frames = 16 * 48 * 32, user = 24 * cfg.line;
+        const Addr rx = run.alloc(frames), buf = run.alloc(user);
+        ASSERT_EQ(ref.alloc(frames), rx);
+        ASSERT_EQ(ref.alloc(user), buf);
+        Tick now = 0;
+        for (int op = 0; op < 300; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 3000) * NS;
+            const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
+            const Addr f = rx + (rng() % 16) * 48 * 32 + rng() % 64;
+            const std::size_t len = 1 + rng() % (46 * 32);
+            switch (rng() % 5) {
+            case 0:
+            case 1: { // a received frame: DMA, invalidate, the copy's read consumed, the user buffer written
+                run.device_write(now, f, len);
+                ref.device_write(now, f, len);
+                EXPECT_EQ(run.invalidate(f, len), ref.invalidate(f, len)) << where;
+                const Cycles compute = rng() % 3 == 0 ? 0 : rng() % 2000;
+                const Access x{f, len, false, 0};
+                const Cycles rd = run.consume(cpu, now, x, compute);
+                EXPECT_EQ(rd, ref.consume(cpu, now, x, compute)) << where;
+                const Addr u = buf + rng() % (user / 2);
+                EXPECT_EQ(run.write(cpu, now + rd * 1000, u, user / 2), ref.write(cpu, now + rd * 1000, u, user / 2))
+                    << where;
+                break;
+            }
+            case 2: { // a plain read of a frame's bytes, some held, some not
+                const auto site = static_cast<std::uint8_t>(rng() % 4);
+                EXPECT_EQ(run.read(cpu, now, f, len, site), ref.read(cpu, now, f, len, site)) << where;
+                break;
+            }
+            case 3: // a write to a frame (the lines it makes dirty are victims later)
+                EXPECT_EQ(run.write(cpu, now, f, len / 4 + 1), ref.write(cpu, now, f, len / 4 + 1)) << where;
+                break;
+            case 4: EXPECT_EQ(run.clean(now, f, len), ref.clean(now, f, len)) << where; break;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
+            for (std::size_t i = 0; i < cfg.prefetch_streams; ++i)
+                for (int c = 0; c < cpus; ++c)
+                    EXPECT_EQ(MemorySystemTestPeer::stream(run, c, i), MemorySystemTestPeer::stream(ref, c, i)) << where;
+            if (op % 25 == 0) expect_same_state(run, ref, rx, buf + user, cpus);
+            if (::testing::Test::HasFailure()) return;
+        }
+        expect_same_state(run, ref, rx, buf + user, cpus);
+        MemorySystemTestPeer::expect_hints_match(run, rx, buf + user, "end");
     }
 }
 
