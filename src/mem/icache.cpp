@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -44,6 +45,8 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     l1i_.reserve(static_cast<std::size_t>(cpus));
     for (int i = 0; i < cpus; ++i) l1i_.emplace_back(sets, c.ways, c.replacement);
     hits_reorder_ = l1i_.front().hits_reorder();
+    const Cache::View v = l1i_.front().view(); // every CPU's L1I has the same shape
+    random_pow2_ = v.repl == Replacement::RANDOM && v.mask != 0 && v.way_mask != 0 && v.ways <= 64;
 }
 
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
@@ -152,6 +155,97 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
             covered_end = l + 1 + prefetch_;
         }
     }
+    stats_.hits += lines - misses;
+    stats_.misses += misses;
+    stats_.prefetched += prefetched;
+    stats_.stall_cycles += stall;
+    return stall;
+}
+
+Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
+    std::uint64_t& r = resident_[static_cast<std::size_t>(cpu)];
+    const std::uint64_t bit = std::uint64_t{1} << g;
+    if (r & bit) { // every line present: hits, and no state a hit would change
+        stats_.hits += group_lines_[g];
+        return 0;
+    }
+    r |= bit; // a fill below that evicts a line of the group clears it again
+    const std::uint32_t b = group_begin_[g];
+    const std::span<const CodeSpan> spans(group_spans_.data() + b, group_begin_[g + 1] - b);
+    return random_pow2_ ? walk_random(cpu, spans, group_words_.data() + b) : walk(cpu, spans, group_words_.data() + b);
+}
+
+Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
+    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
+    Cycles stall = 0;
+    std::uint64_t misses = 0, prefetched = 0, lines = 0;
+    std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
+    const Line first = first_line_, nbits = bits_lines_;
+    const Line prefetch = prefetch_;
+    const Cycles miss = miss_;
+    std::uint64_t* const resident = resident_.empty() ? nullptr : resident_.data() + static_cast<std::size_t>(cpu);
+    const std::uint64_t* const line_groups = line_groups_.data();
+    Cache::View v = c.view();
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const CodeSpan& s = spans[i];
+        lines += s.lines;
+        // every line present: all hits
+        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
+        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
+        Line covered_end = 0;
+        Line k = s.first - first;
+        assert(k < nbits && k + s.lines <= nbits); // a group's spans lie within the bits' range
+        {
+            // only the missing lines, by their presence bits: the first at or after k, read again
+            // after every fill (a fill may evict a later line of the span)
+            const Line end = k + s.lines;
+            Line* const tag = v.tag;
+            std::uint8_t* const dirty = v.dirty;
+            std::uint64_t* const empty = v.empty;
+            const Line set_mask = v.mask;
+            const std::uint32_t ways = v.ways, way_mask = v.way_mask;
+            std::uint32_t lfsr = v.lfsr;
+            while (k < end) {
+                const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
+                if (missing == 0) {
+                    k = (k / 64 + 1) * 64;
+                    continue;
+                }
+                k += static_cast<Line>(std::countr_zero(missing));
+                if (k >= end) break;
+                const Line l = first + k;
+                // Cache::fill of a random-replacement cache of power-of-two sets and ways
+                const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
+                const std::size_t base = static_cast<std::size_t>(set) * ways;
+                std::uint64_t& e = empty[set];
+                std::size_t w;
+                if (e != 0) { // the lowest empty way
+                    w = base + static_cast<std::size_t>(std::countr_zero(e));
+                    e &= e - 1;
+                } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
+                    lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+                    w = base + (lfsr & way_mask);
+                    if (const Line x = tag[w] - 1 - first; x < nbits) {
+                        bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
+                        if (resident) *resident &= ~line_groups[x];
+                    }
+                }
+                tag[w] = l + 1;
+                dirty[w] = 0;
+                bits[k / 64] |= std::uint64_t{1} << (k % 64);
+                ++misses;
+                if (l >= covered && l < covered_end) ++prefetched;
+                else {
+                    stall += miss;
+                    covered = l + 1;
+                    covered_end = l + 1 + prefetch;
+                }
+                ++k;
+            }
+            v.lfsr = lfsr;
+        }
+    }
+    c.commit(v);
     stats_.hits += lines - misses;
     stats_.misses += misses;
     stats_.prefetched += prefetched;

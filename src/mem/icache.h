@@ -83,15 +83,7 @@ public:
     // (nothing has evicted its lines since it last ran) is all hits without a walk.
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
-        if (g < 64 && !resident_.empty()) {
-            std::uint64_t& r = resident_[static_cast<std::size_t>(cpu)];
-            const std::uint64_t b = std::uint64_t{1} << g;
-            if (r & b) { // every line present: hits, and no state a hit would change
-                stats_.hits += group_lines_[g];
-                return 0;
-            }
-            r |= b; // a fill below that evicts a line of the group clears it again
-        }
+        if (g < 64 && !resident_.empty()) return fetch_known_group(cpu, g);
         const std::uint32_t b = group_begin_[g];
         return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
                     group_words_.empty() ? nullptr : group_words_.data() + b);
@@ -113,6 +105,14 @@ private:
     // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all set
     // with one test.
     Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
+    // walk of a group (whose spans all lie in the bits' range) where random_pow2_: the missing lines
+    // filled by Cache::fill's steps for that case alone, over the cache's arrays and LFSR held in
+    // locals (a Cache::View: the same ways, the same draws in the same order) and the members the
+    // loop reads held in locals too, so that a fill's byte store does not make them be reloaded.
+    // The LFSR is handed back at the end.
+    Cycles walk_random(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
+    // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept).
+    Cycles fetch_known_group(int cpu, std::uint32_t g);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
     // Line `e` (k = e - first_line_ < bits_lines_) left `cpu`'s L1I: its presence bit and the
@@ -126,6 +126,9 @@ private:
     std::uint32_t miss_;
     std::uint32_t prefetch_;
     bool hits_reorder_ = true;
+    // random replacement, sets and ways powers of two (over 1), at most 64 ways (the Cortex-A9's
+    // L1I): a group fetch with presence bits walks through walk_random
+    bool random_pow2_ = false;
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
     std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)

@@ -176,6 +176,42 @@ TEST(InstructionCache, ASpanAcrossA64LineWordOfPresenceBitsMissesOnlyItsAbsentLi
     EXPECT_EQ(ic.stats().hits, 12u);
 }
 
+TEST(InstructionCache, RandomDrawsRunOnFromAGroupFetchToASpanFetchAndBack) {
+    // Two sets of 2 ways (256 B of 64 B lines), random replacement: the even lines 0, 2, 4, 6
+    // and 200 all map to set 0. The LFSR from 0xACE1 gives 0xE270, 0x7138, 0x389C, 0x1C4E,
+    // 0x0E27, 0xB313, 0xED89, 0xC2C4, 0x6162, so the draws pick ways 0, 0, 0, 0, 1, 1, 1, 0, 0
+    // (the low bit). The group's fetches take the group walk (the cache's arrays and LFSR in
+    // locals); the fetch of spans between them, with line 200 outside the presence bits, takes
+    // the walk over the cache itself, so the draws must run on from one path to the other and
+    // back.
+    L1iConfig c = l1i(Replacement::RANDOM);
+    c.size = 256;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    ic.set_groups({{{0, 1}, {2, 1}, {4, 1}, {6, 1}}});
+    // 0, 2 into the empty ways 0, 1; 4: draw 1 (way 0) evicts 0; 6: draw 2 (way 0) evicts 4.
+    EXPECT_EQ(ic.fetch_group(0, 0), 4u * MISS);
+    EXPECT_FALSE(ic.group_resident(0, 0)); // line 0 was evicted
+    EXPECT_TRUE(ic.holds(0, 6));
+    EXPECT_TRUE(ic.holds(0, 2));
+    // 0: draw 3 (way 0) evicts 6; 200: draw 4 (way 0) evicts 0; 4: draw 5 (way 1) evicts 2.
+    const std::vector<CodeSpan> spans = {{0, 1}, {200, 1}, {4, 1}};
+    EXPECT_EQ(ic.fetch(0, spans), 3u * MISS);
+    EXPECT_TRUE(ic.holds(0, 200));
+    EXPECT_TRUE(ic.holds(0, 4));
+    EXPECT_FALSE(ic.holds(0, 0));
+    EXPECT_FALSE(ic.holds(0, 2));
+    EXPECT_FALSE(ic.holds(0, 6));
+    // 0: draw 6 (way 1) evicts 4; 2: draw 7 (way 1) evicts 0; 4: draw 8 (way 0) evicts 200;
+    // 6: draw 9 (way 0) evicts 4.
+    EXPECT_EQ(ic.fetch_group(0, 0), 4u * MISS);
+    EXPECT_TRUE(ic.holds(0, 6));
+    EXPECT_TRUE(ic.holds(0, 2));
+    EXPECT_FALSE(ic.holds(0, 200));
+    EXPECT_EQ(ic.stats().misses, 4u + 3u + 4u);
+    EXPECT_EQ(ic.stats().hits, 0u);
+}
+
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
     InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
     ic.set_groups({{{0, 4}}});
