@@ -142,12 +142,18 @@ struct VirtCosts {
 struct NetfilterCosts {
     Cycles ip_rcv_core = 0;     // ip_rcv -> ip_rcv_core up to the NF_INET_PRE_ROUTING hook
     Cycles drop_rule = 0;       // nf_hook_slow -> the table's hook -> ipt_do_table: one matching DROP rule
-    Cycles nf_conntrack_in = 0; // the conntrack hook at PRE_ROUTING: tuple, hash lookup of an existing entry
+    Cycles nf_conntrack_in = 0; // the conntrack hooks at PRE_ROUTING: tuple, a hash lookup that finds no
+                                // confirmed entry, the l4 tracker's packet handling
+    Cycles init_conntrack = 0;  // a new, unconfirmed entry: slab allocation, tuples, extensions
     Cycles kfree_skb = 0;       // NF_DROP: kfree_skb of the dropped packet (skb and its buffer)
+    Cycles nf_ct_destroy = 0;   // the skb's reference was the entry's last: its destruction and free
 };
 
 // An iptables DROP rule at NF_INET_PRE_ROUTING for every IPv4 packet: in the raw table (before
-// connection tracking), or after nf_conntrack_in (conntrack on, the rule in a later table).
+// connection tracking), or after nf_conntrack_in (conntrack on, the rule in a later table). A
+// dropped packet's new conntrack entry is never confirmed (ipv4_confirm runs at LOCAL_IN and
+// POST_ROUTING), so a flow whose every packet is dropped never has an entry to find: each of its
+// packets creates one and its free destroys it.
 enum class PreroutingDrop : std::uint8_t { RAW, AFTER_CONNTRACK };
 
 } // namespace kdsim::net

@@ -162,13 +162,27 @@ engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
 }
 
 // ip_rcv() up to NF_HOOK(NF_INET_PRE_ROUTING), whose rule says NF_DROP; kfree_skb() of the packet.
+// With conntrack on, nf_conntrack_in() finds no confirmed entry for the packet's tuple: the
+// entries of the earlier packets of its flow were never confirmed (they were dropped before
+// ipv4_confirm), so init_conntrack() makes a new one, and the skb's free puts its last reference.
 // Models: ip_rcv_core() (net/ipv4/ip_input.c)
 engine::Task<> Stack::nf_prerouting_drop(kernel::Cpu& cpu) {
+    const bool conntrack = nf_drop_ == PreroutingDrop::AFTER_CONNTRACK;
     co_await cpu.exec(nf_costs_.ip_rcv_core, Cat::PROTOCOL);
-    if (nf_drop_ == PreroutingDrop::AFTER_CONNTRACK) co_await cpu.exec(nf_costs_.nf_conntrack_in, Cat::PROTOCOL);
+    if (conntrack) co_await nf_conntrack_in(cpu);
     co_await cpu.exec(nf_costs_.drop_rule, Cat::PROTOCOL);
     co_await cpu.exec(nf_costs_.kfree_skb, Cat::PROTOCOL);
+    if (conntrack) co_await cpu.exec(nf_costs_.nf_ct_destroy, Cat::PROTOCOL); // nf_conntrack_put() -> nf_ct_destroy()
     ++nf_dropped_;
+}
+
+// The lookup in the confirmed-entry hash misses (resolve_normal_ct), so the packet gets a new
+// entry; it is never inserted in the hash.
+// Models: nf_conntrack_in() (net/netfilter/nf_conntrack_core.c)
+engine::Task<> Stack::nf_conntrack_in(kernel::Cpu& cpu) {
+    co_await cpu.exec(nf_costs_.nf_conntrack_in, Cat::PROTOCOL);
+    co_await cpu.exec(nf_costs_.init_conntrack, Cat::PROTOCOL);
+    ++nf_ct_created_;
 }
 
 // Models: __netif_receive_skb() (net/core/dev.c)

@@ -144,6 +144,9 @@ public:
     }
     // IPv4 packets dropped by the PRE_ROUTING rule.
     std::uint64_t nf_dropped() const { return nf_dropped_; }
+    bool nf_conntrack() const { return nf_on_ && nf_drop_ == PreroutingDrop::AFTER_CONNTRACK; }
+    // Conntrack entries created (and destroyed unconfirmed) by the dropped packets.
+    std::uint64_t nf_ct_created() const { return nf_ct_created_; }
 
     // The bound AF_PACKET socket: receives ARP replies.
     // packet_recvmsg: blocks the calling task until a frame is queued; returns it.
@@ -186,6 +189,7 @@ private:
     engine::Task<> arp_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> nf_prerouting_drop(kernel::Cpu& cpu);
+    engine::Task<> nf_conntrack_in(kernel::Cpu& cpu);
     engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& p);
     // validate_xmit_skb (segmenting a GSO skb the device cannot take) and the driver.
     engine::Task<> dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
@@ -221,6 +225,7 @@ private:
     PreroutingDrop nf_drop_ = PreroutingDrop::RAW;
     NetfilterCosts nf_costs_;
     std::uint64_t nf_dropped_ = 0;
+    std::uint64_t nf_ct_created_ = 0;
     std::vector<Packet> sk_queue_;
     kernel::TaskStruct* waiter_ = nullptr;
     std::vector<TcpEndpoint*> tcp_; // by flow

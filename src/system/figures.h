@@ -188,11 +188,13 @@ inline constexpr std::array<Figure<UdpCosts>, 3> UDP_FIGURES = {{
 static_assert(sizeof(UdpCosts) == engine::figures_bytes(UDP_FIGURES));
 
 // [netfilter] (net/net_costs.h)
-inline constexpr std::array<Figure<NetfilterCosts>, 4> NETFILTER_FIGURES = {{
+inline constexpr std::array<Figure<NetfilterCosts>, 6> NETFILTER_FIGURES = {{
     {"", "ip_rcv_core", Unit::CYCLES, "ip_rcv -> ip_rcv_core up to the NF_INET_PRE_ROUTING hook", &NetfilterCosts::ip_rcv_core},
     {"", "drop_rule", Unit::CYCLES, "nf_hook_slow -> the table's hook -> ipt_do_table: one matching DROP rule", &NetfilterCosts::drop_rule},
-    {"", "nf_conntrack_in", Unit::CYCLES, "the conntrack hook at PRE_ROUTING: tuple, hash lookup of an existing entry", &NetfilterCosts::nf_conntrack_in},
+    {"", "nf_conntrack_in", Unit::CYCLES, "the conntrack hooks at PRE_ROUTING: tuple, a lookup finding no confirmed entry, the l4 tracker", &NetfilterCosts::nf_conntrack_in},
+    {"", "init_conntrack", Unit::CYCLES, "a new, unconfirmed conntrack entry: allocation, tuples, extensions", &NetfilterCosts::init_conntrack},
     {"", "kfree_skb", Unit::CYCLES, "NF_DROP: kfree_skb of the dropped packet (skb and its buffer)", &NetfilterCosts::kfree_skb},
+    {"", "nf_ct_destroy", Unit::CYCLES, "the last put of an unconfirmed conntrack entry at the skb's free: its destruction", &NetfilterCosts::nf_ct_destroy},
 }};
 static_assert(sizeof(NetfilterCosts) == engine::figures_bytes(NETFILTER_FIGURES));
 

@@ -46,6 +46,7 @@ results::WorkloadResult Pktgen::result() const {
     add(r, "rx_dropped", static_cast<double>(rx.rx_dropped), "count");
     add(r, "packets_received", static_cast<double>(rx.rx_frames), "count");
     add(r, "nf_dropped", static_cast<double>(nf), "count");
+    if (rx_.stack->nf_conntrack()) add(r, "nf_ct_created", static_cast<double>(rx_.stack->nf_ct_created()), "count");
     add(r, "in_flight", static_cast<double>(sent_ - std::min(sent_, tx_dropped + rx.rx_dropped + rx.rx_frames)), "count");
     add(r, "rx_mpps", mpps, "Mpps");
     add(r, "nf_drop_mpps", secs > 0 ? static_cast<double>(nf) / secs / 1e6 : 0, "Mpps");
