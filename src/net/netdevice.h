@@ -57,6 +57,7 @@ struct NicStats {
     std::uint64_t poll_passes = 0;        // poll_loop: passes of the NAPI poll's IEVENT loop
     std::uint64_t xdp_drop = 0;           // xdp: frames the program dropped (also in rx_frames)
     std::uint64_t xdp_pass = 0;           // xdp: frames the program passed to the stack
+    std::uint64_t rx_tail_writes = 0;     // writel()s of the rx tail: descriptors handed back to the device
 };
 
 // What a NIC's transmit side did through the DMA API (nic_tx.cpp).
@@ -151,6 +152,9 @@ public:
         if (xdp_on_) // an XDP program on the receive path (ip link set dev <ifname> xdp ...)
             s.counter("xdp_drop", stats_.xdp_drop, "count", "frames the XDP program dropped (XDP_DROP; also in rx_frames)")
                 .counter("xdp_pass", stats_.xdp_pass, "count", "frames the XDP program passed to the stack (XDP_PASS)");
+        if (rx_tail_on_) // the rx tail's posted MMIO writes ([machine.nic] rx_tail_batch)
+            s.counter("rx_tail_writes", stats_.rx_tail_writes, "count",
+                      "posted MMIO writes of the rx tail register, each handing refilled descriptors back");
         if (txq_) txq_->register_stats(s.sub("qdisc")); // tc -s qdisc show dev <ifname>
         if (tx_dma_stats_) // with the transmit side through the DMA API
             s.counter("tx_descriptors", tx_dma_stats_->descriptors, "count", "tx descriptors filled")
@@ -180,6 +184,7 @@ protected:
     bool netif_rx_on_ = false;                 // the driver receives in hardirq through netif_rx
     bool poll_loop_on_ = false;                // the driver's poll loops over IEVENT (the 6.1 FEC)
     bool xdp_on_ = false;                      // an XDP program runs on every received frame
+    bool rx_tail_on_ = false;                  // the driver's rx tail writes are charged
     bool gso_ = false;
     bool sg_ = true;
     double copy_per_byte_ = 0;

@@ -164,6 +164,16 @@ public:
     // [net] xdp_prog_run and goes on; DROP charges it and xdp_drop, syncs the received bytes for
     // the CPU and, the page recycled, for the device again, and builds no skb. Needs those figures
     // and rx_mode NAPI. Call before the run.
+    // The driver hands refilled rx descriptors back with a posted write of the rx tail register,
+    // once per `batch` of them and once at the end of a poll for the rest (igb_alloc_rx_buffers,
+    // called every IGB_RX_BUFFER_WRITE = 16 cleaned buffers and at the end of igb_clean_rx_irq;
+    // lan743x_rx_update_tail every 8 descriptors); each costs [net] mmio_posted_write. batch 0: the
+    // driver writes no register (mlx5e's doorbell record is in memory). Without the figure, or with
+    // driver = "fec" (whose register writes fec_mmio charges), nothing is charged. Call before the run.
+    void set_rx_tail_batch(std::size_t batch) {
+        rx_tail_batch_ = costs_.mmio_posted_write && !fec() ? batch : 0;
+        rx_tail_on_ = rx_tail_batch_ > 0;
+    }
     void set_xdp(XdpAction a) {
         xdp_ = a;
         xdp_on_ = a != XdpAction::NONE;
@@ -185,6 +195,9 @@ private:
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
+    // One descriptor handed back refilled; the tail write when a batch is full.
+    engine::Task<> rx_refilled();
+    engine::Task<> rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
     // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
     // and its interrupt line (asserted from the first event until the handler reads IEVENT empty).
@@ -253,6 +266,8 @@ private:
     Link* link_ = nullptr;
     std::vector<Packet> ring_;
     std::size_t head_ = 0, count_ = 0;
+    std::size_t rx_tail_batch_ = 0; // descriptors per rx tail write (0: none charged)
+    std::size_t rx_refilled_ = 0;   // descriptors refilled since the last rx tail write
     bool irq_enabled_ = true; // the device's rx interrupt (masked while NAPI polls)
     engine::Tick rx_usecs_ = 0;
     engine::Tick last_irq_ = 0;

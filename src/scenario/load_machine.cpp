@@ -174,7 +174,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (!nic) return;
     std::string nkey = mkey + ".nic";
     r_.check_keys(*nic, nkey, "[machine.nic]",
-                  {"rx_strategy", "rx_buffer", "rx_ring", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
+                  {"rx_strategy", "rx_buffer", "rx_ring", "rx_tail_batch", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
                    "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "xdp", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
                    "dma_mask", "coalesce", "poll_loop", "pause"});
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
@@ -245,6 +245,12 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (!mc.nic_sg && mc.nic_tso != net::TsoKind::NONE && nic->get("tso"))
         r_.error(*nic->get("tso"), nkey + ".tso", "expected tso = \"none\" with sg = false (TSO needs scatter-gather)");
     if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
+    if (auto v = r_.integer(*nic, "rx_tail_batch", nkey + ".rx_tail_batch", false, 0, 4096)) {
+        mc.nic_rx_tail_batch = static_cast<std::size_t>(*v);
+        if (mc.nic_rx_tail_batch > mc.nic_rx_ring)
+            r_.error(*nic->get("rx_tail_batch"), nkey + ".rx_tail_batch",
+                     "expected at most rx_ring (" + std::to_string(mc.nic_rx_ring) + ") descriptors per rx tail write");
+    }
     if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
     if (auto c = r_.boolean(*nic, "rx_copy", nkey + ".rx_copy", false)) {
         rx.copy = *c;

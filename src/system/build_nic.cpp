@@ -106,6 +106,7 @@ net::Nic& System::add_nic(Machine& m) {
             nic->set_dma_port(*m.dma_ports.back(), *nc.fec_rx_fifo);
         }
     }
+    nic->set_rx_tail_batch(mc.nic_rx_tail_batch); // after set_tx_dma: the FEC charges its own register writes
     if (soc_mac_rx_fifo(mc, ifname)) nic->set_rx_fifo(*mc.profile.net->fec_rx_fifo); // the SoC's MAC keeps up with its line
     if (mc.nic_rx_mode == net::RxMode::NETIF_RX) { // the 3.0 FEC: netif_rx to the interrupt CPU's backlog
         const net::NetCosts& nc = *mc.profile.net;

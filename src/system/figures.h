@@ -140,7 +140,7 @@ inline constexpr std::array<Figure<NetCosts>, 42> NET_FIGURES = {{
     {"", "tx_skb_free", Unit::CYCLES, "tx completion per skb: dev_kfree_skb_any / napi_consume_skb (tx DMA API on)", &NetCosts::tx_skb_free},
     {"", "fec_xmit", Unit::CYCLES, "FEC fec_enet_start_xmit instructions, DMA API and MMIO excluded (driver = fec)", &NetCosts::fec_xmit},
     {"", "fec_irq", Unit::CYCLES, "FEC fec_enet_interrupt instructions and napi_schedule, MMIO excluded (driver = fec)", &NetCosts::fec_irq},
-    {"", "mmio_posted_write", Unit::CYCLES, "writel(): write barrier + posted Device store (driver = fec)", &NetCosts::mmio_posted_write},
+    {"", "mmio_posted_write", Unit::CYCLES, "writel(): write barrier + posted Device store (driver = fec; the rx tail register)", &NetCosts::mmio_posted_write},
     {"", "mmio_read", Unit::CYCLES, "readl(): non-posted Device load + read barrier (driver = fec)", &NetCosts::mmio_read},
     {"", "fec_itr_clock", Unit::HZ, "the FEC's ahb clock, fep->itr_clk_rate, coalescing microseconds are converted with (coalesce = fec-itr)", &NetCosts::fec_itr_clock},
     {"", "fec_bus_bandwidth", Unit::BYTES_PER_SECOND, "what the SoC's interconnect carries of the FEC's DMA, transmit and receive together (driver = fec; with fec_rx_fifo)", &NetCosts::fec_bus_bandwidth},

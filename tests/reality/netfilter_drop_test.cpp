@@ -61,7 +61,11 @@ TEST(NetfilterDrop, ConntrackCreatesAndDestroysAnUnconfirmedEntryForEveryDropped
     PerPacket pp = by_hand(true);
     const double expect_mpps = pp.hz / pp.cycles / 1e6;
     EXPECT_NEAR(metric(r, "pktgen", "rx_mpps"), expect_mpps, 0.01 * expect_mpps);
-    EXPECT_EQ(metric(r, "pktgen", "nf_ct_created"), metric(r, "pktgen", "nf_dropped"));
+    // every dropped packet made an entry; the one the CPU may still be working on when the run
+    // stops has made its entry and not yet met the rule
+    const double made_not_dropped = metric(r, "pktgen", "nf_ct_created") - metric(r, "pktgen", "nf_dropped");
+    EXPECT_GE(made_not_dropped, 0);
+    EXPECT_LE(made_not_dropped, 1);
 }
 
 TEST(NetfilterDrop, EveryReceivedPacketIsDroppedByTheRuleAndEverySentOneIsAccountedFor) {
