@@ -230,6 +230,11 @@ void ScenarioLoader::check_nic_devices(const system::ScenarioConfig& cfg) {
             r_.error(*nic->get("irq_cpus"), nkey + ".irq_cpus",
                      fmt::format("expected at most one CPU per NIC: machine '{}' has {} (one per Ethernet link), found {}",
                                  mc.name, n, mc.nic_irq_cpus.size()));
+        for (const auto& o : mc.nic_overrides)
+            if (std::stoul(o.ifname.substr(3)) >= n)
+                r_.error(*nic->get(o.ifname), nkey + "." + o.ifname,
+                         fmt::format("expected a NIC of machine '{}' (eth0..eth{}, one per Ethernet link), found [machine.nic.{}]",
+                                     mc.name, n == 0 ? 0 : n - 1, o.ifname));
         for (std::size_t i = 0; i < mc.nic_pcie.size(); ++i)
             if (std::stoul(mc.nic_pcie[i].substr(3)) >= n)
                 r_.error(*nic->get("pcie")->as_array()->get(i), index_key(nkey + ".pcie", i),

@@ -16,6 +16,12 @@ namespace kdsim::scenario::detail {
 
 namespace {
 
+// eth0..eth999: a NIC's name ([machine.nic] pcie, [machine.nic.ethN]); the number is checked against
+// the machine's links once they are read.
+bool is_nic_name(std::string_view v) {
+    return v.rfind("eth", 0) == 0 && v.size() >= 4 && v.size() <= 6 && v.find_first_not_of("0123456789", 3) == std::string_view::npos;
+}
+
 // The largest rx buffer a NIC descriptor can describe (a 16-bit length field in the descriptors of
 // the FEC, GENET and e1000-class rings this models).
 constexpr std::uint64_t MAX_RX_BUFFER = 65535;
@@ -169,14 +175,45 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
     }
 }
 
+// [machine.nic.ethN]: one NIC's own rx strategy and rx tail batch (a SoC MAC beside a PCIe card's
+// ports); the rest of [machine.nic] serves it as every NIC.
+void ScenarioLoader::read_nic_overrides(const toml::table& nic, const std::string& nkey, bool strategy,
+                                        system::MachineConfig& mc) {
+    for (const auto& [k, v] : nic) {
+        if (!is_nic_name(k.str()) || !v.is_table()) continue;
+        const toml::table& o = *v.as_table();
+        const std::string name(k.str());
+        const std::string okey = nkey + "." + name;
+        r_.check_keys(o, okey, "[machine.nic." + name + "]", {"rx_strategy", "rx_tail_batch"});
+        system::MachineConfig::NicOverride ov{name, {}, {}};
+        if (auto st = r_.choice(o, "rx_strategy", okey + ".rx_strategy", false,
+                                {"full-sync", "partial-sync", "short-sync", "page-reuse"})) {
+            if (!strategy)
+                r_.error(*o.get("rx_strategy"), okey + ".rx_strategy",
+                         "a NIC's own rx_strategy needs [machine.nic]'s rx_strategy (the DMA API and its rx_buffer)");
+            ov.rx_strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
+                                        net::RxStrategy::SHORT_SYNC, net::RxStrategy::PAGE_REUSE}[*st];
+        }
+        if (auto b = r_.integer(o, "rx_tail_batch", okey + ".rx_tail_batch", false, 0, 4096)) {
+            ov.rx_tail_batch = static_cast<std::size_t>(*b);
+            if (*ov.rx_tail_batch > mc.nic_rx_ring)
+                r_.error(*o.get("rx_tail_batch"), okey + ".rx_tail_batch",
+                         "expected at most rx_ring (" + std::to_string(mc.nic_rx_ring) + ") descriptors per rx tail write");
+        }
+        mc.nic_overrides.push_back(std::move(ov));
+    }
+}
+
 void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc) {
     const toml::table* nic = r_.table(m, "nic", mkey + ".nic", false, "a table [machine.nic]");
     if (!nic) return;
     std::string nkey = mkey + ".nic";
-    r_.check_keys(*nic, nkey, "[machine.nic]",
-                  {"rx_strategy", "rx_buffer", "rx_ring", "rx_tail_batch", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
+    std::vector<std::string> keys = {"rx_strategy", "rx_buffer", "rx_ring", "rx_tail_batch", "short_sync_bytes", "multi_buffer", "rx_usecs", "gro", "gso", "sg", "tso",
                    "tx_dma", "driver", "tx_align", "tx_ring", "rx_copy", "tx_map_len", "rx_mode", "xdp", "irq_cpus", "pcie", "rx_fifo", "qdisc", "txqueuelen", "fq",
-                   "dma_mask", "coalesce", "poll_loop", "pause"});
+                   "dma_mask", "coalesce", "poll_loop", "pause"};
+    for (const auto& [k, v] : *nic) // [machine.nic.ethN]: read below, after the machine-wide keys
+        if (is_nic_name(k.str()) && v.is_table()) keys.emplace_back(k.str());
+    r_.check_keys(*nic, nkey, "[machine.nic]", std::vector<std::string_view>(keys.begin(), keys.end()));
     nic_at_.try_emplace(mc.name, nic, nkey); // the first machine of a name wins
     read_qdisc(*nic, nkey, mc);
     if (const toml::array* a = r_.array(*nic, "irq_cpus", nkey + ".irq_cpus", false, "CPU numbers, one per NIC")) {
@@ -193,8 +230,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         for (std::size_t i = 0; i < a->size(); ++i) {
             const auto v = a->get(i)->value<std::string>();
             // eth0..eth999: the number is checked against the machine's links once they are read
-            if (!v || v->rfind("eth", 0) != 0 || v->size() < 4 || v->size() > 6 ||
-                v->find_first_not_of("0123456789", 3) != std::string::npos)
+            if (!v || !is_nic_name(*v))
                 r_.error(*a->get(i), index_key(nkey + ".pcie", i),
                          fmt::format("expected a device name eth<N> (N at most 999), found {}", describe(a->get(i))));
             else
@@ -262,6 +298,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
                      "expected rx_copy without multi_buffer (the driver copies a frame out of its one buffer)");
     }
     if (strategy) mc.nic_rx = rx;
+    read_nic_overrides(*nic, nkey, strategy, mc);
     // the transmit side through the DMA API: tx_dma = true, or the FEC's driver (which always maps)
     net::TxDmaConfig tx;
     bool tx_on = false;

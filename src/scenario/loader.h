@@ -63,6 +63,7 @@ private:
     void read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* profile, const toml::node* profile_node);
     void read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
+    void read_nic_overrides(const toml::table& nic, const std::string& nkey, bool strategy, system::MachineConfig& mc);
     // [machine.nic] qdisc, txqueuelen and [machine.nic.fq] (load_qdisc.cpp).
     void read_qdisc(const toml::table& nic, const std::string& nkey, system::MachineConfig& mc);
     void read_dram(const toml::table& m, const std::string& mkey, system::MachineConfig& mc, const system::Profile* prof);

@@ -76,9 +76,14 @@ net::Nic& System::add_nic(Machine& m) {
         if (!m.dma) m.dma = make_dma_platform(mc);
         nic->set_dma_device(m.dma->add_device(ifname, devices::dma_bit_mask(mc.nic_dma_mask)), mc.dram ? &*mc.dram : nullptr, k);
     }
+    const MachineConfig::NicOverride* own = nullptr; // [machine.nic.<ifname>]
+    for (const auto& o : mc.nic_overrides)
+        if (o.ifname == ifname) own = &o;
     if (mc.nic_rx) {
         require(mc.profile.dma && mc.profile.tcp, "machine " + mc.name + ": [machine.nic] without [dma] or [tcp]");
-        nic->set_rx_dma(*m.dma, *mc.nic_rx, static_cast<std::uint32_t>(mc.profile.cache_line));
+        net::RxDmaConfig rx = *mc.nic_rx;
+        if (own && own->rx_strategy) rx.strategy = *own->rx_strategy;
+        nic->set_rx_dma(*m.dma, rx, static_cast<std::uint32_t>(mc.profile.cache_line));
         nic->set_rx_buffer_alloc_cost(mc.profile.tcp->rx_buffer_alloc);
         // rx_copy's memcpy: warm compute on the hierarchy (which adds the cold source's misses), else
         // the [tcp] copy figure of a cold source
@@ -106,7 +111,8 @@ net::Nic& System::add_nic(Machine& m) {
             nic->set_dma_port(*m.dma_ports.back(), *nc.fec_rx_fifo);
         }
     }
-    nic->set_rx_tail_batch(mc.nic_rx_tail_batch); // after set_tx_dma: the FEC charges its own register writes
+    // after set_tx_dma: the FEC charges its own register writes
+    nic->set_rx_tail_batch(own && own->rx_tail_batch ? *own->rx_tail_batch : mc.nic_rx_tail_batch);
     if (soc_mac_rx_fifo(mc, ifname)) nic->set_rx_fifo(*mc.profile.net->fec_rx_fifo); // the SoC's MAC keeps up with its line
     if (mc.nic_rx_mode == net::RxMode::NETIF_RX) { // the 3.0 FEC: netif_rx to the interrupt CPU's backlog
         const net::NetCosts& nc = *mc.profile.net;

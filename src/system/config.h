@@ -191,6 +191,14 @@ struct MachineConfig {
     std::optional<net::TxDmaConfig> nic_tx; // the transmit side through the DMA API (tx_dma, driver = "fec")
     std::size_t nic_rx_ring = 128;
     std::size_t nic_rx_tail_batch = 16; // rx descriptors per rx tail write (igb's IGB_RX_BUFFER_WRITE); 0: none
+    // [machine.nic.ethN]: one NIC's own driver choices where the machine's NICs differ (a SoC MAC
+    // beside a PCIe card): its rx strategy and rx tail batch, over [machine.nic]'s.
+    struct NicOverride {
+        std::string ifname;
+        std::optional<net::RxStrategy> rx_strategy;
+        std::optional<std::size_t> rx_tail_batch;
+    };
+    std::vector<NicOverride> nic_overrides;
     Tick nic_rx_usecs = 0; // interrupt moderation: minimum time between two rx interrupts
     bool nic_gro = true;   // NETIF_F_GRO (ethtool -K gro on|off): on by default, as in Linux
     net::RxMode nic_rx_mode = net::RxMode::NAPI; // [machine.nic] rx_mode: NAPI poll, or netif_rx from the hardirq

@@ -181,5 +181,35 @@ TEST(MultiNic, TheLoaderRefusesAPcieDeviceBeyondTheLinksAndAnIrqCpuBeyondTheCpus
     EXPECT_NE(cpu.find("machine[0].nic.irq_cpus[1]"), std::string::npos) << cpu;
 }
 
+// [machine.nic.eth0] gives one NIC its own rx strategy and tail batch: here eth0 recycles its
+// pages (igb's page reuse: a sync for the CPU and one for the device per frame, no map or unmap)
+// and writes its tail after every descriptor; eth1 keeps the machine's partial-sync (a sync for
+// the CPU, an unmap and a new buffer's map per frame) and the default batch of 16. The counts by
+// hand: maps = both rings' 256 at open + one per eth1 frame; unmaps = eth1's frames; syncs for the
+// device = eth0's frames; syncs for the CPU = both devices' frames.
+TEST(MultiNic, ANicsOwnTableGivesItItsRxStrategyAndTailBatchAndTheOthersKeepTheMachines) {
+    const Outcome run = run_text(scenario_text(2, UDP_40M, "[machine.nic.eth0]\nrx_strategy = \"page-reuse\"\nrx_tail_batch = 1"));
+    const auto& r = run.r;
+    ASSERT_FALSE(r.failed) << (r.failures.empty() ? "" : r.failures.front());
+    const double f0 = stat(r, "rx/netdev/eth0/rx_frames"), f1 = stat(r, "rx/netdev/eth1/rx_frames");
+    ASSERT_EQ(f0, 126);
+    ASSERT_EQ(f1, 126);
+    EXPECT_EQ(stat(r, "rx/dma/maps"), 2 * 256 + f1);
+    EXPECT_EQ(stat(r, "rx/dma/unmaps"), f1);
+    EXPECT_EQ(stat(r, "rx/dma/syncs_for_device"), f0);
+    EXPECT_EQ(stat(r, "rx/dma/syncs_for_cpu"), f0 + f1);
+    EXPECT_EQ(stat(r, "rx/netdev/eth0/rx_tail_writes"), f0); // one per descriptor
+    // eth1: one write per 16 descriptors and one per poll for the rest, at most
+    EXPECT_LE(stat(r, "rx/netdev/eth1/rx_tail_writes"), f1 / 16 + stat(r, "rx/netdev/eth1/polls"));
+}
+
+TEST(MultiNic, TheLoaderRefusesANicsOwnTableBeyondTheLinksAndAKeyItDoesNotTake) {
+    const std::string beyond = load_error(scenario_text(2, UDP_40M, "[machine.nic.eth2]\nrx_tail_batch = 1"));
+    EXPECT_NE(beyond.find("machine[0].nic.eth2"), std::string::npos) << beyond;
+    EXPECT_NE(beyond.find("eth0..eth1"), std::string::npos) << beyond;
+    const std::string key = load_error(scenario_text(2, UDP_40M, "[machine.nic.eth1]\nrx_ring = 64"));
+    EXPECT_NE(key.find("unknown key 'rx_ring' in [machine.nic.eth1]"), std::string::npos) << key;
+}
+
 } // namespace
 } // namespace kdsim
