@@ -814,21 +814,50 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             const std::uint16_t* const hints = way_.data();
             const std::uint16_t priv = private_bits_;
             const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
-            for (; l < end; l = next_held(dir, l + 1, end)) {
-                const std::uint16_t m = dir[l];
-                if ((m & priv) != 0) drop_bits(l, static_cast<std::uint16_t>(m & priv));
-                if ((m & shared_bit) != 0) {
-                    const std::uint32_t w = hints[l], set = c.set_of(l);
+            // The held lines in address order, taken one after another while they are held (the
+            // received frames' lines mostly are: a test of the entry instead of next_held's search),
+            // next_held past a line held nowhere. `pow2`: a power of two sets and at most 64 ways (the
+            // PL310, the L3s): the set is the line's low bits, and the empty mask is kept.
+            // (the private copies, rare here, out of line: the loop's values then stay in registers)
+            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) { drop_bits(x, m); };
+            auto drop_run = [&](auto pow2) {
+                const Line set_mask = c.sets - 1;
+                auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
+                    const std::uint32_t w = hints[x];
+                    const std::uint32_t set = pow2 ? static_cast<std::uint32_t>(x & set_mask) : c.set_of(x);
                     const std::size_t i = static_cast<std::size_t>(set) * c.ways + w;
-                    assert(c.tag[i] == l + 1); // the hint is right while the directory bit is set
-                    if (c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
+                    assert(c.tag[i] == x + 1); // the hint is right while the directory bit is set
+                    if (pow2 || c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
                     c.tag[i] = 0;
                     c.dirty[i] = 0;
                     c.stamp[i] = 0;
+                };
+                while (l < end) {
+                    const std::uint16_t m = dir[l];
+                    if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
+                        const Line from = l;
+                        do {
+                            drop_shared(l);
+                            dir[l] = 0;
+                        } while (++l < end && dir[l] == shared_bit);
+                        dropped += l - from;
+                        continue;
+                    }
+                    if (m == 0) {
+                        l = next_held(dir, l + 1, end);
+                        continue;
+                    }
+                    if ((m & priv) != 0) drop_private(l, static_cast<std::uint16_t>(m & priv));
+                    if ((m & shared_bit) != 0) drop_shared(l);
+                    dir[l] = 0;
+                    ++dropped;
+                    ++l;
                 }
-                dir[l] = 0;
-                ++dropped;
-            }
+            };
+            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64)
+                drop_run(std::true_type{});
+            else
+                drop_run(std::false_type{});
         }
         for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);

@@ -896,6 +896,43 @@ TEST(Memory, TheSharedLevelsWayHintFollowsALineThroughEvictionRefillAndInvalidat
     P::expect_hints_match(m, buf, buf + 16 * 64, "end");
 }
 
+TEST(Memory, AnInvalidateDropsARunOfLinesTheSharedLevelAloneHoldsAndEmptiesTheirWays) {
+    // one CPU; L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random); consecutive lines
+    // fall in consecutive L2 sets, each in its set's lowest empty way, 0
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(8 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    // p0 .. p5 from DRAM: the L1 takes p0 (way 0) and p1 (way 1), then draws from 0xACE1 ->
+    // 0xE270 -> 0x7138 -> 0x389C -> 0x1C4E, ways 0, 0, 0, 0: p2 displaces p0, p3 p2, p4 p3, p5 p4
+    m.read(0, 0, p, 6 * 64);
+    EXPECT_EQ(m.level_of(0, line(1)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 0);
+    for (int i : {0, 2, 3, 4}) ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+    for (int i = 0; i < 6; ++i) ASSERT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    // the L2 alone holds p0, then p2 .. p4 (a run of 3); p1 and p5 are in both levels; p6, p7 nowhere
+    EXPECT_EQ(m.invalidate(p, 8 * 64), 6u);
+    EXPECT_EQ(m.stats().invalidated_lines, 6u);
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
+    }
+    // every way emptied: p0 .. p5 again go to L2 way 0, and the L1 fills its two empty ways
+    // without a draw (p0 way 0, p1 way 1); then the LFSR goes on from 0x1C4E: 0x0E27, 0xB313,
+    // 0xED89, 0xC2C4, ways 1, 1, 1, 0: p2 displaces p1, p3 p2, p4 p3, p5 p0
+    m.read(0, 1000 * NS, p, 6 * 64);
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), 0) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    }
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(m.level_of(0, line(i)), 1) << i;
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 0);
+}
+
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     auto key = [](MemoryConfig c) {
         auto p = check_config(c);
