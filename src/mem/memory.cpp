@@ -454,6 +454,48 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     return t;
 }
 
+// The runs' fills (read_unheld_n, held_run_n) where every level of the hierarchy is random with a
+// power of two sets and ways, at most 64 (the Cortex-A9's L1D and the PL310): Cache::View::fill's
+// steps for that case alone (the set the line's low bits, the lowest empty way, else the LFSR's
+// draw masked to a way), without the tests of the general fill. The same ways and draws.
+struct RandomPow2 {
+    static bool of(const Cache::View& v) {
+        return v.repl == Replacement::RANDOM && v.ways <= 64 && (v.sets & (v.sets - 1)) == 0 &&
+               (v.ways & (v.ways - 1)) == 0; // then mask = sets - 1, way_mask = ways - 1 (Cache's constructor)
+    }
+};
+template <class RP>
+[[gnu::always_inline]] static inline bool fill_as(RP, Cache::View& v, Line l, bool d, Line& victim, bool& victim_dirty,
+                                                  std::uint32_t& way) {
+    if constexpr (!RP::value) {
+        return v.fill(l, d, victim, victim_dirty, way);
+    } else {
+        const std::uint32_t set = static_cast<std::uint32_t>(l & v.mask);
+        const std::size_t base = static_cast<std::size_t>(set) * v.ways;
+        std::uint64_t& e = v.empty[set];
+        const bool displaced = e == 0;
+        std::size_t i;
+        if (!displaced) { // the lowest empty way
+            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else { // Cache::replace's LFSR
+            v.lfsr = (v.lfsr >> 1) ^ (-(v.lfsr & 1u) & 0xB400u);
+            i = base + (v.lfsr & v.way_mask);
+            victim = v.tag[i] - 1;
+            victim_dirty = v.dirty[i] != 0;
+        }
+        v.tag[i] = l + 1;
+        v.dirty[i] = d;
+        way = static_cast<std::uint32_t>(i - base);
+        return displaced;
+    }
+}
+template <class RP>
+[[gnu::always_inline]] static inline void mark_dirty_as(RP, Cache::View& v, Line l, std::uint32_t w) {
+    if constexpr (!RP::value) v.mark_dirty_at(l, w);
+    else v.dirty[static_cast<std::size_t>(l & v.mask) * v.ways + w] = 1;
+}
+
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
     case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
@@ -498,12 +540,12 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&] {
+    auto out = [&]() __attribute__((always_inline)) {
         each_level([&](auto J) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    auto in = [&] {
+    auto in = [&]() __attribute__((always_inline)) {
         each_level([&](auto J) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
@@ -532,53 +574,60 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     const std::uint32_t trigger = cfg_.prefetch_trigger;
     const Tick xfer = line_xfer_, core = core_line_xfer_, per_line = consume_line_;
     const bool refresh = refresh_period_ != 0;
-    for (Line l = a;;) {
-        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
-        // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
-        // and no fill's victim is `l`, so its holders are the levels' bits together
-        dir[l] = all_bits;
-        each_level([&](auto J) {
-            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
-            Line victim = 0;
-            bool victim_dirty = false;
-            std::uint32_t w;
-            const bool displaced = v[j].fill(l, false, victim, victim_dirty, w);
-            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
-            if (!displaced) return;
-            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
-            if (!victim_dirty) return;
-            if constexpr (j + 1 < N) {
-                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                    if (hinted[j + 1]) {
-                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
-                        return;
+    // the lines, with the fills of the random power-of-two case (RandomPow2) or the general ones
+    auto lines = [&](auto rp) __attribute__((always_inline)) {
+        for (Line l = a;;) {
+            if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+            // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
+            // and no fill's victim is `l`, so its holders are the levels' bits together
+            dir[l] = all_bits;
+            each_level([&](auto J) {
+                constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+                Line victim = 0;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                const bool displaced = fill_as(rp, v[j], l, false, victim, victim_dirty, w);
+                if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (!displaced) return;
+                if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+                if (!victim_dirty) return;
+                if constexpr (j + 1 < N) {
+                    if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                        if (hinted[j + 1]) {
+                            mark_dirty_as(rp, v[j + 1], victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                            return;
+                        }
+                        if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
                     }
-                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
                 }
+                out();
+                place_evicted(cpu, j, Evicted{victim, true}, t);
+                in();
+            });
+            if (l == b) break;
+            ++l;
+            if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
+                ++stream_lines;
+                Tick begin = std::max(t, busy);
+                if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
+                    begin = after_refresh(begin);
+                    clear_from = clear_from_;
+                    clear_len = clear_len_;
+                }
+                busy = begin + xfer;
+                t = ready = std::max(busy, t + core);
+            } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
+                out();
+                t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
+                ready = line_ready_;
+                in();
             }
-            out();
-            place_evicted(cpu, j, Evicted{victim, true}, t);
-            in();
-        });
-        if (l == b) break;
-        ++l;
-        if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
-            ++stream_lines;
-            Tick begin = std::max(t, busy);
-            if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
-                begin = after_refresh(begin);
-                clear_from = clear_from_;
-                clear_len = clear_len_;
-            }
-            busy = begin + xfer;
-            t = ready = std::max(busy, t + core);
-        } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
-            out();
-            t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
-            ready = line_ready_;
-            in();
         }
-    }
+    };
+    bool rp = N == 2; // two levels, as the Cortex-A9's L1D and PL310 (deeper ones keep one copy of the loop)
+    if constexpr (N == 2) each_level([&](auto J) { rp = rp && RandomPow2::of(v[J]); });
+    if (rp) lines(std::true_type{});
+    else lines(std::false_type{});
     out();
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
@@ -615,12 +664,12 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&] {
+    auto out = [&]() __attribute__((always_inline)) {
         each_level([&](auto J) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    auto in = [&] {
+    auto in = [&]() __attribute__((always_inline)) {
         each_level([&](auto J) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
@@ -629,42 +678,49 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
     const Tick per_line = consume_line_;
     Line l = a;
-    for (; l <= last; ++l) {
-        const std::uint16_t h = dir[l];
-        if (h == 0 || (h & priv) != 0) break;
-        std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
-        while ((h & bits[found]) == 0) ++found;
-        ++found_at[found];
-        t += hit[found];
-        if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
-        // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
-        dir[l] = static_cast<std::uint16_t>(h | below[found]);
-        each_level([&](auto J) {
-            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
-            if (j >= found) return;
-            Line victim = 0;
-            bool victim_dirty = false;
-            std::uint32_t w;
-            const bool displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
-            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
-            if (!displaced) return;
-            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
-            if (!victim_dirty) return;
-            if constexpr (j + 1 < N) {
-                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                    if (hinted[j + 1]) {
-                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
-                        return;
+    // the lines, as in read_unheld_n
+    auto lines = [&](auto rp) __attribute__((always_inline)) {
+        for (; l <= last; ++l) {
+            const std::uint16_t h = dir[l];
+            if (h == 0 || (h & priv) != 0) break;
+            std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
+            while ((h & bits[found]) == 0) ++found;
+            ++found_at[found];
+            t += hit[found];
+            if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+            // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
+            dir[l] = static_cast<std::uint16_t>(h | below[found]);
+            each_level([&](auto J) {
+                constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+                if (j >= found) return;
+                Line victim = 0;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                const bool displaced = fill_as(rp, v[j], l, write && j == 0, victim, victim_dirty, w);
+                if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (!displaced) return;
+                if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+                if (!victim_dirty) return;
+                if constexpr (j + 1 < N) {
+                    if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                        if (hinted[j + 1]) {
+                            mark_dirty_as(rp, v[j + 1], victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                            return;
+                        }
+                        if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
                     }
-                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
                 }
-            }
-            out();
-            place_evicted(cpu, j, Evicted{victim, true}, t);
-            in();
-        });
-        // a write: no other CPU's private cache held the line, and no fill gives it one
-    }
+                out();
+                place_evicted(cpu, j, Evicted{victim, true}, t);
+                in();
+            });
+            // a write: no other CPU's private cache held the line, and no fill gives it one
+        }
+    };
+    bool rp = N == 2; // two levels, as the Cortex-A9's L1D and PL310 (deeper ones keep one copy of the loop)
+    if constexpr (N == 2) each_level([&](auto J) { rp = rp && RandomPow2::of(v[J]); });
+    if (rp) lines(std::true_type{});
+    else lines(std::false_type{});
     out();
     next = l;
     for (std::size_t k = 0; k < N; ++k) {

@@ -694,7 +694,8 @@ TEST(Memory, ReadsAndWritesOverTheDirectoryEqualTheLineByLineSearchOfEveryCacheO
 
 TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLastTwo) {
     // one CPU at 1 GHz; L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random, never full
-    // here: no draw); one stream tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns
+    // here: no draw); one stream tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns.
+    // Both levels random with a power of two sets and ways: the runs take their RandomPow2 fills.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 1;
@@ -731,7 +732,8 @@ TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLas
 
 TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
     // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
-    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz
+    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz. The held
+    // run's RandomPow2 fills, and its dirty victims marked in the L2 by their hinted way.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 0;
