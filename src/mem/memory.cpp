@@ -454,10 +454,13 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     return t;
 }
 
-// The runs' fills (read_unheld_n, held_run_n) where every level of the hierarchy is random with a
-// power of two sets and ways, at most 64 (the Cortex-A9's L1D and the PL310): Cache::View::fill's
-// steps for that case alone (the set the line's low bits, the lowest empty way, else the LFSR's
-// draw masked to a way), without the tests of the general fill. The same ways and draws.
+// The runs' fills (read_unheld_n, held_run_n) for the Cortex-A9's shape: two levels, a private
+// L1D and a shared L2 (the PL310) with way hints, both random with a power of two sets and ways,
+// at most 64. Their line loop is then a second instance (`fast`) where which level is hinted, the
+// hint's index and a held line's level (the L2) are known at compile time, and whose fills are
+// Cache::View::fill's steps for that case alone (the set the line's low bits, the lowest empty
+// way, else the LFSR's draw masked to a way) without the general fill's tests. The same ways,
+// the same draws in the same order.
 struct RandomPow2 {
     static bool of(const Cache::View& v) {
         return v.repl == Replacement::RANDOM && v.ways <= 64 && (v.sets & (v.sets - 1)) == 0 &&
@@ -489,6 +492,16 @@ template <class RP>
         way = static_cast<std::uint32_t>(i - base);
         return displaced;
     }
+}
+// Cache::mark_dirty through a view (a level without way hints): the tag search, inline.
+[[gnu::always_inline]] static inline bool mark_dirty_in(Cache::View& v, Line l) {
+    const std::size_t base = static_cast<std::size_t>(v.set_of(l)) * v.ways;
+    for (std::uint32_t w = 0; w < v.ways; ++w)
+        if (v.tag[base + w] == l + 1) {
+            v.dirty[base + w] = 1;
+            return true;
+        }
+    return false;
 }
 template <class RP>
 [[gnu::always_inline]] static inline void mark_dirty_as(RP, Cache::View& v, Line l, std::uint32_t w) {
@@ -576,6 +589,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     const bool refresh = refresh_period_ != 0;
     // the lines, with the fills of the random power-of-two case (RandomPow2) or the general ones
     auto lines = [&](auto rp) __attribute__((always_inline)) {
+        constexpr bool fast = decltype(rp)::value;
         for (Line l = a;;) {
             if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
@@ -587,17 +601,17 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 bool victim_dirty = false;
                 std::uint32_t w;
                 const bool displaced = fill_as(rp, v[j], l, false, victim, victim_dirty, w);
-                if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
                 if (!displaced) return;
                 if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
                 if (!victim_dirty) return;
                 if constexpr (j + 1 < N) {
                     if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                        if (hinted[j + 1]) {
-                            mark_dirty_as(rp, v[j + 1], victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
+                            mark_dirty_as(rp, v[j + 1], victim, ways[fast ? victim : victim * n_shared + (j + 1 - n_private)]);
                             return;
                         }
-                        if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                        if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
                 out();
@@ -624,10 +638,12 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             }
         }
     };
-    bool rp = N == 2; // two levels, as the Cortex-A9's L1D and PL310 (deeper ones keep one copy of the loop)
-    if constexpr (N == 2) each_level([&](auto J) { rp = rp && RandomPow2::of(v[J]); });
-    if (rp) lines(std::true_type{});
-    else lines(std::false_type{});
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
+        else lines(std::false_type{});
+    } else {
+        lines(std::false_type{});
+    }
     out();
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
@@ -680,11 +696,15 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     Line l = a;
     // the lines, as in read_unheld_n
     auto lines = [&](auto rp) __attribute__((always_inline)) {
+        constexpr bool fast = decltype(rp)::value;
         for (; l <= last; ++l) {
             const std::uint16_t h = dir[l];
             if (h == 0 || (h & priv) != 0) break;
-            std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
-            while ((h & bits[found]) == 0) ++found;
+            std::size_t found = 1; // fast: the shared level, the one after the L1
+            if constexpr (!fast) { // the nearest shared level holding it (none reorders on a hit)
+                found = n_private;
+                while ((h & bits[found]) == 0) ++found;
+            }
             ++found_at[found];
             t += hit[found];
             if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
@@ -697,17 +717,17 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                 bool victim_dirty = false;
                 std::uint32_t w;
                 const bool displaced = fill_as(rp, v[j], l, write && j == 0, victim, victim_dirty, w);
-                if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
                 if (!displaced) return;
                 if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
                 if (!victim_dirty) return;
                 if constexpr (j + 1 < N) {
                     if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                        if (hinted[j + 1]) {
-                            mark_dirty_as(rp, v[j + 1], victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                        if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
+                            mark_dirty_as(rp, v[j + 1], victim, ways[fast ? victim : victim * n_shared + (j + 1 - n_private)]);
                             return;
                         }
-                        if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
+                        if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
                 out();
@@ -717,10 +737,12 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
     };
-    bool rp = N == 2; // two levels, as the Cortex-A9's L1D and PL310 (deeper ones keep one copy of the loop)
-    if constexpr (N == 2) each_level([&](auto J) { rp = rp && RandomPow2::of(v[J]); });
-    if (rp) lines(std::true_type{});
-    else lines(std::false_type{});
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
+        else lines(std::false_type{});
+    } else {
+        lines(std::false_type{});
+    }
     out();
     next = l;
     for (std::size_t k = 0; k < N; ++k) {

@@ -935,6 +935,28 @@ TEST(Memory, AnInvalidateDropsARunOfLinesTheSharedLevelAloneHoldsAndEmptiesTheir
     EXPECT_EQ(m.level_of(0, line(5)), 0);
 }
 
+TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
+    // one CPU; L1 1 set x 2 ways, private L2 1 set x 4 ways, shared L3 4 sets x 4 ways, all LRU
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::LRU},
+                {"l2", 4 * 64, 4, 10, false, Replacement::LRU},
+                {"l3", 16 * 64, 4, 30, true, Replacement::LRU}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), y = m.alloc(2 * 64, 64);
+    m.write(0, 0, x, 64); // x in all three levels, dirty in the L1 alone (L1 way 0)
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    // y0, y1 held by no cache (the unheld run): y0 takes the L1's empty way 1; y1 displaces the
+    // least recent line, x, dirty: the L2 holds x, so x is marked dirty there (a tag search of
+    // the L2, which has no way hint) and nothing is written back
+    m.read(0, 1000 * NS, y, 2 * 64);
+    EXPECT_EQ(m.level_of(0, x), 1);
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.level_of(0, y), 0);
+    EXPECT_EQ(m.level_of(0, y + 64), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    EXPECT_EQ(m.stats().levels[1].misses, 3u); // x, y0, y1, each from DRAM
+}
+
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
     auto key = [](MemoryConfig c) {
         auto p = check_config(c);
