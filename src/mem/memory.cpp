@@ -894,8 +894,9 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
             // The held lines in address order, taken one after another while they are held (the
             // received frames' lines mostly are: a test of the entry instead of next_held's search),
-            // next_held past a line held nowhere. `pow2`: a power of two sets and at most 64 ways (the
-            // PL310, the L3s): the set is the line's low bits, and the empty mask is kept.
+            // next_held past a line held nowhere. `pow2`: a power of two sets, at most 64 ways and no LRU
+            // (the PL310): the set is the line's low bits, the empty mask is kept, and the slot's LRU
+            // stamp is left as it is (only LRU replacement reads one).
             // (the private copies, rare here, out of line: the loop's values then stay in registers)
             auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) { drop_bits(x, m); };
             auto drop_run = [&](auto pow2) {
@@ -908,7 +909,7 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (pow2 || c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
                     c.tag[i] = 0;
                     c.dirty[i] = 0;
-                    c.stamp[i] = 0;
+                    if (!pow2) c.stamp[i] = 0; // (pow2: not LRU, and only LRU replacement reads a stamp)
                 };
                 while (l < end) {
                     const std::uint16_t m = dir[l];
@@ -932,7 +933,7 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     ++l;
                 }
             };
-            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64)
+            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU)
                 drop_run(std::true_type{});
             else
                 drop_run(std::false_type{});
