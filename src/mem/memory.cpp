@@ -467,32 +467,6 @@ struct RandomPow2 {
                (v.ways & (v.ways - 1)) == 0; // then mask = sets - 1, way_mask = ways - 1 (Cache's constructor)
     }
 };
-template <class RP>
-[[gnu::always_inline]] static inline bool fill_as(RP, Cache::View& v, Line l, bool d, Line& victim, bool& victim_dirty,
-                                                  std::uint32_t& way) {
-    if constexpr (!RP::value) {
-        return v.fill(l, d, victim, victim_dirty, way);
-    } else {
-        const std::uint32_t set = static_cast<std::uint32_t>(l & v.mask);
-        const std::size_t base = static_cast<std::size_t>(set) * v.ways;
-        std::uint64_t& e = v.empty[set];
-        const bool displaced = e == 0;
-        std::size_t i;
-        if (!displaced) { // the lowest empty way
-            i = base + static_cast<std::size_t>(std::countr_zero(e));
-            e &= e - 1;
-        } else { // Cache::replace's LFSR
-            v.lfsr = (v.lfsr >> 1) ^ (-(v.lfsr & 1u) & 0xB400u);
-            i = base + (v.lfsr & v.way_mask);
-            victim = v.tag[i] - 1;
-            victim_dirty = v.dirty[i] != 0;
-        }
-        v.tag[i] = l + 1;
-        v.dirty[i] = d;
-        way = static_cast<std::uint32_t>(i - base);
-        return displaced;
-    }
-}
 // Cache::mark_dirty through a view (a level without way hints): the tag search, inline.
 [[gnu::always_inline]] static inline bool mark_dirty_in(Cache::View& v, Line l) {
     const std::size_t base = static_cast<std::size_t>(v.set_of(l)) * v.ways;
@@ -503,11 +477,42 @@ template <class RP>
         }
     return false;
 }
-template <class RP>
-[[gnu::always_inline]] static inline void mark_dirty_as(RP, Cache::View& v, Line l, std::uint32_t w) {
-    if constexpr (!RP::value) v.mark_dirty_at(l, w);
-    else v.dirty[static_cast<std::size_t>(l & v.mask) * v.ways + w] = 1;
-}
+// A level of that shape in the fast loops: its arrays, set mask, ways and LFSR copied into a small
+// struct of their own, whose LFSR goes back to the view around the steps that use the members
+// (the views, 88 bytes each, stay in memory, and their fields were reloaded after every byte store
+// to the dirty flags). Its fill and dirty mark are Cache::View's for that case.
+struct FastLevel {
+    Line* tag;
+    std::uint8_t* dirty;
+    std::uint64_t* empty;
+    Line mask;
+    std::uint32_t ways, way_mask, lfsr;
+
+    static FastLevel of(const Cache::View& v) { return {v.tag, v.dirty, v.empty, v.mask, v.ways, v.way_mask, v.lfsr}; }
+    [[gnu::always_inline]] bool fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way) {
+        const std::uint32_t set = static_cast<std::uint32_t>(l & mask);
+        const std::size_t base = static_cast<std::size_t>(set) * ways;
+        std::uint64_t& e = empty[set];
+        const bool displaced = e == 0;
+        std::size_t i;
+        if (!displaced) { // the lowest empty way
+            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else { // Cache::replace's LFSR
+            lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+            i = base + (lfsr & way_mask);
+            victim = tag[i] - 1;
+            victim_dirty = dirty[i] != 0;
+        }
+        tag[i] = l + 1;
+        dirty[i] = d;
+        way = static_cast<std::uint32_t>(i - base);
+        return displaced;
+    }
+    [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) {
+        dirty[static_cast<std::size_t>(l & mask) * ways + w] = 1;
+    }
+};
 
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
@@ -548,18 +553,18 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // a write-back, a fill of a level below a dirty victim), and is read again after it
     // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
     // compile time, so that the views' fields can live in registers
-    auto each_level = [](auto&& f) {
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
+    auto each_level = [](auto&& f) __attribute__((always_inline)) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
     auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
         clear_from = clear_from_;
@@ -590,17 +595,40 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // the lines, with the fills of the random power-of-two case (RandomPow2) or the general ones
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         constexpr bool fast = decltype(rp)::value;
+        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        if constexpr (fast) {
+            f0 = FastLevel::of(v[0]);
+            f1 = FastLevel::of(v[N - 1]);
+        }
+        auto put = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                v[0].lfsr = f0.lfsr;
+                v[N - 1].lfsr = f1.lfsr;
+            }
+        };
+        auto get = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                f0.lfsr = v[0].lfsr;
+                f1.lfsr = v[N - 1].lfsr;
+            }
+        };
         for (Line l = a;;) {
             if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
             dir[l] = all_bits;
-            each_level([&](auto J) {
+            each_level([&](auto J) __attribute__((always_inline)) {
                 constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
                 Line victim = 0;
                 bool victim_dirty = false;
                 std::uint32_t w;
-                const bool displaced = fill_as(rp, v[j], l, false, victim, victim_dirty, w);
+                bool displaced;
+                if constexpr (fast) {
+                    if constexpr (j == 0) displaced = f0.fill(l, false, victim, victim_dirty, w);
+                    else displaced = f1.fill(l, false, victim, victim_dirty, w);
+                } else {
+                    displaced = v[j].fill(l, false, victim, victim_dirty, w);
+                }
                 if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
                 if (!displaced) return;
                 if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
@@ -608,15 +636,18 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 if constexpr (j + 1 < N) {
                     if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
                         if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
-                            mark_dirty_as(rp, v[j + 1], victim, ways[fast ? victim : victim * n_shared + (j + 1 - n_private)]);
+                            if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                            else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
                             return;
                         }
                         if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
+                put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
                 in();
+                get();
             });
             if (l == b) break;
             ++l;
@@ -631,12 +662,15 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 busy = begin + xfer;
                 t = ready = std::max(busy, t + core);
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
+                put();
                 out();
                 t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
                 ready = line_ready_;
                 in();
+                get();
             }
         }
+        put();
     };
     if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
         if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
@@ -675,18 +709,18 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const std::size_t n_shared = n_shared_, n_private = n_private_;
     Cache::View v[N];
     Tick busy = 0, consumer = 0;
-    auto each_level = [](auto&& f) {
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
+    auto each_level = [](auto&& f) __attribute__((always_inline)) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
     auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) { lv[J]->commit(v[J]); });
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) { v[J] = lv[J]->view(); });
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
     };
@@ -697,6 +731,23 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     // the lines, as in read_unheld_n
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         constexpr bool fast = decltype(rp)::value;
+        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        if constexpr (fast) {
+            f0 = FastLevel::of(v[0]);
+            f1 = FastLevel::of(v[N - 1]);
+        }
+        auto put = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                v[0].lfsr = f0.lfsr;
+                v[N - 1].lfsr = f1.lfsr;
+            }
+        };
+        auto get = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                f0.lfsr = v[0].lfsr;
+                f1.lfsr = v[N - 1].lfsr;
+            }
+        };
         for (; l <= last; ++l) {
             const std::uint16_t h = dir[l];
             if (h == 0 || (h & priv) != 0) break;
@@ -710,13 +761,19 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
             // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
             dir[l] = static_cast<std::uint16_t>(h | below[found]);
-            each_level([&](auto J) {
+            each_level([&](auto J) __attribute__((always_inline)) {
                 constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
                 if (j >= found) return;
                 Line victim = 0;
                 bool victim_dirty = false;
                 std::uint32_t w;
-                const bool displaced = fill_as(rp, v[j], l, write && j == 0, victim, victim_dirty, w);
+                bool displaced;
+                if constexpr (fast) {
+                    if constexpr (j == 0) displaced = f0.fill(l, write && j == 0, victim, victim_dirty, w);
+                    else displaced = f1.fill(l, write && j == 0, victim, victim_dirty, w);
+                } else {
+                    displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
+                }
                 if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
                 if (!displaced) return;
                 if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
@@ -724,18 +781,22 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                 if constexpr (j + 1 < N) {
                     if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
                         if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
-                            mark_dirty_as(rp, v[j + 1], victim, ways[fast ? victim : victim * n_shared + (j + 1 - n_private)]);
+                            if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                            else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
                             return;
                         }
                         if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
+                put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
                 in();
+                get();
             });
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
+        put();
     };
     if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
         if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
