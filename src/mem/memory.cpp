@@ -612,6 +612,22 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 f1.lfsr = v[N - 1].lfsr;
             }
         };
+        // Streamed lines in a steady stretch: once a streamed line has left the channel free by its
+        // arrival (busy <= t, always so after one) and the next lines' starts stay between the
+        // same two refreshes, each next line starts at t, occupies the channel to t + xfer and
+        // arrives at t + c (c = max(xfer, core)): lines up to steady_end advance t by c alone,
+        // and their run count, stream count and the channel's busy time are settled (settle())
+        // when the stretch ends or a step that uses the members comes.
+        const Tick c = std::max(xfer, core);
+        Line steady_end = 0;    // the stretch's last line (none while steady_end < l)
+        std::uint64_t pend = 0; // its lines taken so far, not yet settled
+        auto settle = [&]() __attribute__((always_inline)) {
+            if (pend == 0) return;
+            run += static_cast<std::uint32_t>(pend);
+            stream_lines += pend;
+            busy = t - c + xfer; // the last line's channel time
+            pend = 0;
+        };
         for (Line l = a;;) {
             if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
@@ -643,14 +659,23 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                         if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
+                settle();
                 put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
                 in();
                 get();
+                steady_end = l; // the channel's busy time may have moved: the next line by the general step
             });
             if (l == b) break;
             ++l;
+            if (l <= steady_end) { // a line of the steady stretch (above)
+                t += c;
+                ready = t;
+                ++pend;
+                continue;
+            }
+            settle();
             if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
                 ++stream_lines;
                 Tick begin = std::max(t, busy);
@@ -661,6 +686,14 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 }
                 busy = begin + xfer;
                 t = ready = std::max(busy, t + core);
+                // busy <= t now: the next lines are a steady stretch while their starts stay inside
+                // the refresh-free span t lies in
+                Line left = b - l;
+                if (refresh) {
+                    const Tick into = t - clear_from;
+                    left = into >= clear_len ? 0 : std::min<Line>(left, (clear_len - into + c - 1) / c);
+                }
+                steady_end = l + left;
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
                 put();
                 out();
@@ -670,6 +703,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 get();
             }
         }
+        settle();
         put();
     };
     if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)

@@ -730,6 +730,37 @@ TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLas
     EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
 }
 
+TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
+    // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
+    // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
+    // a refresh every 7,800 ns for 260 ns, the first at 225 ns
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    c.refresh_interval_ns = 7800;
+    c.refresh_time_ns = 260;
+    MemorySystem m(c, 1, 1'000'000'000);
+    m.set_refresh_phase(225 * NS);
+    const Addr b = m.alloc(8 * 64, 64);
+    // b0, b1: demand misses (runs 1, 2), the second issued when the first completes: 0 + 96 = 96,
+    // 96 + 96 = 192 ns. b2 .. b7 streamed, each starting when the line before it arrives and
+    // arriving 10 ns later: b2 at 192 -> 202, b3 202 -> 212, b4 212 -> 222, b5 222 -> 232; b6
+    // would start at 232, inside the refresh [225, 485): it starts at 485 -> 495, b7 495 -> 505.
+    EXPECT_EQ(m.read(0, 0, b, 8 * 64), 505u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 2u);
+    EXPECT_EQ(m.stats().dram_stream_lines, 6u);
+    EXPECT_EQ(m.stats().refresh_waits, 1u);
+    EXPECT_EQ(m.dram_busy_until(), 505 * NS);
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b / 64 + 8, 8}));
+    // without the refresh the same read ends at 192 + 6 x 10 = 252 ns
+    c.refresh_interval_ns = 0;
+    c.refresh_time_ns = 0;
+    MemorySystem n(c, 1, 1'000'000'000);
+    const Addr nb = n.alloc(8 * 64, 64);
+    EXPECT_EQ(n.read(0, 0, nb, 8 * 64), 252u);
+    EXPECT_EQ(n.dram_busy_until(), 252 * NS);
+}
+
 TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
     // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
     // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz. The held
