@@ -782,19 +782,21 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                 f1.lfsr = v[N - 1].lfsr;
             }
         };
+        // fast: a line passes the test when the L2 alone holds it, and then ends held by both levels
+        const std::uint16_t l2_bit = bits[N - 1], both = static_cast<std::uint16_t>(bits[0] | bits[N - 1]);
         for (; l <= last; ++l) {
             const std::uint16_t h = dir[l];
-            if (h == 0 || (h & priv) != 0) break;
+            if (fast ? h != l2_bit : (h == 0 || (h & priv) != 0)) break;
             std::size_t found = 1; // fast: the shared level, the one after the L1
             if constexpr (!fast) { // the nearest shared level holding it (none reorders on a hit)
                 found = n_private;
                 while ((h & bits[found]) == 0) ++found;
             }
-            ++found_at[found];
+            if constexpr (!fast) ++found_at[found]; // (fast: every line found in the L2, counted at the end)
             t += hit[found];
             if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
             // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
-            dir[l] = static_cast<std::uint16_t>(h | below[found]);
+            dir[l] = fast ? both : static_cast<std::uint16_t>(h | below[found]);
             each_level([&](auto J) __attribute__((always_inline)) {
                 constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
                 if (j >= found) return;
@@ -830,6 +832,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             });
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
+        if constexpr (fast) found_at[1] += l - a;
         put();
     };
     if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
