@@ -616,8 +616,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         // arrival (busy <= t, always so after one) and the next lines' starts stay between the
         // same two refreshes, each next line starts at t, occupies the channel to t + xfer and
         // arrives at t + c (c = max(xfer, core)): lines up to steady_end advance t by c alone,
-        // and their run count, stream count and the channel's busy time are settled (settle())
-        // when the stretch ends or a step that uses the members comes.
+        // and their run count, stream count, the channel's busy time and the consumer's time are
+        // settled (settle()) when the stretch ends or a step that uses the members comes. The
+        // consumer, C = max(C, R_k) + p for arrivals R_k = R_1 + (k - 1) c, is after n of them
+        // max(C + n p, R_n + p) when c >= p, else max(C + n p, R_1 + n p).
         const Tick c = std::max(xfer, core);
         Line steady_end = 0;    // the stretch's last line (none while steady_end < l)
         std::uint64_t pend = 0; // its lines taken so far, not yet settled
@@ -626,10 +628,13 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             run += static_cast<std::uint32_t>(pend);
             stream_lines += pend;
             busy = t - c + xfer; // the last line's channel time
+            ready = t;
+            if (per_line != 0)
+                consumer = std::max(consumer + pend * per_line, c >= per_line ? t + per_line : t - (pend - 1) * c + pend * per_line);
             pend = 0;
         };
+        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line, line a
         for (Line l = a;;) {
-            if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
             dir[l] = all_bits;
@@ -671,7 +676,6 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             ++l;
             if (l <= steady_end) { // a line of the steady stretch (above)
                 t += c;
-                ready = t;
                 ++pend;
                 continue;
             }
@@ -694,6 +698,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                     left = into >= clear_len ? 0 : std::min<Line>(left, (clear_len - into + c - 1) / c);
                 }
                 steady_end = l + left;
+                if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
                 put();
                 out();
@@ -701,6 +706,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 ready = line_ready_;
                 in();
                 get();
+                if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             }
         }
         settle();

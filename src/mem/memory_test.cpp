@@ -761,6 +761,26 @@ TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     EXPECT_EQ(n.dram_busy_until(), 252 * NS);
 }
 
+TEST(Memory, AConsumerOverAStreamedRunIsBehindTheLinesOrTheLinesBehindIt) {
+    // the streamed run of eight lines without refresh: arrivals 96, 192 (demand misses), then
+    // 202, 212, ..., 252 ns (10 ns a line); the consumer takes each line when it has arrived and
+    // the one before it is done, p ns a line, from 0
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    auto stall = [&](Cycles compute) {
+        MemorySystem m(c, 1, 1'000'000'000);
+        const Addr b = m.alloc(8 * 64, 64);
+        return m.consume(0, 0, Access{b, 8 * 64, false, 0}, compute);
+    };
+    // p = 5 ns: each line done 5 ns after it arrives, the last at 257: 257 - 8 x 5 = 217 beyond
+    // the compute
+    EXPECT_EQ(stall(40), 217u);
+    // p = 25 ns: 121, 217 (b1 at 192), then the consumer is behind: 242, 267, ..., 367:
+    // 367 - 8 x 25 = 167
+    EXPECT_EQ(stall(200), 167u);
+}
+
 TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
     // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
     // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz. The held
