@@ -790,6 +790,20 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         // fast: a line passes the test when the L2 alone holds it, and then ends held by both levels
         const std::uint16_t l2_bit = bits[N - 1], both = static_cast<std::uint16_t>(bits[0] | bits[N - 1]);
+        // fast: every line arrives hit[1] after the one before it, so the consumer (C = max(C, R)
+        // + p a line) is taken over the lines since it was last settled (pend of them, the last
+        // arriving at t) in closed form, as read_unheld_n's steady stretch: settled before a
+        // step that uses the members and at the end
+        const Tick hit_l2 = hit[N - 1];
+        std::uint64_t pend = 0;
+        auto settle = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                if (pend != 0 && per_line != 0)
+                    consumer = std::max(consumer + pend * per_line,
+                                        hit_l2 >= per_line ? t + per_line : t - (pend - 1) * hit_l2 + pend * per_line);
+                pend = 0;
+            }
+        };
         for (; l <= last; ++l) {
             const std::uint16_t h = dir[l];
             if (fast ? h != l2_bit : (h == 0 || (h & priv) != 0)) break;
@@ -799,8 +813,13 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                 while ((h & bits[found]) == 0) ++found;
             }
             if constexpr (!fast) ++found_at[found]; // (fast: every line found in the L2, counted at the end)
-            t += hit[found];
-            if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+            if constexpr (fast) {
+                t += hit_l2;
+                ++pend;
+            } else {
+                t += hit[found];
+                if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+            }
             // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
             dir[l] = fast ? both : static_cast<std::uint16_t>(h | below[found]);
             each_level([&](auto J) __attribute__((always_inline)) {
@@ -830,6 +849,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                         if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
                     }
                 }
+                settle();
                 put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
@@ -839,6 +859,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
         if constexpr (fast) found_at[1] += l - a;
+        settle();
         put();
     };
     if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)

@@ -781,6 +781,30 @@ TEST(Memory, AConsumerOverAStreamedRunIsBehindTheLinesOrTheLinesBehindIt) {
     EXPECT_EQ(stall(200), 167u);
 }
 
+TEST(Memory, AConsumerOverLinesOnlyTheSharedLevelHoldsTakesEachAnL2HitAfterTheOneBefore) {
+    // the cold read's machine: L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random);
+    // an L2 hit 20 - 4 = 16 cycles (ns) beyond an L1 hit
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    auto stall = [&](Cycles compute) {
+        MemorySystem m(c, 1, 1'000'000'000);
+        const Addr q = m.alloc(8 * 64, 64);
+        // q0 .. q7 from DRAM: the L1 takes q0, q1 into its empty ways, then the LFSR from 0xACE1
+        // draws 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, ways 0, 0, 0, 0, 1, 1: q2 .. q5
+        // displace q0, q2, q3, q4 from way 0, q6 and q7 displace q1 and q6 from way 1
+        m.read(0, 0, q, 8 * 64);
+        for (int i = 0; i < 5; ++i) EXPECT_EQ(m.level_of(0, q + static_cast<Addr>(i) * 64), 1) << i;
+        // q0 .. q3, held by the L2 alone: arrivals 16, 32, 48, 64 ns after the start
+        const Cycles s = m.consume(0, 1000 * NS, Access{q, 4 * 64, false, 0}, compute);
+        EXPECT_EQ(m.stats().levels[1].hits, 4u);
+        return s;
+    };
+    // p = 10 ns: each line done 10 ns after its arrival, the last at 74: 74 - 4 x 10 = 34
+    EXPECT_EQ(stall(40), 34u);
+    // p = 30 ns: 46, 76, 106, 136 (the consumer behind from the second line): 136 - 120 = 16
+    EXPECT_EQ(stall(120), 16u);
+}
+
 TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
     // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
     // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz. The held
