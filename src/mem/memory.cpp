@@ -888,61 +888,64 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
-    // memory outside alloc()'s, or no directory: every cache searched, line by line
-    for (Line l = first; l <= last; ++l) {
-        const std::uint16_t* d = holders(l);
-        std::size_t found = nlev;
-        for (std::size_t k = 0; k < nlev; ++k) {
-            // the directory answers presence; a lookup is needed only to reorder an LRU set
-            const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
-            if (hit) {
-                found = k;
-                break;
-            }
-            ++stats_.levels[k].misses;
-        }
-        bool peer_dirty = false;
-        if (found < nlev) {
-            ++stats_.levels[found].hits;
-            t += hit_ticks_[found];
-            consume_line(t);
-        } else {
-            bool peer = false;
-            if (d) {
-                std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
-                peer = m != 0;
-                while (m) {
-                    const unsigned id = static_cast<unsigned>(std::countr_zero(m));
-                    m = static_cast<std::uint16_t>(m & (m - 1));
-                    peer_dirty = peer_dirty || private_[id].dirty(l);
+    // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
+    // so that the common case above stays a short dispatch)
+    return [&]() __attribute__((noinline)) -> Tick {
+        for (Line l = first; l <= last; ++l) {
+            const std::uint16_t* d = holders(l);
+            std::size_t found = nlev;
+            for (std::size_t k = 0; k < nlev; ++k) {
+                // the directory answers presence; a lookup is needed only to reorder an LRU set
+                const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
+                if (hit) {
+                    found = k;
+                    break;
                 }
-            } else {
-                for (int o = 0; o < cpus_ && !peer; ++o)
-                    for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
-                        if (level(o, k).contains(l)) {
-                            peer = true;
-                            peer_dirty = peer_dirty || level(o, k).dirty(l);
-                        }
+                ++stats_.levels[k].misses;
             }
-            if (peer) {
-                ++stats_.peer_hits;
-                t += peer_ticks_;
+            bool peer_dirty = false;
+            if (found < nlev) {
+                ++stats_.levels[found].hits;
+                t += hit_ticks_[found];
                 consume_line(t);
             } else {
-                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-                consume_line(line_ready_);
+                bool peer = false;
+                if (d) {
+                    std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
+                    peer = m != 0;
+                    while (m) {
+                        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+                        m = static_cast<std::uint16_t>(m & (m - 1));
+                        peer_dirty = peer_dirty || private_[id].dirty(l);
+                    }
+                } else {
+                    for (int o = 0; o < cpus_ && !peer; ++o)
+                        for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
+                            if (level(o, k).contains(l)) {
+                                peer = true;
+                                peer_dirty = peer_dirty || level(o, k).dirty(l);
+                            }
+                }
+                if (peer) {
+                    ++stats_.peer_hits;
+                    t += peer_ticks_;
+                    consume_line(t);
+                } else {
+                    t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                    consume_line(line_ready_);
+                }
+            }
+            fill_from(cpu, found, l, write || peer_dirty, t);
+            if (write) {
+                if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+                // the directory says whether another CPU's private cache holds the line at all
+                if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
+            } else if (peer_dirty) {
+                drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
             }
         }
-        fill_from(cpu, found, l, write || peer_dirty, t);
-        if (write) {
-            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            // the directory says whether another CPU's private cache holds the line at all
-            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
-        } else if (peer_dirty) {
-            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
-        }
-    }
-    return t;
+        return t;
+    }();
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
