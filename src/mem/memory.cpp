@@ -1001,6 +1001,26 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
     channel(now, (last - first + 1) * cfg_.line);
 }
 
+// invalidate's run of lines from `l` on whose holders entry is `shared_bit` alone (the shared
+// level of a power of two sets, at most 64 ways, not LRU): each dropped there as
+// Cache::invalidate_at does in the way its hint gives (the LRU stamp left: see invalidate), its
+// entry cleared. Returns the first line after the run. Out of line, with the arrays as its
+// arguments, so that they stay in registers over the run.
+[[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
+                                              const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
+                                              std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
+    do {
+        const std::uint32_t w = hints[l];
+        const std::size_t set = static_cast<std::size_t>(l & set_mask), i = set * ways + w;
+        assert(tag[i] == l + 1); // the hint is right while the directory bit is set
+        empty[set] |= std::uint64_t{1} << w;
+        tag[i] = 0;
+        dirty[i] = 0;
+        dir[l] = 0;
+    } while (++l < end && dir[l] == shared_bit);
+    return l;
+}
+
 std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
@@ -1043,10 +1063,14 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     const std::uint16_t m = dir[l];
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
-                        do {
-                            drop_shared(l);
-                            dir[l] = 0;
-                        } while (++l < end && dir[l] == shared_bit);
+                        if constexpr (pow2) {
+                            l = drop_shared_run(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                        } else {
+                            do {
+                                drop_shared(l);
+                                dir[l] = 0;
+                            } while (++l < end && dir[l] == shared_bit);
+                        }
                         dropped += l - from;
                         continue;
                     }
