@@ -378,8 +378,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             l = next - 1;
             continue;
         }
-        if (h == 0 && !write) { // a run of lines no cache holds: read_unheld's steps
-            const Line b = next_held(dir, l + 1, last + 1) - 1;
+        // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
+        // a received frame's headers read before its copy, costs less by the general steps below)
+        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
+            const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
             t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
             l = b;
