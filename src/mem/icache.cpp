@@ -177,20 +177,20 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
 
 Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
-    Cycles stall = 0;
-    std::uint64_t misses = 0, prefetched = 0, lines = 0;
+    std::uint64_t misses = 0, demand = 0, lines = 0; // demand: misses that stall (the others were prefetched)
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
     const Line first = first_line_, nbits = bits_lines_;
     const Line prefetch = prefetch_;
-    const Cycles miss = miss_;
-    std::uint64_t* const resident = resident_.empty() ? nullptr : resident_.data() + static_cast<std::size_t>(cpu);
+    // called from fetch_known_group alone: the resident bits are kept, and so are the spans' words
+    assert(!resident_.empty() && words != nullptr);
+    std::uint64_t& resident = resident_[static_cast<std::size_t>(cpu)];
     const std::uint64_t* const line_groups = line_groups_.data();
     Cache::View v = c.view();
     for (std::size_t i = 0; i < spans.size(); ++i) {
         const CodeSpan& s = spans[i];
         lines += s.lines;
         // every line present: all hits
-        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
+        if (words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
         Line k = s.first - first;
@@ -199,8 +199,8 @@ Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, c
             // only the missing lines, by their presence bits: the first at or after k, read again
             // after every fill (a fill may evict a later line of the span)
             const Line end = k + s.lines;
+            // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
             Line* const tag = v.tag;
-            std::uint8_t* const dirty = v.dirty;
             std::uint64_t* const empty = v.empty;
             const Line set_mask = v.mask;
             const std::uint32_t ways = v.ways, way_mask = v.way_mask;
@@ -225,18 +225,16 @@ Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, c
                 } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
                     lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
                     w = base + (lfsr & way_mask);
-                    if (const Line x = tag[w] - 1 - first; x < nbits) {
+                    if (const Line x = tag[w] - (first + 1); x < nbits) {
                         bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
-                        if (resident) *resident &= ~line_groups[x];
+                        resident &= ~line_groups[x];
                     }
                 }
                 tag[w] = l + 1;
-                dirty[w] = 0;
                 bits[k / 64] |= std::uint64_t{1} << (k % 64);
                 ++misses;
-                if (l >= covered && l < covered_end) ++prefetched;
-                else {
-                    stall += miss;
+                if (l < covered || l >= covered_end) {
+                    ++demand;
                     covered = l + 1;
                     covered_end = l + 1 + prefetch;
                 }
@@ -248,7 +246,8 @@ Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, c
     c.commit(v);
     stats_.hits += lines - misses;
     stats_.misses += misses;
-    stats_.prefetched += prefetched;
+    const Cycles stall = demand * miss_;
+    stats_.prefetched += misses - demand;
     stats_.stall_cycles += stall;
     return stall;
 }

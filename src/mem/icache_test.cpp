@@ -107,6 +107,9 @@ TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderE
                 EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r);
         EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
         EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
+        EXPECT_EQ(grouped.stats().prefetched, direct.stats().prefetched); // next-line prefetch of 1
+        EXPECT_EQ(grouped.stats().stall_cycles, direct.stats().stall_cycles);
+        EXPECT_GT(grouped.stats().prefetched, 0u);
         EXPECT_GT(grouped.stats().misses, 0u);
         EXPECT_GT(grouped.stats().hits, 0u);
     }

@@ -378,8 +378,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             l = next - 1;
             continue;
         }
-        if (h == 0 && !write) { // a run of lines no cache holds: read_unheld's steps
-            const Line b = next_held(dir, l + 1, last + 1) - 1;
+        // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
+        // a received frame's headers read before its copy, costs less by the general steps below)
+        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
+            const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
             t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
             l = b;
@@ -454,6 +456,66 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     return t;
 }
 
+// The runs' fills (read_unheld_n, held_run_n) for the Cortex-A9's shape: two levels, a private
+// L1D and a shared L2 (the PL310) with way hints, both random with a power of two sets and ways,
+// at most 64. Their line loop is then a second instance (`fast`) where which level is hinted, the
+// hint's index and a held line's level (the L2) are known at compile time, and whose fills are
+// Cache::View::fill's steps for that case alone (the set the line's low bits, the lowest empty
+// way, else the LFSR's draw masked to a way) without the general fill's tests. The same ways,
+// the same draws in the same order.
+struct RandomPow2 {
+    static bool of(const Cache::View& v) {
+        return v.repl == Replacement::RANDOM && v.ways <= 64 && (v.sets & (v.sets - 1)) == 0 &&
+               (v.ways & (v.ways - 1)) == 0; // then mask = sets - 1, way_mask = ways - 1 (Cache's constructor)
+    }
+};
+// Cache::mark_dirty through a view (a level without way hints): the tag search, inline.
+[[gnu::always_inline]] static inline bool mark_dirty_in(Cache::View& v, Line l) {
+    const std::size_t base = static_cast<std::size_t>(v.set_of(l)) * v.ways;
+    for (std::uint32_t w = 0; w < v.ways; ++w)
+        if (v.tag[base + w] == l + 1) {
+            v.dirty[base + w] = 1;
+            return true;
+        }
+    return false;
+}
+// A level of that shape in the fast loops: its arrays, set mask, ways and LFSR copied into a small
+// struct of their own, whose LFSR goes back to the view around the steps that use the members
+// (the views, 88 bytes each, stay in memory, and their fields were reloaded after every byte store
+// to the dirty flags). Its fill and dirty mark are Cache::View's for that case.
+struct FastLevel {
+    Line* tag;
+    std::uint8_t* dirty;
+    std::uint64_t* empty;
+    Line mask;
+    std::uint32_t ways, way_mask, lfsr;
+
+    static FastLevel of(const Cache::View& v) { return {v.tag, v.dirty, v.empty, v.mask, v.ways, v.way_mask, v.lfsr}; }
+    [[gnu::always_inline]] bool fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way) {
+        const std::uint32_t set = static_cast<std::uint32_t>(l & mask);
+        const std::size_t base = static_cast<std::size_t>(set) * ways;
+        std::uint64_t& e = empty[set];
+        const bool displaced = e == 0;
+        std::size_t i;
+        if (!displaced) { // the lowest empty way
+            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else { // Cache::replace's LFSR
+            lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+            i = base + (lfsr & way_mask);
+            victim = tag[i] - 1;
+            victim_dirty = dirty[i] != 0;
+        }
+        tag[i] = l + 1;
+        dirty[i] = d;
+        way = static_cast<std::uint32_t>(i - base);
+        return displaced;
+    }
+    [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) {
+        dirty[static_cast<std::size_t>(l & mask) * ways + w] = 1;
+    }
+};
+
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
     case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
@@ -493,18 +555,18 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // a write-back, a fill of a level below a dirty victim), and is read again after it
     // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
     // compile time, so that the views' fields can live in registers
-    auto each_level = [](auto&& f) {
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
+    auto each_level = [](auto&& f) __attribute__((always_inline)) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&] {
-        each_level([&](auto J) { lv[J]->commit(v[J]); });
+    auto out = [&]() __attribute__((always_inline)) {
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    auto in = [&] {
-        each_level([&](auto J) { v[J] = lv[J]->view(); });
+    auto in = [&]() __attribute__((always_inline)) {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
         clear_from = clear_from_;
@@ -532,52 +594,131 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     const std::uint32_t trigger = cfg_.prefetch_trigger;
     const Tick xfer = line_xfer_, core = core_line_xfer_, per_line = consume_line_;
     const bool refresh = refresh_period_ != 0;
-    for (Line l = a;;) {
-        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
-        // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
-        // and no fill's victim is `l`, so its holders are the levels' bits together
-        dir[l] = all_bits;
-        each_level([&](auto J) {
-            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
-            Line victim = 0;
-            bool victim_dirty = false;
-            std::uint32_t w;
-            const bool displaced = v[j].fill(l, false, victim, victim_dirty, w);
-            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
-            if (!displaced) return;
-            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
-            if (!victim_dirty) return;
-            if constexpr (j + 1 < N) {
-                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                    if (hinted[j + 1]) {
-                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
-                        return;
-                    }
-                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
-                }
-            }
-            out();
-            place_evicted(cpu, j, Evicted{victim, true}, t);
-            in();
-        });
-        if (l == b) break;
-        ++l;
-        if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
-            ++stream_lines;
-            Tick begin = std::max(t, busy);
-            if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
-                begin = after_refresh(begin);
-                clear_from = clear_from_;
-                clear_len = clear_len_;
-            }
-            busy = begin + xfer;
-            t = ready = std::max(busy, t + core);
-        } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
-            out();
-            t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
-            ready = line_ready_;
-            in();
+    // the lines, with the fills of the random power-of-two case (RandomPow2) or the general ones
+    auto lines = [&](auto rp) __attribute__((always_inline)) {
+        constexpr bool fast = decltype(rp)::value;
+        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        if constexpr (fast) {
+            f0 = FastLevel::of(v[0]);
+            f1 = FastLevel::of(v[N - 1]);
         }
+        auto put = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                v[0].lfsr = f0.lfsr;
+                v[N - 1].lfsr = f1.lfsr;
+            }
+        };
+        auto get = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                f0.lfsr = v[0].lfsr;
+                f1.lfsr = v[N - 1].lfsr;
+            }
+        };
+        // Streamed lines in a steady stretch: once a streamed line has left the channel free by its
+        // arrival (busy <= t, always so after one) and the next lines' starts stay between the
+        // same two refreshes, each next line starts at t, occupies the channel to t + xfer and
+        // arrives at t + c (c = max(xfer, core)): lines up to steady_end advance t by c alone,
+        // and their run count, stream count, the channel's busy time and the consumer's time are
+        // settled (settle()) when the stretch ends or a step that uses the members comes. The
+        // consumer, C = max(C, R_k) + p for arrivals R_k = R_1 + (k - 1) c, is after n of them
+        // max(C + n p, R_n + p) when c >= p, else max(C + n p, R_1 + n p).
+        const Tick c = std::max(xfer, core);
+        Line steady_end = 0;    // the stretch's last line (none while steady_end < l)
+        std::uint64_t pend = 0; // its lines taken so far, not yet settled
+        auto settle = [&]() __attribute__((always_inline)) {
+            if (pend == 0) return;
+            run += static_cast<std::uint32_t>(pend);
+            stream_lines += pend;
+            busy = t - c + xfer; // the last line's channel time
+            ready = t;
+            if (per_line != 0)
+                consumer = std::max(consumer + pend * per_line, c >= per_line ? t + per_line : t - (pend - 1) * c + pend * per_line);
+            pend = 0;
+        };
+        if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line, line a
+        for (Line l = a;;) {
+            // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
+            // and no fill's victim is `l`, so its holders are the levels' bits together
+            dir[l] = all_bits;
+            each_level([&](auto J) __attribute__((always_inline)) {
+                constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+                Line victim = 0;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                bool displaced;
+                if constexpr (fast) {
+                    if constexpr (j == 0) displaced = f0.fill(l, false, victim, victim_dirty, w);
+                    else displaced = f1.fill(l, false, victim, victim_dirty, w);
+                } else {
+                    displaced = v[j].fill(l, false, victim, victim_dirty, w);
+                }
+                if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (!displaced) return;
+                if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+                if (!victim_dirty) return;
+                if constexpr (j + 1 < N) {
+                    if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                        if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
+                            if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                            else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                            return;
+                        }
+                        if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
+                    }
+                }
+                settle();
+                put();
+                out();
+                place_evicted(cpu, j, Evicted{victim, true}, t);
+                in();
+                get();
+                steady_end = l; // the channel's busy time may have moved: the next line by the general step
+            });
+            if (l == b) break;
+            ++l;
+            if (l <= steady_end) { // a line of the steady stretch (above)
+                t += c;
+                ++pend;
+                continue;
+            }
+            settle();
+            if (s && ++run > trigger) { // streamed (from_dram): a transfer on the channel, at the core's limit
+                ++stream_lines;
+                Tick begin = std::max(t, busy);
+                if (refresh && begin - clear_from >= clear_len) { // after_refresh beyond the last span it found
+                    begin = after_refresh(begin);
+                    clear_from = clear_from_;
+                    clear_len = clear_len_;
+                }
+                busy = begin + xfer;
+                t = ready = std::max(busy, t + core);
+                // busy <= t now: the next lines are a steady stretch while their starts stay inside
+                // the refresh-free span t lies in
+                Line left = b - l;
+                if (refresh) {
+                    const Tick into = t - clear_from;
+                    left = into >= clear_len ? 0 : std::min<Line>(left, (clear_len - into + c - 1) / c);
+                }
+                steady_end = l + left;
+                if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+            } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
+                put();
+                out();
+                t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
+                ready = line_ready_;
+                in();
+                get();
+                if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+            }
+        }
+        settle();
+        put();
+    };
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
+        else lines(std::false_type{});
+    } else {
+        lines(std::false_type{});
     }
     out();
     line_ready_ = ready;
@@ -610,18 +751,18 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const std::size_t n_shared = n_shared_, n_private = n_private_;
     Cache::View v[N];
     Tick busy = 0, consumer = 0;
-    auto each_level = [](auto&& f) {
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
+    auto each_level = [](auto&& f) __attribute__((always_inline)) {
+        [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&] {
-        each_level([&](auto J) { lv[J]->commit(v[J]); });
+    auto out = [&]() __attribute__((always_inline)) {
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    auto in = [&] {
-        each_level([&](auto J) { v[J] = lv[J]->view(); });
+    auto in = [&]() __attribute__((always_inline)) {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
         busy = busy_until_;
         consumer = consumer_;
     };
@@ -629,41 +770,105 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
     const Tick per_line = consume_line_;
     Line l = a;
-    for (; l <= last; ++l) {
-        const std::uint16_t h = dir[l];
-        if (h == 0 || (h & priv) != 0) break;
-        std::size_t found = n_private; // the nearest shared level holding it (none reorders on a hit)
-        while ((h & bits[found]) == 0) ++found;
-        ++found_at[found];
-        t += hit[found];
-        if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
-        // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
-        dir[l] = static_cast<std::uint16_t>(h | below[found]);
-        each_level([&](auto J) {
-            constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
-            if (j >= found) return;
-            Line victim = 0;
-            bool victim_dirty = false;
-            std::uint32_t w;
-            const bool displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
-            if (hinted[j]) ways[l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
-            if (!displaced) return;
-            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
-            if (!victim_dirty) return;
-            if constexpr (j + 1 < N) {
-                if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                    if (hinted[j + 1]) {
-                        v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
-                        return;
-                    }
-                    if (lv[j + 1]->mark_dirty(victim)) return; // a tag search: no state of the views
-                }
+    // the lines, as in read_unheld_n
+    auto lines = [&](auto rp) __attribute__((always_inline)) {
+        constexpr bool fast = decltype(rp)::value;
+        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        if constexpr (fast) {
+            f0 = FastLevel::of(v[0]);
+            f1 = FastLevel::of(v[N - 1]);
+        }
+        auto put = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                v[0].lfsr = f0.lfsr;
+                v[N - 1].lfsr = f1.lfsr;
             }
-            out();
-            place_evicted(cpu, j, Evicted{victim, true}, t);
-            in();
-        });
-        // a write: no other CPU's private cache held the line, and no fill gives it one
+        };
+        auto get = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                f0.lfsr = v[0].lfsr;
+                f1.lfsr = v[N - 1].lfsr;
+            }
+        };
+        // fast: a line passes the test when the L2 alone holds it, and then ends held by both levels
+        const std::uint16_t l2_bit = bits[N - 1], both = static_cast<std::uint16_t>(bits[0] | bits[N - 1]);
+        // fast: every line arrives hit[1] after the one before it, so the consumer (C = max(C, R)
+        // + p a line) is taken over the lines since it was last settled (pend of them, the last
+        // arriving at t) in closed form, as read_unheld_n's steady stretch: settled before a
+        // step that uses the members and at the end
+        const Tick hit_l2 = hit[N - 1];
+        std::uint64_t pend = 0;
+        auto settle = [&]() __attribute__((always_inline)) {
+            if constexpr (fast) {
+                if (pend != 0 && per_line != 0)
+                    consumer = std::max(consumer + pend * per_line,
+                                        hit_l2 >= per_line ? t + per_line : t - (pend - 1) * hit_l2 + pend * per_line);
+                pend = 0;
+            }
+        };
+        for (; l <= last; ++l) {
+            const std::uint16_t h = dir[l];
+            if (fast ? h != l2_bit : (h == 0 || (h & priv) != 0)) break;
+            std::size_t found = 1; // fast: the shared level, the one after the L1
+            if constexpr (!fast) { // the nearest shared level holding it (none reorders on a hit)
+                found = n_private;
+                while ((h & bits[found]) == 0) ++found;
+            }
+            if constexpr (!fast) ++found_at[found]; // (fast: every line found in the L2, counted at the end)
+            if constexpr (fast) {
+                t += hit_l2;
+                ++pend;
+            } else {
+                t += hit[found];
+                if (per_line != 0) consumer = std::max(consumer, t) + per_line; // consume_line
+            }
+            // the levels that missed, the farthest first (as the fills' bits: see read_unheld_n)
+            dir[l] = fast ? both : static_cast<std::uint16_t>(h | below[found]);
+            each_level([&](auto J) __attribute__((always_inline)) {
+                constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+                if (j >= found) return;
+                Line victim = 0;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                bool displaced;
+                if constexpr (fast) {
+                    if constexpr (j == 0) displaced = f0.fill(l, write && j == 0, victim, victim_dirty, w);
+                    else displaced = f1.fill(l, write && j == 0, victim, victim_dirty, w);
+                } else {
+                    displaced = v[j].fill(l, write && j == 0, victim, victim_dirty, w);
+                }
+                if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                if (!displaced) return;
+                if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+                if (!victim_dirty) return;
+                if constexpr (j + 1 < N) {
+                    if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                        if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
+                            if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                            else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                            return;
+                        }
+                        if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
+                    }
+                }
+                settle();
+                put();
+                out();
+                place_evicted(cpu, j, Evicted{victim, true}, t);
+                in();
+                get();
+            });
+            // a write: no other CPU's private cache held the line, and no fill gives it one
+        }
+        if constexpr (fast) found_at[1] += l - a;
+        settle();
+        put();
+    };
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
+        else lines(std::false_type{});
+    } else {
+        lines(std::false_type{});
     }
     out();
     next = l;
@@ -685,61 +890,64 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
-    // memory outside alloc()'s, or no directory: every cache searched, line by line
-    for (Line l = first; l <= last; ++l) {
-        const std::uint16_t* d = holders(l);
-        std::size_t found = nlev;
-        for (std::size_t k = 0; k < nlev; ++k) {
-            // the directory answers presence; a lookup is needed only to reorder an LRU set
-            const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
-            if (hit) {
-                found = k;
-                break;
-            }
-            ++stats_.levels[k].misses;
-        }
-        bool peer_dirty = false;
-        if (found < nlev) {
-            ++stats_.levels[found].hits;
-            t += hit_ticks_[found];
-            consume_line(t);
-        } else {
-            bool peer = false;
-            if (d) {
-                std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
-                peer = m != 0;
-                while (m) {
-                    const unsigned id = static_cast<unsigned>(std::countr_zero(m));
-                    m = static_cast<std::uint16_t>(m & (m - 1));
-                    peer_dirty = peer_dirty || private_[id].dirty(l);
+    // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
+    // so that the common case above stays a short dispatch)
+    return [&]() __attribute__((noinline)) -> Tick {
+        for (Line l = first; l <= last; ++l) {
+            const std::uint16_t* d = holders(l);
+            std::size_t found = nlev;
+            for (std::size_t k = 0; k < nlev; ++k) {
+                // the directory answers presence; a lookup is needed only to reorder an LRU set
+                const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
+                if (hit) {
+                    found = k;
+                    break;
                 }
-            } else {
-                for (int o = 0; o < cpus_ && !peer; ++o)
-                    for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
-                        if (level(o, k).contains(l)) {
-                            peer = true;
-                            peer_dirty = peer_dirty || level(o, k).dirty(l);
-                        }
+                ++stats_.levels[k].misses;
             }
-            if (peer) {
-                ++stats_.peer_hits;
-                t += peer_ticks_;
+            bool peer_dirty = false;
+            if (found < nlev) {
+                ++stats_.levels[found].hits;
+                t += hit_ticks_[found];
                 consume_line(t);
             } else {
-                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-                consume_line(line_ready_);
+                bool peer = false;
+                if (d) {
+                    std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
+                    peer = m != 0;
+                    while (m) {
+                        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+                        m = static_cast<std::uint16_t>(m & (m - 1));
+                        peer_dirty = peer_dirty || private_[id].dirty(l);
+                    }
+                } else {
+                    for (int o = 0; o < cpus_ && !peer; ++o)
+                        for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
+                            if (level(o, k).contains(l)) {
+                                peer = true;
+                                peer_dirty = peer_dirty || level(o, k).dirty(l);
+                            }
+                }
+                if (peer) {
+                    ++stats_.peer_hits;
+                    t += peer_ticks_;
+                    consume_line(t);
+                } else {
+                    t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                    consume_line(line_ready_);
+                }
+            }
+            fill_from(cpu, found, l, write || peer_dirty, t);
+            if (write) {
+                if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+                // the directory says whether another CPU's private cache holds the line at all
+                if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
+            } else if (peer_dirty) {
+                drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
             }
         }
-        fill_from(cpu, found, l, write || peer_dirty, t);
-        if (write) {
-            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            // the directory says whether another CPU's private cache holds the line at all
-            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
-        } else if (peer_dirty) {
-            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
-        }
-    }
-    return t;
+        return t;
+    }();
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
@@ -795,6 +1003,26 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
     channel(now, (last - first + 1) * cfg_.line);
 }
 
+// invalidate's run of lines from `l` on whose holders entry is `shared_bit` alone (the shared
+// level of a power of two sets, at most 64 ways, not LRU): each dropped there as
+// Cache::invalidate_at does in the way its hint gives (the LRU stamp left: see invalidate), its
+// entry cleared. Returns the first line after the run. Out of line, with the arrays as its
+// arguments, so that they stay in registers over the run.
+[[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
+                                              const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
+                                              std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
+    do {
+        const std::uint32_t w = hints[l];
+        const std::size_t set = static_cast<std::size_t>(l & set_mask), i = set * ways + w;
+        assert(tag[i] == l + 1); // the hint is right while the directory bit is set
+        empty[set] |= std::uint64_t{1} << w;
+        tag[i] = 0;
+        dirty[i] = 0;
+        dir[l] = 0;
+    } while (++l < end && dir[l] == shared_bit);
+    return l;
+}
+
 std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
     if (len == 0) return 0;
     std::uint64_t dropped = 0;
@@ -814,21 +1042,55 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             const std::uint16_t* const hints = way_.data();
             const std::uint16_t priv = private_bits_;
             const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
-            for (; l < end; l = next_held(dir, l + 1, end)) {
-                const std::uint16_t m = dir[l];
-                if ((m & priv) != 0) drop_bits(l, static_cast<std::uint16_t>(m & priv));
-                if ((m & shared_bit) != 0) {
-                    const std::uint32_t w = hints[l], set = c.set_of(l);
+            // The held lines in address order, taken one after another while they are held (the
+            // received frames' lines mostly are: a test of the entry instead of next_held's search),
+            // next_held past a line held nowhere. `pow2`: a power of two sets, at most 64 ways and no LRU
+            // (the PL310): the set is the line's low bits, the empty mask is kept, and the slot's LRU
+            // stamp is left as it is (only LRU replacement reads one).
+            // (the private copies, rare here, out of line: the loop's values then stay in registers)
+            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) { drop_bits(x, m); };
+            auto drop_run = [&](auto pow2) {
+                const Line set_mask = c.sets - 1;
+                auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
+                    const std::uint32_t w = hints[x];
+                    const std::uint32_t set = pow2 ? static_cast<std::uint32_t>(x & set_mask) : c.set_of(x);
                     const std::size_t i = static_cast<std::size_t>(set) * c.ways + w;
-                    assert(c.tag[i] == l + 1); // the hint is right while the directory bit is set
-                    if (c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
+                    assert(c.tag[i] == x + 1); // the hint is right while the directory bit is set
+                    if (pow2 || c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
                     c.tag[i] = 0;
                     c.dirty[i] = 0;
-                    c.stamp[i] = 0;
+                    if (!pow2) c.stamp[i] = 0; // (pow2: not LRU, and only LRU replacement reads a stamp)
+                };
+                while (l < end) {
+                    const std::uint16_t m = dir[l];
+                    if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
+                        const Line from = l;
+                        if constexpr (pow2) {
+                            l = drop_shared_run(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                        } else {
+                            do {
+                                drop_shared(l);
+                                dir[l] = 0;
+                            } while (++l < end && dir[l] == shared_bit);
+                        }
+                        dropped += l - from;
+                        continue;
+                    }
+                    if (m == 0) {
+                        l = next_held(dir, l + 1, end);
+                        continue;
+                    }
+                    if ((m & priv) != 0) drop_private(l, static_cast<std::uint16_t>(m & priv));
+                    if ((m & shared_bit) != 0) drop_shared(l);
+                    dir[l] = 0;
+                    ++dropped;
+                    ++l;
                 }
-                dir[l] = 0;
-                ++dropped;
-            }
+            };
+            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU)
+                drop_run(std::true_type{});
+            else
+                drop_run(std::false_type{});
         }
         for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);

@@ -694,7 +694,8 @@ TEST(Memory, ReadsAndWritesOverTheDirectoryEqualTheLineByLineSearchOfEveryCacheO
 
 TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLastTwo) {
     // one CPU at 1 GHz; L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random, never full
-    // here: no draw); one stream tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns
+    // here: no draw); one stream tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns.
+    // Both levels random with a power of two sets and ways: the runs take their RandomPow2 fills.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 1;
@@ -729,9 +730,85 @@ TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLas
     EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
 }
 
+TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
+    // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
+    // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
+    // a refresh every 7,800 ns for 260 ns, the first at 225 ns
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    c.refresh_interval_ns = 7800;
+    c.refresh_time_ns = 260;
+    MemorySystem m(c, 1, 1'000'000'000);
+    m.set_refresh_phase(225 * NS);
+    const Addr b = m.alloc(8 * 64, 64);
+    // b0, b1: demand misses (runs 1, 2), the second issued when the first completes: 0 + 96 = 96,
+    // 96 + 96 = 192 ns. b2 .. b7 streamed, each starting when the line before it arrives and
+    // arriving 10 ns later: b2 at 192 -> 202, b3 202 -> 212, b4 212 -> 222, b5 222 -> 232; b6
+    // would start at 232, inside the refresh [225, 485): it starts at 485 -> 495, b7 495 -> 505.
+    EXPECT_EQ(m.read(0, 0, b, 8 * 64), 505u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 2u);
+    EXPECT_EQ(m.stats().dram_stream_lines, 6u);
+    EXPECT_EQ(m.stats().refresh_waits, 1u);
+    EXPECT_EQ(m.dram_busy_until(), 505 * NS);
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b / 64 + 8, 8}));
+    // without the refresh the same read ends at 192 + 6 x 10 = 252 ns
+    c.refresh_interval_ns = 0;
+    c.refresh_time_ns = 0;
+    MemorySystem n(c, 1, 1'000'000'000);
+    const Addr nb = n.alloc(8 * 64, 64);
+    EXPECT_EQ(n.read(0, 0, nb, 8 * 64), 252u);
+    EXPECT_EQ(n.dram_busy_until(), 252 * NS);
+}
+
+TEST(Memory, AConsumerOverAStreamedRunIsBehindTheLinesOrTheLinesBehindIt) {
+    // the streamed run of eight lines without refresh: arrivals 96, 192 (demand misses), then
+    // 202, 212, ..., 252 ns (10 ns a line); the consumer takes each line when it has arrived and
+    // the one before it is done, p ns a line, from 0
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    auto stall = [&](Cycles compute) {
+        MemorySystem m(c, 1, 1'000'000'000);
+        const Addr b = m.alloc(8 * 64, 64);
+        return m.consume(0, 0, Access{b, 8 * 64, false, 0}, compute);
+    };
+    // p = 5 ns: each line done 5 ns after it arrives, the last at 257: 257 - 8 x 5 = 217 beyond
+    // the compute
+    EXPECT_EQ(stall(40), 217u);
+    // p = 25 ns: 121, 217 (b1 at 192), then the consumer is behind: 242, 267, ..., 367:
+    // 367 - 8 x 25 = 167
+    EXPECT_EQ(stall(200), 167u);
+}
+
+TEST(Memory, AConsumerOverLinesOnlyTheSharedLevelHoldsTakesEachAnL2HitAfterTheOneBefore) {
+    // the cold read's machine: L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random);
+    // an L2 hit 20 - 4 = 16 cycles (ns) beyond an L1 hit
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    auto stall = [&](Cycles compute) {
+        MemorySystem m(c, 1, 1'000'000'000);
+        const Addr q = m.alloc(8 * 64, 64);
+        // q0 .. q7 from DRAM: the L1 takes q0, q1 into its empty ways, then the LFSR from 0xACE1
+        // draws 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, ways 0, 0, 0, 0, 1, 1: q2 .. q5
+        // displace q0, q2, q3, q4 from way 0, q6 and q7 displace q1 and q6 from way 1
+        m.read(0, 0, q, 8 * 64);
+        for (int i = 0; i < 5; ++i) EXPECT_EQ(m.level_of(0, q + static_cast<Addr>(i) * 64), 1) << i;
+        // q0 .. q3, held by the L2 alone: arrivals 16, 32, 48, 64 ns after the start
+        const Cycles s = m.consume(0, 1000 * NS, Access{q, 4 * 64, false, 0}, compute);
+        EXPECT_EQ(m.stats().levels[1].hits, 4u);
+        return s;
+    };
+    // p = 10 ns: each line done 10 ns after its arrival, the last at 74: 74 - 4 x 10 = 34
+    EXPECT_EQ(stall(40), 34u);
+    // p = 30 ns: 46, 76, 106, 136 (the consumer behind from the second line): 136 - 120 = 16
+    EXPECT_EQ(stall(120), 16u);
+}
+
 TEST(Memory, AStoreToLinesOnlyTheSharedLevelHoldsHitsThereAndStopsItsRunAtTheLineTheL1Holds) {
     // the cold read's machine without a prefetcher: L1 1 set x 2 ways (random), shared L2 16 sets
-    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz
+    // x 4 ways (random, never full here); an L2 hit stalls 20 - 4 = 16 cycles at 1 GHz. The held
+    // run's RandomPow2 fills, and its dirty victims marked in the L2 by their hinted way.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 0;
@@ -894,6 +971,65 @@ TEST(Memory, TheSharedLevelsWayHintFollowsALineThroughEvictionRefillAndInvalidat
     EXPECT_EQ(P::hinted_way(m, line(10), 1), 1);
     EXPECT_EQ(P::searched_way(m, line(10), 1), 1);
     P::expect_hints_match(m, buf, buf + 16 * 64, "end");
+}
+
+TEST(Memory, AnInvalidateDropsARunOfLinesTheSharedLevelAloneHoldsAndEmptiesTheirWays) {
+    // one CPU; L1 1 set x 2 ways (random), shared L2 16 sets x 4 ways (random); consecutive lines
+    // fall in consecutive L2 sets, each in its set's lowest empty way, 0
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 4, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(8 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    // p0 .. p5 from DRAM: the L1 takes p0 (way 0) and p1 (way 1), then draws from 0xACE1 ->
+    // 0xE270 -> 0x7138 -> 0x389C -> 0x1C4E, ways 0, 0, 0, 0: p2 displaces p0, p3 p2, p4 p3, p5 p4
+    m.read(0, 0, p, 6 * 64);
+    EXPECT_EQ(m.level_of(0, line(1)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 0);
+    for (int i : {0, 2, 3, 4}) ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+    for (int i = 0; i < 6; ++i) ASSERT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    // the L2 alone holds p0, then p2 .. p4 (a run of 3); p1 and p5 are in both levels; p6, p7 nowhere
+    EXPECT_EQ(m.invalidate(p, 8 * 64), 6u);
+    EXPECT_EQ(m.stats().invalidated_lines, 6u);
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
+    }
+    // every way emptied: p0 .. p5 again go to L2 way 0, and the L1 fills its two empty ways
+    // without a draw (p0 way 0, p1 way 1); then the LFSR goes on from 0x1C4E: 0x0E27, 0xB313,
+    // 0xED89, 0xC2C4, ways 1, 1, 1, 0: p2 displaces p1, p3 p2, p4 p3, p5 p0
+    m.read(0, 1000 * NS, p, 6 * 64);
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), 0) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    }
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(m.level_of(0, line(i)), 1) << i;
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 0);
+}
+
+TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
+    // one CPU; L1 1 set x 2 ways, private L2 1 set x 4 ways, shared L3 4 sets x 4 ways, all LRU
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::LRU},
+                {"l2", 4 * 64, 4, 10, false, Replacement::LRU},
+                {"l3", 16 * 64, 4, 30, true, Replacement::LRU}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), y = m.alloc(2 * 64, 64);
+    m.write(0, 0, x, 64); // x in all three levels, dirty in the L1 alone (L1 way 0)
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    // y0, y1 held by no cache (the unheld run): y0 takes the L1's empty way 1; y1 displaces the
+    // least recent line, x, dirty: the L2 holds x, so x is marked dirty there (a tag search of
+    // the L2, which has no way hint) and nothing is written back
+    m.read(0, 1000 * NS, y, 2 * 64);
+    EXPECT_EQ(m.level_of(0, x), 1);
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.level_of(0, y), 0);
+    EXPECT_EQ(m.level_of(0, y + 64), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    EXPECT_EQ(m.stats().levels[1].misses, 3u); // x, y0, y1, each from DRAM
 }
 
 TEST(MemoryConfig, InconsistentFiguresNameTheirKey) {
