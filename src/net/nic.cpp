@@ -423,10 +423,6 @@ engine::Task<int> Nic::poll_ring(int weight, bool first) {
     co_return done;
 }
 
-engine::Task<> Nic::rx_refilled() {
-    if (++rx_refilled_ == rx_tail_batch_) co_await rx_tail_write();
-}
-
 // Models: igb_alloc_rx_buffers() (drivers/net/ethernet/intel/igb/igb_main.c)
 engine::Task<> Nic::rx_tail_write() {
     rx_refilled_ = 0;
@@ -459,7 +455,7 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
         }
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back with its page
         --count_;
-        if (rx_tail_batch_) co_await rx_refilled();
+        if (rx_tail_batch_ && ++rx_refilled_ == rx_tail_batch_) co_await rx_tail_write(); // a batch refilled
     }
     if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
 }
@@ -487,7 +483,7 @@ engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
         if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
         head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
         --count_;
-        if (rx_tail_batch_) co_await rx_refilled();
+        if (rx_tail_batch_ && ++rx_refilled_ == rx_tail_batch_) co_await rx_tail_write(); // a batch refilled
     }
     if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
     if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)

@@ -160,10 +160,6 @@ public:
         netif_rx_on_ = true;
     }
     RxMode rx_mode() const { return rx_mode_; }
-    // An XDP program on every received frame (bpf_prog_run_xdp in the NAPI poll): PASS charges
-    // [net] xdp_prog_run and goes on; DROP charges it and xdp_drop, syncs the received bytes for
-    // the CPU and, the page recycled, for the device again, and builds no skb. Needs those figures
-    // and rx_mode NAPI. Call before the run.
     // The driver hands refilled rx descriptors back with a posted write of the rx tail register,
     // once per `batch` of them and once at the end of a poll for the rest (igb_alloc_rx_buffers,
     // called every IGB_RX_BUFFER_WRITE = 16 cleaned buffers and at the end of igb_clean_rx_irq;
@@ -174,6 +170,10 @@ public:
         rx_tail_batch_ = costs_.mmio_posted_write && !fec() ? batch : 0;
         rx_tail_on_ = rx_tail_batch_ > 0;
     }
+    // An XDP program on every received frame (bpf_prog_run_xdp in the NAPI poll): PASS charges
+    // [net] xdp_prog_run and goes on; DROP charges it and xdp_drop, syncs the received bytes for
+    // the CPU and, the page recycled, for the device again, and builds no skb. Needs those figures
+    // and rx_mode NAPI. Call before the run.
     void set_xdp(XdpAction a) {
         xdp_ = a;
         xdp_on_ = a != XdpAction::NONE;
@@ -195,8 +195,7 @@ private:
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
-    // One descriptor handed back refilled; the tail write when a batch is full.
-    engine::Task<> rx_refilled();
+    // The rx tail's posted write: the descriptors refilled since the last one go back to the device.
     engine::Task<> rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
     // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
