@@ -155,6 +155,28 @@ TEST(Simulation, RunUntilStopsBeforeLaterEventsAndSetsNowToUntil) {
     EXPECT_EQ(r.seen.back(), (std::pair<Tick, std::uint64_t>{30, 3}));
 }
 
+TEST(Simulation, AnEventPushedWithAReservedNumberSortsAmongItsTiesWhereTheNumberWasTaken) {
+    // Events 1 and 3 at t = 10, the number reserved between them; event 2 at t = 10 is pushed
+    // with it by the handler of event 0 at t = 5, after 3. The order at t = 10 is 1, 2, 3 (a
+    // fresh number would give 1, 3, 2). With 300 later events pending the queue has a far tier
+    // (it spills past 256): the same order.
+    for (std::uint64_t later : {0u, 300u}) {
+        Simulation sim;
+        Recorder r(sim);
+        sim.schedule_at(5, &r, 0);
+        sim.schedule_at(10, &r, 1);
+        const std::uint64_t seq = sim.reserve_seq();
+        sim.schedule_at(10, &r, 3);
+        for (std::uint64_t i = 0; i < later; ++i) sim.schedule_at(1000 + i, &r, 1000 + i);
+        r.hook = [&](std::uint64_t arg) {
+            if (arg == 0) sim.schedule_at_seq(10, &r, 2, seq);
+        };
+        sim.run();
+        ASSERT_EQ(r.seen.size(), 4 + later);
+        EXPECT_EQ(Seen(r.seen.begin(), r.seen.begin() + 4), (Seen{{5, 0}, {10, 1}, {10, 2}, {10, 3}})) << later;
+    }
+}
+
 TEST(Simulation, RunUntilIncludesEventsExactlyAtUntil) {
     Simulation sim;
     Recorder r(sim);

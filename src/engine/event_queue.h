@@ -55,7 +55,15 @@ public:
     }
 
     [[gnu::always_inline]] void push(Tick time, EventTarget* target, std::uint64_t arg) {
-        const Event ev{time, next_seq_++, target, arg};
+        push_seq(time, target, arg, next_seq_++);
+    }
+    // A sequence number taken now for an event pushed later by push_seq: among the events at its
+    // time, that event then sorts as if it had been pushed when the number was taken.
+    std::uint64_t reserve_seq() { return next_seq_++; }
+    // Pushes an event with a number from reserve_seq() (each used once). Precondition: it sorts
+    // after a taken event, as every push does (time >= the taken event's, seq taken after its).
+    [[gnu::always_inline]] void push_seq(Tick time, EventTarget* target, std::uint64_t arg, std::uint64_t seq) {
+        const Event ev{time, seq, target, arg};
         if (time < limit_) [[likely]] {
             if (held_) {
                 // The event being handled is still the near tier's least: the first event its

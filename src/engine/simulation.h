@@ -28,6 +28,16 @@ public:
     void schedule_in(Tick delay, EventTarget* target, std::uint64_t arg = 0) {
         push(sat_add(now_, delay), target, arg);
     }
+    // An event that is to sort among the events at its time as if scheduled now, but is pushed
+    // later (a FIFO of events that keeps only its head pending): reserve_seq() now, then
+    // schedule_at_seq(t, ..., that number) once, from the handler of an event that sorts before
+    // it (or outside run()), so that it is pending before anything that sorts after it is taken.
+    std::uint64_t reserve_seq() { return queue_.reserve_seq(); }
+    void schedule_at_seq(Tick t, EventTarget* target, std::uint64_t arg, std::uint64_t seq) {
+        if (t < now_) t = now_;
+        if (t < limit_) limit_ = t;
+        queue_.push_seq(t, target, arg, seq);
+    }
 
     // Handling in place. A handler that is about to schedule its own next event at `t` may
     // ask instead to handle that event at once, in place of being called back. The engine

@@ -12,6 +12,7 @@ Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency
     for (auto& d : dir_) {
         d.ring.resize(queue_);
         d.departs.resize(queue_);
+        d.seqs.resize(queue_);
     }
 }
 
@@ -32,20 +33,27 @@ bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
     if (dir.count == cap) { // more frames on the wire than ever: a larger ring, in order
         std::vector<Packet> ring(2 * cap);
         std::vector<engine::Tick> departs(2 * cap);
+        std::vector<std::uint64_t> seqs(2 * cap);
         for (std::size_t i = 0; i < dir.count; ++i) {
             ring[i] = dir.ring[(dir.head + i) % cap];
             departs[i] = dir.departs[(dir.head + i) % cap];
+            seqs[i] = dir.seqs[(dir.head + i) % cap];
         }
         dir.ring = std::move(ring);
         dir.departs = std::move(departs);
+        dir.seqs = std::move(seqs);
         dir.head = 0;
     }
     engine::Tick start = std::max({sim_.now(), dir.free_at, ready});
     dir.free_at = start + wire_time(p);
-    dir.ring[(dir.head + dir.count) % dir.ring.size()] = p;
-    dir.departs[(dir.head + dir.count) % dir.ring.size()] = dir.free_at;
+    const std::size_t slot = (dir.head + dir.count) % dir.ring.size();
+    dir.ring[slot] = p;
+    dir.departs[slot] = dir.free_at;
+    // The arrival's event: now for the only frame in flight; else its place among equal times
+    // now, the event itself once the frame ahead of it has arrived (on_event).
+    if (dir.count == 0) sim_.schedule_at(dir.free_at + latency_, this, d);
+    else dir.seqs[slot] = sim_.reserve_seq();
     ++dir.count;
-    sim_.schedule_at(dir.free_at + latency_, this, d);
     ++frames_;
     return true;
 }
@@ -82,6 +90,7 @@ void Link::on_event(std::uint64_t d) {
     dir.head = (dir.head + 1) % dir.ring.size();
     --dir.count;
     if (dir.departed) --dir.departed;
+    if (dir.count) sim_.schedule_at_seq(dir.departs[dir.head] + latency_, this, d, dir.seqs[dir.head]);
     if (loss_ && loss_(p, loss_ctx_)) {
         ++lost_;
         return;

@@ -3,7 +3,10 @@
 // PHY latency. The sender's queue (txqueuelen and the NIC) holds the frames waiting for the wire
 // or being serialised; a frame that has left the sender while it propagates takes no room in it.
 // Frames in flight live in a ring per direction that grows (doubling) only when more are on the
-// wire than ever before: no allocation per packet.
+// wire than ever before: no allocation per packet. They arrive in the order they were sent, so
+// each direction keeps one engine event pending, for its oldest frame's arrival; that event
+// schedules the next frame's, with the sequence number taken when the next frame was sent, so
+// every arrival sorts among the events at its time as it would with one event per frame.
 #pragma once
 
 #include "engine/simulation.h"
@@ -55,6 +58,7 @@ private:
         engine::Tick free_at = 0;
         std::vector<Packet> ring;
         std::vector<engine::Tick> departs; // when each frame has left the sender (serialised)
+        std::vector<std::uint64_t> seqs;   // each frame's arrival event's sequence number (not the head's)
         std::size_t head = 0, count = 0;
         std::size_t departed = 0; // of the `count` from head on, those known to have left the sender
     };

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace kdsim::net {
 namespace {
 
@@ -44,6 +47,82 @@ TEST(Link, AFrameBeingSerialisedStillTakesQueueRoom) {
     EXPECT_EQ(e.fill(), 10);
     e.sim.run(123'040'000 - 1);
     EXPECT_EQ(e.fill(), 9);
+}
+
+// Arrivals and other events at the same tick, logged in the order the engine hands them out. The
+// link's loss hook sees every frame as it arrives and discards it (the receiving NIC's CPU is not
+// booted here), so each arrival also shows that a lost frame leaves the next one's arrival in
+// place; a frame is logged by its seq, another event by its tag (100 and up).
+struct Log {
+    std::vector<std::pair<engine::Tick, std::uint64_t>> seen;
+    engine::Simulation* sim = nullptr;
+    static bool observe(const Packet& p, void* ctx) {
+        auto* log = static_cast<Log*>(ctx);
+        log->seen.emplace_back(log->sim->now(), p.seq);
+        return true;
+    }
+};
+struct Probe final : engine::EventTarget {
+    Log* log;
+    engine::Simulation* sim;
+    void on_event(std::uint64_t tag) override { log->seen.emplace_back(sim->now(), tag); }
+};
+
+constexpr engine::Tick FRAME = 12'304'000;      // ps: one 1514-byte frame's serialisation
+constexpr engine::Tick LATENCY = engine::PS_PER_MS;
+
+TEST(Link, AnArrivalSortsAmongEventsAtItsTickAsIfScheduledWhenItsFrameWasSent) {
+    // Frame 0 sent at 0 arrives at 1 ms + 12.304 us; frame 1, sent next, waits for the wire and
+    // arrives 12.304 us later. Events at those ticks scheduled before a frame's send come before
+    // its arrival, those scheduled after it come after: 0, 100 at the first tick; 101, 1, 102 at
+    // the second (frame 1's arrival ranks where its send was, between 101 and 102, although only
+    // frame 0's arrival is pending until frame 0 has arrived).
+    Ends e;
+    Log log;
+    log.sim = &e.sim;
+    e.link.set_loss(&Log::observe, &log);
+    Probe probe;
+    probe.log = &log;
+    probe.sim = &e.sim;
+    e.link.transmit(e.na, transport_packet(FrameKind::TCP_DATA, 1448, 52, 0, 0));
+    e.sim.schedule_at(LATENCY + FRAME, &probe, 100);
+    e.sim.schedule_at(LATENCY + 2 * FRAME, &probe, 101);
+    e.link.transmit(e.na, transport_packet(FrameKind::TCP_DATA, 1448, 52, 1, 0));
+    e.sim.schedule_at(LATENCY + 2 * FRAME, &probe, 102);
+    e.sim.run(LATENCY + 3 * FRAME);
+    const std::vector<std::pair<engine::Tick, std::uint64_t>> want{
+        {LATENCY + FRAME, 0}, {LATENCY + FRAME, 100}, {LATENCY + 2 * FRAME, 101}, {LATENCY + 2 * FRAME, 1},
+        {LATENCY + 2 * FRAME, 102}};
+    EXPECT_EQ(log.seen, want);
+    EXPECT_EQ(e.link.frames_lost(), 2u);
+}
+
+TEST(Link, FramesBeyondTheRingArriveInOrderEachAheadOfEventsScheduledAfterItsSend) {
+    // Ten frames at 0, ten more at 123.04 us (the first ten have left the sender, so the ring of
+    // ten grows to hold twenty in flight). The wire is busy without a gap, so frame i arrives at
+    // 1 ms + (i + 1) x 12.304 us; an event scheduled at each of those ticks after all the sends
+    // comes right after its frame.
+    Ends e;
+    Log log;
+    log.sim = &e.sim;
+    e.link.set_loss(&Log::observe, &log);
+    Probe probe;
+    probe.log = &log;
+    probe.sim = &e.sim;
+    for (std::uint64_t i = 0; i < 10; ++i)
+        ASSERT_TRUE(e.link.transmit(e.na, transport_packet(FrameKind::TCP_DATA, 1448, 52, i, 0)));
+    e.sim.run(10 * FRAME);
+    for (std::uint64_t i = 10; i < 20; ++i)
+        ASSERT_TRUE(e.link.transmit(e.na, transport_packet(FrameKind::TCP_DATA, 1448, 52, i, 0)));
+    for (std::uint64_t i = 0; i < 20; ++i) e.sim.schedule_at(LATENCY + (i + 1) * FRAME, &probe, 100 + i);
+    e.sim.run(LATENCY + 21 * FRAME);
+    std::vector<std::pair<engine::Tick, std::uint64_t>> want;
+    for (std::uint64_t i = 0; i < 20; ++i) {
+        want.emplace_back(LATENCY + (i + 1) * FRAME, i);
+        want.emplace_back(LATENCY + (i + 1) * FRAME, 100 + i);
+    }
+    EXPECT_EQ(log.seen, want);
+    EXPECT_EQ(e.link.frames_lost(), 20u);
 }
 
 } // namespace
