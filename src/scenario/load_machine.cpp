@@ -175,6 +175,24 @@ void ScenarioLoader::read_kernel(const toml::table& m, const std::string& mkey, 
     }
 }
 
+// `rx_strategy` of a [machine.nic] or [machine.nic.ethN] table at `tkey`, if given.
+std::optional<net::RxStrategy> ScenarioLoader::read_rx_strategy(const toml::table& t, const std::string& tkey) {
+    const auto st = r_.choice(t, "rx_strategy", tkey + ".rx_strategy", false, {"full-sync", "partial-sync", "short-sync", "page-reuse"});
+    if (!st) return std::nullopt;
+    return std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC, net::RxStrategy::SHORT_SYNC,
+                      net::RxStrategy::PAGE_REUSE}[*st];
+}
+
+// `rx_tail_batch` of such a table, if given: 0 to the ring's `ring` descriptors.
+std::optional<std::size_t> ScenarioLoader::read_rx_tail_batch(const toml::table& t, const std::string& tkey, std::size_t ring) {
+    const auto v = r_.integer(t, "rx_tail_batch", tkey + ".rx_tail_batch", false, 0, 4096);
+    if (!v) return std::nullopt;
+    if (static_cast<std::size_t>(*v) > ring)
+        r_.error(*t.get("rx_tail_batch"), tkey + ".rx_tail_batch",
+                 "expected at most rx_ring (" + std::to_string(ring) + ") descriptors per rx tail write");
+    return static_cast<std::size_t>(*v);
+}
+
 // [machine.nic.ethN]: one NIC's own rx strategy and rx tail batch (a SoC MAC beside a PCIe card's
 // ports); the rest of [machine.nic] serves it as every NIC.
 void ScenarioLoader::read_nic_overrides(const toml::table& nic, const std::string& nkey, bool strategy,
@@ -186,20 +204,11 @@ void ScenarioLoader::read_nic_overrides(const toml::table& nic, const std::strin
         const std::string okey = nkey + "." + name;
         r_.check_keys(o, okey, "[machine.nic." + name + "]", {"rx_strategy", "rx_tail_batch"});
         system::MachineConfig::NicOverride ov{name, {}, {}};
-        if (auto st = r_.choice(o, "rx_strategy", okey + ".rx_strategy", false,
-                                {"full-sync", "partial-sync", "short-sync", "page-reuse"})) {
-            if (!strategy)
-                r_.error(*o.get("rx_strategy"), okey + ".rx_strategy",
-                         "a NIC's own rx_strategy needs [machine.nic]'s rx_strategy (the DMA API and its rx_buffer)");
-            ov.rx_strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
-                                        net::RxStrategy::SHORT_SYNC, net::RxStrategy::PAGE_REUSE}[*st];
-        }
-        if (auto b = r_.integer(o, "rx_tail_batch", okey + ".rx_tail_batch", false, 0, 4096)) {
-            ov.rx_tail_batch = static_cast<std::size_t>(*b);
-            if (*ov.rx_tail_batch > mc.nic_rx_ring)
-                r_.error(*o.get("rx_tail_batch"), okey + ".rx_tail_batch",
-                         "expected at most rx_ring (" + std::to_string(mc.nic_rx_ring) + ") descriptors per rx tail write");
-        }
+        ov.rx_strategy = read_rx_strategy(o, okey);
+        if (ov.rx_strategy && !strategy)
+            r_.error(*o.get("rx_strategy"), okey + ".rx_strategy",
+                     "a NIC's own rx_strategy needs [machine.nic]'s rx_strategy (the DMA API and its rx_buffer)");
+        ov.rx_tail_batch = read_rx_tail_batch(o, okey, mc.nic_rx_ring);
         mc.nic_overrides.push_back(std::move(ov));
     }
 }
@@ -248,10 +257,8 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
         r_.error(*nic->get("rx_fifo"), nkey + ".rx_fifo", "rx_fifo belongs to devices behind a PCIe link (pcie = [...])");
     net::RxDmaConfig rx;
     bool strategy = false;
-    if (auto st = r_.choice(*nic, "rx_strategy", nkey + ".rx_strategy", false,
-                            {"full-sync", "partial-sync", "short-sync", "page-reuse"})) {
-        rx.strategy = std::array{net::RxStrategy::FULL_SYNC, net::RxStrategy::PARTIAL_SYNC,
-                                 net::RxStrategy::SHORT_SYNC, net::RxStrategy::PAGE_REUSE}[*st];
+    if (auto st = read_rx_strategy(*nic, nkey)) {
+        rx.strategy = *st;
         strategy = true;
     }
     if (auto mb = r_.boolean(*nic, "multi_buffer", nkey + ".multi_buffer", false)) rx.multi_buffer = *mb;
@@ -281,12 +288,7 @@ void ScenarioLoader::read_nic(const toml::table& m, const std::string& mkey, sys
     if (!mc.nic_sg && mc.nic_tso != net::TsoKind::NONE && nic->get("tso"))
         r_.error(*nic->get("tso"), nkey + ".tso", "expected tso = \"none\" with sg = false (TSO needs scatter-gather)");
     if (auto v = r_.integer(*nic, "rx_ring", nkey + ".rx_ring", false, 1, 4096)) mc.nic_rx_ring = static_cast<std::size_t>(*v);
-    if (auto v = r_.integer(*nic, "rx_tail_batch", nkey + ".rx_tail_batch", false, 0, 4096)) {
-        mc.nic_rx_tail_batch = static_cast<std::size_t>(*v);
-        if (mc.nic_rx_tail_batch > mc.nic_rx_ring)
-            r_.error(*nic->get("rx_tail_batch"), nkey + ".rx_tail_batch",
-                     "expected at most rx_ring (" + std::to_string(mc.nic_rx_ring) + ") descriptors per rx tail write");
-    }
+    if (auto b = read_rx_tail_batch(*nic, nkey, mc.nic_rx_ring)) mc.nic_rx_tail_batch = *b;
     if (auto b = r_.bytes(*nic, "short_sync_bytes", nkey + ".short_sync_bytes", false, true)) rx.short_sync_bytes = *b;
     if (auto c = r_.boolean(*nic, "rx_copy", nkey + ".rx_copy", false)) {
         rx.copy = *c;

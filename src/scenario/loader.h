@@ -63,6 +63,8 @@ private:
     void read_kernel(const toml::table& m, const std::string& mkey, system::MachineConfig& mc,
                      const system::Profile* profile, const toml::node* profile_node);
     void read_nic(const toml::table& m, const std::string& mkey, system::MachineConfig& mc);
+    std::optional<net::RxStrategy> read_rx_strategy(const toml::table& t, const std::string& tkey);
+    std::optional<std::size_t> read_rx_tail_batch(const toml::table& t, const std::string& tkey, std::size_t ring);
     void read_nic_overrides(const toml::table& nic, const std::string& nkey, bool strategy, system::MachineConfig& mc);
     // [machine.nic] qdisc, txqueuelen and [machine.nic.fq] (load_qdisc.cpp).
     void read_qdisc(const toml::table& nic, const std::string& nkey, system::MachineConfig& mc);
