@@ -1,6 +1,6 @@
 // Shared by the net layer's tests: a device that records what was transmitted, by whom and in
-// which context; two machines joined by NICs on a link (NicBench, the NIC tests' own costs; Pair,
-// with a stack on each), a small memory hierarchy, and the iperf3-like task bodies.
+// which context; two machines joined by NICs on a link (NicBench, the NIC tests' own costs; BurstBench,
+// a burst of frames into the board's ring; Pair, with a stack on each), a small memory hierarchy, and the iperf3-like task bodies.
 #pragma once
 
 #include "mem/config.h"
@@ -77,6 +77,31 @@ struct NicBench {
         Cycles sum = 0;
         for (Cycles c : cpu.stats().cycles[static_cast<std::size_t>(k)]) sum += c;
         return sum;
+    }
+};
+
+// A NicBench whose CPU 0 sends a burst of small UDP frames (18-byte payload) back to back. The
+// board's interrupt reaches CPU 1 200 us after the device raises it, so a burst shorter than that
+// on the wire is all on b's ring at its one poll. A bench creates its own tasks (the ring's open)
+// before calling run_burst, which creates the sender's.
+struct BurstBench : NicBench {
+    BurstBench(const End& board, engine::Tick latency) : NicBench({}, board, latency) {
+        nb.set_irq_delivery(200 * engine::PS_PER_US);
+    }
+    // Sends `frames` frames and runs the simulation for 20 ms.
+    void run_burst(std::size_t frames) {
+        frames_ = frames;
+        a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, burst());
+        NicBench::run(20 * engine::PS_PER_MS);
+    }
+    // The cycles the board's CPU spent in softirq context.
+    Cycles softirq() const { return cycles(b, kernel::CtxKind::SOFTIRQ); }
+
+private:
+    std::size_t frames_ = 0;
+    engine::Task<> burst() {
+        for (std::size_t i = 0; i < frames_; ++i)
+            co_await na.xmit(a, transport_packet(FrameKind::UDP_DATA, 18, 28, i, 0));
     }
 };
 
