@@ -215,6 +215,45 @@ TEST(InstructionCache, RandomDrawsRunOnFromAGroupFetchToASpanFetchAndBack) {
     EXPECT_EQ(ic.stats().hits, 0u);
 }
 
+TEST(InstructionCache, ARandomGroupFetchRefillsALaterLineOfItsWordThatAFillEvictedButNotAnEarlierOne) {
+    // Two sets of 2 ways (256 B of 64 B lines), random replacement, no prefetch: line l in set
+    // l mod 2. The LFSR's first draws pick ways 0, 0 (0xE270, 0x7138: the low bit). X = lines 2
+    // and 4 (set 0) fill set 0's empty ways 0 and 1. Then Y = lines 0-4, one word of presence
+    // bits: 2 and 4 present, so 0, 1, 3 missing. 0 finds set 0 full: draw 1, way 0, evicts 2, a
+    // line of Y's word above 0, which must be filled in its turn; 1 takes set 1's empty way 0; 2
+    // finds set 0 full: draw 2, way 0, evicts 0, below 2, not fetched again; 3 takes set 1's way
+    // 1; 4 hits. 4 misses, 1 hit; 0 left absent.
+    L1iConfig c = l1i(Replacement::RANDOM);
+    c.size = 256;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    ic.set_groups({{{2, 1}, {4, 1}}, {{0, 5}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), 2u * MISS);
+    EXPECT_EQ(ic.fetch_group(0, 1), 4u * MISS);
+    EXPECT_EQ(ic.stats().misses, 2u + 4u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+    EXPECT_FALSE(ic.holds(0, 0));
+    for (Line l : {1, 2, 3, 4}) EXPECT_TRUE(ic.holds(0, l)) << l;
+    EXPECT_FALSE(ic.group_resident(0, 1)); // its line 0 left
+    EXPECT_FALSE(ic.group_resident(0, 0)); // its line 2 left (and came back)
+}
+
+TEST(InstructionCache, ARandomGroupFetchStartsEachSpansPrefetchAfreshEvenWhereItsFirstWordIsAllPresent) {
+    // A 32 KB 4-way random L1I (128 sets: nothing evicted), next-line prefetch of 1. G0 = line 63
+    // (the last line of the first word of presence bits); G1 = line 64, then lines 63-65. G0: 63
+    // misses. G1: 64 misses on demand (its fill requests 65 with it); the second span's first
+    // word (63) is all present and 64 hits, but 65 is its own span's first miss, so it stalls
+    // too: the prefetch of 64's miss counts for 64's span alone. 2 stalls, none prefetched.
+    InstructionCache ic(l1i(Replacement::RANDOM, 1), 64, MISS, 1);
+    ic.set_groups({{{63, 1}}, {{64, 1}, {63, 3}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_EQ(ic.stats().prefetched, 0u);
+    EXPECT_EQ(ic.stats().misses, 3u);
+    EXPECT_EQ(ic.stats().hits, 2u); // 63 and 64 in G1's second span
+    EXPECT_TRUE(ic.group_resident(0, 1));
+}
+
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
     InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
     ic.set_groups({{{0, 4}}});
