@@ -47,6 +47,7 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     hits_reorder_ = l1i_.front().hits_reorder();
     const Cache::View v = l1i_.front().view(); // every CPU's L1I has the same shape
     random_pow2_ = v.repl == Replacement::RANDOM && v.mask != 0 && v.way_mask != 0 && v.ways <= 64;
+    four_ways_ = random_pow2_ && v.ways == 4;
 }
 
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
@@ -184,14 +185,16 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
     r |= bit; // a fill below that evicts a line of the group clears it again
     const std::uint32_t b = group_begin_[g];
     const std::span<const CodeSpan> spans(group_spans_.data() + b, group_begin_[g + 1] - b);
-    return random_pow2_ ? walk_random(cpu, g) : walk(cpu, spans, group_words_.data() + b);
+    if (random_pow2_) return four_ways_ ? walk_random<4>(cpu, g) : walk_random<0>(cpu, g);
+    return walk(cpu, spans, group_words_.data() + b);
 }
 
+template <std::uint32_t Ways>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     std::uint64_t misses = 0, demand = 0; // demand: misses that stall (the others were prefetched)
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    const Line first = first_line_, nbits = bits_lines_;
+    const Line first = first_line_, first1 = first_line_ + 1, nbits = bits_lines_;
     const Line prefetch = prefetch_;
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
@@ -202,7 +205,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Line* const tag = v.tag;
     std::uint64_t* const empty = v.empty;
     const Line set_mask = v.mask;
-    const std::uint32_t ways = v.ways, way_mask = v.way_mask;
+    const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
     Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
     const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
@@ -215,8 +218,8 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         if (missing == 0) continue; // every line of the span in this word present: all hits
         const Line base_line = first + Line{p->word} * 64;
         do {
-            const int b = std::countr_zero(missing);
-            const Line l = base_line + static_cast<Line>(b);
+            const auto b = static_cast<unsigned>(std::countr_zero(missing));
+            const Line l = base_line + b;
             // Cache::fill of a random-replacement cache of power-of-two sets and ways
             const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
             const std::size_t base = static_cast<std::size_t>(set) * ways;
@@ -228,7 +231,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
                 lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
                 w = base + (lfsr & way_mask);
-                if (const Line x = tag[w] - (first + 1); x < nbits) {
+                if (const Line x = tag[w] - first1; x < nbits) {
                     bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
                     resident &= ~line_groups[x];
                 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 namespace kdsim::mem {
@@ -93,18 +94,22 @@ TEST(InstructionCache, SpansOfOneFetchAddUp) {
 TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderEveryReplacement) {
     // Three groups sharing lines (B's span overlaps A's, C holds a line twice), on a small 1 KB
     // 2-way cache (8 sets) where they evict each other: fetch_group must stall, hit and miss
-    // exactly as fetch of the same spans on a second cache fed the same sequence.
+    // exactly as fetch of the same spans on a second cache fed the same sequence. Random
+    // replacement also on 4 ways (4 sets), the Cortex-A9's L1I ways, which its walk takes as a
+    // constant.
     const std::vector<std::vector<CodeSpan>> groups = {{{0, 6}}, {{4, 9}, {40, 3}}, {{20, 2}, {21, 5}}};
-    for (Replacement r : {Replacement::LRU, Replacement::ROUND_ROBIN, Replacement::RANDOM}) {
+    const std::pair<Replacement, std::uint32_t> shapes[] = {
+        {Replacement::LRU, 2}, {Replacement::ROUND_ROBIN, 2}, {Replacement::RANDOM, 2}, {Replacement::RANDOM, 4}};
+    for (const auto& [r, ways] : shapes) {
         L1iConfig c = l1i(r, 1);
         c.size = 1024;
-        c.ways = 2;
+        c.ways = ways;
         InstructionCache grouped(c, 64, MISS, 2), direct(c, 64, MISS, 2);
         grouped.set_groups(groups);
         const std::uint32_t seq[] = {0, 0, 1, 0, 2, 2, 1, 1, 0, 2, 0, 0, 1, 2, 2, 2, 0, 1, 0, 0};
         for (int cpu = 0; cpu < 2; ++cpu)
             for (std::uint32_t g : seq)
-                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r);
+                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r) << " " << ways;
         EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
         EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
         EXPECT_EQ(grouped.stats().prefetched, direct.stats().prefetched); // next-line prefetch of 1
