@@ -87,8 +87,8 @@ DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line
         throw std::invalid_argument("DmaBuffer: the cache line size must be a power of two");
     if (size == 0) throw std::invalid_argument("DmaBuffer: a buffer has at least one byte");
     bits_.assign((lines() + 63) / 64, 0);
-    inv_.assign(lines(), 0);
-    clean_.assign(lines(), 0);
+    inv_.assign(lines() + 1, 0);
+    clean_.assign(lines() + 1, 0);
 }
 
 void DmaBuffer::set_addr(mem::Addr a) {
@@ -233,11 +233,10 @@ struct DmaOps {
         auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
             const std::uint64_t e = std::min<std::uint64_t>(i + n, b.lines()); // the clean loop's minimum
             if (i >= e) return;                                              // iteration past a buffer's end
-            if (own && op != LineOp::INV)
-                for (std::uint64_t j = i; j < e; ++j) ++b.clean_[j];
+            if (own && op != LineOp::INV) ++b.clean_[i], --b.clean_[e]; // lines [i, e) cleaned once more
             if (op != LineOp::CLEAN) {
                 if (own) {
-                    for (std::uint64_t j = i; j < e; ++j) ++b.inv_[j];
+                    ++b.inv_[i], --b.inv_[e];
                     mem::clear_bits(b.bits_.data(), i, e);
                 }
                 inv_first = std::min(inv_first, i);

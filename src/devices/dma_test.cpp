@@ -123,6 +123,26 @@ TEST(DmaSemantics, SyncMaintainsTheWholeLinesCoveringItsRange) {
     }
 }
 
+TEST(DmaSemantics, OverlappingMaintenanceUpToTheBuffersLastLineAddsUpPerLine) {
+    // 256 B = 8 lines of 32 B, FROM_DEVICE. The map invalidates lines 0-7. A sync for the CPU of
+    // [40, 100) clean+invalidates the partial lines 1 (40..63) and 3 (96..99) and invalidates
+    // line 2; one of [200, 256) clean+invalidates the partial line 6 and invalidates line 7, the
+    // buffer's last. The unmap invalidates lines 0-7 again.
+    Harness h;
+    DmaBuffer buf(h.dma, 256, 32);
+    std::string before_unmap;
+    h.body = [&]() -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 40, 60, DMA_FROM_DEVICE);
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 200, 56, DMA_FROM_DEVICE);
+        before_unmap = maintenance(buf);
+        co_await dma_unmap_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+    };
+    h.run();
+    EXPECT_EQ(before_unmap, maintenance("12221122", "01010010"));
+    EXPECT_EQ(maintenance(buf), maintenance("23332233", "01010010"));
+}
+
 // A per-line reference of the kernel's loops (arch/arm/mm/cache-v7.S), one line at a time:
 // v7_dma_inv_range clean+invalidates a partial first and a partial last line, then invalidates
 // each whole line between; v7_dma_clean_range cleans from the line holding `start` while below
