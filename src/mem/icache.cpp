@@ -183,10 +183,11 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
         return 0;
     }
     r |= bit; // a fill below that evicts a line of the group clears it again
+    if (four_ways_) return walk_random<4>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
+    if (random_pow2_) return walk_random<0>(cpu, g);
     const std::uint32_t b = group_begin_[g];
-    const std::span<const CodeSpan> spans(group_spans_.data() + b, group_begin_[g + 1] - b);
-    if (random_pow2_) return four_ways_ ? walk_random<4>(cpu, g) : walk_random<0>(cpu, g);
-    return walk(cpu, spans, group_words_.data() + b);
+    return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
+                group_words_.data() + b);
 }
 
 template <std::uint32_t Ways>
