@@ -247,6 +247,53 @@ TEST(DmaSemantics, MisuseIsAnError) {
     h.run();
 }
 
+TEST(DmaSemantics, EachMisuseNamesItsCallTheBufferAndWhatWasWrong) {
+    // A 256 B buffer; the mapping checks in their order: not mapped, then the range against the
+    // mapping's 128 B, then the direction.
+    Harness h;
+    DmaBuffer buf(h.dma, 256, 32);
+    const std::string id = std::to_string(buf.id());
+    auto message = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const std::logic_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_EQ(message([&] { cpu_read(h.cpu, buf, 200, 100); }),
+              "cpu_read: range [200, +100) outside DMA buffer " + id + " of 256 bytes");
+    EXPECT_EQ(message([&] { device_write(buf, 0, 10, h.cpu.now()); }),
+              "device_write: DMA buffer " + id + " is not mapped for the device to write [0, +10)");
+    std::vector<std::string> sync_errors;
+    h.body = [&]() -> engine::Task<> {
+        auto sync = [&](std::size_t offset, std::size_t len, DmaDataDirection dir) -> engine::Task<> {
+            try {
+                co_await dma_sync_single_for_cpu(h.cpu, buf, offset, len, dir);
+                sync_errors.push_back("no error");
+            } catch (const std::logic_error& e) {
+                sync_errors.push_back(e.what());
+            }
+        };
+        co_await sync(0, 64, DMA_FROM_DEVICE);
+        co_await dma_map_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
+        co_await sync(0, 129, DMA_FROM_DEVICE);
+        co_await sync(0, 64, DMA_TO_DEVICE);
+        co_await sync(0, 128, DMA_FROM_DEVICE);
+        EXPECT_EQ(message([&] { device_write(buf, 100, 64, h.cpu.now()); }),
+                  "device_write: DMA buffer " + id + " is not mapped for the device to write [100, +64)");
+        co_await dma_unmap_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
+    };
+    h.run();
+    const std::vector<std::string> expected = {
+        "dma_sync_single_for_cpu: DMA buffer " + id + " is not mapped",
+        "dma_sync_single_for_cpu: range [0, +129) outside the mapping of DMA buffer " + id + " (128 bytes)",
+        "dma_sync_single_for_cpu: direction DMA_TO_DEVICE differs from the mapping's DMA_FROM_DEVICE",
+        "no error",
+    };
+    EXPECT_EQ(sync_errors, expected);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Costs, by hand. Costs: calls map 100, unmap 80, sync 60; inner inv 10, clean 12, flush 14;
 // outer inv 5, clean 6, flush 7, outer sync 20; dsb 30.
