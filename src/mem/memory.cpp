@@ -912,15 +912,16 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
     touched_[static_cast<std::size_t>(cpu)] = 1;
     const bool write = x.write;
-    const std::size_t nlev = n_levels_;
-    Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
-    const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
     // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
-    // so that the common case above stays a short dispatch)
-    return [&]() __attribute__((noinline)) -> Tick {
+    // its values taken by copy, so that the common case above stays a short dispatch with nothing
+    // stored for it)
+    return [this, cpu, t, write, first, last, stride_ahead]() mutable __attribute__((noinline)) -> Tick {
+        const std::size_t nlev = n_levels_;
+        Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
+        const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
         for (Line l = first; l <= last; ++l) {
             const std::uint16_t* d = holders(l);
             std::size_t found = nlev;
