@@ -87,8 +87,8 @@ DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line
         throw std::invalid_argument("DmaBuffer: the cache line size must be a power of two");
     if (size == 0) throw std::invalid_argument("DmaBuffer: a buffer has at least one byte");
     bits_.assign((lines() + 63) / 64, 0);
-    inv_.assign(lines(), 0);
-    clean_.assign(lines(), 0);
+    inv_.assign(lines() + 1, 0);
+    clean_.assign(lines() + 1, 0);
 }
 
 void DmaBuffer::set_addr(mem::Addr a) {
@@ -195,23 +195,35 @@ engine::Cycles maintain(const DmaCosts& c, std::uint64_t line, std::uint64_t off
     return cyc;
 }
 
-void check_range(const DmaBuffer& b, std::size_t offset, std::size_t len, const char* what) {
-    if (offset > b.size() || len > b.size() - offset)
-        throw std::logic_error(std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(len) +
-                               ") outside DMA buffer " + std::to_string(b.id()) + " of " + std::to_string(b.size()) +
-                               " bytes");
+// The checks' errors, out of line (cold): a check itself is a test or two inline.
+[[noreturn, gnu::noinline, gnu::cold]] void range_error(const DmaBuffer& b, std::size_t offset, std::size_t len,
+                                                        const char* what) {
+    throw std::logic_error(std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                           ") outside DMA buffer " + std::to_string(b.id()) + " of " + std::to_string(b.size()) +
+                           " bytes");
 }
 
-void check_mapped(const DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir, const char* what) {
+inline void check_range(const DmaBuffer& b, std::size_t offset, std::size_t len, const char* what) {
+    if (offset > b.size() || len > b.size() - offset) range_error(b, offset, len, what);
+}
+
+// check_mapped's error: the first of its three tests that fails, in their order.
+[[noreturn, gnu::noinline, gnu::cold]] void mapped_error(const DmaBuffer& b, std::size_t offset, std::size_t len,
+                                                         DmaDataDirection dir, const char* what) {
     if (!b.mapped())
         throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(b.id()) + " is not mapped");
     if (offset > b.mapped_len() || len > b.mapped_len() - offset)
         throw std::logic_error(std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(len) +
                                ") outside the mapping of DMA buffer " + std::to_string(b.id()) + " (" +
                                std::to_string(b.mapped_len()) + " bytes)");
-    if (dir != b.mapped_dir())
-        throw std::logic_error(std::string(what) + ": direction " + std::string(to_string(dir)) +
-                               " differs from the mapping's " + std::string(to_string(b.mapped_dir())));
+    throw std::logic_error(std::string(what) + ": direction " + std::string(to_string(dir)) +
+                           " differs from the mapping's " + std::string(to_string(b.mapped_dir())));
+}
+
+inline void check_mapped(const DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
+                         const char* what) {
+    if (!b.mapped() || offset > b.mapped_len() || len > b.mapped_len() - offset || dir != b.mapped_dir())
+        mapped_error(b, offset, len, dir, what);
 }
 
 } // namespace
@@ -233,11 +245,10 @@ struct DmaOps {
         auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
             const std::uint64_t e = std::min<std::uint64_t>(i + n, b.lines()); // the clean loop's minimum
             if (i >= e) return;                                              // iteration past a buffer's end
-            if (own && op != LineOp::INV)
-                for (std::uint64_t j = i; j < e; ++j) ++b.clean_[j];
+            if (own && op != LineOp::INV) ++b.clean_[i], --b.clean_[e]; // lines [i, e) cleaned once more
             if (op != LineOp::CLEAN) {
                 if (own) {
-                    for (std::uint64_t j = i; j < e; ++j) ++b.inv_[j];
+                    ++b.inv_[i], --b.inv_[e];
                     mem::clear_bits(b.bits_.data(), i, e);
                 }
                 inv_first = std::min(inv_first, i);
@@ -463,13 +474,18 @@ engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std:
 namespace {
 
 // The device's access must lie in a mapping whose direction lets it `verb` ("write" / "read").
-void check_device_access(const DmaBuffer& buf, std::size_t offset, std::size_t len, DmaDataDirection forbidden,
-                         const char* what, const char* verb) {
+[[noreturn, gnu::noinline, gnu::cold]] void device_access_error(const DmaBuffer& buf, std::size_t offset,
+                                                                std::size_t len, const char* what, const char* verb) {
+    throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(buf.id()) +
+                           " is not mapped for the device to " + verb + " [" + std::to_string(offset) + ", +" +
+                           std::to_string(len) + ")");
+}
+
+inline void check_device_access(const DmaBuffer& buf, std::size_t offset, std::size_t len, DmaDataDirection forbidden,
+                                const char* what, const char* verb) {
     check_range(buf, offset, len, what);
     if (!buf.mapped() || buf.mapped_dir() == forbidden || offset + len > buf.mapped_len())
-        throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(buf.id()) +
-                               " is not mapped for the device to " + verb + " [" + std::to_string(offset) + ", +" +
-                               std::to_string(len) + ")");
+        device_access_error(buf, offset, len, what, verb);
 }
 
 // The slots of a bounced mapping, where the device's DMA goes (0: no hierarchy address).

@@ -165,8 +165,8 @@ public:
     bool device_wrote(std::size_t i) const { return (bits_[i / 64] >> (i % 64)) & 1U; }
     // How many times the inner cache maintenance invalidated / cleaned line `i` (a
     // clean+invalidate counts as both). Outer-cache operations cover the same lines.
-    std::uint32_t invalidations(std::size_t i) const { return inv_[i]; }
-    std::uint32_t cleans(std::size_t i) const { return clean_[i]; }
+    std::uint32_t invalidations(std::size_t i) const { return upto(inv_, i); }
+    std::uint32_t cleans(std::size_t i) const { return upto(clean_, i); }
 
     bool mapped() const { return mapped_; }
     std::size_t mapped_len() const { return mapped_len_; }
@@ -199,7 +199,14 @@ private:
     std::size_t size_;
     std::uint32_t line_;
     std::vector<std::uint64_t> bits_;
+    // The counts as differences (lines() + 1 each): an operation on lines [i, e) adds 1 at i and
+    // takes 1 at e (modulo 2^32), so that line j's count is the sum of entries 0..j.
     std::vector<std::uint32_t> inv_, clean_;
+    static std::uint32_t upto(const std::vector<std::uint32_t>& d, std::size_t i) {
+        std::uint32_t n = 0;
+        for (std::size_t k = 0; k <= i; ++k) n += d[k];
+        return n;
+    }
     bool mapped_ = false;
     mem::Addr addr_ = 0;
     std::size_t mapped_len_ = 0;

@@ -123,6 +123,26 @@ TEST(DmaSemantics, SyncMaintainsTheWholeLinesCoveringItsRange) {
     }
 }
 
+TEST(DmaSemantics, OverlappingMaintenanceUpToTheBuffersLastLineAddsUpPerLine) {
+    // 256 B = 8 lines of 32 B, FROM_DEVICE. The map invalidates lines 0-7. A sync for the CPU of
+    // [40, 100) clean+invalidates the partial lines 1 (40..63) and 3 (96..99) and invalidates
+    // line 2; one of [200, 256) clean+invalidates the partial line 6 and invalidates line 7, the
+    // buffer's last. The unmap invalidates lines 0-7 again.
+    Harness h;
+    DmaBuffer buf(h.dma, 256, 32);
+    std::string before_unmap;
+    h.body = [&]() -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 40, 60, DMA_FROM_DEVICE);
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 200, 56, DMA_FROM_DEVICE);
+        before_unmap = maintenance(buf);
+        co_await dma_unmap_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+    };
+    h.run();
+    EXPECT_EQ(before_unmap, maintenance("12221122", "01010010"));
+    EXPECT_EQ(maintenance(buf), maintenance("23332233", "01010010"));
+}
+
 // A per-line reference of the kernel's loops (arch/arm/mm/cache-v7.S), one line at a time:
 // v7_dma_inv_range clean+invalidates a partial first and a partial last line, then invalidates
 // each whole line between; v7_dma_clean_range cleans from the line holding `start` while below
@@ -225,6 +245,53 @@ TEST(DmaSemantics, MisuseIsAnError) {
         co_await dma_unmap_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
     };
     h.run();
+}
+
+TEST(DmaSemantics, EachMisuseNamesItsCallTheBufferAndWhatWasWrong) {
+    // A 256 B buffer; the mapping checks in their order: not mapped, then the range against the
+    // mapping's 128 B, then the direction.
+    Harness h;
+    DmaBuffer buf(h.dma, 256, 32);
+    const std::string id = std::to_string(buf.id());
+    auto message = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const std::logic_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_EQ(message([&] { cpu_read(h.cpu, buf, 200, 100); }),
+              "cpu_read: range [200, +100) outside DMA buffer " + id + " of 256 bytes");
+    EXPECT_EQ(message([&] { device_write(buf, 0, 10, h.cpu.now()); }),
+              "device_write: DMA buffer " + id + " is not mapped for the device to write [0, +10)");
+    std::vector<std::string> sync_errors;
+    h.body = [&]() -> engine::Task<> {
+        auto sync = [&](std::size_t offset, std::size_t len, DmaDataDirection dir) -> engine::Task<> {
+            try {
+                co_await dma_sync_single_for_cpu(h.cpu, buf, offset, len, dir);
+                sync_errors.push_back("no error");
+            } catch (const std::logic_error& e) {
+                sync_errors.push_back(e.what());
+            }
+        };
+        co_await sync(0, 64, DMA_FROM_DEVICE);
+        co_await dma_map_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
+        co_await sync(0, 129, DMA_FROM_DEVICE);
+        co_await sync(0, 64, DMA_TO_DEVICE);
+        co_await sync(0, 128, DMA_FROM_DEVICE);
+        EXPECT_EQ(message([&] { device_write(buf, 100, 64, h.cpu.now()); }),
+                  "device_write: DMA buffer " + id + " is not mapped for the device to write [100, +64)");
+        co_await dma_unmap_single(h.cpu, buf, 128, DMA_FROM_DEVICE);
+    };
+    h.run();
+    const std::vector<std::string> expected = {
+        "dma_sync_single_for_cpu: DMA buffer " + id + " is not mapped",
+        "dma_sync_single_for_cpu: range [0, +129) outside the mapping of DMA buffer " + id + " (128 bytes)",
+        "dma_sync_single_for_cpu: direction DMA_TO_DEVICE differs from the mapping's DMA_FROM_DEVICE",
+        "no error",
+    };
+    EXPECT_EQ(sync_errors, expected);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     hits_reorder_ = l1i_.front().hits_reorder();
     const Cache::View v = l1i_.front().view(); // every CPU's L1I has the same shape
     random_pow2_ = v.repl == Replacement::RANDOM && v.mask != 0 && v.way_mask != 0 && v.ways <= 64;
+    four_ways_ = random_pow2_ && v.ways == 4;
 }
 
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
@@ -88,6 +89,18 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (const CodeSpan& s : groups[g])
             for (Line l = s.first; l < s.first + s.lines; ++l) line_groups_[l - lo] |= std::uint64_t{1} << g;
     resident_.assign(l1i_.size(), 0); // none known whole until a fetch of it
+    group_word_list_.clear();
+    group_word_begin_.assign(1, 0);
+    if (!random_pow2_) return;
+    for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
+        for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
+            const Line k = group_spans_[i].first - lo, end = k + group_spans_[i].lines;
+            for (Line w = k / 64; w * 64 < end; ++w)
+                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 1u : 0u,
+                                                     range_mask(std::max(k, w * 64), end)});
+        }
+        group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
+    }
 }
 
 void InstructionCache::fill(Cache& c, int cpu, Line l) {
@@ -170,81 +183,75 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
         return 0;
     }
     r |= bit; // a fill below that evicts a line of the group clears it again
+    if (four_ways_) return walk_random<4>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
+    if (random_pow2_) return walk_random<0>(cpu, g);
     const std::uint32_t b = group_begin_[g];
-    const std::span<const CodeSpan> spans(group_spans_.data() + b, group_begin_[g + 1] - b);
-    return random_pow2_ ? walk_random(cpu, spans, group_words_.data() + b) : walk(cpu, spans, group_words_.data() + b);
+    return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
+                group_words_.data() + b);
 }
 
-Cycles InstructionCache::walk_random(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
+template <std::uint32_t Ways>
+Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
-    std::uint64_t misses = 0, demand = 0, lines = 0; // demand: misses that stall (the others were prefetched)
+    std::uint64_t misses = 0, demand = 0; // demand: misses that stall (the others were prefetched)
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    const Line first = first_line_, nbits = bits_lines_;
+    const Line first = first_line_, first1 = first_line_ + 1, nbits = bits_lines_;
     const Line prefetch = prefetch_;
-    // called from fetch_known_group alone: the resident bits are kept, and so are the spans' words
-    assert(!resident_.empty() && words != nullptr);
-    std::uint64_t& resident = resident_[static_cast<std::size_t>(cpu)];
+    // called from fetch_known_group alone: the resident bits are kept
+    assert(!resident_.empty());
+    std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
     const std::uint64_t* const line_groups = line_groups_.data();
     Cache::View v = c.view();
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-        const CodeSpan& s = spans[i];
-        lines += s.lines;
-        // every line present: all hits
-        if (words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
-        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
-        Line covered_end = 0;
-        Line k = s.first - first;
-        assert(k < nbits && k + s.lines <= nbits); // a group's spans lie within the bits' range
-        {
-            // only the missing lines, by their presence bits: the first at or after k, read again
-            // after every fill (a fill may evict a later line of the span)
-            const Line end = k + s.lines;
-            // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
-            Line* const tag = v.tag;
-            std::uint64_t* const empty = v.empty;
-            const Line set_mask = v.mask;
-            const std::uint32_t ways = v.ways, way_mask = v.way_mask;
-            std::uint32_t lfsr = v.lfsr;
-            while (k < end) {
-                const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
-                if (missing == 0) {
-                    k = (k / 64 + 1) * 64;
-                    continue;
+    // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
+    Line* const tag = v.tag;
+    std::uint64_t* const empty = v.empty;
+    const Line set_mask = v.mask;
+    const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
+    std::uint32_t lfsr = v.lfsr;
+    Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
+    const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
+    const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
+    for (; p != last; ++p) {
+        if (p->opens) covered_end = 0; // a span's lines ascend: its first miss is a demand miss
+        std::uint64_t* const word = bits + p->word;
+        const std::uint64_t mask = p->mask;
+        std::uint64_t missing = mask & ~*word;
+        if (missing == 0) continue; // every line of the span in this word present: all hits
+        const Line base_line = first + Line{p->word} * 64;
+        do {
+            const auto b = static_cast<unsigned>(std::countr_zero(missing));
+            const Line l = base_line + b;
+            // Cache::fill of a random-replacement cache of power-of-two sets and ways
+            const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
+            const std::size_t base = static_cast<std::size_t>(set) * ways;
+            std::uint64_t& e = empty[set];
+            std::size_t w;
+            if (e != 0) { // the lowest empty way
+                w = base + static_cast<std::size_t>(std::countr_zero(e));
+                e &= e - 1;
+            } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
+                lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+                w = base + (lfsr & way_mask);
+                if (const Line x = tag[w] - first1; x < nbits) {
+                    bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
+                    resident &= ~line_groups[x];
                 }
-                k += static_cast<Line>(std::countr_zero(missing));
-                if (k >= end) break;
-                const Line l = first + k;
-                // Cache::fill of a random-replacement cache of power-of-two sets and ways
-                const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
-                const std::size_t base = static_cast<std::size_t>(set) * ways;
-                std::uint64_t& e = empty[set];
-                std::size_t w;
-                if (e != 0) { // the lowest empty way
-                    w = base + static_cast<std::size_t>(std::countr_zero(e));
-                    e &= e - 1;
-                } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
-                    lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
-                    w = base + (lfsr & way_mask);
-                    if (const Line x = tag[w] - (first + 1); x < nbits) {
-                        bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
-                        resident &= ~line_groups[x];
-                    }
-                }
-                tag[w] = l + 1;
-                bits[k / 64] |= std::uint64_t{1} << (k % 64);
-                ++misses;
-                if (l < covered || l >= covered_end) {
-                    ++demand;
-                    covered = l + 1;
-                    covered_end = l + 1 + prefetch;
-                }
-                ++k;
             }
-            v.lfsr = lfsr;
-        }
+            tag[w] = l + 1;
+            *word |= std::uint64_t{1} << b;
+            ++misses;
+            if (l >= covered_end) {
+                ++demand;
+                covered_end = l + 1 + prefetch;
+            }
+            // the span's lines above l in this word still missing (a fill may have evicted one)
+            missing = mask & ~*word & (~std::uint64_t{1} << b);
+        } while (missing != 0);
     }
+    v.lfsr = lfsr;
     c.commit(v);
-    stats_.hits += lines - misses;
+    resident_[static_cast<std::size_t>(cpu)] = resident;
+    stats_.hits += group_lines_[g] - misses;
     stats_.misses += misses;
     const Cycles stall = demand * miss_;
     stats_.prefetched += misses - demand;

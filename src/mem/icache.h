@@ -105,12 +105,17 @@ private:
     // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all set
     // with one test.
     Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
-    // walk of a group (whose spans all lie in the bits' range) where random_pow2_: the missing lines
-    // filled by Cache::fill's steps for that case alone, over the cache's arrays and LFSR held in
-    // locals (a Cache::View: the same ways, the same draws in the same order) and the members the
-    // loop reads held in locals too, so that a fill's byte store does not make them be reloaded.
-    // The LFSR is handed back at the end.
-    Cycles walk_random(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
+    // walk of group g (whose spans all lie in the bits' range) where random_pow2_, by the group's
+    // presence words (group_word_list_, known once by set_groups): each word's missing lines are
+    // its mask less the bits set, filled in order by Cache::fill's steps for that case alone, over
+    // the cache's arrays and LFSR held in locals (a Cache::View: the same ways, the same draws in
+    // the same order) and the members the loop reads held in locals too, so that a fill's store
+    // does not make them be reloaded. After each fill the word is read again above the filled
+    // line (a fill may evict a later line of the span). The LFSR and the resident bits are handed
+    // back at the end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant), else 0 (read
+    // from the cache).
+    template <std::uint32_t Ways>
+    Cycles walk_random(int cpu, std::uint32_t g);
     // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept).
     Cycles fetch_known_group(int cpu, std::uint32_t g);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
@@ -129,10 +134,22 @@ private:
     // random replacement, sets and ways powers of two (over 1), at most 64 ways (the Cortex-A9's
     // L1I): a group fetch with presence bits walks through walk_random
     bool random_pow2_ = false;
+    bool four_ways_ = false; // random_pow2_ with 4 ways: walk_random<4>
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
     std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)
     std::vector<std::uint32_t> group_begin_{0};
+    // A group's spans as the words of presence bits they cover, span by span in the group's order
+    // and each span's words in ascending order: the word, its bits of the span's lines, and
+    // whether it is a span's first word (a next-line prefetch covers lines of its own span alone).
+    // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
+    struct GroupWord {
+        std::uint32_t word = 0;
+        std::uint32_t opens = 0;
+        std::uint64_t mask = 0;
+    };
+    std::vector<GroupWord> group_word_list_;
+    std::vector<std::uint32_t> group_word_begin_{0};
     // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
     Line first_line_ = 0;
     Line bits_lines_ = 0;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 namespace kdsim::mem {
@@ -93,18 +94,22 @@ TEST(InstructionCache, SpansOfOneFetchAddUp) {
 TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderEveryReplacement) {
     // Three groups sharing lines (B's span overlaps A's, C holds a line twice), on a small 1 KB
     // 2-way cache (8 sets) where they evict each other: fetch_group must stall, hit and miss
-    // exactly as fetch of the same spans on a second cache fed the same sequence.
+    // exactly as fetch of the same spans on a second cache fed the same sequence. Random
+    // replacement also on 4 ways (4 sets), the Cortex-A9's L1I ways, which its walk takes as a
+    // constant.
     const std::vector<std::vector<CodeSpan>> groups = {{{0, 6}}, {{4, 9}, {40, 3}}, {{20, 2}, {21, 5}}};
-    for (Replacement r : {Replacement::LRU, Replacement::ROUND_ROBIN, Replacement::RANDOM}) {
+    const std::pair<Replacement, std::uint32_t> shapes[] = {
+        {Replacement::LRU, 2}, {Replacement::ROUND_ROBIN, 2}, {Replacement::RANDOM, 2}, {Replacement::RANDOM, 4}};
+    for (const auto& [r, ways] : shapes) {
         L1iConfig c = l1i(r, 1);
         c.size = 1024;
-        c.ways = 2;
+        c.ways = ways;
         InstructionCache grouped(c, 64, MISS, 2), direct(c, 64, MISS, 2);
         grouped.set_groups(groups);
         const std::uint32_t seq[] = {0, 0, 1, 0, 2, 2, 1, 1, 0, 2, 0, 0, 1, 2, 2, 2, 0, 1, 0, 0};
         for (int cpu = 0; cpu < 2; ++cpu)
             for (std::uint32_t g : seq)
-                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r);
+                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r) << " " << ways;
         EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
         EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
         EXPECT_EQ(grouped.stats().prefetched, direct.stats().prefetched); // next-line prefetch of 1
@@ -213,6 +218,45 @@ TEST(InstructionCache, RandomDrawsRunOnFromAGroupFetchToASpanFetchAndBack) {
     EXPECT_FALSE(ic.holds(0, 200));
     EXPECT_EQ(ic.stats().misses, 4u + 3u + 4u);
     EXPECT_EQ(ic.stats().hits, 0u);
+}
+
+TEST(InstructionCache, ARandomGroupFetchRefillsALaterLineOfItsWordThatAFillEvictedButNotAnEarlierOne) {
+    // Two sets of 2 ways (256 B of 64 B lines), random replacement, no prefetch: line l in set
+    // l mod 2. The LFSR's first draws pick ways 0, 0 (0xE270, 0x7138: the low bit). X = lines 2
+    // and 4 (set 0) fill set 0's empty ways 0 and 1. Then Y = lines 0-4, one word of presence
+    // bits: 2 and 4 present, so 0, 1, 3 missing. 0 finds set 0 full: draw 1, way 0, evicts 2, a
+    // line of Y's word above 0, which must be filled in its turn; 1 takes set 1's empty way 0; 2
+    // finds set 0 full: draw 2, way 0, evicts 0, below 2, not fetched again; 3 takes set 1's way
+    // 1; 4 hits. 4 misses, 1 hit; 0 left absent.
+    L1iConfig c = l1i(Replacement::RANDOM);
+    c.size = 256;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    ic.set_groups({{{2, 1}, {4, 1}}, {{0, 5}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), 2u * MISS);
+    EXPECT_EQ(ic.fetch_group(0, 1), 4u * MISS);
+    EXPECT_EQ(ic.stats().misses, 2u + 4u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+    EXPECT_FALSE(ic.holds(0, 0));
+    for (Line l : {1, 2, 3, 4}) EXPECT_TRUE(ic.holds(0, l)) << l;
+    EXPECT_FALSE(ic.group_resident(0, 1)); // its line 0 left
+    EXPECT_FALSE(ic.group_resident(0, 0)); // its line 2 left (and came back)
+}
+
+TEST(InstructionCache, ARandomGroupFetchStartsEachSpansPrefetchAfreshEvenWhereItsFirstWordIsAllPresent) {
+    // A 32 KB 4-way random L1I (128 sets: nothing evicted), next-line prefetch of 1. G0 = line 63
+    // (the last line of the first word of presence bits); G1 = line 64, then lines 63-65. G0: 63
+    // misses. G1: 64 misses on demand (its fill requests 65 with it); the second span's first
+    // word (63) is all present and 64 hits, but 65 is its own span's first miss, so it stalls
+    // too: the prefetch of 64's miss counts for 64's span alone. 2 stalls, none prefetched.
+    InstructionCache ic(l1i(Replacement::RANDOM, 1), 64, MISS, 1);
+    ic.set_groups({{{63, 1}}, {{64, 1}, {63, 3}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_EQ(ic.stats().prefetched, 0u);
+    EXPECT_EQ(ic.stats().misses, 3u);
+    EXPECT_EQ(ic.stats().hits, 2u); // 63 and 64 in G1's second span
+    EXPECT_TRUE(ic.group_resident(0, 1));
 }
 
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {

@@ -482,16 +482,21 @@ struct RandomPow2 {
 // A level of that shape in the fast loops: its arrays, set mask, ways and LFSR copied into a small
 // struct of their own, whose LFSR goes back to the view around the steps that use the members
 // (the views, 88 bytes each, stay in memory, and their fields were reloaded after every byte store
-// to the dirty flags). Its fill and dirty mark are Cache::View's for that case.
+// to the dirty flags). Its fill and dirty mark are Cache::View's for that case. W: the level's ways
+// where the loop knows them at compile time (the Cortex-A9's 4-way L1D and 16-way PL310), else 0
+// (read from the view).
+template <std::uint32_t W>
 struct FastLevel {
     Line* tag;
     std::uint8_t* dirty;
     std::uint64_t* empty;
     Line mask;
-    std::uint32_t ways, way_mask, lfsr;
+    std::uint32_t ways_, way_mask_, lfsr;
 
     static FastLevel of(const Cache::View& v) { return {v.tag, v.dirty, v.empty, v.mask, v.ways, v.way_mask, v.lfsr}; }
+    static constexpr bool fixed = W != 0;
     [[gnu::always_inline]] bool fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way) {
+        const std::uint32_t ways = fixed ? W : ways_, way_mask = fixed ? W - 1 : way_mask_;
         const std::uint32_t set = static_cast<std::uint32_t>(l & mask);
         const std::size_t base = static_cast<std::size_t>(set) * ways;
         std::uint64_t& e = empty[set];
@@ -512,8 +517,15 @@ struct FastLevel {
         return displaced;
     }
     [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) {
-        dirty[static_cast<std::size_t>(l & mask) * ways + w] = 1;
+        dirty[static_cast<std::size_t>(l & mask) * (fixed ? W : ways_) + w] = 1;
     }
+};
+// Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
+// and the L2's ways W0 and W1 known (both 0: read from the views).
+template <bool Fast, std::uint32_t W0, std::uint32_t W1>
+struct LoopShape {
+    static constexpr bool fast = Fast;
+    static constexpr std::uint32_t w0 = W0, w1 = W1;
 };
 
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
@@ -596,11 +608,14 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     const bool refresh = refresh_period_ != 0;
     // the lines, with the fills of the random power-of-two case (RandomPow2) or the general ones
     auto lines = [&](auto rp) __attribute__((always_inline)) {
-        constexpr bool fast = decltype(rp)::value;
-        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        using Shape = decltype(rp);
+        constexpr bool fast = Shape::fast;
+        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        FastLevel<Shape::w0> f0{};
+        FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel::of(v[0]);
-            f1 = FastLevel::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(v[0]);
+            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
         }
         auto put = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
@@ -714,11 +729,16 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         settle();
         put();
     };
-    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
-        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
-        else lines(std::false_type{});
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2),
+                            // a third for its ways (4 and 16)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
+            else lines(LoopShape<true, 0, 0>{});
+        } else {
+            lines(LoopShape<false, 0, 0>{});
+        }
     } else {
-        lines(std::false_type{});
+        lines(LoopShape<false, 0, 0>{});
     }
     out();
     line_ready_ = ready;
@@ -772,11 +792,14 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     Line l = a;
     // the lines, as in read_unheld_n
     auto lines = [&](auto rp) __attribute__((always_inline)) {
-        constexpr bool fast = decltype(rp)::value;
-        FastLevel f0{}, f1{}; // fast: the L1's and the L2's state, handed to the views around out() and in()
+        using Shape = decltype(rp);
+        constexpr bool fast = Shape::fast;
+        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        FastLevel<Shape::w0> f0{};
+        FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel::of(v[0]);
-            f1 = FastLevel::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(v[0]);
+            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
         }
         auto put = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
@@ -864,11 +887,16 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         settle();
         put();
     };
-    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2)
-        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) lines(std::true_type{});
-        else lines(std::false_type{});
+    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2),
+                            // a third for its ways (4 and 16)
+        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
+            else lines(LoopShape<true, 0, 0>{});
+        } else {
+            lines(LoopShape<false, 0, 0>{});
+        }
     } else {
-        lines(std::false_type{});
+        lines(LoopShape<false, 0, 0>{});
     }
     out();
     next = l;
@@ -884,15 +912,16 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
     touched_[static_cast<std::size_t>(cpu)] = 1;
     const bool write = x.write;
-    const std::size_t nlev = n_levels_;
-    Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
-    const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
     // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
-    // so that the common case above stays a short dispatch)
-    return [&]() __attribute__((noinline)) -> Tick {
+    // its values taken by copy, so that the common case above stays a short dispatch with nothing
+    // stored for it)
+    return [this, cpu, t, write, first, last, stride_ahead]() mutable __attribute__((noinline)) -> Tick {
+        const std::size_t nlev = n_levels_;
+        Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
+        const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
         for (Line l = first; l <= last; ++l) {
             const std::uint16_t* d = holders(l);
             std::size_t found = nlev;

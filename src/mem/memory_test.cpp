@@ -730,6 +730,44 @@ TEST(Memory, AColdReadOfFourLinesFillsBothLevelsDrawsFourVictimsAndStreamsTheLas
     EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
 }
 
+TEST(Memory, TheCortexA9sWaysFourAndSixteenDrawTheL1VictimsFromTheLfsrsLowTwoBits) {
+    // one CPU; L1 1 set x 4 ways (random), shared L2 4 sets x 16 ways (random, never full here: no
+    // draw): the i.MX6's ways, which the runs' fast loops take as constants. x written: L1 way 0,
+    // dirty. y's 3 lines (a run no cache holds): ways 1, 2, 3. b's 4 lines find the L1 full: the
+    // LFSR from 0xACE1 gives 0xE270, 0x7138, 0x389C, 0x1C4E, whose low two bits pick ways 0, 0, 0,
+    // 2: b0 displaces x (dirty: marked dirty in the L2, which holds it), b1 b0, b2 b1, b3 y1. The
+    // L1 then holds b2, y0, b3, y2. A read of x (an L2 hit, the held run) draws 0x0E27: way 3,
+    // displacing y2.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 64 * 64, 16, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), y = m.alloc(3 * 64, 64), b = m.alloc(4 * 64, 64);
+    m.write(0, 0, x, 64);
+    m.read(0, 1000 * NS, y, 3 * 64);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(m.level_of(0, y + static_cast<Addr>(i) * 64), 0) << i;
+    m.read(0, 2000 * NS, b, 4 * 64);
+    EXPECT_EQ(m.level_of(0, x), 1);
+    EXPECT_TRUE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.level_of(0, b), 1);
+    EXPECT_EQ(m.level_of(0, b + 64), 1);
+    EXPECT_EQ(m.level_of(0, b + 2 * 64), 0);
+    EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
+    EXPECT_EQ(m.level_of(0, y), 0);
+    EXPECT_EQ(m.level_of(0, y + 64), 1);
+    EXPECT_EQ(m.level_of(0, y + 2 * 64), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    EXPECT_EQ(m.stats().levels[0].misses, 8u); // x, y0-y2, b0-b3
+    EXPECT_EQ(m.stats().levels[1].misses, 8u);
+    m.read(0, 3000 * NS, x, 64);
+    EXPECT_EQ(m.level_of(0, x), 0);
+    EXPECT_EQ(m.level_of(0, y + 2 * 64), 1);
+    EXPECT_EQ(m.level_of(0, b + 3 * 64), 0);
+    EXPECT_EQ(m.stats().levels[0].misses, 9u);
+    EXPECT_EQ(m.stats().levels[1].misses, 8u);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
