@@ -293,7 +293,9 @@ private:
         mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
-    engine::Task<> tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
+    // Queues the segment (no cycles of its own); true: the ACK goes at once (the caller sends it),
+    // else the delayed-ACK timer is armed.
+    bool tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
     template <class F>
     void for_each_frag(const Packet& p, std::uint64_t from, F&& f);
     void tcp_ofo_queue(); // moves what now follows rcv_nxt from the ofo queue to the reader's
