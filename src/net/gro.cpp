@@ -19,18 +19,23 @@ std::size_t Gro::oldest() const {
 // the normal receive path. The slot is free again before the stack runs.
 // Models: napi_gro_complete() (net/core/gro.c)
 engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
-    Held h = list_[i];
+    // the skb out of the slot, with the `count` fragment addresses in use (not all MAX_SEGS)
+    const Held& held = list_[i];
+    Packet skb = held.skb;
+    const std::uint32_t count = held.count, gso_size = held.gso_size;
+    std::array<std::uint64_t, MAX_SEGS> frag_data;
+    std::copy_n(held.frag_data.begin(), count, frag_data.begin());
     used_[i] = false;
     --count_;
     ++st_.skbs_up;
-    st_.segs_up += h.count;
-    if (h.count > 1) {
+    st_.segs_up += count;
+    if (count > 1) {
         co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
-        h.skb.gso_segs = h.count;
-        h.skb.gso_size = h.gso_size;
-        h.skb.frag_data = h.frag_data.data();
+        skb.gso_segs = count;
+        skb.gso_size = gso_size;
+        skb.frag_data = frag_data.data();
     }
-    co_await up_(cpu, ctx_, h.skb);
+    co_await up_(cpu, ctx_, skb);
 }
 
 void Gro::hold(kernel::Cpu& cpu, const Packet& p) {

@@ -39,6 +39,12 @@ protected:
 // context (NET_RX softirq, or a task with BH disabled for a tap) on `cpu`.
 using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
 
+// A Task that does nothing. The net layer's pass-through paths (the receive hook's demux, the
+// output route, the device's delivery) are plain functions that return the Task of the path they
+// pick, which their caller awaits at once, instead of coroutines of their own (a frame, two
+// resumptions and a destroy each, docs/performance.md); a path that picks none returns this.
+inline engine::Task<> nothing() { co_return; }
+
 struct NicStats {
     std::uint64_t rx_frames = 0;
     std::uint64_t tx_frames = 0;
@@ -168,9 +174,11 @@ public:
     }
 
 protected:
+    // The receive hook's Task for `p`, for the caller to await at once (the tap sees the frame now).
     engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {
         if (tap_) [[unlikely]] tap_->frame(FrameTap::Dir::RX, cpu.now(), p);
-        if (rx_fn_) co_await rx_fn_(cpu, rx_ctx_, p);
+        if (rx_fn_) return rx_fn_(cpu, rx_ctx_, p);
+        return nothing();
     }
     // dev_queue_xmit_nit: a frame the device transmits now.
     void tap_xmit(kernel::Cpu& cpu, const Packet& p) {

@@ -424,10 +424,10 @@ engine::Task<int> Nic::poll_ring(int weight, bool first) {
 }
 
 // Models: igb_alloc_rx_buffers() (drivers/net/ethernet/intel/igb/igb_main.c)
-engine::Task<> Nic::rx_tail_write() {
+kernel::Cpu::ExecAwaiter Nic::rx_tail_write() {
     rx_refilled_ = 0;
     ++stats_.rx_tail_writes;
-    co_await cpu_.exec(*costs_.mmio_posted_write, Cat::DRIVER); // writel(i, rx_ring->tail)
+    return cpu_.exec(*costs_.mmio_posted_write, Cat::DRIVER); // writel(i, rx_ring->tail)
 }
 
 // XDP_DROP: the driver syncs the received bytes for the CPU (the program may read them), runs the

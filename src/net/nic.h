@@ -196,7 +196,8 @@ private:
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
     // The rx tail's posted write: the descriptors refilled since the last one go back to the device.
-    engine::Task<> rx_tail_write();
+    // `co_await rx_tail_write()` is its exec (an awaitable: no coroutine frame of its own).
+    kernel::Cpu::ExecAwaiter rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
     // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
     // and its interrupt line (asserted from the first event until the handler reads IEVENT empty).

@@ -23,6 +23,7 @@ void Stack::add_device(NetDevice& dev) {
 }
 
 // A frame of a machine with several devices: the flow's route is the device it came in on.
+// (A plain function: the Task it returns is netif_receive's, awaited by the caller at once.)
 engine::Task<> Stack::netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& d = *static_cast<DevCtx*>(ctx);
     Stack& s = *d.stack;
@@ -30,7 +31,7 @@ engine::Task<> Stack::netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet
         if (s.flow_dev_.size() <= p.flow) s.flow_dev_.resize(p.flow + std::size_t{1}, nullptr);
         s.flow_dev_[p.flow] = d.dev;
     }
-    co_await netif_receive(cpu, &s, p);
+    return netif_receive(cpu, &s, p);
 }
 
 Cycles Stack::frame_read(kernel::Cpu& cpu, const Packet& p, std::uint32_t from, std::uint32_t to) {
@@ -91,19 +92,21 @@ engine::Task<> Stack::skb_gso_segment(kernel::Cpu& cpu, const Packet& p) {
 }
 
 // A GSO skb for a device without TSO is segmented first (validate_xmit_skb), and
-// dev_hard_start_xmit hands the segments to the driver one by one.
+// dev_hard_start_xmit hands the segments to the driver one by one; any other skb goes to the
+// driver as it is (a plain function: the Task is the driver's or the segmenting path's).
 // Models: validate_xmit_skb(), dev_hard_start_xmit() (net/core/dev.c)
 engine::Task<> Stack::dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
-    if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) {
-        co_await skb_gso_segment(cpu, p);
-        dev.count_gso_segmented(p.gso_segs);
-        for (std::uint32_t i = 0; i < p.gso_segs; ++i) {
-            Packet s = gso_segment_of(p, i);
-            s.truesize = i + 1 == p.gso_segs ? p.truesize : 0; // the socket's charge goes with the last
-            co_await dev.xmit(cpu, s);
-        }
-    } else {
-        co_await dev.xmit(cpu, p);
+    if (p.gso_segs > 1 && dev.tso() == TsoKind::NONE) return xmit_segments(cpu, dev, p);
+    return dev.xmit(cpu, p);
+}
+
+engine::Task<> Stack::xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
+    co_await skb_gso_segment(cpu, p);
+    dev.count_gso_segmented(p.gso_segs);
+    for (std::uint32_t i = 0; i < p.gso_segs; ++i) {
+        Packet s = gso_segment_of(p, i);
+        s.truesize = i + 1 == p.gso_segs ? p.truesize : 0; // the socket's charge goes with the last
+        co_await dev.xmit(cpu, s);
     }
 }
 
@@ -137,28 +140,29 @@ void Stack::tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep) {
 }
 
 // Through a tunnel the skb goes to the tunnel's output as it is, a GSO skb too: the tunnel
-// segments it (wg_xmit's, xfrm_output_gso's skb_gso_segment).
+// segments it (wg_xmit's, xfrm_output_gso's skb_gso_segment). A plain function: the Task is
+// dev_queue_xmit's or the tunnel path's, each with its own copy of the skb.
 // Models: ip_output() (net/ipv4/ip_output.c)
-engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, Packet p) {
-    if (!tunnel_) co_return co_await dev_queue_xmit(cpu, p);
+engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, const Packet& p) {
+    if (!tunnel_) return dev_queue_xmit(cpu, p);
+    return tunnel_output(cpu, p);
+}
+
+engine::Task<bool> Stack::tunnel_output(kernel::Cpu& cpu, Packet p) {
     co_await tunnel_->xmit(cpu, p);
     co_return true;
 }
 
 bool Stack::can_gso() const { return nic_.gso() && (!tunnel_ || tunnel_->gso_ok()); }
 
+// A plain function: the Task is the endpoint's receive (nothing() when no endpoint takes it).
 // Models: ip_local_deliver() (net/ipv4/ip_input.c)
 engine::Task<> Stack::ip_local_deliver(kernel::Cpu& cpu, const Packet& p) {
-    if (p.kind != FrameKind::TCP_DATA && p.kind != FrameKind::TCP_ACK && p.kind != FrameKind::UDP_DATA) co_return;
-    if (p.flow < tcp_.size() && tcp_[p.flow]) {
-        co_await tcp_[p.flow]->tcp_rcv(cpu, p);
-        co_return;
-    }
+    if (p.kind != FrameKind::TCP_DATA && p.kind != FrameKind::TCP_ACK && p.kind != FrameKind::UDP_DATA) return nothing();
+    if (p.flow < tcp_.size() && tcp_[p.flow]) return tcp_[p.flow]->tcp_rcv(cpu, p);
     for (const FlowRange& r : ranges_)
-        if (p.flow - r.first < r.count) {
-            co_await r.ep->tcp_rcv(cpu, p);
-            co_return;
-        }
+        if (p.flow - r.first < r.count) return r.ep->tcp_rcv(cpu, p);
+    return nothing();
 }
 
 // ip_rcv() up to NF_HOOK(NF_INET_PRE_ROUTING), whose rule says NF_DROP; kfree_skb() of the packet.
@@ -185,24 +189,23 @@ engine::Task<> Stack::nf_conntrack_in(kernel::Cpu& cpu) {
     ++nf_ct_created_;
 }
 
+// A plain function: the Task is the protocol's receive the frame's kind picks.
 // Models: __netif_receive_skb() (net/core/dev.c)
 engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p) {
     auto& s = *static_cast<Stack*>(ctx);
-    if (s.nf_on_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
-        co_await s.nf_prerouting_drop(cpu);
-        co_return;
-    }
+    if (s.nf_on_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) return s.nf_prerouting_drop(cpu);
     switch (p.kind) {
-    case FrameKind::ARP_REQUEST: co_await s.arp_rcv(cpu, p); break;
-    case FrameKind::ARP_REPLY: co_await s.packet_rcv(cpu, p); break;
+    case FrameKind::ARP_REQUEST: return s.arp_rcv(cpu, p);
+    case FrameKind::ARP_REPLY: return s.packet_rcv(cpu, p);
     case FrameKind::TCP_DATA:
     case FrameKind::TCP_ACK:
-    case FrameKind::UDP_DATA: co_await s.ip_local_deliver(cpu, p); break;
+    case FrameKind::UDP_DATA: return s.ip_local_deliver(cpu, p);
     case FrameKind::WG_DATA:
     case FrameKind::ESP:
-        if (s.tunnel_) co_await s.tunnel_->rcv(cpu, p);
+        if (s.tunnel_) return s.tunnel_->rcv(cpu, p);
         break;
     }
+    return nothing();
 }
 
 // arp_process: a request for one of our addresses is answered at once, from NET_RX.

@@ -118,8 +118,9 @@ public:
     // qdisc dropped the skb (NET_XMIT_DROP).
     engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
     // The output route of a locally generated IP packet: through the tunnel when one is
-    // configured, else straight to the device. False: dropped by the device's qdisc.
-    engine::Task<bool> ip_output(kernel::Cpu& cpu, Packet p);
+    // configured, else straight to the device. False: dropped by the device's qdisc. The Task
+    // keeps its own copy of `p`.
+    engine::Task<bool> ip_output(kernel::Cpu& cpu, const Packet& p);
     // An skb of a qdisc device was freed after transmission: its socket's destructor.
     void skb_free(kernel::Cpu& cpu, const Packet& p);
     // tsq_tasklet on `cpu`: the socket's tcp_tsq_handler runs in its TASKLET_SOFTIRQ.
@@ -193,6 +194,10 @@ private:
     engine::Task<> skb_gso_segment(kernel::Cpu& cpu, const Packet& p);
     // validate_xmit_skb (segmenting a GSO skb the device cannot take) and the driver.
     engine::Task<> dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
+    // dev_hard_start_xmit's segmenting path: skb_gso_segment, then each segment to the driver.
+    engine::Task<> xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
+    // ip_output through the tunnel.
+    engine::Task<bool> tunnel_output(kernel::Cpu& cpu, Packet p);
     // What a device's qdisc calls below it.
     struct DevDriver final : TxDriver {
         Stack* stack;

@@ -100,19 +100,27 @@ void TcpSource::register_stats(const stats::Scope& s) const {
                    "1: the socket is SK_PACING_FQ (fq paces it by its EDT timestamps)");
 }
 
+std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, engine::Tick srtt) {
+    std::uint64_t bytes = 0, scaled = 0;
+    if (!__builtin_mul_overflow(segs, mss, &bytes) && !__builtin_mul_overflow(bytes, ratio, &bytes) &&
+        !__builtin_mul_overflow(bytes / 100, engine::PS_PER_S, &scaled))
+        return scaled / srtt;
+    return static_cast<std::uint64_t>(static_cast<unsigned __int128>(segs) * mss * ratio / 100 * engine::PS_PER_S / srtt);
+}
+
+// tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
+std::uint64_t TcpSource::pacing_rate() const {
+    if (!srtt_) return 0;
+    return tcp_pacing_rate(std::max(tp_.cwnd, packets_out()), mss_, tp_.in_slow_start() ? 200 : 120, srtt_);
+}
+
 CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
     CcClock c;
     c.jiffies = static_cast<std::uint32_t>(cpu.jiffies());
     c.hz = static_cast<std::uint32_t>(engine::PS_PER_S / cpu.tick_period());
     c.now_us = cpu.now() / engine::PS_PER_US;
     c.pacing_fq = pacing_fq_;
-    // tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
-    if (srtt_) {
-        const std::uint64_t ratio = tp_.in_slow_start() ? 200 : 120;
-        const std::uint64_t segs = std::max(tp_.cwnd, packets_out());
-        c.pacing_rate = static_cast<std::uint64_t>(static_cast<unsigned __int128>(segs) * mss_ * ratio / 100 *
-                                                   engine::PS_PER_S / srtt_);
-    }
+    c.pacing_rate = pacing_rate();
     return c;
 }
 
@@ -314,7 +322,7 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_
         tcp_enter_cwr();
         co_return false;
     }
-    tcp_update_skb_after_send(p.len - ETH_HEADER, prior_wstamp, cc_clock(cpu).pacing_rate);
+    tcp_update_skb_after_send(p.len - ETH_HEADER, prior_wstamp, pacing_rate());
     co_return true;
 }
 
@@ -328,9 +336,9 @@ void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_
 }
 
 // Models: tcp_small_queue_check() (net/ipv4/tcp_output.c)
-bool TcpSource::tcp_small_queue_check(const kernel::Cpu& cpu, std::uint32_t truesize, unsigned factor) {
+bool TcpSource::tcp_small_queue_check(const kernel::Cpu&, std::uint32_t truesize, unsigned factor) {
     if (!tsq_on_) return false;
-    const std::uint64_t rate = cc_clock(cpu).pacing_rate; // 0 before an RTT sample: ~0UL
+    const std::uint64_t rate = pacing_rate(); // 0 before an RTT sample: ~0UL
     std::uint64_t limit = rate ? std::max<std::uint64_t>(2ULL * truesize, rate >> 10) : ~std::uint64_t{0} >> 1;
     if (!pacing_fq_) limit = std::min<std::uint64_t>(limit, TCP_LIMIT_OUTPUT_BYTES);
     limit <<= factor;
@@ -373,10 +381,10 @@ void TcpSource::tcp_enter_cwr() {
 // MAX_TCP_HEADER a GSO skb may hold and by half the peer's largest window
 // (tcp_bound_to_half_wnd). The smoothed RTT stands in for the minimum RTT.
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
-std::uint32_t TcpSource::tcp_size_goal(const kernel::Cpu& cpu) const {
+std::uint32_t TcpSource::tcp_size_goal(const kernel::Cpu&) const {
     if (!stack_.can_gso()) return 1;
     constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
-    std::uint64_t bytes = cc_clock(cpu).pacing_rate >> 10; // sk_pacing_shift
+    std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift
     const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;
     if (r < 32) bytes += GSO_MAX_SIZE >> r;
     bytes = std::min(bytes, GSO_MAX_SIZE);

@@ -59,6 +59,12 @@ inline constexpr std::uint32_t TCP_ACK_FRAME = 66;
 // The MSS of a route with this MTU.
 constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP_HEADERS; }
 
+// tcp_update_pacing_rate's sk_pacing_rate, bytes/s: `ratio` % (200 in slow start, else 120) of
+// segs * mss per smoothed RTT, floor((floor(segs * mss * ratio / 100)) * 1e12 / srtt), srtt in
+// picoseconds (> 0). In 64-bit arithmetic when no product overflows, else in 128-bit: the same
+// value either way.
+std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, engine::Tick srtt);
+
 // include/net/tcp.h timing constants.
 inline constexpr engine::Tick TCP_RTO_MIN = 200 * engine::PS_PER_MS;
 inline constexpr engine::Tick TCP_RTO_MAX = 120 * engine::PS_PER_S;
@@ -193,6 +199,7 @@ private:
     void tcp_rtt_estimator(engine::Tick rtt);
     void tcp_sndbuf_expand();
     CcClock cc_clock(const kernel::Cpu& cpu) const;
+    std::uint64_t pacing_rate() const; // cc_clock's pacing_rate alone (0 before an RTT sample)
 
     TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
     std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
@@ -293,7 +300,9 @@ private:
         mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
-    engine::Task<> tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
+    // Queues the segment (no cycles of its own); true: the ACK goes at once (the caller sends it),
+    // else the delayed-ACK timer is armed.
+    bool tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
     template <class F>
     void for_each_frag(const Packet& p, std::uint64_t from, F&& f);
     void tcp_ofo_queue(); // moves what now follows rcv_nxt from the ofo queue to the reader's

@@ -191,9 +191,10 @@ void TcpSink::for_each_frag(const Packet& p, std::uint64_t from, F&& f) {
 
 // In-window data: in order to the reader's queue (pulling what the ofo queue now continues),
 // out of order into the ofo queue with a SACK block; a duplicate or out-of-window segment is
-// dropped. Whether the ACK goes at once or is delayed is __tcp_ack_snd_check's rule.
+// dropped. Whether the ACK goes at once (true: tcp_rcv sends it) or is delayed is
+// __tcp_ack_snd_check's rule. A plain function: it spends no cycles of its own.
 // Models: tcp_data_queue() (net/ipv4/tcp_input.c)
-engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
+bool TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
     const std::uint64_t start = p.seq, end = p.seq + p.payload;
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
     const std::uint32_t seg_size = segs > 1 ? p.gso_size : p.payload; // tcp_measure_rcv_mss: gso_size of a GRO skb
@@ -235,8 +236,9 @@ engine::Task<> TcpSink::tcp_data_queue(kernel::Cpu& cpu, const Packet& p) {
         unacked_segments_ += segs;
         now = true;
     }
-    if (now || quick_ || !ofo_.empty() || unacked_segments_ >= 2) co_await send_ack(cpu);
-    else if (!kernel::timer_pending(delack_timer_)) kernel::mod_timer(cpu, delack_timer_, cpu.now() + TCP_ATO_MIN);
+    if (now || quick_ || !ofo_.empty() || unacked_segments_ >= 2) return true;
+    if (!kernel::timer_pending(delack_timer_)) kernel::mod_timer(cpu, delack_timer_, cpu.now() + TCP_ATO_MIN);
+    return false;
 }
 
 // tcp_v4_rcv -> tcp_rcv_established: queue the data, ACK, wake the reader.
@@ -247,7 +249,7 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
                       Cat::PROTOCOL, kernel::Text::TCP_V4_RCV);
     st_.segments += std::max<std::uint32_t>(p.gso_segs, 1); // InSegs counts a GRO skb's segments
     const std::uint64_t before = rcv_nxt_;
-    co_await tcp_data_queue(cpu, p);
+    if (tcp_data_queue(cpu, p)) co_await send_ack(cpu);
     if (rcv_nxt_ > before && reader_) {
         kernel::TaskStruct* t = reader_;
         reader_ = nullptr;

@@ -466,3 +466,24 @@ TEST(TcpMovable, TheSameRunTwiceGivesTheSameCountsAndPlacements) {
 
 } // namespace
 } // namespace kdsim::net
+
+namespace kdsim::net {
+namespace {
+
+// sk_pacing_rate by hand: 10 segments of 1448 bytes at 200% in 1 ms are 28,960 bytes per ms,
+// 28,960,000 bytes/s (64-bit products); 100,000 segments at 200% are 289,600,000 bytes, whose
+// 289,600,000 x 1e12 overflows 64 bits, so in 128 bits: / 7 us = 2.896e14 / 7 = 41,371,428,571,428
+// (.57 dropped); 2^32 - 1 segments of 2^32 - 1 bytes overflow at the first product: at 120% over
+// 1 s, (2^32 - 1)^2 = 2^64 - 2^33 + 1 = 18,446,744,065,119,617,025, x 1.2 =
+// 22,136,092,878,143,540,430 bytes/s, more than 64 bits hold, so the result is that less 2^64,
+// 3,689,348,804,433,988,814 (as the 128-bit expression's cast gives).
+TEST(TcpPacingRate, SixtyFourAndOneHundredTwentyEightBitPathsGiveTheFormulasFloor) {
+    EXPECT_EQ(tcp_pacing_rate(10, 1448, 200, engine::PS_PER_MS), 28'960'000u);
+    EXPECT_EQ(tcp_pacing_rate(100'000, 1448, 200, 7 * engine::PS_PER_US), 41'371'428'571'428u);
+    EXPECT_EQ(tcp_pacing_rate(0xffffffffULL, 0xffffffffULL, 120, engine::PS_PER_S), 3'689'348'804'433'988'814u);
+    // 120% of 3 segments of 1000 bytes over 3 ps: 3,600 bytes, 3,600e12 / 3 = 1.2e15
+    EXPECT_EQ(tcp_pacing_rate(3, 1000, 120, 3), 1'200'000'000'000'000u);
+}
+
+} // namespace
+} // namespace kdsim::net

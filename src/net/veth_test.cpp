@@ -67,6 +67,11 @@ struct Harness {
         Packet p = transport_packet(FrameKind::UDP_DATA, 1000, 28, seq, 0);
         return p;
     }
+    static Cycles softirq_cycles(const kernel::Cpu& cpu) {
+        Cycles sum = 0;
+        for (Cycles c : cpu.stats().cycles[static_cast<std::size_t>(kernel::CtxKind::SOFTIRQ)]) sum += c;
+        return sum;
+    }
     void run(int cpu, engine::Task<> sender) {
         cpus[static_cast<std::size_t>(cpu)]->create_task("sender", kernel::SchedPolicy::NORMAL, 0, true, std::move(sender));
         for (auto& c : cpus) c->boot();
@@ -128,6 +133,43 @@ TEST(Veth, FramesSentOnTwoCpusAreReceivedEachOnItsOwnCpu) {
     EXPECT_EQ(on1, 20);
     EXPECT_EQ(h.sd[0]->stats().processed, 10u);
     EXPECT_EQ(h.sd[1]->stats().processed, 20u);
+}
+
+// The receive path's pass-through functions return the Task of the path they pick; a frame no
+// path takes gets one that does nothing, at no cost. With bottom halves off the three frames are
+// queued first (3 x (30 + 100) = 390 ns); each is then received for process_backlog 50 +
+// __netif_receive_skb 20: a datagram of an unbound flow (ip_local_deliver finds no socket), an
+// ESP frame on a stack without a tunnel (no handler), then the bound flow's at 390 + 3 x 70 = 600.
+engine::Task<> send_unclaimed_then_bound(Harness& h, kernel::Cpu& cpu) {
+    co_await kernel::local_bh_disable(cpu);
+    co_await h.sa->dev_queue_xmit(cpu, transport_packet(FrameKind::UDP_DATA, 1000, 28, 1, 5)); // flow 5: no socket
+    Packet esp = Harness::datagram(9);
+    esp.kind = FrameKind::ESP;
+    co_await h.sa->dev_queue_xmit(cpu, esp);
+    co_await h.sa->dev_queue_xmit(cpu, Harness::datagram(2));
+    co_await kernel::local_bh_enable(cpu);
+}
+
+TEST(Veth, FramesNoProtocolTakesCostOnlyTheirDemuxAndTheNextFrameIsReceivedAfterThem) {
+    Harness h;
+    h.run(0, send_unclaimed_then_bound(h, *h.cpus[0]));
+    ASSERT_EQ(h.sink.got.size(), 1u);
+    EXPECT_EQ(h.sink.got[0].seq, 2u);
+    EXPECT_EQ(h.sink.got[0].at, 600 * engine::PS_PER_NS);
+    EXPECT_EQ(h.b->stats().rx_frames, 3u);
+    EXPECT_EQ(h.sd[0]->stats().processed, 3u);
+}
+
+// A device with no receive hook (no stack bound to it) hands the frame to no one: the receive
+// ends after process_backlog 50 + __netif_receive_skb 20, and the softirq is done at 130 + 70.
+TEST(Veth, ADeviceWithoutAReceiveHookTakesTheFrameAndDeliversItNowhere) {
+    Harness h;
+    h.b->set_rx_handler(nullptr, nullptr);
+    h.run(0, send_one(h, *h.cpus[0]));
+    EXPECT_TRUE(h.sink.got.empty());
+    EXPECT_EQ(h.b->stats().rx_frames, 1u);
+    EXPECT_EQ(h.sd[0]->stats().processed, 1u);
+    EXPECT_EQ(Harness::softirq_cycles(*h.cpus[0]), PROCESS_BACKLOG + NETIF_RECEIVE_SKB);
 }
 
 } // namespace
