@@ -108,9 +108,7 @@ public:
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
             if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 2].time : far;
-            child_ = heap_.least_child();
-            child_known_ = true;
-            return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
+            return heap_next_bound(far);
         }
         return near_empty() ? far : near_front().time;
     }
@@ -127,9 +125,10 @@ public:
     }
 
 private:
-    // The near tier is a sorted run while it holds at most SORTED_MAX events (a bucket just
-    // moved in: its least event is taken in O(1) and a near-term push is an insertion from the
-    // least end) and the heap otherwise (heap-only mode, or a run that outgrew its array).
+    // The near tier is a sorted run while it holds at most SORTED_MAX events (its least event is
+    // taken in O(1) and a near-term push is an insertion from the least end) and the heap
+    // otherwise (a run that outgrew its array, or a bucket too large for it), until the heap
+    // shrinks to RUN_AGAIN events.
     static constexpr std::size_t SORTED_MAX = 64;
     static constexpr std::size_t RUN_AGAIN = 32;
 
@@ -138,10 +137,7 @@ private:
     const Event& near_front() const { return sorted_ ? run_[run_n_ - 1] : heap_.front(); }
     Event near_pop() {
         if (sorted_) return run_[--run_n_];
-        const Event ev = heap_.pop();
-        if (heap_.size() <= RUN_AGAIN) [[unlikely]]
-            heap_to_run();
-        return ev;
+        return heap_pop();
     }
     // Spills into the far tier (spill()) when the near tier alone holds all and grows past spill_at.
     void near_push(const Event& ev) {
@@ -154,14 +150,34 @@ private:
             }
             near_to_heap();
         }
+        heap_push(ev);
+    }
+    void near_replace_top(const Event& ev) {
+        if (!sorted_) return heap_replace_top(ev);
+        --run_n_;
+        run_insert(ev);
+    }
+    // The heap's steps, out of line: with the run taking the small sets, the inline paths (push,
+    // take, the next bound) keep few values live and save no registers.
+    [[gnu::noinline]] Tick heap_next_bound(Tick far) {
+        child_ = heap_.least_child();
+        child_known_ = true;
+        return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
+    }
+    [[gnu::noinline]] Event heap_pop() {
+        const Event ev = heap_.pop();
+        if (heap_.size() <= RUN_AGAIN) [[unlikely]]
+            heap_to_run();
+        return ev;
+    }
+    [[gnu::noinline]] void heap_push(const Event& ev) {
         heap_.push(ev);
         if (heap_only_ && heap_.size() > tuning_.spill_at) [[unlikely]]
             spill();
     }
-    void near_replace_top(const Event& ev) {
-        if (!sorted_) return child_known_ ? heap_.replace_top_known(child_, ev) : heap_.replace_top(ev);
-        --run_n_;
-        run_insert(ev);
+    [[gnu::noinline]] void heap_replace_top(const Event& ev) {
+        if (child_known_) heap_.replace_top_known(child_, ev);
+        else heap_.replace_top(ev);
     }
     // run_ is in descending (time, seq) order, its least event last.
     void run_insert(const Event& ev) {
