@@ -12,9 +12,13 @@
 // When the near tier runs dry, the next non-empty bucket moves into it and `limit_` advances to
 // that bucket's end. When the year is used up, the overflow is spread over a new year whose
 // bucket width is chosen from the overflow's time span and count (about `per_bucket` events a
-// bucket). While few events are pending, the heap alone holds them (`limit_` = TICK_MAX, only
+// bucket). While few events are pending, the near tier alone holds them (`limit_` = TICK_MAX, only
 // events at TICK_MAX itself wait in the overflow) and nothing is bucketed; it spills into the
-// far tier when it grows past `spill_at`.
+// far tier when it grows past `spill_at`. The near tier is the sorted run while it holds at most
+// SORTED_MAX events and the heap above that; a heap that shrinks to RUN_AGAIN events becomes the
+// run again (the gap between the two stops a population near one size from switching at every
+// push). With a dozen events pending, as in a machine's run, a take, the next time and a push
+// near the front cost a few moves in the run against two 8-way comparisons in the heap.
 // Each event is copied a bounded number of times (into a bucket or the overflow, at most once
 // from the overflow into a bucket, once into the near tier), and the near tier stays small, so the cost
 // per event no longer grows with the log of the pending count. docs/performance.md has the
@@ -74,8 +78,6 @@ public:
                 return;
             }
             near_push(ev);
-            if (heap_only_ && heap_.size() > tuning_.spill_at) [[unlikely]]
-                spill();
             return;
         }
         push_far(ev);
@@ -106,9 +108,7 @@ public:
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
             if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 2].time : far;
-            child_ = heap_.least_child();
-            child_known_ = true;
-            return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
+            return heap_next_bound(far);
         }
         return near_empty() ? far : near_front().time;
     }
@@ -125,26 +125,59 @@ public:
     }
 
 private:
-    // The near tier is a sorted run while it holds at most SORTED_MAX events (a bucket just
-    // moved in: its least event is taken in O(1) and a near-term push is an insertion from the
-    // least end) and the heap otherwise (heap-only mode, or a run that outgrew its array).
-    static constexpr std::size_t SORTED_MAX = 32;
+    // The near tier is a sorted run while it holds at most SORTED_MAX events (its least event is
+    // taken in O(1) and a near-term push is an insertion from the least end) and the heap
+    // otherwise (a run that outgrew its array, or a bucket too large for it), until the heap
+    // shrinks to RUN_AGAIN events.
+    static constexpr std::size_t SORTED_MAX = 64;
+    static constexpr std::size_t RUN_AGAIN = 32;
 
     bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
     std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
     const Event& near_front() const { return sorted_ ? run_[run_n_ - 1] : heap_.front(); }
-    Event near_pop() { return sorted_ ? run_[--run_n_] : heap_.pop(); }
+    Event near_pop() {
+        if (sorted_) return run_[--run_n_];
+        return heap_pop();
+    }
+    // Spills into the far tier (spill()) when the near tier alone holds all and grows past spill_at.
     void near_push(const Event& ev) {
         if (sorted_) {
-            if (run_n_ < SORTED_MAX) return run_insert(ev);
+            if (run_n_ < SORTED_MAX) {
+                run_insert(ev);
+                if (heap_only_ && run_n_ > tuning_.spill_at) [[unlikely]]
+                    spill();
+                return;
+            }
             near_to_heap();
         }
-        heap_.push(ev);
+        heap_push(ev);
     }
     void near_replace_top(const Event& ev) {
-        if (!sorted_) return child_known_ ? heap_.replace_top_known(child_, ev) : heap_.replace_top(ev);
+        if (!sorted_) return heap_replace_top(ev);
         --run_n_;
         run_insert(ev);
+    }
+    // The heap's steps, out of line: with the run taking the small sets, the inline paths (push,
+    // take, the next bound) keep few values live and save no registers.
+    [[gnu::noinline]] Tick heap_next_bound(Tick far) {
+        child_ = heap_.least_child();
+        child_known_ = true;
+        return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
+    }
+    [[gnu::noinline]] Event heap_pop() {
+        const Event ev = heap_.pop();
+        if (heap_.size() <= RUN_AGAIN) [[unlikely]]
+            heap_to_run();
+        return ev;
+    }
+    [[gnu::noinline]] void heap_push(const Event& ev) {
+        heap_.push(ev);
+        if (heap_only_ && heap_.size() > tuning_.spill_at) [[unlikely]]
+            spill();
+    }
+    [[gnu::noinline]] void heap_replace_top(const Event& ev) {
+        if (child_known_) heap_.replace_top_known(child_, ev);
+        else heap_.replace_top(ev);
     }
     // run_ is in descending (time, seq) order, its least event last.
     void run_insert(const Event& ev) {
@@ -160,6 +193,14 @@ private:
         for (std::size_t i = run_n_; i-- > 0;) heap_.push(run_[i]); // ascending: no sift moves
         run_n_ = 0;
         sorted_ = false;
+    }
+    // The heap, down to RUN_AGAIN events, becomes the run: popped least first into the run's last
+    // slot. Precondition: the near tier is the heap, nothing taken.
+    [[gnu::noinline]] void heap_to_run() {
+        const std::size_t n = heap_.size();
+        for (std::size_t i = n; i-- > 0;) run_[i] = heap_.pop();
+        run_n_ = n;
+        sorted_ = true;
     }
 
     // The far tier's push. Inlined into push: every push of the hold model lands here.
@@ -267,8 +308,9 @@ private:
         far_count_ -= n;
         nb_ = cur_ = 0;
         if (n <= tuning_.heap_only_max) {
-            sorted_ = false;
-            list_drain(overflow_, [this](const Event& ev) { heap_.push(ev); });
+            sorted_ = n <= SORTED_MAX;
+            if (sorted_) list_drain(overflow_, [this](const Event& ev) { run_insert(ev); });
+            else list_drain(overflow_, [this](const Event& ev) { heap_.push(ev); });
             limit_ = TICK_MAX;
             year_end_ = 0;
             heap_only_ = true;
@@ -292,13 +334,15 @@ private:
         heap_only_ = false;
     }
 
-    // The heap alone has grown past spill_at: moves its events to the overflow, so the next
-    // take lays out a year. Precondition: heap_only_ (so the near tier is the heap), nothing taken.
+    // The near tier alone has grown past spill_at: moves its events to the overflow, so the next
+    // take lays out a year. Precondition: heap_only_, nothing taken (held_ == 0).
     [[gnu::noinline]] void spill() {
-        const Event* h = heap_.data();
-        for (std::size_t i = 0, n = heap_.size(); i < n; ++i) list_push(overflow_, h[i]);
-        far_count_ += heap_.size();
+        const Event* h = sorted_ ? run_ : heap_.data();
+        const std::size_t n = near_size();
+        for (std::size_t i = 0; i < n; ++i) list_push(overflow_, h[i]);
+        far_count_ += n;
         heap_.clear();
+        run_n_ = 0;
         limit_ = 0;
         year_end_ = 0;
         nb_ = cur_ = 0;
@@ -309,7 +353,7 @@ private:
     EventHeap heap_;
     Event run_[SORTED_MAX];
     std::size_t run_n_ = 0;
-    bool sorted_ = false;
+    bool sorted_ = true; // the near tier is run_ (else heap_)
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
