@@ -918,7 +918,7 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
     // its values taken by copy, so that the common case above stays a short dispatch with nothing
     // stored for it)
-    return [this, cpu, t, write, first, last, stride_ahead]() mutable __attribute__((noinline)) -> Tick {
+    return [this, cpu, write, first, last, stride_ahead](Tick t) __attribute__((noinline)) -> Tick {
         const std::size_t nlev = n_levels_;
         Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
         const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
@@ -976,7 +976,7 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
             }
         }
         return t;
-    }();
+    }(t);
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
