@@ -6,6 +6,8 @@
 
 namespace kdsim::net {
 
+engine::Task<> nothing() { co_return; }
+
 using kernel::Cat;
 
 Stack::Stack(NetDevice& dev) : nic_(dev) {
