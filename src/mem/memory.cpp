@@ -527,6 +527,20 @@ struct LoopShape {
     static constexpr bool fast = Fast;
     static constexpr std::uint32_t w0 = W0, w1 = W1;
 };
+// Runs `lines` (a run's line loop, generic in its LoopShape) in the copy for the hierarchy `v`:
+// for two levels, one private and hinted (`hinted_pair`), both RandomPow2, the fast copy, with the
+// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise.
+template <std::size_t N, class Lines>
+[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, Lines& lines) {
+    if constexpr (N == 2) {
+        if (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
+            else lines(LoopShape<true, 0, 0>{});
+            return;
+        }
+    }
+    lines(LoopShape<false, 0, 0>{});
+}
 
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
@@ -729,17 +743,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         settle();
         put();
     };
-    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2),
-                            // a third for its ways (4 and 16)
-        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
-            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
-            else lines(LoopShape<true, 0, 0>{});
-        } else {
-            lines(LoopShape<false, 0, 0>{});
-        }
-    } else {
-        lines(LoopShape<false, 0, 0>{});
-    }
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
     out();
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
@@ -887,17 +891,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         settle();
         put();
     };
-    if constexpr (N == 2) { // a second copy of the loop for the Cortex-A9's shape alone (RandomPow2),
-                            // a third for its ways (4 and 16)
-        if (n_private_ == 1 && use_hint_ && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
-            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
-            else lines(LoopShape<true, 0, 0>{});
-        } else {
-            lines(LoopShape<false, 0, 0>{});
-        }
-    } else {
-        lines(LoopShape<false, 0, 0>{});
-    }
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
     out();
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
