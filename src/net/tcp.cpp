@@ -154,7 +154,7 @@ engine::Task<> TcpSource::send_loop(kernel::Cpu& start, kernel::TaskStruct& self
             write_seq_ += mss_;
             written += mss_;
             // an skb is pushed when it holds size_goal bytes (tcp_push_one), the rest at the end
-            if (write_seq_ - snd_nxt_ >= std::uint64_t{tcp_size_goal(cpu)} * mss_ || written >= WRITE_BLOCK)
+            if (write_seq_ - snd_nxt_ >= std::uint64_t{tcp_size_goal()} * mss_ || written >= WRITE_BLOCK)
                 co_await tcp_write_xmit(cpu);
             co_await kernel::might_resched(cpu);
         }
@@ -225,7 +225,7 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
         const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
         if (lost != std::numeric_limits<std::uint64_t>::max()) {
             // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
-            if (tcp_small_queue_check(cpu, mss_ + SKB_OVERHEAD, 1)) break;
+            if (tcp_small_queue_check(mss_ + SKB_OVERHEAD, 1)) break;
             TxSeg& s = seg(lost);
             s.sacked |= SACKED_RETRANS | EVER_RETRANS;
             s.rexmit_nxt = snd_nxt_;
@@ -252,9 +252,9 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
         if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
         // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
         // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
-        const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal(cpu)}, std::uint64_t{tp_.cwnd - in_flight()},
+        const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal()}, std::uint64_t{tp_.cwnd - in_flight()},
                                              (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
-        if (tcp_small_queue_check(cpu, static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
+        if (tcp_small_queue_check(static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
         const std::uint64_t seq = snd_nxt_;
         if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu->jiffies()));
         for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
@@ -336,7 +336,7 @@ void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_
 }
 
 // Models: tcp_small_queue_check() (net/ipv4/tcp_output.c)
-bool TcpSource::tcp_small_queue_check(const kernel::Cpu&, std::uint32_t truesize, unsigned factor) {
+bool TcpSource::tcp_small_queue_check(std::uint32_t truesize, unsigned factor) {
     if (!tsq_on_) return false;
     const std::uint64_t rate = pacing_rate(); // 0 before an RTT sample: ~0UL
     std::uint64_t limit = rate ? std::max<std::uint64_t>(2ULL * truesize, rate >> 10) : ~std::uint64_t{0} >> 1;
@@ -381,7 +381,7 @@ void TcpSource::tcp_enter_cwr() {
 // MAX_TCP_HEADER a GSO skb may hold and by half the peer's largest window
 // (tcp_bound_to_half_wnd). The smoothed RTT stands in for the minimum RTT.
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
-std::uint32_t TcpSource::tcp_size_goal(const kernel::Cpu&) const {
+std::uint32_t TcpSource::tcp_size_goal() const {
     if (!stack_.can_gso()) return 1;
     constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
     std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift

@@ -172,10 +172,10 @@ private:
     void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
     // TSQ: true when the bytes this socket has in the qdisc and the ring exceed its limit for
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
-    bool tcp_small_queue_check(const kernel::Cpu& cpu, std::uint32_t truesize, unsigned factor);
+    bool tcp_small_queue_check(std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
-    std::uint32_t tcp_size_goal(const kernel::Cpu& cpu) const;
+    std::uint32_t tcp_size_goal() const;
     // The copy of the next MSS into the send queue: its cycles (and, with a hierarchy, its place).
     Cycles tcp_copy_from_user(kernel::Cpu& cpu);
     // The most payload the send buffer may hold (its ring's size, with a hierarchy).
