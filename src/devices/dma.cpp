@@ -387,6 +387,18 @@ engine::Task<> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, Dm
 
 } // namespace
 
+bool DmaCall::await_ready() noexcept { return !task_.valid() && exec_.await_ready(); }
+
+std::coroutine_handle<> DmaCall::await_suspend(std::coroutine_handle<> h) noexcept {
+    if (task_.valid()) return std::move(task_).operator co_await().await_suspend(h);
+    exec_.await_suspend(h);
+    return std::noop_coroutine();
+}
+
+void DmaCall::await_resume() {
+    if (task_.valid()) std::move(task_).operator co_await().await_resume();
+}
+
 // Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
 // Models: dma_direct_map_page() (kernel/dma/direct.h)
 DmaCall dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir, unsigned long attrs) {

@@ -223,15 +223,11 @@ public:
     DmaCall(kernel::Cpu& cpu, engine::Task<> t) : exec_(cpu.exec(0, kernel::Cat::CACHE_MAINT)), task_(std::move(t)) {}
     DmaCall(DmaCall&&) = default;
 
-    bool await_ready() noexcept { return !task_.valid() && exec_.await_ready(); }
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
-        if (task_.valid()) return std::move(task_).operator co_await().await_suspend(h);
-        exec_.await_suspend(h);
-        return std::noop_coroutine();
-    }
-    void await_resume() {
-        if (task_.valid()) std::move(task_).operator co_await().await_resume();
-    }
+    // Out of line (dma.cpp): a driver's coroutine awaits several calls, and their exec's code
+    // inlined at each await would crowd out what GCC inlines of the driver's own awaits.
+    bool await_ready() noexcept;
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept;
+    void await_resume();
 
 private:
     kernel::Cpu::ExecAwaiter exec_;
