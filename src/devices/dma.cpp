@@ -349,11 +349,11 @@ bool needs_bounce(const DmaBuffer& b, std::size_t len) {
     return b.phys() + len - 1 > b.device().dma_mask;
 }
 
-// swiotlb_map: the slots (or the failure the driver sees), the copy in, then the maintenance of
-// the slots. Returns false when the mapping failed.
+// swiotlb_map: the slots (or the failure the driver sees, dma_mapping_error), the copy in, then the
+// maintenance of the slots.
 // Models: swiotlb_map(), swiotlb_tbl_map_single() (kernel/dma/swiotlb.c)
-engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
-                               unsigned long attrs) {
+engine::Task<> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                           unsigned long attrs) {
     DmaPlatform& p = buf.platform();
     DmaDevice& d = buf.device();
     SwiotlbPool* pool = p.swiotlb();
@@ -372,7 +372,7 @@ engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len
         ++d.swiotlb.map_failures;
         DmaOps::set_map_failed(buf, true);
         co_await charge(cpu, p, p.costs().map_call + slots);
-        co_return false;
+        co_return;
     }
     ++d.swiotlb.bounced_maps;
     d.swiotlb.slots_in_use += SwiotlbPool::nr_slots(len);
@@ -383,52 +383,47 @@ engine::Task<bool> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
     DmaOps::set_mapping(buf, true, len, dir);
     co_await charge(cpu, p, c);
-    co_return true;
 }
 
 } // namespace
 
+bool DmaCall::await_ready() noexcept { return !task_.valid() && exec_.await_ready(); }
+
+std::coroutine_handle<> DmaCall::await_suspend(std::coroutine_handle<> h) noexcept {
+    if (task_.valid()) return std::move(task_).operator co_await().await_suspend(h);
+    exec_.await_suspend(h);
+    return std::noop_coroutine();
+}
+
+void DmaCall::await_resume() {
+    if (task_.valid()) std::move(task_).operator co_await().await_resume();
+}
+
 // Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
 // Models: dma_direct_map_page() (kernel/dma/direct.h)
-engine::Task<> dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
-                              unsigned long attrs) {
+DmaCall dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir, unsigned long attrs) {
     check_range(buf, 0, len, "dma_map_single");
     if (buf.mapped())
         throw std::logic_error("dma_map_single: DMA buffer " + std::to_string(buf.id()) + " is already mapped");
     DmaPlatform& p = buf.platform();
     ++p.stats().maps;
     DmaOps::set_map_failed(buf, false);
-    if (needs_bounce(buf, len)) {
-        co_await swiotlb_map(cpu, buf, len, dir, attrs);
-        co_return;
-    }
+    if (needs_bounce(buf, len)) return {cpu, swiotlb_map(cpu, buf, len, dir, attrs)};
     // State first: a device write racing with the maintenance is then still seen as stale.
     engine::Cycles c = p.costs().map_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
     DmaOps::set_mapping(buf, true, len, dir);
-    co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_DEVICE);
+    return charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_DEVICE);
 }
 
-// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
-// Models: dma_direct_unmap_page() (kernel/dma/direct.h)
-// Models: swiotlb_tbl_unmap_single() (kernel/dma/swiotlb.c)
-engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
-                                      unsigned long attrs) {
-    check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
-    if (len != buf.mapped_len())
-        throw std::logic_error("dma_unmap_single_attrs: length " + std::to_string(len) + " differs from the mapped " +
-                               std::to_string(buf.mapped_len()));
+namespace {
+
+// The rest of an unmap of a bounced mapping, after its maintenance's `c` cycles: the copy back of
+// the whole mapping, then the slots freed.
+engine::Task<> unmap_bounced(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                             unsigned long attrs, engine::Cycles c) {
     DmaPlatform& p = buf.platform();
-    ++p.stats().unmaps;
-    engine::Cycles c = p.costs().unmap_call;
-    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
-    if (!buf.bounced()) {
-        DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
-        co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
-        co_return;
-    }
     co_await charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
-    // the slots' maintenance, then the copy back of the whole mapping, then the slots freed
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC) && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, 0, len, false);
     SwiotlbPool& pool = *p.swiotlb();
     const engine::Cycles before = slot_work(pool, p.costs());
@@ -441,33 +436,61 @@ engine::Task<> dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::siz
     DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
 }
 
+} // namespace
+
+// Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
+// Models: dma_direct_unmap_page() (kernel/dma/direct.h)
+// Models: swiotlb_tbl_unmap_single() (kernel/dma/swiotlb.c)
+DmaCall dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                               unsigned long attrs) {
+    check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
+    if (len != buf.mapped_len())
+        throw std::logic_error("dma_unmap_single_attrs: length " + std::to_string(len) + " differs from the mapped " +
+                               std::to_string(buf.mapped_len()));
+    DmaPlatform& p = buf.platform();
+    ++p.stats().unmaps;
+    engine::Cycles c = p.costs().unmap_call;
+    if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
+    if (buf.bounced()) return {cpu, unmap_bounced(cpu, buf, len, dir, attrs, c)};
+    DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
+    return charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
+}
+
 namespace {
 
+// A sync of a bounced mapping: swiotlb_sync_single_for_device copies in before the slots'
+// maintenance, swiotlb_sync_single_for_cpu copies back after it.
+engine::Task<> sync_bounced(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                            DmaDataDirection dir, bool for_device) {
+    DmaPlatform& p = buf.platform();
+    if (for_device && dir != DMA_FROM_DEVICE) co_await bounce(cpu, buf, offset, len, true);
+    engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
+    co_await charge(cpu, p, c, for_device ? kernel::Text::DMA_SYNC_FOR_DEVICE : kernel::Text::DMA_SYNC_FOR_CPU);
+    if (!for_device && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, offset, len, false);
+}
+
 // __dma_sync_single_for_{cpu,device}: the call's cost plus the maintenance of the range's lines.
-engine::Task<> dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
-                               DmaDataDirection dir, bool for_device) {
+DmaCall dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len, DmaDataDirection dir,
+                        bool for_device) {
     check_mapped(buf, offset, len, dir, for_device ? "dma_sync_single_for_device" : "dma_sync_single_for_cpu");
     DmaPlatform& p = buf.platform();
     ++(for_device ? p.stats().syncs_for_device : p.stats().syncs_for_cpu);
-    // bounced: swiotlb_sync_single_for_device copies in before the slots' maintenance,
-    // swiotlb_sync_single_for_cpu copies back after it
-    if (buf.bounced() && for_device && dir != DMA_FROM_DEVICE) co_await bounce(cpu, buf, offset, len, true);
+    if (buf.bounced()) return {cpu, sync_bounced(cpu, buf, offset, len, dir, for_device)};
     engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
-    co_await charge(cpu, p, c, for_device ? kernel::Text::DMA_SYNC_FOR_DEVICE : kernel::Text::DMA_SYNC_FOR_CPU);
-    if (buf.bounced() && !for_device && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, offset, len, false);
+    return charge(cpu, p, c, for_device ? kernel::Text::DMA_SYNC_FOR_DEVICE : kernel::Text::DMA_SYNC_FOR_CPU);
 }
 
 } // namespace
 
 // Models: dma_sync_single_for_cpu() (kernel/dma/mapping.c)
-engine::Task<> dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
-                                       DmaDataDirection dir) {
+DmaCall dma_sync_single_for_cpu(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                DmaDataDirection dir) {
     return dma_sync_single(cpu, buf, offset, len, dir, false);
 }
 
 // Models: dma_sync_single_for_device() (kernel/dma/mapping.c)
-engine::Task<> dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
-                                          DmaDataDirection dir) {
+DmaCall dma_sync_single_for_device(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
+                                   DmaDataDirection dir) {
     return dma_sync_single(cpu, buf, offset, len, dir, true);
 }
 

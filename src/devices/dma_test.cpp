@@ -341,6 +341,53 @@ TEST(DmaCost, SyncForCpuFromDeviceByHand) {
     }
 }
 
+TEST(DmaCall, TheCallDoesTheWorkAndTheAwaitSpendsItsCycles) {
+    // A DMA API call is no coroutine of its own on the common path: calling it checks, counts and
+    // does the maintenance at once; awaiting it spends the cycles. 1 GHz: 1 cycle = 1 ns.
+    // Map of 256 B FROM_DEVICE = 8 whole lines: inner 8*10 + 30 = 110, outer 8*5 + 20 = 60, call
+    // 100 -> 270. A sync for the CPU of [0, 64) = 2 lines: inner 2*10 + 30 = 50, outer 2*5 + 20 = 30,
+    // call 60 -> 140. Misuse (a sync past the mapping) throws at the call, before any await.
+    Harness h;
+    DmaBuffer buf(h.dma, 256, 32);
+    Tick t0 = 0, t_called = 0, t_map = 0, t_sync_called = 0, t_sync = 0;
+    bool mapped_at_call = false, invalidated_at_call = false, threw_at_call = false;
+    std::uint64_t syncs_at_call = 0;
+    h.body = [&]() -> engine::Task<> {
+        t0 = h.cpu.now();
+        {
+            DmaCall map = dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+            t_called = h.cpu.now();
+            mapped_at_call = buf.mapped();
+            invalidated_at_call = buf.invalidations(7) == 1;
+            co_await std::move(map);
+        }
+        t_map = h.cpu.now();
+        {
+            DmaCall sync = dma_sync_single_for_cpu(h.cpu, buf, 0, 64, DMA_FROM_DEVICE);
+            t_sync_called = h.cpu.now();
+            syncs_at_call = h.dma.stats().syncs_for_cpu;
+            co_await std::move(sync);
+        }
+        t_sync = h.cpu.now();
+        try {
+            (void)dma_sync_single_for_cpu(h.cpu, buf, 0, 257, DMA_FROM_DEVICE);
+        } catch (const std::logic_error&) {
+            threw_at_call = true;
+        }
+        co_await dma_unmap_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+    };
+    h.run();
+    EXPECT_EQ(t_called, t0);
+    EXPECT_TRUE(mapped_at_call);
+    EXPECT_TRUE(invalidated_at_call);
+    EXPECT_EQ(t_map - t0, 270 * engine::PS_PER_NS);
+    EXPECT_EQ(t_sync_called, t_map);
+    EXPECT_EQ(syncs_at_call, 1u);
+    EXPECT_EQ(t_sync - t_map, 140 * engine::PS_PER_NS);
+    EXPECT_TRUE(threw_at_call);
+    EXPECT_EQ(h.dma.stats().syncs_for_cpu, 1u); // the failed call stopped at its check
+}
+
 TEST(DmaCost, MapAndUnmapByHand) {
     Harness h;
     DmaBuffer rx(h.dma, 9216, 32);

@@ -47,7 +47,7 @@ struct Harness {
         ASSERT_TRUE(done);
     }
     // Cycles (= ns) that `op` took on the CPU.
-    engine::Task<> timed(engine::Task<> op, engine::Cycles& out) {
+    engine::Task<> timed(DmaCall op, engine::Cycles& out) {
         Tick t0 = cpu.now();
         co_await std::move(op);
         out = (cpu.now() - t0) / engine::PS_PER_NS;

@@ -3,12 +3,19 @@
 #include "net/nic.h"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 namespace kdsim::net {
 
 Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue)
     : sim_(sim), rate_bps_(rate_bps), latency_(latency), queue_(std::max<std::size_t>(queue, 1)) {
+    if (rate_bps_ > 0) {
+        const std::uint64_t g = std::gcd(engine::PS_PER_S, rate_bps_);
+        wire_num_ = engine::PS_PER_S / g;
+        wire_den_ = rate_bps_ / g;
+        wire_max_bits_ = UINT64_MAX / wire_num_;
+    }
     for (auto& d : dir_) {
         d.ring.resize(queue_);
         d.departs.resize(queue_);
@@ -59,8 +66,9 @@ bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
 }
 
 engine::Tick Link::wire_time(const Packet& p) const {
-    const std::uint64_t wire_len = std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD;
-    return static_cast<engine::Tick>(static_cast<unsigned __int128>(wire_len * 8) * engine::PS_PER_S / rate_bps_);
+    const std::uint64_t bits = (std::max<std::uint64_t>(p.len, 60) + WIRE_OVERHEAD) * 8;
+    if (bits <= wire_max_bits_) [[likely]] return bits * wire_num_ / wire_den_; // the same quotient in 64 bits
+    return static_cast<engine::Tick>(static_cast<unsigned __int128>(bits) * engine::PS_PER_S / rate_bps_);
 }
 
 std::size_t Link::room(const Nic& from) const {

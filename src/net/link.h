@@ -65,6 +65,9 @@ private:
     std::size_t queue_;
     engine::Simulation& sim_;
     std::uint64_t rate_bps_;
+    // wire_time in 64 bits: bits * PS_PER_S / rate_bps_ = bits * wire_num_ / wire_den_ (both
+    // divided by their gcd), exact while bits <= wire_max_bits_ (the product fits)
+    std::uint64_t wire_num_ = 1, wire_den_ = 1, wire_max_bits_ = 0;
     engine::Tick latency_;
     std::array<Direction, 2> dir_;
     std::array<Nic*, 2> ends_{};

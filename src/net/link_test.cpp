@@ -49,6 +49,25 @@ TEST(Link, AFrameBeingSerialisedStillTakesQueueRoom) {
     EXPECT_EQ(e.fill(), 9);
 }
 
+TEST(Link, AFramesWireTimeIsItsBitsOverTheRateRoundedDown) {
+    // (len, at least 60, + 24) x 8 bits x 10^12 ps / rate, rounded down: at 7 Gbit/s a 1500-byte
+    // frame is 12,192 bits, 1,741,714.28 ps -> 1,741,714; a 10-byte frame counts as 60: 672 bits,
+    // 96,000 ps. At 999,999,937 bit/s (coprime to 10^12) 12,192 bits take 12,192,000.77 ps ->
+    // 12,192,000; a 3,000,000-byte frame (24,000,192 bits, past the 18,446,744 bits whose product
+    // with 10^12 fits in 64 bits) 24,000,193,512.19 ps -> 24,000,193,512.
+    engine::Simulation sim{1};
+    Link fast{sim, 7'000'000'000, 0};
+    Link odd{sim, 999'999'937, 0};
+    Packet p;
+    p.len = 1500;
+    EXPECT_EQ(fast.wire_time(p), 1'741'714u);
+    EXPECT_EQ(odd.wire_time(p), 12'192'000u);
+    p.len = 10;
+    EXPECT_EQ(fast.wire_time(p), 96'000u);
+    p.len = 3'000'000;
+    EXPECT_EQ(odd.wire_time(p), 24'000'193'512u);
+}
+
 // Arrivals and other events at the same tick, logged in the order the engine hands them out. The
 // link's loss hook sees every frame as it arrives and discards it (the receiving NIC's CPU is not
 // booted here), so each arrival also shows that a lost frame leaves the next one's arrival in

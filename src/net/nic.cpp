@@ -259,58 +259,6 @@ engine::Task<> Nic::map_ring() {
     ring_mapped_ = true;
 }
 
-// The completed buffer goes to the stack and the descriptor is refilled, per strategy. The CPU
-// then reads the frame (headers now, payload at the copy to user): read here, over the whole
-// received length, because after this the buffer belongs to the CPU.
-// PAGE_REUSE is igb_clean_rx_irq's page recycling (drivers/net/ethernet/intel/igb/igb_main.c).
-// Models: lan743x_rx_process_buffer() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<bool> Nic::rx_buffer_handoff(std::size_t slot, std::size_t len) {
-    devices::DmaBuffer& b = bufs_[slot];
-    switch (rx_dma_.strategy) {
-    case RxStrategy::FULL_SYNC:
-        co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
-        break;
-    case RxStrategy::PARTIAL_SYNC:
-        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, len, devices::DMA_FROM_DEVICE);
-        co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
-                                                 devices::DMA_ATTR_SKIP_CPU_SYNC);
-        break;
-    case RxStrategy::SHORT_SYNC:
-        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, std::min(len, rx_dma_.short_sync_bytes),
-                                                  devices::DMA_FROM_DEVICE);
-        co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
-                                                 devices::DMA_ATTR_SKIP_CPU_SYNC);
-        break;
-    case RxStrategy::PAGE_REUSE:
-        co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, len, devices::DMA_FROM_DEVICE);
-        break;
-    case RxStrategy::NONE: co_return false;
-    }
-    const bool stale = devices::cpu_read(cpu_, b, 0, len);
-    if (stale) ++stats_.stale_frames;
-    if (rx_dma_.strategy == RxStrategy::PAGE_REUSE) { // the page goes back to the ring, still mapped
-        if (rx_dma_.copy) co_await rx_copy_frame(slot, len - std::min<std::size_t>(len, 4));
-        co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
-        co_return stale;
-    }
-    if (rx_dma_.copy) {
-        co_await rx_copy_frame(slot, len - std::min<std::size_t>(len, 4)); // the frame less its FCS
-    } else { // refill: a new buffer for the descriptor (the model reuses the object), mapped for the device
-        co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
-        if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
-        if (dram_) {
-            b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
-            rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
-        }
-    }
-    co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
-    if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
-        rx_unmapped_.push_back(slot);
-        rx_drop_frame_ = true;
-    }
-    co_return stale;
-}
-
 // rx_copy: a new skb for the frame and its bytes copied there from the ring buffer, which the
 // device has just written (cold: its lines were dropped by the unmap). skb->data lies NET_IP_ALIGN
 // (2 on arm) into the new buffer, which the pool of skb-sized blocks gives.
@@ -460,12 +408,17 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
     if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
 }
 
-// One frame off the ring.
+// One frame off the ring: each descriptor's completion, its buffer's hand-off and refill
+// (lan743x_rx_process_buffer walks them, adding the later ones as fragments). With DMA the
+// completed buffer goes to the stack and the descriptor is refilled, per strategy, here in the
+// same coroutine (a hand-off of its own cost a coroutine frame per descriptor). The CPU then reads
+// the frame (headers now, payload at the copy to user): read here, over the whole received length,
+// because after this the buffer belongs to the CPU.
+// PAGE_REUSE is igb_clean_rx_irq's page recycling (drivers/net/ethernet/intel/igb/igb_main.c).
+// Models: lan743x_rx_process_buffer() (drivers/net/ethernet/microchip/lan743x_main.c)
 engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
     ++stats_.rx_frames;
     stats_.rx_bytes += p.len;
-    // each descriptor of the frame: its completion, its buffer's hand-off and refill
-    // (lan743x_rx_process_buffer walks them, adding the later ones as fragments)
     const std::size_t k = descriptors_for(p.len);
     std::size_t left = p.len + 4;
     for (std::size_t i = 0; i < k; ++i) {
@@ -474,7 +427,43 @@ engine::Task<bool> Nic::rx_take_frame(Packet& p, unsigned fec_writes) {
         left -= here;
         co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER, kernel::Text::DRIVER_RX);
         if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
-        if (rx_dma_on() && co_await rx_buffer_handoff(slot, here)) p.corrupt = true;
+        if (rx_dma_on()) { // the buffer's hand-off: `here` bytes received in it
+            devices::DmaBuffer& b = bufs_[slot];
+            const RxStrategy st = rx_dma_.strategy;
+            if (st == RxStrategy::FULL_SYNC) {
+                co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+            } else { // PARTIAL_SYNC and PAGE_REUSE: the received bytes; SHORT_SYNC: at most short_sync_bytes
+                const std::size_t n = st == RxStrategy::SHORT_SYNC ? std::min(here, rx_dma_.short_sync_bytes) : here;
+                co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, n, devices::DMA_FROM_DEVICE);
+                if (st != RxStrategy::PAGE_REUSE)
+                    co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
+                                                             devices::DMA_ATTR_SKIP_CPU_SYNC);
+            }
+            const bool stale = devices::cpu_read(cpu_, b, 0, here);
+            if (stale) ++stats_.stale_frames;
+            // PAGE_REUSE: the page goes back to the ring, still mapped; else a copy into a new skb,
+            // or a refill: a new buffer for the descriptor (the model reuses the object), mapped
+            if (rx_dma_.copy) {
+                co_await rx_copy_frame(slot, here - std::min<std::size_t>(here, 4)); // the frame less its FCS
+            } else if (st != RxStrategy::PAGE_REUSE) {
+                co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+                if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
+                if (dram_) {
+                    b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
+                    rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+                }
+            }
+            if (st == RxStrategy::PAGE_REUSE) {
+                co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
+            } else {
+                co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+                if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
+                    rx_unmapped_.push_back(slot);
+                    rx_drop_frame_ = true;
+                }
+            }
+            if (stale) p.corrupt = true;
+        }
         if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
         if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
             if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))

@@ -214,7 +214,6 @@ private:
     Backlog* backlog_ = nullptr;
     unsigned ievent_ = 0;
     bool irq_line_ = false;
-    engine::Task<bool> rx_buffer_handoff(std::size_t slot, std::size_t len); // true: read stale
     engine::Task<> rx_copy_frame(std::size_t slot, std::size_t n); // rx_copy: n bytes into a new skb
     static constexpr std::size_t NET_IP_ALIGN = 2; // arm's: the copied skb's data offset
     // Descriptors whose refill mapping failed (dma_mapping_error): the device cannot use them until
