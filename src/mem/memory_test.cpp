@@ -768,6 +768,34 @@ TEST(Memory, TheCortexA9sWaysFourAndSixteenDrawTheL1VictimsFromTheLfsrsLowTwoBit
     EXPECT_EQ(m.stats().writebacks, 0u);
 }
 
+TEST(Memory, AColdRunWhoseL1AndL2EvictTheSameDirtyLineRefillsItBelowAndWritesItBackLater) {
+    // one CPU; L1 1 set x 4 ways and shared L2 1 set x 4 ways, both random (each its own LFSR from
+    // 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, low two bits: ways 0, 0, 0, 2). x written: L1 way 0
+    // (dirty), L2 way 0 (clean). r0..r5, a run no cache holds (the runs' fast fills):
+    //   r0, r1, r2: the empty ways 1, 2, 3 of both levels;
+    //   r3: the L2 draws way 0 (x, clean there), the L1 way 0 (x, dirty): the L1's dirty victim is
+    //       the L2's own victim of this line, so the L2 no longer holds it and it is filled there
+    //       again, dirty (place_evicted), the L2 drawing way 0 again: r3 leaves the L2;
+    //   r4: the L2 draws way 0 (x, dirty: written back), the L1 way 0 (r3);
+    //   r5: the L2 draws way 2 (r1), the L1 way 0 (r4).
+    // The L1 holds r5, r0, r1, r2, the L2 r4, r0, r5, r2; x and r3 are nowhere; one write-back.
+    // Marking x dirty in the L2 by its way hint at r3 (as if the L2 still held it) loses x: no
+    // write-back, and r3 stays in the L2.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 4 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), r = m.alloc(6 * 64, 64);
+    m.write(0, 0, x, 64);
+    m.read(0, 1000 * NS, r, 6 * 64);
+    const int expect[6] = {0, 0, 0, -1, 1, 0};
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(m.level_of(0, r + static_cast<Addr>(i) * 64), expect[i]) << "r" << i;
+    EXPECT_EQ(m.level_of(0, x), -1);
+    EXPECT_FALSE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.stats().writebacks, 1u);
+    MemorySystemTestPeer::expect_hints_match(m, x, r + 6 * 64, "same victim");
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
