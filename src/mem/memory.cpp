@@ -1149,19 +1149,40 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // level of a power of two sets, at most 64 ways, not LRU): each dropped there as
 // Cache::invalidate_at does in the way its hint gives (the LRU stamp left: see invalidate), its
 // entry cleared. Returns the first line after the run. Out of line, with the arrays as its
-// arguments, so that they stay in registers over the run.
+// arguments, so that they stay in registers over the run. Four entries at a time where the word
+// of four equals `shared_bit` four times (a frame's buffer mostly): one load, one test and one
+// store of the word for the four lines' entries. W: the level's ways where known at compile time
+// (the PL310's 16), else 0 (`ways`). The lines' slots are distinct (each holds its own line), so
+// the order of the stores does not matter.
+template <std::uint32_t W>
 [[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
-    do {
-        const std::uint32_t w = hints[l];
-        const std::size_t set = static_cast<std::size_t>(l & set_mask), i = set * ways + w;
-        assert(tag[i] == l + 1); // the hint is right while the directory bit is set
+    const std::size_t nw = W ? W : ways;
+    auto drop = [&](Line x) __attribute__((always_inline)) {
+        const std::uint32_t w = hints[x];
+        const std::size_t set = static_cast<std::size_t>(x & set_mask), i = set * nw + w;
+        assert(tag[i] == x + 1); // the hint is right while the directory bit is set
         empty[set] |= std::uint64_t{1} << w;
         tag[i] = 0;
         dirty[i] = 0;
+    };
+    const std::uint64_t four = std::uint64_t{shared_bit} * 0x0001000100010001u; // the entry, four times
+    for (; l + 4 <= end; l += 4) {
+        std::uint64_t word;
+        std::memcpy(&word, &dir[l], sizeof word);
+        if (word != four) break;
+        drop(l);
+        drop(l + 1);
+        drop(l + 2);
+        drop(l + 3);
+        word = 0;
+        std::memcpy(&dir[l], &word, sizeof word);
+    }
+    for (; l < end && dir[l] == shared_bit; ++l) { // the rest, line by line
+        drop(l);
         dir[l] = 0;
-    } while (++l < end && dir[l] == shared_bit);
+    }
     return l;
 }
 
@@ -1208,7 +1229,8 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = drop_shared_run(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                            l = c.ways == 16 ? drop_shared_run<16>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
+                                             : drop_shared_run<0>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
                             do {
                                 drop_shared(l);

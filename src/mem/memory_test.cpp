@@ -1076,6 +1076,42 @@ TEST(Memory, AnInvalidateDropsARunOfLinesTheSharedLevelAloneHoldsAndEmptiesTheir
     EXPECT_EQ(m.level_of(0, line(5)), 0);
 }
 
+TEST(Memory, AnInvalidateDropsTheSixteenWaySharedLevelsRunFourEntriesAtATimeThenLineByLine) {
+    // one CPU; L1 1 set x 2 ways (random), shared L2 16 sets x 16 ways (random: the PL310's ways,
+    // which invalidate's run takes as a constant); consecutive lines fall in consecutive L2 sets,
+    // each in its set's lowest empty way, 0. p0 .. p9 from DRAM: the L1 takes p0 (way 0) and p1
+    // (way 1), then draws from 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, 0xED89,
+    // 0xC2C4, ways 0, 0, 0, 0, 1, 1, 1, 0: p2 .. p5 displace p0, p2, p3, p4, p6 .. p8 p1, p6, p7,
+    // p9 p5. The L1 holds p9 and p8; the L2 alone p0 .. p7.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 16 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(10 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    m.read(0, 0, p, 10 * 64);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+    ASSERT_EQ(m.level_of(0, line(8)), 0);
+    ASSERT_EQ(m.level_of(0, line(9)), 0);
+    // p2 .. p9: the run p2 .. p7 (the L2 alone): p2 .. p5 as one word of four entries, the word
+    // p6 .. p9 not (p8 is in both levels): p6 and p7 one by one; then p8 and p9 from both levels
+    EXPECT_EQ(m.invalidate(line(2), 8 * 64), 8u);
+    EXPECT_EQ(m.stats().invalidated_lines, 8u);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_EQ(m.level_of(0, line(1)), 1);
+    for (int i = 2; i < 10; ++i) {
+        EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
+    }
+    // every way of theirs emptied: p2 .. p9 again go to L2 way 0 (way 1 if one were left full)
+    m.read(0, 1000 * NS, line(2), 8 * 64);
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), 0) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    }
+}
+
 TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
     // one CPU; L1 1 set x 2 ways, private L2 1 set x 4 ways, shared L3 4 sets x 4 ways, all LRU
     MemoryConfig c = test_profile();
