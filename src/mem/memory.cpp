@@ -769,8 +769,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         for (Line l = a;;) {
             bool filled = false;
             if constexpr (fast) { // l and the steady stretch's lines after it, while none needs the members
-                const Line done = fast_fills_for<true>(f0, f1, dir, ways, dir_lines, bits[0], bits[N - 1], false, l,
-                                                   std::max(l, std::min(steady_end, b)));
+                // (a line alone, as a run's first lines before the stream is followed, by the steps
+                // below: the call's set-up costs more than it saves there)
+                const Line e = std::min(steady_end, b);
+                const Line done = e > l ? fast_fills_for<true>(f0, f1, dir, ways, dir_lines, bits[0], bits[N - 1], false, l, e) : l;
                 if (done > l) { // lines l .. done - 1 filled: the ones after l steady (below)
                     t += (done - 1 - l) * c;
                     pend += done - 1 - l;
