@@ -520,76 +520,46 @@ struct FastLevel {
         dirty[static_cast<std::size_t>(l & mask) * (fixed ? W : ways_) + w] = 1;
     }
 };
-// The fast loops' fills of lines l .. e, out of line and with no call in it, so that its state
-// stays in registers (in the line loops, whose rare steps call out, about 16 values a line were
-// reloaded from the stack). L2Fill (read_unheld_n): no cache holds the lines; each goes into the
-// L2 (its way hint kept) and then the L1, clean. Else (held_run_n): the L2 alone holds each
-// line (the loop stops at the first line whose holders are not `bit1` alone), which goes into the
-// L1, dirty when `dirty0`. The same steps in the same order as the line loops' fast copy
-// (FastLevel::fill, the victims' directory bits, a dirty L1 victim marked dirty in the L2 in its
-// hinted way), for every line none of whose steps needs the members: a line whose L2 victim is
-// dirty (a write-back to DRAM) or whose dirty L1 victim the L2 does not hold after that line's L2
-// fill (place_evicted) stops the loop before anything of it is done. Returns the first line not
-// filled (e + 1 when all were).
-template <bool L2Fill, std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
-[[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, FastLevel<W1>& f1, std::uint16_t* const dir,
-                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
-                                         const std::uint16_t bit1, const bool dirty0, Line l, const Line e) {
+// held_run_n's fast copy's fills of lines l .. e, out of line and with no call in it, so that its
+// state stays in registers (in the line loop, whose rare steps call out, about ten values a line
+// were reloaded from the stack). The L2 alone holds each line (the loop stops at the first line
+// whose holders are not `bit1` alone), which goes into the L1, dirty when `dirty0`: the same
+// steps in the same order as the line loop's (FastLevel::fill, the victim's directory bit, a
+// dirty victim marked dirty in the L2 in its hinted way), for every line none of whose steps
+// needs the members. A line whose dirty L1 victim the L2 does not hold (place_evicted) stops the
+// loop before anything of it is done. Returns the first line not filled (e + 1 when all were).
+// M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0.
+template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
+[[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* const dir,
+                                         const std::uint16_t* const hints, const Line dir_lines,
+                                         const std::uint16_t bit0, const std::uint16_t bit1, const bool dirty0, Line l,
+                                         const Line e) {
     Line* const tag0 = f0.tag;
     std::uint8_t* const dirty_0 = f0.dirty;
     std::uint64_t* const empty0 = f0.empty;
     const Line mask0 = M0 ? M0 : f0.mask;
     const std::uint32_t ways0 = W0 ? W0 : f0.ways_, way_mask0 = W0 ? W0 - 1 : f0.way_mask_;
     std::uint32_t lfsr0 = f0.lfsr;
-    Line* const tag1 = f1.tag;
     std::uint8_t* const dirty_1 = f1.dirty;
-    std::uint64_t* const empty1 = f1.empty;
     const Line mask1 = M1 ? M1 : f1.mask;
-    const std::uint32_t ways1 = W1 ? W1 : f1.ways_, way_mask1 = W1 ? W1 - 1 : f1.way_mask_;
-    std::uint32_t lfsr1 = f1.lfsr;
-    for (; l <= e; ++l) {
-        if constexpr (!L2Fill)
-            if (dir[l] != bit1) break;
-        // the L2's fill (L2Fill): its slot and victim, nothing written yet but its LFSR's draw
-        const std::uint32_t set1 = static_cast<std::uint32_t>(l & mask1);
-        const std::size_t base1 = static_cast<std::size_t>(set1) * ways1;
-        std::size_t i1 = 0;
-        std::uint64_t e1 = 0;
-        const std::uint32_t was1 = lfsr1;
-        Line v1 = ~Line{0}; // the L2's victim (none: no line has this number)
-        if constexpr (L2Fill) {
-            e1 = empty1[set1];
-            if (e1 != 0) {
-                i1 = base1 + static_cast<std::size_t>(std::countr_zero(e1));
-            } else {
-                lfsr1 = (lfsr1 >> 1) ^ (-(lfsr1 & 1u) & 0xB400u);
-                i1 = base1 + (lfsr1 & way_mask1);
-                if (dirty_1[i1] != 0) { // a write-back: the caller's steps
-                    lfsr1 = was1;
-                    break;
-                }
-                v1 = tag1[i1] - 1;
-            }
-        }
-        // the L1's fill, whole: its writes commute with the L2's (the slots and entries differ)
+    const std::uint32_t ways1 = W1 ? W1 : f1.ways_;
+    for (; l <= e && dir[l] == bit1; ++l) {
         const std::uint32_t set0 = static_cast<std::uint32_t>(l & mask0);
         const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
         const std::uint64_t e0 = empty0[set0];
-        if (e0 != 0) {
+        if (e0 != 0) { // the lowest empty way
             const std::size_t i0 = base0 + static_cast<std::size_t>(std::countr_zero(e0));
             empty0[set0] = e0 & (e0 - 1);
             tag0[i0] = l + 1;
             dirty_0[i0] = dirty0;
-        } else {
+        } else { // Cache::replace's LFSR
             const std::uint32_t was0 = lfsr0;
             lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
             const std::size_t i0 = base0 + (lfsr0 & way_mask0);
             const Line v0 = tag0[i0] - 1;
             if (dirty_0[i0] != 0) {
-                // a dirty victim the L2 will not hold (not there, or the L2's own victim of this line)
-                if (v0 >= dir_lines || (dir[v0] & bit1) == 0 || v0 == v1) {
+                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
                     lfsr0 = was0;
-                    lfsr1 = was1;
                     break;
                 }
                 dirty_1[static_cast<std::size_t>(v0 & mask1) * ways1 + hints[v0]] = 1;
@@ -598,28 +568,19 @@ template <bool L2Fill, std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
             dirty_0[i0] = dirty0;
             if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
         }
-        if constexpr (L2Fill) {
-            if (e1 != 0) empty1[set1] = e1 & (e1 - 1);
-            else if (v1 < dir_lines) dir[v1] = static_cast<std::uint16_t>(dir[v1] & ~bit1);
-            tag1[i1] = l + 1;
-            dirty_1[i1] = 0;
-            hints[l] = static_cast<std::uint16_t>(i1 - base1);
-        }
         dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
     }
     f0.lfsr = lfsr0;
-    f1.lfsr = lfsr1;
     return l;
 }
-// fast_fills with the sets' masks as constants where the levels have the i.MX6's 256 (the
-// Cortex-A9's 32 KiB 4-way L1D of 32-byte lines) and 2,048 (its 1 MiB 16-way PL310)
-template <bool L2Fill, std::uint32_t W0, std::uint32_t W1>
-[[gnu::always_inline]] inline Line fast_fills_for(FastLevel<W0>& f0, FastLevel<W1>& f1, std::uint16_t* dir, std::uint16_t* hints,
-                                                  Line dir_lines, std::uint16_t bit0, std::uint16_t bit1, bool dirty0, Line l, Line e) {
+template <std::uint32_t W0, std::uint32_t W1>
+[[gnu::always_inline]] inline Line fast_fills_for(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* dir,
+                                                  const std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
+                                                  std::uint16_t bit1, bool dirty0, Line l, Line e) {
     if constexpr (W0 == 4 && W1 == 16)
         if (f0.mask == 255 && f1.mask == 2047)
-            return fast_fills<L2Fill, W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
-    return fast_fills<L2Fill, W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+            return fast_fills<W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+    return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
 }
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
@@ -767,23 +728,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         };
         if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line, line a
         for (Line l = a;;) {
-            bool filled = false;
-            if constexpr (fast) { // l and the steady stretch's lines after it, while none needs the members
-                // (a line alone, as a run's first lines before the stream is followed, by the steps
-                // below: the call's set-up costs more than it saves there)
-                const Line e = std::min(steady_end, b);
-                const Line done = e > l ? fast_fills_for<true>(f0, f1, dir, ways, dir_lines, bits[0], bits[N - 1], false, l, e) : l;
-                if (done > l) { // lines l .. done - 1 filled: the ones after l steady (below)
-                    t += (done - 1 - l) * c;
-                    pend += done - 1 - l;
-                    l = done - 1;
-                    filled = true;
-                }
-            }
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
-            if (!filled) dir[l] = all_bits;
-            if (!filled) each_level([&](auto J) __attribute__((always_inline)) {
+            dir[l] = all_bits;
+            each_level([&](auto J) __attribute__((always_inline)) {
                 constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
                 Line victim = 0;
                 bool victim_dirty = false;
@@ -949,7 +897,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         for (; l <= last; ++l) {
             if constexpr (fast) { // the lines while none needs the members
-                const Line done = fast_fills_for<false>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
                 t += (done - l) * hit_l2;
                 pend += done - l;
                 l = done;

@@ -796,6 +796,44 @@ TEST(Memory, AColdRunWhoseL1AndL2EvictTheSameDirtyLineRefillsItBelowAndWritesItB
     MemorySystemTestPeer::expect_hints_match(m, x, r + 6 * 64, "same victim");
 }
 
+TEST(Memory, AHeldRunsDirtyL1VictimThatTheL2NoLongerHoldsIsFilledIntoTheL2Again) {
+    // one CPU; L1 1 set x 4 ways, shared L2 2 sets x 2 ways, both random (each its own LFSR from
+    // 0xACE1: 0xE270, 0x7138, ...: ways 0, 0 in either); a coherent DMA write allocates into the L2. r's
+    // lines: even ones in L2 set 0, odd ones in set 1.
+    //   r0 written: L2 set 0 way 0 (clean), L1 way 0 (dirty); r2 read: L2 way 1, L1 way 1;
+    //   r4 read: the L2's set 0 is full, its draw (way 0) drops r0 there, L1 way 2; r1 read: L2
+    //   set 1 way 0, L1 way 3 (the L1 full); r3 DMA-written: L2 set 1 way 1, the L2 alone;
+    //   r3 read: a held run; the L1 draws way 0: r0, dirty, which the L2 no longer holds, so it is
+    //   filled there again, dirty: set 0's draw (way 0) displaces r4 (clean).
+    // r0 is then in the L2, dirty; r4 in the L1 alone. Marking r0 dirty in the L2 by its stale way
+    // hint (way 0, now r4's slot) would lose r0 and leave r4 dirty there.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 4 * 64, 2, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    c.dma_coherent = true;
+    c.dma_write_allocate = true;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr r = m.alloc(8 * 64, 128);
+    auto line = [&](int i) { return r + static_cast<Addr>(i) * 64; };
+    m.write(0, 0, line(0), 64);
+    m.read(0, 1000 * NS, line(2), 64);
+    m.read(0, 2000 * NS, line(4), 64);
+    ASSERT_EQ(m.level_of(0, line(0)), 0);
+    ASSERT_EQ(MemorySystemTestPeer::searched_way(m, line(0), 1), -1); // the L2 dropped it
+    m.read(0, 3000 * NS, line(1), 64);
+    m.device_write(4000 * NS, line(3), 64);
+    ASSERT_EQ(m.level_of(0, line(3)), 1);
+    m.read(0, 5000 * NS, line(3), 64);
+    EXPECT_EQ(m.level_of(0, line(3)), 0);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_TRUE(m.dirty_anywhere(line(0)));
+    EXPECT_FALSE(m.dirty_anywhere(line(4)));
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(2)), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    MemorySystemTestPeer::expect_hints_match(m, r, r + 8 * 64, "held run");
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
