@@ -553,13 +553,14 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
             tag0[i0] = l + 1;
             dirty_0[i0] = dirty0;
         } else { // Cache::replace's LFSR
-            const std::uint32_t was0 = lfsr0;
             lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
             const std::size_t i0 = base0 + (lfsr0 & way_mask0);
             const Line v0 = tag0[i0] - 1;
             if (dirty_0[i0] != 0) {
                 if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
-                    lfsr0 = was0;
+                    // the draw taken back (rather than the LFSR kept twice over the loop): a draw
+                    // whose result has bit 15 set shifted out a 1 and took the taps in
+                    lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1;
                     break;
                 }
                 dirty_1[static_cast<std::size_t>(v0 & mask1) * ways1 + hints[v0]] = 1;

@@ -832,6 +832,15 @@ TEST(Memory, AHeldRunsDirtyL1VictimThatTheL2NoLongerHoldsIsFilledIntoTheL2Again)
     EXPECT_EQ(m.level_of(0, line(2)), 0);
     EXPECT_EQ(m.stats().writebacks, 0u);
     MemorySystemTestPeer::expect_hints_match(m, r, r + 8 * 64, "held run");
+    // The L1's LFSR went on from its one draw (0xE270): r5, then r7 (L2 set 1, whose draws 0x389C
+    // and 0x1C4E, ways 0 and 0, displace r1 and r5) draw 0x7138 and 0x389C, ways 0 and 0: r5
+    // displaces r3, r7 r5, and r4 stays. (An L1 draw taken twice for r3 would give ways 0 and 2:
+    // r7 displacing r4.)
+    m.read(0, 6000 * NS, line(5), 64);
+    m.read(0, 7000 * NS, line(7), 64);
+    EXPECT_EQ(m.level_of(0, line(7)), 0);
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), -1);
 }
 
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
