@@ -520,6 +520,69 @@ struct FastLevel {
         dirty[static_cast<std::size_t>(l & mask) * (fixed ? W : ways_) + w] = 1;
     }
 };
+// held_run_n's fast copy's fills of lines l .. e, out of line and with no call in it, so that its
+// state stays in registers (in the line loop, whose rare steps call out, about ten values a line
+// were reloaded from the stack). The L2 alone holds each line (the loop stops at the first line
+// whose holders are not `bit1` alone), which goes into the L1, dirty when `dirty0`: the same
+// steps in the same order as the line loop's (FastLevel::fill, the victim's directory bit, a
+// dirty victim marked dirty in the L2 in its hinted way), for every line none of whose steps
+// needs the members. A line whose dirty L1 victim the L2 does not hold (place_evicted) stops the
+// loop before anything of it is done. Returns the first line not filled (e + 1 when all were).
+// M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0.
+template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
+[[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* const dir,
+                                         const std::uint16_t* const hints, const Line dir_lines,
+                                         const std::uint16_t bit0, const std::uint16_t bit1, const bool dirty0, Line l,
+                                         const Line e) {
+    Line* const tag0 = f0.tag;
+    std::uint8_t* const dirty_0 = f0.dirty;
+    std::uint64_t* const empty0 = f0.empty;
+    const Line mask0 = M0 ? M0 : f0.mask;
+    const std::uint32_t ways0 = W0 ? W0 : f0.ways_, way_mask0 = W0 ? W0 - 1 : f0.way_mask_;
+    std::uint32_t lfsr0 = f0.lfsr;
+    std::uint8_t* const dirty_1 = f1.dirty;
+    const Line mask1 = M1 ? M1 : f1.mask;
+    const std::uint32_t ways1 = W1 ? W1 : f1.ways_;
+    for (; l <= e && dir[l] == bit1; ++l) {
+        const std::uint32_t set0 = static_cast<std::uint32_t>(l & mask0);
+        const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
+        const std::uint64_t e0 = empty0[set0];
+        if (e0 != 0) { // the lowest empty way
+            const std::size_t i0 = base0 + static_cast<std::size_t>(std::countr_zero(e0));
+            empty0[set0] = e0 & (e0 - 1);
+            tag0[i0] = l + 1;
+            dirty_0[i0] = dirty0;
+        } else { // Cache::replace's LFSR
+            lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
+            const std::size_t i0 = base0 + (lfsr0 & way_mask0);
+            const Line v0 = tag0[i0] - 1;
+            if (dirty_0[i0] != 0) {
+                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
+                    // the draw taken back (rather than the LFSR kept twice over the loop): a draw
+                    // whose result has bit 15 set shifted out a 1 and took the taps in
+                    lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1;
+                    break;
+                }
+                dirty_1[static_cast<std::size_t>(v0 & mask1) * ways1 + hints[v0]] = 1;
+            }
+            tag0[i0] = l + 1;
+            dirty_0[i0] = dirty0;
+            if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
+        }
+        dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+    }
+    f0.lfsr = lfsr0;
+    return l;
+}
+template <std::uint32_t W0, std::uint32_t W1>
+[[gnu::always_inline]] inline Line fast_fills_for(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* dir,
+                                                  const std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
+                                                  std::uint16_t bit1, bool dirty0, Line l, Line e) {
+    if constexpr (W0 == 4 && W1 == 16)
+        if (f0.mask == 255 && f1.mask == 2047)
+            return fast_fills<W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+    return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+}
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
 template <bool Fast, std::uint32_t W0, std::uint32_t W1>
@@ -834,6 +897,13 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
             }
         };
         for (; l <= last; ++l) {
+            if constexpr (fast) { // the lines while none needs the members
+                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                t += (done - l) * hit_l2;
+                pend += done - l;
+                l = done;
+                if (l > last) break;
+            }
             const std::uint16_t h = dir[l];
             if (fast ? h != l2_bit : (h == 0 || (h & priv) != 0)) break;
             std::size_t found = 1; // fast: the shared level, the one after the L1
@@ -1030,19 +1100,40 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // level of a power of two sets, at most 64 ways, not LRU): each dropped there as
 // Cache::invalidate_at does in the way its hint gives (the LRU stamp left: see invalidate), its
 // entry cleared. Returns the first line after the run. Out of line, with the arrays as its
-// arguments, so that they stay in registers over the run.
+// arguments, so that they stay in registers over the run. Four entries at a time where the word
+// of four equals `shared_bit` four times (a frame's buffer mostly): one load, one test and one
+// store of the word for the four lines' entries. W: the level's ways where known at compile time
+// (the PL310's 16), else 0 (`ways`). The lines' slots are distinct (each holds its own line), so
+// the order of the stores does not matter.
+template <std::uint32_t W>
 [[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
-    do {
-        const std::uint32_t w = hints[l];
-        const std::size_t set = static_cast<std::size_t>(l & set_mask), i = set * ways + w;
-        assert(tag[i] == l + 1); // the hint is right while the directory bit is set
+    const std::size_t nw = W ? W : ways;
+    auto drop = [&](Line x) __attribute__((always_inline)) {
+        const std::uint32_t w = hints[x];
+        const std::size_t set = static_cast<std::size_t>(x & set_mask), i = set * nw + w;
+        assert(tag[i] == x + 1); // the hint is right while the directory bit is set
         empty[set] |= std::uint64_t{1} << w;
         tag[i] = 0;
         dirty[i] = 0;
+    };
+    const std::uint64_t four = std::uint64_t{shared_bit} * 0x0001000100010001u; // the entry, four times
+    for (; l + 4 <= end; l += 4) {
+        std::uint64_t word;
+        std::memcpy(&word, &dir[l], sizeof word);
+        if (word != four) break;
+        drop(l);
+        drop(l + 1);
+        drop(l + 2);
+        drop(l + 3);
+        word = 0;
+        std::memcpy(&dir[l], &word, sizeof word);
+    }
+    for (; l < end && dir[l] == shared_bit; ++l) { // the rest, line by line
+        drop(l);
         dir[l] = 0;
-    } while (++l < end && dir[l] == shared_bit);
+    }
     return l;
 }
 
@@ -1089,7 +1180,8 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = drop_shared_run(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                            l = c.ways == 16 ? drop_shared_run<16>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
+                                             : drop_shared_run<0>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
                             do {
                                 drop_shared(l);

@@ -768,6 +768,81 @@ TEST(Memory, TheCortexA9sWaysFourAndSixteenDrawTheL1VictimsFromTheLfsrsLowTwoBit
     EXPECT_EQ(m.stats().writebacks, 0u);
 }
 
+TEST(Memory, AColdRunWhoseL1AndL2EvictTheSameDirtyLineRefillsItBelowAndWritesItBackLater) {
+    // one CPU; L1 1 set x 4 ways and shared L2 1 set x 4 ways, both random (each its own LFSR from
+    // 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, low two bits: ways 0, 0, 0, 2). x written: L1 way 0
+    // (dirty), L2 way 0 (clean). r0..r5, a run no cache holds (the runs' fast fills):
+    //   r0, r1, r2: the empty ways 1, 2, 3 of both levels;
+    //   r3: the L2 draws way 0 (x, clean there), the L1 way 0 (x, dirty): the L1's dirty victim is
+    //       the L2's own victim of this line, so the L2 no longer holds it and it is filled there
+    //       again, dirty (place_evicted), the L2 drawing way 0 again: r3 leaves the L2;
+    //   r4: the L2 draws way 0 (x, dirty: written back), the L1 way 0 (r3);
+    //   r5: the L2 draws way 2 (r1), the L1 way 0 (r4).
+    // The L1 holds r5, r0, r1, r2, the L2 r4, r0, r5, r2; x and r3 are nowhere; one write-back.
+    // Marking x dirty in the L2 by its way hint at r3 (as if the L2 still held it) loses x: no
+    // write-back, and r3 stays in the L2.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 4 * 64, 4, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 1;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr x = m.alloc(64, 64), r = m.alloc(6 * 64, 64);
+    m.write(0, 0, x, 64);
+    m.read(0, 1000 * NS, r, 6 * 64);
+    const int expect[6] = {0, 0, 0, -1, 1, 0};
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(m.level_of(0, r + static_cast<Addr>(i) * 64), expect[i]) << "r" << i;
+    EXPECT_EQ(m.level_of(0, x), -1);
+    EXPECT_FALSE(m.dirty_anywhere(x));
+    EXPECT_EQ(m.stats().writebacks, 1u);
+    MemorySystemTestPeer::expect_hints_match(m, x, r + 6 * 64, "same victim");
+}
+
+TEST(Memory, AHeldRunsDirtyL1VictimThatTheL2NoLongerHoldsIsFilledIntoTheL2Again) {
+    // one CPU; L1 1 set x 4 ways, shared L2 2 sets x 2 ways, both random (each its own LFSR from
+    // 0xACE1: 0xE270, 0x7138, ...: ways 0, 0 in either); a coherent DMA write allocates into the L2. r's
+    // lines: even ones in L2 set 0, odd ones in set 1.
+    //   r0 written: L2 set 0 way 0 (clean), L1 way 0 (dirty); r2 read: L2 way 1, L1 way 1;
+    //   r4 read: the L2's set 0 is full, its draw (way 0) drops r0 there, L1 way 2; r1 read: L2
+    //   set 1 way 0, L1 way 3 (the L1 full); r3 DMA-written: L2 set 1 way 1, the L2 alone;
+    //   r3 read: a held run; the L1 draws way 0: r0, dirty, which the L2 no longer holds, so it is
+    //   filled there again, dirty: set 0's draw (way 0) displaces r4 (clean).
+    // r0 is then in the L2, dirty; r4 in the L1 alone. Marking r0 dirty in the L2 by its stale way
+    // hint (way 0, now r4's slot) would lose r0 and leave r4 dirty there.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 4 * 64, 2, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    c.dma_coherent = true;
+    c.dma_write_allocate = true;
+    MemorySystem m(c, 1, 1'000'000'000);
+    const Addr r = m.alloc(8 * 64, 128);
+    auto line = [&](int i) { return r + static_cast<Addr>(i) * 64; };
+    m.write(0, 0, line(0), 64);
+    m.read(0, 1000 * NS, line(2), 64);
+    m.read(0, 2000 * NS, line(4), 64);
+    ASSERT_EQ(m.level_of(0, line(0)), 0);
+    ASSERT_EQ(MemorySystemTestPeer::searched_way(m, line(0), 1), -1); // the L2 dropped it
+    m.read(0, 3000 * NS, line(1), 64);
+    m.device_write(4000 * NS, line(3), 64);
+    ASSERT_EQ(m.level_of(0, line(3)), 1);
+    m.read(0, 5000 * NS, line(3), 64);
+    EXPECT_EQ(m.level_of(0, line(3)), 0);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_TRUE(m.dirty_anywhere(line(0)));
+    EXPECT_FALSE(m.dirty_anywhere(line(4)));
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(2)), 0);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    MemorySystemTestPeer::expect_hints_match(m, r, r + 8 * 64, "held run");
+    // The L1's LFSR went on from its one draw (0xE270): r5, then r7 (L2 set 1, whose draws 0x389C
+    // and 0x1C4E, ways 0 and 0, displace r1 and r5) draw 0x7138 and 0x389C, ways 0 and 0: r5
+    // displaces r3, r7 r5, and r4 stays. (An L1 draw taken twice for r3 would give ways 0 and 2:
+    // r7 displacing r4.)
+    m.read(0, 6000 * NS, line(5), 64);
+    m.read(0, 7000 * NS, line(7), 64);
+    EXPECT_EQ(m.level_of(0, line(7)), 0);
+    EXPECT_EQ(m.level_of(0, line(4)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), -1);
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
@@ -1046,6 +1121,42 @@ TEST(Memory, AnInvalidateDropsARunOfLinesTheSharedLevelAloneHoldsAndEmptiesTheir
     for (int i = 0; i < 4; ++i) EXPECT_EQ(m.level_of(0, line(i)), 1) << i;
     EXPECT_EQ(m.level_of(0, line(4)), 0);
     EXPECT_EQ(m.level_of(0, line(5)), 0);
+}
+
+TEST(Memory, AnInvalidateDropsTheSixteenWaySharedLevelsRunFourEntriesAtATimeThenLineByLine) {
+    // one CPU; L1 1 set x 2 ways (random), shared L2 16 sets x 16 ways (random: the PL310's ways,
+    // which invalidate's run takes as a constant); consecutive lines fall in consecutive L2 sets,
+    // each in its set's lowest empty way, 0. p0 .. p9 from DRAM: the L1 takes p0 (way 0) and p1
+    // (way 1), then draws from 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, 0xED89,
+    // 0xC2C4, ways 0, 0, 0, 0, 1, 1, 1, 0: p2 .. p5 displace p0, p2, p3, p4, p6 .. p8 p1, p6, p7,
+    // p9 p5. The L1 holds p9 and p8; the L2 alone p0 .. p7.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 16 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(10 * 64, 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    m.read(0, 0, p, 10 * 64);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+    ASSERT_EQ(m.level_of(0, line(8)), 0);
+    ASSERT_EQ(m.level_of(0, line(9)), 0);
+    // p2 .. p9: the run p2 .. p7 (the L2 alone): p2 .. p5 as one word of four entries, the word
+    // p6 .. p9 not (p8 is in both levels): p6 and p7 one by one; then p8 and p9 from both levels
+    EXPECT_EQ(m.invalidate(line(2), 8 * 64), 8u);
+    EXPECT_EQ(m.stats().invalidated_lines, 8u);
+    EXPECT_EQ(m.level_of(0, line(0)), 1);
+    EXPECT_EQ(m.level_of(0, line(1)), 1);
+    for (int i = 2; i < 10; ++i) {
+        EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
+    }
+    // every way of theirs emptied: p2 .. p9 again go to L2 way 0 (way 1 if one were left full)
+    m.read(0, 1000 * NS, line(2), 8 * 64);
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), 0) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), 0) << i;
+    }
 }
 
 TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
