@@ -678,7 +678,6 @@ private:
     void push_exec(Frame& f, const PendingExec& e);
 
     // softirq
-    static engine::Task<> do_softirq_root(Cpu& cpu);
     engine::Task<> handle_softirqs();
     void wakeup_softirqd();
     static engine::Task<> ksoftirqd_body(Cpu& cpu);
