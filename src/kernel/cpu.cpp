@@ -564,7 +564,7 @@ void Cpu::run() {
                 break; // the guest keeps the CPU
             leave_guest();
         }
-        if (deliverable_irqs() && f.st != Frame::St::DONE) {
+        if (deliverable_irqs_at(f) && f.st != Frame::St::DONE) {
             push_hardirq();
             continue;
         }
