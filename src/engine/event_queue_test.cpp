@@ -374,6 +374,25 @@ TEST(EventQueue, HundredThousandPendingHoldEventsTakeAtMost64BytesEach) {
     EXPECT_GE(q.storage_bytes(), sizeof(Event) * N); // every pending event is stored somewhere
 }
 
+TEST(EventQueue, FourThousandNinetyNineEventsFillTwoSlabsOfChunksAndPopInTimeOrder) {
+    // 4,099 events (a prime) at the times (7 i mod 4099) * 10 ps for the event i: the default
+    // tuning spills them from the run and the heap over the buckets and the overflow, whose
+    // chunks of 8 events need at least 4,099 / 8 > 512 chunks, so more than two slabs of 256
+    // (the chunk allocation's out-of-line path). The k-th event out is at k * 10 ps and is the
+    // event i with 7 i = k (mod 4099), i = 2928 k mod 4099 (7 * 2928 = 5 * 4099 + 1).
+    EventQueue q;
+    constexpr std::uint64_t N = 4099;
+    for (std::uint64_t i = 0; i < N; ++i) q.push(Tick(7 * i % N) * 10, nullptr, i);
+    ASSERT_EQ(q.size(), N);
+    EXPECT_GE(q.storage_bytes(), 2 * 256 * 8 * sizeof(Event)); // two slabs' events at least
+    for (std::uint64_t k = 0; k < N; ++k) {
+        const Event ev = q.pop();
+        ASSERT_EQ(ev.time, Tick(k * 10)) << "pop " << k;
+        ASSERT_EQ(ev.arg, 2928 * k % N) << "pop " << k;
+    }
+    EXPECT_TRUE(q.empty());
+}
+
 TEST(HeapEventQueue, MatchesEventQueueOrderOnTheSameOperations) {
     // The single-heap set kept as the benchmarks' control gives the same order.
     HeapEventQueue h;

@@ -426,13 +426,16 @@ void Cpu::push_hardirq() {
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }
 
+// The softirq context: its root is handle_softirqs itself (a coroutine that only awaited it cost
+// a frame, two resumptions and a destroy per run).
+// Models: invoke_softirq() (kernel/softirq.c)
 void Cpu::push_softirq(bool from_irq_exit) {
     Frame& f = softirq_frame_;
     push_frame(f, CtxKind::SOFTIRQ);
     f.from_irq_exit = from_irq_exit;
     f.saved_irqs_disabled = irqs_disabled_;
     irqs_disabled_ = true; // do_softirq: local_irq_save
-    f.root = do_softirq_root(*this);
+    f.root = handle_softirqs();
     f.cont = f.root.handle();
     f.st = Frame::St::READY;
 }
@@ -561,7 +564,7 @@ void Cpu::run() {
                 break; // the guest keeps the CPU
             leave_guest();
         }
-        if (deliverable_irqs() && f.st != Frame::St::DONE) {
+        if (deliverable_irqs_at(f) && f.st != Frame::St::DONE) {
             push_hardirq();
             continue;
         }

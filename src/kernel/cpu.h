@@ -678,7 +678,6 @@ private:
     void push_exec(Frame& f, const PendingExec& e);
 
     // softirq
-    static engine::Task<> do_softirq_root(Cpu& cpu);
     engine::Task<> handle_softirqs();
     void wakeup_softirqd();
     static engine::Task<> ksoftirqd_body(Cpu& cpu);
@@ -771,6 +770,13 @@ private:
         if (!irqs_disabled_) return pending_irqs_;
         return cfg_.pseudo_nmi ? (pending_irqs_ & nmi_vectors_) : 0;
     }
+    // The same, `top` being the frame on top of the stack (the dispatch loop's, the running
+    // coroutine's): its kind is at hand, without the stack's depth and slot.
+    std::uint64_t deliverable_irqs_at(const Frame& top) const {
+        if (top.kind == CtxKind::NMI) return 0; // NMIs do not nest
+        if (!irqs_disabled_) return pending_irqs_;
+        return cfg_.pseudo_nmi ? (pending_irqs_ & nmi_vectors_) : 0;
+    }
     unsigned timer_vector_ = 0;
 
     // softirqs
@@ -858,7 +864,7 @@ private:
 inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
-    if (f.nexecs != 0 || deliverable_irqs()) return false;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false; // running_ is the stack's top
     // np_mark(false), which does nothing in an interrupt context whose span is already open.
     if (idle_ || depth_ == 1 || !np_open_) np_mark(false);
     const Tick start = now();

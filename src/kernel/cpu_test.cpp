@@ -414,6 +414,38 @@ TEST(Irq, PriorityMaskingLetsAPseudoNmiThroughWhileOrdinaryInterruptsWait) {
     EXPECT_GT(nmi_time(false, &ordinary), 20 * PS_PER_US); // masked like any interrupt
 }
 
+engine::Task<> long_nmi_handler(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    co_await cpu.exec(1000, Cat::OTHER);
+}
+
+TEST(Irq, ASecondPseudoNmiRaisedDuringAnNmiHandlerWaitsForItsExit) {
+    // Two NMI-priority vectors, IRQs masked from 3 ns to 20.003 us (1 GHz: a cycle is a ns). The
+    // first fires at 10 us: entry 300, its handler at 10.300 us, 1000 cycles to 11.300 us, exit
+    // 200 to 11.500 us. The second fires at 10.500 us, inside the first handler's work: NMIs do
+    // not nest, so it waits for the first's exit; its handler runs after its entry, at 11.800 us
+    // (nested at the first's next dispatch step it would run at 11.300 + 300 = 11.600 us).
+    KernelConfig cfg = quiet_config();
+    cfg.pseudo_nmi = true;
+    Harness h(cfg);
+    unsigned a = Cpu::FIRST_DEVICE_VECTOR, b = Cpu::FIRST_DEVICE_VECTOR + 1;
+    h.cpu.request_nmi(a, &long_nmi_handler, &h, "pmu0");
+    h.cpu.request_nmi(b, &long_nmi_handler, &h, "pmu1");
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, irqs_off_section(h.cpu, h));
+    IrqAt ia(h.cpu, a), ib(h.cpu, b);
+    h.sim.schedule_at(10 * PS_PER_US, &ia);
+    h.sim.schedule_at(10'500 * PS_PER_NS, &ib);
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    std::vector<Tick> nmi_at;
+    for (const auto& o : h.seen)
+        if (o.ctx == CtxKind::NMI) nmi_at.push_back(o.time);
+    ASSERT_EQ(nmi_at.size(), 2u);
+    EXPECT_EQ(nmi_at[0], 10'300 * PS_PER_NS);
+    EXPECT_EQ(nmi_at[1], 11'800 * PS_PER_NS);
+    EXPECT_EQ(h.cpu.nmis(), 2u);
+}
+
 engine::Task<> masking_path(Cpu& cpu) {
     // 3 disable/enable pairs and 2 save/restore pairs
     for (int i = 0; i < 3; ++i) {

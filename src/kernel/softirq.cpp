@@ -65,9 +65,6 @@ engine::Task<> Cpu::handle_softirqs() {
     preempt_count_sub(SOFTIRQ_OFFSET);
 }
 
-// Models: invoke_softirq() (kernel/softirq.c)
-engine::Task<> Cpu::do_softirq_root(Cpu& cpu) { co_await cpu.handle_softirqs(); }
-
 // run_ksoftirqd() in its smpboot thread loop.
 // Models: run_ksoftirqd() (kernel/softirq.c)
 engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
