@@ -17,7 +17,8 @@ inline DmaCosts round_dma_costs(bool coherent = false) {
     return DmaCosts{.coherent = coherent, .map_call = 100, .unmap_call = 80, .sync_call = 60,
                     .inner_inv_line = 10, .inner_clean_line = 12, .inner_flush_line = 14,
                     .outer_inv_line = 5, .outer_clean_line = 6, .outer_flush_line = 7,
-                    .outer_sync = 20, .barrier = 30};
+                    .outer_sync = 20, .barrier = 30, .swiotlb_map_call = {}, .swiotlb_unmap_call = {},
+                    .swiotlb_slot_probe = {}, .swiotlb_slot_write = {}}; // no bounce pool
 }
 
 inline kernel::KernelConfig quiet_config() {
