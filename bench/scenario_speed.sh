@@ -99,13 +99,24 @@ printf "%-${w}s %8s %8s | %7s %7s %6s %7s %6s %6s | %7s %7s %6s %6s | %7s %7s %6
 printf "%-${w}s %8s %8s | %7s %7s %6s %7s %6s %6s | %7s %7s %6s %6s | %7s %7s %6s | %5s %s\n" "" "" "" \
     "whole" "ms" "whole" "run" "run" "MiB" "whole" "run" "run" "MiB" "whole" "cpu run" "cpu" "run" "t/f"
 for f in "${scen[@]}"; do
-    read -r tw trss sim ev rc_t tc <<<"$(measure timing "$f")"
+    # The whole run and its 1 us cut alternate, one run of each at a time, so that a drift of this
+    # machine's speed between blocks of runs does not enter their difference (the run's part).
+    cut=$(cut_scenario "$f")
+    tws=() tcs=() sws=() scs=() trss=0
+    for ((k = 0; k < reps; k++)); do
+        read -r w1 rss1 sim ev rc_t c1 <<<"$(reps=1 measure timing "$f")"
+        [ "$sim" = - ] && break
+        read -r w2 _ _ _ _ c2 <<<"$(reps=1 measure timing "$cut")"
+        tws+=("$w1") tcs+=("$c1") sws+=("$w2") scs+=("$c2")
+        ((rss1 > trss)) && trss=$rss1
+    done
+    tw=$(printf '%s\n' "${tws[@]}" | median) tc=$(printf '%s\n' "${tcs[@]}" | median)
+    sw=$(printf '%s\n' "${sws[@]}" | median) sc=$(printf '%s\n' "${scs[@]}" | median)
     if [ "$sim" = - ]; then
         printf "%-${w}s  not run: exit %s: %s\n" "$f" "$rc_t" "$(head -1 "$tmp/err")"
         continue
     fi
     read -r fw frss sim_f ev_f rc_f _ <<<"$(measure functional "$f")"
-    read -r sw _ _ _ _ sc <<<"$(measure timing "$(cut_scenario "$f")")"
     awk -v f="$f" -v w="$w" -v ev="$ev" -v sim="$sim" -v tw="$tw" -v trss="$trss" -v fw="$fw" -v frss="$frss" \
         -v sw="$sw" -v rct="$rc_t" -v rcf="$rc_f" -v evf="$ev_f" -v tc="$tc" -v sc="$sc" 'BEGIN {
         note = (evf != ev) ? sprintf(" (functional: %s events)", evf) : ""
@@ -127,7 +138,8 @@ for f in "${scen[@]}"; do
             fw * 1e3, xf, ef, frss / 1024, tc * 1e3, xc, ec, ft, rct, rcf, note }'
 done
 echo "(tim ms / fun ms: median wall time of $reps runs of the whole process in timing / functional mode;"
-echo " start ms: median wall of the same scenario cut to 1 us (loading, model assembly, report): the"
+echo " start ms: median wall of the same scenario cut to 1 us (loading, model assembly, report), its runs"
+echo " alternating with the whole runs': the"
 echo " start-up; run = whole - start; x real = simulated s / wall s; M ev/s = events / run wall s;"
 echo " \"-\": run under a fifth of the whole, lost in the noise; RSS = max over runs (GNU time);"
 echo " cpu ms: median CPU time (user + system, getrusage) of the timing runs; x real cpu run = simulated s"
