@@ -765,17 +765,19 @@ private:
     std::uint64_t soft_masked_irqs_ = 0;
     std::uint64_t nmis_ = 0;
     Frame nmi_frame_;
-    std::uint64_t deliverable_irqs() const {
-        if (depth_ > 0 && stack_[depth_ - 1]->kind == CtxKind::NMI) return 0; // NMIs do not nest
+    // The pending interrupts the mask lets through (all, or with pseudo-NMI the NMI vectors alone).
+    std::uint64_t unmasked_irqs() const {
         if (!irqs_disabled_) return pending_irqs_;
         return cfg_.pseudo_nmi ? (pending_irqs_ & nmi_vectors_) : 0;
+    }
+    std::uint64_t deliverable_irqs() const {
+        if (depth_ > 0 && stack_[depth_ - 1]->kind == CtxKind::NMI) return 0; // NMIs do not nest
+        return unmasked_irqs();
     }
     // The same, `top` being the frame on top of the stack (the dispatch loop's, the running
     // coroutine's): its kind is at hand, without the stack's depth and slot.
     std::uint64_t deliverable_irqs_at(const Frame& top) const {
-        if (top.kind == CtxKind::NMI) return 0; // NMIs do not nest
-        if (!irqs_disabled_) return pending_irqs_;
-        return cfg_.pseudo_nmi ? (pending_irqs_ & nmi_vectors_) : 0;
+        return top.kind == CtxKind::NMI ? 0 : unmasked_irqs(); // NMIs do not nest
     }
     unsigned timer_vector_ = 0;
 
