@@ -583,6 +583,68 @@ template <std::uint32_t W0, std::uint32_t W1>
             return fast_fills<W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
 }
+// read_unheld_n's fast copy's fills of a steady stretch's lines l .. e, out of line and with no call
+// in it (as fast_fills): each line, held nowhere, goes into the L2's lowest empty way (its way
+// hint kept) and then into the L1, as the line loop's steps do, in the same order (the L2's
+// fill, then the L1's: FastLevel::fill, the victim's directory bit, a dirty victim marked dirty
+// in the L2 in its hinted way). A line whose L2 set has no empty way, or whose dirty L1 victim
+// the L2 does not hold (place_evicted), stops the loop before anything of it is done (the L1's
+// draw taken back). Returns the first line not filled (e + 1 when all were).
+template <Line M0, Line M1>
+[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* const dir,
+                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
+                                         const std::uint16_t bit1, Line l, const Line e) {
+    Line* const tag0 = f0.tag;
+    std::uint8_t* const dirty_0 = f0.dirty;
+    std::uint64_t* const empty0 = f0.empty;
+    const Line mask0 = M0 ? M0 : f0.mask;
+    std::uint32_t lfsr0 = f0.lfsr;
+    Line* const tag1 = f1.tag;
+    std::uint8_t* const dirty_1 = f1.dirty;
+    std::uint64_t* const empty1 = f1.empty;
+    const Line mask1 = M1 ? M1 : f1.mask;
+    const auto both = static_cast<std::uint16_t>(bit0 | bit1);
+    for (; l <= e; ++l) {
+        const std::size_t set1 = static_cast<std::size_t>(l & mask1);
+        const std::uint64_t e1 = empty1[set1];
+        if (e1 == 0) break; // the L2's fill would evict
+        const std::size_t set0 = static_cast<std::size_t>(l & mask0);
+        const std::uint64_t e0 = empty0[set0];
+        std::size_t i0;
+        if (e0 != 0) { // the L1's lowest empty way
+            i0 = set0 * 4 + static_cast<std::size_t>(std::countr_zero(e0));
+            empty0[set0] = e0 & (e0 - 1);
+        } else { // Cache::replace's LFSR
+            lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
+            i0 = set0 * 4 + (lfsr0 & 3u);
+            const Line v0 = tag0[i0] - 1;
+            if (dirty_0[i0] != 0) {
+                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
+                    lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1; // (fast_fills)
+                    break;
+                }
+                dirty_1[static_cast<std::size_t>(v0 & mask1) * 16 + hints[v0]] = 1;
+            }
+            if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
+        }
+        dir[l] = both;
+        const auto w1 = static_cast<unsigned>(std::countr_zero(e1));
+        empty1[set1] = e1 & (e1 - 1);
+        tag1[set1 * 16 + w1] = l + 1;
+        dirty_1[set1 * 16 + w1] = 0;
+        hints[l] = static_cast<std::uint16_t>(w1);
+        tag0[i0] = l + 1;
+        dirty_0[i0] = 0;
+    }
+    f0.lfsr = lfsr0;
+    return l;
+}
+[[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* dir,
+                                                  std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
+                                                  std::uint16_t bit1, Line l, Line e) {
+    if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
+    return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
+}
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
 template <bool Fast, std::uint32_t W0, std::uint32_t W1>
@@ -771,6 +833,14 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             if (l <= steady_end) { // a line of the steady stretch (above)
                 t += c;
                 ++pend;
+                if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
+                    if (l < steady_end) { // lines l .. steady_end - 1 out of line
+                        const Line done = cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end - 1);
+                        t += (done - l) * c; // line done (unfilled, at most steady_end) is the stretch's too
+                        pend += done - l;
+                        l = done;
+                    }
+                }
                 continue;
             }
             settle();
