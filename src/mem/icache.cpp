@@ -48,6 +48,7 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     const Cache::View v = l1i_.front().view(); // every CPU's L1I has the same shape
     random_pow2_ = v.repl == Replacement::RANDOM && v.mask != 0 && v.way_mask != 0 && v.ways <= 64;
     four_ways_ = random_pow2_ && v.ways == 4;
+    a9_ = four_ways_ && v.mask == 255;
 }
 
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
@@ -183,14 +184,15 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
         return 0;
     }
     r |= bit; // a fill below that evicts a line of the group clears it again
-    if (four_ways_) return walk_random<4>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
-    if (random_pow2_) return walk_random<0>(cpu, g);
+    if (a9_) return walk_random<4, 255>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
+    if (four_ways_) return walk_random<4, 0>(cpu, g);
+    if (random_pow2_) return walk_random<0, 0>(cpu, g);
     const std::uint32_t b = group_begin_[g];
     return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
                 group_words_.data() + b);
 }
 
-template <std::uint32_t Ways>
+template <std::uint32_t Ways, Line SetMask>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     std::uint64_t misses = 0, demand = 0; // demand: misses that stall (the others were prefetched)
@@ -205,7 +207,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* const empty = v.empty;
-    const Line set_mask = v.mask;
+    const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
     Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss

@@ -113,8 +113,8 @@ private:
     // does not make them be reloaded. After each fill the word is read again above the filled
     // line (a fill may evict a later line of the span). The LFSR and the resident bits are handed
     // back at the end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant), else 0 (read
-    // from the cache).
-    template <std::uint32_t Ways>
+    // from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
+    template <std::uint32_t Ways, Line SetMask>
     Cycles walk_random(int cpu, std::uint32_t g);
     // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept).
     Cycles fetch_known_group(int cpu, std::uint32_t g);
@@ -134,7 +134,8 @@ private:
     // random replacement, sets and ways powers of two (over 1), at most 64 ways (the Cortex-A9's
     // L1I): a group fetch with presence bits walks through walk_random
     bool random_pow2_ = false;
-    bool four_ways_ = false; // random_pow2_ with 4 ways: walk_random<4>
+    bool four_ways_ = false; // random_pow2_ with 4 ways: walk_random<4, 0>
+    bool a9_ = false;        // four_ways_ with 256 sets (the Cortex-A9's L1I): walk_random<4, 255>
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
     std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)

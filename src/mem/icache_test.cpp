@@ -98,18 +98,32 @@ TEST(InstructionCache, AGroupFetchGivesWhatTheSameSpansFetchedDirectlyGiveUnderE
     // replacement also on 4 ways (4 sets), the Cortex-A9's L1I ways, which its walk takes as a
     // constant.
     const std::vector<std::vector<CodeSpan>> groups = {{{0, 6}}, {{4, 9}, {40, 3}}, {{20, 2}, {21, 5}}};
-    const std::pair<Replacement, std::uint32_t> shapes[] = {
-        {Replacement::LRU, 2}, {Replacement::ROUND_ROBIN, 2}, {Replacement::RANDOM, 2}, {Replacement::RANDOM, 4}};
-    for (const auto& [r, ways] : shapes) {
+    // The Cortex-A9's 256 sets too (its walk takes the set mask as a constant): 64 KB of 64 B lines
+    // x 4 ways, with groups whose lines 256 apart share sets (up to seven lines in a set; lines
+    // 130-133, 386-388 and 642-643 in sets that a mask of 127 would take for sets 2-5).
+    const std::vector<std::vector<CodeSpan>> wide = {{{0, 6}, {256, 4}, {512, 3}, {130, 4}},
+                                                     {{4, 9}, {768, 3}, {1024, 2}, {386, 3}, {40, 3}},
+                                                     {{20, 2}, {1280, 5}, {1301, 5}, {21, 5}, {642, 2}}};
+    struct Shape {
+        Replacement r;
+        std::uint32_t ways;
+        std::uint64_t size;
+    };
+    const Shape shapes[] = {{Replacement::LRU, 2, 1024},    {Replacement::ROUND_ROBIN, 2, 1024},
+                            {Replacement::RANDOM, 2, 1024}, {Replacement::RANDOM, 4, 1024},
+                            {Replacement::RANDOM, 4, 65536}};
+    for (const auto& [r, ways, size] : shapes) {
         L1iConfig c = l1i(r, 1);
-        c.size = 1024;
+        c.size = size;
         c.ways = ways;
+        const auto& gs = size == 65536 ? wide : groups;
         InstructionCache grouped(c, 64, MISS, 2), direct(c, 64, MISS, 2);
-        grouped.set_groups(groups);
+        grouped.set_groups(gs);
         const std::uint32_t seq[] = {0, 0, 1, 0, 2, 2, 1, 1, 0, 2, 0, 0, 1, 2, 2, 2, 0, 1, 0, 0};
         for (int cpu = 0; cpu < 2; ++cpu)
             for (std::uint32_t g : seq)
-                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, groups[g])) << static_cast<int>(r) << " " << ways;
+                EXPECT_EQ(grouped.fetch_group(cpu, g), direct.fetch(cpu, gs[g]))
+                    << static_cast<int>(r) << " " << ways << " " << size;
         EXPECT_EQ(grouped.stats().hits, direct.stats().hits);
         EXPECT_EQ(grouped.stats().misses, direct.stats().misses);
         EXPECT_EQ(grouped.stats().prefetched, direct.stats().prefetched); // next-line prefetch of 1
