@@ -583,13 +583,14 @@ template <std::uint32_t W0, std::uint32_t W1>
             return fast_fills<W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
 }
-// read_unheld_n's fast copy's fills of a steady stretch's lines l .. e, out of line and with no call
-// in it (as fast_fills): each line, held nowhere, goes into the L2's lowest empty way (its way
-// hint kept) and then into the L1, as the line loop's steps do, in the same order (the L2's
-// fill, then the L1's: FastLevel::fill, the victim's directory bit, a dirty victim marked dirty
-// in the L2 in its hinted way). A line whose L2 set has no empty way, or whose dirty L1 victim
-// the L2 does not hold (place_evicted), stops the loop before anything of it is done (the L1's
-// draw taken back). Returns the first line not filled (e + 1 when all were).
+// read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
+// line and the stretch after it), out of line and with no call in it (as fast_fills): each line,
+// held nowhere, goes into the L2's lowest empty way (its way hint kept) and then into the L1, as
+// the line loop's steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the
+// victim's directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose
+// L2 set has no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops
+// the loop before anything of it is done (the L1's draw taken back). Returns the first line not
+// filled (e + 1 when all were).
 template <Line M0, Line M1>
 [[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
@@ -790,57 +791,70 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             pend = 0;
         };
         if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line, line a
+        // The Cortex-A9's shape: line l, whose time step is taken (a stretch's step, or the stream
+        // step before a stretch), and the stretch's lines after it to steady_end, filled by
+        // cold_fills while none needs the members, their steps taken as the loop's. Then either l
+        // is the stretch's last line, filled (`filled`), or the first line cold_fills left, its
+        // step taken, for the loop to fill.
+        bool filled = false;
+        auto take_stretch = [&](Line& l) __attribute__((always_inline)) {
+            if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
+                if (l >= steady_end) return; // (a stretch of one line stays in the loop)
+                const Line done = cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
+                const Line last = done > steady_end ? steady_end : done;
+                t += (last - l) * c;
+                pend += last - l;
+                l = last;
+                filled = done > steady_end;
+            }
+        };
         for (Line l = a;;) {
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
-            dir[l] = all_bits;
-            each_level([&](auto J) __attribute__((always_inline)) {
-                constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
-                Line victim = 0;
-                bool victim_dirty = false;
-                std::uint32_t w;
-                bool displaced;
-                if constexpr (fast) {
-                    if constexpr (j == 0) displaced = f0.fill(l, false, victim, victim_dirty, w);
-                    else displaced = f1.fill(l, false, victim, victim_dirty, w);
-                } else {
-                    displaced = v[j].fill(l, false, victim, victim_dirty, w);
-                }
-                if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
-                if (!displaced) return;
-                if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
-                if (!victim_dirty) return;
-                if constexpr (j + 1 < N) {
-                    if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
-                        if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
-                            if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
-                            else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
-                            return;
-                        }
-                        if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
+            if (!filled) { // (else the stretch's last line, by cold_fills)
+                dir[l] = all_bits;
+                each_level([&](auto J) __attribute__((always_inline)) {
+                    constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
+                    Line victim = 0;
+                    bool victim_dirty = false;
+                    std::uint32_t w;
+                    bool displaced;
+                    if constexpr (fast) {
+                        if constexpr (j == 0) displaced = f0.fill(l, false, victim, victim_dirty, w);
+                        else displaced = f1.fill(l, false, victim, victim_dirty, w);
+                    } else {
+                        displaced = v[j].fill(l, false, victim, victim_dirty, w);
                     }
-                }
-                settle();
-                put();
-                out();
-                place_evicted(cpu, j, Evicted{victim, true}, t);
-                in();
-                get();
-                steady_end = l; // the channel's busy time may have moved: the next line by the general step
-            });
+                    if (fast ? j == 1 : hinted[j]) ways[fast ? l : l * n_shared + (j - n_private)] = static_cast<std::uint16_t>(w);
+                    if (!displaced) return;
+                    if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[j]);
+                    if (!victim_dirty) return;
+                    if constexpr (j + 1 < N) {
+                        if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
+                            if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
+                                if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                                else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
+                                return;
+                            }
+                            if (mark_dirty_in(v[j + 1], victim)) return; // Cache::mark_dirty's tag search
+                        }
+                    }
+                    settle();
+                    put();
+                    out();
+                    place_evicted(cpu, j, Evicted{victim, true}, t);
+                    in();
+                    get();
+                    steady_end = l; // the channel's busy time may have moved: the next line by the general step
+                });
+            }
+            filled = false;
             if (l == b) break;
             ++l;
             if (l <= steady_end) { // a line of the steady stretch (above)
                 t += c;
                 ++pend;
-                if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
-                    if (l < steady_end) { // lines l .. steady_end - 1 out of line
-                        const Line done = cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end - 1);
-                        t += (done - l) * c; // line done (unfilled, at most steady_end) is the stretch's too
-                        pend += done - l;
-                        l = done;
-                    }
-                }
+                take_stretch(l);
                 continue;
             }
             settle();
@@ -863,6 +877,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 }
                 steady_end = l + left;
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
+                take_stretch(l);
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
                 put();
                 out();

@@ -857,21 +857,23 @@ TEST(Memory, AColdRunsDirtyL1VictimThatTheL2DroppedTakesTheLowestEmptyWayBeforeT
 }
 
 TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2DroppedAndKeepsTheDraws) {
-    // A streamed cold run's steady stretch (its lines after the stream step, 10 ns each) takes the
-    // lines whose L2 set has an empty way and whose L1 victim needs no fill below in a loop of its
-    // own (cold_fills), which stops before any other line; the line loop takes that one.
+    // A streamed cold run's stream step line and steady stretch (its lines after the stream step,
+    // 10 ns each) take the lines whose L2 set has an empty way and whose L1 victim needs no fill
+    // below in a loop of their own (cold_fills), which stops before any other line; the line loop
+    // takes that one.
     // Two CPUs, each an L1 of 1 set x 4 ways; a shared L2 of 2 sets x 16 ways (set: the line's low
     // bit); all random, each cache its own LFSR from 0xACE1, whose draws 0xE270, 0x7138, 0x389C,
     // 0x1C4E, 0x0E27, 0xB313, 0xED89, 0xC2C4, 0x6162, 0x30B1, 0xAC58 give the L1 ways 0 0 0 2 3 3
-    // 1 0 2 1 0 and the L2 ways 0 8 12 14 7 3 9.
+    // 1 0 2 1 0, then 0x562C, 0x2B16, 0x158B, 0xBEC5, 0xEB62, 0x75B1 (ways 0 2 3 1 2 1), and the L2
+    // ways 0 8 12 14 7 3 9.
     // Lines B (even) + i: x = B and c1..c16 = B + 2, .. B + 32 (set 0), r0..r7 = B + 33 .. B + 40
-    // (sets 1 0 1 0 ..), s0..s5 = B + 42 .. B + 47 (sets 0 1 0 1 ..).
+    // (sets 1 0 1 0 ..), s0..s5 = B + 42 .. B + 47 and u0..u5 = B + 50 .. B + 55 (sets 0 1 0 1 ..).
     //   CPU 0 writes x (L1 way 0, dirty; L2 set 0 way 0, clean). CPU 1 reads c1..c16 one by one:
     //   L2 set 0 ways 1..15, then c16's draw (way 0) drops x there; CPU 0's L1 keeps it dirty. c3
     //   and c5 invalidated: set 0's ways 3 and 5 empty.
     //   CPU 0 reads r0..r7, a new stream: r0 and r1 demand misses (96 ns each), r2 the stream
     //   step, r3..r7 its steady stretch (10 ns each, as r2). r0: L2 set 1 way 0, L1 way 1; r1: set
-    //   0 way 3, L1 way 2; r2: set 1 way 1, L1 way 3. r3, the stretch's first line: its L1 draw
+    //   0 way 3, L1 way 2; r2 in the stretch's loop: set 1 way 1, L1 way 3. r3: its L1 draw
     //   (way 0) would take x, dirty, which the L2 does not hold: the stretch's loop stops before
     //   r3 with that draw taken back, and the line loop takes r3 (set 0 way 5; the L1's draw 1,
     //   way 0, takes x, filled into the L2 dirty: set 0 is full, its draw 2, way 8, displaces c8).
@@ -887,17 +889,24 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     //   holds: marked dirty there by its way hint), s4 (set 0 full: the loop stops; L2 draw 7, way
     //   9: c9 out; L1 draw 10, way 1: s1 out), s5 the stretch's last line (set 1 way 6; L1 draw 11,
     //   way 0: s2 out). The L1 holds s5, s4, s3, s0; r6 is in the L2 alone, dirty; no write-back.
+    //   c1, c2 and c4 invalidated (set 0's ways 1, 2 and 4 empty), CPU 0 reads u0..u5, a new
+    //   stream: u0 (set 0 way 1; L1 draw 12, way 0: s5 out), u1 (set 1 way 7; L1 draw 13, way 2: s3
+    //   out), then the stream step's line and the whole stretch in its loop: u2 (set 0 way 2; L1
+    //   draw 14, way 3: s0 out), u3 (set 1 way 8; draw 15, way 1: s4 out), u4 (set 0 way 4; draw
+    //   16, way 2: u1 out), u5 (set 1 way 9; draw 17, way 1: u3 out), the line loop filling none
+    //   of them again. The L1 holds u0, u5, u4, u2.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 32 * 64, 16, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 1;
     MemorySystem m(c, 2, 1'000'000'000);
     using P = MemorySystemTestPeer;
-    const Addr B = m.alloc(48 * 64, 128);
+    const Addr B = m.alloc(56 * 64, 128);
     auto at = [&](int i) { return B + static_cast<Addr>(i) * 64; };
     const Addr x = at(0);
     auto cl = [&](int i) { return at(2 * i); }; // c1..c16
     auto r = [&](int i) { return at(33 + i); }; // r0..r7
     auto s = [&](int i) { return at(42 + i); }; // s0..s5
+    auto u = [&](int i) { return at(50 + i); }; // u0..u5
     m.write(0, 0, x, 64);
     for (int i = 1; i <= 16; ++i) m.read(1, (2000 + 200 * i) * NS, cl(i), 64);
     ASSERT_EQ(P::searched_way(m, x, 1), -1);
@@ -913,7 +922,7 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     for (int i : {8, 12, 14}) EXPECT_EQ(P::searched_way(m, cl(i), 1), -1) << "c" << i;
     const int r_level[8] = {0, 1, 1, 1, 1, 0, 0, 0};
     for (int i = 0; i < 8; ++i) EXPECT_EQ(m.level_of(0, r(i)), r_level[i]) << "r" << i;
-    P::expect_hints_match(m, B, B + 48 * 64, "first run");
+    P::expect_hints_match(m, B, B + 56 * 64, "first run");
     m.write(0, 20000 * NS, r(6), 64);
     EXPECT_EQ(m.read(0, 30000 * NS, s(0), 6 * 64), 96u + 96 + 4 * 10);
     const int s_way[6] = {7, 4, 3, 5, 9, 6};
@@ -926,7 +935,17 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     for (int i : {0, 5, 7}) EXPECT_EQ(m.level_of(0, r(i)), 1) << "r" << i;
     for (int i : {7, 9}) EXPECT_EQ(P::searched_way(m, cl(i), 1), -1) << "c" << i;
     EXPECT_EQ(m.stats().writebacks, 0u);
-    P::expect_hints_match(m, B, B + 48 * 64, "second run");
+    P::expect_hints_match(m, B, B + 56 * 64, "second run");
+    for (int i : {1, 2, 4}) m.invalidate(cl(i), 64);
+    EXPECT_EQ(m.read(0, 40000 * NS, u(0), 6 * 64), 96u + 96 + 4 * 10);
+    const int u_way[6] = {1, 7, 2, 8, 4, 9}, u_level[6] = {0, 1, 0, 1, 0, 0};
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(P::searched_way(m, u(i), 1), u_way[i]) << "u" << i;
+        EXPECT_EQ(m.level_of(0, u(i)), u_level[i]) << "u" << i;
+    }
+    for (int i : {0, 3, 4, 5}) EXPECT_EQ(m.level_of(0, s(i)), 1) << "s" << i;
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, B, B + 56 * 64, "third run");
 }
 
 TEST(Memory, AHeldRunsDirtyL1VictimThatTheL2NoLongerHoldsIsFilledIntoTheL2Again) {
