@@ -632,7 +632,7 @@ template <Line M0, Line M1>
         const auto w1 = static_cast<unsigned>(std::countr_zero(e1));
         empty1[set1] = e1 & (e1 - 1);
         tag1[set1 * 16 + w1] = l + 1;
-        dirty_1[set1 * 16 + w1] = 0;
+        assert(dirty_1[set1 * 16 + w1] == 0); // (an empty way's flag is 0: every step that empties a way clears it)
         hints[l] = static_cast<std::uint16_t>(w1);
         tag0[i0] = l + 1;
         dirty_0[i0] = 0;

@@ -889,12 +889,14 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     //   holds: marked dirty there by its way hint), s4 (set 0 full: the loop stops; L2 draw 7, way
     //   9: c9 out; L1 draw 10, way 1: s1 out), s5 the stretch's last line (set 1 way 6; L1 draw 11,
     //   way 0: s2 out). The L1 holds s5, s4, s3, s0; r6 is in the L2 alone, dirty; no write-back.
-    //   c1, c2 and c4 invalidated (set 0's ways 1, 2 and 4 empty), CPU 0 reads u0..u5, a new
-    //   stream: u0 (set 0 way 1; L1 draw 12, way 0: s5 out), u1 (set 1 way 7; L1 draw 13, way 2: s3
-    //   out), then the stream step's line and the whole stretch in its loop: u2 (set 0 way 2; L1
-    //   draw 14, way 3: s0 out), u3 (set 1 way 8; draw 15, way 1: s4 out), u4 (set 0 way 4; draw
-    //   16, way 2: u1 out), u5 (set 1 way 9; draw 17, way 1: u3 out), the line loop filling none
-    //   of them again. The L1 holds u0, u5, u4, u2.
+    //   c1, c2 and c4 invalidated (set 0's ways 1, 2 and 4 empty), r4 and r6 too (set 1's ways 2
+    //   and 3: r6's dirty data discarded), CPU 0 reads u0..u5, a new stream: u0 (set 0 way 1; L1
+    //   draw 12, way 0: s5 out), u1 (set 1 way 2; L1 draw 13, way 2: s3 out), then the stream
+    //   step's line and the whole stretch in its loop: u2 (set 0 way 2; L1 draw 14, way 3: s0
+    //   out), u3 (set 1 way 3, clean: the loop stores no flag into an empty way, whose flag the
+    //   invalidate cleared; draw 15, way 1: s4 out), u4 (set 0 way 4; draw 16, way 2: u1 out), u5
+    //   (set 1 way 7; draw 17, way 1: u3 out), the line loop filling none of them again. The L1
+    //   holds u0, u5, u4, u2.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 32 * 64, 16, 20, true, Replacement::RANDOM}};
     c.prefetch_streams = 1;
@@ -937,12 +939,15 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     EXPECT_EQ(m.stats().writebacks, 0u);
     P::expect_hints_match(m, B, B + 56 * 64, "second run");
     for (int i : {1, 2, 4}) m.invalidate(cl(i), 64);
+    m.invalidate(r(4), 64);
+    m.invalidate(r(6), 64);
     EXPECT_EQ(m.read(0, 40000 * NS, u(0), 6 * 64), 96u + 96 + 4 * 10);
-    const int u_way[6] = {1, 7, 2, 8, 4, 9}, u_level[6] = {0, 1, 0, 1, 0, 0};
+    const int u_way[6] = {1, 2, 2, 3, 4, 7}, u_level[6] = {0, 1, 0, 1, 0, 0};
     for (int i = 0; i < 6; ++i) {
         EXPECT_EQ(P::searched_way(m, u(i), 1), u_way[i]) << "u" << i;
         EXPECT_EQ(m.level_of(0, u(i)), u_level[i]) << "u" << i;
     }
+    for (int i = 0; i < 6; ++i) EXPECT_FALSE(m.dirty_anywhere(u(i))) << "u" << i;
     for (int i : {0, 3, 4, 5}) EXPECT_EQ(m.level_of(0, s(i)), 1) << "s" << i;
     EXPECT_EQ(m.stats().writebacks, 0u);
     P::expect_hints_match(m, B, B + 56 * 64, "third run");
