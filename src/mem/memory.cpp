@@ -625,17 +625,19 @@ template <Line M0, Line M1>
                     break;
                 }
                 dirty_1[static_cast<std::size_t>(v0 & mask1) * 16 + hints[v0]] = 1;
+                dirty_0[i0] = 0; // (l goes in clean)
             }
             if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
         }
+        // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
+        // way clears it, and a dirty victim's was cleared above)
         dir[l] = both;
         const auto w1 = static_cast<unsigned>(std::countr_zero(e1));
         empty1[set1] = e1 & (e1 - 1);
         tag1[set1 * 16 + w1] = l + 1;
-        assert(dirty_1[set1 * 16 + w1] == 0); // (an empty way's flag is 0: every step that empties a way clears it)
+        assert(dirty_1[set1 * 16 + w1] == 0 && dirty_0[i0] == 0);
         hints[l] = static_cast<std::uint16_t>(w1);
         tag0[i0] = l + 1;
-        dirty_0[i0] = 0;
     }
     f0.lfsr = lfsr0;
     return l;

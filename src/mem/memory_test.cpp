@@ -931,6 +931,7 @@ TEST(Memory, AColdRunsSteadyStretchStopsAtAFullL2SetAndAtADirtyL1VictimTheL2Drop
     for (int i = 0; i < 6; ++i) EXPECT_EQ(P::searched_way(m, s(i), 1), s_way[i]) << "s" << i;
     const int s_level[6] = {0, 1, 1, 0, 0, 0};
     for (int i = 0; i < 6; ++i) EXPECT_EQ(m.level_of(0, s(i)), s_level[i]) << "s" << i;
+    for (int i = 0; i < 6; ++i) EXPECT_FALSE(m.dirty_anywhere(s(i))) << "s" << i; // s3: clean where r6 was dirty
     EXPECT_EQ(m.level_of(0, r(6)), 1);
     EXPECT_TRUE(m.dirty_anywhere(r(6)));
     EXPECT_EQ(m.level_of(0, r(1)), -1);
