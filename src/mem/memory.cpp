@@ -719,8 +719,14 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         busy_until_ = busy;
         consumer_ = consumer;
     };
+    // (a cache's arrays and shape never change: after the first view only its LFSR and clock are
+    // read again)
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        each_level([&](auto J) __attribute__((always_inline)) {
+            const Cache::View now = lv[J]->view();
+            v[J].lfsr = now.lfsr;
+            v[J].clock = now.clock;
+        });
         busy = busy_until_;
         consumer = consumer_;
         clear_from = clear_from_;
@@ -729,6 +735,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
     t = from_dram(cpu, t, false, a, stride_first);
     Tick ready = line_ready_;
+    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
     in();
     // the stream the first line trained: streamed() finds it first for each later line when no
     // stream before it in the CPU's table expects one of them
@@ -935,11 +942,17 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         busy_until_ = busy;
         consumer_ = consumer;
     };
+    // (after the first view only a cache's LFSR and clock are read again, as in read_unheld_n)
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        each_level([&](auto J) __attribute__((always_inline)) {
+            const Cache::View now = lv[J]->view();
+            v[J].lfsr = now.lfsr;
+            v[J].clock = now.clock;
+        });
         busy = busy_until_;
         consumer = consumer_;
     };
+    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
     in();
     std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
     const Tick per_line = consume_line_;
