@@ -419,9 +419,7 @@ void Cpu::push_hardirq() {
             push_exec(f, PendingExec{costs_.soft_mask_replay, Cat::IRQ_MASK, false, false, {}});
         }
     }
-    f.root = hardirq_root(*this, vector);
-    f.cont = f.root.handle();
-    f.st = Frame::St::READY;
+    f.st = Frame::St::IRQ_ENTRY; // Cpu::irq_steps
     if (hyp_) [[unlikely]]
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }
@@ -581,16 +579,35 @@ void Cpu::run() {
         switch (f.st) {
         case Frame::St::READY:
             running_ = &f;
+        resume:
             f.st = Frame::St::DONE; // unless the coroutine suspends on an awaitable
             f.cont.resume();
+            if (f.st == Frame::St::DONE) {
+                if (!f.root.done()) {
+                    std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
+                    std::abort();
+                }
+                // A hardirq's handler has returned: its exit steps follow at once, as in the
+                // coroutine that awaited the handler.
+                if (f.kind == CtxKind::HARDIRQ || f.kind == CtxKind::NMI) irq_steps(f);
+            }
             running_ = nullptr;
             if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)
                 in_run_ = false;
                 return;
             }
-            if (!f.root.done() && f.st == Frame::St::DONE) {
-                std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
-                std::abort();
+            continue;
+        case Frame::St::IRQ_ENTRY:
+        case Frame::St::IRQ_ENTRY_EXTRA:
+        case Frame::St::IRQ_HANDLER:
+        case Frame::St::IRQ_EXIT_EXTRA:
+        case Frame::St::IRQ_RETURN:
+            running_ = &f;
+            if (irq_steps(f)) goto resume; // the handler starts now, as the awaiting coroutine started it
+            running_ = nullptr;
+            if (exec_inflight_) {
+                in_run_ = false;
+                return;
             }
             continue;
         case Frame::St::POINT: handle_point(f); continue;
