@@ -47,8 +47,10 @@ engine::Task<> Cpu::handle_softirqs() {
         if constexpr (TRACE_COMPILED)
             if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
         co_await local_irq_enable(*this);
-        for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
-            if (!(pending & (1u << nr)) || !softirq_vec_[nr].fn) continue;
+        // The pending vectors in bit order, lowest first (h->action for each set bit).
+        for (std::uint32_t left = pending & ((1u << NR_SOFTIRQS) - 1); left; left &= left - 1) {
+            const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
+            if (!softirq_vec_[nr].fn) continue;
             softirq_running_nr_ = nr;
             ++stats_.softirq_handled[nr];
             co_await softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
