@@ -319,7 +319,7 @@ void Cpu::on_event(std::uint64_t arg) {
         for (;;) {
             complete_exec();
             defer_exec_ = true;
-            run();
+            if (!in_run_) dispatch();
             defer_exec_ = false;
             if (!exec_deferred_) return;
             exec_deferred_ = false;
@@ -550,8 +550,7 @@ void Cpu::handle_point(Frame& f) {
     f.st = Frame::St::READY;
 }
 
-void Cpu::run() {
-    if (in_run_) return;
+[[gnu::always_inline]] inline void Cpu::dispatch() {
     in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
@@ -679,6 +678,11 @@ void Cpu::run() {
         }
     }
     in_run_ = false;
+}
+
+void Cpu::run() {
+    if (in_run_) return;
+    dispatch();
 }
 
 void Cpu::boot() {

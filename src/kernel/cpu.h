@@ -613,6 +613,7 @@ private:
 
     // dispatch
     void run();
+    inline void dispatch(); // run()'s loop, inline in run() and in on_event's completion loop
     void start_exec(Frame& f);
     void complete_exec();
     void account(CtxKind kind, Cat cat, Cycles c) {
