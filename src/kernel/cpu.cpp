@@ -575,8 +575,7 @@ void Cpu::handle_point(Frame& f) {
             start_exec(f);
             break;
         }
-        switch (f.st) {
-        case Frame::St::READY:
+        if (f.st == Frame::St::READY) [[likely]] { // most steps: a test, not the switch's table
             running_ = &f;
         resume:
             f.st = Frame::St::DONE; // unless the coroutine suspends on an awaitable
@@ -596,6 +595,9 @@ void Cpu::handle_point(Frame& f) {
                 return;
             }
             continue;
+        }
+        switch (f.st) {
+        case Frame::St::READY: continue; // above
         case Frame::St::IRQ_ENTRY:
         case Frame::St::IRQ_ENTRY_EXTRA:
         case Frame::St::IRQ_HANDLER:
