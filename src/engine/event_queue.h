@@ -83,6 +83,22 @@ public:
         push_far(ev);
     }
 
+    // The earliest event, nullptr when none is pending (the run loop's empty() and top() in one).
+    // Precondition: nothing taken.
+    const Event* peek() {
+        if (near_empty()) {
+            if (far_count_ == 0) return nullptr;
+            refill();
+        }
+        return &near_front();
+    }
+    // take() after peek() returned an event: the near tier holds it.
+    Event take_peeked() {
+        held_ = 1;
+        child_known_ = false;
+        return near_front();
+    }
+
     // Takes the earliest event for handling. It stays at the heap's root until the handler's
     // first push into the heap replaces it or finish_take() removes it.
     // Precondition: !empty(), nothing taken.

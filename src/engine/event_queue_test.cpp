@@ -208,14 +208,24 @@ TEST(EventQueue, EveryTuningMatchesMultimapThroughGrowthDrainAndRegrowth) {
 }
 
 TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
-    // The run loop's protocol: take the earliest, let its handler push 0-3 events at or after
-    // its time, then finish. A push may replace the taken event at the heap's root.
+    // The run loop's protocol: take the earliest (every other step as the loop does it: peek,
+    // which refills from the far tier, then take_peeked), let its handler push 0-3 events at or
+    // after its time, then finish. A push may replace the taken event at the heap's root. At the
+    // end the queue is drained by peek and take_peeked until peek finds nothing.
     for (const TieredCase& c : kTunings) {
         Checked checked(c.tuning, 23, c.name);
         auto& [q, ref, rng, id] = checked;
         while (id < 3000) checked.push(rng.below(20'000'000));
         for (int step = 0; step < 40'000 && !ref.empty(); ++step) {
-            const Event ev = q.take();
+            Event ev;
+            if (step % 2) {
+                const Event* next = q.peek();
+                ASSERT_NE(next, nullptr) << c.name << " step " << step;
+                ASSERT_EQ(next->time, ref.begin()->first) << c.name << " step " << step;
+                ev = q.take_peeked();
+            } else {
+                ev = q.take();
+            }
             ASSERT_TRUE(take_earliest(ref, ev)) << c.name << " step " << step;
             // Fewer pushes than takes after step 20,000, so the population falls to a few and
             // the queue goes back to the heap alone.
@@ -224,6 +234,13 @@ TEST(EventQueue, TakeThenPushesThenFinishMatchesMultimapLikeTheRunLoop) {
             q.finish_take();
             ASSERT_EQ(q.size(), ref.size()) << c.name << " step " << step;
         }
+        while (const Event* next = q.peek()) {
+            ASSERT_EQ(next->time, ref.begin()->first) << c.name;
+            ASSERT_TRUE(take_earliest(ref, q.take_peeked())) << c.name;
+            q.finish_take();
+        }
+        EXPECT_TRUE(ref.empty()) << c.name;
+        EXPECT_TRUE(q.empty()) << c.name;
     }
 }
 

@@ -7,12 +7,14 @@ std::uint64_t Simulation::run(Tick until) {
     stopped_ = false;
     until_ = until;
     inline_ok_ = inline_events_;
-    while (!queue_.empty() && !stopped_) {
-        if (queue_.top().time > until) {
+    while (!stopped_) {
+        const Event* next = queue_.peek();
+        if (!next) break;
+        if (next->time > until) {
             if (until > now_) now_ = until; // a horizon already passed must not rewind time
             break;
         }
-        Event ev = queue_.take();
+        Event ev = queue_.take_peeked();
         now_ = ev.time;
         limit_ = 0;
         limit_known_ = false;

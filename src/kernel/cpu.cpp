@@ -319,7 +319,7 @@ void Cpu::on_event(std::uint64_t arg) {
         for (;;) {
             complete_exec();
             defer_exec_ = true;
-            run();
+            if (!in_run_) dispatch();
             defer_exec_ = false;
             if (!exec_deferred_) return;
             exec_deferred_ = false;
@@ -419,9 +419,7 @@ void Cpu::push_hardirq() {
             push_exec(f, PendingExec{costs_.soft_mask_replay, Cat::IRQ_MASK, false, false, {}});
         }
     }
-    f.root = hardirq_root(*this, vector);
-    f.cont = f.root.handle();
-    f.st = Frame::St::READY;
+    f.st = Frame::St::IRQ_ENTRY; // Cpu::irq_steps
     if (hyp_) [[unlikely]]
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }
@@ -552,8 +550,7 @@ void Cpu::handle_point(Frame& f) {
     f.st = Frame::St::READY;
 }
 
-void Cpu::run() {
-    if (in_run_) return;
+[[gnu::always_inline]] inline void Cpu::dispatch() {
     in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
@@ -578,19 +575,40 @@ void Cpu::run() {
             start_exec(f);
             break;
         }
-        switch (f.st) {
-        case Frame::St::READY:
+        if (f.st == Frame::St::READY) [[likely]] { // most steps: a test, not the switch's table
             running_ = &f;
+        resume:
             f.st = Frame::St::DONE; // unless the coroutine suspends on an awaitable
             f.cont.resume();
+            if (f.st == Frame::St::DONE) {
+                if (!f.root.done()) {
+                    std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
+                    std::abort();
+                }
+                // A hardirq's handler has returned: its exit steps follow at once, as in the
+                // coroutine that awaited the handler.
+                if (f.kind == CtxKind::HARDIRQ || f.kind == CtxKind::NMI) irq_steps(f);
+            }
             running_ = nullptr;
             if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)
                 in_run_ = false;
                 return;
             }
-            if (!f.root.done() && f.st == Frame::St::DONE) {
-                std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
-                std::abort();
+            continue;
+        }
+        switch (f.st) {
+        case Frame::St::READY: continue; // above
+        case Frame::St::IRQ_ENTRY:
+        case Frame::St::IRQ_ENTRY_EXTRA:
+        case Frame::St::IRQ_HANDLER:
+        case Frame::St::IRQ_EXIT_EXTRA:
+        case Frame::St::IRQ_RETURN:
+            running_ = &f;
+            if (irq_steps(f)) goto resume; // the handler starts now, as the awaiting coroutine started it
+            running_ = nullptr;
+            if (exec_inflight_) {
+                in_run_ = false;
+                return;
             }
             continue;
         case Frame::St::POINT: handle_point(f); continue;
@@ -662,6 +680,11 @@ void Cpu::run() {
         }
     }
     in_run_ = false;
+}
+
+void Cpu::run() {
+    if (in_run_) return;
+    dispatch();
 }
 
 void Cpu::boot() {

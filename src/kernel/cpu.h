@@ -106,7 +106,12 @@ struct PendingExec {
 // One execution context on a CPU's stack: a task's, or a softirq/hardirq activation.
 struct Frame {
     // GUEST: a vCPU thread in guest mode (Cpu::run_guest), the host CPU runs its guest.
-    enum class St : std::uint8_t { READY, POINT, BLOCKED, IDLE, DONE, GUEST };
+    // IRQ_*: a hardirq (or NMI) frame's own steps around its handler (Cpu::irq_steps), the next
+    // one to take: the entry's two execs, the handler's start, the exit's second exec, the end.
+    enum class St : std::uint8_t {
+        READY, POINT, BLOCKED, IDLE, DONE, GUEST,
+        IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT_EXTRA, IRQ_RETURN
+    };
 
     CtxKind kind = CtxKind::TASK;
     St st = St::READY;
@@ -118,7 +123,7 @@ struct Frame {
     std::uint8_t nexecs = 0;
     std::array<PendingExec, 8> execs{};
     std::coroutine_handle<> cont;
-    engine::Task<> root;
+    engine::Task<> root;        // the context's coroutine (a hardirq frame's: its handler, once started)
     TaskStruct* task = nullptr; // for TASK frames
     unsigned vector = 0;        // for HARDIRQ frames
     std::uint64_t serial = 0;   // identifies this activation of the context (its saved MSR etc.)
@@ -608,6 +613,7 @@ private:
 
     // dispatch
     void run();
+    inline void dispatch(); // run()'s loop, inline in run() and in on_event's completion loop
     void start_exec(Frame& f);
     void complete_exec();
     void account(CtxKind kind, Cat cat, Cycles c) {
@@ -624,6 +630,7 @@ private:
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
     bool exec_in_place(const PendingExec& e, Tick& due); // inline, below the class
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
+    void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
     void suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Point p);
     void suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags);
@@ -681,7 +688,12 @@ private:
     engine::Task<> handle_softirqs();
     void wakeup_softirqd();
     static engine::Task<> ksoftirqd_body(Cpu& cpu);
-    static engine::Task<> hardirq_root(Cpu& cpu, unsigned vector);
+    // The hardirq context's steps without a coroutine of their own (irq_enter/irq_exit), from the
+    // stage in f.st; true when the handler is to start now (f.root, f.cont set, f.st READY).
+    bool irq_steps(Frame& f);
+    // One exec (c > 0) of those steps, as `co_await exec(c, cat)` in a coroutine: true when done
+    // in place; else the frame waits for it and then takes stage `next`.
+    bool irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next);
     static engine::Task<> idle_body(Cpu& cpu);
 
     // timers
@@ -894,6 +906,11 @@ inline void Cpu::suspend_exec_started(std::coroutine_handle<> h, const PendingEx
     Frame& f = *running_;
     f.cont = h;
     f.st = Frame::St::READY;
+    exec_started(f, e, due);
+}
+
+// suspend_exec_started's part after the frame's continuation and state.
+inline void Cpu::exec_started(Frame& f, const PendingExec& e, Tick due) {
     f.execs[0] = e;
     f.nexecs = 1;
     exec_start_cycles_ = busy_cycles_;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace kdsim::kernel {
@@ -444,6 +445,69 @@ TEST(Irq, ASecondPseudoNmiRaisedDuringAnNmiHandlerWaitsForItsExit) {
     EXPECT_EQ(nmi_at[0], 10'300 * PS_PER_NS);
     EXPECT_EQ(nmi_at[1], 11'800 * PS_PER_NS);
     EXPECT_EQ(h.cpu.nmis(), 2u);
+}
+
+engine::Task<> long_irq_handler(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+    co_await cpu.exec(1000, Cat::OTHER);
+}
+
+TEST(Irq, PseudoNmisDuringAHardirqsEntryAndExitStepsRunBetweenThoseStepsExecs) {
+    // A hardirq's entry (300 + extra 50) and exit (200 + extra 20) steps are the dispatch loop's
+    // (Cpu::irq_steps); an NMI cuts their execs like any other. A kernel thread computes for
+    // 100 us; an ordinary interrupt fires at 10 us; NMIs at 10.100 us (in its entry) and 13 us.
+    // The entry is cut after 100 ns; the first NMI: entry to 10.450, handler 10.450-11.450, exit
+    // to 11.670. The entry's other 200 ns end at 11.870, its extra at 11.920: the handler runs
+    // 11.920-12.920, the exit runs from 12.920 and is cut at 13.000 after 80 ns; the second NMI:
+    // handler at 13.350, exit to 14.570. The exit's other 120 ns end at 14.690, its extra at
+    // 14.710; then NET_RX: round 100 and enable 4, at 14.814 us. The thread ends late by
+    // 4.710 + 104 + handler 1 + disable 3 = 4.818 us.
+    KernelConfig cfg = quiet_config();
+    cfg.pseudo_nmi = true;
+    KernelCosts costs = round_costs();
+    costs.irq_entry_extra = 50;
+    costs.exception_return_extra = 20;
+    Harness h(cfg, costs);
+    const unsigned nmi = Cpu::FIRST_DEVICE_VECTOR, dev = Cpu::FIRST_DEVICE_VECTOR + 1;
+    h.cpu.request_nmi(nmi, &long_nmi_handler, &h, "pmu");
+    h.cpu.request_irq(dev, &long_irq_handler, &h, "dev");
+    h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
+    IrqAt d(h.cpu, dev), n1(h.cpu, nmi), n2(h.cpu, nmi);
+    h.sim.schedule_at(10 * PS_PER_US, &d);
+    h.sim.schedule_at(10'100 * PS_PER_NS, &n1);
+    h.sim.schedule_at(13 * PS_PER_US, &n2);
+    h.cpu.boot();
+    h.sim.run(5 * engine::PS_PER_MS);
+    ASSERT_EQ(h.seen.size(), 5u);
+    EXPECT_EQ(h.seen[0].ctx, CtxKind::NMI);
+    EXPECT_EQ(h.seen[0].time, 10'450 * PS_PER_NS);
+    EXPECT_EQ(h.seen[1].ctx, CtxKind::HARDIRQ);
+    EXPECT_EQ(h.seen[1].time, 11'920 * PS_PER_NS);
+    EXPECT_EQ(h.seen[1].preempt_count, HARDIRQ_OFFSET);
+    EXPECT_EQ(h.seen[2].ctx, CtxKind::NMI);
+    EXPECT_EQ(h.seen[2].time, 13'350 * PS_PER_NS);
+    EXPECT_EQ(h.seen[3].ctx, CtxKind::SOFTIRQ);
+    EXPECT_EQ(h.seen[3].time, 14'814 * PS_PER_NS);
+    EXPECT_EQ(h.seen[4].ctx, CtxKind::TASK);
+    EXPECT_EQ(h.seen[4].time, 104'818 * PS_PER_NS);
+    EXPECT_EQ(h.cpu.nmis(), 2u);
+    EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
+}
+
+engine::Task<> failing_irq_handler(Cpu&, void*) {
+    throw std::runtime_error("handler failed");
+    co_return;
+}
+
+TEST(Irq, AnExceptionFromAnInterruptHandlerLeavesTheRun) {
+    Harness h;
+    h.cpu.request_irq(Cpu::FIRST_DEVICE_VECTOR, &failing_irq_handler, nullptr, "dev");
+    IrqAt d(h.cpu, Cpu::FIRST_DEVICE_VECTOR);
+    h.sim.schedule_at(10 * PS_PER_US, &d);
+    h.cpu.boot();
+    EXPECT_THROW(h.sim.run(5 * engine::PS_PER_MS), std::runtime_error);
 }
 
 engine::Task<> masking_path(Cpu& cpu) {

@@ -6,8 +6,9 @@ bool IrqRestoreAwaiter::await_ready() noexcept {
     if (!exec_.await_ready()) return false;
     in_place_ = true;
     exec_.cpu.set_irqs_disabled(flags_);
-    // The point takes pending interrupts; with none deliverable it would resume at once.
-    return flags_ || !exec_.cpu.irqs_deliverable();
+    // The point takes pending interrupts; with none deliverable it would resume at once. The
+    // running coroutine's frame is the stack's top.
+    return flags_ || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
 }
 
 void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {

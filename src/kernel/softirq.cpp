@@ -47,8 +47,10 @@ engine::Task<> Cpu::handle_softirqs() {
         if constexpr (TRACE_COMPILED)
             if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
         co_await local_irq_enable(*this);
-        for (unsigned nr = 0; nr < NR_SOFTIRQS; ++nr) {
-            if (!(pending & (1u << nr)) || !softirq_vec_[nr].fn) continue;
+        // The pending vectors in bit order, lowest first (h->action for each set bit).
+        for (std::uint32_t left = pending & ((1u << NR_SOFTIRQS) - 1); left; left &= left - 1) {
+            const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
+            if (!softirq_vec_[nr].fn) continue;
             softirq_running_nr_ = nr;
             ++stats_.softirq_handled[nr];
             co_await softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
@@ -80,16 +82,55 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     }
 }
 
+// Inline in irq_steps (one register save for its steps); the caller has tested c != 0.
+[[gnu::always_inline]] inline bool Cpu::irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next) {
+    const PendingExec e{c, cat, false, false, {}};
+    Tick due = 0;
+    if (defer_exec_ && exec_in_place(e, due)) return true;
+    f.st = next;
+    if (due) exec_started(f, e, due);
+    else push_exec(f, e);
+    return false;
+}
+
 // The hardirq context: exception entry and irq_enter, the handler, irq_exit bookkeeping and
 // exception return. irq_exit's softirq processing and the return path are the Cpu's (pop_frame).
+// The steps around the handler are the dispatch loop's (a coroutine awaiting the handler cost a
+// frame, its resumptions and a destroy per interrupt): each step's exec, and the instruction
+// fetch in it, is taken when such a coroutine would have taken it. The loop enters at the frame's
+// stage and, once the handler has returned, at DONE (Cpu::run).
 // Models: irq_enter(), irq_exit() (kernel/softirq.c)
-engine::Task<> Cpu::hardirq_root(Cpu& cpu, unsigned vector) {
-    co_await cpu.exec(cpu.costs_.irq_entry, Cat::IRQ_ENTRY_EXIT, Text::IRQ_ENTER);
-    co_await cpu.exec(cpu.costs_.irq_entry_extra, Cat::IRQ_MASK);
-    IrqDesc& d = cpu.irqs_[vector];
-    co_await d.fn(cpu, d.ctx);
-    co_await cpu.exec(cpu.costs_.irq_exit, Cat::IRQ_ENTRY_EXIT, Text::IRQ_EXIT);
-    co_await cpu.exec(cpu.costs_.exception_return_extra, Cat::IRQ_MASK);
+bool Cpu::irq_steps(Frame& f) {
+    using St = Frame::St;
+    switch (f.st) {
+    case St::IRQ_ENTRY:
+        if (const Cycles c = costs_.irq_entry + text(Text::IRQ_ENTER))
+            if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_ENTRY_EXTRA)) return false;
+        [[fallthrough]];
+    case St::IRQ_ENTRY_EXTRA:
+        if (const Cycles c = costs_.irq_entry_extra)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_HANDLER)) return false;
+        [[fallthrough]];
+    case St::IRQ_HANDLER: {
+        IrqDesc& d = irqs_[f.vector];
+        f.root = d.fn(*this, d.ctx);
+        f.cont = f.root.handle();
+        f.st = St::READY;
+        return true;
+    }
+    case St::DONE: // the handler has returned: irq_exit
+        f.root.rethrow_if_failed();
+        f.root.reset();
+        if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
+            if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
+        [[fallthrough]];
+    case St::IRQ_EXIT_EXTRA:
+        if (const Cycles c = costs_.exception_return_extra)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_RETURN)) return false;
+        [[fallthrough]];
+    case St::IRQ_RETURN: f.st = St::DONE; return false;
+    default: return false;
+    }
 }
 
 // Models: raise_softirq() (kernel/softirq.c)
