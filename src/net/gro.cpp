@@ -35,6 +35,7 @@ engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
         skb.gso_size = gso_size;
         skb.frag_data = frag_data.data();
     }
+    if (up_cost_.cycles) co_await netif_receive_skb(cpu);
     co_await up_(cpu, ctx_, skb);
 }
 
@@ -70,6 +71,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     // only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
     // without a GRO socket and a tunnel packet go the normal way
     if (p.kind != FrameKind::TCP_DATA || p.payload == 0) {
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
         co_return;
     }
@@ -100,6 +102,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         co_await complete(cpu, i); // pp = p: the held skb goes up, this segment is held anew
     }
     if (ends) { // out_check_final flushes it: the normal path, whole
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
         co_return;
     }

@@ -364,8 +364,10 @@ engine::Task<int> Nic::poll_ring(int weight, bool first) {
                     co_await cpu_.exec(stall, Cat::PROTOCOL);
             }
             co_await gro_->napi_gro_receive(cpu_, p);
-        } else
-            co_await netif_receive_skb(cpu_, this, p);
+        } else { // netif_receive_skb
+            co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+            co_await deliver(cpu_, p);
+        }
     }
     if (rx_refilled_ > 0) co_await rx_tail_write(); // the rest of the poll's refills
     co_return done;
@@ -490,18 +492,12 @@ kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsign
     return cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
 }
 
-engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
-    auto& n = *static_cast<Nic*>(ctx);
-    co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
-    co_await n.deliver(cpu, p);
-}
-
 // A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
 // frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
 // doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
 // fec_enet_txq_submit_tso does per segment and per data chunk.
 // Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);
