@@ -175,6 +175,8 @@ private:
     bool tcp_small_queue_check(std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
+    // tcp_tso_autosize's segments per skb (1 without GSO); kept while its inputs stay the same
+    // (it is asked for at every MSS written).
     std::uint32_t tcp_size_goal() const;
     // The copy of the next MSS into the send queue: its cycles (and, with a hierarchy, its place).
     Cycles tcp_copy_from_user(kernel::Cpu& cpu);
@@ -200,6 +202,19 @@ private:
     void tcp_sndbuf_expand();
     CcClock cc_clock(const kernel::Cpu& cpu) const;
     std::uint64_t pacing_rate() const; // cc_clock's pacing_rate alone (0 before an RTT sample)
+
+    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS): the
+    // last ones it computed from, and its result then
+    struct SizeGoalKey {
+        engine::Tick srtt = 0;
+        std::uint64_t half_wnd = 0;
+        std::uint32_t segs = 0; // max(cwnd, packets_out)
+        std::uint32_t mss = 0;  // 0: nothing computed yet
+        bool slow_start = false;
+        bool operator==(const SizeGoalKey&) const = default;
+    };
+    mutable SizeGoalKey size_goal_key_;
+    mutable std::uint32_t size_goal_ = 0;
 
     TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
     std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
