@@ -322,7 +322,7 @@ engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
         if (n.fec()) co_await n.fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
         if (!n.fec_collect_events()) break;
     }
-    if (n.gro_) {
+    if (n.gro_ && !n.gro_->empty()) { // (a flush of an empty list does nothing)
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;

@@ -132,7 +132,7 @@ engine::Task<int> VirtioNet::virtnet_poll(kernel::Cpu& cpu, void* ctx, int budge
         v.try_fill_recv();
         v.host_->guest_rx_refilled(cpu);
     }
-    if (v.gro_) { // as Nic::napi_poll: napi_complete_done's flush, or the old ones after a full poll
+    if (v.gro_ && !v.gro_->empty()) { // as Nic::napi_poll: napi_complete_done's flush, or the old ones after a full poll
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
         co_await v.gro_->napi_gro_flush(cpu, flush_old);
     }
