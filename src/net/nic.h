@@ -188,7 +188,7 @@ public:
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
-    engine::Task<int> poll_ring(int weight, bool first = true);
+    engine::Task<int> rx_napi_poll(kernel::Cpu& cpu, int budget);
     // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
     // register writes per descriptor). False: a refill failed and the driver dropped the frame.
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
