@@ -188,7 +188,8 @@ private:
     static engine::Task<> tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t);
     engine::Task<> tcp_retransmit_timer(kernel::ThisCpu cpu);
     // tcp_input.cpp
-    engine::Task<> tcp_ack(kernel::ThisCpu cpu, const Packet& p);
+    // `rcv`: from tcp_rcv, whose ip_rcv and backlog check come first; else from the backlog.
+    engine::Task<> tcp_ack(kernel::ThisCpu cpu, const Packet& p, bool rcv = false);
     int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt,
                                 std::uint64_t& reord);
     void tcp_fastretrans_alert(int flag, bool& rexmit);
