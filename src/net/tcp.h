@@ -316,6 +316,8 @@ private:
         mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
+    // send_ack's skb, the delayed-ACK timer stopped and the ACK counted (the caller sends it).
+    Packet tcp_build_ack();
     // Queues the segment (no cycles of its own); true: the ACK goes at once (the caller sends it),
     // else the delayed-ACK timer is armed.
     bool tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
