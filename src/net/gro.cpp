@@ -19,24 +19,29 @@ std::size_t Gro::oldest() const {
 // the normal receive path. The slot is free again before the stack runs.
 // Models: napi_gro_complete() (net/core/gro.c)
 engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
+    Frags frag_data;
+    const Packet skb = take(i, frag_data);
+    if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    if (up_cost_.cycles) co_await netif_receive_skb(cpu);
+    co_await up_(cpu, ctx_, skb);
+}
+
+Packet Gro::take(std::size_t i, Frags& frag_data) {
     // the skb out of the slot, with the `count` fragment addresses in use (not all MAX_SEGS)
     const Held& held = list_[i];
     Packet skb = held.skb;
-    const std::uint32_t count = held.count, gso_size = held.gso_size;
-    std::array<std::uint64_t, MAX_SEGS> frag_data;
+    const std::uint32_t count = held.count;
     std::copy_n(held.frag_data.begin(), count, frag_data.begin());
     used_[i] = false;
     --count_;
     ++st_.skbs_up;
     st_.segs_up += count;
-    if (count > 1) {
-        co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    if (count > 1) { // (a held skb's own gso_segs is 1)
         skb.gso_segs = count;
-        skb.gso_size = gso_size;
+        skb.gso_size = held.gso_size;
         skb.frag_data = frag_data.data();
     }
-    if (up_cost_.cycles) co_await netif_receive_skb(cpu);
-    co_await up_(cpu, ctx_, skb);
+    return skb;
 }
 
 void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
@@ -112,6 +117,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
+    Frags frag_data;
     for (;;) {
         std::size_t i = MAX_GRO_SKBS, seen = 0;
         // oldest first (__napi_gro_flush_chain walks the list from its tail)
@@ -121,7 +127,11 @@ engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
             if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
         }
         if (!seen) co_return;
-        co_await complete(cpu, i);
+        // complete(cpu, i), its awaits in this frame (one coroutine less per skb flushed)
+        const Packet skb = take(i, frag_data);
+        if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
+        co_await up_(cpu, ctx_, skb);
     }
 }
 

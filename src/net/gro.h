@@ -77,8 +77,12 @@ private:
         std::uint64_t age = 0;                  // jiffies when it was first held
         std::uint64_t order = 0;                // arrival order: the oldest is flushed first
     };
+    using Frags = std::array<std::uint64_t, MAX_SEGS>;
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
+    // complete's first step: the skb out of slot i as it goes up, its segments' frames copied to
+    // `frag_data` (which must outlive the skb's delivery).
+    Packet take(std::size_t i, Frags& frag_data);
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
     // netif_receive_skb's own cost (up_cost_), for the caller to await just before `up_`.
