@@ -70,9 +70,43 @@ void Gro::append_frags(Held& h, const Packet& p) {
 }
 
 engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+    co_await gro_receive(cpu, p);
+    if (std::optional<engine::Task<>> rest = dev_gro_receive(cpu, p)) co_await std::move(*rest);
+}
+
+kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
     ++st_.packets;
     const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
-    co_await cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+    return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+}
+
+// A segment GSO does not split (ends false), of a flow nothing is held for, with a slot free:
+// receive_rest would hold it with no await, so it is held here (no coroutine for it).
+std::optional<engine::Task<>> Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+    if (p.kind == FrameKind::TCP_DATA && p.payload != 0 && !ends_skb(p) && count_ < MAX_GRO_SKBS &&
+        held_slot(p.flow) == MAX_GRO_SKBS) {
+        hold(cpu, p);
+        return std::nullopt;
+    }
+    return receive_rest(cpu, p);
+}
+
+std::size_t Gro::held_slot(std::uint32_t flow) const {
+    std::size_t i = 0;
+    while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == flow)) ++i;
+    return i;
+}
+
+// A GSO skb (virtio-net with GUEST_TSO4) counts as its segments (NAPI_GRO_CB(skb)->count =
+// gso_segs) and merges only with a held skb of its gso_size; it ends its skb unless it is
+// whole segments (tcp_gro_receive: flush = len != count * gso_size).
+// (one of more than MAX_SEGS segments, which the model's list cannot hold, goes up whole too)
+bool Gro::ends_skb(const Packet& p) {
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    return segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
+}
+
+engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
     // only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
     // without a GRO socket and a tunnel packet go the normal way
     if (p.kind != FrameKind::TCP_DATA || p.payload == 0) {
@@ -80,14 +114,9 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         co_await up_(cpu, ctx_, p);
         co_return;
     }
-    // A GSO skb (virtio-net with GUEST_TSO4) counts as its segments (NAPI_GRO_CB(skb)->count =
-    // gso_segs) and merges only with a held skb of its gso_size; it ends its skb unless it is
-    // whole segments (tcp_gro_receive: flush = len != count * gso_size).
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
-    // (one of more than MAX_SEGS segments, which the model's list cannot hold, goes up whole too)
-    const bool ends = segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
-    std::size_t i = 0;
-    while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == p.flow)) ++i;
+    const bool ends = ends_skb(p);
+    const std::size_t i = held_slot(p.flow);
     if (i < MAX_GRO_SKBS) { // tcp_gro_receive found the flow's held skb
         Held& h = list_[i];
         const bool fits = segs > 1 ? p.gso_size == h.gso_size : p.payload <= h.gso_size; // flush |= (len - 1) >= mss

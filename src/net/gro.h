@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 namespace kdsim::net {
 
@@ -62,6 +63,10 @@ public:
 
     // Models: napi_gro_receive(), dev_gro_receive() (net/core/gro.c)
     engine::Task<> napi_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    // napi_gro_receive as two steps its caller awaits at once, in order: the protocols'
+    // gro_receive cost, then what is left (none when the segment was held at once, no coroutine).
+    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
+    std::optional<engine::Task<>> dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
@@ -78,6 +83,10 @@ private:
         std::uint64_t order = 0;                // arrival order: the oldest is flushed first
     };
     using Frags = std::array<std::uint64_t, MAX_SEGS>;
+    // dev_gro_receive's path after gro_receive's cost: merge, complete, hold or pass up.
+    engine::Task<> receive_rest(kernel::Cpu& cpu, const Packet& p);
+    std::size_t held_slot(std::uint32_t flow) const; // MAX_GRO_SKBS: nothing held for the flow
+    static bool ends_skb(const Packet& p);           // a GSO skb GRO passes up whole
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
     // complete's first step: the skb out of slot i as it goes up, its segments' frames copied to

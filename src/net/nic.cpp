@@ -350,7 +350,9 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
                     if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
                         co_await cpu_.exec(stall, Cat::PROTOCOL);
                 }
-                co_await gro_->napi_gro_receive(cpu_, p);
+                // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
+                co_await gro_->gro_receive(cpu_, p);
+                if (std::optional<engine::Task<>> rest = gro_->dev_gro_receive(cpu_, p)) co_await std::move(*rest);
             } else { // netif_receive_skb
                 co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
                 co_await deliver(cpu_, p);
