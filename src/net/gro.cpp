@@ -19,23 +19,29 @@ std::size_t Gro::oldest() const {
 // the normal receive path. The slot is free again before the stack runs.
 // Models: napi_gro_complete() (net/core/gro.c)
 engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
+    Frags frag_data;
+    const Packet skb = take(i, frag_data);
+    if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    if (up_cost_.cycles) co_await netif_receive_skb(cpu);
+    co_await up_(cpu, ctx_, skb);
+}
+
+Packet Gro::take(std::size_t i, Frags& frag_data) {
     // the skb out of the slot, with the `count` fragment addresses in use (not all MAX_SEGS)
     const Held& held = list_[i];
     Packet skb = held.skb;
-    const std::uint32_t count = held.count, gso_size = held.gso_size;
-    std::array<std::uint64_t, MAX_SEGS> frag_data;
+    const std::uint32_t count = held.count;
     std::copy_n(held.frag_data.begin(), count, frag_data.begin());
     used_[i] = false;
     --count_;
     ++st_.skbs_up;
     st_.segs_up += count;
-    if (count > 1) {
-        co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    if (count > 1) { // (a held skb's own gso_segs is 1)
         skb.gso_segs = count;
-        skb.gso_size = gso_size;
+        skb.gso_size = held.gso_size;
         skb.frag_data = frag_data.data();
     }
-    co_await up_(cpu, ctx_, skb);
+    return skb;
 }
 
 void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
@@ -64,23 +70,53 @@ void Gro::append_frags(Held& h, const Packet& p) {
 }
 
 engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+    co_await gro_receive(cpu, p);
+    if (std::optional<engine::Task<>> rest = dev_gro_receive(cpu, p)) co_await std::move(*rest);
+}
+
+kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
     ++st_.packets;
     const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
-    co_await cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+    return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+}
+
+// A segment GSO does not split (ends false), of a flow nothing is held for, with a slot free:
+// receive_rest would hold it with no await, so it is held here (no coroutine for it).
+std::optional<engine::Task<>> Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+    if (p.kind == FrameKind::TCP_DATA && p.payload != 0 && !ends_skb(p) && count_ < MAX_GRO_SKBS &&
+        held_slot(p.flow) == MAX_GRO_SKBS) {
+        hold(cpu, p);
+        return std::nullopt;
+    }
+    return receive_rest(cpu, p);
+}
+
+std::size_t Gro::held_slot(std::uint32_t flow) const {
+    std::size_t i = 0;
+    while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == flow)) ++i;
+    return i;
+}
+
+// A GSO skb (virtio-net with GUEST_TSO4) counts as its segments (NAPI_GRO_CB(skb)->count =
+// gso_segs) and merges only with a held skb of its gso_size; it ends its skb unless it is
+// whole segments (tcp_gro_receive: flush = len != count * gso_size).
+// (one of more than MAX_SEGS segments, which the model's list cannot hold, goes up whole too)
+bool Gro::ends_skb(const Packet& p) {
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    return segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
+}
+
+engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
     // only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
     // without a GRO socket and a tunnel packet go the normal way
     if (p.kind != FrameKind::TCP_DATA || p.payload == 0) {
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
         co_return;
     }
-    // A GSO skb (virtio-net with GUEST_TSO4) counts as its segments (NAPI_GRO_CB(skb)->count =
-    // gso_segs) and merges only with a held skb of its gso_size; it ends its skb unless it is
-    // whole segments (tcp_gro_receive: flush = len != count * gso_size).
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
-    // (one of more than MAX_SEGS segments, which the model's list cannot hold, goes up whole too)
-    const bool ends = segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
-    std::size_t i = 0;
-    while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == p.flow)) ++i;
+    const bool ends = ends_skb(p);
+    const std::size_t i = held_slot(p.flow);
     if (i < MAX_GRO_SKBS) { // tcp_gro_receive found the flow's held skb
         Held& h = list_[i];
         const bool fits = segs > 1 ? p.gso_size == h.gso_size : p.payload <= h.gso_size; // flush |= (len - 1) >= mss
@@ -100,6 +136,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         co_await complete(cpu, i); // pp = p: the held skb goes up, this segment is held anew
     }
     if (ends) { // out_check_final flushes it: the normal path, whole
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
         co_return;
     }
@@ -109,6 +146,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
+    Frags frag_data;
     for (;;) {
         std::size_t i = MAX_GRO_SKBS, seen = 0;
         // oldest first (__napi_gro_flush_chain walks the list from its tail)
@@ -118,7 +156,11 @@ engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
             if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
         }
         if (!seen) co_return;
-        co_await complete(cpu, i);
+        // complete(cpu, i), its awaits in this frame (one coroutine less per skb flushed)
+        const Packet skb = take(i, frag_data);
+        if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
+        co_await up_(cpu, ctx_, skb);
     }
 }
 

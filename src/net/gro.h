@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 namespace kdsim::net {
 
@@ -48,13 +49,24 @@ public:
     static constexpr std::size_t MAX_GRO_SKBS = 8;      // include/net/gro.h
     static constexpr std::uint32_t GRO_MAX_SIZE = 65536; // GRO_LEGACY_MAX_SIZE: IP datagram limit
     static constexpr std::size_t MAX_SEGS = 64;          // > 65536 / 536 (the smallest MSS held)
-    // The stack's receive entry for a completed skb (netif_receive_skb and up), in NET_RX.
+    // The stack's receive entry for an skb GRO passes up, in NET_RX: the protocol demux and up.
     using Up = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& p);
+    // netif_receive_skb's own work, which GRO charges before each `up` (`cycles` nullptr: none).
+    // Charged here, not in a coroutine of the device's around `up`: one frame less per skb.
+    struct UpCost {
+        const engine::Cycles* cycles;
+        kernel::Text text; // the kernel code it runs (NONE: no fetch)
+    };
 
-    Gro(const GroCosts& costs, Up up, void* ctx) : costs_(costs), up_(up), ctx_(ctx) {}
+    Gro(const GroCosts& costs, Up up, void* ctx, UpCost up_cost = {nullptr, kernel::Text::NONE})
+        : costs_(costs), up_(up), ctx_(ctx), up_cost_(up_cost) {}
 
     // Models: napi_gro_receive(), dev_gro_receive() (net/core/gro.c)
     engine::Task<> napi_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    // napi_gro_receive as two steps its caller awaits at once, in order: the protocols'
+    // gro_receive cost, then what is left (none when the segment was held at once, no coroutine).
+    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
+    std::optional<engine::Task<>> dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
@@ -70,15 +82,29 @@ private:
         std::uint64_t age = 0;                  // jiffies when it was first held
         std::uint64_t order = 0;                // arrival order: the oldest is flushed first
     };
+    using Frags = std::array<std::uint64_t, MAX_SEGS>;
+    // dev_gro_receive's path after gro_receive's cost: merge, complete, hold or pass up.
+    engine::Task<> receive_rest(kernel::Cpu& cpu, const Packet& p);
+    std::size_t held_slot(std::uint32_t flow) const; // MAX_GRO_SKBS: nothing held for the flow
+    static bool ends_skb(const Packet& p);           // a GSO skb GRO passes up whole
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
+    // complete's first step: the skb out of slot i as it goes up, its segments' frames copied to
+    // `frag_data` (which must outlive the skb's delivery).
+    Packet take(std::size_t i, Frags& frag_data);
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
+    // netif_receive_skb's own cost (up_cost_), for the caller to await just before `up_`.
+    kernel::Cpu::ExecAwaiter netif_receive_skb(kernel::Cpu& cpu) const {
+        if (up_cost_.text == kernel::Text::NONE) return cpu.exec(*up_cost_.cycles, kernel::Cat::PROTOCOL);
+        return cpu.exec(*up_cost_.cycles, kernel::Cat::PROTOCOL, up_cost_.text);
+    }
     std::size_t oldest() const;
 
     GroCosts costs_;
     Up up_;
     void* ctx_;
+    UpCost up_cost_;
     std::array<Held, MAX_GRO_SKBS> list_{};
     std::array<bool, MAX_GRO_SKBS> used_{};
     std::size_t count_ = 0;

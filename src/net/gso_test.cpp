@@ -24,7 +24,7 @@ public:
         costs_.gso_segment = gso_segment;
         set_gso(true);
     }
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override {
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override {
         sent.push_back(p);
         at.push_back(cpu.now());
         co_return;

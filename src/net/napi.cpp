@@ -47,15 +47,13 @@ engine::Task<> Softnet::napi_schedule(NapiStruct& n) {
 }
 
 // Models: napi_poll(), __napi_poll() (net/core/dev.c)
-engine::Task<bool> Softnet::napi_poll(NapiStruct& n, int& budget) {
-    ++stats_.polls;
-    const int work = n.scheduled ? co_await n.poll(cpu_, n.ctx, n.weight) : 0;
+bool Softnet::napi_poll_done(NapiStruct& n, int work, int& budget) {
     stats_.processed += static_cast<std::uint64_t>(work);
     budget -= work;
     // __napi_poll: an instance that used its whole weight is still owned by net_rx_action
     const bool repoll = work >= n.weight && n.scheduled;
     if (repoll) ++stats_.repolls;
-    co_return repoll;
+    return repoll;
 }
 
 // Models: net_rx_action() (net/core/dev.c)
@@ -73,7 +71,9 @@ engine::Task<> Softnet::net_rx_action(kernel::Cpu& cpu, void* ctx) {
         co_await kernel::local_irq_enable(cpu);
         while (!list.empty()) {
             NapiStruct& n = *list.pop_front();
-            if (co_await sd.napi_poll(n, budget)) repoll.add_tail(n);
+            ++sd.stats_.polls; // napi_poll: the instance's poll with its weight
+            const int work = n.scheduled ? co_await n.poll(sd.cpu_, n.ctx, n.weight) : 0;
+            if (sd.napi_poll_done(n, work, budget)) repoll.add_tail(n);
             if (budget <= 0 || cpu.jiffies() >= time_limit) {
                 ++sd.stats_.time_squeeze;
                 squeezed = true;

@@ -78,8 +78,9 @@ public:
 
 private:
     static engine::Task<> net_rx_action(kernel::Cpu& cpu, void* ctx);
-    // napi_poll: one call of the instance's poll with its weight; true when it must be repolled.
-    engine::Task<bool> napi_poll(NapiStruct& n, int& budget);
+    // napi_poll's accounting after the instance's poll (net_rx_action awaits the poll itself, in
+    // its frame) did `work`: the budget spent; true when the instance must be repolled.
+    bool napi_poll_done(NapiStruct& n, int work, int& budget);
 
     kernel::Cpu& cpu_;
     NapiList poll_list_;

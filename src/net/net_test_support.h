@@ -28,7 +28,7 @@ struct Sent {
 class Wire final : public NetDevice {
 public:
     Wire() : NetDevice("wire") {}
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override {
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override {
         sent.push_back({p, cpu.current()->comm, cpu.preempt_count(), cpu.now()});
         co_return;
     }

@@ -90,8 +90,9 @@ public:
         rx_fn_ = fn;
         rx_ctx_ = ctx;
     }
-    // ndo_start_xmit, in the caller's context on `cpu` (dev_queue_xmit's).
-    virtual engine::Task<> xmit(kernel::Cpu& cpu, Packet p) = 0;
+    // ndo_start_xmit, in the caller's context on `cpu` (dev_queue_xmit's). `p` must live, unchanged,
+    // until the Task is done (the callers await it at once, the skb in their frame).
+    virtual engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) = 0;
     virtual const NetCosts& costs() const = 0;
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }
@@ -124,6 +125,12 @@ public:
     virtual engine::Task<> backlog_receive(kernel::Cpu& cpu, const Packet& p) {
         co_await cpu.exec(costs().netif_receive_skb, kernel::Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
         co_await deliver(cpu, p);
+    }
+
+    // The receive hook's Task for `p` on the device `ctx` (a NetDevice*): GRO's `up` after
+    // netif_receive_skb's own cost (Gro::UpCost).
+    static engine::Task<> deliver_up(kernel::Cpu& cpu, void* ctx, const Packet& p) {
+        return static_cast<NetDevice*>(ctx)->deliver(cpu, p);
     }
 
     // Attaches a tap (nullptr: none); it must outlive the device's run.

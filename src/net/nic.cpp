@@ -200,7 +200,10 @@ engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
     } else {
         co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER, kernel::Text::DRIVER_IRQ);
     }
-    co_await n.softnet_.napi_schedule(n.napi_);
+    // napi_schedule, its awaits in this frame (one coroutine less per interrupt)
+    const bool flags = co_await kernel::local_irq_save(cpu);
+    n.softnet_.napi_schedule_irqoff(n.napi_);
+    co_await kernel::local_irq_restore(cpu, flags);
 }
 
 // rx_mode NETIF_RX, in hardirq (interrupts off): while IEVENT holds events, read them, ack them
@@ -302,72 +305,78 @@ bool Nic::fec_collect_events() {
     return true;
 }
 
+// The NAPI instance's poll callback: the Task of the driver's poll below.
+engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
+    return static_cast<Nic*>(ctx)->rx_napi_poll(cpu, budget);
+}
+
 // The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
 // drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
 // frame came in meanwhile). With poll_loop (the 6.1 FEC's fec_enet_rx_napi) the ring walk and
 // the tx completions repeat while the budget lasts and fec_enet_collect_events finds an event.
 // Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
 // Models: fec_enet_rx_napi() (drivers/net/ethernet/freescale/fec_main.c)
-engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
-    auto& n = *static_cast<Nic*>(ctx);
+engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
     int done = 0;
     for (bool first = true;; first = false) {
-        if (n.poll_loop_ != PollLoop::NONE) ++n.stats_.poll_passes;
-        done += co_await n.poll_ring(budget - done, first);
-        if (n.tx_dma_) co_await n.tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
-        if (n.poll_loop_ == PollLoop::NONE || done >= budget) break;
-        if (n.fec()) co_await n.fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
-        if (!n.fec_collect_events()) break;
+        if (poll_loop_ != PollLoop::NONE) ++stats_.poll_passes;
+        // the ring walk (fec_enet_rx): up to weight = budget - done descriptors, in this frame
+        const int weight = budget - done;
+        if (first) { // a later pass of poll_loop is the same poll call
+            ++stats_.polls;
+            co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
+        }
+        if (!rx_unmapped_.empty()) co_await rx_retry_refills();
+        int taken = 0;
+        while (taken < weight && count_ > 0) {
+            Packet p = ring_[head_];
+            ++taken;
+            if (poll_loop_ != PollLoop::NONE) ievent_ &= ~FEC_ENET_RXF; // writel(FEC_ENET_RXF_GET(queue), FEC_IEVENT)
+            if (xdp_ != XdpAction::NONE) [[unlikely]] { // bpf_prog_run_xdp, before any skb exists
+                if (xdp_ == XdpAction::DROP) {
+                    co_await rx_xdp_drop(p, 2);
+                    continue;
+                }
+                ++stats_.xdp_pass;
+                co_await cpu_.exec(*costs_.xdp_prog_run, Cat::DRIVER);
+            }
+            // writel RXF to IEVENT, writel(0, reg_desc_active) per descriptor
+            if (!co_await rx_take_frame(p, 2)) continue;
+            // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
+            if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
+                if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
+                    // (no further than the frame: a 60-byte frame ends before a TCP header would)
+                    const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
+                    if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
+                        co_await cpu_.exec(stall, Cat::PROTOCOL);
+                }
+                // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
+                co_await gro_->gro_receive(cpu_, p);
+                if (std::optional<engine::Task<>> rest = gro_->dev_gro_receive(cpu_, p)) co_await std::move(*rest);
+            } else { // netif_receive_skb
+                co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+                co_await deliver(cpu_, p);
+            }
+        }
+        if (rx_refilled_ > 0) co_await rx_tail_write(); // the rest of the poll's refills
+        done += taken;
+        if (tx_dma_) co_await tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
+        if (poll_loop_ == PollLoop::NONE || done >= budget) break;
+        if (fec()) co_await fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
+        if (!fec_collect_events()) break;
     }
-    if (n.gro_) {
+    if (gro_ && !gro_->empty()) { // (a flush of an empty list does nothing)
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
-        co_await n.gro_->napi_gro_flush(cpu, flush_old);
+        co_await gro_->napi_gro_flush(cpu, flush_old);
     }
     if (done < budget) {
-        napi_complete_done(n.napi_);
-        if (n.fec()) co_await n.fec_mmio(cpu, 1, 0); // writel(FEC_DEFAULT_IMASK, FEC_IMASK)
-        n.irq_enabled_ = true;
-        if (n.count_ > 0 || n.tx_pending()) n.raise_rx_irq(); // a frame came in (or left) meanwhile
+        napi_complete_done(napi_);
+        if (fec()) co_await fec_mmio(cpu, 1, 0); // writel(FEC_DEFAULT_IMASK, FEC_IMASK)
+        irq_enabled_ = true;
+        if (count_ > 0 || tx_pending()) raise_rx_irq(); // a frame came in (or left) meanwhile
     }
-    co_return done;
-}
-
-engine::Task<int> Nic::poll_ring(int weight, bool first) {
-    if (first) { // a later pass of poll_loop is the same poll call
-        ++stats_.polls;
-        co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
-    }
-    if (!rx_unmapped_.empty()) co_await rx_retry_refills();
-    int done = 0;
-    while (done < weight && count_ > 0) {
-        Packet p = ring_[head_];
-        ++done;
-        if (poll_loop_ != PollLoop::NONE) ievent_ &= ~FEC_ENET_RXF; // writel(FEC_ENET_RXF_GET(queue), FEC_IEVENT)
-        if (xdp_ != XdpAction::NONE) [[unlikely]] { // bpf_prog_run_xdp, before any skb exists
-            if (xdp_ == XdpAction::DROP) {
-                co_await rx_xdp_drop(p, 2);
-                continue;
-            }
-            ++stats_.xdp_pass;
-            co_await cpu_.exec(*costs_.xdp_prog_run, Cat::DRIVER);
-        }
-        // writel RXF to IEVENT, writel(0, reg_desc_active) per descriptor
-        if (!co_await rx_take_frame(p, 2)) continue;
-        // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
-        if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
-            if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
-                // (no further than the frame: a 60-byte frame ends before a TCP header would)
-                const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
-                    co_await cpu_.exec(stall, Cat::PROTOCOL);
-            }
-            co_await gro_->napi_gro_receive(cpu_, p);
-        } else
-            co_await netif_receive_skb(cpu_, this, p);
-    }
-    if (rx_refilled_ > 0) co_await rx_tail_write(); // the rest of the poll's refills
     co_return done;
 }
 
@@ -490,18 +499,12 @@ kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsign
     return cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
 }
 
-engine::Task<> Nic::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
-    auto& n = *static_cast<Nic*>(ctx);
-    co_await cpu.exec(n.costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
-    co_await n.deliver(cpu, p);
-}
-
 // A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
 // frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
 // doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
 // fec_enet_txq_submit_tso does per segment and per data chunk.
 // Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<> Nic::xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) {
     // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);

@@ -111,7 +111,7 @@ public:
     // Frames the partner held back while paused, and the most held at once.
     const std::uint64_t& rx_pause_held() const { return pause_held_; }
     const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
@@ -123,7 +123,8 @@ public:
     // GRO on (NETIF_F_GRO, the default) with these costs; without a call the driver hands every
     // frame to netif_receive_skb (ethtool -K gro off). Call before the run.
     void set_gro(const GroCosts& costs) {
-        gro_.emplace(costs, &Nic::netif_receive_skb, this);
+        gro_.emplace(costs, &NetDevice::deliver_up, static_cast<NetDevice*>(this),
+                     Gro::UpCost{&costs_.netif_receive_skb, kernel::Text::NETIF_RECEIVE_SKB});
         gro_stats_ = &gro_->stats();
     }
     const Gro* gro() const { return gro_ ? &*gro_ : nullptr; }
@@ -187,9 +188,7 @@ public:
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
-    // The normal receive path of an skb (netif_receive_skb: demux, then the stack).
-    static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
-    engine::Task<int> poll_ring(int weight, bool first = true);
+    engine::Task<int> rx_napi_poll(kernel::Cpu& cpu, int budget);
     // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
     // register writes per descriptor). False: a refill failed and the driver dropped the frame.
     engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);

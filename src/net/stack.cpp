@@ -115,7 +115,7 @@ engine::Task<> Stack::xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Pack
 // With a qdisc, __dev_xmit_skb queues the skb and runs the qdisc (net/qdisc.h); without one the
 // driver takes it at once.
 // Models: __dev_queue_xmit() (net/core/dev.c)
-engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, const Packet& p) {
     NetDevice& dev = route(p);
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);

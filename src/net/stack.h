@@ -115,11 +115,11 @@ public:
     }
 
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver. False: the
-    // qdisc dropped the skb (NET_XMIT_DROP).
-    engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, Packet p);
+    // qdisc dropped the skb (NET_XMIT_DROP). `p` must live, unchanged, until the Task is done.
+    engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, const Packet& p);
     // The output route of a locally generated IP packet: through the tunnel when one is
-    // configured, else straight to the device. False: dropped by the device's qdisc. The Task
-    // keeps its own copy of `p`.
+    // configured, else straight to the device. False: dropped by the device's qdisc. `p` must
+    // live, unchanged, until the Task is done.
     engine::Task<bool> ip_output(kernel::Cpu& cpu, const Packet& p);
     // An skb of a qdisc device was freed after transmission: its socket's destructor.
     void skb_free(kernel::Cpu& cpu, const Packet& p);

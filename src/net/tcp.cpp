@@ -383,6 +383,9 @@ void TcpSource::tcp_enter_cwr() {
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
 std::uint32_t TcpSource::tcp_size_goal() const {
     if (!stack_.can_gso()) return 1;
+    const SizeGoalKey key{srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_,
+                          tp_.in_slow_start()};
+    if (key == size_goal_key_) return size_goal_; // the same inputs: the same goal
     constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
     std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift
     const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;
@@ -390,9 +393,10 @@ std::uint32_t TcpSource::tcp_size_goal() const {
     bytes = std::min(bytes, GSO_MAX_SIZE);
     std::uint64_t segs = std::max<std::uint64_t>(bytes / mss_, 2);
     segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss_);
-    const std::uint64_t half_wnd = std::min(window_cap_, max_window_) / 2;
-    if (half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(half_wnd / mss_, 1));
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+    if (key.half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(key.half_wnd / mss_, 1));
+    size_goal_key_ = key;
+    size_goal_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+    return size_goal_;
 }
 
 // Models: tcp_rearm_rto() (net/ipv4/tcp_input.c)

@@ -175,6 +175,8 @@ private:
     bool tcp_small_queue_check(std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
+    // tcp_tso_autosize's segments per skb (1 without GSO); kept while its inputs stay the same
+    // (it is asked for at every MSS written).
     std::uint32_t tcp_size_goal() const;
     // The copy of the next MSS into the send queue: its cycles (and, with a hierarchy, its place).
     Cycles tcp_copy_from_user(kernel::Cpu& cpu);
@@ -186,7 +188,8 @@ private:
     static engine::Task<> tcp_write_timer(kernel::Cpu& cpu, kernel::TimerList& t);
     engine::Task<> tcp_retransmit_timer(kernel::ThisCpu cpu);
     // tcp_input.cpp
-    engine::Task<> tcp_ack(kernel::ThisCpu cpu, const Packet& p);
+    // `rcv`: from tcp_rcv, whose ip_rcv and backlog check come first; else from the backlog.
+    engine::Task<> tcp_ack(kernel::ThisCpu cpu, const Packet& p, bool rcv = false);
     int tcp_sacktag_write_queue(const Packet& p, std::uint32_t& newly_sacked, std::optional<engine::Tick>& first_sackt,
                                 std::uint64_t& reord);
     void tcp_fastretrans_alert(int flag, bool& rexmit);
@@ -200,6 +203,19 @@ private:
     void tcp_sndbuf_expand();
     CcClock cc_clock(const kernel::Cpu& cpu) const;
     std::uint64_t pacing_rate() const; // cc_clock's pacing_rate alone (0 before an RTT sample)
+
+    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS): the
+    // last ones it computed from, and its result then
+    struct SizeGoalKey {
+        engine::Tick srtt = 0;
+        std::uint64_t half_wnd = 0;
+        std::uint32_t segs = 0; // max(cwnd, packets_out)
+        std::uint32_t mss = 0;  // 0: nothing computed yet
+        bool slow_start = false;
+        bool operator==(const SizeGoalKey&) const = default;
+    };
+    mutable SizeGoalKey size_goal_key_;
+    mutable std::uint32_t size_goal_ = 0;
 
     TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
     std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
@@ -300,6 +316,8 @@ private:
         mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
+    // send_ack's skb, the delayed-ACK timer stopped and the ACK counted (the caller sends it).
+    Packet tcp_build_ack();
     // Queues the segment (no cycles of its own); true: the ACK goes at once (the caller sends it),
     // else the delayed-ACK timer is armed.
     bool tcp_data_queue(kernel::Cpu& cpu, const Packet& p);

@@ -24,18 +24,10 @@ enum : int {
 } // namespace
 
 // tcp_v4_rcv for an ACK: processed at once, or queued to the socket's backlog while the
-// writer owns the socket (sk_add_backlog), to be processed at its release_sock.
+// writer owns the socket (sk_add_backlog), to be processed at its release_sock. A plain
+// function: tcp_ack's Task takes that path first (one coroutine per ACK, not two).
 // Models: tcp_v4_rcv() (net/ipv4/tcp_ipv4.c)
-engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
-    co_await cpu.exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL,
-                      kernel::Text::IP_RCV);
-    if (owned_) {
-        ++st_.backlogged;
-        backlog_.push_back(p);
-        co_return;
-    }
-    co_await tcp_ack(cpu, p);
-}
+engine::Task<> TcpSource::tcp_rcv(kernel::Cpu& cpu, const Packet& p) { return tcp_ack(cpu, p, true); }
 
 // Models: tcp_rtt_estimator() (net/ipv4/tcp_input.c)
 void TcpSource::tcp_rtt_estimator(engine::Tick m) {
@@ -241,7 +233,16 @@ void TcpSource::tcp_fastretrans_alert(int, bool& rexmit) {
 // loss detection, then cwnd (PRR in recovery, else the algorithm's growth when cwnd-limited),
 // then send what that allows (tcp_xmit_recovery, tcp_data_snd_check) and wake the writer.
 // Models: tcp_ack() (net/ipv4/tcp_input.c)
-engine::Task<> TcpSource::tcp_ack(kernel::ThisCpu cpu, const Packet& p) {
+engine::Task<> TcpSource::tcp_ack(kernel::ThisCpu cpu, const Packet& p, bool rcv) {
+    if (rcv) { // tcp_v4_rcv's part: ip_rcv, then the backlog while the writer owns the socket
+        co_await cpu->exec(costs_.ip_rcv + stack_.frame_read(cpu, p, ETH_HEADER, ETH_HEADER + TCP_IP_HEADERS), Cat::PROTOCOL,
+                           kernel::Text::IP_RCV);
+        if (owned_) {
+            ++st_.backlogged;
+            backlog_.push_back(p);
+            co_return;
+        }
+    }
     // trace_tcp_probe at the top of tcp_rcv_established: the state this ACK finds
     if (cpu->tracing()) {
         cpu->trace_instant(kernel::TraceKind::TCP_PROBE, flow_, std::uint64_t{tp_.ssthresh} << 32 | tp_.cwnd,

@@ -85,6 +85,13 @@ std::uint64_t TcpSink::ofo_bytes() const {
 
 // Models: tcp_send_ack() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
+    const Packet ack = tcp_build_ack();
+    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
+    co_await stack_.ip_output(cpu, ack);
+}
+
+// __tcp_send_ack's skb: the ACK of what arrived in order, the window, the SACK blocks.
+Packet TcpSink::tcp_build_ack() {
     kernel::del_timer(delack_timer_); // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
     last_window_ = window();
     ++st_.acks;
@@ -106,8 +113,7 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
         ++st_.sack_acks;
         ack.len += 2 + 8 * ack.sacks; // the SACK option (with NOP padding)
     }
-    co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
-    co_await stack_.ip_output(cpu, ack);
+    return ack;
 }
 
 // The delayed ACK is due: send it, unless nothing is left to ACK.
@@ -249,7 +255,11 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
                       Cat::PROTOCOL, kernel::Text::TCP_V4_RCV);
     st_.segments += std::max<std::uint32_t>(p.gso_segs, 1); // InSegs counts a GRO skb's segments
     const std::uint64_t before = rcv_nxt_;
-    if (tcp_data_queue(cpu, p)) co_await send_ack(cpu);
+    if (tcp_data_queue(cpu, p)) { // send_ack, its awaits in this frame (one coroutine less per ACK)
+        const Packet ack = tcp_build_ack();
+        co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
+        co_await stack_.ip_output(cpu, ack);
+    }
     if (rcv_nxt_ > before && reader_) {
         kernel::TaskStruct* t = reader_;
         reader_ = nullptr;

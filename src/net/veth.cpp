@@ -17,7 +17,7 @@ void Veth::pair(Veth& a, Veth& b) {
 // veth_xmit -> veth_forward_skb -> __netif_rx -> enqueue_to_backlog on the calling CPU, under
 // rps_lock_irqsave.
 // Models: veth_xmit() (drivers/net/veth.c)
-engine::Task<> Veth::xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<> Veth::xmit(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(veth_xmit_, Cat::DRIVER);
     Backlog& b = *backlogs_[static_cast<std::size_t>(cpu.id())];
     bool flags = co_await kernel::local_irq_save(cpu);

@@ -35,7 +35,7 @@ public:
     Veth(const NetCosts& costs, Cycles veth_xmit, std::vector<Backlog*> backlogs, std::string name);
     // Joins two ends (each becomes the other's peer).
     static void pair(Veth& a, Veth& b);
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
     const NetCosts& costs() const override { return costs_; }
     // process_backlog's delivery of one frame to this end's stack (__netif_receive_skb).
     engine::Task<> receive(kernel::Cpu& cpu, const Packet& p);

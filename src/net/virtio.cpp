@@ -27,7 +27,8 @@ VirtioNet::VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, k
 // start_xmit -> xmit_skb: the header and the skb's scatter-gather entries as one chain; kick if
 // the host wants notifications.
 // Models: start_xmit(), xmit_skb() (drivers/net/virtio_net.c)
-engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, const Packet& skb) {
+    Packet p = skb;
     bool flags = co_await kernel::local_irq_save(cpu); // the tx queue's lock (HARD_TX_LOCK), irqsave in the model
     Cycles c = costs_.driver_xmit;
     const std::uint32_t sg = tx_sg_entries(p.kind == FrameKind::TCP_DATA ? p.payload : 0);
@@ -91,12 +92,6 @@ engine::Task<> VirtioNet::vring_interrupt(kernel::Cpu& cpu, void* ctx) {
     co_await v.softnet_.napi_schedule(v.napi_);
 }
 
-engine::Task<> VirtioNet::netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p) {
-    auto& v = *static_cast<VirtioNet*>(ctx);
-    co_await cpu.exec(v.costs_.netif_receive_skb, Cat::PROTOCOL);
-    co_await v.deliver(cpu, p);
-}
-
 // receive_mergeable takes each further buffer as a frag (virtio_rx_buf each); receive_big's
 // pages past the first are frags of the same skb (give_pages returns the unused ones).
 Cycles VirtioNet::receive_buf_extra(const Used& u) const {
@@ -127,15 +122,17 @@ engine::Task<int> VirtioNet::virtnet_poll(kernel::Cpu& cpu, void* ctx, int budge
         co_await cpu.exec(v.costs_.driver_rx + v.receive_buf_extra(u), Cat::DRIVER);
         if (v.gro_ && u.p.kind != FrameKind::ARP_REQUEST && u.p.kind != FrameKind::ARP_REPLY)
             co_await v.gro_->napi_gro_receive(cpu, u.p);
-        else
-            co_await netif_receive_skb(cpu, &v, u.p);
+        else { // netif_receive_skb
+            co_await cpu.exec(v.costs_.netif_receive_skb, Cat::PROTOCOL);
+            co_await v.deliver(cpu, u.p);
+        }
     }
     const std::size_t free = VQ_SIZE - v.avail_.size() - v.used_bufs_;
     if (free > std::min<std::size_t>(static_cast<std::size_t>(budget), VQ_SIZE) / 2) {
         v.try_fill_recv();
         v.host_->guest_rx_refilled(cpu);
     }
-    if (v.gro_) { // as Nic::napi_poll: napi_complete_done's flush, or the old ones after a full poll
+    if (v.gro_ && !v.gro_->empty()) { // as Nic::napi_poll: napi_complete_done's flush, or the old ones after a full poll
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
         co_await v.gro_->napi_gro_flush(cpu, flush_old);
     }
@@ -157,7 +154,8 @@ Tap::Tap(const NetCosts& costs, const VirtCosts& virt, std::string name)
 
 // tun_net_xmit: onto the ptr_ring the vhost worker reads; wake it.
 // Models: tun_net_xmit() (drivers/net/tun.c)
-engine::Task<> Tap::xmit(kernel::Cpu& cpu, Packet p) {
+engine::Task<> Tap::xmit(kernel::Cpu& cpu, const Packet& skb) {
+    Packet p = skb;
     co_await cpu.exec(virt_.tun_xmit, Cat::DRIVER);
     p.sent = cpu.now();
     if (!host_->tap_tx(p)) {

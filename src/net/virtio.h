@@ -58,14 +58,15 @@ public:
     VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, kvm::Vm& vm, std::string name,
               const VirtioFeatures& features = {});
     void attach(Vhost& host) { host_ = &host; }
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
     const NetCosts& costs() const override { return costs_; }
     TsoKind tso() const override { return features_.guest_tso() ? TsoKind::HARDWARE : TsoKind::NONE; }
     const VirtioFeatures& features() const { return features_; }
     VirtioRxMode rx_mode() const { return rx_mode_; }
     // napi_gro_receive for received skbs (ethtool -K gro on); call before the run.
     void set_gro(const GroCosts& costs) {
-        gro_.emplace(costs, &VirtioNet::netif_receive_skb, this);
+        gro_.emplace(costs, &NetDevice::deliver_up, static_cast<NetDevice*>(this),
+                     Gro::UpCost{&costs_.netif_receive_skb, kernel::Text::NONE});
         gro_stats_ = &gro_->stats();
     }
 
@@ -86,7 +87,6 @@ private:
     };
     static engine::Task<> vring_interrupt(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> virtnet_poll(kernel::Cpu& cpu, void* ctx, int budget);
-    static engine::Task<> netif_receive_skb(kernel::Cpu& cpu, void* ctx, const Packet& p);
     // receive_buf's per-buffer work beyond driver_rx's first buffer, and the GSO header.
     Cycles receive_buf_extra(const Used& u) const;
     // try_fill_recv: posts buffers into every free slot.
@@ -115,7 +115,7 @@ public:
     static constexpr std::size_t TXQUEUELEN = 500;
     Tap(const NetCosts& costs, const VirtCosts& virt, std::string name);
     void attach(Vhost& host) { host_ = &host; }
-    engine::Task<> xmit(kernel::Cpu& cpu, Packet p) override;
+    engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
     const NetCosts& costs() const override { return costs_; }
     // The vhost worker hands a guest frame to the host stack (netif_receive_skb).
     engine::Task<> receive(kernel::Cpu& cpu, const Packet& p);
