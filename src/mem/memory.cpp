@@ -121,6 +121,11 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     hint_from_ = use_hint_ ? n_private_ : n_levels_;
     use_held_runs_ = use_dir_ && n_private_ >= 1 && n_levels_ >= 2 && n_levels_ <= 4 &&
                      std::none_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.hits_reorder(); });
+    const auto random_of = [](Cache& x, std::uint32_t sets, std::uint32_t ways) {
+        return x.view().repl == Replacement::RANDOM && x.sets() == sets && x.ways() == ways;
+    };
+    a9_fills_ = use_hint_ && n_levels_ == 2 && n_private_ == 1 && random_of(shared_[0], 2048, 16) &&
+                std::all_of(private_.begin(), private_.end(), [&](Cache& x) { return random_of(x, 256, 4); });
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -355,107 +360,6 @@ inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool st
     return demand_miss(t);
 }
 
-Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
-    const std::size_t nlev = n_levels_;
-    const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
-    Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
-    const std::uint16_t* const bits = &bits_[base];
-    std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
-    const Line dir_lines = dir_.size();
-    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
-    std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
-    for (Line l = first; l <= last; ++l) {
-        const std::uint16_t h = dir[l];
-        std::size_t found = nlev;
-        bool peer_dirty = false;
-        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
-            Line next = l + 1;
-            switch (nlev) {
-            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
-            case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
-            case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
-            }
-            l = next - 1;
-            continue;
-        }
-        // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
-        // a received frame's headers read before its copy, costs less by the general steps below)
-        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
-            const Line b = next_held(dir, l + 3, last + 1) - 1;
-            unheld += b - l + 1;
-            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
-            l = b;
-            continue;
-        }
-        if (h == 0) {
-            ++unheld;
-            t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-            consume_line(line_ready_);
-        } else {
-            for (std::size_t k = 0; k < nlev; ++k) {
-                // the directory answers presence; a lookup is needed only to reorder an LRU set,
-                // and in a shared level the hint gives the way
-                if ((h & bits[k]) && (!lv[k]->hits_reorder() ||
-                                      (k >= hint_from_ ? (lv[k]->touch_at(l, hint(l, k)), true) : lv[k]->lookup(l)))) {
-                    found = k;
-                    break;
-                }
-                ++stats_.levels[k].misses;
-            }
-            if (found < nlev) {
-                ++stats_.levels[found].hits;
-                t += hit_ticks_[found];
-                consume_line(t);
-            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
-                for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
-                    peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
-                ++stats_.peer_hits;
-                t += peer_ticks_;
-                consume_line(t);
-            } else {
-                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-                consume_line(line_ready_);
-            }
-        }
-        // fill_from: the levels that missed, the farthest first, the directory kept as fill_at does
-        const bool dirty = write || peer_dirty;
-        // one level's fill; `shared`: a level with way hints (j >= hint_from_), whose fill sets the hint
-        auto fill_level = [&](std::size_t j, auto shared) {
-            Evicted ev;
-            std::uint32_t w;
-            const bool displaced = lv[j]->fill(l, dirty && j == 0, ev, w);
-            dir[l] = static_cast<std::uint16_t>(dir[l] | bits[j]);
-            if constexpr (shared) hint(l, j) = static_cast<std::uint16_t>(w);
-            if (!displaced) return;
-            if (ev.line < dir_lines) dir[ev.line] = static_cast<std::uint16_t>(dir[ev.line] & ~bits[j]);
-            if (!ev.dirty) return;
-            // a dirty victim usually finds its line in the next level: marked dirty there, inline
-            // (place_evicted's first step, the directory saying the line is there; in a shared
-            // level, in the way its hint gives)
-            if (j + 1 < nlev && ev.line < dir_lines && (dir[ev.line] & bits[j + 1]) != 0) {
-                if (shared || j + 1 >= hint_from_) {
-                    lv[j + 1]->mark_dirty_at(ev.line, hint(ev.line, j + 1));
-                    return;
-                }
-                if (lv[j + 1]->mark_dirty(ev.line)) return;
-            }
-            place_evicted(cpu, j, ev, t);
-        };
-        std::size_t j = found;
-        for (; j > hint_from_; --j) fill_level(j - 1, std::true_type{}); // the hinted levels that missed
-        for (; j > 0; --j) fill_level(j - 1, std::false_type{});
-        if (write) {
-            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
-        } else if (peer_dirty) {
-            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
-        }
-    }
-    if (unheld != 0)
-        for (std::size_t k = 0; k < nlev; ++k) stats_.levels[k].misses += unheld;
-    return t;
-}
-
 // The runs' fills (read_unheld_n, held_run_n) for the Cortex-A9's shape: two levels, a private
 // L1D and a shared L2 (the PL310) with way hints, both random with a power of two sets and ways,
 // at most 64. Their line loop is then a second instance (`fast`) where which level is hinted, the
@@ -520,6 +424,155 @@ struct FastLevel {
         dirty[static_cast<std::size_t>(l & mask) * (fixed ? W : ways_) + w] = 1;
     }
 };
+
+template <bool A9>
+Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+    const std::size_t nlev = A9 ? 2 : n_levels_;
+    const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
+    Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
+    const std::uint16_t* const bits = &bits_[base];
+    std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
+    const Line dir_lines = dir_.size();
+    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
+    std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
+    for (Line l = first; l <= last; ++l) {
+        const std::uint16_t h = dir[l];
+        std::size_t found = nlev;
+        bool peer_dirty = false;
+        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
+            Line next = l + 1;
+            switch (nlev) {
+            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
+            case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
+            case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
+            }
+            l = next - 1;
+            continue;
+        }
+        // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
+        // a received frame's headers read before its copy, costs less by the general steps below)
+        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
+            const Line b = next_held(dir, l + 3, last + 1) - 1;
+            unheld += b - l + 1;
+            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
+            l = b;
+            continue;
+        }
+        if (h == 0) {
+            ++unheld;
+            t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+            consume_line(line_ready_);
+        } else {
+            if constexpr (A9) { // random levels: the directory alone answers presence
+                found = (h & bits[0]) ? 0 : (h & bits[1]) ? 1 : 2;
+                for (std::size_t k = 0; k < found; ++k) ++stats_.levels[k].misses;
+            } else
+                for (std::size_t k = 0; k < nlev; ++k) {
+                    // the directory answers presence; a lookup is needed only to reorder an LRU set,
+                    // and in a shared level the hint gives the way
+                    if ((h & bits[k]) && (!lv[k]->hits_reorder() || (k >= hint_from_ ? (lv[k]->touch_at(l, hint(l, k)), true)
+                                                                                      : lv[k]->lookup(l)))) {
+                        found = k;
+                        break;
+                    }
+                    ++stats_.levels[k].misses;
+                }
+            if (found < nlev) {
+                ++stats_.levels[found].hits;
+                t += hit_ticks_[found];
+                consume_line(t);
+            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
+                for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
+                    peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
+                ++stats_.peer_hits;
+                t += peer_ticks_;
+                consume_line(t);
+            } else {
+                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                consume_line(line_ready_);
+            }
+        }
+        // fill_from: the levels that missed, the farthest first, the directory kept as fill_at does
+        const bool dirty = write || peer_dirty;
+        // one level's fill; `shared`: a level with way hints (j >= hint_from_), whose fill sets the hint
+        auto fill_level = [&](std::size_t j, auto shared) {
+            Evicted ev;
+            std::uint32_t w;
+            const bool displaced = lv[j]->fill(l, dirty && j == 0, ev, w);
+            dir[l] = static_cast<std::uint16_t>(dir[l] | bits[j]);
+            if constexpr (shared) hint(l, j) = static_cast<std::uint16_t>(w);
+            if (!displaced) return;
+            if (ev.line < dir_lines) dir[ev.line] = static_cast<std::uint16_t>(dir[ev.line] & ~bits[j]);
+            if (!ev.dirty) return;
+            // a dirty victim usually finds its line in the next level: marked dirty there, inline
+            // (place_evicted's first step, the directory saying the line is there; in a shared
+            // level, in the way its hint gives)
+            if (j + 1 < nlev && ev.line < dir_lines && (dir[ev.line] & bits[j + 1]) != 0) {
+                if (shared || j + 1 >= hint_from_) {
+                    lv[j + 1]->mark_dirty_at(ev.line, hint(ev.line, j + 1));
+                    return;
+                }
+                if (lv[j + 1]->mark_dirty(ev.line)) return;
+            }
+            place_evicted(cpu, j, ev, t);
+        };
+        if constexpr (A9) { // fill_level's steps for the L2 that missed, then the L1 (found >= 1)
+            std::uint16_t* const hints = way_.data(); // hint(x, 1): one shared level, one private
+            if (found == 2) {
+                Cache::View v = lv[1]->view();
+                FastLevel<16> f = FastLevel<16>::of(v);
+                f.mask = 2047;
+                Line victim;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                const bool displaced = f.fill(l, false, victim, victim_dirty, w);
+                dir[l] = static_cast<std::uint16_t>(dir[l] | bits[1]);
+                hints[l] = static_cast<std::uint16_t>(w);
+                if (displaced) {
+                    v.lfsr = f.lfsr;
+                    lv[1]->commit(v);
+                    if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[1]);
+                    if (victim_dirty) place_evicted(cpu, 1, Evicted{victim, true}, t);
+                }
+            }
+            if (found >= 1) {
+                Cache::View v = lv[0]->view();
+                FastLevel<4> f = FastLevel<4>::of(v);
+                f.mask = 255;
+                Line victim;
+                bool victim_dirty = false;
+                std::uint32_t w;
+                const bool displaced = f.fill(l, dirty, victim, victim_dirty, w);
+                dir[l] = static_cast<std::uint16_t>(dir[l] | bits[0]);
+                if (displaced) {
+                    v.lfsr = f.lfsr;
+                    lv[0]->commit(v);
+                    if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[0]);
+                    if (victim_dirty) {
+                        if (victim < dir_lines && (dir[victim] & bits[1]) != 0)
+                            lv[1]->mark_dirty_at(victim, hints[victim]);
+                        else
+                            place_evicted(cpu, 0, Evicted{victim, true}, t);
+                    }
+                }
+            }
+        } else {
+            std::size_t j = found;
+            for (; j > hint_from_; --j) fill_level(j - 1, std::true_type{}); // the hinted levels that missed
+            for (; j > 0; --j) fill_level(j - 1, std::false_type{});
+        }
+        if (write) {
+            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
+        } else if (peer_dirty) {
+            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
+        }
+    }
+    if (unheld != 0)
+        for (std::size_t k = 0; k < nlev; ++k) stats_.levels[k].misses += unheld;
+    return t;
+}
+
 // held_run_n's fast copy's fills of lines l .. e, out of line and with no call in it, so that its
 // state stays in registers (in the line loop, whose rare steps call out, about ten values a line
 // were reloaded from the stack). The L2 alone holds each line (the loop stops at the first line
@@ -1078,7 +1131,9 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     const bool write = x.write;
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
-    if (use_dir_ && last < dir_.size()) return access_run(cpu, t, write, first, last, stride_ahead);
+    if (use_dir_ && last < dir_.size())
+        return a9_fills_ ? access_run<true>(cpu, t, write, first, last, stride_ahead)
+                         : access_run<false>(cpu, t, write, first, last, stride_ahead);
     // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
     // its values taken by copy, so that the common case above stays a short dispatch with nothing
     // stored for it)

@@ -177,7 +177,8 @@ private:
     // per-line steps, with the CPU's levels, bits and peers read once per access and the holders
     // entry once per line. A line that no cache holds (a DMA-written frame, a fresh buffer) skips
     // the level probe and the peer search: it misses every level (counted once per access) and
-    // comes from DRAM.
+    // comes from DRAM. A9: the copy for the Cortex-A9's shape (a9_fills_).
+    template <bool A9>
     Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
     // access_run's per-line steps for a read of [a, b], lines that no cache holds (a received
     // frame after its DMA): each from DRAM, consumed, then filled into every level, the farthest
@@ -277,6 +278,10 @@ private:
     bool use_hint_ = false;
     // held_run_n applies: 2 to 4 levels, at least one private, no shared one reordering on a hit
     bool use_held_runs_ = false;
+    // The Cortex-A9's shape: two levels, each CPU's private L1 random with 4 ways of 256 sets, one
+    // shared L2 (way hints) random with 16 ways of 2,048 sets; access_run's fills then take the
+    // ways and the sets' masks as constants
+    bool a9_fills_ = false;
     std::uint16_t private_bits_ = 0;    // the bits of every private cache
     std::vector<std::uint16_t> bits_;   // the bit of level k as CPU cpu sees it: cpu * levels + k
     Tick dram_stall_ = 0;               // a demand miss beyond an L1 hit, ps

@@ -768,6 +768,121 @@ TEST(Memory, TheCortexA9sWaysFourAndSixteenDrawTheL1VictimsFromTheLfsrsLowTwoBit
     EXPECT_EQ(m.stats().writebacks, 0u);
 }
 
+TEST(Memory, TheCortexA9sSingleLinesFillTheL2ThenTheL1ByTheLfsrsAndMoveTheDirtyVictimsDown) {
+    // one CPU; the i.MX6's shape (access_run's fills with the ways and masks constant): L1 256 sets
+    // x 4 ways, shared L2 2,048 sets x 16 ways, both random; no prefetcher. Lines L_k = L_0 +
+    // 2,048 k share one L1 set and one L2 set; each access below is one line. Both LFSRs start at
+    // 0xACE1 and step 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, 0xED89, 0xC2C4, 0x6162,
+    // 0x30B1, 0xAC58, 0x562C, 0x2B16, 0x158B, 0xBEC5, 0xEB62 (the L1 takes the low two bits, the L2
+    // the low four, each drawing only when its set is full).
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr b = m.alloc(19 * 2048 * 64, 64);
+    const auto L = [b](int k) { return b + static_cast<Addr>(k) * 2048 * 64; };
+    Tick now = 0;
+    const auto step = [&] { return now += 1000 * NS; };
+    m.write(0, step(), L(0), 8); // L2 way 0 (clean), L1 way 0 (dirty)
+    for (int k = 1; k <= 3; ++k) m.read(0, step(), L(k), 8); // ways k of both
+    // L4: L2 way 4; the L1's first draw (0xE270: way 0) displaces L0, dirty: marked dirty in the L2
+    m.read(0, step(), L(4), 8);
+    EXPECT_EQ(m.level_of(0, L(0)), 1);
+    EXPECT_TRUE(m.dirty_anywhere(L(0)));
+    EXPECT_EQ(P::searched_way(m, L(4), 1), 4);
+    // L5 .. L15: L2 ways 5 .. 15; the L1's draws 2 .. 12 (ways 0, 0, 2, 3, 3, 1, 0, 2, 1, 0, 0)
+    // leave it holding L15, L13, L12, L9
+    for (int k = 5; k <= 15; ++k) m.read(0, step(), L(k), 8);
+    for (const int k : {15, 13, 12, 9}) EXPECT_EQ(m.level_of(0, L(k)), 0) << k;
+    for (const int k : {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 14}) EXPECT_EQ(m.level_of(0, L(k)), 1) << k;
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    // L16: the L2's set is full; its first draw (0xE270: way 0) displaces L0, dirty: written back.
+    // The L1's 13th draw (0x2B16: way 2) displaces L12.
+    m.read(0, step(), L(16), 8);
+    EXPECT_EQ(m.stats().writebacks, 1u);
+    EXPECT_EQ(m.level_of(0, L(0)), -1);
+    EXPECT_FALSE(m.dirty_anywhere(L(0)));
+    EXPECT_EQ(P::searched_way(m, L(16), 1), 0);
+    EXPECT_EQ(m.level_of(0, L(12)), 1);
+    // a store to L4, which the L2 alone holds: an L2 hit, L4 into the L1 dirty by its 14th draw
+    // (0x158B: way 3, displacing L9); the L2 draws nothing
+    m.write(0, step(), L(4), 8);
+    EXPECT_EQ(m.level_of(0, L(4)), 0);
+    EXPECT_EQ(m.level_of(0, L(9)), 1);
+    // L17: the L2's 2nd draw (0x7138: way 8) displaces L8 (clean: no write-back), the L1's 15th
+    // (0xBEC5: way 1) L13; L18: the L2's 3rd (0x389C: way 12) L12, the L1's 16th (0xEB62: way 2) L16
+    m.read(0, step(), L(17), 8);
+    m.read(0, step(), L(18), 8);
+    EXPECT_EQ(m.stats().writebacks, 1u);
+    EXPECT_EQ(P::searched_way(m, L(17), 1), 8);
+    EXPECT_EQ(P::searched_way(m, L(18), 1), 12);
+    for (const int k : {15, 17, 18, 4}) EXPECT_EQ(m.level_of(0, L(k)), 0) << k;
+    for (const int k : {0, 8, 12}) EXPECT_EQ(m.level_of(0, L(k)), -1) << k;
+    for (const int k : {1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 16}) EXPECT_EQ(m.level_of(0, L(k)), 1) << k;
+    EXPECT_TRUE(m.dirty_anywhere(L(4)));
+    EXPECT_FALSE(m.dirty_anywhere(L(9)));
+    // L15, in the L1: a hit, nothing moves
+    m.read(0, step(), L(15), 8);
+    EXPECT_EQ(m.stats().levels[0].hits, 1u);
+    EXPECT_EQ(m.stats().levels[0].misses, 20u); // every access before it
+    EXPECT_EQ(m.stats().levels[1].hits, 1u);    // the store to L4
+    EXPECT_EQ(m.stats().levels[1].misses, 19u);
+    for (int k = 0; k <= 18; ++k) P::expect_hints_match(m, L(k), L(k) + 64, "line " + std::to_string(k));
+}
+
+TEST(Memory, TheCortexA9sShortAccessesEqualTheLineByLineSearchOfEveryCache) {
+    // the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, both random) on 1 to
+    // 3 CPUs: accesses of one to three lines from 24 lines of each of four L2 sets (lines 0, 1, 128
+    // and 1,024 of a stretch of 2,048: 128 and 1,024 would share the sets of line 0 under a
+    // narrower mask), so that both levels fill, draw, move dirty victims down and write them back;
+    // against the same machine searching every cache line by line
+    for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+        std::mt19937 rng(seed + 2000);
+        int cpus = 1;
+        MemoryConfig cfg = random_machine(rng, cpus);
+        cpus = 1 + static_cast<int>(seed % 3);
+        cfg.levels = {{"l1d", 256ull * 4 * cfg.line, 4, 4, false, Replacement::RANDOM},
+                      {"l2", 2048ull * 16 * cfg.line, 16, 30, true, Replacement::RANDOM}};
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const std::size_t stride = 2048 * cfg.line, bytes = 25 * stride;
+        const std::size_t offsets[] = {0, 1, 128, 1024}; // lines
+        const Addr buf = run.alloc(bytes, cfg.line);
+        ASSERT_EQ(ref.alloc(bytes, cfg.line), buf);
+        Tick now = 0;
+        for (int op = 0; op < 1500; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 300) * NS;
+            const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
+            const Addr a = buf + (rng() % 24) * stride + offsets[rng() % 4] * cfg.line + rng() % cfg.line;
+            const std::size_t len = 1 + rng() % (2 * cfg.line);
+            switch (rng() % 6) {
+            case 0:
+            case 1:
+            case 2: EXPECT_EQ(run.read(cpu, now, a, len, 0), ref.read(cpu, now, a, len, 0)) << where; break;
+            case 3:
+            case 4: EXPECT_EQ(run.write(cpu, now, a, len), ref.write(cpu, now, a, len)) << where; break;
+            case 5:
+                run.device_write(now, a, len);
+                ref.device_write(now, a, len);
+                EXPECT_EQ(run.invalidate(a, len), ref.invalidate(a, len)) << where;
+                break;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
+            if (::testing::Test::HasFailure()) return;
+        }
+        for (std::size_t s = 0; s < 24; ++s)
+            for (const std::size_t o : offsets) {
+                const Addr x = buf + s * stride + o * cfg.line;
+                expect_same_state(run, ref, x, x + 3 * cfg.line, cpus);
+                MemorySystemTestPeer::expect_hints_match(run, x, x + 3 * cfg.line, "end");
+            }
+    }
+}
+
 TEST(Memory, AColdRunWhoseL1AndL2EvictTheSameDirtyLineRefillsItBelowAndWritesItBackLater) {
     // one CPU; L1 1 set x 4 ways and shared L2 1 set x 4 ways, both random (each its own LFSR from
     // 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E, low two bits: ways 0, 0, 0, 2). x written: L1 way 0
