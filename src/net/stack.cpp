@@ -143,7 +143,7 @@ void Stack::tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep) {
 
 // Through a tunnel the skb goes to the tunnel's output as it is, a GSO skb too: the tunnel
 // segments it (wg_xmit's, xfrm_output_gso's skb_gso_segment). A plain function: the Task is
-// dev_queue_xmit's or the tunnel path's, each with its own copy of the skb.
+// dev_queue_xmit's, which reads the caller's skb in place, or the tunnel path's, which copies it.
 // Models: ip_output() (net/ipv4/ip_output.c)
 engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, const Packet& p) {
     if (!tunnel_) return dev_queue_xmit(cpu, p);
