@@ -98,7 +98,7 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // The steps around the handler are the dispatch loop's (a coroutine awaiting the handler cost a
 // frame, its resumptions and a destroy per interrupt): each step's exec, and the instruction
 // fetch in it, is taken when such a coroutine would have taken it. The loop enters at the frame's
-// stage and, once the handler has returned, at DONE (Cpu::run).
+// stage and, once the handler has returned, at DONE (Cpu::dispatch).
 // Models: irq_enter(), irq_exit() (kernel/softirq.c)
 bool Cpu::irq_steps(Frame& f) {
     using St = Frame::St;

@@ -93,6 +93,12 @@ public:
         lfsr_ = v.lfsr;
         clock_ = v.clock;
     }
+    // The other way: a view made by view() takes the scalar state the cache has now (its arrays
+    // and shape never change, so nothing else of the view is stale).
+    void refresh(View& v) const {
+        v.lfsr = lfsr_;
+        v.clock = clock_;
+    }
 
 private:
     int find(Line l) const;

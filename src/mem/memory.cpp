@@ -772,14 +772,9 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    // (a cache's arrays and shape never change: after the first view only its LFSR and clock are
-    // read again)
+    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) {
-            const Cache::View now = lv[J]->view();
-            v[J].lfsr = now.lfsr;
-            v[J].clock = now.clock;
-        });
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
         busy = busy_until_;
         consumer = consumer_;
         clear_from = clear_from_;
@@ -995,13 +990,9 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         busy_until_ = busy;
         consumer_ = consumer;
     };
-    // (after the first view only a cache's LFSR and clock are read again, as in read_unheld_n)
+    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
     auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) {
-            const Cache::View now = lv[J]->view();
-            v[J].lfsr = now.lfsr;
-            v[J].clock = now.clock;
-        });
+        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
         busy = busy_until_;
         consumer = consumer_;
     };
