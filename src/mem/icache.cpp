@@ -65,10 +65,13 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         group_begin_.push_back(static_cast<std::uint32_t>(group_spans_.size()));
     }
     group_lines_.assign(groups.size(), 0);
-    for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t g = 0; g < groups.size(); ++g) {
         for (const CodeSpan& s : groups[g]) group_lines_[g] += s.lines;
+        if (group_lines_[g] >= std::uint64_t{1} << 30) // walk_random counts a walk's misses in 30 bits
+            throw std::invalid_argument("InstructionCache: a group of 2^30 lines or more");
+    }
     resident_.clear();
-    line_groups_.clear();
+    line_keep_.clear();
     group_words_.clear();
     if (group_spans_.empty()) return;
     first_line_ = lo;
@@ -85,10 +88,10 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (k % 64 + n <= 64)
             group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), range_mask(k, k + n)};
     }
-    line_groups_.assign(static_cast<std::size_t>(bits_lines_), 0);
+    line_keep_.assign(static_cast<std::size_t>(bits_lines_), ~std::uint64_t{0});
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
-            for (Line l = s.first; l < s.first + s.lines; ++l) line_groups_[l - lo] |= std::uint64_t{1} << g;
+            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l - lo] &= ~(std::uint64_t{1} << g);
     resident_.assign(l1i_.size(), 0); // none known whole until a fetch of it
     group_word_list_.clear();
     group_word_begin_.assign(1, 0);
@@ -97,7 +100,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first - lo, end = k + group_spans_[i].lines;
             for (Line w = k / 64; w * 64 < end; ++w)
-                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 1u : 0u,
+                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 0 : -1,
                                                      range_mask(std::max(k, w * 64), end)});
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
@@ -195,14 +198,17 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
 template <std::uint32_t Ways, Line SetMask>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
-    std::uint64_t misses = 0, demand = 0; // demand: misses that stall (the others were prefetched)
+    // the walk's misses (bits 0-29: at most the group's lines, below 2^30) and, from bit 30, its
+    // demand misses (those that stall; the others were prefetched), in one count
+    constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
+    std::uint64_t counts = 0;
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
     const Line first = first_line_, first1 = first_line_ + 1, nbits = bits_lines_;
     const Line prefetch = prefetch_;
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
-    const std::uint64_t* const line_groups = line_groups_.data();
+    const std::uint64_t* const line_keep = line_keep_.data();
     Cache::View v = c.view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
@@ -210,49 +216,72 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
+    // Cache::fill of line l for a random-replacement cache of power-of-two sets and ways; the
+    // victim leaves (evicted())
+    const auto fill = [&](Line l) {
+        const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
+        const std::size_t base = static_cast<std::size_t>(set) * ways;
+        std::uint64_t& e = empty[set];
+        std::size_t w;
+        if (e != 0) { // the lowest empty way
+            w = base + static_cast<std::size_t>(std::countr_zero(e));
+            e &= e - 1;
+        } else { // Cache::replace's LFSR draw
+            lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+            w = base + (lfsr & way_mask);
+            if (const Line x = tag[w] - first1; x < nbits) {
+                bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));
+                resident &= line_keep[x];
+            }
+        }
+        tag[w] = l + 1;
+    };
     Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
     const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
     for (; p != last; ++p) {
-        if (p->opens) covered_end = 0; // a span's lines ascend: its first miss is a demand miss
+        // a span's lines ascend: its first miss is a demand miss
+        covered_end &= static_cast<Line>(std::int64_t{p->keep});
         std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
         std::uint64_t missing = mask & ~*word;
         if (missing == 0) continue; // every line of the span in this word present: all hits
         const Line base_line = first + Line{p->word} * 64;
-        do {
-            const auto b = static_cast<unsigned>(std::countr_zero(missing));
-            const Line l = base_line + b;
-            // Cache::fill of a random-replacement cache of power-of-two sets and ways
-            const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
-            const std::size_t base = static_cast<std::size_t>(set) * ways;
-            std::uint64_t& e = empty[set];
-            std::size_t w;
-            if (e != 0) { // the lowest empty way
-                w = base + static_cast<std::size_t>(std::countr_zero(e));
-                e &= e - 1;
-            } else { // Cache::replace's LFSR draw; the victim leaves (evicted())
-                lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
-                w = base + (lfsr & way_mask);
-                if (const Line x = tag[w] - first1; x < nbits) {
-                    bits[x / 64] &= ~(std::uint64_t{1} << (x % 64));
-                    resident &= ~line_groups[x];
+        if constexpr (SetMask >= 63) {
+            // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
+            // this word, so the word's missing lines are known before the first fill, each is
+            // filled once and the word's bits are all set at once
+            *word |= mask;
+            do {
+                const Line l = base_line + static_cast<Line>(std::countr_zero(missing));
+                fill(l);
+                ++counts;
+                if (l >= covered_end) {
+                    counts += DEMAND;
+                    covered_end = l + 1 + prefetch;
                 }
-            }
-            tag[w] = l + 1;
-            *word |= std::uint64_t{1} << b;
-            ++misses;
-            if (l >= covered_end) {
-                ++demand;
-                covered_end = l + 1 + prefetch;
-            }
-            // the span's lines above l in this word still missing (a fill may have evicted one)
-            missing = mask & ~*word & (~std::uint64_t{1} << b);
-        } while (missing != 0);
+                missing &= missing - 1;
+            } while (missing != 0);
+        } else {
+            do {
+                const auto b = static_cast<unsigned>(std::countr_zero(missing));
+                const Line l = base_line + b;
+                fill(l);
+                *word |= std::uint64_t{1} << b;
+                ++counts;
+                if (l >= covered_end) {
+                    counts += DEMAND;
+                    covered_end = l + 1 + prefetch;
+                }
+                // the span's lines above l in this word still missing (a fill may have evicted one)
+                missing = mask & ~*word & (~std::uint64_t{1} << b);
+            } while (missing != 0);
+        }
     }
     v.lfsr = lfsr;
     c.commit(v);
     resident_[static_cast<std::size_t>(cpu)] = resident;
+    const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;
     stats_.hits += group_lines_[g] - misses;
     stats_.misses += misses;
     const Cycles stall = demand * miss_;

@@ -81,6 +81,7 @@ public:
     // its L1I holds every line of the group: set when a fetch of the group begins and cleared
     // when a fill evicts one of the group's lines, so that a fetch of a group still whole there
     // (nothing has evicted its lines since it last ran) is all hits without a walk.
+    // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added).
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
         if (g < 64 && !resident_.empty()) return fetch_known_group(cpu, g);
@@ -124,7 +125,7 @@ private:
     // resident bits of its groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
         bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
-        if (!resident_.empty()) resident_[static_cast<std::size_t>(cpu)] &= ~line_groups_[k];
+        if (!resident_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
     }
 
     std::vector<Cache> l1i_; // per CPU
@@ -142,11 +143,12 @@ private:
     std::vector<std::uint32_t> group_begin_{0};
     // A group's spans as the words of presence bits they cover, span by span in the group's order
     // and each span's words in ascending order: the word, its bits of the span's lines, and
-    // whether it is a span's first word (a next-line prefetch covers lines of its own span alone).
+    // `keep`: 0 where it is a span's first word, else -1 (a next-line prefetch covers lines of its
+    // own span alone: the prefetch cover, ANDed with it, starts anew at each span).
     // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
     struct GroupWord {
         std::uint32_t word = 0;
-        std::uint32_t opens = 0;
+        std::int32_t keep = 0;
         std::uint64_t mask = 0;
     };
     std::vector<GroupWord> group_word_list_;
@@ -159,7 +161,7 @@ private:
     // per CPU, a bit per group (the first 64) whose every line its L1I holds; empty where a hit
     // reorders (LRU: each hit must be looked up) or without groups
     std::vector<std::uint64_t> resident_;
-    std::vector<std::uint64_t> line_groups_;  // per line of the bits' range: the groups (< 64) holding it
+    std::vector<std::uint64_t> line_keep_;    // per line of the bits' range: the groups (< 64) not holding it
     std::vector<std::uint64_t> group_lines_;  // per group: its lines, counted per span
     ICacheStats stats_;
 };

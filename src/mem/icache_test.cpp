@@ -273,6 +273,51 @@ TEST(InstructionCache, ARandomGroupFetchStartsEachSpansPrefetchAfreshEvenWhereIt
     EXPECT_TRUE(ic.group_resident(0, 1));
 }
 
+TEST(InstructionCache, TheCortexA9sWalkRefillsAVictimOfALaterWordButNotOfAnEarlierOne) {
+    // The Cortex-A9's L1I: 32 KB, 4 ways of 32 B lines, 256 sets (line l in set l mod 256),
+    // random replacement, next-line prefetch of 1. Lines 0, 256, 512, 768, 1024 share set 0 and
+    // lie in five different words of presence bits (64 lines each); 64 lines of one word are in
+    // 64 different sets, so no fill evicts a line of its own word. The LFSR's draws from 0xACE1
+    // pick ways 0, 0, 0, 2 (0xE270, 0x7138, 0x389C, 0x1C4E).
+    L1iConfig c = l1i(Replacement::RANDOM, 1);
+    InstructionCache ic(c, 32, MISS, 1);
+    ic.set_groups({{{256, 1}, {0, 1}, {512, 1}, {768, 1}}, {{1024, 2}, {256, 2}}});
+    // G0: 256, 0, 512, 768 into set 0's empty ways 0-3, each its span's demand miss.
+    EXPECT_EQ(ic.fetch_group(0, 0), 4u * MISS);
+    // G1's first span: 1024 draws way 0 and evicts 256 (a line of G1's later word), 1025 fills
+    // set 1 (prefetched). Its second span (the prefetch cover starts anew): 256, missing again,
+    // draws way 0 and evicts 1024 (G1's earlier word: not fetched again), 257 fills set 1
+    // (prefetched). 4 misses, 2 stalls.
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_EQ(ic.stats().misses, 8u);
+    EXPECT_EQ(ic.stats().prefetched, 2u);
+    EXPECT_EQ(ic.stats().hits, 0u);
+    EXPECT_FALSE(ic.holds(0, 1024));
+    for (Line l : {0, 256, 257, 512, 768, 1025}) EXPECT_TRUE(ic.holds(0, l)) << l;
+    EXPECT_FALSE(ic.group_resident(0, 0)); // its 256 left (and came back)
+    EXPECT_FALSE(ic.group_resident(0, 1)); // its 1024 left
+    // G0 again: every line present, 4 hits and no walk next time.
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    // G1 again: 1024 draws way 0 and evicts 256; 1025 hits; 256 draws way 2 and evicts 512; 257
+    // hits. 2 misses, each its span's first: 2 stalls.
+    EXPECT_EQ(ic.fetch_group(0, 1), 2u * MISS);
+    EXPECT_EQ(ic.stats().misses, 10u);
+    EXPECT_EQ(ic.stats().prefetched, 2u);
+    EXPECT_EQ(ic.stats().hits, 4u + 2u);
+    EXPECT_FALSE(ic.holds(0, 512));
+    for (Line l : {0, 256, 257, 768, 1024, 1025}) EXPECT_TRUE(ic.holds(0, l)) << l;
+    EXPECT_FALSE(ic.group_resident(0, 0));
+    EXPECT_FALSE(ic.group_resident(0, 1)); // its 256 left (and came back)
+}
+
+TEST(InstructionCache, RejectsAGroupOf2To30LinesOrMore) {
+    // A walk counts its misses in 30 bits: two spans of 2^29 lines are one line too many.
+    InstructionCache ic(l1i(Replacement::RANDOM), 64, MISS, 1);
+    const CodeSpan half{0, std::uint32_t{1} << 29};
+    EXPECT_THROW(ic.set_groups({{half, half}}), std::invalid_argument);
+}
+
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
     InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
     ic.set_groups({{{0, 4}}});
