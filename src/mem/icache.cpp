@@ -180,13 +180,8 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
 }
 
 Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
-    std::uint64_t& r = resident_[static_cast<std::size_t>(cpu)];
-    const std::uint64_t bit = std::uint64_t{1} << g;
-    if (r & bit) { // every line present: hits, and no state a hit would change
-        stats_.hits += group_lines_[g];
-        return 0;
-    }
-    r |= bit; // a fill below that evicts a line of the group clears it again
+    // known whole from here: a fill below that evicts a line of the group clears it again
+    resident_[static_cast<std::size_t>(cpu)] |= std::uint64_t{1} << g;
     if (a9_) return walk_random<4, 255>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
     if (four_ways_) return walk_random<4, 0>(cpu, g);
     if (random_pow2_) return walk_random<0, 0>(cpu, g);

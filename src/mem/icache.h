@@ -84,7 +84,13 @@ public:
     // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added).
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
-        if (g < 64 && !resident_.empty()) return fetch_known_group(cpu, g);
+        if (g < 64 && !resident_.empty()) {
+            if ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) {
+                stats_.hits += group_lines_[g]; // every line present: no state a hit would change
+                return 0;
+            }
+            return fetch_known_group(cpu, g);
+        }
         const std::uint32_t b = group_begin_[g];
         return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
                     group_words_.empty() ? nullptr : group_words_.data() + b);
@@ -117,7 +123,8 @@ private:
     // from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
     template <std::uint32_t Ways, Line SetMask>
     Cycles walk_random(int cpu, std::uint32_t g);
-    // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept).
+    // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept) and
+    // not known whole.
     Cycles fetch_known_group(int cpu, std::uint32_t g);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
