@@ -1,6 +1,7 @@
 #include "mem/memory.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <bit>
 #include <cmath>
@@ -581,12 +582,14 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 // dirty victim marked dirty in the L2 in its hinted way), for every line none of whose steps
 // needs the members. A line whose dirty L1 victim the L2 does not hold (place_evicted) stops the
 // loop before anything of it is done. Returns the first line not filled (e + 1 when all were).
-// M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0.
-template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1>
+// M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0. Dirty0:
+// `dirty0`, a constant where the masks are (a copy for a store's lines and one for a read's).
+template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
 [[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* const dir,
                                          const std::uint16_t* const hints, const Line dir_lines,
-                                         const std::uint16_t bit0, const std::uint16_t bit1, const bool dirty0, Line l,
+                                         const std::uint16_t bit0, const std::uint16_t bit1, bool dirty0, Line l,
                                          const Line e) {
+    if constexpr (Dirty0 >= 0) dirty0 = Dirty0 != 0;
     Line* const tag0 = f0.tag;
     std::uint8_t* const dirty_0 = f0.dirty;
     std::uint64_t* const empty0 = f0.empty;
@@ -633,7 +636,8 @@ template <std::uint32_t W0, std::uint32_t W1>
                                                   std::uint16_t bit1, bool dirty0, Line l, Line e) {
     if constexpr (W0 == 4 && W1 == 16)
         if (f0.mask == 255 && f1.mask == 2047)
-            return fast_fills<W0, W1, 255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+            return dirty0 ? fast_fills<W0, W1, 255, 2047, 1>(f0, f1, dir, hints, dir_lines, bit0, bit1, true, l, e)
+                          : fast_fills<W0, W1, 255, 2047, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, false, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
 }
 // read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
@@ -1251,16 +1255,24 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // store of the word for the four lines' entries. W: the level's ways where known at compile time
 // (the PL310's 16), else 0 (`ways`). The lines' slots are distinct (each holds its own line), so
 // the order of the stores does not matter.
+// The empty bit of each way (way_bit[w] = 1 << w), read by drop_shared_run: one load for the
+// shift's three instructions.
+constexpr auto way_bit = [] {
+    std::array<std::uint64_t, 64> b{};
+    for (std::size_t w = 0; w < 64; ++w) b[w] = std::uint64_t{1} << w;
+    return b;
+}();
 template <std::uint32_t W>
 [[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
     const std::size_t nw = W ? W : ways;
+    const std::uint64_t* const bit = way_bit.data();
     auto drop = [&](Line x) __attribute__((always_inline)) {
         const std::uint32_t w = hints[x];
         const std::size_t set = static_cast<std::size_t>(x & set_mask), i = set * nw + w;
         assert(tag[i] == x + 1); // the hint is right while the directory bit is set
-        empty[set] |= std::uint64_t{1} << w;
+        empty[set] |= bit[w];
         tag[i] = 0;
         dirty[i] = 0;
     };
