@@ -714,12 +714,14 @@ struct LoopShape {
 };
 // Runs `lines` (a run's line loop, generic in its LoopShape) in the copy for the hierarchy `v`:
 // for two levels, one private and hinted (`hinted_pair`), both RandomPow2, the fast copy, with the
-// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise.
+// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise. `a9`: the
+// hierarchy is the Cortex-A9's shape (a9_fills_), whose copy is then known without the tests.
 template <std::size_t N, class Lines>
-[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, Lines& lines) {
+[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, bool a9,
+                                                      Lines& lines) {
     if constexpr (N == 2) {
-        if (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
-            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
+        if (a9 || (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1]))) {
+            if (a9 || (v[0].ways == 4 && v[1].ways == 16)) lines(LoopShape<true, 4, 16>{});
             else lines(LoopShape<true, 0, 0>{});
             return;
         }
@@ -952,7 +954,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         settle();
         put();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
     out();
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
@@ -1109,7 +1111,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         settle();
         put();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
     out();
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
