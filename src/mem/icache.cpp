@@ -54,12 +54,11 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
     group_spans_.clear();
     group_begin_.assign(1, 0);
-    Line lo = ~Line{0}, hi = 0;
+    Line hi = 0;
     for (const auto& g : groups) {
         for (const CodeSpan& s : g)
             if (s.lines) {
                 group_spans_.push_back(s);
-                lo = std::min(lo, s.first);
                 hi = std::max(hi, s.first + s.lines);
             }
         group_begin_.push_back(static_cast<std::uint32_t>(group_spans_.size()));
@@ -74,31 +73,30 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     line_keep_.clear();
     group_words_.clear();
     if (group_spans_.empty()) return;
-    first_line_ = lo;
-    bits_lines_ = hi - lo;
+    bits_lines_ = hi; // from line 0, the kernel text's first (a walk then takes a victim's line as its bit)
     words_ = static_cast<std::size_t>((bits_lines_ + 63) / 64);
     present_.assign(words_ * l1i_.size(), 0);
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
-        for (Line l = lo; l < hi; ++l)
-            if (l1i_[cpu].contains(l)) present_[cpu * words_ + (l - lo) / 64] |= std::uint64_t{1} << ((l - lo) % 64);
+        for (Line l = 0; l < hi; ++l)
+            if (l1i_[cpu].contains(l)) present_[cpu * words_ + l / 64] |= std::uint64_t{1} << (l % 64);
     if (hits_reorder_) return;
     group_words_.resize(group_spans_.size());
     for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
-        const Line k = group_spans_[i].first - lo, n = group_spans_[i].lines;
+        const Line k = group_spans_[i].first, n = group_spans_[i].lines;
         if (k % 64 + n <= 64)
             group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), range_mask(k, k + n)};
     }
     line_keep_.assign(static_cast<std::size_t>(bits_lines_), ~std::uint64_t{0});
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
-            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l - lo] &= ~(std::uint64_t{1} << g);
+            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l] &= ~(std::uint64_t{1} << g);
     resident_.assign(l1i_.size(), 0); // none known whole until a fetch of it
     group_word_list_.clear();
     group_word_begin_.assign(1, 0);
     if (!random_pow2_) return;
     for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
-            const Line k = group_spans_[i].first - lo, end = k + group_spans_[i].lines;
+            const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
             for (Line w = k / 64; w * 64 < end; ++w)
                 group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 0 : -1,
                                                      range_mask(std::max(k, w * 64), end)});
@@ -112,9 +110,8 @@ void InstructionCache::fill(Cache& c, int cpu, Line l) {
     const bool displaced = c.fill(l, false, ev);
     if (present_.empty()) return;
     std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    if (const Line k = l - first_line_; k < bits_lines_) bits[k / 64] |= std::uint64_t{1} << (k % 64);
-    if (displaced)
-        if (const Line k = ev.line - first_line_; k < bits_lines_) evicted(bits, cpu, k);
+    if (l < bits_lines_) bits[l / 64] |= std::uint64_t{1} << (l % 64);
+    if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
 }
 
 Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
@@ -129,7 +126,7 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
         if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
-        Line k = s.first - first_line_;
+        Line k = s.first;
         if (!hits_reorder_ && bits && k < bits_lines_ && k + s.lines <= bits_lines_) {
             // only the missing lines, by their presence bits: the first at or after k, read again
             // after every fill (a fill may evict a later line of the span)
@@ -142,12 +139,11 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
                 }
                 k += static_cast<Line>(std::countr_zero(missing));
                 if (k >= end) break;
-                const Line l = first_line_ + k;
+                const Line l = k;
                 Evicted ev;
                 const bool displaced = c.fill(l, false, ev);
                 bits[k / 64] |= std::uint64_t{1} << (k % 64);
-                if (displaced)
-                    if (const Line e = ev.line - first_line_; e < bits_lines_) evicted(bits, cpu, e);
+                if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
                 ++misses;
                 if (l >= covered && l < covered_end) ++prefetched;
                 else {
@@ -198,7 +194,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
     std::uint64_t counts = 0;
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    const Line first = first_line_, first1 = first_line_ + 1, nbits = bits_lines_;
+    const Line nbits = bits_lines_;
     const Line prefetch = prefetch_;
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
@@ -224,7 +220,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         } else { // Cache::replace's LFSR draw
             lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
             w = base + (lfsr & way_mask);
-            if (const Line x = tag[w] - first1; x < nbits) {
+            if (const Line x = tag[w] - 1; x < nbits) {
                 bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));
                 resident &= line_keep[x];
             }
@@ -241,7 +237,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         const std::uint64_t mask = p->mask;
         std::uint64_t missing = mask & ~*word;
         if (missing == 0) continue; // every line of the span in this word present: all hits
-        const Line base_line = first + Line{p->word} * 64;
+        const Line base_line = Line{p->word} * 64;
         if constexpr (SetMask >= 63) {
             // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
             // this word, so the word's missing lines are known before the first fill, each is

@@ -118,9 +118,12 @@ private:
     // the cache's arrays and LFSR held in locals (a Cache::View: the same ways, the same draws in
     // the same order) and the members the loop reads held in locals too, so that a fill's store
     // does not make them be reloaded. After each fill the word is read again above the filled
-    // line (a fill may evict a later line of the span). The LFSR and the resident bits are handed
-    // back at the end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant), else 0 (read
-    // from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
+    // line (a fill may evict a later line of the span); with SetMask (64 sets or more) no fill
+    // evicts a line of its own word (its 64 lines are in 64 sets), so a word's missing lines are
+    // known before its first fill and its bits are set at once. The LFSR and the resident bits
+    // are handed back at the end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant),
+    // else 0 (read from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256
+    // sets), else 0.
     template <std::uint32_t Ways, Line SetMask>
     Cycles walk_random(int cpu, std::uint32_t g);
     // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept) and
@@ -128,8 +131,8 @@ private:
     Cycles fetch_known_group(int cpu, std::uint32_t g);
     // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
     void fill(Cache& c, int cpu, Line l);
-    // Line `e` (k = e - first_line_ < bits_lines_) left `cpu`'s L1I: its presence bit and the
-    // resident bits of its groups cleared.
+    // Line k (< bits_lines_) left `cpu`'s L1I: its presence bit and the resident bits of its
+    // groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
         bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
         if (!resident_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
@@ -160,8 +163,7 @@ private:
     };
     std::vector<GroupWord> group_word_list_;
     std::vector<std::uint32_t> group_word_begin_{0};
-    // presence bits of lines [first_line_, first_line_ + bits_lines_), per CPU `words_` words
-    Line first_line_ = 0;
+    // presence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words
     Line bits_lines_ = 0;
     std::size_t words_ = 0;
     std::vector<std::uint64_t> present_;
