@@ -215,17 +215,38 @@ std::uint64_t TcpSource::next_retransmit() {
 // Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
 // never send the same bytes.
 // Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
-    bool cwnd_limited = false;
-    while (!aborted_) {
-        if (in_flight() >= tp_.cwnd) {
-            cwnd_limited = true;
-            break;
-        }
-        const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
-        if (lost != std::numeric_limits<std::uint64_t>::max()) {
-            // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
-            if (tcp_small_queue_check(mss_ + SKB_OVERHEAD, 1)) break;
+TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
+    if (aborted_) return {};
+    if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+    const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
+    if (lost != std::numeric_limits<std::uint64_t>::max()) {
+        // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
+        if (tcp_small_queue_check(mss_ + SKB_OVERHEAD, 1)) return {};
+        return {XmitStep::RETRANSMIT, lost};
+    }
+    const std::uint64_t wnd = std::min(window_cap_, rwnd_);
+    if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) return {};
+    // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
+    // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
+    const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal()}, std::uint64_t{tp_.cwnd - in_flight()},
+                                         (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
+    if (tcp_small_queue_check(static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) return {};
+    return {XmitStep::NEW_DATA, snd_nxt_, segs};
+}
+
+MaybeTask TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
+    const XmitStep step = tcp_write_xmit_step();
+    if (step.kind == XmitStep::STOP || step.kind == XmitStep::STOP_CWND) {
+        tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
+        return {};
+    }
+    return {tcp_write_xmit_from(cpu, step)};
+}
+
+engine::Task<> TcpSource::tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step) {
+    for (;; step = tcp_write_xmit_step()) {
+        if (step.kind == XmitStep::RETRANSMIT) {
+            const std::uint64_t lost = step.seq;
             TxSeg& s = seg(lost);
             s.sacked |= SACKED_RETRANS | EVER_RETRANS;
             s.rexmit_nxt = snd_nxt_;
@@ -248,14 +269,8 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
             }
             break;
         }
-        const std::uint64_t wnd = std::min(window_cap_, rwnd_);
-        if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
-        // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
-        // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
-        const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal()}, std::uint64_t{tp_.cwnd - in_flight()},
-                                             (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
-        if (tcp_small_queue_check(static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
-        const std::uint64_t seq = snd_nxt_;
+        if (step.kind != XmitStep::NEW_DATA) break;
+        const std::uint64_t seq = step.seq, segs = step.segs;
         if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu->jiffies()));
         for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
         snd_nxt_ += segs * mss_;
@@ -272,9 +287,15 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
                 kernel::mod_timer(cpu, rto_timer_, cpu->now() + rto_);
             }
         }
+        step.kind = XmitStep::STOP;
         break;
     }
-    // tcp_cwnd_validate: whether cwnd limited the flow in this window
+    tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
+}
+
+// Whether cwnd limited the flow in this window.
+// Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
+void TcpSource::tcp_cwnd_validate(bool cwnd_limited) {
     if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
         max_packets_out_ = packets_out();
         cwnd_usage_seq_ = snd_nxt_;
