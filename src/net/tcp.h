@@ -192,9 +192,16 @@ private:
     // with no await is the same with or without a frame); else the loop's Task from that step.
     MaybeTask tcp_write_xmit(kernel::ThisCpu cpu);
     engine::Task<> tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step);
+    void tcp_retransmit_claim(kernel::Cpu& cpu, std::uint64_t lost);
+    void tcp_retransmit_unclaim(std::uint64_t lost);
+    void tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
+    void tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
     void tcp_cwnd_validate(bool cwnd_limited);
-    // False: the qdisc dropped it (NET_XMIT_DROP): nothing left, the segments not sent.
-    engine::Task<bool> tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    // tcp_transmit_skb's steps around its tcp_sendmsg exec and ip_output (tcp_write_xmit_from
+    // awaits both): the skb, its owner, and on NET_XMIT_DROP the undo (the segments not sent).
+    Packet tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs);
+    void tcp_skb_set_owner_w(Packet& p);
+    void tcp_transmit_dropped(const Packet& p);
     void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
     // TSQ: true when the bytes this socket has in the qdisc and the ring exceed its limit for
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
