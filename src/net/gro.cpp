@@ -100,6 +100,7 @@ Gro::Verdict Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
 }
 
 std::size_t Gro::held_slot(std::uint32_t flow) const {
+    if (count_ == 0) return MAX_GRO_SKBS; // (the walk would find no used slot)
     std::size_t i = 0;
     while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == flow)) ++i;
     return i;
@@ -148,11 +149,14 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
     Frags frag_data;
-    for (;;) {
+    while (count_ > 0) {
         std::size_t i = MAX_GRO_SKBS, seen = 0;
-        // oldest first (__napi_gro_flush_chain walks the list from its tail)
-        for (std::size_t j = 0; j < MAX_GRO_SKBS; ++j) {
-            if (!used_[j] || (flush_old && list_[j].age == now)) continue;
+        // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at
+        // the last used slot (the slots after it hold nothing)
+        for (std::size_t j = 0, left = count_; left > 0; ++j) {
+            if (!used_[j]) continue;
+            --left;
+            if (flush_old && list_[j].age == now) continue;
             ++seen;
             if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
         }
