@@ -240,7 +240,7 @@ MaybeTask TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
         tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
         return {};
     }
-    return {tcp_write_xmit_from(cpu, step)};
+    return tcp_write_xmit_from(cpu, step);
 }
 
 engine::Task<> TcpSource::tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step) {

@@ -53,9 +53,12 @@
 namespace kdsim::net {
 
 // A Task or none: awaiting it awaits the Task, or does nothing when there is none (a call whose
-// path had nothing to await, done when it returned).
-struct [[nodiscard]] MaybeTask {
-    engine::Task<> task;
+// path had nothing to await, done when it returned). Not an aggregate: GCC 12 destroys an
+// aggregate awaitable's members twice when its await_resume throws (tcp_test.cpp's MaybeTask test).
+class [[nodiscard]] MaybeTask {
+public:
+    MaybeTask() = default;
+    MaybeTask(engine::Task<> t) : task(std::move(t)) {} // NOLINT(google-explicit-constructor)
     bool await_ready() const noexcept { return !task.valid(); }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
         return std::move(task).operator co_await().await_suspend(h);
@@ -63,6 +66,9 @@ struct [[nodiscard]] MaybeTask {
     void await_resume() {
         if (task.valid()) std::move(task).operator co_await().await_resume();
     }
+
+private:
+    engine::Task<> task;
 };
 
 inline constexpr std::uint32_t TCP_MSS = 1448;       // 1500 - 20 (IP) - 32 (TCP with timestamps)
