@@ -210,11 +210,7 @@ std::uint64_t TcpSource::next_retransmit() {
     return std::numeric_limits<std::uint64_t>::max();
 }
 
-// tcp_write_xmit, preceded by tcp_xmit_retransmit_queue: one segment per loop while
-// tcp_packets_in_flight < cwnd, lost segments first, then new data the peer's window allows.
-// Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
-// never send the same bytes.
-// Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
+// The tests at the top of tcp_write_xmit's loop, before a send (tcp.h).
 TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
     if (aborted_) return {};
     if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
@@ -234,6 +230,11 @@ TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
     return {XmitStep::NEW_DATA, snd_nxt_, segs};
 }
 
+// tcp_write_xmit, preceded by tcp_xmit_retransmit_queue: one segment per loop while
+// tcp_packets_in_flight < cwnd, lost segments first, then new data the peer's window allows.
+// Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
+// never send the same bytes.
+// Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
 MaybeTask TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
     const XmitStep step = tcp_write_xmit_step();
     if (step.kind == XmitStep::STOP || step.kind == XmitStep::STOP_CWND) {
