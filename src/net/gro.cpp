@@ -71,7 +71,13 @@ void Gro::append_frags(Held& h, const Packet& p) {
 
 engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     co_await gro_receive(cpu, p);
-    if (std::optional<engine::Task<>> rest = dev_gro_receive(cpu, p)) co_await std::move(*rest);
+    Verdict v = dev_gro_receive(cpu, p);
+    if (v.kind == Verdict::REST) {
+        co_await std::move(v.rest);
+    } else if (v.kind == Verdict::NORMAL) {
+        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
+        co_await up_(cpu, ctx_, p);
+    }
 }
 
 kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
@@ -80,18 +86,21 @@ kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
     return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
 }
 
-// A segment GSO does not split (ends false), of a flow nothing is held for, with a slot free:
-// receive_rest would hold it with no await, so it is held here (no coroutine for it).
-std::optional<engine::Task<>> Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
-    if (p.kind == FrameKind::TCP_DATA && p.payload != 0 && !ends_skb(p) && count_ < MAX_GRO_SKBS &&
-        held_slot(p.flow) == MAX_GRO_SKBS) {
+// Only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
+// without a GRO socket and a tunnel packet go the normal way (NORMAL). A segment GSO does not
+// split (ends false), of a flow nothing is held for, with a slot free: receive_rest would hold it
+// with no await, so it is held here (no coroutine for it).
+Gro::Verdict Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+    if (p.kind != FrameKind::TCP_DATA || p.payload == 0) return {Verdict::NORMAL, {}};
+    if (!ends_skb(p) && count_ < MAX_GRO_SKBS && held_slot(p.flow) == MAX_GRO_SKBS) {
         hold(cpu, p);
-        return std::nullopt;
+        return {Verdict::HELD, {}};
     }
-    return receive_rest(cpu, p);
+    return {Verdict::REST, receive_rest(cpu, p)};
 }
 
 std::size_t Gro::held_slot(std::uint32_t flow) const {
+    if (count_ == 0) return MAX_GRO_SKBS; // (the walk would find no used slot)
     std::size_t i = 0;
     while (i < MAX_GRO_SKBS && !(used_[i] && list_[i].skb.flow == flow)) ++i;
     return i;
@@ -107,13 +116,6 @@ bool Gro::ends_skb(const Packet& p) {
 }
 
 engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
-    // only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
-    // without a GRO socket and a tunnel packet go the normal way
-    if (p.kind != FrameKind::TCP_DATA || p.payload == 0) {
-        if (up_cost_.cycles) co_await netif_receive_skb(cpu);
-        co_await up_(cpu, ctx_, p);
-        co_return;
-    }
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
     const bool ends = ends_skb(p);
     const std::size_t i = held_slot(p.flow);
@@ -147,11 +149,14 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
     Frags frag_data;
-    for (;;) {
+    while (count_ > 0) {
         std::size_t i = MAX_GRO_SKBS, seen = 0;
-        // oldest first (__napi_gro_flush_chain walks the list from its tail)
-        for (std::size_t j = 0; j < MAX_GRO_SKBS; ++j) {
-            if (!used_[j] || (flush_old && list_[j].age == now)) continue;
+        // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at
+        // the last used slot (the slots after it hold nothing)
+        for (std::size_t j = 0, left = count_; left > 0; ++j) {
+            if (!used_[j]) continue;
+            --left;
+            if (flush_old && list_[j].age == now) continue;
             ++seen;
             if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
         }

@@ -24,7 +24,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 
 namespace kdsim::net {
 
@@ -64,9 +63,16 @@ public:
     // Models: napi_gro_receive(), dev_gro_receive() (net/core/gro.c)
     engine::Task<> napi_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // napi_gro_receive as two steps its caller awaits at once, in order: the protocols'
-    // gro_receive cost, then what is left (none when the segment was held at once, no coroutine).
+    // gro_receive cost, then dev_gro_receive's verdict (the kernel's gro_result_t, reduced):
+    // HELD, the segment held at once (no coroutine); NORMAL, not for GRO (no TCP data), for the
+    // caller to pass up as napi_gro_receive does, in its own frame (netif_receive_skb's UpCost,
+    // then `up`); REST, the rest of the path as `rest`, to await.
+    struct Verdict {
+        enum Kind : std::uint8_t { HELD, NORMAL, REST } kind;
+        engine::Task<> rest;
+    };
     kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
-    std::optional<engine::Task<>> dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
@@ -83,7 +89,8 @@ private:
         std::uint64_t order = 0;                // arrival order: the oldest is flushed first
     };
     using Frags = std::array<std::uint64_t, MAX_SEGS>;
-    // dev_gro_receive's path after gro_receive's cost: merge, complete, hold or pass up.
+    // dev_gro_receive's path for TCP data it does not hold at once: merge, complete, hold or
+    // pass up.
     engine::Task<> receive_rest(kernel::Cpu& cpu, const Packet& p);
     std::size_t held_slot(std::uint32_t flow) const; // MAX_GRO_SKBS: nothing held for the flow
     static bool ends_skb(const Packet& p);           // a GSO skb GRO passes up whole

@@ -227,21 +227,28 @@ TEST(Gro, TwoGsoSkbsBeyond64KiBDoNotMerge) {
 
 // dev_gro_receive (after gro_receive's cost) holds at once, with no Task, exactly the segments
 // napi_gro_receive's path would hold with no await: a full segment of a flow nothing is held for,
-// with a slot free. A continuing segment (merge: its cost), a pure ACK (passed up), a GSO skb that
-// is not whole segments (passed up) and a ninth flow (the oldest completed first) get the Task.
+// with a slot free (HELD). A pure ACK is not GRO's: NORMAL, no Task, nothing held or counted (the
+// caller passes it up). A continuing segment (merge: its cost), a GSO skb that is not whole
+// segments (passed up) and a ninth flow (the oldest completed first) get the Task (REST).
 TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask) {
     auto h = std::make_unique<Harness>();
-    EXPECT_FALSE(h->gro.dev_gro_receive(h->cpu, segment(1, 0)).has_value());
+    auto verdict = [&](const Packet& p) {
+        const Gro::Verdict v = h->gro.dev_gro_receive(h->cpu, p);
+        EXPECT_EQ(v.rest.valid(), v.kind == Gro::Verdict::REST);
+        return v.kind;
+    };
+    EXPECT_EQ(verdict(segment(1, 0)), Gro::Verdict::HELD);
     EXPECT_FALSE(h->gro.empty());
     EXPECT_EQ(h->gro.stats().held, 1u);
-    EXPECT_TRUE(h->gro.dev_gro_receive(h->cpu, segment(1, MSS)).has_value()); // not run: nothing merged
+    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::REST); // not run: nothing merged
     EXPECT_EQ(h->gro.stats().merged, 0u);
     Packet ack = transport_packet(FrameKind::TCP_ACK, 0, TCP_IP_HEADERS, 0, 1);
-    EXPECT_TRUE(h->gro.dev_gro_receive(h->cpu, ack).has_value());
-    EXPECT_TRUE(h->gro.dev_gro_receive(h->cpu, gso_from_virtio(2, 0, 10, 100)).has_value());
+    EXPECT_EQ(verdict(ack), Gro::Verdict::NORMAL);
+    EXPECT_EQ(h->gro.stats().held, 1u);
+    EXPECT_EQ(verdict(gso_from_virtio(2, 0, 10, 100)), Gro::Verdict::REST);
     for (std::uint32_t flow = 2; flow <= Gro::MAX_GRO_SKBS; ++flow)
-        EXPECT_FALSE(h->gro.dev_gro_receive(h->cpu, segment(flow, 0)).has_value()) << flow;
-    EXPECT_TRUE(h->gro.dev_gro_receive(h->cpu, segment(Gro::MAX_GRO_SKBS + 1, 0)).has_value());
+        EXPECT_EQ(verdict(segment(flow, 0)), Gro::Verdict::HELD) << flow;
+    EXPECT_EQ(verdict(segment(Gro::MAX_GRO_SKBS + 1, 0)), Gro::Verdict::REST);
     EXPECT_EQ(h->gro.stats().held, Gro::MAX_GRO_SKBS);
 }
 

@@ -94,7 +94,10 @@ engine::Tick Link::room_at(const Nic& from, std::size_t n) const {
 
 void Link::on_event(std::uint64_t d) {
     Direction& dir = dir_[d];
-    Packet p = dir.ring[dir.head];
+    // Read in place, not copied: only a transmit on this direction takes the freed slot again (or
+    // grows the ring), and what runs below reads the frame before it can run one (the receiving
+    // NIC stores the frame, then raises its interrupt).
+    const Packet& p = dir.ring[dir.head];
     dir.head = (dir.head + 1) % dir.ring.size();
     --dir.count;
     if (dir.departed) --dir.departed;

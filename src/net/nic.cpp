@@ -343,6 +343,7 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
             // writel RXF to IEVENT, writel(0, reg_desc_active) per descriptor
             if (!co_await rx_take_frame(p, 2)) continue;
             // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
+            bool normal = true;
             if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
                 if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
                     // (no further than the frame: a 60-byte frame ends before a TCP header would)
@@ -352,8 +353,11 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
                 }
                 // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
                 co_await gro_->gro_receive(cpu_, p);
-                if (std::optional<engine::Task<>> rest = gro_->dev_gro_receive(cpu_, p)) co_await std::move(*rest);
-            } else { // netif_receive_skb
+                Gro::Verdict v = gro_->dev_gro_receive(cpu_, p);
+                if (v.kind == Gro::Verdict::REST) co_await std::move(v.rest);
+                normal = v.kind == Gro::Verdict::NORMAL; // GRO's UpCost and up are the two awaits below
+            }
+            if (normal) { // netif_receive_skb
                 co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
                 co_await deliver(cpu_, p);
             }

@@ -75,7 +75,8 @@ public:
     const devices::DmaPlatform* dma() const override { return dma_; }
 
     // The device: a frame arrives from the wire and is written into the rx ring (behind a PCIe
-    // link: once its DMA write has crossed the link, nic_pcie.cpp).
+    // link: once its DMA write has crossed the link, nic_pcie.cpp). `p` is read before anything
+    // of the machine's can run (an interrupt raised now): Link::on_event passes its ring's slot.
     void receive_from_wire(const Packet& p);
     // Puts the device behind `link`, whose upstream direction its rx DMA writes share with the
     // other devices there; frames wait in the device's rx FIFO of `fifo_bytes` for the link and

@@ -210,71 +210,117 @@ std::uint64_t TcpSource::next_retransmit() {
     return std::numeric_limits<std::uint64_t>::max();
 }
 
+// The tests at the top of tcp_write_xmit's loop, before a send (tcp.h).
+TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
+    if (aborted_) return {};
+    if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+    const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
+    if (lost != std::numeric_limits<std::uint64_t>::max()) {
+        // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
+        if (tcp_small_queue_check(mss_ + SKB_OVERHEAD, 1)) return {};
+        return {XmitStep::RETRANSMIT, lost};
+    }
+    const std::uint64_t wnd = std::min(window_cap_, rwnd_);
+    if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) return {};
+    // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
+    // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
+    const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal()}, std::uint64_t{tp_.cwnd - in_flight()},
+                                         (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
+    if (tcp_small_queue_check(static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) return {};
+    return {XmitStep::NEW_DATA, snd_nxt_, segs};
+}
+
 // tcp_write_xmit, preceded by tcp_xmit_retransmit_queue: one segment per loop while
 // tcp_packets_in_flight < cwnd, lost segments first, then new data the peer's window allows.
 // Each segment is claimed before any cycle is spent, so that the writer and an ACK in softirq
 // never send the same bytes.
 // Models: tcp_write_xmit() (net/ipv4/tcp_output.c)
-engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
-    bool cwnd_limited = false;
-    while (!aborted_) {
-        if (in_flight() >= tp_.cwnd) {
-            cwnd_limited = true;
-            break;
+MaybeTask TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
+    const XmitStep step = tcp_write_xmit_step();
+    if (step.kind == XmitStep::STOP || step.kind == XmitStep::STOP_CWND) {
+        tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
+        return {};
+    }
+    return tcp_write_xmit_from(cpu, step);
+}
+
+engine::Task<> TcpSource::tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step) {
+    for (;; step = tcp_write_xmit_step()) {
+        if (step.kind != XmitStep::RETRANSMIT && step.kind != XmitStep::NEW_DATA) break;
+        const bool rexmit = step.kind == XmitStep::RETRANSMIT;
+        const std::uint64_t seq = step.seq, segs = rexmit ? 1 : step.segs;
+        if (rexmit) tcp_retransmit_claim(cpu, seq);
+        else tcp_new_data_claim(cpu, seq, segs);
+        // tcp_transmit_skb, its awaits in this frame (one coroutine less per skb sent)
+        const engine::Tick prior_wstamp = wstamp_;
+        Packet skb = tcp_transmit_skb_build(cpu, seq, static_cast<std::uint32_t>(segs));
+        co_await cpu->exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
+        tcp_skb_set_owner_w(skb);
+        if (co_await stack_.ip_output(cpu, skb)) {
+            tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp, pacing_rate());
+            continue;
         }
-        const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
-        if (lost != std::numeric_limits<std::uint64_t>::max()) {
-            // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
-            if (tcp_small_queue_check(mss_ + SKB_OVERHEAD, 1)) break;
-            TxSeg& s = seg(lost);
-            s.sacked |= SACKED_RETRANS | EVER_RETRANS;
-            s.rexmit_nxt = snd_nxt_;
-            ++retrans_out_;
-            ++st_.retransmits;
-            if (ca_state_ == CaState::RECOVERY) ++st_.fast_retransmits;
-            if (!retrans_stamp_) retrans_stamp_ = cpu->now();
-            if (ca_state_ == CaState::RECOVERY) ++prr_out_;
-            if (lost == snd_una_) tcp_rearm_rto(cpu); // the head's retransmission restarts the timer
-            if (co_await tcp_transmit_skb(cpu, lost)) continue;
-            if (s.sacked & SACKED_RETRANS) { // dropped before it left: still lost, to retransmit
-                s.sacked &= static_cast<std::uint8_t>(~SACKED_RETRANS);
-                --retrans_out_;
-                --st_.retransmits;
-                if (ca_state_ == CaState::RECOVERY) {
-                    --st_.fast_retransmits;
-                    --prr_out_;
-                }
-                rexmit_hint_ = std::min(rexmit_hint_, lost);
-            }
-            break;
-        }
-        const std::uint64_t wnd = std::min(window_cap_, rwnd_);
-        if (snd_nxt_ + mss_ > write_seq_ || snd_nxt_ + mss_ - snd_una_ > wnd) break;
-        // one skb of up to size_goal segments, as cwnd (tcp_cwnd_test), the peer's window
-        // (tcp_mss_split_point) and what was written allow (tso_fragment cuts the rest off)
-        const std::uint64_t segs = std::min({std::uint64_t{tcp_size_goal()}, std::uint64_t{tp_.cwnd - in_flight()},
-                                             (write_seq_ - snd_nxt_) / mss_, (snd_una_ + wnd - snd_nxt_) / mss_});
-        if (tcp_small_queue_check(static_cast<std::uint32_t>(segs * mss_ + SKB_OVERHEAD), 0)) break;
-        const std::uint64_t seq = snd_nxt_;
-        if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu->jiffies()));
-        for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
-        snd_nxt_ += segs * mss_;
-        if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ += static_cast<std::uint32_t>(segs);
-        if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
-        if (co_await tcp_transmit_skb(cpu, seq, static_cast<std::uint32_t>(segs))) continue;
-        // the skb stays in the write queue (tcp_event_new_data_sent not called), unless later
-        // data was sent meanwhile (from another context): then it is a hole loss recovery fills
-        if (snd_nxt_ == seq + segs * mss_) {
-            snd_nxt_ = seq;
-            if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ -= static_cast<std::uint32_t>(segs);
-            if (packets_out() == 0) { // no ACK will come: tcp_check_probe_timer (ICSK_TIME_PROBE0)
-                probe_pending_ = true;
-                kernel::mod_timer(cpu, rto_timer_, cpu->now() + rto_);
-            }
-        }
+        tcp_transmit_dropped(skb);
+        if (rexmit) tcp_retransmit_unclaim(seq);
+        else tcp_new_data_unclaim(cpu, seq, segs);
+        step.kind = XmitStep::STOP;
         break;
     }
-    // tcp_cwnd_validate: whether cwnd limited the flow in this window
+    tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
+}
+
+// The lost segment `lost` marked retransmitted before it is sent (tcp_xmit_retransmit_queue).
+void TcpSource::tcp_retransmit_claim(kernel::Cpu& cpu, std::uint64_t lost) {
+    TxSeg& s = seg(lost);
+    s.sacked |= SACKED_RETRANS | EVER_RETRANS;
+    s.rexmit_nxt = snd_nxt_;
+    ++retrans_out_;
+    ++st_.retransmits;
+    if (ca_state_ == CaState::RECOVERY) ++st_.fast_retransmits;
+    if (!retrans_stamp_) retrans_stamp_ = cpu.now();
+    if (ca_state_ == CaState::RECOVERY) ++prr_out_;
+    if (lost == snd_una_) tcp_rearm_rto(cpu); // the head's retransmission restarts the timer
+}
+
+// The qdisc dropped the retransmission: the segment is still lost, to retransmit.
+void TcpSource::tcp_retransmit_unclaim(std::uint64_t lost) {
+    TxSeg& s = seg(lost);
+    if (!(s.sacked & SACKED_RETRANS)) return; // (SACKed meanwhile)
+    s.sacked &= static_cast<std::uint8_t>(~SACKED_RETRANS);
+    --retrans_out_;
+    --st_.retransmits;
+    if (ca_state_ == CaState::RECOVERY) {
+        --st_.fast_retransmits;
+        --prr_out_;
+    }
+    rexmit_hint_ = std::min(rexmit_hint_, lost);
+}
+
+// `segs` new segments from `seq` claimed (snd_nxt advanced) before any cycle is spent.
+void TcpSource::tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs) {
+    if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
+    for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
+    snd_nxt_ += segs * mss_;
+    if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ += static_cast<std::uint32_t>(segs);
+    if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
+}
+
+// The qdisc dropped the new skb: it stays in the write queue (tcp_event_new_data_sent not
+// called), unless later data was sent meanwhile (from another context): then it is a hole loss
+// recovery fills.
+void TcpSource::tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs) {
+    if (snd_nxt_ != seq + segs * mss_) return;
+    snd_nxt_ = seq;
+    if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ -= static_cast<std::uint32_t>(segs);
+    if (packets_out() == 0) { // no ACK will come: tcp_check_probe_timer (ICSK_TIME_PROBE0)
+        probe_pending_ = true;
+        kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
+    }
+}
+
+// Whether cwnd limited the flow in this window.
+// Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
+void TcpSource::tcp_cwnd_validate(bool cwnd_limited) {
     if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
         max_packets_out_ = packets_out();
         cwnd_usage_seq_ = snd_nxt_;
@@ -282,13 +328,14 @@ engine::Task<> TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
     }
 }
 
-// tcp_transmit_skb: stamps the skb's segments and hands it to IP; tcp_sendmsg's figure (skb,
-// headers, IP output) is charged once per skb. An skb of several segments is a GSO skb
-// (gso_size = mss, gso_segs = segs). skb->tstamp is tcp_wstamp_ns (EDT); fq, when it first
-// sees the socket, makes it SK_PACING_FQ. A drop by the local qdisc enters CWR.
+// tcp_transmit_skb (awaited in tcp_write_xmit_from's frame): stamps the skb's segments and
+// hands it to IP; tcp_sendmsg's figure (skb, headers, IP output) is charged once per skb. An skb
+// of several segments is a GSO skb (gso_size = mss, gso_segs = segs). skb->tstamp is
+// tcp_wstamp_ns (EDT); fq, when it first sees the socket, makes it SK_PACING_FQ. A drop by the
+// local qdisc enters CWR. This is its part before the tcp_sendmsg exec.
 // Models: __tcp_transmit_skb() (net/ipv4/tcp_output.c)
-engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_t seq, std::uint32_t segs) {
-    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu->now();
+Packet TcpSource::tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
+    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
     Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
     if (!seg_data_.empty()) // the frame convention: the payload follows the headers
         p.data = seg_data_[(seq / mss_) & (seg_data_.size() - 1)] - TCP_IP_HEADERS - ETH_HEADER;
@@ -296,14 +343,17 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_
         p.gso_segs = segs;
         p.gso_size = mss_;
     }
-    const engine::Tick prior_wstamp = wstamp_;
-    wstamp_ = std::max(wstamp_, cpu->now());
+    wstamp_ = std::max(wstamp_, cpu.now());
     p.tstamp = wstamp_;
     st_.segments += segs;
     ++st_.skbs;
     data_segs_out_ += segs;
-    if (kernel::in_interrupt(cpu->preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
-    co_await cpu->exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
+    if (kernel::in_interrupt(cpu.preempt_count())) st_.softirq_segments += segs; // softirq or BH disabled
+    return p;
+}
+
+// After the tcp_sendmsg exec, before ip_output: fq_classify's first look, skb_set_owner_w.
+void TcpSource::tcp_skb_set_owner_w(Packet& p) {
     if (!pacing_checked_) { // fq_classify: a pacing fq makes its sockets SK_PACING_FQ
         pacing_checked_ = true;
         const Qdisc* q = stack_.qdisc_for(p);
@@ -313,17 +363,16 @@ engine::Task<bool> TcpSource::tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_
     }
     if (tsq_on_) p.truesize = p.payload + SKB_OVERHEAD; // skb_set_owner_w
     wmem_alloc_ += p.truesize;
-    if (!co_await stack_.ip_output(cpu, p)) {
-        wmem_alloc_ -= p.truesize; // kfree_skb of the dropped clone: tcp_wfree
-        st_.segments -= segs;
-        --st_.skbs;
-        data_segs_out_ -= segs;
-        ++st_.qdisc_drops;
-        tcp_enter_cwr();
-        co_return false;
-    }
-    tcp_update_skb_after_send(p.len - ETH_HEADER, prior_wstamp, pacing_rate());
-    co_return true;
+}
+
+// ip_output returned NET_XMIT_DROP: kfree_skb of the clone, the skb not sent; CWR.
+void TcpSource::tcp_transmit_dropped(const Packet& p) {
+    wmem_alloc_ -= p.truesize; // kfree_skb of the dropped clone: tcp_wfree
+    st_.segments -= p.gso_segs;
+    --st_.skbs;
+    data_segs_out_ -= p.gso_segs;
+    ++st_.qdisc_drops;
+    tcp_enter_cwr();
 }
 
 // Models: tcp_update_skb_after_send() (net/ipv4/tcp_output.c)

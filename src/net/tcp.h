@@ -52,6 +52,25 @@
 
 namespace kdsim::net {
 
+// A Task or none: awaiting it awaits the Task, or does nothing when there is none (a call whose
+// path had nothing to await, done when it returned). Not an aggregate: GCC 12 destroys an
+// aggregate awaitable's members twice when its await_resume throws (tcp_test.cpp's MaybeTask test).
+class [[nodiscard]] MaybeTask {
+public:
+    MaybeTask() = default;
+    MaybeTask(engine::Task<> t) : task(std::move(t)) {} // NOLINT(google-explicit-constructor)
+    bool await_ready() const noexcept { return !task.valid(); }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
+        return std::move(task).operator co_await().await_suspend(h);
+    }
+    void await_resume() {
+        if (task.valid()) std::move(task).operator co_await().await_resume();
+    }
+
+private:
+    engine::Task<> task;
+};
+
 inline constexpr std::uint32_t TCP_MSS = 1448;       // 1500 - 20 (IP) - 32 (TCP with timestamps)
 inline constexpr std::uint32_t TCP_IP_HEADERS = 52;  // IPv4 20 + TCP with timestamps 32
 inline constexpr std::uint32_t TCP_FRAME = TCP_MSS + TCP_IP_HEADERS + ETH_HEADER; // 1514
@@ -166,9 +185,29 @@ private:
         std::uint8_t sacked = 0;      // TCPCB_* bits
     };
     // tcp.cpp (output)
-    engine::Task<> tcp_write_xmit(kernel::ThisCpu cpu);
-    // False: the qdisc dropped it (NET_XMIT_DROP): nothing left, the segments not sent.
-    engine::Task<bool> tcp_transmit_skb(kernel::ThisCpu cpu, std::uint64_t seq, std::uint32_t segs = 1);
+    // tcp_write_xmit's loop at its top: its tests before a send, in their order (TSQ's may set
+    // TSQ_THROTTLED). STOP and STOP_CWND end the loop (STOP_CWND: cwnd limited it); RETRANSMIT
+    // sends the lost segment `seq`, NEW_DATA an skb of `segs` new segments from `seq`.
+    struct XmitStep {
+        enum Kind : std::uint8_t { STOP, STOP_CWND, RETRANSMIT, NEW_DATA } kind = STOP;
+        std::uint64_t seq = 0, segs = 0;
+    };
+    XmitStep tcp_write_xmit_step();
+    // To be awaited at once: when the loop's first step sends nothing (most calls: an ACK that
+    // opens no room) tcp_write_xmit is done when called and there is no Task to await (a run
+    // with no await is the same with or without a frame); else the loop's Task from that step.
+    MaybeTask tcp_write_xmit(kernel::ThisCpu cpu);
+    engine::Task<> tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step);
+    void tcp_retransmit_claim(kernel::Cpu& cpu, std::uint64_t lost);
+    void tcp_retransmit_unclaim(std::uint64_t lost);
+    void tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
+    void tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
+    void tcp_cwnd_validate(bool cwnd_limited);
+    // tcp_transmit_skb's steps around its tcp_sendmsg exec and ip_output (tcp_write_xmit_from
+    // awaits both): the skb, its owner, and on NET_XMIT_DROP the undo (the segments not sent).
+    Packet tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs);
+    void tcp_skb_set_owner_w(Packet& p);
+    void tcp_transmit_dropped(const Packet& p);
     void tcp_enter_cwr(); // a local drop: cwnd reduced as for ECN (Congestion Window Reduced)
     // TSQ: true when the bytes this socket has in the qdisc and the ring exceed its limit for
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).

@@ -485,5 +485,44 @@ TEST(TcpPacingRate, SixtyFourAndOneHundredTwentyEightBitPathsGiveTheFormulasFloo
     EXPECT_EQ(tcp_pacing_rate(3, 1000, 120, 3), 1'200'000'000'000'000u);
 }
 
+// MaybeTask (what tcp_write_xmit returns): awaiting an empty one goes on at once; awaiting one
+// that holds a Task runs that Task to its end first, and an exception it threw reaches the awaiter
+// with the Task's frame freed once (an aggregate MaybeTask was freed twice: GCC 12).
+engine::Task<> record(std::vector<int>& order, int n) {
+    order.push_back(n);
+    co_return;
+}
+engine::Task<> awaits_maybe_tasks(std::vector<int>& order) {
+    order.push_back(1);
+    co_await MaybeTask{};
+    order.push_back(2);
+    co_await MaybeTask{record(order, 3)};
+    order.push_back(4);
+}
+engine::Task<> throws() {
+    throw std::runtime_error("in the Task");
+    co_return;
+}
+engine::Task<> catches(bool& caught) {
+    try {
+        co_await MaybeTask{throws()};
+    } catch (const std::runtime_error&) {
+        caught = true;
+    }
+}
+
+TEST(MaybeTask, AnEmptyOneGoesOnAtOnceAndOneWithATaskRunsItFirst) {
+    std::vector<int> order;
+    engine::Task<> t = awaits_maybe_tasks(order);
+    t.handle().resume(); // nothing suspends: the root runs to its end
+    EXPECT_TRUE(t.done());
+    EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+    bool caught = false;
+    engine::Task<> c = catches(caught);
+    c.handle().resume();
+    EXPECT_TRUE(c.done());
+    EXPECT_TRUE(caught);
+}
+
 } // namespace
 } // namespace kdsim::net
