@@ -310,8 +310,7 @@ void Cpu::interrupt_exec() {
 }
 
 void Cpu::on_event(std::uint64_t arg) {
-    switch (arg & 3) {
-    case EV_EXEC_DONE: {
+    if ((arg & 3) == EV_EXEC_DONE) [[likely]] { // nearly every event: tested first, not last
         if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
         // The dispatch after a completion ends with start_exec or with nothing to run, and
         // nothing is scheduled after start_exec in this handler: deferring its push keeps the
@@ -329,6 +328,7 @@ void Cpu::on_event(std::uint64_t arg) {
             }
         }
     }
+    switch (arg & 3) {
     case EV_TIMER:
         timer_event_at_ = engine::TICK_MAX;
         expire_timers();
