@@ -17,10 +17,11 @@ std::uint64_t Simulation::run(Tick until) {
         now_ = ev.time;
         // Worked out at the take, not at the handler's first run_inline (most handlers ask): each
         // push before that call lowers it, so it is as exact a lower bound as one worked out then.
-        limit_ = 0;
         if (inline_ok) {
             const Tick next = queue_.next_time_bound(); // finds the heap root's least child for the first push
             limit_ = until < next ? until + 1 : next; // until < next <= TICK_MAX: no overflow
+        } else {
+            limit_ = 0;
         }
         ev.target->on_event(ev.arg);
         queue_.finish_take();

@@ -287,7 +287,6 @@ void Cpu::start_exec(Frame& f) {
     account(f.kind, e.cat, e.remaining);
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_end(f, e.cat, e.remaining);
-    e.remaining = 0;
     if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
     --f.nexecs;
 }
