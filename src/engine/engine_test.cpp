@@ -321,6 +321,36 @@ TEST_F(RunInline, AnEventScheduledByTheHandlerBoundsItsLaterRequests) {
     EXPECT_EQ(r.seen, (Seen{{10, 1}, {17, 7}, {18, 8}, {20, 2}}));
 }
 
+TEST_F(RunInline, AnEventScheduledBeforeTheFirstRequestBoundsItToo) {
+    // The bound is worked out when the event is taken (20 here, then 90 below); the handler's push
+    // at 17 before it asks lowers it: 18 and 17 refused, 16 agreed. The same with the heap as the
+    // near tier (70 events at 100..169 pending, the bound 100): a push at 95 before asking, then 96
+    // and 95 refused, 94 agreed, and every event still handled in (time, push) order.
+    r.hook = [&](std::uint64_t arg) {
+        if (arg == 1) {
+            sim.schedule_at(17, &r, 7);
+            agreed.push_back(sim.run_inline(18));
+            agreed.push_back(sim.run_inline(17));
+            agreed.push_back(sim.run_inline(16));
+        } else if (arg == 3) {
+            sim.schedule_at(95, &r, 8);
+            agreed.push_back(sim.run_inline(96));
+            agreed.push_back(sim.run_inline(95));
+            agreed.push_back(sim.run_inline(94));
+        }
+    };
+    sim.schedule_at(10, &r, 1);
+    sim.schedule_at(20, &r, 2);
+    EXPECT_EQ(sim.run(), 4u); // 10, 16 in place, 17, 20
+    for (Tick t = 100; t < 170; ++t) sim.schedule_at(t, &r, 100 + t);
+    sim.schedule_at(90, &r, 3);
+    EXPECT_EQ(sim.run(), 73u); // 90, 94 in place, 95, the 70
+    EXPECT_EQ(agreed, (std::vector<bool>{false, false, true, false, false, true}));
+    Seen want{{10, 1}, {17, 7}, {20, 2}, {90, 3}, {95, 8}};
+    for (Tick t = 100; t < 170; ++t) want.emplace_back(t, 100 + t);
+    EXPECT_EQ(r.seen, want);
+}
+
 TEST_F(RunInline, RefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
     r.hook = [&](std::uint64_t arg) {
         if (arg == 1) {

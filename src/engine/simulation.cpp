@@ -5,8 +5,7 @@ namespace kdsim::engine {
 std::uint64_t Simulation::run(Tick until) {
     const std::uint64_t start = events_;
     stopped_ = false;
-    until_ = until;
-    inline_ok_ = inline_events_;
+    const bool inline_ok = inline_events_;
     while (!stopped_) {
         const Event* next = queue_.peek();
         if (!next) break;
@@ -16,8 +15,14 @@ std::uint64_t Simulation::run(Tick until) {
         }
         Event ev = queue_.take_peeked();
         now_ = ev.time;
-        limit_ = 0;
-        limit_known_ = false;
+        // Worked out at the take, not at the handler's first run_inline (most handlers ask): each
+        // push before that call lowers it, so it is as exact a lower bound as one worked out then.
+        if (inline_ok) {
+            const Tick next = queue_.next_time_bound(); // finds the heap root's least child for the first push
+            limit_ = until < next ? until + 1 : next; // until < next <= TICK_MAX: no overflow
+        } else {
+            limit_ = 0;
+        }
         ev.target->on_event(ev.arg);
         queue_.finish_take();
         if (++events_ >= next_progress_) [[unlikely]] {
@@ -25,9 +30,7 @@ std::uint64_t Simulation::run(Tick until) {
             if (progress_) progress_(progress_ctx_, events_);
         }
     }
-    inline_ok_ = false;
     limit_ = 0;
-    limit_known_ = true;
     return events_ - start;
 }
 

@@ -48,8 +48,7 @@ public:
     // order of handling, and every result, is the one the queue would give; only the push and
     // take are saved. set_inline_events(false), before run(), turns it off (never agrees).
     bool run_inline(Tick t) {
-        if (t >= limit_) [[unlikely]]
-            if (limit_known_ || (work_out_limit(), t >= limit_)) return false;
+        if (t >= limit_) return false;
         now_ = t;
         ++events_;
         return true;
@@ -68,7 +67,6 @@ public:
     void stop() {
         stopped_ = true;
         limit_ = 0; // no event is handled in place after this one
-        limit_known_ = true;
     }
     bool stopped() const { return stopped_; }
 
@@ -90,33 +88,19 @@ private:
         if (t < limit_) limit_ = t;
         queue_.push(t, target, arg);
     }
-    // Every condition of run_inline in one bound: the next pending event (a lower bound on its
-    // time), the horizon (until_ + 1) and nothing at all outside run() or after stop(). Out of
-    // line (once per event at most), so that run_inline stays small where the CPU model inlines it.
-    [[gnu::noinline]] void work_out_limit() {
-        limit_known_ = true;
-        if (!inline_ok_ || stopped_) {
-            limit_ = 0;
-            return;
-        }
-        const Tick next = queue_.next_time_bound();
-        limit_ = until_ < next ? until_ + 1 : next; // until_ < next <= TICK_MAX: no overflow
-    }
 
     EventQueue queue_;
-    // While an event is handled: run_inline(t) agrees iff t < limit_, once limit_known_. The
-    // limit is worked out at the first run_inline of the event and lowered by each push since;
-    // 0 and not known while not needed (then a push leaves it alone).
+    // While an event is handled: run_inline(t) agrees iff t < limit_. The run loop sets it when it
+    // takes the event (every condition of run_inline in one bound: the next pending event's time
+    // or a lower bound on it, and run()'s horizon + 1), and each push since lowers it; 0 outside
+    // run(), after stop() and without inline events (then a push leaves it alone).
     Tick limit_ = 0;
-    bool limit_known_ = true;
     Tick now_ = 0;
     std::uint64_t seed_;
     std::uint64_t events_ = 0;
     std::uint64_t next_progress_ = PROGRESS_PERIOD;
-    Tick until_ = 0;
     bool stopped_ = false;
     bool inline_events_ = true;
-    bool inline_ok_ = false; // inline_events_, inside run()
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
 };

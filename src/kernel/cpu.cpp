@@ -287,7 +287,6 @@ void Cpu::start_exec(Frame& f) {
     account(f.kind, e.cat, e.remaining);
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_end(f, e.cat, e.remaining);
-    e.remaining = 0;
     if (e.simd_check && check_simd(e, "end of SIMD work")) f.simd_clobbered = true;
     --f.nexecs;
 }
@@ -310,8 +309,7 @@ void Cpu::interrupt_exec() {
 }
 
 void Cpu::on_event(std::uint64_t arg) {
-    switch (arg & 3) {
-    case EV_EXEC_DONE: {
+    if ((arg & 3) == EV_EXEC_DONE) [[likely]] { // nearly every event: tested first, not last
         if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
         // The dispatch after a completion ends with start_exec or with nothing to run, and
         // nothing is scheduled after start_exec in this handler: deferring its push keeps the
@@ -329,6 +327,7 @@ void Cpu::on_event(std::uint64_t arg) {
             }
         }
     }
+    switch (arg & 3) {
     case EV_TIMER:
         timer_event_at_ = engine::TICK_MAX;
         expire_timers();
