@@ -1,5 +1,6 @@
 #include "mem/icache.h"
 
+#include "mem/lfsr.h"
 #include "mem/line_bits.h"
 
 #include <algorithm>
@@ -218,7 +219,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             w = base + static_cast<std::size_t>(std::countr_zero(e));
             e &= e - 1;
         } else { // Cache::replace's LFSR draw
-            lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+            lfsr = lfsr_next(lfsr);
             w = base + (lfsr & way_mask);
             if (const Line x = tag[w] - 1; x < nbits) {
                 bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));

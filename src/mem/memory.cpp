@@ -1,5 +1,7 @@
 #include "mem/memory.h"
 
+#include "mem/lfsr.h"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -411,7 +413,7 @@ struct FastLevel {
             i = base + static_cast<std::size_t>(std::countr_zero(e));
             e &= e - 1;
         } else { // Cache::replace's LFSR
-            lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
+            lfsr = lfsr_next(lfsr);
             i = base + (lfsr & way_mask);
             victim = tag[i] - 1;
             victim_dirty = dirty[i] != 0;
@@ -609,7 +611,7 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
             tag0[i0] = l + 1;
             dirty_0[i0] = dirty0;
         } else { // Cache::replace's LFSR
-            lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
+            lfsr0 = lfsr_next(lfsr0);
             const std::size_t i0 = base0 + (lfsr0 & way_mask0);
             const Line v0 = tag0[i0] - 1;
             if (dirty_0[i0] != 0) {
@@ -673,7 +675,7 @@ template <Line M0, Line M1>
             i0 = set0 * 4 + static_cast<std::size_t>(std::countr_zero(e0));
             empty0[set0] = e0 & (e0 - 1);
         } else { // Cache::replace's LFSR
-            lfsr0 = (lfsr0 >> 1) ^ (-(lfsr0 & 1u) & 0xB400u);
+            lfsr0 = lfsr_next(lfsr0);
             i0 = set0 * 4 + (lfsr0 & 3u);
             const Line v0 = tag0[i0] - 1;
             if (dirty_0[i0] != 0) {
