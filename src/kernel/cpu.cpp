@@ -255,12 +255,12 @@ void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where)
     report_finding(stats::FindingKind::SIMD_CLOBBER, describe_token(found), describe_token(expected), where);
 }
 
-// The SIMD steps are out of line, so that the common path keeps only the CPU and the frame
-// across its calls.
+// The SIMD steps are out of line (not cold: SIMD work is common on some machines), so that the
+// common path keeps only the CPU and the frame across its calls.
 void Cpu::start_exec(Frame& f) {
     if (idle_) end_idle();
     if (f.execs[f.nexecs - 1].simd_check) [[unlikely]] {
-        [this, &f]() __attribute__((noinline, cold)) {
+        [this, &f]() __attribute__((noinline)) {
             if (!f.execs[f.nexecs - 1].arch_checked && fpu_) {
                 f.execs[f.nexecs - 1].arch_checked = true;
                 if (Cycles trap = fpu_->kernel_simd_exec(*this))
@@ -271,7 +271,7 @@ void Cpu::start_exec(Frame& f) {
     np_mark(false);
     PendingExec& e = f.execs[f.nexecs - 1];
     if (e.simd_check) [[unlikely]] {
-        [this, &f, &e]() __attribute__((noinline, cold)) {
+        [this, &f, &e]() __attribute__((noinline)) {
             if (check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
         }();
     }
