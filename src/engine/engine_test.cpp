@@ -94,6 +94,20 @@ TEST(Clock, ATimeBeyondTheClocksRangeSaturatesInsteadOfWrapping) {
     EXPECT_EQ(c.to_ticks(18'446'744'073'709'552ull), TICK_MAX);
 }
 
+TEST(Clock, TheFastCeilConversionEndsWhereCyclesTimesPicosecondsPerCycleLeaves64Bits) {
+    // At 1 GHz a cycle is 1000 ps: c * 1000 fits 64 bits up to c = floor((2^64 - 1) / 1000) =
+    // 18,446,744,073,709,551; both sides of that bound convert as the 128-bit path would.
+    Clock c(1'000'000'000);
+    EXPECT_TRUE(c.ceil_is_fast(18'446'744'073'709'551ull));
+    EXPECT_FALSE(c.ceil_is_fast(18'446'744'073'709'552ull));
+    EXPECT_EQ(c.to_ticks_ceil(18'446'744'073'709'551ull), 18'446'744'073'709'551'000ull);
+    EXPECT_EQ(c.to_ticks_ceil(18'446'744'073'709'552ull), TICK_MAX);
+    // At 2.4 GHz, 3 cycles make 1250 ps (gcd(1e12, 2.4e9) = 8e8): the bound is (2^64 - 1) / 1250.
+    Clock d(2'400'000'000);
+    EXPECT_TRUE(d.ceil_is_fast(14'757'395'258'967'641ull));
+    EXPECT_FALSE(d.ceil_is_fast(14'757'395'258'967'642ull));
+}
+
 TEST(Clock, SaturatingAddStopsAtTheEndOfTime) {
     EXPECT_EQ(sat_add(5, 7), 12u);
     EXPECT_EQ(sat_add(TICK_MAX - 1, 1), TICK_MAX);

@@ -67,6 +67,8 @@ public:
         if (c <= fast_cycles_) [[likely]] return by_cyc_(c * ps_num_);
         return saturate(static_cast<unsigned __int128>(c) * PS_PER_S / hz_);
     }
+    // Whether to_ticks_ceil(c) takes the fast conversion (a multiplication and a U64Divider).
+    constexpr bool ceil_is_fast(Cycles c) const { return c <= fast_cycles_; }
     // Time taken by `c` cycles, rounded up: the first tick at which `c` cycles have completed.
     constexpr Tick to_ticks_ceil(Cycles c) const {
         if (c <= fast_cycles_) [[likely]] {

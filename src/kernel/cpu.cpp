@@ -255,15 +255,26 @@ void Cpu::report_clobber(SimdToken expected, SimdToken found, const char* where)
     report_finding(stats::FindingKind::SIMD_CLOBBER, describe_token(found), describe_token(expected), where);
 }
 
+// The SIMD steps are out of line (not cold: SIMD work is common on some machines), so that the
+// common path keeps only the CPU and the frame across its calls.
 void Cpu::start_exec(Frame& f) {
     if (idle_) end_idle();
-    if (f.execs[f.nexecs - 1].simd_check && !f.execs[f.nexecs - 1].arch_checked && fpu_) {
-        f.execs[f.nexecs - 1].arch_checked = true;
-        if (Cycles trap = fpu_->kernel_simd_exec(*this)) push_exec(f, PendingExec{trap, Cat::SIMD_TRAP, false, false, {}});
+    if (f.execs[f.nexecs - 1].simd_check) [[unlikely]] {
+        [this, &f]() __attribute__((noinline)) {
+            if (!f.execs[f.nexecs - 1].arch_checked && fpu_) {
+                f.execs[f.nexecs - 1].arch_checked = true;
+                if (Cycles trap = fpu_->kernel_simd_exec(*this))
+                    push_exec(f, PendingExec{trap, Cat::SIMD_TRAP, false, false, {}});
+            }
+        }();
     }
-    PendingExec& e = f.execs[f.nexecs - 1];
     np_mark(false);
-    if (e.simd_check && check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
+    PendingExec& e = f.execs[f.nexecs - 1];
+    if (e.simd_check) [[unlikely]] {
+        [this, &f, &e]() __attribute__((noinline)) {
+            if (check_simd(e, "start of SIMD work")) f.simd_clobbered = true;
+        }();
+    }
     exec_start_cycles_ = busy_cycles_;
     exec_inflight_ = true;
     if constexpr (TRACE_COMPILED)

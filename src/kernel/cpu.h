@@ -629,6 +629,8 @@ private:
     void end_idle();
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
     bool exec_in_place(const PendingExec& e, Tick& due); // inline, below the class
+    enum class InPlace : std::uint8_t { REFUSED, DONE, ASK };
+    InPlace exec_in_place_plain(const PendingExec& e, Tick& due); // inline, below the class
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
@@ -894,6 +896,26 @@ inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_in_place(f, e, start);
     return true;
+}
+
+// exec_in_place for a caller that pays for its rare calls (the watchdog view's mark, the trace,
+// the clock's slow conversion) in its prologue on every exec: with none of them due, DONE or
+// REFUSED as exec_in_place answers; else ASK, with nothing changed, and the caller asks
+// exec_in_place out of line. The same work and result as exec_in_place, with no call.
+inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
+    Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return InPlace::REFUSED;
+    const Cycles end = busy_cycles_ + e.remaining;
+    if (idle_ || depth_ == 1 || !np_open_ || tracing() || !clock_.ceil_is_fast(end)) [[unlikely]]
+        return InPlace::ASK;
+    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(end));
+    if (!sim_.run_inline(done)) {
+        if (!stalled_) due = done; // (false here: the dispatch runs after a completion)
+        return InPlace::REFUSED;
+    }
+    busy_cycles_ = end;
+    account(f.kind, e.cat, e.remaining);
+    return InPlace::DONE;
 }
 
 // An exec that exec_in_place could not take: the coroutine suspends and the exec starts now, as

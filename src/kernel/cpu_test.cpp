@@ -258,6 +258,63 @@ TEST(Irq, LocalIrqRestoreThatKeepsTheMaskLetsNoInterruptThroughUntilTheEnable) {
     }
 }
 
+engine::Task<> save_exec_restore_observed(Cpu& cpu, Harness& h, Cycles c) {
+    const bool flags = co_await local_irq_save(cpu); // 12
+    co_await cpu.exec(c, Cat::OTHER);
+    co_await local_irq_restore(cpu, flags);          // 5
+    h.observe();
+}
+
+engine::Task<> net_rx_save_exec_restore(Cpu& cpu, void* ctx) {
+    auto& h = *static_cast<Harness*>(ctx);
+    h.observe();
+    co_await save_exec_restore_observed(cpu, h, 100);
+}
+
+engine::Task<> restore_then_busy(Cpu& cpu, Harness& h) {
+    co_await save_exec_restore_observed(cpu, h, 1000);
+    co_await cpu.exec(100'000, Cat::OTHER);
+    h.observe();
+}
+
+TEST(MergedExecs, LocalIrqRestoreTakenInPlaceInTaskAndSoftirqContextGivesTheQueuedTimes) {
+    // The restore's exec in place by both of its ways: in task context (the watchdog view's mark
+    // is due, IrqRestoreAwaiter asks exec_in_place) and in a softirq (none of exec_in_place's
+    // calls is due). The thread: save 0..12, exec ..1012, restore ..1017 ns, then 100 us; the
+    // interrupt at 10 us: its softirq handler starts at 10 us + 300 + 200 + 100 + 4 = 10,604 ns
+    // and does save 12, exec 100, restore 5: 10,721 ns. The thread ends late by the interrupt's
+    // 300 + 200 + 100 + 4 + 117 + local_irq_disable 3 = 724 ns: 1017 + 100,000 + 724 = 101,741 ns.
+    // The same times, cycles and event count with in-place events off and on.
+    const std::vector<std::pair<CtxKind, Tick>> want{{CtxKind::TASK, 1017 * PS_PER_NS},
+                                                     {CtxKind::SOFTIRQ, 10'604 * PS_PER_NS},
+                                                     {CtxKind::SOFTIRQ, 10'721 * PS_PER_NS},
+                                                     {CtxKind::TASK, 101'741 * PS_PER_NS}};
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+        h.cpu.request_irq(v, &device_irq, nullptr, "dev");
+        h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx_save_exec_restore, &h);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, restore_then_busy(h.cpu, h));
+        IrqAt irq(h.cpu, v);
+        h.sim.schedule_at(10 * PS_PER_US, &irq);
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<std::pair<CtxKind, Tick>> got;
+        for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time);
+        EXPECT_EQ(got, want) << "merging " << merge;
+        const auto& cyc = h.cpu.stats().cycles;
+        EXPECT_EQ(cyc[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)], 101'000u);
+        EXPECT_EQ(cyc[static_cast<std::size_t>(CtxKind::SOFTIRQ)][static_cast<std::size_t>(Cat::OTHER)], 100u);
+        EXPECT_EQ(cyc[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::IRQ_MASK)],
+                  12u + 5u + 3u + 4u) // save, restore; __schedule's disable/enable when the thread exits
+            << "merging " << merge;
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
 engine::Task<> execs_between_events(Cpu& cpu, Harness& h) {
     for (int i = 0; i < 4; ++i) {
         co_await cpu.exec(1000, Cat::OTHER);

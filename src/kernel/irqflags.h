@@ -36,7 +36,10 @@ public:
     void await_resume() const noexcept {}
 
 private:
-    Cpu::ExecAwaiter exec_;
+    bool ready_asked() noexcept;
+    bool restored_in_place() noexcept;
+
+    Cpu::ExecAwaiter exec_; // never SIMD work
     bool flags_;
     bool in_place_ = false;
 };

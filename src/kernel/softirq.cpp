@@ -86,7 +86,15 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 [[gnu::always_inline]] inline bool Cpu::irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next) {
     const PendingExec e{c, cat, false, false, {}};
     Tick due = 0;
-    if (defer_exec_ && exec_in_place(e, due)) return true;
+    if (defer_exec_) {
+        switch (exec_in_place_plain(e, due)) {
+        case InPlace::DONE: return true;
+        case InPlace::ASK: [[unlikely]]
+            if (exec_in_place(e, due)) return true;
+            break;
+        case InPlace::REFUSED: break;
+        }
+    }
     f.st = next;
     if (due) exec_started(f, e, due);
     else push_exec(f, e);
