@@ -107,6 +107,9 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // ---------------------------------------------------------------------------------------
 // Accounting and execs
 
+// await_ready_lean when exec_in_place_plain asked: exec_in_place with its calls.
+[[gnu::noinline, gnu::cold]] bool Cpu::ExecAwaiter::ready_asked() noexcept { return cpu.exec_in_place(e, due); }
+
 void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     Frame& f = *running_;
     f.cont = h;

@@ -355,6 +355,10 @@ public:
             if (e.simd_check) return false;
             return e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due));
         }
+        // await_ready for a caller that keeps it out of line (DmaCall): the same answer, with
+        // exec_in_place's rare calls in ready_asked, so that the common path saves no registers.
+        bool await_ready_lean() noexcept; // inline, below the class
+        bool ready_asked() noexcept;      // cpu.cpp
         void await_suspend(std::coroutine_handle<> h) noexcept {
             if (due) cpu.suspend_exec_started(h, e, due);
             else cpu.suspend_exec(h, e);
@@ -916,6 +920,18 @@ inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
     busy_cycles_ = end;
     account(f.kind, e.cat, e.remaining);
     return InPlace::DONE;
+}
+
+inline bool Cpu::ExecAwaiter::await_ready_lean() noexcept {
+    if (e.simd_check) return false;
+    if (e.remaining == 0) return true;
+    if (!cpu.defer_exec_) return false;
+    switch (cpu.exec_in_place_plain(e, due)) {
+    case InPlace::REFUSED: return false;
+    case InPlace::DONE: return true;
+    case InPlace::ASK: break;
+    }
+    return ready_asked();
 }
 
 // An exec that exec_in_place could not take: the coroutine suspends and the exec starts now, as

@@ -9,7 +9,7 @@
 namespace kdsim::net {
 
 Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency, std::size_t queue)
-    : sim_(sim), rate_bps_(rate_bps), latency_(latency), queue_(std::max<std::size_t>(queue, 1)) {
+    : queue_(std::max<std::size_t>(queue, 1)), sim_(sim), rate_bps_(rate_bps), latency_(latency) {
     if (rate_bps_ > 0) {
         const std::uint64_t g = std::gcd(engine::PS_PER_S, rate_bps_);
         wire_num_ = engine::PS_PER_S / g;
