@@ -11,26 +11,9 @@ inline bool IrqRestoreAwaiter::restored_in_place() noexcept {
     return flags_ || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
 }
 
-// The exec as ExecAwaiter::await_ready takes it, with exec_in_place's rare calls out of line
-// (ready_asked), so that the common path saves no registers.
-bool IrqRestoreAwaiter::await_ready() noexcept {
-    Cpu& cpu = exec_.cpu;
-    if (exec_.e.remaining != 0) {
-        if (!cpu.defer_exec_) return false;
-        switch (cpu.exec_in_place_plain(exec_.e, exec_.due)) {
-        case Cpu::InPlace::REFUSED: return false;
-        case Cpu::InPlace::ASK: [[unlikely]] return ready_asked();
-        case Cpu::InPlace::DONE: break;
-        }
-    }
-    return restored_in_place();
-}
-
-// await_ready when exec_in_place_plain asked: exec_in_place with its calls.
-[[gnu::noinline, gnu::cold]] bool IrqRestoreAwaiter::ready_asked() noexcept {
-    if (!exec_.cpu.exec_in_place(exec_.e, exec_.due)) return false;
-    return restored_in_place();
-}
+// The exec as ExecAwaiter::await_ready_lean takes it (exec_in_place's rare calls out of line, so
+// that the common path saves no registers), then the new mask.
+bool IrqRestoreAwaiter::await_ready() noexcept { return exec_.await_ready_lean() && restored_in_place(); }
 
 void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     if (in_place_) exec_.cpu.suspend_point(h, Point::IRQ_ENABLE);

@@ -36,7 +36,6 @@ public:
     void await_resume() const noexcept {}
 
 private:
-    bool ready_asked() noexcept;
     bool restored_in_place() noexcept;
 
     Cpu::ExecAwaiter exec_; // never SIMD work
