@@ -25,6 +25,31 @@ class Cache {
 public:
     // `sets` x `ways` lines. Throws std::invalid_argument when either is zero.
     Cache(std::uint32_t sets, std::uint32_t ways, Replacement repl);
+    // A copy has its own block (its pointers into the block rebased); a move keeps the block.
+    Cache(const Cache& o);
+    Cache& operator=(const Cache& o);
+    Cache(Cache&&) noexcept = default;
+    Cache& operator=(Cache&&) noexcept = default;
+
+    // The block layout: the tags (one Line a way), then the sets' empty words (one std::uint64_t a
+    // set), then the dirty flags (one byte a way), in one allocation. Byte offsets of the empty
+    // words and of the flags from the tag base of a `sets` x `ways` cache: a loop over a cache of
+    // a shape known at compile time reaches all three arrays from the one tag pointer.
+    static constexpr std::size_t empty_offset(std::uint32_t sets, std::uint32_t ways) {
+        return std::size_t{sets} * ways * sizeof(Line);
+    }
+    static constexpr std::size_t dirty_offset(std::uint32_t sets, std::uint32_t ways) {
+        return empty_offset(sets, ways) + std::size_t{sets} * sizeof(std::uint64_t);
+    }
+    // The empty words and the dirty flags of a cache of `Sets` x `Ways`, from its tag base.
+    template <std::uint32_t Sets, std::uint32_t Ways>
+    static std::uint64_t* empty_from(Line* tag) {
+        return tag + empty_offset(Sets, Ways) / sizeof(Line);
+    }
+    template <std::uint32_t Sets, std::uint32_t Ways>
+    static std::uint8_t* dirty_from(Line* tag) {
+        return reinterpret_cast<std::uint8_t*>(tag) + dirty_offset(Sets, Ways);
+    }
 
     std::uint32_t sets() const { return sets_; }
     std::uint32_t ways() const { return ways_; }
@@ -85,7 +110,7 @@ public:
         std::uint32_t replace(std::uint32_t set);
     };
     View view() {
-        return View{tag_.data(), dirty_.data(), empty_.data(), stamp_.data(), next_.data(), mask_, sets_, ways_,
+        return View{tag_, dirty_, empty_, stamp_.data(), next_.data(), mask_, sets_, ways_,
                     way_mask_, repl_, lfsr_, clock_};
     }
     // Takes back the scalar state of a view made by view().
@@ -120,10 +145,14 @@ private:
     Line mask_ = 0; // sets - 1 when sets is a power of two (else 0: modulo)
     std::uint32_t way_mask_ = 0;  // ways - 1 when ways is a power of two (else 0: modulo)
     Replacement repl_;
-    std::vector<std::uint64_t> empty_; // per set, a bit per empty way (caches of at most 64 ways)
-    std::vector<Line> tag_;            // line + 1; 0 = empty way
+    // Points the arrays into block_ (the block layout above).
+    void rebase();
+
+    std::vector<std::uint64_t> block_; // the tags, the empty words and the dirty flags
+    Line* tag_ = nullptr;              // line + 1; 0 = empty way
+    std::uint64_t* empty_ = nullptr;   // per set, a bit per empty way (caches of at most 64 ways)
+    std::uint8_t* dirty_ = nullptr;
     std::vector<std::uint64_t> stamp_; // LRU: last use
-    std::vector<std::uint8_t> dirty_;
     std::vector<std::uint32_t> next_;  // ROUND_ROBIN: next way per set
     std::uint64_t clock_ = 0;
     std::uint32_t lfsr_ = 0xACE1u;

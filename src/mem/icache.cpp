@@ -204,7 +204,8 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Cache::View v = c.view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
-    std::uint64_t* const empty = v.empty;
+    std::uint64_t* empty = v.empty;
+    if constexpr (SetMask != 0 && Ways != 0) empty = Cache::empty_from<SetMask + 1, Ways>(tag); // (the block layout)
     const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
@@ -216,7 +217,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         std::uint64_t& e = empty[set];
         std::size_t w;
         if (e != 0) { // the lowest empty way
-            w = base + static_cast<std::size_t>(std::countr_zero(e));
+            w = base + lowest_set(e);
             e &= e - 1;
         } else { // Cache::replace's LFSR draw
             lfsr = lfsr_next(lfsr);
@@ -245,7 +246,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             // filled once and the word's bits are all set at once
             *word |= mask;
             do {
-                const Line l = base_line + static_cast<Line>(std::countr_zero(missing));
+                const Line l = base_line + lowest_set(missing);
                 fill(l);
                 ++counts;
                 if (l >= covered_end) {

@@ -10,6 +10,19 @@
 
 namespace kdsim::mem {
 
+// The index of the lowest set bit of `x` (not 0), as std::countr_zero, in a 64-bit register. On
+// x86-64 with GCC one tzcnt: the compiler's countr_zero adds a zeroing xor before it and a sign
+// extension of its int after it (two instructions a call in the fills' loops).
+[[gnu::always_inline]] inline std::uint64_t lowest_set(std::uint64_t x) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    std::uint64_t n;
+    asm("tzcntq %1, %0" : "=r"(n) : "rm"(x) : "cc");
+    return n;
+#else
+    return static_cast<std::uint64_t>(std::countr_zero(x));
+#endif
+}
+
 // The bits [i, e) of word w (i / 64 == w, i < e): the mask of the part of [i, e) in that word.
 inline std::uint64_t range_mask(std::uint64_t i, std::uint64_t e) {
     const std::uint64_t n = e - i < 64 - i % 64 ? e - i : 64 - i % 64;

@@ -8,6 +8,16 @@
 namespace kdsim::mem {
 namespace {
 
+TEST(LineBits, LowestSetIsTheIndexOfTheLowestSetBit) {
+    EXPECT_EQ(lowest_set(1), 0u);
+    EXPECT_EQ(lowest_set(0x50), 4u);
+    EXPECT_EQ(lowest_set(0xF0), 4u);
+    EXPECT_EQ(lowest_set(0x8000000000000000ull), 63u);
+    EXPECT_EQ(lowest_set(0x100000000ull | 0x8000000000000000ull), 32u);
+    EXPECT_EQ(lowest_set(~0ull), 0u);
+    for (unsigned b = 0; b < 64; ++b) EXPECT_EQ(lowest_set(~0ull << b), b) << b;
+}
+
 TEST(LineBits, SetBitsAcrossAWordBoundarySetsTheTopOfOneWordAndTheBottomOfTheNext) {
     std::uint64_t w[3] = {0, 0, 0};
     set_bits(w, 60, 70); // bits 60..63 of word 0, 0..5 of word 1

@@ -1,6 +1,7 @@
 #include "mem/memory.h"
 
 #include "mem/lfsr.h"
+#include "mem/line_bits.h"
 
 #include <algorithm>
 #include <array>
@@ -410,7 +411,7 @@ struct FastLevel {
         const bool displaced = e == 0;
         std::size_t i;
         if (!displaced) { // the lowest empty way
-            i = base + static_cast<std::size_t>(std::countr_zero(e));
+            i = base + lowest_set(e);
             e &= e - 1;
         } else { // Cache::replace's LFSR
             lfsr = lfsr_next(lfsr);
@@ -525,6 +526,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 Cache::View v = lv[1]->view();
                 FastLevel<16> f = FastLevel<16>::of(v);
                 f.mask = 2047;
+                f.dirty = Cache::dirty_from<2048, 16>(f.tag); // (the block layout)
+                f.empty = Cache::empty_from<2048, 16>(f.tag);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -542,6 +545,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 Cache::View v = lv[0]->view();
                 FastLevel<4> f = FastLevel<4>::of(v);
                 f.mask = 255;
+                f.dirty = Cache::dirty_from<256, 4>(f.tag);
+                f.empty = Cache::empty_from<256, 4>(f.tag);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -592,13 +597,15 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
                                          const std::uint16_t bit0, const std::uint16_t bit1, bool dirty0, Line l,
                                          const Line e) {
     if constexpr (Dirty0 >= 0) dirty0 = Dirty0 != 0;
+    // where the shape is known, the flags and empty words from the tag bases (the block layout)
+    constexpr bool known = M0 && M1 && W0 && W1;
     Line* const tag0 = f0.tag;
-    std::uint8_t* const dirty_0 = f0.dirty;
-    std::uint64_t* const empty0 = f0.empty;
+    std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, W0>(tag0) : f0.dirty;
+    std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, W0>(tag0) : f0.empty;
     const Line mask0 = M0 ? M0 : f0.mask;
     const std::uint32_t ways0 = W0 ? W0 : f0.ways_, way_mask0 = W0 ? W0 - 1 : f0.way_mask_;
     std::uint32_t lfsr0 = f0.lfsr;
-    std::uint8_t* const dirty_1 = f1.dirty;
+    std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, W1>(f1.tag) : f1.dirty;
     const Line mask1 = M1 ? M1 : f1.mask;
     const std::uint32_t ways1 = W1 ? W1 : f1.ways_;
     for (; l <= e && dir[l] == bit1; ++l) {
@@ -606,7 +613,7 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
         const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
         const std::uint64_t e0 = empty0[set0];
         if (e0 != 0) { // the lowest empty way
-            const std::size_t i0 = base0 + static_cast<std::size_t>(std::countr_zero(e0));
+            const std::size_t i0 = base0 + lowest_set(e0);
             empty0[set0] = e0 & (e0 - 1);
             tag0[i0] = l + 1;
             dirty_0[i0] = dirty0;
@@ -654,14 +661,16 @@ template <Line M0, Line M1>
 [[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
                                          const std::uint16_t bit1, Line l, const Line e) {
+    // where the masks are constants, the flags and empty words from the tag bases (the block layout)
+    constexpr bool known = M0 && M1;
     Line* const tag0 = f0.tag;
-    std::uint8_t* const dirty_0 = f0.dirty;
-    std::uint64_t* const empty0 = f0.empty;
+    std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, 4>(tag0) : f0.dirty;
+    std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, 4>(tag0) : f0.empty;
     const Line mask0 = M0 ? M0 : f0.mask;
     std::uint32_t lfsr0 = f0.lfsr;
     Line* const tag1 = f1.tag;
-    std::uint8_t* const dirty_1 = f1.dirty;
-    std::uint64_t* const empty1 = f1.empty;
+    std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, 16>(tag1) : f1.dirty;
+    std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
     const Line mask1 = M1 ? M1 : f1.mask;
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
     for (; l <= e; ++l) {
@@ -672,7 +681,7 @@ template <Line M0, Line M1>
         const std::uint64_t e0 = empty0[set0];
         std::size_t i0;
         if (e0 != 0) { // the L1's lowest empty way
-            i0 = set0 * 4 + static_cast<std::size_t>(std::countr_zero(e0));
+            i0 = set0 * 4 + lowest_set(e0);
             empty0[set0] = e0 & (e0 - 1);
         } else { // Cache::replace's LFSR
             lfsr0 = lfsr_next(lfsr0);
@@ -691,7 +700,7 @@ template <Line M0, Line M1>
         // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
         // way clears it, and a dirty victim's was cleared above)
         dir[l] = both;
-        const auto w1 = static_cast<unsigned>(std::countr_zero(e1));
+        const std::uint64_t w1 = lowest_set(e1);
         empty1[set1] = e1 & (e1 - 1);
         tag1[set1 * 16 + w1] = l + 1;
         assert(dirty_1[set1 * 16 + w1] == 0 && dirty_0[i0] == 0);

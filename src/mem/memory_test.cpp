@@ -89,6 +89,67 @@ TEST(Cache, AFillGivesTheWayTheSearchFindsAndTheWayedOperationsActOnIt) {
     EXPECT_TRUE(c.contains(1));
 }
 
+TEST(Cache, TheBlockLayoutPutsTheEmptyWordsThenTheFlagsAfterTheTagsAtTheShapesOffsets) {
+    // the Cortex-A9's L1D: 256 sets x 4 ways, 1,024 tags of 8 bytes (8,192), then 256 empty words
+    // of 8 bytes (2,048): the flags at 10,240
+    Cache a9(256, 4, Replacement::RANDOM);
+    Cache::View v = a9.view();
+    const auto* t = reinterpret_cast<const std::uint8_t*>(v.tag);
+    EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(v.empty) - t, 8192);
+    EXPECT_EQ(v.dirty - t, 10240);
+    EXPECT_EQ((Cache::empty_from<256, 4>(v.tag)), v.empty);
+    EXPECT_EQ((Cache::dirty_from<256, 4>(v.tag)), v.dirty);
+    EXPECT_EQ(v.empty[5], 0xFu); // every way empty
+    Evicted ev;
+    std::uint32_t w = 99;
+    EXPECT_FALSE(a9.fill(5 + 256, true, ev, w)); // set 5, its lowest empty way 0, dirty
+    EXPECT_EQ(w, 0u);
+    EXPECT_EQ(v.tag[5 * 4], 5u + 256 + 1);
+    EXPECT_EQ(v.empty[5], 0xEu);
+    EXPECT_EQ(v.dirty[5 * 4], 1u);
+    EXPECT_EQ(v.dirty[5 * 4 + 1], 0u);
+    // the PL310: 2,048 sets x 16 ways, 32,768 tags (262,144 bytes), 2,048 empty words (16,384)
+    Cache pl310(2048, 16, Replacement::RANDOM);
+    Cache::View u = pl310.view();
+    EXPECT_EQ(Cache::empty_offset(2048, 16), 262144u);
+    EXPECT_EQ(Cache::dirty_offset(2048, 16), 278528u);
+    EXPECT_EQ((Cache::empty_from<2048, 16>(u.tag)), u.empty);
+    EXPECT_EQ((Cache::dirty_from<2048, 16>(u.tag)), u.dirty);
+    EXPECT_EQ(u.empty[2047], 0xFFFFu);
+    // neither a power of two: 3 sets x 5 ways, 15 tags (120 bytes), 3 words (24): the flags at 144
+    EXPECT_EQ(Cache::dirty_offset(3, 5), 144u);
+    Cache odd(3, 5, Replacement::LRU);
+    for (Line l = 0; l < 15; ++l) EXPECT_FALSE(odd.fill(l, l % 2 == 1).has_value()) << l; // every way
+    for (Line l = 0; l < 15; ++l) EXPECT_EQ(odd.dirty(l), l % 2 == 1) << l;
+    EXPECT_EQ(odd.view().empty[0], 0u);
+    EXPECT_EQ(odd.fill(15, false)->line, 0u); // set 0's least recent
+}
+
+TEST(Cache, ACopyHasABlockOfItsOwnAndAMoveKeepsTheBlock) {
+    Cache c(2, 2, Replacement::ROUND_ROBIN);
+    c.fill(0, true);
+    Cache d(c);
+    EXPECT_NE(d.view().tag, c.view().tag);
+    EXPECT_NE(d.view().dirty, c.view().dirty);
+    EXPECT_TRUE(d.dirty(0));
+    d.fill(2, false); // set 0's way 1, in d alone
+    EXPECT_TRUE(d.contains(2));
+    EXPECT_FALSE(c.contains(2));
+    EXPECT_EQ(c.view().empty[0], 0b10u);
+    EXPECT_EQ(d.view().empty[0], 0u);
+    Cache e(1, 1, Replacement::LRU);
+    e = c; // copy-assigned: c's lines, a block of its own
+    EXPECT_TRUE(e.dirty(0));
+    EXPECT_EQ(e.sets(), 2u);
+    e.fill(2, false);
+    EXPECT_FALSE(c.contains(2));
+    Line* const tags = d.view().tag;
+    Cache m(std::move(d));
+    EXPECT_EQ(m.view().tag, tags);
+    EXPECT_TRUE(m.contains(2));
+    EXPECT_EQ(m.fill(4, false)->line, 0u); // round-robin's first pick in the full set 0
+}
+
 TEST(Memory, A1500ByteFrameDmadThenReadStallsTwoDemandMissesAndTwentyTwoStreamedLines) {
     MemorySystem m(test_profile(), 2, 1'000'000'000);
     const Addr buf = m.alloc(1536);
