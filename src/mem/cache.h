@@ -118,6 +118,9 @@ public:
         lfsr_ = v.lfsr;
         clock_ = v.clock;
     }
+    // commit() for a view whose fills drew but never touched the LRU clock (a random cache's): the
+    // LFSR alone goes back.
+    void commit_lfsr(std::uint32_t lfsr) { lfsr_ = lfsr; }
     // The other way: a view made by view() takes the scalar state the cache has now (its arrays
     // and shape never change, so nothing else of the view is stale).
     void refresh(View& v) const {

@@ -271,8 +271,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             } while (missing != 0);
         }
     }
-    v.lfsr = lfsr;
-    c.commit(v);
+    c.commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;
     stats_.hits += group_lines_[g] - misses;

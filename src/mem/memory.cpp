@@ -437,7 +437,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     const std::uint16_t* const bits = &bits_[base];
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
-    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
+    // (the Cortex-A9's shape: one private level, whose bit is the CPU's own)
+    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~(A9 ? bits[0] : own_bits(cpu)));
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
         const std::uint16_t h = dir[l];
@@ -535,8 +536,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 dir[l] = static_cast<std::uint16_t>(dir[l] | bits[1]);
                 hints[l] = static_cast<std::uint16_t>(w);
                 if (displaced) {
-                    v.lfsr = f.lfsr;
-                    lv[1]->commit(v);
+                    lv[1]->commit_lfsr(f.lfsr);
                     if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[1]);
                     if (victim_dirty) place_evicted(cpu, 1, Evicted{victim, true}, t);
                 }
@@ -553,12 +553,11 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 const bool displaced = f.fill(l, dirty, victim, victim_dirty, w);
                 dir[l] = static_cast<std::uint16_t>(dir[l] | bits[0]);
                 if (displaced) {
-                    v.lfsr = f.lfsr;
-                    lv[0]->commit(v);
+                    lv[0]->commit_lfsr(f.lfsr);
                     if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[0]);
                     if (victim_dirty) {
-                        if (victim < dir_lines && (dir[victim] & bits[1]) != 0)
-                            lv[1]->mark_dirty_at(victim, hints[victim]);
+                        if (victim < dir_lines && (dir[victim] & bits[1]) != 0) // the L2's flag at its hint
+                            Cache::dirty_from<2048, 16>(lv[1]->view().tag)[(victim & 2047) * 16 + hints[victim]] = 1;
                         else
                             place_evicted(cpu, 0, Evicted{victim, true}, t);
                     }
