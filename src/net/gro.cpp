@@ -20,16 +20,17 @@ std::size_t Gro::oldest() const {
 // Models: napi_gro_complete() (net/core/gro.c)
 engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
     Frags frag_data;
-    const Packet skb = take(i, frag_data);
-    if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    Packet skb;
+    take(i, skb, frag_data);
+    if (skb.gso_segs > 1) co_await gro_complete(cpu);
     if (up_cost_.cycles) co_await netif_receive_skb(cpu);
     co_await up_(cpu, ctx_, skb);
 }
 
-Packet Gro::take(std::size_t i, Frags& frag_data) {
+void Gro::take(std::size_t i, Packet& skb, Frags& frag_data) {
     // the skb out of the slot, with the `count` fragment addresses in use (not all MAX_SEGS)
     const Held& held = list_[i];
-    Packet skb = held.skb;
+    skb = held.skb;
     const std::uint32_t count = held.count;
     std::copy_n(held.frag_data.begin(), count, frag_data.begin());
     used_[i] = false;
@@ -41,7 +42,6 @@ Packet Gro::take(std::size_t i, Frags& frag_data) {
         skb.gso_size = held.gso_size;
         skb.frag_data = frag_data.data();
     }
-    return skb;
 }
 
 void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
@@ -148,25 +148,26 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
-    Frags frag_data;
-    while (count_ > 0) {
-        std::size_t i = MAX_GRO_SKBS, seen = 0;
-        // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at
-        // the last used slot (the slots after it hold nothing)
-        for (std::size_t j = 0, left = count_; left > 0; ++j) {
-            if (!used_[j]) continue;
-            --left;
-            if (flush_old && list_[j].age == now) continue;
-            ++seen;
-            if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
-        }
-        if (!seen) co_return;
-        // complete(cpu, i), its awaits in this frame (one coroutine less per skb flushed)
-        const Packet skb = take(i, frag_data);
-        if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    while (const Packet* skb = flush_take(now, flush_old)) {
+        if (skb->gso_segs > 1) co_await gro_complete(cpu);
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);
-        co_await up_(cpu, ctx_, skb);
+        co_await up_(cpu, ctx_, *skb);
     }
+}
+
+const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
+    // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at the
+    // last used slot (the slots after it hold nothing)
+    std::size_t i = MAX_GRO_SKBS;
+    for (std::size_t j = 0, left = count_; left > 0; ++j) {
+        if (!used_[j]) continue;
+        --left;
+        if (flush_old && list_[j].age == now) continue;
+        if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
+    }
+    if (i == MAX_GRO_SKBS) return nullptr;
+    take(i, flushing_, flushing_frags_);
+    return &flushing_;
 }
 
 } // namespace kdsim::net

@@ -76,6 +76,19 @@ public:
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
+    // napi_gro_flush as steps, for a caller that awaits them in its own frame (the driver's poll:
+    // one coroutine less per poll that flushes). Takes the oldest held skb (flush_old: of those
+    // held before jiffy `now`) out of the list, or gives nullptr. Before the next call the caller
+    // passes it up as napi_gro_flush does: gro_complete when it has several segments, then
+    // netif_receive_skb's cost (UpCost) and `up`. The skb is GRO's until that next call (only the
+    // NAPI poll, one at a time, takes skbs out of the list).
+    const Packet* flush_take(std::uint64_t now, bool flush_old) {
+        return count_ ? flush_take_oldest(now, flush_old) : nullptr;
+    }
+    // napi_gro_complete's cost for a completed skb of more than one segment.
+    kernel::Cpu::ExecAwaiter gro_complete(kernel::Cpu& cpu) const {
+        return cpu.exec(costs_.complete, kernel::Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    }
     bool empty() const { return count_ == 0; }
     const GroStats& stats() const { return st_; }
 
@@ -96,9 +109,10 @@ private:
     static bool ends_skb(const Packet& p);           // a GSO skb GRO passes up whole
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
-    // complete's first step: the skb out of slot i as it goes up, its segments' frames copied to
-    // `frag_data` (which must outlive the skb's delivery).
-    Packet take(std::size_t i, Frags& frag_data);
+    // complete's first step: the skb out of slot i into `skb` as it goes up, its segments' frames
+    // copied to `frag_data` (which must outlive the skb's delivery).
+    void take(std::size_t i, Packet& skb, Frags& frag_data);
+    const Packet* flush_take_oldest(std::uint64_t now, bool flush_old); // flush_take with count_ > 0
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
     // netif_receive_skb's own cost (up_cost_), for the caller to await just before `up_`.
@@ -116,6 +130,8 @@ private:
     std::array<bool, MAX_GRO_SKBS> used_{};
     std::size_t count_ = 0;
     std::uint64_t next_order_ = 0;
+    Packet flushing_;        // flush_take's skb, being passed up
+    Frags flushing_frags_;   // its segments' frames
     GroStats st_;
 };
 

@@ -252,5 +252,40 @@ TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask
     EXPECT_EQ(h->gro.stats().held, Gro::MAX_GRO_SKBS);
 }
 
+// flush_take, the flush's steps for a driver's poll: the oldest held skb first whatever its slot
+// (a flow held after a take reuses slot 0 and comes last), none of those held this jiffy with
+// flush_old, and a held skb of several segments as napi_gro_flush passes it up (gso_segs, and its
+// segments' frames until the next take).
+TEST(Gro, FlushTakeGivesTheOldestHeldSkbFirstWithItsSegmentsFrames) {
+    auto h = std::make_unique<Harness>();
+    const Packet gso = gso_from_virtio(7, 0, 3); // frames at 0x100000 + k x 1448
+    for (const Packet& p : {segment(3, 0), gso, segment(5, 0)})
+        ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, p).kind, Gro::Verdict::HELD); // slots 0, 1, 2
+    EXPECT_EQ(h->gro.flush_take(0, true), nullptr); // all held in jiffy 0
+    const Packet* skb = h->gro.flush_take(1, true);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 3u);
+    ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, segment(9, 0)).kind, Gro::Verdict::HELD); // slot 0 again
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 7u);
+    EXPECT_EQ(skb->gso_segs, 3u);
+    EXPECT_EQ(skb->gso_size, MSS);
+    ASSERT_NE(skb->frag_data, nullptr);
+    EXPECT_EQ(skb->frag_data[0], 0x100000u);
+    EXPECT_EQ(skb->frag_data[2], 0x100000u + 2 * MSS);
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 5u);
+    EXPECT_EQ(skb->gso_segs, 1u);
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 9u);
+    EXPECT_EQ(h->gro.flush_take(0, false), nullptr);
+    EXPECT_TRUE(h->gro.empty());
+    EXPECT_EQ(h->gro.stats().skbs_up, 4u);
+    EXPECT_EQ(h->gro.stats().segs_up, 6u);
+}
+
 } // namespace
 } // namespace kdsim::net

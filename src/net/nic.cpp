@@ -373,7 +373,14 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
-        co_await gro_->napi_gro_flush(cpu, flush_old);
+        // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
+        // UpCost and up are the device's netif_receive_skb cost and deliver
+        const std::uint64_t now = cpu.jiffies();
+        while (const Packet* skb = gro_->flush_take(now, flush_old)) {
+            if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
+            co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+            co_await deliver(cpu, *skb);
+        }
     }
     if (done < budget) {
         napi_complete_done(napi_);
