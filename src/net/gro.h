@@ -66,13 +66,22 @@ public:
     // gro_receive cost, then dev_gro_receive's verdict (the kernel's gro_result_t, reduced):
     // HELD, the segment held at once (no coroutine); NORMAL, not for GRO (no TCP data), for the
     // caller to pass up as napi_gro_receive does, in its own frame (netif_receive_skb's UpCost,
-    // then `up`); REST, the rest of the path as `rest`, to await.
+    // then `up`); MERGED, the segment continues its flow's held skb and does not end it: the
+    // caller awaits gro_merge, then calls skb_gro_receive (no coroutine); REST, the rest of the
+    // path as `rest`, to await.
     struct Verdict {
-        enum Kind : std::uint8_t { HELD, NORMAL, REST } kind;
+        enum Kind : std::uint8_t { HELD, NORMAL, MERGED, REST } kind;
         engine::Task<> rest;
     };
     kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
     Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    // skb_gro_receive's cost, for a segment merged into a held skb.
+    kernel::Cpu::ExecAwaiter gro_merge(kernel::Cpu& cpu) const {
+        return cpu.exec(costs_.merge, kernel::Cat::PROTOCOL, kernel::Text::GRO_MERGE);
+    }
+    // A MERGED segment appended to its flow's held skb, after gro_merge (the slot has not moved:
+    // nothing else runs on this NAPI instance meanwhile).
+    void skb_gro_receive(const Packet& p) { merge(list_[held_slot(p.flow)], p); }
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
@@ -115,6 +124,11 @@ private:
     const Packet* flush_take_oldest(std::uint64_t now, bool flush_old); // flush_take with count_ > 0
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
+    // Whether `p` continues the held skb `h` (tcp_gro_receive's flush tests and skb_gro_receive's
+    // room), and whether it then ends it (a GSO skb GRO passes up whole, or a short segment).
+    static bool continues(const Held& h, const Packet& p);
+    static bool ends_merged(const Held& h, const Packet& p);
+    void merge(Held& h, const Packet& p); // p appended to h
     // netif_receive_skb's own cost (up_cost_), for the caller to await just before `up_`.
     kernel::Cpu::ExecAwaiter netif_receive_skb(kernel::Cpu& cpu) const {
         if (up_cost_.text == kernel::Text::NONE) return cpu.exec(*up_cost_.cycles, kernel::Cat::PROTOCOL);

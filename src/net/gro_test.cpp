@@ -228,8 +228,10 @@ TEST(Gro, TwoGsoSkbsBeyond64KiBDoNotMerge) {
 // dev_gro_receive (after gro_receive's cost) holds at once, with no Task, exactly the segments
 // napi_gro_receive's path would hold with no await: a full segment of a flow nothing is held for,
 // with a slot free (HELD). A pure ACK is not GRO's: NORMAL, no Task, nothing held or counted (the
-// caller passes it up). A continuing segment (merge: its cost), a GSO skb that is not whole
-// segments (passed up) and a ninth flow (the oldest completed first) get the Task (REST).
+// caller passes it up). A full segment that continues the held skb: MERGED, no Task, nothing
+// merged until the caller's skb_gro_receive. A short continuing segment (merged, then the skb
+// completed), one that does not continue it (a gap), a GSO skb that is not whole segments (passed
+// up) and a ninth flow (the oldest completed first) get the Task (REST).
 TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask) {
     auto h = std::make_unique<Harness>();
     auto verdict = [&](const Packet& p) {
@@ -240,8 +242,14 @@ TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask
     EXPECT_EQ(verdict(segment(1, 0)), Gro::Verdict::HELD);
     EXPECT_FALSE(h->gro.empty());
     EXPECT_EQ(h->gro.stats().held, 1u);
-    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::REST); // not run: nothing merged
+    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::MERGED);
     EXPECT_EQ(h->gro.stats().merged, 0u);
+    h->gro.skb_gro_receive(segment(1, MSS)); // held: seq 0, 2 x 1448 bytes
+    EXPECT_EQ(h->gro.stats().merged, 1u);
+    EXPECT_EQ(verdict(segment(1, 2 * MSS, 100)), Gro::Verdict::REST); // short: ends the skb
+    EXPECT_EQ(verdict(segment(1, 3 * MSS)), Gro::Verdict::REST);      // a gap of 1448 bytes
+    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::REST);          // already merged
+    EXPECT_EQ(h->gro.stats().merged, 1u);
     Packet ack = transport_packet(FrameKind::TCP_ACK, 0, TCP_IP_HEADERS, 0, 1);
     EXPECT_EQ(verdict(ack), Gro::Verdict::NORMAL);
     EXPECT_EQ(h->gro.stats().held, 1u);

@@ -354,7 +354,12 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
                 // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
                 co_await gro_->gro_receive(cpu_, p);
                 Gro::Verdict v = gro_->dev_gro_receive(cpu_, p);
-                if (v.kind == Gro::Verdict::REST) co_await std::move(v.rest);
+                if (v.kind == Gro::Verdict::REST) {
+                    co_await std::move(v.rest);
+                } else if (v.kind == Gro::Verdict::MERGED) {
+                    co_await gro_->gro_merge(cpu_);
+                    gro_->skb_gro_receive(p);
+                }
                 normal = v.kind == Gro::Verdict::NORMAL; // GRO's UpCost and up are the two awaits below
             }
             if (normal) { // netif_receive_skb
