@@ -543,8 +543,7 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) {
     }
     if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
     for (std::uint32_t i = 0; i < segs; ++i) {
-        Packet f = segs > 1 ? gso_segment_of(p, i) : p;
-        f.sent = cpu.now();
+        const Packet f = segs > 1 ? gso_segment_of(p, i) : p;
         // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
         // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
         // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
