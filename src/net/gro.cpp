@@ -20,16 +20,17 @@ std::size_t Gro::oldest() const {
 // Models: napi_gro_complete() (net/core/gro.c)
 engine::Task<> Gro::complete(kernel::Cpu& cpu, std::size_t i) {
     Frags frag_data;
-    const Packet skb = take(i, frag_data);
-    if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    Packet skb;
+    take(i, skb, frag_data);
+    if (skb.gso_segs > 1) co_await gro_complete(cpu);
     if (up_cost_.cycles) co_await netif_receive_skb(cpu);
     co_await up_(cpu, ctx_, skb);
 }
 
-Packet Gro::take(std::size_t i, Frags& frag_data) {
+void Gro::take(std::size_t i, Packet& skb, Frags& frag_data) {
     // the skb out of the slot, with the `count` fragment addresses in use (not all MAX_SEGS)
     const Held& held = list_[i];
-    Packet skb = held.skb;
+    skb = held.skb;
     const std::uint32_t count = held.count;
     std::copy_n(held.frag_data.begin(), count, frag_data.begin());
     used_[i] = false;
@@ -41,7 +42,6 @@ Packet Gro::take(std::size_t i, Frags& frag_data) {
         skb.gso_size = held.gso_size;
         skb.frag_data = frag_data.data();
     }
-    return skb;
 }
 
 void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
@@ -74,6 +74,9 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     Verdict v = dev_gro_receive(cpu, p);
     if (v.kind == Verdict::REST) {
         co_await std::move(v.rest);
+    } else if (v.kind == Verdict::MERGED) {
+        co_await gro_merge(cpu);
+        skb_gro_receive(p);
     } else if (v.kind == Verdict::NORMAL) {
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
@@ -90,11 +93,18 @@ kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
 // without a GRO socket and a tunnel packet go the normal way (NORMAL). A segment GSO does not
 // split (ends false), of a flow nothing is held for, with a slot free: receive_rest would hold it
 // with no await, so it is held here (no coroutine for it).
+// A segment that continues its flow's held skb without ending it: receive_rest would await the
+// merge's cost and append it, nothing else; the caller does the same (MERGED, no coroutine).
 Gro::Verdict Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     if (p.kind != FrameKind::TCP_DATA || p.payload == 0) return {Verdict::NORMAL, {}};
-    if (!ends_skb(p) && count_ < MAX_GRO_SKBS && held_slot(p.flow) == MAX_GRO_SKBS) {
-        hold(cpu, p);
-        return {Verdict::HELD, {}};
+    const std::size_t i = held_slot(p.flow);
+    if (i == MAX_GRO_SKBS) {
+        if (!ends_skb(p) && count_ < MAX_GRO_SKBS) {
+            hold(cpu, p);
+            return {Verdict::HELD, {}};
+        }
+    } else if (continues(list_[i], p) && !ends_merged(list_[i], p)) {
+        return {Verdict::MERGED, {}};
     }
     return {Verdict::REST, receive_rest(cpu, p)};
 }
@@ -115,24 +125,36 @@ bool Gro::ends_skb(const Packet& p) {
     return segs > 1 && (p.payload != segs * p.gso_size || segs > MAX_SEGS);
 }
 
-engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
+bool Gro::continues(const Held& h, const Packet& p) {
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    const bool fits = segs > 1 ? p.gso_size == h.gso_size : p.payload <= h.gso_size; // flush |= (len - 1) >= mss
+    const bool next = h.skb.seq + h.skb.payload == p.seq;       // flush |= seq != th2->seq + len(p)
+    const bool room = TCP_IP_HEADERS + h.skb.payload + p.payload < GRO_MAX_SIZE && h.count + segs <= MAX_SEGS; // skb_gro_receive: -E2BIG
+    return fits && next && room;
+}
+
+bool Gro::ends_merged(const Held& h, const Packet& p) {
+    return ends_skb(p) || (p.gso_segs <= 1 && p.payload < h.gso_size); // flush = len < mss
+}
+
+void Gro::merge(Held& h, const Packet& p) {
+    append_frags(h, p);
+    h.skb.payload += p.payload;
+    h.skb.len += p.payload;
+    h.skb.corrupt = h.skb.corrupt || p.corrupt;
+    st_.merged += std::max<std::uint32_t>(p.gso_segs, 1);
+}
+
+engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
     const bool ends = ends_skb(p);
     const std::size_t i = held_slot(p.flow);
     if (i < MAX_GRO_SKBS) { // tcp_gro_receive found the flow's held skb
         Held& h = list_[i];
-        const bool fits = segs > 1 ? p.gso_size == h.gso_size : p.payload <= h.gso_size; // flush |= (len - 1) >= mss
-        const bool next = h.skb.seq + h.skb.payload == p.seq;       // flush |= seq != th2->seq + len(p)
-        const bool room = TCP_IP_HEADERS + h.skb.payload + p.payload < GRO_MAX_SIZE && h.count + segs <= MAX_SEGS; // skb_gro_receive: -E2BIG
-        if (fits && next && room) {
-            co_await cpu.exec(costs_.merge, Cat::PROTOCOL, kernel::Text::GRO_MERGE);
+        if (continues(h, p)) {
+            co_await gro_merge(cpu);
             // the slot may not have moved: nothing else runs on this NAPI instance meanwhile
-            append_frags(h, p);
-            h.skb.payload += p.payload;
-            h.skb.len += p.payload;
-            h.skb.corrupt = h.skb.corrupt || p.corrupt;
-            st_.merged += segs;
-            if (ends || (segs == 1 && p.payload < h.gso_size)) co_await complete(cpu, i); // flush = len < mss
+            merge(h, p);
+            if (ends_merged(h, p)) co_await complete(cpu, i);
             co_return;
         }
         co_await complete(cpu, i); // pp = p: the held skb goes up, this segment is held anew
@@ -148,25 +170,26 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
     const std::uint64_t now = cpu.jiffies();
-    Frags frag_data;
-    while (count_ > 0) {
-        std::size_t i = MAX_GRO_SKBS, seen = 0;
-        // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at
-        // the last used slot (the slots after it hold nothing)
-        for (std::size_t j = 0, left = count_; left > 0; ++j) {
-            if (!used_[j]) continue;
-            --left;
-            if (flush_old && list_[j].age == now) continue;
-            ++seen;
-            if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
-        }
-        if (!seen) co_return;
-        // complete(cpu, i), its awaits in this frame (one coroutine less per skb flushed)
-        const Packet skb = take(i, frag_data);
-        if (skb.gso_segs > 1) co_await cpu.exec(costs_.complete, Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    while (const Packet* skb = flush_take(now, flush_old)) {
+        if (skb->gso_segs > 1) co_await gro_complete(cpu);
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);
-        co_await up_(cpu, ctx_, skb);
+        co_await up_(cpu, ctx_, *skb);
     }
+}
+
+const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
+    // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at the
+    // last used slot (the slots after it hold nothing)
+    std::size_t i = MAX_GRO_SKBS;
+    for (std::size_t j = 0, left = count_; left > 0; ++j) {
+        if (!used_[j]) continue;
+        --left;
+        if (flush_old && list_[j].age == now) continue;
+        if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
+    }
+    if (i == MAX_GRO_SKBS) return nullptr;
+    take(i, flushing_, flushing_frags_);
+    return &flushing_;
 }
 
 } // namespace kdsim::net

@@ -66,16 +66,38 @@ public:
     // gro_receive cost, then dev_gro_receive's verdict (the kernel's gro_result_t, reduced):
     // HELD, the segment held at once (no coroutine); NORMAL, not for GRO (no TCP data), for the
     // caller to pass up as napi_gro_receive does, in its own frame (netif_receive_skb's UpCost,
-    // then `up`); REST, the rest of the path as `rest`, to await.
+    // then `up`); MERGED, the segment continues its flow's held skb and does not end it: the
+    // caller awaits gro_merge, then calls skb_gro_receive (no coroutine); REST, the rest of the
+    // path as `rest`, to await.
     struct Verdict {
-        enum Kind : std::uint8_t { HELD, NORMAL, REST } kind;
+        enum Kind : std::uint8_t { HELD, NORMAL, MERGED, REST } kind;
         engine::Task<> rest;
     };
     kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
     Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    // skb_gro_receive's cost, for a segment merged into a held skb.
+    kernel::Cpu::ExecAwaiter gro_merge(kernel::Cpu& cpu) const {
+        return cpu.exec(costs_.merge, kernel::Cat::PROTOCOL, kernel::Text::GRO_MERGE);
+    }
+    // A MERGED segment appended to its flow's held skb, after gro_merge (the slot has not moved:
+    // nothing else runs on this NAPI instance meanwhile).
+    void skb_gro_receive(const Packet& p) { merge(list_[held_slot(p.flow)], p); }
     // Completes every held skb (flush_old: only those held since an earlier jiffy), oldest first.
     // Models: napi_gro_flush() (net/core/gro.c)
     engine::Task<> napi_gro_flush(kernel::Cpu& cpu, bool flush_old);
+    // napi_gro_flush as steps, for a caller that awaits them in its own frame (the driver's poll:
+    // one coroutine less per poll that flushes). Takes the oldest held skb (flush_old: of those
+    // held before jiffy `now`) out of the list, or gives nullptr. Before the next call the caller
+    // passes it up as napi_gro_flush does: gro_complete when it has several segments, then
+    // netif_receive_skb's cost (UpCost) and `up`. The skb is GRO's until that next call (only the
+    // NAPI poll, one at a time, takes skbs out of the list).
+    const Packet* flush_take(std::uint64_t now, bool flush_old) {
+        return count_ ? flush_take_oldest(now, flush_old) : nullptr;
+    }
+    // napi_gro_complete's cost for a completed skb of more than one segment.
+    kernel::Cpu::ExecAwaiter gro_complete(kernel::Cpu& cpu) const {
+        return cpu.exec(costs_.complete, kernel::Cat::PROTOCOL, kernel::Text::GRO_COMPLETE);
+    }
     bool empty() const { return count_ == 0; }
     const GroStats& stats() const { return st_; }
 
@@ -96,11 +118,17 @@ private:
     static bool ends_skb(const Packet& p);           // a GSO skb GRO passes up whole
     // Takes the held skb in slot i out of the list and passes it up.
     engine::Task<> complete(kernel::Cpu& cpu, std::size_t i);
-    // complete's first step: the skb out of slot i as it goes up, its segments' frames copied to
-    // `frag_data` (which must outlive the skb's delivery).
-    Packet take(std::size_t i, Frags& frag_data);
+    // complete's first step: the skb out of slot i into `skb` as it goes up, its segments' frames
+    // copied to `frag_data` (which must outlive the skb's delivery).
+    void take(std::size_t i, Packet& skb, Frags& frag_data);
+    const Packet* flush_take_oldest(std::uint64_t now, bool flush_old); // flush_take with count_ > 0
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
+    // Whether `p` continues the held skb `h` (tcp_gro_receive's flush tests and skb_gro_receive's
+    // room), and whether it then ends it (a GSO skb GRO passes up whole, or a short segment).
+    static bool continues(const Held& h, const Packet& p);
+    static bool ends_merged(const Held& h, const Packet& p);
+    void merge(Held& h, const Packet& p); // p appended to h
     // netif_receive_skb's own cost (up_cost_), for the caller to await just before `up_`.
     kernel::Cpu::ExecAwaiter netif_receive_skb(kernel::Cpu& cpu) const {
         if (up_cost_.text == kernel::Text::NONE) return cpu.exec(*up_cost_.cycles, kernel::Cat::PROTOCOL);
@@ -116,6 +144,8 @@ private:
     std::array<bool, MAX_GRO_SKBS> used_{};
     std::size_t count_ = 0;
     std::uint64_t next_order_ = 0;
+    Packet flushing_;        // flush_take's skb, being passed up
+    Frags flushing_frags_;   // its segments' frames
     GroStats st_;
 };
 

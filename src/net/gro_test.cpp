@@ -228,8 +228,10 @@ TEST(Gro, TwoGsoSkbsBeyond64KiBDoNotMerge) {
 // dev_gro_receive (after gro_receive's cost) holds at once, with no Task, exactly the segments
 // napi_gro_receive's path would hold with no await: a full segment of a flow nothing is held for,
 // with a slot free (HELD). A pure ACK is not GRO's: NORMAL, no Task, nothing held or counted (the
-// caller passes it up). A continuing segment (merge: its cost), a GSO skb that is not whole
-// segments (passed up) and a ninth flow (the oldest completed first) get the Task (REST).
+// caller passes it up). A full segment that continues the held skb: MERGED, no Task, nothing
+// merged until the caller's skb_gro_receive. A short continuing segment (merged, then the skb
+// completed), one that does not continue it (a gap), a GSO skb that is not whole segments (passed
+// up) and a ninth flow (the oldest completed first) get the Task (REST).
 TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask) {
     auto h = std::make_unique<Harness>();
     auto verdict = [&](const Packet& p) {
@@ -240,8 +242,14 @@ TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask
     EXPECT_EQ(verdict(segment(1, 0)), Gro::Verdict::HELD);
     EXPECT_FALSE(h->gro.empty());
     EXPECT_EQ(h->gro.stats().held, 1u);
-    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::REST); // not run: nothing merged
+    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::MERGED);
     EXPECT_EQ(h->gro.stats().merged, 0u);
+    h->gro.skb_gro_receive(segment(1, MSS)); // held: seq 0, 2 x 1448 bytes
+    EXPECT_EQ(h->gro.stats().merged, 1u);
+    EXPECT_EQ(verdict(segment(1, 2 * MSS, 100)), Gro::Verdict::REST); // short: ends the skb
+    EXPECT_EQ(verdict(segment(1, 3 * MSS)), Gro::Verdict::REST);      // a gap of 1448 bytes
+    EXPECT_EQ(verdict(segment(1, MSS)), Gro::Verdict::REST);          // already merged
+    EXPECT_EQ(h->gro.stats().merged, 1u);
     Packet ack = transport_packet(FrameKind::TCP_ACK, 0, TCP_IP_HEADERS, 0, 1);
     EXPECT_EQ(verdict(ack), Gro::Verdict::NORMAL);
     EXPECT_EQ(h->gro.stats().held, 1u);
@@ -250,6 +258,41 @@ TEST(Gro, DevGroReceiveHoldsANewFlowsSegmentAtOnceAndLeavesEveryOtherPathToATask
         EXPECT_EQ(verdict(segment(flow, 0)), Gro::Verdict::HELD) << flow;
     EXPECT_EQ(verdict(segment(Gro::MAX_GRO_SKBS + 1, 0)), Gro::Verdict::REST);
     EXPECT_EQ(h->gro.stats().held, Gro::MAX_GRO_SKBS);
+}
+
+// flush_take, the flush's steps for a driver's poll: the oldest held skb first whatever its slot
+// (a flow held after a take reuses slot 0 and comes last), none of those held this jiffy with
+// flush_old, and a held skb of several segments as napi_gro_flush passes it up (gso_segs, and its
+// segments' frames until the next take).
+TEST(Gro, FlushTakeGivesTheOldestHeldSkbFirstWithItsSegmentsFrames) {
+    auto h = std::make_unique<Harness>();
+    const Packet gso = gso_from_virtio(7, 0, 3); // frames at 0x100000 + k x 1448
+    for (const Packet& p : {segment(3, 0), gso, segment(5, 0)})
+        ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, p).kind, Gro::Verdict::HELD); // slots 0, 1, 2
+    EXPECT_EQ(h->gro.flush_take(0, true), nullptr); // all held in jiffy 0
+    const Packet* skb = h->gro.flush_take(1, true);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 3u);
+    ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, segment(9, 0)).kind, Gro::Verdict::HELD); // slot 0 again
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 7u);
+    EXPECT_EQ(skb->gso_segs, 3u);
+    EXPECT_EQ(skb->gso_size, MSS);
+    ASSERT_NE(skb->frag_data, nullptr);
+    EXPECT_EQ(skb->frag_data[0], 0x100000u);
+    EXPECT_EQ(skb->frag_data[2], 0x100000u + 2 * MSS);
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 5u);
+    EXPECT_EQ(skb->gso_segs, 1u);
+    skb = h->gro.flush_take(0, false);
+    ASSERT_NE(skb, nullptr);
+    EXPECT_EQ(skb->flow, 9u);
+    EXPECT_EQ(h->gro.flush_take(0, false), nullptr);
+    EXPECT_TRUE(h->gro.empty());
+    EXPECT_EQ(h->gro.stats().skbs_up, 4u);
+    EXPECT_EQ(h->gro.stats().segs_up, 6u);
 }
 
 } // namespace

@@ -354,7 +354,12 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
                 // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
                 co_await gro_->gro_receive(cpu_, p);
                 Gro::Verdict v = gro_->dev_gro_receive(cpu_, p);
-                if (v.kind == Gro::Verdict::REST) co_await std::move(v.rest);
+                if (v.kind == Gro::Verdict::REST) {
+                    co_await std::move(v.rest);
+                } else if (v.kind == Gro::Verdict::MERGED) {
+                    co_await gro_->gro_merge(cpu_);
+                    gro_->skb_gro_receive(p);
+                }
                 normal = v.kind == Gro::Verdict::NORMAL; // GRO's UpCost and up are the two awaits below
             }
             if (normal) { // netif_receive_skb
@@ -373,7 +378,14 @@ engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
         // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
         // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
-        co_await gro_->napi_gro_flush(cpu, flush_old);
+        // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
+        // UpCost and up are the device's netif_receive_skb cost and deliver
+        const std::uint64_t now = cpu.jiffies();
+        while (const Packet* skb = gro_->flush_take(now, flush_old)) {
+            if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
+            co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+            co_await deliver(cpu, *skb);
+        }
     }
     if (done < budget) {
         napi_complete_done(napi_);
@@ -531,8 +543,7 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) {
     }
     if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
     for (std::uint32_t i = 0; i < segs; ++i) {
-        Packet f = segs > 1 ? gso_segment_of(p, i) : p;
-        f.sent = cpu.now();
+        const Packet f = segs > 1 ? gso_segment_of(p, i) : p;
         // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
         // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
         // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched

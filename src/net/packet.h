@@ -25,7 +25,6 @@ struct Packet {
     FrameKind kind = FrameKind::ARP_REQUEST;
     std::uint32_t len = 42;  // bytes of the frame without FCS (ARP: 14 + 28)
     std::uint64_t seq = 0;   // ARP: round-trip number; TCP: first payload byte's sequence number
-    engine::Tick sent = 0;
     std::uint32_t payload = 0; // TCP or UDP payload bytes
     std::uint64_t ack = 0;     // TCP_ACK: next byte expected
     std::uint64_t window = 0;  // TCP_ACK: advertised receive window, bytes

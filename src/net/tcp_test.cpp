@@ -216,14 +216,17 @@ TEST(TcpLoss, RtoBacksOffExponentiallyAndTheConnectionIsAbortedWithALostDataFind
     // after the first retransmission (1 s): the timeout at 967 s finds 966 s >= 924.6 s and
     // aborts the connection; its unacknowledged data is lost, and says so.
     Pair p;
-    std::vector<engine::Tick> head;
-    p.lose = [&](const Packet& f) {
-        if (f.kind != FrameKind::TCP_DATA) return false;
-        if (f.seq == 0) head.push_back(f.sent);
-        return true;
-    };
+    struct SegmentZeroSent final : FrameTap { // when the sender's NIC puts segment 0 on the wire
+        std::vector<engine::Tick> head;
+        void frame(Dir dir, engine::Tick now, const Packet& f) override {
+            if (dir == Dir::TX && f.kind == FrameKind::TCP_DATA && f.seq == 0) head.push_back(now);
+        }
+    } sent;
+    p.na.set_tap(&sent);
+    p.lose = [](const Packet& f) { return f.kind == FrameKind::TCP_DATA; };
     Stream s(p, 20 * MSS, 64 * MSS, CongestionAlgorithm::CUBIC, STOP_AT_ONCE);
     p.run(1000 * engine::PS_PER_S);
+    const std::vector<engine::Tick>& head = sent.head;
     const double expected_s[] = {0, 1, 3, 7, 15, 31, 63, 127, 247, 367, 487, 607, 727, 847};
     ASSERT_EQ(head.size(), std::size(expected_s));
     for (std::size_t i = 0; i < head.size(); ++i) EXPECT_EQ(head[i], static_cast<engine::Tick>(expected_s[i] * 1e12)) << i;

@@ -27,8 +27,7 @@ VirtioNet::VirtioNet(Softnet& softnet, unsigned vector, const NetCosts& costs, k
 // start_xmit -> xmit_skb: the header and the skb's scatter-gather entries as one chain; kick if
 // the host wants notifications.
 // Models: start_xmit(), xmit_skb() (drivers/net/virtio_net.c)
-engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, const Packet& skb) {
-    Packet p = skb;
+engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, const Packet& p) {
     bool flags = co_await kernel::local_irq_save(cpu); // the tx queue's lock (HARD_TX_LOCK), irqsave in the model
     Cycles c = costs_.driver_xmit;
     const std::uint32_t sg = tx_sg_entries(p.kind == FrameKind::TCP_DATA ? p.payload : 0);
@@ -36,7 +35,6 @@ engine::Task<> VirtioNet::xmit(kernel::Cpu& cpu, const Packet& skb) {
     if (p.gso_segs > 1) c += *costs_.virtio_gso_hdr;
     co_await cpu.exec(c, Cat::DRIVER);
     ++stats_.tx_frames;
-    p.sent = cpu.now();
     tap_xmit(cpu, p);
     const Vhost::Notify n = host_->guest_tx(p, cpu);
     co_await kernel::local_irq_restore(cpu, flags);
@@ -154,10 +152,8 @@ Tap::Tap(const NetCosts& costs, const VirtCosts& virt, std::string name)
 
 // tun_net_xmit: onto the ptr_ring the vhost worker reads; wake it.
 // Models: tun_net_xmit() (drivers/net/tun.c)
-engine::Task<> Tap::xmit(kernel::Cpu& cpu, const Packet& skb) {
-    Packet p = skb;
+engine::Task<> Tap::xmit(kernel::Cpu& cpu, const Packet& p) {
     co_await cpu.exec(virt_.tun_xmit, Cat::DRIVER);
-    p.sent = cpu.now();
     if (!host_->tap_tx(p)) {
         ++stats_.tx_dropped;
         co_return;

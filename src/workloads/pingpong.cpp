@@ -25,7 +25,7 @@ engine::Task<> ArpPingPong::arping(ArpPingPong& w) {
         co_await kernel::syscall_enter(cpu);
         co_await cpu.exec(c.syscall, Cat::SYSCALL);
         co_await cpu.exec(c.sock_sendmsg, Cat::COPY);
-        co_await w.stack_.dev_queue_xmit(cpu, net::Packet{net::FrameKind::ARP_REQUEST, 42, i, 0, 0, 0, 0});
+        co_await w.stack_.dev_queue_xmit(cpu, net::Packet{net::FrameKind::ARP_REQUEST, 42, i, 0, 0, 0});
         co_await kernel::syscall_exit(cpu);
         // recvfrom(): blocks until the reply is queued
         co_await kernel::syscall_enter(cpu);
