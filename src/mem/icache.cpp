@@ -195,12 +195,9 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
     std::uint64_t counts = 0;
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    const Line nbits = bits_lines_;
-    const Line prefetch = prefetch_;
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
-    const std::uint64_t* const line_keep = line_keep_.data();
     Cache::View v = c.view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
@@ -222,9 +219,9 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         } else { // Cache::replace's LFSR draw
             lfsr = lfsr_next(lfsr);
             w = base + (lfsr & way_mask);
-            if (const Line x = tag[w] - 1; x < nbits) {
+            if (const Line x = tag[w] - 1; x < bits_lines_) {
                 bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));
-                resident &= line_keep[x];
+                resident &= line_keep_[x];
             }
         }
         tag[w] = l + 1;
@@ -251,7 +248,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 ++counts;
                 if (l >= covered_end) {
                     counts += DEMAND;
-                    covered_end = l + 1 + prefetch;
+                    covered_end = l + 1 + prefetch_;
                 }
                 missing &= missing - 1;
             } while (missing != 0);
@@ -264,7 +261,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 ++counts;
                 if (l >= covered_end) {
                     counts += DEMAND;
-                    covered_end = l + 1 + prefetch;
+                    covered_end = l + 1 + prefetch_;
                 }
                 // the span's lines above l in this word still missing (a fill may have evicted one)
                 missing = mask & ~*word & (~std::uint64_t{1} << b);
