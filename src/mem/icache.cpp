@@ -99,7 +99,8 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
             for (Line w = k / 64; w * 64 < end; ++w)
-                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 0 : -1,
+                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w),
+                                                     w == k / 64 ? Line{0} : ~Line{0},
                                                      range_mask(std::max(k, w * 64), end)});
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
@@ -231,7 +232,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
     for (; p != last; ++p) {
         // a span's lines ascend: its first miss is a demand miss
-        covered_end &= static_cast<Line>(std::int64_t{p->keep});
+        covered_end &= p->keep;
         std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
         std::uint64_t missing = mask & ~*word;

@@ -154,12 +154,13 @@ private:
     std::vector<std::uint32_t> group_begin_{0};
     // A group's spans as the words of presence bits they cover, span by span in the group's order
     // and each span's words in ascending order: the word, its bits of the span's lines, and
-    // `keep`: 0 where it is a span's first word, else -1 (a next-line prefetch covers lines of its
-    // own span alone: the prefetch cover, ANDed with it, starts anew at each span).
+    // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
+    // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; a Line,
+    // so that the AND takes it as it is, without a sign extension).
     // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
     struct GroupWord {
         std::uint32_t word = 0;
-        std::int32_t keep = 0;
+        Line keep = 0;
         std::uint64_t mask = 0;
     };
     std::vector<GroupWord> group_word_list_;
