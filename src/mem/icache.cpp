@@ -190,7 +190,6 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
 
 template <std::uint32_t Ways, Line SetMask>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
-    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     // the walk's misses (bits 0-29: at most the group's lines, below 2^30) and, from bit 30, its
     // demand misses (those that stall; the others were prefetched), in one count
     constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
@@ -199,7 +198,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
-    Cache::View v = c.view();
+    Cache::View v = l1i_[static_cast<std::size_t>(cpu)].view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
@@ -269,7 +268,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             } while (missing != 0);
         }
     }
-    c.commit_lfsr(lfsr);
+    l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;
     stats_.hits += group_lines_[g] - misses;
