@@ -99,7 +99,8 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
             for (Line w = k / 64; w * 64 < end; ++w)
-                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w), w == k / 64 ? 0 : -1,
+                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w),
+                                                     w == k / 64 ? Line{0} : ~Line{0},
                                                      range_mask(std::max(k, w * 64), end)});
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
@@ -189,19 +190,15 @@ Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
 
 template <std::uint32_t Ways, Line SetMask>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
-    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     // the walk's misses (bits 0-29: at most the group's lines, below 2^30) and, from bit 30, its
     // demand misses (those that stall; the others were prefetched), in one count
     constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
     std::uint64_t counts = 0;
     std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    const Line nbits = bits_lines_;
-    const Line prefetch = prefetch_;
     // called from fetch_known_group alone: the resident bits are kept
     assert(!resident_.empty());
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
-    const std::uint64_t* const line_keep = line_keep_.data();
-    Cache::View v = c.view();
+    Cache::View v = l1i_[static_cast<std::size_t>(cpu)].view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
@@ -222,9 +219,9 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         } else { // Cache::replace's LFSR draw
             lfsr = lfsr_next(lfsr);
             w = base + (lfsr & way_mask);
-            if (const Line x = tag[w] - 1; x < nbits) {
+            if (const Line x = tag[w] - 1; x < bits_lines_) {
                 bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));
-                resident &= line_keep[x];
+                resident &= line_keep_[x];
             }
         }
         tag[w] = l + 1;
@@ -234,7 +231,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
     for (; p != last; ++p) {
         // a span's lines ascend: its first miss is a demand miss
-        covered_end &= static_cast<Line>(std::int64_t{p->keep});
+        covered_end &= p->keep;
         std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
         std::uint64_t missing = mask & ~*word;
@@ -251,7 +248,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 ++counts;
                 if (l >= covered_end) {
                     counts += DEMAND;
-                    covered_end = l + 1 + prefetch;
+                    covered_end = l + 1 + prefetch_;
                 }
                 missing &= missing - 1;
             } while (missing != 0);
@@ -264,14 +261,14 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 ++counts;
                 if (l >= covered_end) {
                     counts += DEMAND;
-                    covered_end = l + 1 + prefetch;
+                    covered_end = l + 1 + prefetch_;
                 }
                 // the span's lines above l in this word still missing (a fill may have evicted one)
                 missing = mask & ~*word & (~std::uint64_t{1} << b);
             } while (missing != 0);
         }
     }
-    c.commit_lfsr(lfsr);
+    l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;
     stats_.hits += group_lines_[g] - misses;

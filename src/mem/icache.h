@@ -113,17 +113,18 @@ private:
     // with one test.
     Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
     // walk of group g (whose spans all lie in the bits' range) where random_pow2_, by the group's
-    // presence words (group_word_list_, known once by set_groups): each word's missing lines are
-    // its mask less the bits set, filled in order by Cache::fill's steps for that case alone, over
-    // the cache's arrays and LFSR held in locals (a Cache::View: the same ways, the same draws in
-    // the same order) and the members the loop reads held in locals too, so that a fill's store
-    // does not make them be reloaded. After each fill the word is read again above the filled
-    // line (a fill may evict a later line of the span); with SetMask (64 sets or more) no fill
-    // evicts a line of its own word (its 64 lines are in 64 sets), so a word's missing lines are
-    // known before its first fill and its bits are set at once. The LFSR and the resident bits
-    // are handed back at the end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant),
-    // else 0 (read from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256
-    // sets), else 0.
+    // presence words (group_word_list_, known once by set_groups): each word's missing lines are its
+    // mask less the bits set, filled in order by Cache::fill's steps for that case alone, over the
+    // cache's arrays and LFSR held in locals (a Cache::View: the same ways, the same draws in the same
+    // order) and the resident bits held in locals too, so that a fill's store does not make them be
+    // reloaded; bits_lines_, prefetch_ and line_keep_ are read as members, at the victim's and the
+    // demand miss's steps (a local copy is spilled: the loop has no register for it, and the member is
+    // one operand through `this`). After each fill the word is read again above the filled line (a
+    // fill may evict a later line of the span); with SetMask (64 sets or more) no fill evicts a line
+    // of its own word (its 64 lines are in 64 sets), so a word's missing lines are known before its
+    // first fill and its bits are set at once. The LFSR and the resident bits are handed back at the
+    // end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant), else 0 (read from the cache);
+    // SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
     template <std::uint32_t Ways, Line SetMask>
     Cycles walk_random(int cpu, std::uint32_t g);
     // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept) and
@@ -153,12 +154,13 @@ private:
     std::vector<std::uint32_t> group_begin_{0};
     // A group's spans as the words of presence bits they cover, span by span in the group's order
     // and each span's words in ascending order: the word, its bits of the span's lines, and
-    // `keep`: 0 where it is a span's first word, else -1 (a next-line prefetch covers lines of its
-    // own span alone: the prefetch cover, ANDed with it, starts anew at each span).
+    // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
+    // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; a Line,
+    // so that the AND takes it as it is, without a sign extension).
     // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
     struct GroupWord {
         std::uint32_t word = 0;
-        std::int32_t keep = 0;
+        Line keep = 0;
         std::uint64_t mask = 0;
     };
     std::vector<GroupWord> group_word_list_;
