@@ -107,8 +107,22 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // ---------------------------------------------------------------------------------------
 // Accounting and execs
 
-// await_ready_lean when exec_in_place_plain asked: exec_in_place with its calls.
-[[gnu::noinline, gnu::cold]] bool Cpu::ExecAwaiter::ready_asked() noexcept { return cpu.exec_in_place(e, due); }
+// await_ready when exec_in_place_plain asked (its first test passed): exec_in_place's
+// mark, then the exec as exec_in_place_plain takes it, and only for the trace or the clock's
+// slow conversion exec_in_place's own way. Only the awaiter lives across np_mark.
+[[gnu::noinline, gnu::cold]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
+    if (cpu.np_mark_due()) cpu.np_mark(false);
+    switch (cpu.exec_in_place_plain_marked(e, due)) {
+    case InPlace::REFUSED: return false;
+    case InPlace::DONE: return true;
+    case InPlace::ASK: break;
+    }
+    return cpu.exec_in_place_marked_slow(e, due);
+}
+
+[[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
+    return exec_in_place_marked(e, due);
+}
 
 void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     Frame& f = *running_;
