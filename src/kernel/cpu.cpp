@@ -110,7 +110,7 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // await_ready when exec_in_place_plain asked (its first test passed): exec_in_place's
 // mark, then the exec as exec_in_place_plain takes it, and only for the trace or the clock's
 // slow conversion exec_in_place's own way. Only the awaiter lives across np_mark.
-[[gnu::noinline, gnu::cold]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
+[[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
     if (cpu.np_mark_due()) cpu.np_mark(false);
     switch (cpu.exec_in_place_plain_marked(e, due)) {
     case InPlace::REFUSED: return false;
