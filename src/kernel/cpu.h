@@ -731,6 +731,7 @@ private:
     NpHolder np_holder() const;
     std::string describe(const NpHolder& h) const;
     void np_mark(bool honour_point);
+    inline void np_mark_exec(); // np_mark(false), defined in cpu.cpp
     void np_close(Tick end);
 
     engine::Simulation& sim_;
