@@ -387,7 +387,7 @@ engine::Task<> swiotlb_map(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, Dm
 
 } // namespace
 
-bool DmaCall::await_ready() noexcept { return !task_.valid() && exec_.await_ready_lean(); }
+bool DmaCall::await_ready() noexcept { return !task_.valid() && exec_.await_ready(); }
 
 std::coroutine_handle<> DmaCall::await_suspend(std::coroutine_handle<> h) noexcept {
     if (task_.valid()) return std::move(task_).operator co_await().await_suspend(h);

@@ -107,8 +107,38 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // ---------------------------------------------------------------------------------------
 // Accounting and execs
 
-// await_ready_lean when exec_in_place_plain asked: exec_in_place with its calls.
-[[gnu::noinline, gnu::cold]] bool Cpu::ExecAwaiter::ready_asked() noexcept { return cpu.exec_in_place(e, due); }
+// np_mark(false), inline where an exec starts (start_exec, ExecAwaiter::ready_asked).
+[[gnu::always_inline]] inline void Cpu::np_mark_exec() {
+    bool p = preemptible_now();
+    if (p) {
+        np_close(now());
+    } else if (!np_open_) {
+        np_open_ = true;
+        np_start_ = now();
+        np_holder_ = np_holder();
+    } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
+        // The span outlived the section that opened it: what really holds the CPU is kernel
+        // code with no preemption point under this preemption model.
+        np_holder_ = np_holder();
+    }
+}
+
+// await_ready when exec_in_place_plain asked (its first test passed): exec_in_place's
+// mark, then the exec as exec_in_place_plain takes it, and only for the trace or the clock's
+// slow conversion exec_in_place's own way. Only the awaiter lives across the mark.
+[[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
+    if (cpu.np_mark_due()) cpu.np_mark_exec();
+    switch (cpu.exec_in_place_plain_marked(e, due)) {
+    case InPlace::REFUSED: return false;
+    case InPlace::DONE: return true;
+    case InPlace::ASK: break;
+    }
+    return cpu.exec_in_place_marked_slow(e, due);
+}
+
+[[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
+    return exec_in_place_marked(e, due);
+}
 
 void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {
     Frame& f = *running_;
@@ -271,7 +301,7 @@ void Cpu::start_exec(Frame& f) {
             }
         }();
     }
-    np_mark(false);
+    np_mark_exec();
     PendingExec& e = f.execs[f.nexecs - 1];
     if (e.simd_check) [[unlikely]] {
         [this, &f, &e]() __attribute__((noinline)) {
@@ -898,22 +928,8 @@ void Cpu::np_close(Tick end) {
 // Called when time is about to pass (honour_point = false) or at a point where a pending
 // reschedule would be honoured (honour_point = true).
 void Cpu::np_mark(bool honour_point) {
-    if (honour_point) {
-        np_close(now());
-        return;
-    }
-    bool p = preemptible_now();
-    if (p) {
-        np_close(now());
-    } else if (!np_open_) {
-        np_open_ = true;
-        np_start_ = now();
-        np_holder_ = np_holder();
-    } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
-        // The span outlived the section that opened it: what really holds the CPU is kernel
-        // code with no preemption point under this preemption model.
-        np_holder_ = np_holder();
-    }
+    if (honour_point) np_close(now());
+    else np_mark_exec();
 }
 
 } // namespace kdsim::kernel

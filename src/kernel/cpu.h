@@ -350,15 +350,11 @@ public:
         PendingExec e;
         Tick due = 0; // set by await_ready when the exec could not be taken in place (exec_in_place)
         // Without suspending when there is nothing to do, or when nothing can come between the
-        // exec's start and its end (Cpu::exec_in_place).
-        bool await_ready() noexcept {
-            if (e.simd_check) return false;
-            return e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due));
-        }
-        // await_ready for a caller that keeps it out of line (DmaCall): the same answer, with
-        // exec_in_place's rare calls in ready_asked, so that the common path saves no registers.
-        bool await_ready_lean() noexcept; // inline, below the class
-        bool ready_asked() noexcept;      // cpu.cpp
+        // exec's start and its end (Cpu::exec_in_place). Inline at every co_await is only
+        // exec_in_place_plain; exec_in_place's rare calls are in ready_asked, so that the common
+        // path saves no registers (inline, below the class).
+        bool await_ready() noexcept;
+        bool ready_asked() noexcept; // cpu.cpp
         void await_suspend(std::coroutine_handle<> h) noexcept {
             if (due) cpu.suspend_exec_started(h, e, due);
             else cpu.suspend_exec(h, e);
@@ -635,6 +631,13 @@ private:
     bool exec_in_place(const PendingExec& e, Tick& due); // inline, below the class
     enum class InPlace : std::uint8_t { REFUSED, DONE, ASK };
     InPlace exec_in_place_plain(const PendingExec& e, Tick& due); // inline, below the class
+    // The watchdog view's mark that an exec starting now makes (np_mark(false)), which does
+    // nothing in an interrupt context whose span is already open.
+    bool np_mark_due() const { return idle_ || depth_ == 1 || !np_open_; }
+    // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
+    bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
+    InPlace exec_in_place_plain_marked(const PendingExec& e, Tick& due); // inline, below the class
+    bool exec_in_place_marked_slow(const PendingExec& e, Tick& due); // out of line, cpu.cpp
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
@@ -728,6 +731,7 @@ private:
     NpHolder np_holder() const;
     std::string describe(const NpHolder& h) const;
     void np_mark(bool honour_point);
+    inline void np_mark_exec(); // np_mark(false), defined in cpu.cpp
     void np_close(Tick end);
 
     engine::Simulation& sim_;
@@ -885,8 +889,12 @@ inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
     if (f.nexecs != 0 || deliverable_irqs_at(f)) return false; // running_ is the stack's top
-    // np_mark(false), which does nothing in an interrupt context whose span is already open.
-    if (idle_ || depth_ == 1 || !np_open_) np_mark(false);
+    if (np_mark_due()) np_mark(false);
+    return exec_in_place_marked(e, due);
+}
+
+inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
+    Frame& f = *running_;
     const Tick start = now();
     const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
     if (!sim_.run_inline(done)) {
@@ -909,20 +917,26 @@ inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
 inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     if (f.nexecs != 0 || deliverable_irqs_at(f)) return InPlace::REFUSED;
+    if (np_mark_due()) [[unlikely]] return InPlace::ASK;
+    return exec_in_place_plain_marked(e, due);
+}
+
+// exec_in_place_plain after the mark: ASK only for the trace and the clock's slow conversion
+// (then exec_in_place_marked has the answer).
+inline Cpu::InPlace Cpu::exec_in_place_plain_marked(const PendingExec& e, Tick& due) {
     const Cycles end = busy_cycles_ + e.remaining;
-    if (idle_ || depth_ == 1 || !np_open_ || tracing() || !clock_.ceil_is_fast(end)) [[unlikely]]
-        return InPlace::ASK;
+    if (tracing() || !clock_.ceil_is_fast(end)) [[unlikely]] return InPlace::ASK;
     const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(end));
     if (!sim_.run_inline(done)) {
-        if (!stalled_) due = done; // (false here: the dispatch runs after a completion)
+        if (!idle_ && !stalled_) due = done; // as exec_in_place_marked
         return InPlace::REFUSED;
     }
     busy_cycles_ = end;
-    account(f.kind, e.cat, e.remaining);
+    account(running_->kind, e.cat, e.remaining);
     return InPlace::DONE;
 }
 
-inline bool Cpu::ExecAwaiter::await_ready_lean() noexcept {
+inline bool Cpu::ExecAwaiter::await_ready() noexcept {
     if (e.simd_check) return false;
     if (e.remaining == 0) return true;
     if (!cpu.defer_exec_) return false;

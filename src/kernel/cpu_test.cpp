@@ -315,6 +315,50 @@ TEST(MergedExecs, LocalIrqRestoreTakenInPlaceInTaskAndSoftirqContextGivesTheQueu
     EXPECT_EQ(events[0], events[1]);
 }
 
+engine::Task<> preempt_off_execs(Cpu& cpu, Harness& h) {
+    co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1 us, preemptible
+    preempt_disable(cpu, "test");
+    co_await cpu.exec(2000, Cat::OTHER); // 1 .. 3 us: its mark opens the span
+    co_await cpu.exec(3000, Cat::OTHER); // 3 .. 6 us
+    co_await preempt_enable(cpu);        // the point at 6 us closes it
+    co_await cpu.exec(500, Cat::OTHER);
+    h.observe();
+}
+
+TEST(MergedExecs, AnExecTakenInPlaceInTaskContextMakesTheWatchdogMarkOfAQueuedOne) {
+    // PREEMPT=full. An exec taken in place in task context is one whose mark is due
+    // (ExecAwaiter::ready_asked marks, then takes the exec; with the trace on, through
+    // exec_in_place_marked_slow). The preemption-off section's span opens at its first exec's
+    // start (1 us) and closes at preempt_enable's point (6 us): 5 us held by "test", longer than
+    // the exit's switch (2 us). The task observes at 6.5 us. The same with in-place events off
+    // and on, with and without the trace, and the same event count either way.
+    for (int traced = 0; traced < 2; ++traced) {
+        if (traced && !TRACE_COMPILED) continue;
+        std::uint64_t events[2] = {0, 0};
+        for (int merge = 0; merge < 2; ++merge) {
+            KernelConfig cfg = quiet_config();
+            cfg.preempt = PreemptModel::FULL;
+            Harness h(cfg);
+            h.sim.set_inline_events(merge == 1);
+            TraceRecorder tr(1000);
+            if (traced) h.cpu.set_trace(&tr, tr.add_track("m", 0, 0));
+            h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, preempt_off_execs(h.cpu, h));
+            h.cpu.boot();
+            h.sim.run(5 * engine::PS_PER_MS);
+            ASSERT_EQ(h.seen.size(), 1u);
+            EXPECT_EQ(h.seen[0].time, 6500 * PS_PER_NS) << "merging " << merge << " trace " << traced;
+            const CpuStats& st = h.cpu.stats();
+            EXPECT_EQ(st.longest_np_span, 5000 * PS_PER_NS) << "merging " << merge << " trace " << traced;
+            EXPECT_EQ(st.longest_np_span_start, 1000 * PS_PER_NS) << "merging " << merge << " trace " << traced;
+            EXPECT_NE(st.longest_np_holder.find("preemption disabled by test"), std::string::npos)
+                << st.longest_np_holder;
+            EXPECT_EQ(st.cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)], 6500u);
+            events[merge] = h.sim.events_processed();
+        }
+        EXPECT_EQ(events[0], events[1]) << "trace " << traced;
+    }
+}
+
 engine::Task<> execs_between_events(Cpu& cpu, Harness& h) {
     for (int i = 0; i < 4; ++i) {
         co_await cpu.exec(1000, Cat::OTHER);

@@ -11,9 +11,8 @@ inline bool IrqRestoreAwaiter::restored_in_place() noexcept {
     return flags_ || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
 }
 
-// The exec as ExecAwaiter::await_ready_lean takes it (exec_in_place's rare calls out of line, so
-// that the common path saves no registers), then the new mask.
-bool IrqRestoreAwaiter::await_ready() noexcept { return exec_.await_ready_lean() && restored_in_place(); }
+// The exec as ExecAwaiter::await_ready takes it, then the new mask.
+bool IrqRestoreAwaiter::await_ready() noexcept { return exec_.await_ready() && restored_in_place(); }
 
 void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     if (in_place_) exec_.cpu.suspend_point(h, Point::IRQ_ENABLE);
