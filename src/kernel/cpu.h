@@ -912,8 +912,8 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
 
 // exec_in_place for a caller that pays for its rare calls (the watchdog view's mark, the trace,
 // the clock's slow conversion) in its prologue on every exec: with none of them due, DONE or
-// REFUSED as exec_in_place answers; else ASK, with nothing changed, and the caller asks
-// exec_in_place out of line. The same work and result as exec_in_place, with no call.
+// REFUSED as exec_in_place answers; else ASK, with nothing changed, and the caller finishes out
+// of line (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
 inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     if (f.nexecs != 0 || deliverable_irqs_at(f)) return InPlace::REFUSED;

@@ -556,8 +556,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                     lv[0]->commit_lfsr(f.lfsr);
                     if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[0]);
                     if (victim_dirty) {
-                        if (victim < dir_lines && (dir[victim] & bits[1]) != 0) // the L2's flag at its hint
-                            Cache::dirty_from<2048, 16>(lv[1]->view().tag)[(victim & 2047) * 16 + hints[victim]] = 1;
+                        if (victim < dir_lines && (dir[victim] & bits[1]) != 0)
+                            lv[1]->mark_dirty_at(victim, hints[victim]);
                         else
                             place_evicted(cpu, 0, Evicted{victim, true}, t);
                     }
