@@ -1288,23 +1288,48 @@ template <std::uint32_t W>
         tag[i] = 0;
         dirty[i] = 0;
     };
+    auto drop_rest = [&](Line x) __attribute__((always_inline)) { // the rest, line by line
+        for (; x < end && dir[x] == shared_bit; ++x) {
+            drop(x);
+            dir[x] = 0;
+        }
+        return x;
+    };
     const std::uint64_t four = std::uint64_t{shared_bit} * 0x0001000100010001u; // the entry, four times
-    for (; l + 4 <= end; l += 4) {
+    auto four_held = [&]() __attribute__((always_inline)) {
         std::uint64_t word;
         std::memcpy(&word, &dir[l], sizeof word);
-        if (word != four) break;
-        drop(l);
+        return word == four;
+    };
+    auto clear_four = [&]() __attribute__((always_inline)) { std::memset(&dir[l], 0, 4 * sizeof dir[l]); };
+    while (l + 4 <= end) {
+        // the lines before the sets wrap to 0 have consecutive sets: each array's slots of a four
+        // from one base, stepped by four sets
+        const std::size_t set = static_cast<std::size_t>(l & set_mask);
+        const Line stop = std::min<Line>(end, l + (set_mask + 1 - set));
+        std::uint64_t* e = empty + set;
+        Line* t = tag + set * nw;
+        std::uint8_t* d = dirty + set * nw;
+        for (; l + 4 <= stop; l += 4, e += 4, t += 4 * nw, d += 4 * nw) {
+            if (!four_held()) return drop_rest(l);
+            for (std::size_t k = 0; k < 4; ++k) { // drop(l + k)
+                const std::uint32_t w = hints[l + k];
+                assert(t[k * nw + w] == l + k + 1);
+                e[k] |= bit[w];
+                t[k * nw + w] = 0;
+                d[k * nw + w] = 0;
+            }
+            clear_four();
+        }
+        if (l + 4 > end || !four_held()) break;
+        drop(l); // a four across the last set and the first
         drop(l + 1);
         drop(l + 2);
         drop(l + 3);
-        word = 0;
-        std::memcpy(&dir[l], &word, sizeof word);
+        clear_four();
+        l += 4;
     }
-    for (; l < end && dir[l] == shared_bit; ++l) { // the rest, line by line
-        drop(l);
-        dir[l] = 0;
-    }
-    return l;
+    return drop_rest(l);
 }
 
 std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
