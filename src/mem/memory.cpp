@@ -348,7 +348,7 @@ Cycles MemorySystem::stall_cycles(Tick stall) {
     return c;
 }
 
-inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
+[[gnu::always_inline]] inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
     if (write) {
         ++stats_.dram_write_allocates;
         return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
@@ -772,10 +772,9 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // hint(l, j) = way_[l * n_shared_ + (j - n_private_)]
     std::uint16_t* const ways = way_.data();
     const std::size_t n_shared = n_shared_, n_private = n_private_;
+    // the general copy's views (taken where that copy is chosen, below; the fast copies keep their
+    // levels in FastLevels instead)
     Cache::View v[N];
-    Tick busy = 0, consumer = 0, clear_from = 0, clear_len = 0;
-    // the state held here goes back to the members around a step that uses them (a demand miss,
-    // a write-back, a fill of a level below a dirty victim), and is read again after it
     // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
     // compile time, so that the views' fields can live in registers
     auto each_level = [](auto&& f) __attribute__((always_inline)) {
@@ -783,24 +782,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
-        busy_until_ = busy;
-        consumer_ = consumer;
-    };
-    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
-    auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
-        busy = busy_until_;
-        consumer = consumer_;
-        clear_from = clear_from_;
-        clear_len = clear_len_;
-    };
     // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
     t = from_dram(cpu, t, false, a, stride_first);
     Tick ready = line_ready_;
-    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-    in();
+    Tick busy = busy_until_, consumer = consumer_, clear_from = clear_from_, clear_len = clear_len_;
     // the stream the first line trained: streamed() finds it first for each later line when no
     // stream before it in the CPU's table expects one of them
     Stream* s = nullptr;
@@ -823,24 +808,37 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         using Shape = decltype(rp);
         constexpr bool fast = Shape::fast;
-        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
         FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel<Shape::w0>::of(v[0]);
-            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(lv[0]->view());
+            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
         }
-        auto put = [&]() __attribute__((always_inline)) {
+        // the state held here goes back to the members around a step that uses them (a demand
+        // miss, a write-back, a fill of a level below a dirty victim), and is read again after it
+        auto out = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                v[0].lfsr = f0.lfsr;
-                v[N - 1].lfsr = f1.lfsr;
+                lv[0]->commit_lfsr(f0.lfsr);
+                lv[N - 1]->commit_lfsr(f1.lfsr);
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
             }
+            busy_until_ = busy;
+            consumer_ = consumer;
         };
-        auto get = [&]() __attribute__((always_inline)) {
+        // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
+        auto in = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                f0.lfsr = v[0].lfsr;
-                f1.lfsr = v[N - 1].lfsr;
+                f0.lfsr = lv[0]->view().lfsr;
+                f1.lfsr = lv[N - 1]->view().lfsr;
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
             }
+            busy = busy_until_;
+            consumer = consumer_;
+            clear_from = clear_from_;
+            clear_len = clear_len_;
         };
         // Streamed lines in a steady stretch: once a streamed line has left the channel free by its
         // arrival (busy <= t, always so after one) and the next lines' starts stay between the
@@ -913,11 +911,9 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                         }
                     }
                     settle();
-                    put();
                     out();
                     place_evicted(cpu, j, Evicted{victim, true}, t);
                     in();
-                    get();
                     steady_end = l; // the channel's busy time may have moved: the next line by the general step
                 });
             }
@@ -952,20 +948,22 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
                 take_stretch(l);
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
-                put();
                 out();
                 t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
                 ready = line_ready_;
                 in();
-                get();
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             }
         }
         settle();
-        put();
+        out();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
-    out();
+    if (N == 2 && a9_fills_) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
+        run_loop_for_shape<N>(v, true, true, lines);
+    } else {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, false, lines);
+    }
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
     if (s) {
