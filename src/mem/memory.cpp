@@ -314,9 +314,10 @@ bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
 
 Tick MemorySystem::demand_miss(Tick t) {
     ++stats_.dram_demand_lines;
+    // (channel(begin, line)'s steps: begin is past busy_until_ and outside a refresh already)
     if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
         const Tick begin = after_refresh(std::max(t, busy_until_));
-        channel(begin, cfg_.line);
+        busy_until_ = begin + line_xfer_;
         line_ready_ = begin + dram_stall_;
         return line_ready_;
     }
@@ -327,7 +328,7 @@ Tick MemorySystem::demand_miss(Tick t) {
     }
     if (n_inflight_ > 0) ++stats_.overlapped_misses;
     const Tick begin = after_refresh(std::max(t, busy_until_));
-    channel(begin, cfg_.line);
+    busy_until_ = begin + line_xfer_;
     line_ready_ = begin + dram_stall_;
     inflight_[n_inflight_++] = line_ready_;
     return t;
