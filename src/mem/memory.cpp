@@ -743,7 +743,8 @@ template <std::size_t N, class Lines>
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
     case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
-    case 2: return read_unheld_n<2>(cpu, t, a, b, stride_first);
+    case 2: return a9_fills_ ? read_unheld_n<2, true>(cpu, t, a, b, stride_first)
+                             : read_unheld_n<2>(cpu, t, a, b, stride_first);
     case 3: return read_unheld_n<3>(cpu, t, a, b, stride_first);
     case 4: return read_unheld_n<4>(cpu, t, a, b, stride_first);
     default: // deeper than any profile: the per-line steps
@@ -756,7 +757,7 @@ Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_firs
     }
 }
 
-template <std::size_t N>
+template <std::size_t N, bool A9>
 Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
@@ -872,7 +873,8 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         auto take_stretch = [&](Line& l) __attribute__((always_inline)) {
             if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
                 if (l >= steady_end) return; // (a stretch of one line stays in the loop)
-                const Line done = cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
+                const Line done = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end)
+                                     : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
                 const Line last = done > steady_end ? steady_end : done;
                 t += (last - l) * c;
                 pend += last - l;
@@ -959,8 +961,8 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         settle();
         out();
     };
-    if (N == 2 && a9_fills_) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
-        run_loop_for_shape<N>(v, true, true, lines);
+    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
+        lines(LoopShape<true, 4, 16>{});
     } else {
         each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
         run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, false, lines);

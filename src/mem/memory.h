@@ -196,7 +196,8 @@ private:
     template <std::size_t N>
     Tick held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next);
     // read_unheld for a hierarchy of N levels (the level loop unrolled, the views in registers).
-    template <std::size_t N>
+    // A9: the Cortex-A9's shape (a9_fills_, N 2), its fast copy alone with the shape's constants.
+    template <std::size_t N, bool A9 = false>
     Tick read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first);
     // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
     // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.
