@@ -448,7 +448,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
             Line next = l + 1;
             switch (nlev) {
-            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
+            case 2: t = held_run_n<2, A9>(cpu, t, write, l, last, next); break;
             case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
             case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
             }
@@ -460,7 +460,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
             const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
-            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
+            t = A9 ? read_unheld_n<2, true>(cpu, t, l, b, stride_ahead && l == first)
+                   : read_unheld(cpu, t, l, b, stride_ahead && l == first);
             l = b;
             continue;
         }
@@ -725,14 +726,13 @@ struct LoopShape {
 };
 // Runs `lines` (a run's line loop, generic in its LoopShape) in the copy for the hierarchy `v`:
 // for two levels, one private and hinted (`hinted_pair`), both RandomPow2, the fast copy, with the
-// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise. `a9`: the
-// hierarchy is the Cortex-A9's shape (a9_fills_), whose copy is then known without the tests.
+// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise. (The Cortex-A9's
+// shape, a9_fills_, has copies of the runs of its own: read_unheld_n and held_run_n with A9.)
 template <std::size_t N, class Lines>
-[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, bool a9,
-                                                      Lines& lines) {
+[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, Lines& lines) {
     if constexpr (N == 2) {
-        if (a9 || (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1]))) {
-            if (a9 || (v[0].ways == 4 && v[1].ways == 16)) lines(LoopShape<true, 4, 16>{});
+        if (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
             else lines(LoopShape<true, 0, 0>{});
             return;
         }
@@ -743,8 +743,7 @@ template <std::size_t N, class Lines>
 Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_first) {
     switch (n_levels_) {
     case 1: return read_unheld_n<1>(cpu, t, a, b, stride_first);
-    case 2: return a9_fills_ ? read_unheld_n<2, true>(cpu, t, a, b, stride_first)
-                             : read_unheld_n<2>(cpu, t, a, b, stride_first);
+    case 2: return read_unheld_n<2>(cpu, t, a, b, stride_first);
     case 3: return read_unheld_n<3>(cpu, t, a, b, stride_first);
     case 4: return read_unheld_n<4>(cpu, t, a, b, stride_first);
     default: // deeper than any profile: the per-line steps
@@ -965,7 +964,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         lines(LoopShape<true, 4, 16>{});
     } else {
         each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, false, lines);
+        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
     }
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
@@ -976,7 +975,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     return t;
 }
 
-template <std::size_t N>
+template <std::size_t N, bool A9>
 Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
@@ -995,26 +994,14 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const std::uint16_t priv = private_bits_;
     std::uint16_t* const ways = way_.data();
     const std::size_t n_shared = n_shared_, n_private = n_private_;
+    // the general copy's views (taken where that copy is chosen, below), as in read_unheld_n
     Cache::View v[N];
-    Tick busy = 0, consumer = 0;
+    Tick busy = busy_until_, consumer = consumer_;
     auto each_level = [](auto&& f) __attribute__((always_inline)) {
         [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
-        busy_until_ = busy;
-        consumer_ = consumer;
-    };
-    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
-    auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
-        busy = busy_until_;
-        consumer = consumer_;
-    };
-    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-    in();
     std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
     const Tick per_line = consume_line_;
     Line l = a;
@@ -1022,24 +1009,34 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         using Shape = decltype(rp);
         constexpr bool fast = Shape::fast;
-        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
         FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel<Shape::w0>::of(v[0]);
-            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(lv[0]->view());
+            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
         }
-        auto put = [&]() __attribute__((always_inline)) {
+        // the state held here goes back to the members around a step that uses them, and is read
+        // again after it (as in read_unheld_n)
+        auto out = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                v[0].lfsr = f0.lfsr;
-                v[N - 1].lfsr = f1.lfsr;
+                lv[0]->commit_lfsr(f0.lfsr);
+                lv[N - 1]->commit_lfsr(f1.lfsr);
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
             }
+            busy_until_ = busy;
+            consumer_ = consumer;
         };
-        auto get = [&]() __attribute__((always_inline)) {
+        auto in = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                f0.lfsr = v[0].lfsr;
-                f1.lfsr = v[N - 1].lfsr;
+                f0.lfsr = lv[0]->view().lfsr;
+                f1.lfsr = lv[N - 1]->view().lfsr;
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
             }
+            busy = busy_until_;
+            consumer = consumer_;
         };
         // fast: a line passes the test when the L2 alone holds it, and then ends held by both levels
         const std::uint16_t l2_bit = bits[N - 1], both = static_cast<std::uint16_t>(bits[0] | bits[N - 1]);
@@ -1059,7 +1056,12 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         for (; l <= last; ++l) {
             if constexpr (fast) { // the lines while none needs the members
-                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                Line done;
+                if constexpr (A9) // (fast_fills_for's choice, the masks known)
+                    done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, true, l, last)
+                                 : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, false, l, last);
+                else
+                    done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
                 t += (done - l) * hit_l2;
                 pend += done - l;
                 l = done;
@@ -1110,20 +1112,22 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                     }
                 }
                 settle();
-                put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
                 in();
-                get();
             });
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
         if constexpr (fast) found_at[1] += l - a;
         settle();
-        put();
+        out();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
-    out();
+    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
+        lines(LoopShape<true, 4, 16>{});
+    } else {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
+    }
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
         stats_.levels[k].hits += found_at[k];
