@@ -255,11 +255,16 @@ void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick no
 }
 
 // The first line of [l, end) (all inside the directory `dir`) that some cache holds, or end.
+// Wide: eight entries a test first, for searches over long stretches that no cache holds (a
+// frame's lines after its DMA); else four first (skip_unheld's steps from one held line to the
+// next, whose gaps are mostly short: a coherent device write's snoops, a clean).
+template <bool Wide = true>
 static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
-    for (std::uint64_t w[2]; l + 8 <= end; l += 8) { // eight holder entries as two words, one test
-        std::memcpy(w, &dir[l], sizeof w);
-        if ((w[0] | w[1]) != 0) break;
-    }
+    if constexpr (Wide)
+        for (std::uint64_t w[2]; l + 8 <= end; l += 8) { // eight holder entries as two words, one test
+            std::memcpy(w, &dir[l], sizeof w);
+            if ((w[0] | w[1]) != 0) break;
+        }
     for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four as one word
         std::memcpy(&w, &dir[l], sizeof w);
         if (w != 0) break;
@@ -270,7 +275,7 @@ static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
 
 Line MemorySystem::skip_unheld(Line l, Line last) const {
     if (!use_dir_) return l;
-    return next_held(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
+    return next_held<false>(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
 }
 
 inline std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
