@@ -255,8 +255,17 @@ void MemorySystem::fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick no
 }
 
 // The first line of [l, end) (all inside the directory `dir`) that some cache holds, or end.
+// Wide: eight entries a test first, for searches over long stretches that no cache holds (a
+// frame's lines after its DMA); else four first (skip_unheld's steps from one held line to the
+// next, whose gaps are mostly short: a coherent device write's snoops, a clean).
+template <bool Wide = true>
 static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
-    for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four holder entries as one word
+    if constexpr (Wide)
+        for (std::uint64_t w[2]; l + 8 <= end; l += 8) { // eight holder entries as two words, one test
+            std::memcpy(w, &dir[l], sizeof w);
+            if ((w[0] | w[1]) != 0) break;
+        }
+    for (std::uint64_t w = 0; l + 4 <= end; l += 4) { // four as one word
         std::memcpy(&w, &dir[l], sizeof w);
         if (w != 0) break;
     }
@@ -266,7 +275,7 @@ static inline Line next_held(const std::uint16_t* dir, Line l, Line end) {
 
 Line MemorySystem::skip_unheld(Line l, Line last) const {
     if (!use_dir_) return l;
-    return next_held(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
+    return next_held<false>(dir_.data(), l, std::min<Line>(last + 1, dir_.size()));
 }
 
 inline std::uint16_t MemorySystem::drop_bits(Line l, std::uint16_t m) {
@@ -314,9 +323,10 @@ bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
 
 Tick MemorySystem::demand_miss(Tick t) {
     ++stats_.dram_demand_lines;
+    // (channel(begin, line)'s steps: begin is past busy_until_ and outside a refresh already)
     if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
         const Tick begin = after_refresh(std::max(t, busy_until_));
-        channel(begin, cfg_.line);
+        busy_until_ = begin + line_xfer_;
         line_ready_ = begin + dram_stall_;
         return line_ready_;
     }
@@ -327,7 +337,7 @@ Tick MemorySystem::demand_miss(Tick t) {
     }
     if (n_inflight_ > 0) ++stats_.overlapped_misses;
     const Tick begin = after_refresh(std::max(t, busy_until_));
-    channel(begin, cfg_.line);
+    busy_until_ = begin + line_xfer_;
     line_ready_ = begin + dram_stall_;
     inflight_[n_inflight_++] = line_ready_;
     return t;
@@ -348,7 +358,7 @@ Cycles MemorySystem::stall_cycles(Tick stall) {
     return c;
 }
 
-inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
+[[gnu::always_inline]] inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
     if (write) {
         ++stats_.dram_write_allocates;
         return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
@@ -447,7 +457,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
             Line next = l + 1;
             switch (nlev) {
-            case 2: t = held_run_n<2>(cpu, t, write, l, last, next); break;
+            case 2: t = held_run_n<2, A9>(cpu, t, write, l, last, next); break;
             case 3: t = held_run_n<3>(cpu, t, write, l, last, next); break;
             case 4: t = held_run_n<4>(cpu, t, write, l, last, next); break;
             }
@@ -459,7 +469,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
             const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
-            t = read_unheld(cpu, t, l, b, stride_ahead && l == first);
+            t = A9 ? read_unheld_n<2, true>(cpu, t, l, b, stride_ahead && l == first)
+                   : read_unheld(cpu, t, l, b, stride_ahead && l == first);
             l = b;
             continue;
         }
@@ -724,14 +735,13 @@ struct LoopShape {
 };
 // Runs `lines` (a run's line loop, generic in its LoopShape) in the copy for the hierarchy `v`:
 // for two levels, one private and hinted (`hinted_pair`), both RandomPow2, the fast copy, with the
-// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise. `a9`: the
-// hierarchy is the Cortex-A9's shape (a9_fills_), whose copy is then known without the tests.
+// ways known when they are the Cortex-A9's 4 and 16; the general copy otherwise. (The Cortex-A9's
+// shape, a9_fills_, has copies of the runs of its own: read_unheld_n and held_run_n with A9.)
 template <std::size_t N, class Lines>
-[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, bool a9,
-                                                      Lines& lines) {
+[[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, Lines& lines) {
     if constexpr (N == 2) {
-        if (a9 || (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1]))) {
-            if (a9 || (v[0].ways == 4 && v[1].ways == 16)) lines(LoopShape<true, 4, 16>{});
+        if (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
             else lines(LoopShape<true, 0, 0>{});
             return;
         }
@@ -755,7 +765,7 @@ Tick MemorySystem::read_unheld(int cpu, Tick t, Line a, Line b, bool stride_firs
     }
 }
 
-template <std::size_t N>
+template <std::size_t N, bool A9>
 Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
@@ -772,10 +782,9 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     // hint(l, j) = way_[l * n_shared_ + (j - n_private_)]
     std::uint16_t* const ways = way_.data();
     const std::size_t n_shared = n_shared_, n_private = n_private_;
+    // the general copy's views (taken where that copy is chosen, below; the fast copies keep their
+    // levels in FastLevels instead)
     Cache::View v[N];
-    Tick busy = 0, consumer = 0, clear_from = 0, clear_len = 0;
-    // the state held here goes back to the members around a step that uses them (a demand miss,
-    // a write-back, a fill of a level below a dirty victim), and is read again after it
     // f(integral_constant<0>) .. f(integral_constant<N - 1>): the levels with their index known at
     // compile time, so that the views' fields can live in registers
     auto each_level = [](auto&& f) __attribute__((always_inline)) {
@@ -783,24 +792,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
-        busy_until_ = busy;
-        consumer_ = consumer;
-    };
-    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
-    auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
-        busy = busy_until_;
-        consumer = consumer_;
-        clear_from = clear_from_;
-        clear_len = clear_len_;
-    };
     // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
     t = from_dram(cpu, t, false, a, stride_first);
     Tick ready = line_ready_;
-    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-    in();
+    Tick busy = busy_until_, consumer = consumer_, clear_from = clear_from_, clear_len = clear_len_;
     // the stream the first line trained: streamed() finds it first for each later line when no
     // stream before it in the CPU's table expects one of them
     Stream* s = nullptr;
@@ -823,24 +818,37 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         using Shape = decltype(rp);
         constexpr bool fast = Shape::fast;
-        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
         FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel<Shape::w0>::of(v[0]);
-            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(lv[0]->view());
+            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
         }
-        auto put = [&]() __attribute__((always_inline)) {
+        // the state held here goes back to the members around a step that uses them (a demand
+        // miss, a write-back, a fill of a level below a dirty victim), and is read again after it
+        auto out = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                v[0].lfsr = f0.lfsr;
-                v[N - 1].lfsr = f1.lfsr;
+                lv[0]->commit_lfsr(f0.lfsr);
+                lv[N - 1]->commit_lfsr(f1.lfsr);
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
             }
+            busy_until_ = busy;
+            consumer_ = consumer;
         };
-        auto get = [&]() __attribute__((always_inline)) {
+        // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
+        auto in = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                f0.lfsr = v[0].lfsr;
-                f1.lfsr = v[N - 1].lfsr;
+                f0.lfsr = lv[0]->view().lfsr;
+                f1.lfsr = lv[N - 1]->view().lfsr;
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
             }
+            busy = busy_until_;
+            consumer = consumer_;
+            clear_from = clear_from_;
+            clear_len = clear_len_;
         };
         // Streamed lines in a steady stretch: once a streamed line has left the channel free by its
         // arrival (busy <= t, always so after one) and the next lines' starts stay between the
@@ -873,7 +881,8 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         auto take_stretch = [&](Line& l) __attribute__((always_inline)) {
             if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
                 if (l >= steady_end) return; // (a stretch of one line stays in the loop)
-                const Line done = cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
+                const Line done = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end)
+                                     : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
                 const Line last = done > steady_end ? steady_end : done;
                 t += (last - l) * c;
                 pend += last - l;
@@ -913,11 +922,9 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                         }
                     }
                     settle();
-                    put();
                     out();
                     place_evicted(cpu, j, Evicted{victim, true}, t);
                     in();
-                    get();
                     steady_end = l; // the channel's busy time may have moved: the next line by the general step
                 });
             }
@@ -952,20 +959,22 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
                 take_stretch(l);
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
-                put();
                 out();
                 t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);
                 ready = line_ready_;
                 in();
-                get();
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             }
         }
         settle();
-        put();
+        out();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
-    out();
+    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
+        lines(LoopShape<true, 4, 16>{});
+    } else {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
+    }
     line_ready_ = ready;
     stats_.dram_stream_lines += stream_lines;
     if (s) {
@@ -975,7 +984,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
     return t;
 }
 
-template <std::size_t N>
+template <std::size_t N, bool A9>
 Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
@@ -994,26 +1003,14 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const std::uint16_t priv = private_bits_;
     std::uint16_t* const ways = way_.data();
     const std::size_t n_shared = n_shared_, n_private = n_private_;
+    // the general copy's views (taken where that copy is chosen, below), as in read_unheld_n
     Cache::View v[N];
-    Tick busy = 0, consumer = 0;
+    Tick busy = busy_until_, consumer = consumer_;
     auto each_level = [](auto&& f) __attribute__((always_inline)) {
         [&]<std::size_t... J>(std::index_sequence<J...>) __attribute__((always_inline)) {
             (f(std::integral_constant<std::size_t, J>{}), ...);
         }(std::make_index_sequence<N>{});
     };
-    auto out = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
-        busy_until_ = busy;
-        consumer_ = consumer;
-    };
-    // (after the first view only a cache's LFSR and clock are read again: Cache::refresh)
-    auto in = [&]() __attribute__((always_inline)) {
-        each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
-        busy = busy_until_;
-        consumer = consumer_;
-    };
-    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-    in();
     std::uint64_t found_at[N] = {}; // lines found in level k: a hit there, a miss in each before it
     const Tick per_line = consume_line_;
     Line l = a;
@@ -1021,24 +1018,34 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     auto lines = [&](auto rp) __attribute__((always_inline)) {
         using Shape = decltype(rp);
         constexpr bool fast = Shape::fast;
-        // fast: the L1's and the L2's state, handed to the views around out() and in()
+        // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
         FastLevel<Shape::w1> f1{};
         if constexpr (fast) {
-            f0 = FastLevel<Shape::w0>::of(v[0]);
-            f1 = FastLevel<Shape::w1>::of(v[N - 1]);
+            f0 = FastLevel<Shape::w0>::of(lv[0]->view());
+            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
         }
-        auto put = [&]() __attribute__((always_inline)) {
+        // the state held here goes back to the members around a step that uses them, and is read
+        // again after it (as in read_unheld_n)
+        auto out = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                v[0].lfsr = f0.lfsr;
-                v[N - 1].lfsr = f1.lfsr;
+                lv[0]->commit_lfsr(f0.lfsr);
+                lv[N - 1]->commit_lfsr(f1.lfsr);
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->commit(v[J]); });
             }
+            busy_until_ = busy;
+            consumer_ = consumer;
         };
-        auto get = [&]() __attribute__((always_inline)) {
+        auto in = [&]() __attribute__((always_inline)) {
             if constexpr (fast) {
-                f0.lfsr = v[0].lfsr;
-                f1.lfsr = v[N - 1].lfsr;
+                f0.lfsr = lv[0]->view().lfsr;
+                f1.lfsr = lv[N - 1]->view().lfsr;
+            } else {
+                each_level([&](auto J) __attribute__((always_inline)) { lv[J]->refresh(v[J]); });
             }
+            busy = busy_until_;
+            consumer = consumer_;
         };
         // fast: a line passes the test when the L2 alone holds it, and then ends held by both levels
         const std::uint16_t l2_bit = bits[N - 1], both = static_cast<std::uint16_t>(bits[0] | bits[N - 1]);
@@ -1058,7 +1065,12 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         for (; l <= last; ++l) {
             if constexpr (fast) { // the lines while none needs the members
-                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                Line done;
+                if constexpr (A9) // (fast_fills_for's choice, the masks known)
+                    done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, true, l, last)
+                                 : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, false, l, last);
+                else
+                    done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
                 t += (done - l) * hit_l2;
                 pend += done - l;
                 l = done;
@@ -1109,20 +1121,22 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
                     }
                 }
                 settle();
-                put();
                 out();
                 place_evicted(cpu, j, Evicted{victim, true}, t);
                 in();
-                get();
             });
             // a write: no other CPU's private cache held the line, and no fill gives it one
         }
         if constexpr (fast) found_at[1] += l - a;
         settle();
-        put();
+        out();
     };
-    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, a9_fills_, lines);
-    out();
+    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
+        lines(LoopShape<true, 4, 16>{});
+    } else {
+        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
+    }
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
         stats_.levels[k].hits += found_at[k];
@@ -1288,23 +1302,48 @@ template <std::uint32_t W>
         tag[i] = 0;
         dirty[i] = 0;
     };
+    auto drop_rest = [&](Line x) __attribute__((always_inline)) { // the rest, line by line
+        for (; x < end && dir[x] == shared_bit; ++x) {
+            drop(x);
+            dir[x] = 0;
+        }
+        return x;
+    };
     const std::uint64_t four = std::uint64_t{shared_bit} * 0x0001000100010001u; // the entry, four times
-    for (; l + 4 <= end; l += 4) {
+    auto four_held = [&]() __attribute__((always_inline)) {
         std::uint64_t word;
         std::memcpy(&word, &dir[l], sizeof word);
-        if (word != four) break;
-        drop(l);
+        return word == four;
+    };
+    auto clear_four = [&]() __attribute__((always_inline)) { std::memset(&dir[l], 0, 4 * sizeof dir[l]); };
+    while (l + 4 <= end) {
+        // the lines before the sets wrap to 0 have consecutive sets: each array's slots of a four
+        // from one base, stepped by four sets
+        const std::size_t set = static_cast<std::size_t>(l & set_mask);
+        const Line stop = std::min<Line>(end, l + (set_mask + 1 - set));
+        std::uint64_t* e = empty + set;
+        Line* t = tag + set * nw;
+        std::uint8_t* d = dirty + set * nw;
+        for (; l + 4 <= stop; l += 4, e += 4, t += 4 * nw, d += 4 * nw) {
+            if (!four_held()) return drop_rest(l);
+            for (std::size_t k = 0; k < 4; ++k) { // drop(l + k)
+                const std::uint32_t w = hints[l + k];
+                assert(t[k * nw + w] == l + k + 1);
+                e[k] |= bit[w];
+                t[k * nw + w] = 0;
+                d[k * nw + w] = 0;
+            }
+            clear_four();
+        }
+        if (l + 4 > end || !four_held()) break;
+        drop(l); // a four across the last set and the first
         drop(l + 1);
         drop(l + 2);
         drop(l + 3);
-        word = 0;
-        std::memcpy(&dir[l], &word, sizeof word);
+        clear_four();
+        l += 4;
     }
-    for (; l < end && dir[l] == shared_bit; ++l) { // the rest, line by line
-        drop(l);
-        dir[l] = 0;
-    }
-    return l;
+    return drop_rest(l);
 }
 
 std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {

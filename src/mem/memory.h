@@ -193,10 +193,13 @@ private:
     // read_unheld. Stops at the first line that fails that test when its turn comes (a fill of the
     // run may have changed it); `next`: that line, or last + 1. For hierarchies whose shared levels
     // do not reorder on a hit (use_held_runs_).
-    template <std::size_t N>
+    // A9: as read_unheld_n's.
+    template <std::size_t N, bool A9 = false>
     Tick held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next);
     // read_unheld for a hierarchy of N levels (the level loop unrolled, the views in registers).
-    template <std::size_t N>
+    // A9: the Cortex-A9's shape (a9_fills_, N 2; access_run<true> calls it), its fast copy alone with
+    // the shape's constants.
+    template <std::size_t N, bool A9 = false>
     Tick read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first);
     // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
     // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.

@@ -1493,6 +1493,45 @@ TEST(Memory, AnInvalidateDropsTheSixteenWaySharedLevelsRunFourEntriesAtATimeThen
     }
 }
 
+TEST(Memory, AnInvalidatesFoursOfTheSixteenWaySharedLevelStepThroughItsSetsAndAcrossTheirWrap) {
+    // one CPU; L1 1 set x 2 ways (random), shared L2 8 sets x 16 ways (random); p line-aligned to
+    // 8 lines, so that p_i falls in L2 set i % 8, in its set's lowest empty way: p0 .. p7 way 0,
+    // p8 .. p15 way 1, p16 .. p21 way 2. The L1 takes p0 (way 0) and p1 (way 1), then draws from
+    // 0xACE1 (ways 0, 0, 0, 0, 1, 1, 1, 0, then 0x6162 0, 0x30B1 1, 0xAC58 0, 0x562C 0, 0x2B16 0,
+    // 0x158B 1, 0xBEC5 1, 0xEB62 0, 0x75B1 1, 0x8ED8 0, 0x476C 0, 0x23B6 0 for p10 .. p21): it
+    // holds p18 (way 1) and p21 (way 0) at the end; the L2 alone holds the others.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 2 * 64, 2, 4, false, Replacement::RANDOM}, {"l2", 8 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(22 * 64, 8 * 64);
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    m.read(0, 0, p, 22 * 64);
+    EXPECT_EQ(m.level_of(0, line(18)), 0);
+    EXPECT_EQ(m.level_of(0, line(21)), 0);
+    for (int i = 0; i < 22; ++i) {
+        if (i != 18 && i != 21) ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+        ASSERT_EQ(P::searched_way(m, line(i), 1), i / 8) << i;
+    }
+    // p6 .. p17, the L2 alone: the four p6 .. p9 in sets 6, 7, 0, 1 (across the wrap), p10 .. p13
+    // in sets 2 .. 5 (from one base), p14 .. p17 in sets 6, 7, 0, 1 again
+    EXPECT_EQ(m.invalidate(line(6), 12 * 64), 12u);
+    EXPECT_EQ(m.stats().invalidated_lines, 12u);
+    for (int i = 0; i < 22; ++i) {
+        const bool dropped = i >= 6 && i < 18;
+        EXPECT_EQ(m.level_of(0, line(i)), dropped ? -1 : i == 18 || i == 21 ? 0 : 1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), dropped ? -1 : i / 8) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), dropped ? -1 : i / 8) << i;
+    }
+    // the ways emptied in their own sets: read again, p6 .. p17 take the lowest empty way of their
+    // set, the way each had (p6, p7 way 0; p8 .. p15 way 1; p16, p17 way 2)
+    m.read(0, 1000 * NS, line(6), 12 * 64);
+    for (int i = 0; i < 22; ++i) {
+        EXPECT_EQ(P::searched_way(m, line(i), 1), i / 8) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), i / 8) << i;
+    }
+}
+
 TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
     // one CPU; L1 1 set x 2 ways, private L2 1 set x 4 ways, shared L3 4 sets x 4 ways, all LRU
     MemoryConfig c = test_profile();
