@@ -18,7 +18,7 @@ struct FreeNode {
 };
 struct FrameLists {
     static constexpr std::size_t GRANULE = 16;
-    static constexpr std::size_t CLASSES = 64; // frames up to 1 KiB are pooled
+    static constexpr std::size_t CLASSES = 128; // frames up to 2 KiB are pooled
     FreeNode* head[CLASSES];
     std::size_t live; // frames handed out
 };

@@ -225,7 +225,7 @@ Task<int> parked_child(std::coroutine_handle<>* slot) {
 Task<> parked_parent(std::coroutine_handle<>* slot, int& out) { out = co_await parked_child(slot); }
 
 Task<> big_frame(long& out) {
-    volatile char buf[4096]; // lives across a suspension point: the frame exceeds 1 KiB
+    volatile char buf[4096]; // lives across a suspension point: the frame exceeds 2 KiB
     for (std::size_t i = 0; i < sizeof buf; ++i) buf[i] = static_cast<char>(i);
     co_await std::suspend_always{};
     long s = 0;
@@ -324,6 +324,24 @@ TEST(FramePool, FreedFrameIsReusedBySameSizeClass) {
     void* q = FramePool::allocate(112);
     EXPECT_EQ(q, p);
     FramePool::deallocate(q, 112);
+    EXPECT_EQ(FramePool::live_frames(), base);
+}
+
+// Frames up to 2 KiB are pooled (a NAPI driver's ring walk, with its frame's take and GRO's steps
+// in one frame, is past 1 KiB): 1,200 bytes are the 1,200-byte class (75 granules) and 2,032 the
+// last (127 granules of 128). A freed frame stays in its list: a heap allocation of its size in
+// between does not take it (as it would a block given back to the heap).
+TEST(FramePool, FramesUpToTwoKibibytesAreReusedBySizeClass) {
+    const std::size_t base = FramePool::live_frames();
+    for (const std::size_t n : {std::size_t{1200}, std::size_t{2032}}) {
+        void* p = FramePool::allocate(n);
+        FramePool::deallocate(p, n);
+        void* heap = ::operator new(n);
+        void* q = FramePool::allocate(n - 15); // the same class
+        EXPECT_EQ(q, p) << n;
+        FramePool::deallocate(q, n - 15);
+        ::operator delete(heap);
+    }
     EXPECT_EQ(FramePool::live_frames(), base);
 }
 

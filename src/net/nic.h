@@ -116,7 +116,7 @@ public:
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
-    // NONE: one pass. Call before the run.
+    // NONE: one pass. Needs rx_mode NAPI. Call before the run.
     void set_poll_loop(PollLoop l) {
         poll_loop_ = l;
         poll_loop_on_ = l != PollLoop::NONE;
@@ -190,19 +190,19 @@ private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
     engine::Task<int> rx_napi_poll(kernel::Cpu& cpu, int budget);
-    // One frame off the ring (its descriptors' completion, hand-off and refill, `fec_writes` FEC
-    // register writes per descriptor). False: a refill failed and the driver dropped the frame.
-    engine::Task<bool> rx_take_frame(Packet& p, unsigned fec_writes);
+    // The ring walk: up to `weight` frames off the ring (each descriptor's completion, hand-off
+    // and refill) and to the stack. Returns the frames taken, dropped ones included.
+    engine::Task<int> fec_enet_rx(kernel::Cpu& cpu, int weight);
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
     // The rx tail's posted write: the descriptors refilled since the last one go back to the device.
     // `co_await rx_tail_write()` is its exec (an awaitable: no coroutine frame of its own).
     kernel::Cpu::ExecAwaiter rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
-    // rx_mode NETIF_RX: the 3.0 FEC's handler, its ring walk, netif_rx; the device's IEVENT bits
-    // and its interrupt line (asserted from the first event until the handler reads IEVENT empty).
+    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk: fec_enet_rx, every frame), netif_rx;
+    // the device's IEVENT bits and its interrupt line (asserted from the first event until the
+    // handler reads IEVENT empty).
     engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);
-    engine::Task<> fec_enet_rx(kernel::Cpu& cpu);
     engine::Task<> netif_rx(kernel::Cpu& cpu, const Packet& p);
     void fec_event(unsigned bits);
     static constexpr unsigned FEC_ENET_RXF = 1, FEC_ENET_TXF = 2;

@@ -1,4 +1,4 @@
-// The page-reuse receive strategy (RxStrategy::PAGE_REUSE, nic.cpp rx_take_frame): igb's and
+// The page-reuse receive strategy (RxStrategy::PAGE_REUSE, nic.cpp fec_enet_rx): igb's and
 // mlx5e's recycled pages. Every expected figure by hand from this file's own costs: per NAPI poll
 // 300; per frame the driver's 1000 and netif_receive_skb's 300, and the DMA API's calls on a
 // coherent platform (map 25, unmap 15, sync 12 each; no line work); a new rx buffer costs 170.

@@ -430,11 +430,15 @@ void TcpSource::tcp_enter_cwr() {
 // MAX_TCP_HEADER a GSO skb may hold and by half the peer's largest window
 // (tcp_bound_to_half_wnd). The smoothed RTT stands in for the minimum RTT.
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
-std::uint32_t TcpSource::tcp_size_goal() const {
+inline std::uint32_t TcpSource::tcp_size_goal() const {
     if (!stack_.can_gso()) return 1;
     const SizeGoalKey key{srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_,
                           tp_.in_slow_start()};
-    if (key == size_goal_key_) return size_goal_; // the same inputs: the same goal
+    if (key == size_goal_key_) [[likely]] return size_goal_; // the same inputs: the same goal
+    return tcp_size_goal_update(key);
+}
+
+std::uint32_t TcpSource::tcp_size_goal_update(const SizeGoalKey& key) const {
     constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
     std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift
     const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;

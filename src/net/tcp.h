@@ -215,7 +215,8 @@ private:
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
     void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
     // tcp_tso_autosize's segments per skb (1 without GSO); kept while its inputs stay the same
-    // (it is asked for at every MSS written).
+    // (it is asked for at every MSS written). The inputs' test is inline in tcp.cpp, the goal's
+    // computation for new inputs (tcp_size_goal_update) out of line.
     std::uint32_t tcp_size_goal() const;
     // The copy of the next MSS into the send queue: its cycles (and, with a hierarchy, its place).
     Cycles tcp_copy_from_user(kernel::Cpu& cpu);
@@ -255,6 +256,7 @@ private:
     };
     mutable SizeGoalKey size_goal_key_;
     mutable std::uint32_t size_goal_ = 0;
+    std::uint32_t tcp_size_goal_update(const SizeGoalKey& key) const; // the goal for `key`, kept
 
     TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
     std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
