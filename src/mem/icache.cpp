@@ -7,6 +7,7 @@
 #include <bit>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace kdsim::mem {
@@ -88,7 +89,18 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
         for (Line l = 0; l < hi; ++l)
             if (l1i_[cpu].contains(l)) absent_[cpu * words_ + l / 64] &= ~(std::uint64_t{1} << (l % 64));
-    if (hits_reorder_) return;
+    slot_of_.clear();
+    if (hits_reorder_) {
+        const Cache& c0 = l1i_.front();
+        if (std::uint64_t{c0.sets()} * c0.ways() > std::numeric_limits<std::uint32_t>::max()) return;
+        slot_of_.assign(l1i_.size() * static_cast<std::size_t>(hi), 0);
+        for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu)
+            for (Line l = 0; l < hi; ++l)
+                if (const int w = l1i_[cpu].way_of(l); w >= 0)
+                    slot_of_[cpu * static_cast<std::size_t>(hi) + l] =
+                        l1i_[cpu].view().set_of(l) * c0.ways() + static_cast<std::uint32_t>(w);
+        return;
+    }
     group_words_.resize(group_spans_.size());
     for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
         const Line k = group_spans_[i].first, n = group_spans_[i].lines;
@@ -120,10 +132,14 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
 
 void InstructionCache::fill(Cache& c, int cpu, Line l) {
     Evicted ev;
-    const bool displaced = c.fill(l, false, ev);
+    std::uint32_t way;
+    const bool displaced = c.fill(l, false, ev, way);
     if (absent_.empty()) return;
     std::uint64_t* bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
-    if (l < bits_lines_) bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+    if (l < bits_lines_) {
+        bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+        if (!slot_of_.empty()) slot_of_[static_cast<std::size_t>(cpu) * bits_lines_ + l] = c.view().set_of(l) * c.ways() + way;
+    }
     if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
 }
 
@@ -200,7 +216,8 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
 Cycles InstructionCache::walk_a9(int cpu, std::uint32_t g) { return walk_random<4, 255, false>(cpu, g); }
 
 Cycles InstructionCache::walk_group(int cpu, std::uint32_t g) {
-    if (g < 64) {
+    if (!slot_of_.empty()) return walk_lru(cpu, g);
+    if (g < 64 && !line_keep_.empty()) {
         if (a9_) return foreign_ ? walk_random<4, 255, true>(cpu, g) : walk_a9(cpu, g);
         if (four_ways_) return walk_random<4, 0, true>(cpu, g);
         if (random_pow2_) return walk_random<0, 0, true>(cpu, g);
@@ -209,7 +226,59 @@ Cycles InstructionCache::walk_group(int cpu, std::uint32_t g) {
     }
     const std::uint32_t b = group_begin_[g];
     return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
-                group_words_.data() + b);
+                group_words_.empty() ? nullptr : group_words_.data() + b);
+}
+
+Cycles InstructionCache::walk_lru(int cpu, std::uint32_t g) {
+    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
+    Cache::View v = c.view();
+    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint32_t* const slot_of = slot_of_.data() + static_cast<std::size_t>(cpu) * bits_lines_;
+    std::uint64_t* const stamp = v.stamp;
+    std::uint64_t clock = v.clock;
+    Cycles stall = 0;
+    std::uint64_t misses = 0, prefetched = 0;
+    for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
+        const CodeSpan s = group_spans_[i];
+        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
+        Line covered_end = 0;
+        for (Line l = s.first, end = s.first + s.lines; l < end;) {
+            // the lines of l's word from l on: hits up to its next missing line
+            const Line stop = std::min(end, (l / 64 + 1) * 64);
+            const std::uint64_t absent = bits[l / 64] >> (l % 64);
+            const Line hits_end = absent ? std::min(stop, l + static_cast<Line>(std::countr_zero(absent))) : stop;
+            for (; l < hits_end; ++l) stamp[slot_of[l]] = ++clock; // Cache::lookup's stamp
+            if (l == stop) continue;
+            v.clock = clock;
+            fill_lru(v, bits, slot_of, l);
+            clock = v.clock;
+            ++misses;
+            if (l >= covered && l < covered_end) ++prefetched;
+            else {
+                stall += miss_;
+                covered = l + 1;
+                covered_end = l + 1 + prefetch_;
+            }
+            ++l;
+        }
+    }
+    v.clock = clock;
+    c.commit(v);
+    stats_.hits += group_lines_[g] - misses;
+    stats_.misses += misses;
+    stats_.prefetched += prefetched;
+    stats_.stall_cycles += stall;
+    return stall;
+}
+
+void InstructionCache::fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32_t* slot_of, Line l) {
+    Line victim = 0;
+    bool victim_dirty = false;
+    std::uint32_t way = 0;
+    const bool displaced = v.fill(l, false, victim, victim_dirty, way);
+    bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+    slot_of[l] = v.set_of(l) * v.ways + way;
+    if (displaced && victim < bits_lines_) bits[victim / 64] |= std::uint64_t{1} << (victim % 64);
 }
 
 template <std::uint32_t Ways, Line SetMask, bool AnyLine>

@@ -93,11 +93,6 @@ public:
             }
             if (a9_groups_) return walk_a9(cpu, g);
         }
-        if (line_keep_.empty()) { // no resident bits kept (LRU)
-            const std::uint32_t b = group_begin_[g];
-            return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
-                        group_words_.empty() ? nullptr : group_words_.data() + b);
-        }
         return walk_group(cpu, g);
     }
     // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
@@ -136,10 +131,21 @@ private:
     Cycles walk_random(int cpu, std::uint32_t g);
     // walk_random<4, 255, false>: the Cortex-A9's L1I holding no line outside the bits' range.
     Cycles walk_a9(int cpu, std::uint32_t g);
-    // fetch_group of a group not known whole where the resident bits are kept, other than
-    // walk_a9's: the group's resident bit set (g < 64) and its missing lines filled.
+    // fetch_group of a group not known whole, other than walk_a9's: walk_lru where the slots are
+    // kept, else the group's resident bit set where kept (g < 64) and its lines walked.
     Cycles walk_group(int cpu, std::uint32_t g);
-    // Installs `l` (absent) in `cpu`'s L1I, the absence bits of it and of the line it evicts kept.
+    // walk of group g where a hit reorders (LRU) and slot_of_ is kept: each line, in order, a hit
+    // where its absence bit is clear, stamped in the slot slot_of_ gives (Cache::lookup's hit
+    // without its search of the set; the hits up to a word's next missing line in a loop of
+    // their own), else filled by Cache::View::fill (Cache::fill's steps) and its slot kept; over
+    // the cache's arrays and clock held in a view, handed back at the end.
+    Cycles walk_lru(int cpu, std::uint32_t g);
+    // walk_lru's miss: `l` (in the bits' range, absent) filled by `v` (with a CPU's absence bits
+    // and slots), its absence bit cleared, its slot kept, its victim's absence bit set. Out of
+    // line: the hits' loop keeps its registers.
+    [[gnu::noinline]] void fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32_t* slot_of, Line l);
+    // Installs `l` (absent) in `cpu`'s L1I, the absence bits of it and of the line it evicts and
+    // its slot (where slot_of_ is kept) kept.
     void fill(Cache& c, int cpu, Line l);
     // Line k (< bits_lines_) left `cpu`'s L1I: its absence bit set and the resident bits of its
     // groups cleared.
@@ -184,6 +190,10 @@ private:
     Line bits_lines_ = 0;
     std::size_t words_ = 0;
     std::vector<std::uint64_t> absent_;
+    // where a hit reorders (LRU) and the slots fit 32 bits: per CPU and line of the bits' range,
+    // the slot (set x ways + way) of its L1I that holds it (read only while its absence bit is
+    // clear: a line keeps its way while it stays)
+    std::vector<std::uint32_t> slot_of_;
     // per CPU, a bit per group (the first 64) whose every line its L1I holds; always 0 where a hit
     // reorders (LRU: each hit must be looked up) or without groups
     std::vector<std::uint64_t> resident_;

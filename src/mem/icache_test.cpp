@@ -349,6 +349,36 @@ TEST(InstructionCache, AGroupOfNoLinesIsKnownWholeFromTheStartWhereAHitIsPresenc
     EXPECT_EQ(lru.fetch_group(0, 0), 0u);
 }
 
+TEST(InstructionCache, AnLruGroupFetchStampsEachHitInTheWayItsLineWasFilledIn) {
+    // A 1 KB 2-way LRU L1I of 64 B lines: 8 sets; lines 0, 8, 16, 24 all in set 0. Each hit of a
+    // group fetch stamps its line in the way it was filled in, whichever path filled it: 0 before
+    // set_groups, 8 by a span fetch, 16 and 0 again by group fetches; the least recently used
+    // line of the set is each miss's victim.
+    L1iConfig c = l1i(Replacement::LRU);
+    c.size = 1024;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    EXPECT_EQ(ic.fetch(0, CodeSpan{0, 1}), MISS); // way 0
+    ic.set_groups({{{0, 1}}, {{8, 1}}, {{16, 1}}, {{24, 1}}});
+    EXPECT_EQ(ic.fetch(0, CodeSpan{8, 1}), MISS); // way 1
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);          // 0 used, then 8: 0 the least recent
+    EXPECT_EQ(ic.fetch_group(0, 1), 0u);
+    EXPECT_EQ(ic.fetch_group(0, 2), MISS); // 16 takes 0's way 0
+    EXPECT_FALSE(ic.holds(0, 0));
+    EXPECT_TRUE(ic.holds(0, 8));
+    EXPECT_EQ(ic.fetch_group(0, 2), 0u);   // 16 used after 8: 8 the least recent
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS); // 0 takes 8's way 1
+    EXPECT_FALSE(ic.holds(0, 8));
+    EXPECT_TRUE(ic.holds(0, 16));
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);   // 0 used again, in way 1
+    EXPECT_EQ(ic.fetch_group(0, 3), MISS); // 24 takes 16's way 0
+    EXPECT_FALSE(ic.holds(0, 16));
+    EXPECT_TRUE(ic.holds(0, 0));
+    EXPECT_TRUE(ic.holds(0, 24));
+    EXPECT_EQ(ic.stats().misses, 5u);
+    EXPECT_EQ(ic.stats().hits, 4u);
+}
+
 TEST(InstructionCache, RejectsAGroupOf2To30LinesOrMore) {
     // A walk counts its misses in 30 bits: two spans of 2^29 lines are one line too many.
     InstructionCache ic(l1i(Replacement::RANDOM), 64, MISS, 1);
