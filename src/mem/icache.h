@@ -129,8 +129,9 @@ private:
     // tested against the bits' range; without it every victim's line is in the range.
     template <std::uint32_t Ways, Line SetMask, bool AnyLine>
     Cycles walk_random(int cpu, std::uint32_t g);
-    // walk_random<4, 255, false>: the Cortex-A9's L1I holding no line outside the bits' range.
-    Cycles walk_a9(int cpu, std::uint32_t g);
+    // walk_random<4, 255, false>: the Cortex-A9's L1I holding no line outside the bits' range
+    // (flattened: the walk is its body, not a jump away).
+    [[gnu::flatten]] Cycles walk_a9(int cpu, std::uint32_t g);
     // fetch_group of a group not known whole, other than walk_a9's: walk_lru where the slots are
     // kept, else the group's resident bit set where kept (g < 64) and its lines walked.
     Cycles walk_group(int cpu, std::uint32_t g);
