@@ -74,6 +74,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     }
     resident_.assign(l1i_.size(), 0);
     line_keep_.clear();
+    slot_of_.clear();
     group_words_.clear();
     a9_groups_ = false;
     if (group_spans_.empty()) return;
@@ -89,7 +90,6 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
         for (Line l = 0; l < hi; ++l)
             if (l1i_[cpu].contains(l)) absent_[cpu * words_ + l / 64] &= ~(std::uint64_t{1} << (l % 64));
-    slot_of_.clear();
     if (hits_reorder_) {
         const Cache& c0 = l1i_.front();
         if (std::uint64_t{c0.sets()} * c0.ways() > std::numeric_limits<std::uint32_t>::max()) return;

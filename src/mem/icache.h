@@ -124,7 +124,8 @@ private:
     // of its own word (its 64 lines are in 64 sets), so a word's missing lines are known before its
     // first fill and its bits are cleared at once. The group's resident bit is set in the local at
     // the start; the LFSR and the resident bits are handed back at the end. Ways: the L1I's ways
-    // where 4 (the Cortex-A9's: a constant), else 0 (read from the cache); SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
+    // where 4 (the Cortex-A9's: a constant), else 0 (read from the cache); SetMask: its sets less
+    // one where 255 (the Cortex-A9's 256 sets), else 0.
     // AnyLine: an L1I may hold a line at or above bits_lines_ (foreign_), so a victim's line is
     // tested against the bits' range; without it every victim's line is in the range.
     template <std::uint32_t Ways, Line SetMask, bool AnyLine>
