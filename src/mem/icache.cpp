@@ -7,6 +7,7 @@
 #include <bit>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace kdsim::mem {
@@ -50,6 +51,7 @@ InstructionCache::InstructionCache(const L1iConfig& c, std::uint32_t line, std::
     random_pow2_ = v.repl == Replacement::RANDOM && v.mask != 0 && v.way_mask != 0 && v.ways <= 64;
     four_ways_ = random_pow2_ && v.ways == 4;
     a9_ = four_ways_ && v.mask == 255;
+    resident_.assign(static_cast<std::size_t>(cpus), 0);
 }
 
 void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& groups) {
@@ -70,17 +72,35 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] >= std::uint64_t{1} << 30) // walk_random counts a walk's misses in 30 bits
             throw std::invalid_argument("InstructionCache: a group of 2^30 lines or more");
     }
-    resident_.clear();
+    resident_.assign(l1i_.size(), 0);
     line_keep_.clear();
+    slot_of_.clear();
     group_words_.clear();
+    a9_groups_ = false;
     if (group_spans_.empty()) return;
     bits_lines_ = hi; // from line 0, the kernel text's first (a walk then takes a victim's line as its bit)
+    foreign_ = false; // a tag at or above hi + 1 (a stale tag of an empty way counted too)
+    for (Cache& c : l1i_) {
+        const Cache::View v = c.view();
+        for (std::size_t i = 0; i < std::size_t{v.sets} * v.ways; ++i)
+            if (v.tag[i] > hi) foreign_ = true;
+    }
     words_ = static_cast<std::size_t>((bits_lines_ + 63) / 64);
-    present_.assign(words_ * l1i_.size(), 0);
+    absent_.assign(words_ * l1i_.size(), ~std::uint64_t{0});
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
         for (Line l = 0; l < hi; ++l)
-            if (l1i_[cpu].contains(l)) present_[cpu * words_ + l / 64] |= std::uint64_t{1} << (l % 64);
-    if (hits_reorder_) return;
+            if (l1i_[cpu].contains(l)) absent_[cpu * words_ + l / 64] &= ~(std::uint64_t{1} << (l % 64));
+    if (hits_reorder_) {
+        const Cache& c0 = l1i_.front();
+        if (std::uint64_t{c0.sets()} * c0.ways() > std::numeric_limits<std::uint32_t>::max()) return;
+        slot_of_.assign(l1i_.size() * static_cast<std::size_t>(hi), 0);
+        for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu)
+            for (Line l = 0; l < hi; ++l)
+                if (const int w = l1i_[cpu].way_of(l); w >= 0)
+                    slot_of_[cpu * static_cast<std::size_t>(hi) + l] =
+                        l1i_[cpu].view().set_of(l) * c0.ways() + static_cast<std::uint32_t>(w);
+        return;
+    }
     group_words_.resize(group_spans_.size());
     for (std::size_t i = 0; i < group_spans_.size(); ++i) { // a span within one word: its mask
         const Line k = group_spans_[i].first, n = group_spans_[i].lines;
@@ -91,7 +111,9 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
             for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l] &= ~(std::uint64_t{1} << g);
-    resident_.assign(l1i_.size(), 0); // none known whole until a fetch of it
+    for (std::size_t g = 0; g < groups.size() && g < 64; ++g) // a group of no lines: known whole
+        if (group_lines_[g] == 0)
+            for (std::uint64_t& r : resident_) r |= std::uint64_t{1} << g;
     group_word_list_.clear();
     group_word_begin_.assign(1, 0);
     if (!random_pow2_) return;
@@ -105,36 +127,50 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
+    a9_groups_ = a9_ && !foreign_;
 }
 
 void InstructionCache::fill(Cache& c, int cpu, Line l) {
     Evicted ev;
-    const bool displaced = c.fill(l, false, ev);
-    if (present_.empty()) return;
-    std::uint64_t* bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    if (l < bits_lines_) bits[l / 64] |= std::uint64_t{1} << (l % 64);
+    std::uint32_t way;
+    const bool displaced = c.fill(l, false, ev, way);
+    if (absent_.empty()) return;
+    std::uint64_t* bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    if (l < bits_lines_) {
+        bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+        if (!slot_of_.empty()) slot_of_[static_cast<std::size_t>(cpu) * bits_lines_ + l] = c.view().set_of(l) * c.ways() + way;
+    }
     if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
+}
+
+Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
+    for (const CodeSpan& s : spans)
+        if (s.lines && s.first + s.lines > bits_lines_) { // a line of it may be filled
+            foreign_ = true;
+            a9_groups_ = false;
+        }
+    return walk(cpu, spans, nullptr);
 }
 
 Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
-    std::uint64_t* bits = present_.empty() ? nullptr : present_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint64_t* bits = absent_.empty() ? nullptr : absent_.data() + static_cast<std::size_t>(cpu) * words_;
     for (std::size_t i = 0; i < spans.size(); ++i) {
         const CodeSpan& s = spans[i];
         lines += s.lines;
         // every line present (words: only where a hit is presence alone): all hits
-        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == words[i].mask) continue;
+        if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == 0) continue;
         Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
         Line covered_end = 0;
         Line k = s.first;
         if (!hits_reorder_ && bits && k < bits_lines_ && k + s.lines <= bits_lines_) {
-            // only the missing lines, by their presence bits: the first at or after k, read again
+            // only the missing lines, by their absence bits: the first at or after k, read again
             // after every fill (a fill may evict a later line of the span)
             const Line end = k + s.lines;
             while (k < end) {
-                const std::uint64_t missing = ~bits[k / 64] >> (k % 64);
+                const std::uint64_t missing = bits[k / 64] >> (k % 64);
                 if (missing == 0) {
                     k = (k / 64 + 1) * 64;
                     continue;
@@ -144,7 +180,7 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
                 const Line l = k;
                 Evicted ev;
                 const bool displaced = c.fill(l, false, ev);
-                bits[k / 64] |= std::uint64_t{1} << (k % 64);
+                bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
                 if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
                 ++misses;
                 if (l >= covered && l < covered_end) ++prefetched;
@@ -177,27 +213,85 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
     return stall;
 }
 
-Cycles InstructionCache::fetch_known_group(int cpu, std::uint32_t g) {
-    // known whole from here: a fill below that evicts a line of the group clears it again
-    resident_[static_cast<std::size_t>(cpu)] |= std::uint64_t{1} << g;
-    if (a9_) return walk_random<4, 255>(cpu, g); // (the Cortex-A9's L1I first: no spans to find)
-    if (four_ways_) return walk_random<4, 0>(cpu, g);
-    if (random_pow2_) return walk_random<0, 0>(cpu, g);
+Cycles InstructionCache::walk_a9(int cpu, std::uint32_t g) { return walk_random<4, 255, false>(cpu, g); }
+
+Cycles InstructionCache::walk_group(int cpu, std::uint32_t g) {
+    if (!slot_of_.empty()) return walk_lru(cpu, g);
+    if (g < 64 && !line_keep_.empty()) {
+        if (a9_) return foreign_ ? walk_random<4, 255, true>(cpu, g) : walk_a9(cpu, g);
+        if (four_ways_) return walk_random<4, 0, true>(cpu, g);
+        if (random_pow2_) return walk_random<0, 0, true>(cpu, g);
+        // known whole from here: a fill below that evicts a line of the group clears it again
+        resident_[static_cast<std::size_t>(cpu)] |= std::uint64_t{1} << g;
+    }
     const std::uint32_t b = group_begin_[g];
     return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
-                group_words_.data() + b);
+                group_words_.empty() ? nullptr : group_words_.data() + b);
 }
 
-template <std::uint32_t Ways, Line SetMask>
+Cycles InstructionCache::walk_lru(int cpu, std::uint32_t g) {
+    Cache& c = l1i_[static_cast<std::size_t>(cpu)];
+    Cache::View v = c.view();
+    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint32_t* const slot_of = slot_of_.data() + static_cast<std::size_t>(cpu) * bits_lines_;
+    std::uint64_t* const stamp = v.stamp;
+    std::uint64_t clock = v.clock;
+    Cycles stall = 0;
+    std::uint64_t misses = 0, prefetched = 0;
+    for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
+        const CodeSpan s = group_spans_[i];
+        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
+        Line covered_end = 0;
+        for (Line l = s.first, end = s.first + s.lines; l < end;) {
+            // the lines of l's word from l on: hits up to its next missing line
+            const Line stop = std::min(end, (l / 64 + 1) * 64);
+            const std::uint64_t absent = bits[l / 64] >> (l % 64);
+            const Line hits_end = absent ? std::min(stop, l + static_cast<Line>(std::countr_zero(absent))) : stop;
+            for (; l < hits_end; ++l) stamp[slot_of[l]] = ++clock; // Cache::lookup's stamp
+            if (l == stop) continue;
+            v.clock = clock;
+            fill_lru(v, bits, slot_of, l);
+            clock = v.clock;
+            ++misses;
+            if (l >= covered && l < covered_end) ++prefetched;
+            else {
+                stall += miss_;
+                covered = l + 1;
+                covered_end = l + 1 + prefetch_;
+            }
+            ++l;
+        }
+    }
+    v.clock = clock;
+    c.commit(v);
+    stats_.hits += group_lines_[g] - misses;
+    stats_.misses += misses;
+    stats_.prefetched += prefetched;
+    stats_.stall_cycles += stall;
+    return stall;
+}
+
+void InstructionCache::fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32_t* slot_of, Line l) {
+    Line victim = 0;
+    bool victim_dirty = false;
+    std::uint32_t way = 0;
+    const bool displaced = v.fill(l, false, victim, victim_dirty, way);
+    bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+    slot_of[l] = v.set_of(l) * v.ways + way;
+    if (displaced && victim < bits_lines_) bits[victim / 64] |= std::uint64_t{1} << (victim % 64);
+}
+
+template <std::uint32_t Ways, Line SetMask, bool AnyLine>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // the walk's misses (bits 0-29: at most the group's lines, below 2^30) and, from bit 30, its
     // demand misses (those that stall; the others were prefetched), in one count
     constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
     std::uint64_t counts = 0;
-    std::uint64_t* const bits = present_.data() + static_cast<std::size_t>(cpu) * words_;
-    // called from fetch_known_group alone: the resident bits are kept
-    assert(!resident_.empty());
-    std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)];
+    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    // the resident bits are kept; the group known whole from here: a fill below that evicts one of
+    // its lines clears it again
+    assert(!line_keep_.empty() && g < 64);
+    std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)] | std::uint64_t{1} << g;
     Cache::View v = l1i_[static_cast<std::size_t>(cpu)].view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
@@ -219,8 +313,8 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         } else { // Cache::replace's LFSR draw
             lfsr = lfsr_next(lfsr);
             w = base + (lfsr & way_mask);
-            if (const Line x = tag[w] - 1; x < bits_lines_) {
-                bits[x / 64] &= std::rotl(~std::uint64_t{1}, static_cast<int>(x % 64));
+            if (const Line x = tag[w] - 1; !AnyLine || x < bits_lines_) {
+                bits[x / 64] |= std::uint64_t{1} << (x % 64);
                 resident &= line_keep_[x];
             }
         }
@@ -229,19 +323,20 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
     const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
-    for (; p != last; ++p) {
+    assert(p != last); // a group of no lines is known whole from set_groups on: never walked
+    do {
         // a span's lines ascend: its first miss is a demand miss
         covered_end &= p->keep;
         std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
-        std::uint64_t missing = mask & ~*word;
+        std::uint64_t missing = mask & *word;
         if (missing == 0) continue; // every line of the span in this word present: all hits
         const Line base_line = Line{p->word} * 64;
         if constexpr (SetMask >= 63) {
             // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
             // this word, so the word's missing lines are known before the first fill, each is
-            // filled once and the word's bits are all set at once
-            *word |= mask;
+            // filled once and the word's bits are all cleared at once
+            *word ^= missing;
             do {
                 const Line l = base_line + lowest_set(missing);
                 fill(l);
@@ -257,17 +352,17 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 const auto b = static_cast<unsigned>(std::countr_zero(missing));
                 const Line l = base_line + b;
                 fill(l);
-                *word |= std::uint64_t{1} << b;
+                *word &= ~(std::uint64_t{1} << b);
                 ++counts;
                 if (l >= covered_end) {
                     counts += DEMAND;
                     covered_end = l + 1 + prefetch_;
                 }
                 // the span's lines above l in this word still missing (a fill may have evicted one)
-                missing = mask & ~*word & (~std::uint64_t{1} << b);
+                missing = mask & *word & (~std::uint64_t{1} << b);
             } while (missing != 0);
         }
-    }
+    } while (++p != last);
     l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;

@@ -69,52 +69,52 @@ public:
 
     // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
     // L1I updated.
-    Cycles fetch(int cpu, std::span<const CodeSpan> spans) { return walk(cpu, spans, nullptr); }
+    Cycles fetch(int cpu, std::span<const CodeSpan> spans);
     Cycles fetch(int cpu, CodeSpan s) { return fetch(cpu, std::span<const CodeSpan>(&s, 1)); }
 
     // Named pieces of code (each a list of spans), fetched by number: fetch_group(cpu, g) is
     // fetch(cpu, groups[g]) with the same result. Call once, before any fetch. Each CPU then keeps
-    // a bit per line of the groups' code, set while its L1I holds the line, so that where a hit
-    // leaves the replacement state as it is (random and round-robin: a hit is presence alone) a
-    // fetch visits only the missing lines, 64 lines a word.
+    // a bit per line of the groups' code, set while its L1I does not hold the line (an absence
+    // bit: a word's missing lines are its mask ANDed with it), so that where a hit leaves the
+    // replacement state as it is (random and round-robin: a hit is presence alone) a fetch visits
+    // only the missing lines, 64 lines a word.
     // Where a hit is presence alone, each CPU also keeps a bit per group (the first 64) set while
-    // its L1I holds every line of the group: set when a fetch of the group begins and cleared
-    // when a fill evicts one of the group's lines, so that a fetch of a group still whole there
-    // (nothing has evicted its lines since it last ran) is all hits without a walk.
+    // its L1I holds every line of the group: set when a fetch of the group begins (for a group of
+    // no lines, from here on) and cleared when a fill evicts one of the group's lines, so that a
+    // fetch of a group still whole there (nothing has evicted its lines since it last ran) is all
+    // hits without a walk.
     // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added).
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
-        if (g < 64 && !resident_.empty()) {
+        if (g < 64) {
             if ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) {
                 stats_.hits += group_lines_[g]; // every line present: no state a hit would change
                 return 0;
             }
-            return fetch_known_group(cpu, g);
+            if (a9_groups_) return walk_a9(cpu, g);
         }
-        const std::uint32_t b = group_begin_[g];
-        return walk(cpu, std::span<const CodeSpan>(group_spans_.data() + b, group_begin_[g + 1] - b),
-                    group_words_.empty() ? nullptr : group_words_.data() + b);
+        return walk_group(cpu, g);
     }
     // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
     bool group_resident(int cpu, std::uint32_t g) const {
-        return g < 64 && !resident_.empty() && ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) != 0;
+        return g < 64 && ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) != 0;
     }
     bool holds(int cpu, Line l) const { return l1i_[static_cast<std::size_t>(cpu)].contains(l); }
     const ICacheStats& stats() const { return stats_; }
     std::uint32_t miss_cycles() const { return miss_; }
 
 private:
-    // A span's presence bits when they lie in one 64-bit word: word index and mask (0: they do not).
+    // A span's absence bits when they lie in one 64-bit word: word index and mask (0: they do not).
     struct SpanWord {
         std::size_t word = 0;
         std::uint64_t mask = 0;
     };
-    // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all set
-    // with one test.
+    // fetch(), with `words` (nullptr, or one per span) telling where a span's bits are all clear
+    // (every line present) with one test.
     Cycles walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words);
     // walk of group g (whose spans all lie in the bits' range) where random_pow2_, by the group's
-    // presence words (group_word_list_, known once by set_groups): each word's missing lines are its
-    // mask less the bits set, filled in order by Cache::fill's steps for that case alone, over the
+    // absence words (group_word_list_, known once by set_groups): each word's missing lines are its
+    // mask ANDed with the word, filled in order by Cache::fill's steps for that case alone, over the
     // cache's arrays and LFSR held in locals (a Cache::View: the same ways, the same draws in the same
     // order) and the resident bits held in locals too, so that a fill's store does not make them be
     // reloaded; bits_lines_, prefetch_ and line_keep_ are read as members, at the victim's and the
@@ -122,21 +122,38 @@ private:
     // one operand through `this`). After each fill the word is read again above the filled line (a
     // fill may evict a later line of the span); with SetMask (64 sets or more) no fill evicts a line
     // of its own word (its 64 lines are in 64 sets), so a word's missing lines are known before its
-    // first fill and its bits are set at once. The LFSR and the resident bits are handed back at the
-    // end. Ways: the L1I's ways where 4 (the Cortex-A9's: a constant), else 0 (read from the cache);
-    // SetMask: its sets less one where 255 (the Cortex-A9's 256 sets), else 0.
-    template <std::uint32_t Ways, Line SetMask>
+    // first fill and its bits are cleared at once. The group's resident bit is set in the local at
+    // the start; the LFSR and the resident bits are handed back at the end. Ways: the L1I's ways
+    // where 4 (the Cortex-A9's: a constant), else 0 (read from the cache); SetMask: its sets less
+    // one where 255 (the Cortex-A9's 256 sets), else 0.
+    // AnyLine: an L1I may hold a line at or above bits_lines_ (foreign_), so a victim's line is
+    // tested against the bits' range; without it every victim's line is in the range.
+    template <std::uint32_t Ways, Line SetMask, bool AnyLine>
     Cycles walk_random(int cpu, std::uint32_t g);
-    // fetch_group of a group g < 64 where a hit is presence alone (its resident bit is kept) and
-    // not known whole.
-    Cycles fetch_known_group(int cpu, std::uint32_t g);
-    // Installs `l` (absent) in `cpu`'s L1I, the presence bits of it and of the line it evicts kept.
+    // walk_random<4, 255, false>: the Cortex-A9's L1I holding no line outside the bits' range
+    // (flattened: the walk is its body, not a jump away).
+    [[gnu::flatten]] Cycles walk_a9(int cpu, std::uint32_t g);
+    // fetch_group of a group not known whole, other than walk_a9's: walk_lru where the slots are
+    // kept, else the group's resident bit set where kept (g < 64) and its lines walked.
+    Cycles walk_group(int cpu, std::uint32_t g);
+    // walk of group g where a hit reorders (LRU) and slot_of_ is kept: each line, in order, a hit
+    // where its absence bit is clear, stamped in the slot slot_of_ gives (Cache::lookup's hit
+    // without its search of the set; the hits up to a word's next missing line in a loop of
+    // their own), else filled by Cache::View::fill (Cache::fill's steps) and its slot kept; over
+    // the cache's arrays and clock held in a view, handed back at the end.
+    Cycles walk_lru(int cpu, std::uint32_t g);
+    // walk_lru's miss: `l` (in the bits' range, absent) filled by `v` (with a CPU's absence bits
+    // and slots), its absence bit cleared, its slot kept, its victim's absence bit set. Out of
+    // line: the hits' loop keeps its registers.
+    [[gnu::noinline]] void fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32_t* slot_of, Line l);
+    // Installs `l` (absent) in `cpu`'s L1I, the absence bits of it and of the line it evicts and
+    // its slot (where slot_of_ is kept) kept.
     void fill(Cache& c, int cpu, Line l);
-    // Line k (< bits_lines_) left `cpu`'s L1I: its presence bit and the resident bits of its
+    // Line k (< bits_lines_) left `cpu`'s L1I: its absence bit set and the resident bits of its
     // groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
-        bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
-        if (!resident_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
+        bits[k / 64] |= std::uint64_t{1} << (k % 64);
+        if (!line_keep_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
     }
 
     std::vector<Cache> l1i_; // per CPU
@@ -144,15 +161,20 @@ private:
     std::uint32_t prefetch_;
     bool hits_reorder_ = true;
     // random replacement, sets and ways powers of two (over 1), at most 64 ways (the Cortex-A9's
-    // L1I): a group fetch with presence bits walks through walk_random
+    // L1I): a group fetch with absence bits walks through walk_random
     bool random_pow2_ = false;
     bool four_ways_ = false; // random_pow2_ with 4 ways: walk_random<4, 0>
-    bool a9_ = false;        // four_ways_ with 256 sets (the Cortex-A9's L1I): walk_random<4, 255>
+    bool a9_ = false;        // four_ways_ with 256 sets (the Cortex-A9's L1I): walk_random<4, 255, *>
+    // some L1I may hold a line at or above bits_lines_ (every line, before set_groups): kept by
+    // set_groups (from the L1Is' tags) and fetch() (set by a span that reaches past the range: a
+    // group's spans lie in it)
+    bool foreign_ = false;
+    bool a9_groups_ = false; // a9_, groups set and no foreign_ line: walk_a9
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
-    std::vector<SpanWord> group_words_; // per group span (where presence bits are kept)
+    std::vector<SpanWord> group_words_; // per group span (where absence bits are kept)
     std::vector<std::uint32_t> group_begin_{0};
-    // A group's spans as the words of presence bits they cover, span by span in the group's order
+    // A group's spans as the words of absence bits they cover, span by span in the group's order
     // and each span's words in ascending order: the word, its bits of the span's lines, and
     // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
     // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; a Line,
@@ -165,14 +187,21 @@ private:
     };
     std::vector<GroupWord> group_word_list_;
     std::vector<std::uint32_t> group_word_begin_{0};
-    // presence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words
+    // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words
+    // (the last word's bits past the range set too, and never read)
     Line bits_lines_ = 0;
     std::size_t words_ = 0;
-    std::vector<std::uint64_t> present_;
-    // per CPU, a bit per group (the first 64) whose every line its L1I holds; empty where a hit
+    std::vector<std::uint64_t> absent_;
+    // where a hit reorders (LRU) and the slots fit 32 bits: per CPU and line of the bits' range,
+    // the slot (set x ways + way) of its L1I that holds it (read only while its absence bit is
+    // clear: a line keeps its way while it stays)
+    std::vector<std::uint32_t> slot_of_;
+    // per CPU, a bit per group (the first 64) whose every line its L1I holds; always 0 where a hit
     // reorders (LRU: each hit must be looked up) or without groups
     std::vector<std::uint64_t> resident_;
-    std::vector<std::uint64_t> line_keep_;    // per line of the bits' range: the groups (< 64) not holding it
+    // per line of the bits' range: the groups (< 64) not holding it; empty where the resident bits
+    // are not kept
+    std::vector<std::uint64_t> line_keep_;
     std::vector<std::uint64_t> group_lines_;  // per group: its lines, counted per span
     ICacheStats stats_;
 };

@@ -180,9 +180,9 @@ TEST(InstructionCache, AGroupThatEvictsItsOwnLinesInA2WaySetIsNeverKnownWhole) {
     EXPECT_EQ(ic.stats().misses, 9u);
 }
 
-TEST(InstructionCache, ASpanAcrossA64LineWordOfPresenceBitsMissesOnlyItsAbsentLines) {
-    // Random replacement (a hit is presence alone, so the presence bits are walked). Lines
-    // 60..69 straddle the first and second 64-bit words of presence bits. Fetch 62 and 65 alone
+TEST(InstructionCache, ASpanAcrossA64LineWordOfAbsenceBitsMissesOnlyItsAbsentLines) {
+    // Random replacement (a hit is presence alone, so the absence bits are walked). Lines
+    // 60..69 straddle the first and second 64-bit words of absence bits. Fetch 62 and 65 alone
     // first (2 misses), then 60..69: 8 misses (60, 61, 63, 64, 66..69), 2 hits. A 32 KB 4-way
     // L1I has 128 sets: no two of these lines share a set, nothing is evicted. (The third group,
     // line 0, never fetched, starts the bits' range at line 0.)
@@ -203,7 +203,7 @@ TEST(InstructionCache, RandomDrawsRunOnFromAGroupFetchToASpanFetchAndBack) {
     // and 200 all map to set 0. The LFSR from 0xACE1 gives 0xE270, 0x7138, 0x389C, 0x1C4E,
     // 0x0E27, 0xB313, 0xED89, 0xC2C4, 0x6162, so the draws pick ways 0, 0, 0, 0, 1, 1, 1, 0, 0
     // (the low bit). The group's fetches take the group walk (the cache's arrays and LFSR in
-    // locals); the fetch of spans between them, with line 200 outside the presence bits, takes
+    // locals); the fetch of spans between them, with line 200 outside the absence bits, takes
     // the walk over the cache itself, so the draws must run on from one path to the other and
     // back.
     L1iConfig c = l1i(Replacement::RANDOM);
@@ -259,7 +259,7 @@ TEST(InstructionCache, ARandomGroupFetchRefillsALaterLineOfItsWordThatAFillEvict
 
 TEST(InstructionCache, ARandomGroupFetchStartsEachSpansPrefetchAfreshEvenWhereItsFirstWordIsAllPresent) {
     // A 32 KB 4-way random L1I (128 sets: nothing evicted), next-line prefetch of 1. G0 = line 63
-    // (the last line of the first word of presence bits); G1 = line 64, then lines 63-65. G0: 63
+    // (the last line of the first word of absence bits); G1 = line 64, then lines 63-65. G0: 63
     // misses. G1: 64 misses on demand (its fill requests 65 with it); the second span's first
     // word (63) is all present and 64 hits, but 65 is its own span's first miss, so it stalls
     // too: the prefetch of 64's miss counts for 64's span alone. 2 stalls, none prefetched.
@@ -276,7 +276,7 @@ TEST(InstructionCache, ARandomGroupFetchStartsEachSpansPrefetchAfreshEvenWhereIt
 TEST(InstructionCache, TheCortexA9sWalkRefillsAVictimOfALaterWordButNotOfAnEarlierOne) {
     // The Cortex-A9's L1I: 32 KB, 4 ways of 32 B lines, 256 sets (line l in set l mod 256),
     // random replacement, next-line prefetch of 1. Lines 0, 256, 512, 768, 1024 share set 0 and
-    // lie in five different words of presence bits (64 lines each); 64 lines of one word are in
+    // lie in five different words of absence bits (64 lines each); 64 lines of one word are in
     // 64 different sets, so no fill evicts a line of its own word. The LFSR's draws from 0xACE1
     // pick ways 0, 0, 0, 2 (0xE270, 0x7138, 0x389C, 0x1C4E).
     L1iConfig c = l1i(Replacement::RANDOM, 1);
@@ -309,6 +309,74 @@ TEST(InstructionCache, TheCortexA9sWalkRefillsAVictimOfALaterWordButNotOfAnEarli
     for (Line l : {0, 256, 257, 768, 1024, 1025}) EXPECT_TRUE(ic.holds(0, l)) << l;
     EXPECT_FALSE(ic.group_resident(0, 0));
     EXPECT_FALSE(ic.group_resident(0, 1)); // its 256 left (and came back)
+}
+
+TEST(InstructionCache, TheCortexA9sWalkLeavesTheBitsAloneForAVictimOutsideTheirRange) {
+    // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines), two CPUs, no prefetch. G0 = lines 0,
+    // 256, 512, 768 (set 0), G1 and G2 = line 192 (set 192): the bits cover lines 0-768, 13 words
+    // a CPU, CPU 1's after CPU 0's. Line 1024 (set 0), outside the range, fetched on CPU 0 before
+    // or after set_groups, takes set 0's way 0; G0's 0, 256, 512 take ways 1-3 and 768 draws way 0
+    // (0xE270) and evicts 1024. Taken as a line of the range, 1024's bit would be bit 0 of word
+    // 16 from CPU 0's first: CPU 1's word 3, line 192's, which CPU 1's G2 would then miss.
+    const L1iConfig c = l1i(Replacement::RANDOM);
+    for (const bool before : {true, false}) {
+        InstructionCache ic(c, 32, MISS, 2);
+        const std::vector<std::vector<CodeSpan>> groups = {{{0, 1}, {256, 1}, {512, 1}, {768, 1}}, {{192, 1}}, {{192, 1}}};
+        if (before) ic.fetch(0, CodeSpan{1024, 1});
+        ic.set_groups(groups);
+        EXPECT_EQ(ic.fetch_group(1, 1), MISS) << before;
+        if (!before) ic.fetch(0, CodeSpan{1024, 1});
+        EXPECT_EQ(ic.fetch_group(0, 0), 4u * MISS) << before;
+        EXPECT_FALSE(ic.holds(0, 1024)) << before;
+        EXPECT_TRUE(ic.group_resident(0, 0)) << before;
+        EXPECT_EQ(ic.fetch_group(1, 2), 0u) << before; // 192 present on CPU 1: a hit
+        EXPECT_EQ(ic.stats().misses, 1u + 1u + 4u) << before;
+        EXPECT_EQ(ic.stats().hits, 1u) << before;
+    }
+}
+
+TEST(InstructionCache, AGroupOfNoLinesIsKnownWholeFromTheStartWhereAHitIsPresenceAlone) {
+    InstructionCache random(l1i(Replacement::RANDOM), 64, MISS, 2);
+    random.set_groups({{}, {{0, 2}}});
+    EXPECT_TRUE(random.group_resident(1, 0));
+    EXPECT_FALSE(random.group_resident(1, 1));
+    EXPECT_EQ(random.fetch_group(1, 0), 0u);
+    EXPECT_EQ(random.fetch_group(1, 1), 2u * MISS);
+    EXPECT_EQ(random.stats().hits, 0u);
+    InstructionCache lru(l1i(Replacement::LRU), 64, MISS, 1);
+    lru.set_groups({{}, {{0, 2}}});
+    EXPECT_FALSE(lru.group_resident(0, 0));
+    EXPECT_EQ(lru.fetch_group(0, 0), 0u);
+}
+
+TEST(InstructionCache, AnLruGroupFetchStampsEachHitInTheWayItsLineWasFilledIn) {
+    // A 1 KB 2-way LRU L1I of 64 B lines: 8 sets; lines 0, 8, 16, 24 all in set 0. Each hit of a
+    // group fetch stamps its line in the way it was filled in, whichever path filled it: 0 before
+    // set_groups, 8 by a span fetch, 16 and 0 again by group fetches; the least recently used
+    // line of the set is each miss's victim.
+    L1iConfig c = l1i(Replacement::LRU);
+    c.size = 1024;
+    c.ways = 2;
+    InstructionCache ic(c, 64, MISS, 1);
+    EXPECT_EQ(ic.fetch(0, CodeSpan{0, 1}), MISS); // way 0
+    ic.set_groups({{{0, 1}}, {{8, 1}}, {{16, 1}}, {{24, 1}}});
+    EXPECT_EQ(ic.fetch(0, CodeSpan{8, 1}), MISS); // way 1
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);          // 0 used, then 8: 0 the least recent
+    EXPECT_EQ(ic.fetch_group(0, 1), 0u);
+    EXPECT_EQ(ic.fetch_group(0, 2), MISS); // 16 takes 0's way 0
+    EXPECT_FALSE(ic.holds(0, 0));
+    EXPECT_TRUE(ic.holds(0, 8));
+    EXPECT_EQ(ic.fetch_group(0, 2), 0u);   // 16 used after 8: 8 the least recent
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS); // 0 takes 8's way 1
+    EXPECT_FALSE(ic.holds(0, 8));
+    EXPECT_TRUE(ic.holds(0, 16));
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u);   // 0 used again, in way 1
+    EXPECT_EQ(ic.fetch_group(0, 3), MISS); // 24 takes 16's way 0
+    EXPECT_FALSE(ic.holds(0, 16));
+    EXPECT_TRUE(ic.holds(0, 0));
+    EXPECT_TRUE(ic.holds(0, 24));
+    EXPECT_EQ(ic.stats().misses, 5u);
+    EXPECT_EQ(ic.stats().hits, 4u);
 }
 
 TEST(InstructionCache, RejectsAGroupOf2To30LinesOrMore) {
