@@ -6,8 +6,12 @@
 
 namespace kdsim::mem {
 
-Cache::Cache(std::uint32_t sets, std::uint32_t ways, Replacement repl) : sets_(sets), ways_(ways), repl_(repl) {
+Cache::Cache(std::uint32_t sets, std::uint32_t ways, Replacement repl, Layout layout)
+    : sets_(sets), ways_(ways), set_stride_(layout == Layout::WAY_MAJOR ? 1 : ways),
+      way_stride_(layout == Layout::WAY_MAJOR ? sets : 1), span_(std::size_t{ways} * way_stride_), repl_(repl) {
     if (sets == 0 || ways == 0) throw std::invalid_argument("Cache: sets and ways must be at least 1");
+    if (layout == Layout::WAY_MAJOR && repl == Replacement::LRU)
+        throw std::invalid_argument("Cache: an LRU cache is set-major (its stamps are compared across a set)");
     const std::size_t n = static_cast<std::size_t>(sets) * ways;
     block_.assign(dirty_offset(sets, ways) / sizeof(std::uint64_t) + (n + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t), 0);
     rebase();
@@ -19,7 +23,8 @@ Cache::Cache(std::uint32_t sets, std::uint32_t ways, Replacement repl) : sets_(s
 }
 
 Cache::Cache(const Cache& o)
-    : sets_(o.sets_), ways_(o.ways_), mask_(o.mask_), way_mask_(o.way_mask_), repl_(o.repl_), block_(o.block_),
+    : sets_(o.sets_), ways_(o.ways_), set_stride_(o.set_stride_), way_stride_(o.way_stride_),
+      span_(o.span_), mask_(o.mask_), way_mask_(o.way_mask_), repl_(o.repl_), block_(o.block_),
       stamp_(o.stamp_), next_(o.next_), clock_(o.clock_), lfsr_(o.lfsr_) {
     rebase();
 }
@@ -33,8 +38,8 @@ Cache& Cache::operator=(const Cache& o) {
 }
 
 void Cache::rebase() {
-    tag_ = block_.data();
-    empty_ = tag_ + empty_offset(sets_, ways_) / sizeof(Line);
+    tag_ = reinterpret_cast<Tag*>(block_.data());
+    empty_ = block_.data() + empty_offset(sets_, ways_) / sizeof(std::uint64_t);
     dirty_ = reinterpret_cast<std::uint8_t*>(tag_) + dirty_offset(sets_, ways_);
 }
 

@@ -99,10 +99,16 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
             private_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
                                   l.replacement);
         }
+    // A shared level whose lines will have way hints (the holders directory, at most 16 caches) and
+    // whose hits do not reorder (no LRU stamps, no tag search on a hit) is laid out way-major:
+    // consecutive lines mostly sit in one way of consecutive sets there (a buffer's lines, filled
+    // and dropped together).
+    const bool dir_expected = private_.size() + (c.levels.size() - n_private_) <= 16;
     for (std::size_t k = n_private_; k < c.levels.size(); ++k) {
         const auto& l = c.levels[k];
+        const bool way_major = dir_expected && l.ways <= 65536 && l.replacement != Replacement::LRU;
         shared_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
-                             l.replacement);
+                             l.replacement, way_major ? Layout::WAY_MAJOR : Layout::SET_MAJOR);
     }
     streams_.assign(static_cast<std::size_t>(cpus) * c.prefetch_streams, Stream{});
     if (c.stride_trigger > 0) strides_.assign(static_cast<std::size_t>(cpus) * STRIDE_SITES, StrideEntry{});
@@ -389,10 +395,10 @@ struct RandomPow2 {
 };
 // Cache::mark_dirty through a view (a level without way hints): the tag search, inline.
 [[gnu::always_inline]] static inline bool mark_dirty_in(Cache::View& v, Line l) {
-    const std::size_t base = static_cast<std::size_t>(v.set_of(l)) * v.ways;
+    const std::uint32_t set = v.set_of(l);
     for (std::uint32_t w = 0; w < v.ways; ++w)
-        if (v.tag[base + w] == l + 1) {
-            v.dirty[base + w] = 1;
+        if (const std::size_t i = v.slot(set, w); v.tag[i] == l + 1) {
+            v.dirty[i] = 1;
             return true;
         }
     return false;
@@ -402,10 +408,11 @@ struct RandomPow2 {
 // (the views, 88 bytes each, stay in memory, and their fields were reloaded after every byte store
 // to the dirty flags). Its fill and dirty mark are Cache::View's for that case. W: the level's ways
 // where the loop knows them at compile time (the Cortex-A9's 4-way L1D and 16-way PL310), else 0
-// (read from the view).
-template <std::uint32_t W>
+// (read from the view). WayMajor: the level's layout (Layout::WAY_MAJOR, a shared level's; else
+// SET_MAJOR, a private one's), the sets being mask + 1.
+template <std::uint32_t W, bool WayMajor = false>
 struct FastLevel {
-    Line* tag;
+    Tag* tag;
     std::uint8_t* dirty;
     std::uint64_t* empty;
     Line mask;
@@ -413,30 +420,33 @@ struct FastLevel {
 
     static FastLevel of(const Cache::View& v) { return {v.tag, v.dirty, v.empty, v.mask, v.ways, v.way_mask, v.lfsr}; }
     static constexpr bool fixed = W != 0;
+    // Cache::slot
+    [[gnu::always_inline]] std::size_t slot(std::size_t set, std::size_t w) const {
+        return WayMajor ? w * (mask + 1) + set : set * (fixed ? W : ways_) + w;
+    }
     [[gnu::always_inline]] bool fill(Line l, bool d, Line& victim, bool& victim_dirty, std::uint32_t& way) {
-        const std::uint32_t ways = fixed ? W : ways_, way_mask = fixed ? W - 1 : way_mask_;
+        const std::uint32_t way_mask = fixed ? W - 1 : way_mask_;
         const std::uint32_t set = static_cast<std::uint32_t>(l & mask);
-        const std::size_t base = static_cast<std::size_t>(set) * ways;
         std::uint64_t& e = empty[set];
         const bool displaced = e == 0;
-        std::size_t i;
+        std::size_t w, i;
         if (!displaced) { // the lowest empty way
-            i = base + lowest_set(e);
+            w = lowest_set(e);
+            i = slot(set, w);
             e &= e - 1;
         } else { // Cache::replace's LFSR
             lfsr = lfsr_next(lfsr);
-            i = base + (lfsr & way_mask);
-            victim = tag[i] - 1;
+            w = lfsr & way_mask;
+            i = slot(set, w);
+            victim = Line{tag[i]} - 1;
             victim_dirty = dirty[i] != 0;
         }
-        tag[i] = l + 1;
+        tag[i] = static_cast<Tag>(l + 1);
         dirty[i] = d;
-        way = static_cast<std::uint32_t>(i - base);
+        way = static_cast<std::uint32_t>(w);
         return displaced;
     }
-    [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) {
-        dirty[static_cast<std::size_t>(l & mask) * (fixed ? W : ways_) + w] = 1;
-    }
+    [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) { dirty[slot(l & mask, w)] = 1; }
 };
 
 template <bool A9>
@@ -536,7 +546,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             std::uint16_t* const hints = way_.data(); // hint(x, 1): one shared level, one private
             if (found == 2) {
                 Cache::View v = lv[1]->view();
-                FastLevel<16> f = FastLevel<16>::of(v);
+                FastLevel<16, true> f = FastLevel<16, true>::of(v);
                 f.mask = 2047;
                 f.dirty = Cache::dirty_from<2048, 16>(f.tag); // (the block layout)
                 f.empty = Cache::empty_from<2048, 16>(f.tag);
@@ -602,14 +612,14 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 // M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0. Dirty0:
 // `dirty0`, a constant where the masks are (a copy for a store's lines and one for a read's).
 template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
-[[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* const dir,
+[[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1, true>& f1, std::uint16_t* const dir,
                                          const std::uint16_t* const hints, const Line dir_lines,
                                          const std::uint16_t bit0, const std::uint16_t bit1, bool dirty0, Line l,
                                          const Line e) {
     if constexpr (Dirty0 >= 0) dirty0 = Dirty0 != 0;
     // where the shape is known, the flags and empty words from the tag bases (the block layout)
     constexpr bool known = M0 && M1 && W0 && W1;
-    Line* const tag0 = f0.tag;
+    Tag* const tag0 = f0.tag;
     std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, W0>(tag0) : f0.dirty;
     std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, W0>(tag0) : f0.empty;
     const Line mask0 = M0 ? M0 : f0.mask;
@@ -617,7 +627,6 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
     std::uint32_t lfsr0 = f0.lfsr;
     std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, W1>(f1.tag) : f1.dirty;
     const Line mask1 = M1 ? M1 : f1.mask;
-    const std::uint32_t ways1 = W1 ? W1 : f1.ways_;
     for (; l <= e && dir[l] == bit1; ++l) {
         const std::uint32_t set0 = static_cast<std::uint32_t>(l & mask0);
         const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
@@ -625,12 +634,12 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
         if (e0 != 0) { // the lowest empty way
             const std::size_t i0 = base0 + lowest_set(e0);
             empty0[set0] = e0 & (e0 - 1);
-            tag0[i0] = l + 1;
+            tag0[i0] = static_cast<Tag>(l + 1);
             dirty_0[i0] = dirty0;
         } else { // Cache::replace's LFSR
             lfsr0 = lfsr_next(lfsr0);
             const std::size_t i0 = base0 + (lfsr0 & way_mask0);
-            const Line v0 = tag0[i0] - 1;
+            const Line v0 = Line{tag0[i0]} - 1;
             if (dirty_0[i0] != 0) {
                 if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
                     // the draw taken back (rather than the LFSR kept twice over the loop): a draw
@@ -638,9 +647,9 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
                     lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1;
                     break;
                 }
-                dirty_1[static_cast<std::size_t>(v0 & mask1) * ways1 + hints[v0]] = 1;
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1; // (way-major)
             }
-            tag0[i0] = l + 1;
+            tag0[i0] = static_cast<Tag>(l + 1);
             dirty_0[i0] = dirty0;
             if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
         }
@@ -650,7 +659,7 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
     return l;
 }
 template <std::uint32_t W0, std::uint32_t W1>
-[[gnu::always_inline]] inline Line fast_fills_for(FastLevel<W0>& f0, const FastLevel<W1>& f1, std::uint16_t* dir,
+[[gnu::always_inline]] inline Line fast_fills_for(FastLevel<W0>& f0, const FastLevel<W1, true>& f1, std::uint16_t* dir,
                                                   const std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
                                                   std::uint16_t bit1, bool dirty0, Line l, Line e) {
     if constexpr (W0 == 4 && W1 == 16)
@@ -668,17 +677,17 @@ template <std::uint32_t W0, std::uint32_t W1>
 // the loop before anything of it is done (the L1's draw taken back). Returns the first line not
 // filled (e + 1 when all were).
 template <Line M0, Line M1>
-[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* const dir,
+[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
                                          const std::uint16_t bit1, Line l, const Line e) {
     // where the masks are constants, the flags and empty words from the tag bases (the block layout)
     constexpr bool known = M0 && M1;
-    Line* const tag0 = f0.tag;
+    Tag* const tag0 = f0.tag;
     std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, 4>(tag0) : f0.dirty;
     std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, 4>(tag0) : f0.empty;
     const Line mask0 = M0 ? M0 : f0.mask;
     std::uint32_t lfsr0 = f0.lfsr;
-    Line* const tag1 = f1.tag;
+    Tag* const tag1 = f1.tag;
     std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, 16>(tag1) : f1.dirty;
     std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
     const Line mask1 = M1 ? M1 : f1.mask;
@@ -696,13 +705,13 @@ template <Line M0, Line M1>
         } else { // Cache::replace's LFSR
             lfsr0 = lfsr_next(lfsr0);
             i0 = set0 * 4 + (lfsr0 & 3u);
-            const Line v0 = tag0[i0] - 1;
+            const Line v0 = Line{tag0[i0]} - 1;
             if (dirty_0[i0] != 0) {
                 if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
                     lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1; // (fast_fills)
                     break;
                 }
-                dirty_1[static_cast<std::size_t>(v0 & mask1) * 16 + hints[v0]] = 1;
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1; // (way-major)
                 dirty_0[i0] = 0; // (l goes in clean)
             }
             if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
@@ -712,15 +721,15 @@ template <Line M0, Line M1>
         dir[l] = both;
         const std::uint64_t w1 = lowest_set(e1);
         empty1[set1] = e1 & (e1 - 1);
-        tag1[set1 * 16 + w1] = l + 1;
-        assert(dirty_1[set1 * 16 + w1] == 0 && dirty_0[i0] == 0);
+        tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
+        assert(dirty_1[w1 * (mask1 + 1) + set1] == 0 && dirty_0[i0] == 0);
         hints[l] = static_cast<std::uint16_t>(w1);
-        tag0[i0] = l + 1;
+        tag0[i0] = static_cast<Tag>(l + 1);
     }
     f0.lfsr = lfsr0;
     return l;
 }
-[[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16>& f1, std::uint16_t* dir,
+[[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,
                                                   std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
                                                   std::uint16_t bit1, Line l, Line e) {
     if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
@@ -741,6 +750,7 @@ template <std::size_t N, class Lines>
 [[gnu::always_inline]] inline void run_loop_for_shape(const Cache::View (&v)[N], bool hinted_pair, Lines& lines) {
     if constexpr (N == 2) {
         if (hinted_pair && RandomPow2::of(v[0]) && RandomPow2::of(v[1])) {
+            assert(v[0].way_stride == 1 && v[1].set_stride == 1); // the L1 set-major, the L2 way-major (FastLevel)
             if (v[0].ways == 4 && v[1].ways == 16) lines(LoopShape<true, 4, 16>{});
             else lines(LoopShape<true, 0, 0>{});
             return;
@@ -820,10 +830,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         constexpr bool fast = Shape::fast;
         // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
-        FastLevel<Shape::w1> f1{};
+        FastLevel<Shape::w1, true> f1{};
         if constexpr (fast) {
             f0 = FastLevel<Shape::w0>::of(lv[0]->view());
-            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
+            f1 = FastLevel<Shape::w1, true>::of(lv[N - 1]->view());
         }
         // the state held here goes back to the members around a step that uses them (a demand
         // miss, a write-back, a fill of a level below a dirty victim), and is read again after it
@@ -1020,10 +1030,10 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         constexpr bool fast = Shape::fast;
         // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
-        FastLevel<Shape::w1> f1{};
+        FastLevel<Shape::w1, true> f1{};
         if constexpr (fast) {
             f0 = FastLevel<Shape::w0>::of(lv[0]->view());
-            f1 = FastLevel<Shape::w1>::of(lv[N - 1]->view());
+            f1 = FastLevel<Shape::w1, true>::of(lv[N - 1]->view());
         }
         // the state held here goes back to the members around a step that uses them, and is read
         // again after it (as in read_unheld_n)
@@ -1278,9 +1288,9 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // entry cleared. Returns the first line after the run. Out of line, with the arrays as its
 // arguments, so that they stay in registers over the run. Four entries at a time where the word
 // of four equals `shared_bit` four times (a frame's buffer mostly): one load, one test and one
-// store of the word for the four lines' entries. W: the level's ways where known at compile time
-// (the PL310's 16), else 0 (`ways`). The lines' slots are distinct (each holds its own line), so
-// the order of the stores does not matter.
+// store of the word for the four lines' entries. WayMajor: the level's layout is Layout::WAY_MAJOR
+// (a shared level with way hints: the PL310), else SET_MAJOR. The lines' slots are distinct (each
+// holds its own line), so the order of the stores does not matter.
 // The empty bit of each way (way_bit[w] = 1 << w), read by drop_shared_run: one load for the
 // shift's three instructions.
 constexpr auto way_bit = [] {
@@ -1288,15 +1298,16 @@ constexpr auto way_bit = [] {
     for (std::size_t w = 0; w < 64; ++w) b[w] = std::uint64_t{1} << w;
     return b;
 }();
-template <std::uint32_t W>
+template <bool WayMajor>
 [[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
-                                              std::uint64_t* empty, Line* tag, std::uint8_t* dirty) {
-    const std::size_t nw = W ? W : ways;
+                                              std::uint64_t* empty, Tag* tag, std::uint8_t* dirty) {
+    // Cache::slot's strides: way w of set s at s x set_stride + w x way_stride
+    const std::size_t set_stride = WayMajor ? 1 : ways, way_stride = WayMajor ? set_mask + 1 : 1;
     const std::uint64_t* const bit = way_bit.data();
     auto drop = [&](Line x) __attribute__((always_inline)) {
-        const std::uint32_t w = hints[x];
-        const std::size_t set = static_cast<std::size_t>(x & set_mask), i = set * nw + w;
+        const std::size_t w = hints[x];
+        const std::size_t set = static_cast<std::size_t>(x & set_mask), i = set * set_stride + w * way_stride;
         assert(tag[i] == x + 1); // the hint is right while the directory bit is set
         empty[set] |= bit[w];
         tag[i] = 0;
@@ -1322,16 +1333,16 @@ template <std::uint32_t W>
         const std::size_t set = static_cast<std::size_t>(l & set_mask);
         const Line stop = std::min<Line>(end, l + (set_mask + 1 - set));
         std::uint64_t* e = empty + set;
-        Line* t = tag + set * nw;
-        std::uint8_t* d = dirty + set * nw;
-        for (; l + 4 <= stop; l += 4, e += 4, t += 4 * nw, d += 4 * nw) {
+        Tag* t = tag + set * set_stride;
+        std::uint8_t* d = dirty + set * set_stride;
+        for (; l + 4 <= stop; l += 4, e += 4, t += 4 * set_stride, d += 4 * set_stride) {
             if (!four_held()) return drop_rest(l);
             for (std::size_t k = 0; k < 4; ++k) { // drop(l + k)
-                const std::uint32_t w = hints[l + k];
-                assert(t[k * nw + w] == l + k + 1);
+                const std::size_t w = hints[l + k], i = k * set_stride + w * way_stride;
+                assert(t[i] == l + k + 1);
                 e[k] |= bit[w];
-                t[k * nw + w] = 0;
-                d[k * nw + w] = 0;
+                t[i] = 0;
+                d[i] = 0;
             }
             clear_four();
         }
@@ -1377,7 +1388,7 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                 auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
                     const std::uint32_t w = hints[x];
                     const std::uint32_t set = pow2 ? static_cast<std::uint32_t>(x & set_mask) : c.set_of(x);
-                    const std::size_t i = static_cast<std::size_t>(set) * c.ways + w;
+                    const std::size_t i = c.slot(set, w);
                     assert(c.tag[i] == x + 1); // the hint is right while the directory bit is set
                     if (pow2 || c.ways <= 64) c.empty[set] |= std::uint64_t{1} << w;
                     c.tag[i] = 0;
@@ -1389,8 +1400,8 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = c.ways == 16 ? drop_shared_run<16>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
-                                             : drop_shared_run<0>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                            l = c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
+                                                  : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
                             do {
                                 drop_shared(l);

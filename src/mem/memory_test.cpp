@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <stdexcept>
 #include <random>
 #include <utility>
 
@@ -125,6 +128,54 @@ TEST(Cache, TheBlockLayoutPutsTheEmptyWordsThenTheFlagsAfterTheTagsAtTheShapesOf
     EXPECT_EQ(odd.fill(15, false)->line, 0u); // set 0's least recent
 }
 
+TEST(Cache, AWayMajorCachePutsWayWOfSetSAtWTimesTheSetsPlusS) {
+    // 2 sets x 4 ways: set-major slot s x 4 + w, way-major w x 2 + s
+    Cache sm(2, 4, Replacement::RANDOM);
+    Cache wm(2, 4, Replacement::RANDOM, Layout::WAY_MAJOR);
+    EXPECT_EQ(sm.layout(), Layout::SET_MAJOR);
+    EXPECT_EQ(wm.layout(), Layout::WAY_MAJOR);
+    EXPECT_EQ(sm.slot(1, 2), 6u);
+    EXPECT_EQ(wm.slot(1, 2), 5u);
+    EXPECT_EQ(wm.slot(0, 3), 6u);
+    // lines 1, 3, 5 (set 1) into ways 0, 1, 2 (the lowest empty way), 5 dirty; line 2 (set 0) into way 0
+    for (Cache* c : {&sm, &wm}) {
+        std::uint32_t w = 99;
+        Evicted ev;
+        for (const Line l : {1, 3, 5, 2}) EXPECT_FALSE(c->fill(l, l == 5, ev, w)) << l;
+        EXPECT_EQ(w, 0u);
+        EXPECT_EQ(c->way_of(5), 2);
+        EXPECT_EQ(c->way_of(2), 0);
+        EXPECT_EQ(c->way_of(7), -1);
+        EXPECT_TRUE(c->dirty(5));
+        EXPECT_FALSE(c->dirty(3));
+    }
+    const Cache::View s = sm.view(), v = wm.view();
+    // set-major: set 0's ways at 0-3 (line 2 in way 0), set 1's at 4-7 (lines 1, 3, 5 in ways 0-2)
+    constexpr std::array<Tag, 8> by_set{3, 0, 0, 0, 2, 4, 6, 0};
+    // way-major: way 0 at 0-1 (lines 2 and 1), way 1 at 2-3 (-, 3), way 2 at 4-5 (-, 5), way 3 at 6-7
+    constexpr std::array<Tag, 8> by_way{3, 2, 0, 4, 0, 6, 0, 0};
+    for (std::size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(s.tag[i], by_set[i]) << i;
+        EXPECT_EQ(v.tag[i], by_way[i]) << i;
+        EXPECT_EQ(v.dirty[i], i == 5 ? 1u : 0u) << i;
+    }
+    EXPECT_EQ(v.empty[1], 0b1000u);
+    // the by-way steps and the tag search reach the same slots
+    wm.mark_dirty_at(3, 1);
+    EXPECT_EQ(v.dirty[3], 1u);
+    EXPECT_TRUE(wm.clean(3));
+    EXPECT_EQ(v.dirty[3], 0u);
+    EXPECT_EQ(wm.invalidate(5), std::optional<bool>{true}); // dirty data dropped
+    EXPECT_EQ(v.tag[5], 0u);
+    EXPECT_EQ(v.dirty[5], 0u);
+    EXPECT_EQ(v.empty[1], 0b1100u);
+    EXPECT_FALSE(wm.invalidate_at(1, 0));
+    EXPECT_EQ(v.tag[1], 0u);
+    EXPECT_EQ(v.empty[1], 0b1101u);
+    // an LRU cache compares its stamps across a set: set-major only
+    EXPECT_THROW(Cache(2, 4, Replacement::LRU, Layout::WAY_MAJOR), std::invalid_argument);
+}
+
 TEST(Cache, ACopyHasABlockOfItsOwnAndAMoveKeepsTheBlock) {
     Cache c(2, 2, Replacement::ROUND_ROBIN);
     c.fill(0, true);
@@ -143,7 +194,7 @@ TEST(Cache, ACopyHasABlockOfItsOwnAndAMoveKeepsTheBlock) {
     EXPECT_EQ(e.sets(), 2u);
     e.fill(2, false);
     EXPECT_FALSE(c.contains(2));
-    Line* const tags = d.view().tag;
+    Tag* const tags = d.view().tag;
     Cache m(std::move(d));
     EXPECT_EQ(m.view().tag, tags);
     EXPECT_TRUE(m.contains(2));
@@ -639,6 +690,8 @@ struct MemorySystemTestPeer {
         if (!m.use_hint_ || l >= m.dir_.size() || (m.dir_[l] & (1u << id)) == 0) return -1;
         return m.way_[l * m.n_shared_ + (k - m.n_private_)];
     }
+    // The layout of level k of CPU `cpu`.
+    static Layout layout(const MemorySystem& m, int cpu, std::size_t k) { return m.level(cpu, k).layout(); }
     // The way the tag search of shared level k finds the line of `a` in, or -1.
     static int searched_way(const MemorySystem& m, Addr a, std::size_t k) {
         return m.shared_[k - m.n_private_].way_of(a >> m.line_shift_);
@@ -655,6 +708,22 @@ struct MemorySystemTestPeer {
                 ASSERT_EQ(hinted_way(m, a, k), searched_way(m, a, k)) << where << " level " << k << " address " << a;
     }
 };
+
+TEST(Memory, AHintedSharedLevelIsWayMajorAndThePrivateOnesSetMajor) {
+    MemoryConfig c = test_profile();
+    // the i.MX6's shape: a random L1D per CPU, a random PL310 with way hints
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 4, 1'000'000'000);
+    EXPECT_EQ(MemorySystemTestPeer::layout(m, 3, 0), Layout::SET_MAJOR);
+    EXPECT_EQ(MemorySystemTestPeer::layout(m, 0, 1), Layout::WAY_MAJOR);
+    // an LRU shared level (stamps compared across a set) stays set-major
+    MemorySystem lru(test_profile(), 2, 1'000'000'000);
+    EXPECT_EQ(MemorySystemTestPeer::layout(lru, 0, 1), Layout::SET_MAJOR);
+    // 17 caches: no directory, so no hints: set-major
+    MemorySystem many(c, 17, 1'000'000'000);
+    EXPECT_EQ(MemorySystemTestPeer::layout(many, 0, 1), Layout::SET_MAJOR);
+}
 
 namespace {
 
