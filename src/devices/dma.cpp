@@ -3,6 +3,7 @@
 #include "mem/line_bits.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -240,6 +241,8 @@ struct DmaOps {
         const bool own = !b.bounced();
         const mem::Addr base = own ? b.addr_ : p.swiotlb()->slot_addr(b.tlb_);
         if (m && !own && base == 0) m = nullptr; // a pool without an address in the hierarchy
+        const bool inv = to_device ? dir == DMA_FROM_DEVICE : dir != DMA_TO_DEVICE;
+        if (inv && len > 0) return run_inv(b, offset, len, own, m, base, now);
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
         auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
@@ -266,6 +269,38 @@ struct DmaOps {
         if (m && inv_first <= inv_last)
             m->invalidate(base + inv_first * b.line_, (inv_last - inv_first + 1) * b.line_);
         return c;
+    }
+    // run's invalidate, inner and outer, of [offset, offset + len) (len > 0) without maintain's
+    // walkers: the same line operations, counts, cycles and hierarchy calls in the same order
+    // (inv_range: a partial first and last line cleaned+invalidated, each on its own, then the
+    // whole lines between invalidated; the hierarchy invalidates all the range's lines last).
+    static engine::Cycles run_inv(DmaBuffer& b, std::size_t offset, std::size_t len, bool own, mem::MemorySystem* m,
+                                  mem::Addr base, Tick now) {
+        DmaPlatform& p = *b.platform_;
+        const std::uint32_t line = b.line_;
+        const int shift = std::countr_zero(line);
+        const std::uint64_t end = offset + len;
+        const std::uint64_t first = offset >> shift, last = (end - 1) >> shift; // the range's lines
+        const bool head = offset & (line - 1), tail = end & (line - 1);          // partial end lines
+        const std::uint64_t lo = first + head, hi = end >> shift;                // whole lines [lo, hi)
+        const std::uint64_t whole = hi > lo ? hi - lo : 0, flush = std::uint64_t{head} + tail;
+        if (own) {
+            if (head) ++b.clean_[first], --b.clean_[first + 1], ++b.inv_[first], --b.inv_[first + 1];
+            if (tail) ++b.clean_[hi], --b.clean_[hi + 1], ++b.inv_[hi], --b.inv_[hi + 1];
+            if (whole) ++b.inv_[lo], --b.inv_[hi];
+            mem::clear_bits(b.bits_.data(), first, last + 1);
+        }
+        DmaStats& st = p.stats();
+        st.inner_inv += whole, st.outer_inv += whole, st.inner_flush += flush, st.outer_flush += flush;
+        ++st.barriers, ++st.outer_syncs;
+        if (m) {
+            if (head) m->clean(now, base + (first << shift), line); // a flushed line: cleaned before its invalidate
+            if (tail) m->clean(now, base + (hi << shift), line);
+            m->invalidate(base + (first << shift), (last - first + 1) << shift);
+        }
+        const DmaCosts& c = p.costs();
+        return whole * (c.inner_inv_line + c.outer_inv_line) + flush * (c.inner_flush_line + c.outer_flush_line) +
+               c.barrier + c.outer_sync;
     }
     static void set_tlb(DmaBuffer& b, std::size_t index) { b.tlb_ = index; }
     static void set_map_failed(DmaBuffer& b, bool f) { b.map_failed_ = f; }
