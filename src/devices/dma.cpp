@@ -234,8 +234,11 @@ struct DmaOps {
     // part). With a memory hierarchy the same line operations act on its caches.
     static engine::Cycles run(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
                               bool to_device, Tick now) {
+        return b.platform_->coherent() ? 0 : run_noncoherent(b, offset, len, dir, to_device, now);
+    }
+    static engine::Cycles run_noncoherent(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
+                                          bool to_device, Tick now) {
         DmaPlatform& p = *b.platform_;
-        if (p.coherent()) return 0;
         mem::MemorySystem* m = p.memory();
         // a bounced mapping's maintenance acts on its slots; the buffer's own lines keep their state
         const bool own = !b.bounced();
@@ -570,13 +573,13 @@ void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) 
     if (mem::MemorySystem* m = buf.platform().memory()) m->device_read(now, device_addr(buf) + offset, len);
 }
 
-bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
-    check_range(buf, offset, len, "cpu_read");
-    if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
+namespace {
+
+// cpu_read's finding, from the first written line of the read's lines [first_line, to): out of
+// line (cold), so that a read finding no written line saves no registers for it.
+[[gnu::noinline, gnu::cold]] void report_stale_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset,
+                                                    std::size_t len, std::size_t first_line, std::size_t to) {
     const std::size_t line = buf.line_size();
-    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
-    const std::size_t first_line = DmaOps::first_written(buf, from, to);
-    if (first_line == to) return false;
     const std::size_t last_line = DmaOps::last_written(buf, first_line, to);
     StaleReadReport r;
     r.time = cpu.now();
@@ -590,6 +593,18 @@ bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t 
     cpu.report_finding(stats::FindingKind::STALE_DMA_READ, "the device's write after the lines' last invalidation",
                        "buffer " + std::to_string(r.buffer) + " bytes " + std::to_string(r.first) + "-" + std::to_string(r.end),
                        "cpu read of bytes " + std::to_string(offset) + "-" + std::to_string(offset + len));
+}
+
+} // namespace
+
+bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
+    check_range(buf, offset, len, "cpu_read");
+    if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
+    const std::size_t line = buf.line_size();
+    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
+    const std::size_t first_line = DmaOps::first_written(buf, from, to);
+    if (first_line == to) return false;
+    report_stale_read(cpu, buf, offset, len, first_line, to);
     return true;
 }
 
