@@ -246,6 +246,14 @@ struct DmaOps {
         if (m && !own && base == 0) m = nullptr; // a pool without an address in the hierarchy
         const bool inv = to_device ? dir == DMA_FROM_DEVICE : dir != DMA_TO_DEVICE;
         if (inv && len > 0) return run_inv(b, offset, len, own, m, base, now);
+        return run_walkers(b, offset, len, dir, to_device, now, own, m, base);
+    }
+    // run's other operations (a clean, an empty range) through maintain's walkers; out of line, so
+    // that run_inv's path saves no registers for it.
+    [[gnu::noinline]] static engine::Cycles run_walkers(DmaBuffer& b, std::size_t offset, std::size_t len,
+                                                        DmaDataDirection dir, bool to_device, Tick now, bool own,
+                                                        mem::MemorySystem* m, mem::Addr base) {
+        DmaPlatform& p = *b.platform_;
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
         auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
