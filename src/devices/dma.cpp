@@ -3,6 +3,7 @@
 #include "mem/line_bits.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -233,13 +234,26 @@ struct DmaOps {
     // part). With a memory hierarchy the same line operations act on its caches.
     static engine::Cycles run(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
                               bool to_device, Tick now) {
+        return b.platform_->coherent() ? 0 : run_noncoherent(b, offset, len, dir, to_device, now);
+    }
+    static engine::Cycles run_noncoherent(DmaBuffer& b, std::size_t offset, std::size_t len, DmaDataDirection dir,
+                                          bool to_device, Tick now) {
         DmaPlatform& p = *b.platform_;
-        if (p.coherent()) return 0;
         mem::MemorySystem* m = p.memory();
         // a bounced mapping's maintenance acts on its slots; the buffer's own lines keep their state
         const bool own = !b.bounced();
         const mem::Addr base = own ? b.addr_ : p.swiotlb()->slot_addr(b.tlb_);
         if (m && !own && base == 0) m = nullptr; // a pool without an address in the hierarchy
+        const bool inv = to_device ? dir == DMA_FROM_DEVICE : dir != DMA_TO_DEVICE;
+        if (inv && len > 0) return run_inv(b, offset, len, own, m, base, now);
+        return run_walkers(b, offset, len, dir, to_device, now, own, m, base);
+    }
+    // run's other operations (a clean, an empty range) through maintain's walkers; out of line, so
+    // that run_inv's path saves no registers for it.
+    [[gnu::noinline]] static engine::Cycles run_walkers(DmaBuffer& b, std::size_t offset, std::size_t len,
+                                                        DmaDataDirection dir, bool to_device, Tick now, bool own,
+                                                        mem::MemorySystem* m, mem::Addr base) {
+        DmaPlatform& p = *b.platform_;
         // the lines each kind of operation covered (contiguous per call), for the hierarchy
         std::uint64_t inv_first = UINT64_MAX, inv_last = 0, clean_first = UINT64_MAX, clean_last = 0;
         auto apply = [&](std::uint64_t i, std::uint64_t n, LineOp op) { // lines [i, i + n)
@@ -266,6 +280,38 @@ struct DmaOps {
         if (m && inv_first <= inv_last)
             m->invalidate(base + inv_first * b.line_, (inv_last - inv_first + 1) * b.line_);
         return c;
+    }
+    // run's invalidate, inner and outer, of [offset, offset + len) (len > 0) without maintain's
+    // walkers: the same line operations, counts, cycles and hierarchy calls in the same order
+    // (inv_range: a partial first and last line cleaned+invalidated, each on its own, then the
+    // whole lines between invalidated; the hierarchy invalidates all the range's lines last).
+    static engine::Cycles run_inv(DmaBuffer& b, std::size_t offset, std::size_t len, bool own, mem::MemorySystem* m,
+                                  mem::Addr base, Tick now) {
+        DmaPlatform& p = *b.platform_;
+        const std::uint32_t line = b.line_;
+        const int shift = std::countr_zero(line);
+        const std::uint64_t end = offset + len;
+        const std::uint64_t first = offset >> shift, last = (end - 1) >> shift; // the range's lines
+        const bool head = offset & (line - 1), tail = end & (line - 1);          // partial end lines
+        const std::uint64_t lo = first + head, hi = end >> shift;                // whole lines [lo, hi)
+        const std::uint64_t whole = hi > lo ? hi - lo : 0, flush = std::uint64_t{head} + tail;
+        if (own) {
+            if (head) ++b.clean_[first], --b.clean_[first + 1], ++b.inv_[first], --b.inv_[first + 1];
+            if (tail) ++b.clean_[hi], --b.clean_[hi + 1], ++b.inv_[hi], --b.inv_[hi + 1];
+            if (whole) ++b.inv_[lo], --b.inv_[hi];
+            mem::clear_bits(b.bits_.data(), first, last + 1);
+        }
+        DmaStats& st = p.stats();
+        st.inner_inv += whole, st.outer_inv += whole, st.inner_flush += flush, st.outer_flush += flush;
+        ++st.barriers, ++st.outer_syncs;
+        if (m) {
+            if (head) m->clean(now, base + (first << shift), line); // a flushed line: cleaned before its invalidate
+            if (tail) m->clean(now, base + (hi << shift), line);
+            m->invalidate(base + (first << shift), (last - first + 1) << shift);
+        }
+        const DmaCosts& c = p.costs();
+        return whole * (c.inner_inv_line + c.outer_inv_line) + flush * (c.inner_flush_line + c.outer_flush_line) +
+               c.barrier + c.outer_sync;
     }
     static void set_tlb(DmaBuffer& b, std::size_t index) { b.tlb_ = index; }
     static void set_map_failed(DmaBuffer& b, bool f) { b.map_failed_ = f; }
@@ -535,13 +581,13 @@ void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) 
     if (mem::MemorySystem* m = buf.platform().memory()) m->device_read(now, device_addr(buf) + offset, len);
 }
 
-bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
-    check_range(buf, offset, len, "cpu_read");
-    if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
+namespace {
+
+// cpu_read's finding, from the first written line of the read's lines [first_line, to): out of
+// line (cold), so that a read finding no written line saves no registers for it.
+[[gnu::noinline, gnu::cold]] void report_stale_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset,
+                                                    std::size_t len, std::size_t first_line, std::size_t to) {
     const std::size_t line = buf.line_size();
-    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
-    const std::size_t first_line = DmaOps::first_written(buf, from, to);
-    if (first_line == to) return false;
     const std::size_t last_line = DmaOps::last_written(buf, first_line, to);
     StaleReadReport r;
     r.time = cpu.now();
@@ -555,6 +601,18 @@ bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t 
     cpu.report_finding(stats::FindingKind::STALE_DMA_READ, "the device's write after the lines' last invalidation",
                        "buffer " + std::to_string(r.buffer) + " bytes " + std::to_string(r.first) + "-" + std::to_string(r.end),
                        "cpu read of bytes " + std::to_string(offset) + "-" + std::to_string(offset + len));
+}
+
+} // namespace
+
+bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
+    check_range(buf, offset, len, "cpu_read");
+    if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
+    const std::size_t line = buf.line_size();
+    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
+    const std::size_t first_line = DmaOps::first_written(buf, from, to);
+    if (first_line == to) return false;
+    report_stale_read(cpu, buf, offset, len, first_line, to);
     return true;
 }
 

@@ -76,6 +76,38 @@ TEST(DmaMemory, TheDmaApisInvalidateDropsALineTheCpuHadSoItsNextReadMissesAgain)
     EXPECT_EQ(h.memory.stats().invalidated_lines, 1u); // the one line that was cached
 }
 
+TEST(DmaMemory, ASyncForTheCpuCleansItsPartialEndLinesAndDropsEveryLineOfItsRange) {
+    // 256 B = lines 0..3 of 64 B, all four dirty in L1. A sync for the CPU of [40, 190): the
+    // partial lines 0 (40..63) and 2 (128..189) are cleaned+invalidated (written back first),
+    // line 1 is invalidated (its dirty data dropped, as v7_dma_inv_range and the PL310's
+    // l2c210_inv_range do); line 3 lies outside the range and stays, dirty.
+    MemHarness h;
+    DmaBuffer buf(h.dma, 256, 64);
+    buf.set_addr(h.memory.alloc(256));
+    h.body = [&]() -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE, DMA_ATTR_SKIP_CPU_SYNC);
+        h.memory.write(0, h.cpu.now(), buf.addr(), 256);
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 40, 150, DMA_FROM_DEVICE);
+    };
+    h.run();
+    EXPECT_EQ(h.memory.stats().writebacks, 2u);        // lines 0 and 2
+    EXPECT_EQ(h.memory.stats().invalidated_lines, 3u); // lines 0, 1 and 2
+    for (int l = 0; l < 3; ++l) EXPECT_EQ(h.memory.level_of(0, buf.addr() + 64 * l), -1) << "line " << l;
+    EXPECT_EQ(h.memory.level_of(0, buf.addr() + 192), 0);
+    EXPECT_TRUE(h.memory.dirty_anywhere(buf.addr() + 192));
+    const DmaStats& st = h.dma.stats();
+    EXPECT_EQ(st.inner_flush, 2u);
+    EXPECT_EQ(st.inner_inv, 1u);
+    EXPECT_EQ(st.outer_flush, 2u);
+    EXPECT_EQ(st.outer_inv, 1u);
+    EXPECT_EQ(st.barriers, 1u); // the map skipped its maintenance
+    EXPECT_EQ(st.outer_syncs, 1u);
+    for (std::size_t l = 0; l < 4; ++l) {
+        EXPECT_EQ(buf.invalidations(l), l < 3 ? 1u : 0u) << "line " << l;
+        EXPECT_EQ(buf.cleans(l), l == 0 || l == 2 ? 1u : 0u) << "line " << l;
+    }
+}
+
 TEST(DmaMemory, MappingForTransmitCleansTheCpusDirtyLinesBeforeTheDeviceReadsThem) {
     MemHarness h;
     DmaBuffer buf(h.dma, 256, 64);
