@@ -145,8 +145,8 @@ private:
     // taken in O(1) and a near-term push is an insertion from the least end) and the heap
     // otherwise (a run that outgrew its array, or a bucket too large for it), until the heap
     // shrinks to RUN_AGAIN events.
-    static constexpr std::size_t SORTED_MAX = 64;
-    static constexpr std::size_t RUN_AGAIN = 32;
+    static constexpr std::size_t SORTED_MAX = 128;
+    static constexpr std::size_t RUN_AGAIN = 64;
 
     bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
     std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
