@@ -311,6 +311,27 @@ TEST(EventQueue, ASmallSetIsASortedRunThatBecomesTheHeapAt129EventsAndTheRunAgai
     EXPECT_TRUE(q.empty());
 }
 
+TEST(EventQueue, APushThatSortsAfterMoreThanEightEventsOfTheRunFindsItsPlaceToo) {
+    // The run's insertion walks from the least event past the ones that sort before the pushed
+    // one, up to eight, and places one that sorts after more by a binary search. 20 events #i
+    // at 10 i ps pushed in time order: from #9 on, each sorts after more than eight. Then #20 at
+    // 55 (after #0..#5: six), #21 at 190 (a tie with #19: after all 21), #22 at 0 (a tie with
+    // #0: after it alone) and #23 at 105 (after #0..#10, #20 and #22: 13, before #11..#19, #21).
+    EventQueue q;
+    for (std::uint64_t i = 0; i < 20; ++i) q.push(10 * i, nullptr, i);
+    q.push(55, nullptr, 20);
+    q.push(190, nullptr, 21);
+    q.push(0, nullptr, 22);
+    q.push(105, nullptr, 23);
+    EXPECT_EQ(q.size(), 24u);
+    // #0, #22, #1..#5, #20, #6..#10, #23, #11..#19, #21.
+    std::vector<std::uint64_t> want{0, 22, 1, 2, 3, 4, 5, 20, 6, 7, 8, 9, 10, 23};
+    for (std::uint64_t k = 11; k <= 19; ++k) want.push_back(k);
+    want.push_back(21);
+    for (std::uint64_t w : want) EXPECT_EQ(q.pop().arg, w) << "want=" << w;
+    EXPECT_TRUE(q.empty());
+}
+
 TEST(EventQueue, PushesAfterTheTakenEventsBoundWasLookedUpMatchMultimapAtEverySize) {
     // The run loop asks for the next bound (Simulation::run_inline) before its handler's first
     // push, which then starts its sift-down below the root. Every heap size from 1 to 300 (the
