@@ -28,9 +28,11 @@
 #include "engine/event_heap.h"
 #include "engine/time.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -145,8 +147,8 @@ private:
     // taken in O(1) and a near-term push is an insertion from the least end) and the heap
     // otherwise (a run that outgrew its array, or a bucket too large for it), until the heap
     // shrinks to RUN_AGAIN events.
-    static constexpr std::size_t SORTED_MAX = 64;
-    static constexpr std::size_t RUN_AGAIN = 32;
+    static constexpr std::size_t SORTED_MAX = 128;
+    static constexpr std::size_t RUN_AGAIN = 64;
 
     bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
     std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
@@ -195,14 +197,29 @@ private:
         if (child_known_) heap_.replace_top_known(child_, ev);
         else heap_.replace_top(ev);
     }
-    // run_ is in descending (time, seq) order, its least event last.
+    // run_ is in descending (time, seq) order, its least event last. Most pushes land within
+    // NEAR_STEPS of the least end (a CPU's next completion, a packet's next step) and are placed
+    // by the linear walk from there; a push that sorts behind as many events (a timer, a later
+    // flow's event in a run of a hundred) is placed by run_insert_deep.
+    static constexpr std::size_t NEAR_STEPS = 8;
     void run_insert(const Event& ev) {
         std::size_t i = run_n_++;
-        while (i > 0 && event_before(run_[i - 1], ev)) {
+        const std::size_t stop = i > NEAR_STEPS ? i - NEAR_STEPS : 0;
+        while (i > stop && event_before(run_[i - 1], ev)) {
             run_[i] = run_[i - 1];
             --i;
         }
+        if (i == stop && i > 0 && event_before(run_[i - 1], ev)) [[unlikely]]
+            return run_insert_deep(i, ev);
         run_[i] = ev;
+    }
+    // run_insert past its walk: slot i is free and ev sorts after run_[i - 1]. A binary search of
+    // run_[0, i) for ev's place, then one move of the events from there to i up by a slot.
+    [[gnu::noinline]] void run_insert_deep(std::size_t i, const Event& ev) {
+        const Event* at = std::partition_point(run_, run_ + i, [&ev](const Event& e) { return !event_before(e, ev); });
+        const std::size_t p = static_cast<std::size_t>(at - run_);
+        std::memmove(&run_[p + 1], &run_[p], (i - p) * sizeof(Event));
+        run_[p] = ev;
     }
     [[gnu::noinline]] void near_to_heap() {
         heap_.clear();

@@ -273,40 +273,62 @@ TEST(EventQueue, TheTakenEventsNextBoundIsTheSecondLeastAndItsLeastChildStartsTh
     EXPECT_TRUE(q.empty());
 }
 
-TEST(EventQueue, ASmallSetIsASortedRunThatBecomesTheHeapAt65EventsAndTheRunAgainAt32) {
-    // 65 events #i at ((7 i) mod 65) * 10 ps: the times 0, 10, ..., 640 once each, in a shuffled
-    // order (7 is prime to 65). Time 10 k belongs to #(28 k mod 65), since 7 * 28 = 196 = 1 mod 65.
-    // The 65th push overflows the 64-event run, so the near tier becomes the heap.
-    const auto id = [](std::uint64_t k) { return 28 * k % 65; };
+TEST(EventQueue, ASmallSetIsASortedRunThatBecomesTheHeapAt129EventsAndTheRunAgainAt64) {
+    // 129 events #i at ((7 i) mod 129) * 10 ps: the times 0, 10, ..., 1280 once each, in a
+    // shuffled order (7 is prime to 129 = 3 * 43). Time 10 k belongs to #(37 k mod 129), since
+    // 7 * 37 = 259 = 1 mod 129. The 129th push overflows the 128-event run, so the near tier
+    // becomes the heap.
+    const auto id = [](std::uint64_t k) { return 37 * k % 129; };
     EventQueue q;
-    for (std::uint64_t i = 0; i < 65; ++i) q.push((7 * i % 65) * 10, nullptr, i);
-    EXPECT_EQ(q.size(), 65u);
-    // Take #0 (time 0); the next is #28 at 10. A push at 10 (#100) ties with #28 and sorts after it.
+    for (std::uint64_t i = 0; i < 129; ++i) q.push((7 * i % 129) * 10, nullptr, i);
+    EXPECT_EQ(q.size(), 129u);
+    // Take #0 (time 0); the next is #37 at 10. A push at 10 (#200) ties with #37 and sorts after it.
     EXPECT_EQ(q.take().arg, 0u);
     EXPECT_EQ(q.next_time_bound(), 10u);
-    q.push(10, nullptr, 100);
+    q.push(10, nullptr, 200);
     q.finish_take();
-    // 33 pops (#28, #100, then k = 2..32) leave the times 330..640 (32 events): the heap becomes
+    // 65 pops (#37, #200, then k = 2..64) leave the times 650..1280 (64 events): the heap becomes
     // the run again.
-    EXPECT_EQ(q.pop().arg, 28u);
-    EXPECT_EQ(q.pop().arg, 100u);
-    for (std::uint64_t k = 2; k <= 32; ++k) EXPECT_EQ(q.pop().arg, id(k)) << "k=" << k;
-    EXPECT_EQ(q.size(), 32u);
-    // Take k = 33 (#14: 28 * 33 = 924 = 14 mod 65, at 330); the next is k = 34 (340). Its handler
-    // pushes at 335 (#101, into the taken event's place), then at 700 (#102, after all) and at
-    // 340 (#103, after k = 34's #42).
-    EXPECT_EQ(q.take().arg, 14u);
-    EXPECT_EQ(q.next_time_bound(), 340u);
-    q.push(335, nullptr, 101);
-    q.push(700, nullptr, 102);
-    q.push(340, nullptr, 103);
+    EXPECT_EQ(q.pop().arg, 37u);
+    EXPECT_EQ(q.pop().arg, 200u);
+    for (std::uint64_t k = 2; k <= 64; ++k) EXPECT_EQ(q.pop().arg, id(k)) << "k=" << k;
+    EXPECT_EQ(q.size(), 64u);
+    // Take k = 65 (#83: 37 * 65 = 2405 = 18 * 129 + 83, at 650); the next is k = 66 (#120 at 660).
+    // Its handler pushes at 655 (#201, into the taken event's place), then at 1300 (#202, after
+    // all) and at 660 (#203, after k = 66's #120).
+    EXPECT_EQ(q.take().arg, 83u);
+    EXPECT_EQ(q.next_time_bound(), 660u);
+    q.push(655, nullptr, 201);
+    q.push(1300, nullptr, 202);
+    q.push(660, nullptr, 203);
     q.finish_take();
-    EXPECT_EQ(q.size(), 34u);
-    EXPECT_EQ(q.pop().arg, 101u);
-    EXPECT_EQ(q.pop().arg, 42u);
-    EXPECT_EQ(q.pop().arg, 103u);
-    for (std::uint64_t k = 35; k <= 64; ++k) EXPECT_EQ(q.pop().arg, id(k)) << "k=" << k;
-    EXPECT_EQ(q.pop().arg, 102u);
+    EXPECT_EQ(q.size(), 66u);
+    EXPECT_EQ(q.pop().arg, 201u);
+    EXPECT_EQ(q.pop().arg, 120u);
+    EXPECT_EQ(q.pop().arg, 203u);
+    for (std::uint64_t k = 67; k <= 128; ++k) EXPECT_EQ(q.pop().arg, id(k)) << "k=" << k;
+    EXPECT_EQ(q.pop().arg, 202u);
+    EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, APushThatSortsAfterMoreThanEightEventsOfTheRunFindsItsPlaceToo) {
+    // The run's insertion walks from the least event past the ones that sort before the pushed
+    // one, up to eight, and places one that sorts after more by a binary search. 20 events #i
+    // at 10 i ps pushed in time order: from #9 on, each sorts after more than eight. Then #20 at
+    // 55 (after #0..#5: six), #21 at 190 (a tie with #19: after all 21), #22 at 0 (a tie with
+    // #0: after it alone) and #23 at 105 (after #0..#10, #20 and #22: 13, before #11..#19, #21).
+    EventQueue q;
+    for (std::uint64_t i = 0; i < 20; ++i) q.push(10 * i, nullptr, i);
+    q.push(55, nullptr, 20);
+    q.push(190, nullptr, 21);
+    q.push(0, nullptr, 22);
+    q.push(105, nullptr, 23);
+    EXPECT_EQ(q.size(), 24u);
+    // #0, #22, #1..#5, #20, #6..#10, #23, #11..#19, #21.
+    std::vector<std::uint64_t> want{0, 22, 1, 2, 3, 4, 5, 20, 6, 7, 8, 9, 10, 23};
+    for (std::uint64_t k = 11; k <= 19; ++k) want.push_back(k);
+    want.push_back(21);
+    for (std::uint64_t w : want) EXPECT_EQ(q.pop().arg, w) << "want=" << w;
     EXPECT_TRUE(q.empty());
 }
 
