@@ -986,7 +986,9 @@ TEST(Memory, TheCortexA9sShortAccessesEqualTheLineByLineSearchOfEveryCache) {
             const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
             now += (rng() % 300) * NS;
             const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
-            const Addr a = buf + (rng() % 24) * stride + offsets[rng() % 4] * cfg.line + rng() % cfg.line;
+            // (the draws one statement each: the order of the operands of + is unspecified)
+            const std::size_t stretch = rng() % 24, line = offsets[rng() % 4], byte = rng() % cfg.line;
+            const Addr a = buf + stretch * stride + line * cfg.line + byte;
             const std::size_t len = 1 + rng() % (2 * cfg.line);
             switch (rng() % 6) {
             case 0:
@@ -1378,7 +1380,8 @@ TEST(Memory, ConsumedFramesFromDramEqualTheLineByLineSearchOfEveryCacheOnRandomM
             const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
             now += (rng() % 3000) * NS;
             const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
-            const Addr f = rx + (rng() % 16) * 48 * 32 + rng() % 64;
+            const std::size_t slot = rng() % 16, off = rng() % 64; // (one draw each, in this order)
+            const Addr f = rx + slot * 48 * 32 + off;
             const std::size_t len = 1 + rng() % (46 * 32);
             switch (rng() % 5) {
             case 0:
