@@ -1199,8 +1199,8 @@ Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
                         m = static_cast<std::uint16_t>(m & (m - 1));
                         peer_dirty = peer_dirty || private_[id].dirty(l);
                     }
-                } else {
-                    for (int o = 0; o < cpus_ && !peer; ++o)
+                } else { // every peer: a clean copy in one does not tell that no other has it dirty
+                    for (int o = 0; o < cpus_; ++o)
                         for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
                             if (level(o, k).contains(l)) {
                                 peer = true;
