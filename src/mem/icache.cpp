@@ -152,6 +152,25 @@ Cycles InstructionCache::fetch(int cpu, std::span<const CodeSpan> spans) {
     return walk(cpu, spans, nullptr);
 }
 
+namespace {
+
+// The fetch unit's next-line prefetch within one span (its lines visited in ascending order): a
+// missing line that an earlier demand miss of the span requested (it lies in [covered,
+// covered_end)) costs nothing more; any other is a demand miss, which requests the `prefetch`
+// lines after it.
+struct PrefetchCover {
+    Line covered = 0, covered_end = 0;
+    // Whether the missing line `l` is a demand miss (it stalls); the cover moved past it if so.
+    bool demand(Line l, std::uint32_t prefetch) {
+        if (l >= covered && l < covered_end) return false;
+        covered = l + 1;
+        covered_end = l + 1 + prefetch;
+        return true;
+    }
+};
+
+} // namespace
+
 Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const SpanWord* words) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
@@ -162,8 +181,7 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
         lines += s.lines;
         // every line present (words: only where a hit is presence alone): all hits
         if (words && words[i].mask && (bits[words[i].word] & words[i].mask) == 0) continue;
-        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
-        Line covered_end = 0;
+        PrefetchCover cover;
         Line k = s.first;
         if (!hits_reorder_ && bits && k < bits_lines_ && k + s.lines <= bits_lines_) {
             // only the missing lines, by their absence bits: the first at or after k, read again
@@ -183,12 +201,8 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
                 bits[k / 64] &= ~(std::uint64_t{1} << (k % 64));
                 if (displaced && ev.line < bits_lines_) evicted(bits, cpu, ev.line);
                 ++misses;
-                if (l >= covered && l < covered_end) ++prefetched;
-                else {
-                    stall += miss_;
-                    covered = l + 1;
-                    covered_end = l + 1 + prefetch_;
-                }
+                if (cover.demand(l, prefetch_)) stall += miss_;
+                else ++prefetched;
                 ++k;
             }
             continue;
@@ -197,13 +211,8 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
             if (c.lookup(l)) continue;
             fill(c, cpu, l);
             ++misses;
-            if (l >= covered && l < covered_end) {
-                ++prefetched;
-                continue;
-            }
-            stall += miss_;
-            covered = l + 1;
-            covered_end = l + 1 + prefetch_;
+            if (cover.demand(l, prefetch_)) stall += miss_;
+            else ++prefetched;
         }
     }
     stats_.hits += lines - misses;
@@ -240,8 +249,7 @@ Cycles InstructionCache::walk_lru(int cpu, std::uint32_t g) {
     std::uint64_t misses = 0, prefetched = 0;
     for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
         const CodeSpan s = group_spans_[i];
-        Line covered = 0; // lines up to covered_end (exclusive) were requested with a demand miss
-        Line covered_end = 0;
+        PrefetchCover cover;
         for (Line l = s.first, end = s.first + s.lines; l < end;) {
             // the lines of l's word from l on: hits up to its next missing line
             const Line stop = std::min(end, (l / 64 + 1) * 64);
@@ -253,12 +261,8 @@ Cycles InstructionCache::walk_lru(int cpu, std::uint32_t g) {
             fill_lru(v, bits, slot_of, l);
             clock = v.clock;
             ++misses;
-            if (l >= covered && l < covered_end) ++prefetched;
-            else {
-                stall += miss_;
-                covered = l + 1;
-                covered_end = l + 1 + prefetch_;
-            }
+            if (cover.demand(l, prefetch_)) stall += miss_;
+            else ++prefetched;
             ++l;
         }
     }
