@@ -99,14 +99,18 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
             private_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
                                   l.replacement);
         }
-    // A shared level whose lines will have way hints (the holders directory, at most 16 caches) and
-    // whose hits do not reorder (no LRU stamps, no tag search on a hit) is laid out way-major:
-    // consecutive lines mostly sit in one way of consecutive sets there (a buffer's lines, filled
-    // and dropped together).
-    const bool dir_expected = private_.size() + (c.levels.size() - n_private_) <= 16;
+    // the holders directory (at most 16 caches) and, with it, a way hint per line in each shared level
+    n_shared_ = c.levels.size() - n_private_;
+    use_dir_ = private_.size() + n_shared_ <= 16;
+    use_hint_ = use_dir_ && n_shared_ > 0 &&
+                std::all_of(c.levels.begin() + static_cast<std::ptrdiff_t>(n_private_), c.levels.end(),
+                            [](const auto& l) { return l.ways <= 65536; });
+    // A shared level with way hints whose hits do not reorder (no LRU stamps, no tag search on a
+    // hit) is laid out way-major: consecutive lines mostly sit in one way of consecutive sets there
+    // (a buffer's lines, filled and dropped together).
     for (std::size_t k = n_private_; k < c.levels.size(); ++k) {
         const auto& l = c.levels[k];
-        const bool way_major = dir_expected && l.ways <= 65536 && l.replacement != Replacement::LRU;
+        const bool way_major = use_hint_ && l.replacement != Replacement::LRU;
         shared_.emplace_back(static_cast<std::uint32_t>(l.size / (std::uint64_t{l.ways} * c.line)), l.ways,
                              l.replacement, way_major ? Layout::WAY_MAJOR : Layout::SET_MAJOR);
     }
@@ -120,13 +124,8 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
                                  : hit_ticks_[n_private_ < c.levels.size() ? n_private_ : n_private_ - 1];
     max_fast_stall_ = (UINT64_MAX - engine::PS_PER_S) / hz;
     dram_stall_ = static_cast<Tick>(std::llround(c.dram_latency_ns * 1000.0)) - clock_.to_ticks(c.levels[0].latency);
-    const std::size_t n_caches = private_.size() + shared_.size();
     for (auto& x : private_) by_id_.push_back(&x);
     for (auto& x : shared_) by_id_.push_back(&x);
-    use_dir_ = n_caches <= 16;
-    n_shared_ = shared_.size();
-    use_hint_ = use_dir_ && n_shared_ > 0 &&
-                std::all_of(shared_.begin(), shared_.end(), [](const Cache& x) { return x.ways() <= 65536; });
     first_shared_id_ = private_.size();
     hint_from_ = use_hint_ ? n_private_ : n_levels_;
     use_held_runs_ = use_dir_ && n_private_ >= 1 && n_levels_ >= 2 && n_levels_ <= 4 &&
