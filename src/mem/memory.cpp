@@ -600,6 +600,11 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     return t;
 }
 
+// The LFSR's state before lfsr_next(x) (its inverse: a draw whose result has bit 15 set shifted
+// out a 1 and took the taps in), for a fill loop that takes back the draw of a line it stops at.
+[[gnu::always_inline]] static inline std::uint32_t lfsr_back(std::uint32_t x) {
+    return (x & 0x8000u) ? ((x ^ 0xB400u) << 1) | 1u : x << 1;
+}
 // held_run_n's fast copy's fills of lines l .. e, out of line and with no call in it, so that its
 // state stays in registers (in the line loop, whose rare steps call out, about ten values a line
 // were reloaded from the stack). The L2 alone holds each line (the loop stops at the first line
@@ -639,18 +644,23 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
             lfsr0 = lfsr_next(lfsr0);
             const std::size_t i0 = base0 + (lfsr0 & way_mask0);
             const Line v0 = Line{tag0[i0]} - 1;
-            if (dirty_0[i0] != 0) {
-                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
-                    // the draw taken back (rather than the LFSR kept twice over the loop): a draw
-                    // whose result has bit 15 set shifted out a 1 and took the taps in
-                    lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1;
+            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            if (v0 < dir_lines) [[likely]] {
+                const std::uint32_t h = dir[v0];
+                if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                    lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
                     break;
                 }
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1; // (way-major)
+                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                // outcome is the data's): a clean victim's or's 0 into the byte there
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+            } else if (d != 0) [[unlikely]] {
+                lfsr0 = lfsr_back(lfsr0);
+                break;
             }
             tag0[i0] = static_cast<Tag>(l + 1);
             dirty_0[i0] = dirty0;
-            if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
         }
         dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
     }
@@ -666,6 +676,15 @@ template <std::uint32_t W0, std::uint32_t W1>
             return dirty0 ? fast_fills<W0, W1, 255, 2047, 1>(f0, f1, dir, hints, dir_lines, bit0, bit1, true, l, e)
                           : fast_fills<W0, W1, 255, 2047, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, false, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+}
+// cold_fills' L2 fill of l taken back (the way its hint gives emptied again, its tag 0 as an empty
+// way's), out of line: the loop keeps none of that fill's values for it.
+template <Line M1>
+[[gnu::noinline, gnu::cold]] static void cold_fill_back(const FastLevel<16, true>& f1, const std::uint16_t* hints, Line l) {
+    const Line mask1 = M1 ? M1 : f1.mask;
+    const std::size_t set1 = static_cast<std::size_t>(l & mask1), w1 = hints[l];
+    f1.empty[set1] |= std::uint64_t{1} << w1;
+    f1.tag[w1 * (mask1 + 1) + set1] = 0;
 }
 // read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
 // line and the stretch after it), out of line and with no call in it (as fast_fills): each line,
@@ -692,9 +711,16 @@ template <Line M0, Line M1>
     const Line mask1 = M1 ? M1 : f1.mask;
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
     for (; l <= e; ++l) {
+        // the L2's fill first (its values' lives end before the L1's step: fewer registers held
+        // over it); taken back below if the L1's step stops the loop
         const std::size_t set1 = static_cast<std::size_t>(l & mask1);
         const std::uint64_t e1 = empty1[set1];
         if (e1 == 0) break; // the L2's fill would evict
+        const std::uint64_t w1 = lowest_set(e1);
+        empty1[set1] = e1 & (e1 - 1);
+        tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
+        assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
+        hints[l] = static_cast<std::uint16_t>(w1);
         const std::size_t set0 = static_cast<std::size_t>(l & mask0);
         const std::uint64_t e0 = empty0[set0];
         std::size_t i0;
@@ -705,24 +731,29 @@ template <Line M0, Line M1>
             lfsr0 = lfsr_next(lfsr0);
             i0 = set0 * 4 + (lfsr0 & 3u);
             const Line v0 = Line{tag0[i0]} - 1;
-            if (dirty_0[i0] != 0) {
-                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) { // a dirty victim the L2 does not hold
-                    lfsr0 = (lfsr0 & 0x8000u) ? ((lfsr0 ^ 0xB400u) << 1) | 1u : lfsr0 << 1; // (fast_fills)
+            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            if (v0 < dir_lines) [[likely]] {
+                const std::uint32_t h = dir[v0];
+                if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                    lfsr0 = lfsr_back(lfsr0);
+                    cold_fill_back<M1>(f1, hints, l);
                     break;
                 }
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1; // (way-major)
-                dirty_0[i0] = 0; // (l goes in clean)
+                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                // outcome is the data's): a clean victim's or's 0 into the byte there
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+            } else if (d != 0) [[unlikely]] {
+                lfsr0 = lfsr_back(lfsr0);
+                cold_fill_back<M1>(f1, hints, l);
+                break;
             }
-            if (v0 < dir_lines) dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
+            dirty_0[i0] = 0; // (l goes in clean)
         }
         // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
-        // way clears it, and a dirty victim's was cleared above)
+        // way clears it, and a victim's was cleared above)
+        assert(dirty_0[i0] == 0);
         dir[l] = both;
-        const std::uint64_t w1 = lowest_set(e1);
-        empty1[set1] = e1 & (e1 - 1);
-        tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
-        assert(dirty_1[w1 * (mask1 + 1) + set1] == 0 && dirty_0[i0] == 0);
-        hints[l] = static_cast<std::uint16_t>(w1);
         tag0[i0] = static_cast<Tag>(l + 1);
     }
     f0.lfsr = lfsr0;
