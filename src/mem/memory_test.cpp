@@ -1260,6 +1260,52 @@ TEST(Memory, AHeldRunsDirtyL1VictimThatTheL2NoLongerHoldsIsFilledIntoTheL2Again)
     EXPECT_EQ(m.level_of(0, line(5)), -1);
 }
 
+TEST(Memory, AHeldRunsCleanL1VictimLeavesTheL2LineAtItsStaleHintDirty) {
+    // The fill loops mark a dirty L1 victim dirty in the L2 at its way hint with no branch on the
+    // victim's flag: a clean victim's flag (0) is or'ed into the byte its hint points at, which
+    // may be another line's. One CPU; L1 1 set x 4 ways, shared L2 2 sets x 2 ways, both random
+    // (each its own LFSR from 0xACE1: 0xE270, 0x7138: L1 ways 0, 0; L2 ways 0, 0); a coherent DMA
+    // write allocates into the L2, dirty. r's lines: even ones in L2 set 0, odd ones in set 1.
+    //   r0, r2, r1, r3 read: L2 set 0 ways 0 and 1, set 1 ways 0 and 1; L1 ways 0..3 (full).
+    //   r4 DMA-written: set 0 full, the L2's draw (way 0) drops r0 there (clean: no write-back);
+    //   r4 in set 0 way 0, dirty; r0 stays in the L1, clean, its hint still way 0 (r4's slot).
+    //   r5 DMA-written: set 1's draw (way 0) drops r1; r5 in set 1 way 0, dirty.
+    //   r4 and r5 read: a held run (the L2 alone holds both). r4: the L1's draw (way 0) takes r0,
+    //   clean: 0 or'ed into set 0 way 0's flag, r4's; r5: the draw (way 0) takes r4, clean in the
+    //   L1: 0 or'ed into its own L2 flag.
+    // r4 is then in the L2 alone, still dirty (a mark that stored the clean victim's flag rather
+    // than or'ing it would leave r4 clean, its DMA data lost); r0 nowhere.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 4, 4, false, Replacement::RANDOM}, {"l2", 4 * 64, 2, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    c.dma_coherent = true;
+    c.dma_write_allocate = true;
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr r = m.alloc(8 * 64, 128);
+    auto line = [&](int i) { return r + static_cast<Addr>(i) * 64; };
+    for (int i : {0, 2, 1, 3}) m.read(0, static_cast<Tick>(1000 + 1000 * i) * NS, line(i), 64);
+    for (int i : {0, 1, 2, 3}) ASSERT_EQ(m.level_of(0, line(i)), 0) << "r" << i;
+    m.device_write(10000 * NS, line(4), 64);
+    m.device_write(11000 * NS, line(5), 64);
+    ASSERT_EQ(P::searched_way(m, line(0), 1), -1);
+    ASSERT_EQ(P::searched_way(m, line(1), 1), -1);
+    ASSERT_EQ(P::searched_way(m, line(4), 1), 0);
+    ASSERT_EQ(P::searched_way(m, line(5), 1), 0);
+    ASSERT_EQ(m.level_of(0, line(0)), 0);
+    ASSERT_TRUE(m.dirty_anywhere(line(4)));
+    m.read(0, 12000 * NS, line(4), 2 * 64);
+    EXPECT_EQ(m.level_of(0, line(0)), -1);
+    EXPECT_EQ(m.level_of(0, line(4)), 1);
+    EXPECT_TRUE(m.dirty_anywhere(line(4)));
+    EXPECT_EQ(P::searched_way(m, line(4), 1), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 0);
+    EXPECT_TRUE(m.dirty_anywhere(line(5)));
+    for (int i : {1, 2, 3}) EXPECT_EQ(m.level_of(0, line(i)), 0) << "r" << i;
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, r, r + 8 * 64, "held run");
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
