@@ -692,8 +692,9 @@ template <Line M1>
 // the line loop's steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the
 // victim's directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose
 // L2 set has no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops
-// the loop before anything of it is done (the L1's draw taken back). Returns the first line not
-// filled (e + 1 when all were).
+// the loop before anything of it is done (the L1's draw and the L2's fill taken back; only l's way
+// hint may differ, and a hint is read only for a line its level holds). Returns the first line
+// not filled (e + 1 when all were).
 template <Line M0, Line M1>
 [[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
