@@ -725,7 +725,7 @@ template <Line M0, Line M1>
         const std::size_t set0 = static_cast<std::size_t>(l & mask0);
         const std::uint64_t e0 = empty0[set0];
         std::size_t i0;
-        if (e0 != 0) { // the L1's lowest empty way
+        if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
             i0 = set0 * 4 + lowest_set(e0);
             empty0[set0] = e0 & (e0 - 1);
         } else { // Cache::replace's LFSR
