@@ -189,17 +189,17 @@ public:
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
-    engine::Task<int> rx_napi_poll(kernel::Cpu& cpu, int budget);
-    // The ring walk: up to `weight` frames off the ring (each descriptor's completion, hand-off
-    // and refill) and to the stack. Returns the frames taken, dropped ones included.
-    engine::Task<int> fec_enet_rx(kernel::Cpu& cpu, int weight);
+    // The NAPI poll around the ring walk: up to `budget` frames off the ring (each descriptor's
+    // completion, hand-off and refill) and to the stack; in rx_mode NETIF_RX the walk alone.
+    // Returns the frames taken, dropped ones included.
+    engine::Task<int> rx_poll(kernel::Cpu& cpu, int budget);
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
     // The rx tail's posted write: the descriptors refilled since the last one go back to the device.
     // `co_await rx_tail_write()` is its exec (an awaitable: no coroutine frame of its own).
     kernel::Cpu::ExecAwaiter rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
-    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk: fec_enet_rx, every frame), netif_rx;
+    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk: fec_enet_rx, every frame, rx_poll), netif_rx;
     // the device's IEVENT bits and its interrupt line (asserted from the first event until the
     // handler reads IEVENT empty).
     engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);
