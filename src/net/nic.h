@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kdsim::net {
@@ -113,6 +114,7 @@ public:
     const std::uint64_t& rx_pause_held() const { return pause_held_; }
     const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
     engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
+    engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
@@ -226,6 +228,10 @@ private:
     // The device raises its rx interrupt, now or when moderation allows.
     void raise_rx_irq();
     engine::Task<> map_ring();
+    // ndo_start_xmit; BH: inside __dev_queue_xmit's rcu_read_lock_bh section, with the stack's
+    // part, all in this frame (dev_queue_xmit_noqueue), and true.
+    template <bool BH>
+    engine::Task<std::conditional_t<BH, bool, void>> start_xmit(kernel::Cpu& cpu, const Packet& p);
     bool fec() const { return tx_dma_ && tx_cfg_.driver == NicDriver::FEC; }
     bool rx_dma_on() const { return rx_dma_.strategy != RxStrategy::NONE; }
     // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged;
