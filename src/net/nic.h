@@ -201,9 +201,9 @@ private:
     // `co_await rx_tail_write()` is its exec (an awaitable: no coroutine frame of its own).
     kernel::Cpu::ExecAwaiter rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
-    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk: fec_enet_rx, every frame, rx_poll), netif_rx;
-    // the device's IEVENT bits and its interrupt line (asserted from the first event until the
-    // handler reads IEVENT empty).
+    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk, fec_enet_rx over every frame, is
+    // rx_poll's), netif_rx; the device's IEVENT bits and its interrupt line (asserted from the
+    // first event until the handler reads IEVENT empty).
     engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);
     engine::Task<> netif_rx(kernel::Cpu& cpu, const Packet& p);
     void fec_event(unsigned bits);
