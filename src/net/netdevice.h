@@ -93,6 +93,11 @@ public:
     // ndo_start_xmit, in the caller's context on `cpu` (dev_queue_xmit's). `p` must live, unchanged,
     // until the Task is done (the callers await it at once, the skb in their frame).
     virtual engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) = 0;
+    // __dev_queue_xmit of an skb this device takes as it is (no qdisc: noqueue; no software GSO):
+    // rcu_read_lock_bh, the stack's part (costs().dev_queue_xmit), ndo_start_xmit,
+    // rcu_read_unlock_bh; true (sent). `p` as for xmit. A driver may run it all in its own
+    // frame (Nic: one coroutine per skb sent, not two); this one awaits xmit (stack.cpp).
+    virtual engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
     virtual const NetCosts& costs() const = 0;
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }

@@ -221,7 +221,7 @@ engine::Task<> Nic::fec_enet_interrupt(kernel::Cpu& cpu) {
         if (!events) irq_line_ = false; // IEVENT empty: the line is deasserted
         co_await fec_mmio(cpu, 1, 0); // writel(int_events, fep->hwp + FEC_IEVENT)
         ievent_ &= ~events;
-        if (events & FEC_ENET_RXF) co_await fec_enet_rx(cpu, std::numeric_limits<int>::max());
+        if (events & FEC_ENET_RXF) co_await rx_poll(cpu, std::numeric_limits<int>::max()); // fec_enet_rx
         if (events & FEC_ENET_TXF) co_await tx_reclaim(cpu); // fec_enet_tx
         if (!events) co_return;
     }
@@ -294,58 +294,6 @@ bool Nic::fec_collect_events() {
     return true;
 }
 
-// The NAPI instance's poll callback: the Task of the driver's poll below.
-engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
-    return static_cast<Nic*>(ctx)->rx_napi_poll(cpu, budget);
-}
-
-// The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
-// drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
-// frame came in meanwhile). With poll_loop (the 6.1 FEC's fec_enet_rx_napi) the ring walk and
-// the tx completions repeat while the budget lasts and fec_enet_collect_events finds an event.
-// Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
-// Models: fec_enet_rx_napi() (drivers/net/ethernet/freescale/fec_main.c)
-engine::Task<int> Nic::rx_napi_poll(kernel::Cpu& cpu, int budget) {
-    int done = 0;
-    for (bool first = true;; first = false) {
-        if (poll_loop_ != PollLoop::NONE) ++stats_.poll_passes;
-        // the ring walk (fec_enet_rx): up to weight = budget - done descriptors
-        const int weight = budget - done;
-        if (first) { // a later pass of poll_loop is the same poll call
-            ++stats_.polls;
-            co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
-        }
-        // (a walk of an empty ring with every descriptor mapped takes nothing)
-        const int taken = count_ > 0 || !rx_unmapped_.empty() ? co_await fec_enet_rx(cpu, weight) : 0;
-        if (rx_refilled_ > 0) co_await rx_tail_write(); // the rest of the poll's refills
-        done += taken;
-        if (tx_dma_) co_await tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
-        if (poll_loop_ == PollLoop::NONE || done >= budget) break;
-        if (fec()) co_await fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
-        if (!fec_collect_events()) break;
-    }
-    if (gro_ && !gro_->empty()) { // (a flush of an empty list does nothing)
-        // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
-        // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
-        const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
-        // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
-        // UpCost and up are the device's netif_receive_skb cost and deliver
-        const std::uint64_t now = cpu.jiffies();
-        while (const Packet* skb = gro_->flush_take(now, flush_old)) {
-            if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
-            co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
-            co_await deliver(cpu, *skb);
-        }
-    }
-    if (done < budget) {
-        napi_complete_done(napi_);
-        if (fec()) co_await fec_mmio(cpu, 1, 0); // writel(FEC_DEFAULT_IMASK, FEC_IMASK)
-        irq_enabled_ = true;
-        if (count_ > 0 || tx_pending()) raise_rx_irq(); // a frame came in (or left) meanwhile
-    }
-    co_return done;
-}
-
 // Models: igb_alloc_rx_buffers() (drivers/net/ethernet/intel/igb/igb_main.c)
 kernel::Cpu::ExecAwaiter Nic::rx_tail_write() {
     rx_refilled_ = 0;
@@ -383,192 +331,187 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
     if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
 }
 
-// The ring walk: up to `weight` completed descriptors' frames to the stack (the 3.0 driver's
-// hardirq walks them all, the NAPI poll up to its weight). Each frame is taken off the ring here:
-// each descriptor's completion, its buffer's hand-off and refill (lan743x_rx_process_buffer walks
-// them, adding the later ones as fragments). With DMA the completed buffer goes to the stack and
-// the descriptor is refilled, per strategy. The CPU then reads the frame (headers now, payload at
-// the copy to user): read here, over the whole received length, because after this the buffer
-// belongs to the CPU. PAGE_REUSE is igb_clean_rx_irq's page recycling
-// (drivers/net/ethernet/intel/igb/igb_main.c). The frame then goes to netif_rx (rx_mode
-// NETIF_RX), else through XDP, napi_gro_receive or netif_receive_skb (XDP and poll_loop need
-// rx_mode NAPI). All of it is in this frame: one coroutine per walk, not one per frame or
-// descriptor. Returns the frames taken (a dropped one too: it used its descriptors).
+// The NAPI instance's poll callback: the Task of the driver's poll below.
+engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
+    return static_cast<Nic*>(ctx)->rx_poll(cpu, budget);
+}
+
+// The driver's poll: up to `budget` completed descriptors to the stack; when the ring is
+// drained, napi_complete_done and the device interrupt is unmasked (it fires at once if a
+// frame came in meanwhile). With poll_loop (the 6.1 FEC's fec_enet_rx_napi) the ring walk and
+// the tx completions repeat while the budget lasts and fec_enet_collect_events finds an event.
+// In rx_mode NETIF_RX it is the 3.0 hardirq's ring walk alone (no poll around it).
+// The ring walk takes each frame off the ring: each descriptor's completion, its buffer's
+// hand-off and refill (lan743x_rx_process_buffer walks them, adding the later ones as
+// fragments). With DMA the completed buffer goes to the stack and the descriptor is refilled, per
+// strategy. The CPU then reads the frame (headers now, payload at the copy to user): read here,
+// over the whole received length, because after this the buffer belongs to the CPU. PAGE_REUSE
+// is igb_clean_rx_irq's page recycling (drivers/net/ethernet/intel/igb/igb_main.c). The frame
+// then goes to netif_rx (rx_mode NETIF_RX), else through XDP, napi_gro_receive or
+// netif_receive_skb (XDP and poll_loop need rx_mode NAPI). The walk is in the poll's frame: one
+// coroutine per poll, not one per walk, frame or descriptor. Returns the frames taken (a dropped
+// one too: it used its descriptors).
+// Models: lan743x_rx_napi_poll() (drivers/net/ethernet/microchip/lan743x_main.c)
+// Models: fec_enet_rx_napi() (drivers/net/ethernet/freescale/fec_main.c)
 // Models: fec_enet_rx() (drivers/net/fec.c)
 // Models: fec_enet_rx_queue() (drivers/net/ethernet/freescale/fec_main.c)
 // Models: lan743x_rx_process_buffer() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<int> Nic::fec_enet_rx(kernel::Cpu& cpu, int weight) {
-    if (!rx_unmapped_.empty()) co_await rx_retry_refills();
+engine::Task<int> Nic::rx_poll(kernel::Cpu& cpu, int budget) {
     const bool netif_rx_mode = rx_mode_ == RxMode::NETIF_RX;
     // writel RXF to IEVENT (the NAPI poll), writel(0, reg_desc_active), per descriptor
     const unsigned fec_writes = netif_rx_mode ? 1 : 2;
-    int taken = 0;
-    while (taken < weight && count_ > 0) {
-        Packet p = ring_[head_];
-        ++taken;
-        if (poll_loop_ != PollLoop::NONE) ievent_ &= ~FEC_ENET_RXF; // writel(FEC_ENET_RXF_GET(queue), FEC_IEVENT)
-        if (xdp_ != XdpAction::NONE) [[unlikely]] { // bpf_prog_run_xdp, before any skb exists
-            if (xdp_ == XdpAction::DROP) {
-                co_await rx_xdp_drop(p, fec_writes);
-                continue;
+    int done = 0;
+    for (bool first = true;; first = false) {
+        if (!netif_rx_mode) {
+            if (poll_loop_ != PollLoop::NONE) ++stats_.poll_passes;
+            if (first) { // a later pass of poll_loop is the same poll call
+                ++stats_.polls;
+                co_await cpu_.exec(costs_.napi_poll, Cat::DRIVER, kernel::Text::NAPI_POLL);
             }
-            ++stats_.xdp_pass;
-            co_await cpu_.exec(*costs_.xdp_prog_run, Cat::DRIVER);
         }
-        ++stats_.rx_frames;
-        stats_.rx_bytes += p.len;
-        const std::size_t k = descriptors_for(p.len);
-        std::size_t left = p.len + 4;
-        for (std::size_t i = 0; i < k; ++i) {
-            const std::size_t slot = head_;
-            const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
-            left -= here;
-            co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER, kernel::Text::DRIVER_RX);
-            if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
-            if (rx_dma_on()) { // the buffer's hand-off: `here` bytes received in it
-                devices::DmaBuffer& b = bufs_[slot];
-                const RxStrategy st = rx_dma_.strategy;
-                if (st == RxStrategy::FULL_SYNC) {
-                    co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
-                } else { // PARTIAL_SYNC and PAGE_REUSE: the received bytes; SHORT_SYNC: at most short_sync_bytes
-                    const std::size_t n = st == RxStrategy::SHORT_SYNC ? std::min(here, rx_dma_.short_sync_bytes) : here;
-                    co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, n, devices::DMA_FROM_DEVICE);
-                    if (st != RxStrategy::PAGE_REUSE)
-                        co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
-                                                                 devices::DMA_ATTR_SKIP_CPU_SYNC);
-                }
-                const bool stale = devices::cpu_read(cpu_, b, 0, here);
-                if (stale) ++stats_.stale_frames;
-                // PAGE_REUSE: the page goes back to the ring, still mapped; else a copy into a new skb,
-                // or a refill: a new buffer for the descriptor (the model reuses the object), mapped
-                if (rx_dma_.copy) {
-                    co_await rx_copy_frame(slot, here - std::min<std::size_t>(here, 4)); // the frame less its FCS
-                } else if (st != RxStrategy::PAGE_REUSE) {
-                    co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
-                    if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
-                    if (dram_) {
-                        b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
-                        rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+        // the ring walk (fec_enet_rx): up to budget - done frames (a walk of an empty ring with
+        // every descriptor mapped takes nothing)
+        if (count_ > 0 || !rx_unmapped_.empty()) {
+            if (!rx_unmapped_.empty()) co_await rx_retry_refills();
+            while (done < budget && count_ > 0) {
+                Packet p = ring_[head_];
+                ++done;
+                if (poll_loop_ != PollLoop::NONE) ievent_ &= ~FEC_ENET_RXF; // writel(FEC_ENET_RXF_GET(queue), FEC_IEVENT)
+                if (xdp_ != XdpAction::NONE) [[unlikely]] { // bpf_prog_run_xdp, before any skb exists
+                    if (xdp_ == XdpAction::DROP) {
+                        co_await rx_xdp_drop(p, fec_writes);
+                        continue;
                     }
+                    ++stats_.xdp_pass;
+                    co_await cpu_.exec(*costs_.xdp_prog_run, Cat::DRIVER);
                 }
-                if (st == RxStrategy::PAGE_REUSE) {
-                    co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
-                } else {
-                    co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
-                    if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
-                        rx_unmapped_.push_back(slot);
-                        rx_drop_frame_ = true;
+                ++stats_.rx_frames;
+                stats_.rx_bytes += p.len;
+                const std::size_t k = descriptors_for(p.len);
+                std::size_t left = p.len + 4;
+                for (std::size_t i = 0; i < k; ++i) {
+                    const std::size_t slot = head_;
+                    const std::size_t here = std::min(left, rx_dma_on() ? rx_dma_.buffer_size : left);
+                    left -= here;
+                    co_await cpu_.exec(costs_.driver_rx, Cat::DRIVER, kernel::Text::DRIVER_RX);
+                    if (fec()) co_await fec_mmio(cpu_, fec_writes, 0);
+                    if (rx_dma_on()) { // the buffer's hand-off: `here` bytes received in it
+                        devices::DmaBuffer& b = bufs_[slot];
+                        const RxStrategy st = rx_dma_.strategy;
+                        if (st == RxStrategy::FULL_SYNC) {
+                            co_await devices::dma_unmap_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+                        } else { // PARTIAL_SYNC and PAGE_REUSE: the received bytes; SHORT_SYNC: at most short_sync_bytes
+                            const std::size_t n = st == RxStrategy::SHORT_SYNC ? std::min(here, rx_dma_.short_sync_bytes) : here;
+                            co_await devices::dma_sync_single_for_cpu(cpu_, b, 0, n, devices::DMA_FROM_DEVICE);
+                            if (st != RxStrategy::PAGE_REUSE)
+                                co_await devices::dma_unmap_single_attrs(cpu_, b, b.size(), devices::DMA_FROM_DEVICE,
+                                                                         devices::DMA_ATTR_SKIP_CPU_SYNC);
+                        }
+                        const bool stale = devices::cpu_read(cpu_, b, 0, here);
+                        if (stale) ++stats_.stale_frames;
+                        // PAGE_REUSE: the page goes back to the ring, still mapped; else a copy into a new skb,
+                        // or a refill: a new buffer for the descriptor (the model reuses the object), mapped
+                        if (rx_dma_.copy) {
+                            co_await rx_copy_frame(slot, here - std::min<std::size_t>(here, 4)); // the frame less its FCS
+                        } else if (st != RxStrategy::PAGE_REUSE) {
+                            co_await cpu_.exec(rx_buffer_alloc_, Cat::DRIVER);
+                            if (memory_) b.set_addr(slot_addr_[slot] = next_rx_buffer());
+                            if (dram_) {
+                                b.set_phys(phys_of(RX_POOL, rx_phys_next_, rx_phys_unit(b.size())));
+                                rx_phys_next_ = (rx_phys_next_ + 1) % (2 * ring_.size());
+                            }
+                        }
+                        if (st == RxStrategy::PAGE_REUSE) {
+                            co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
+                        } else {
+                            co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
+                            if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
+                                rx_unmapped_.push_back(slot);
+                                rx_drop_frame_ = true;
+                            }
+                        }
+                        if (stale) p.corrupt = true;
                     }
+                    if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
+                    if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
+                        if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
+                            co_await cpu_.exec(stall, Cat::DRIVER);
+                    }
+                    if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
+                    head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
+                    --count_;
+                    if (rx_tail_batch_ && ++rx_refilled_ == rx_tail_batch_) co_await rx_tail_write(); // a batch refilled
                 }
-                if (stale) p.corrupt = true;
+                if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
+                if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
+                    rx_drop_frame_ = false;
+                    --stats_.rx_frames;
+                    stats_.rx_bytes -= p.len;
+                    continue;
+                }
+                if (netif_rx_mode) {
+                    co_await netif_rx(cpu, p);
+                    continue;
+                }
+                // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
+                bool normal = true;
+                if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
+                    if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
+                        // (no further than the frame: a 60-byte frame ends before a TCP header would)
+                        const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
+                        if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
+                            co_await cpu_.exec(stall, Cat::PROTOCOL);
+                    }
+                    // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
+                    co_await gro_->gro_receive(cpu_, p);
+                    Gro::Verdict v = gro_->dev_gro_receive(cpu_, p);
+                    if (v.kind == Gro::Verdict::REST) {
+                        co_await std::move(v.rest);
+                    } else if (v.kind == Gro::Verdict::MERGED) {
+                        co_await gro_->gro_merge(cpu_);
+                        gro_->skb_gro_receive(p);
+                    }
+                    normal = v.kind == Gro::Verdict::NORMAL; // GRO's UpCost and up are the two awaits below
+                }
+                if (normal) { // netif_receive_skb
+                    co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+                    co_await deliver(cpu_, p);
+                }
             }
-            if (memory_ && rx_dma_.copy) p.data = rx_copied_to_; // the stack reads the new skb
-            if (memory_ && i == 0) { // eth_type_trans: the first touch of the frame, after its sync
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data, ETH_HEADER))
-                    co_await cpu_.exec(stall, Cat::DRIVER);
-            }
-            if (memory_ && !rx_dma_on()) slot_addr_[slot] = next_rx_buffer();
-            head_ = (head_ + 1) % ring_.size(); // the descriptor goes back to the device refilled
-            --count_;
-            if (rx_tail_batch_ && ++rx_refilled_ == rx_tail_batch_) co_await rx_tail_write(); // a batch refilled
         }
-        if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
-        if (rx_drop_frame_) { // a refill failed: the driver drops the frame (counted as a map failure)
-            rx_drop_frame_ = false;
-            --stats_.rx_frames;
-            stats_.rx_bytes -= p.len;
-            continue;
-        }
-        if (netif_rx_mode) {
-            co_await netif_rx(cpu, p);
-            continue;
-        }
-        // napi_gro_receive: non-IP frames (ARP) find no GRO handler and go the normal way
-        bool normal = true;
-        if (gro_ && p.kind != FrameKind::ARP_REQUEST && p.kind != FrameKind::ARP_REPLY) {
-            if (memory_ && p.len > ETH_HEADER) { // inet_gro_receive / tcp_gro_receive read the IP and TCP headers first
-                // (no further than the frame: a 60-byte frame ends before a TCP header would)
-                const std::size_t hdr = std::min<std::size_t>(TCP_IP_HEADERS, p.len - ETH_HEADER);
-                if (const Cycles stall = memory_->read(cpu_.id(), cpu_.now(), p.data + ETH_HEADER, hdr))
-                    co_await cpu_.exec(stall, Cat::PROTOCOL);
-            }
-            // napi_gro_receive's two steps in this frame (a segment held at once needs no other)
-            co_await gro_->gro_receive(cpu_, p);
-            Gro::Verdict v = gro_->dev_gro_receive(cpu_, p);
-            if (v.kind == Gro::Verdict::REST) {
-                co_await std::move(v.rest);
-            } else if (v.kind == Gro::Verdict::MERGED) {
-                co_await gro_->gro_merge(cpu_);
-                gro_->skb_gro_receive(p);
-            }
-            normal = v.kind == Gro::Verdict::NORMAL; // GRO's UpCost and up are the two awaits below
-        }
-        if (normal) { // netif_receive_skb
-            co_await cpu_.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
-            co_await deliver(cpu_, p);
+        if (netif_rx_mode) co_return done;
+        if (rx_refilled_ > 0) co_await rx_tail_write(); // the rest of the poll's refills
+        if (tx_dma_) co_await tx_reclaim(cpu); // fec_enet_tx after fec_enet_rx; not counted in the budget
+        if (poll_loop_ == PollLoop::NONE || done >= budget) break;
+        if (fec()) co_await fec_mmio(cpu, 1, 1); // collect_events: readl(FEC_IEVENT), writel back
+        if (!fec_collect_events()) break;
+    }
+    if (gro_ && !gro_->empty()) { // (a flush of an empty list does nothing)
+        // napi_complete_done flushes every held skb; __napi_poll, after a poll that used its
+        // whole weight, those held since an earlier jiffy (all of them when HZ < 1000)
+        const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
+        // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
+        // UpCost and up are the device's netif_receive_skb cost and deliver
+        const std::uint64_t now = cpu.jiffies();
+        while (const Packet* skb = gro_->flush_take(now, flush_old)) {
+            if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
+            co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
+            co_await deliver(cpu, *skb);
         }
     }
-    co_return taken;
+    if (done < budget) {
+        napi_complete_done(napi_);
+        if (fec()) co_await fec_mmio(cpu, 1, 0); // writel(FEC_DEFAULT_IMASK, FEC_IMASK)
+        irq_enabled_ = true;
+        if (count_ > 0 || tx_pending()) raise_rx_irq(); // a frame came in (or left) meanwhile
+    }
+    co_return done;
 }
 
 kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {
     tx_stats_.mmio_writes += writes;
     tx_stats_.mmio_reads += reads;
     return cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
-}
-
-// A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
-// frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
-// doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
-// fec_enet_txq_submit_tso does per segment and per data chunk.
-// Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) {
-    // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
-    bool flags = co_await kernel::local_irq_save(cpu);
-    co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);
-    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
-    if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
-        // per segment a header built in the header buffer and its descriptor; per data chunk a
-        // descriptor: a segment whose data crosses one of the skb's page-frag boundaries
-        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two. The skb's own pages when its sender wrote
-        // it on the hierarchy (tx_map cuts there too), else the pages as if from the first byte.
-        const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
-        co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
-    }
-    // this skb's descriptors start at first_desc; a reclaim on another CPU while tx_map waits
-    // takes descriptors off the head (the kernel's tx lock is not modelled), moving them forward
-    const std::size_t first_desc = tx_count_;
-    const std::uint64_t reclaimed0 = tx_stats_.reclaimed;
-    if (tx_dma_ && !co_await tx_map(cpu, p, segs)) { // dma_mapping_error: the skb is dropped
-        co_await kernel::local_irq_restore(cpu, flags);
-        co_return;
-    }
-    if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
-    for (std::uint32_t i = 0; i < segs; ++i) {
-        const Packet f = segs > 1 ? gso_segment_of(p, i) : p;
-        // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
-        // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
-        // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
-        const engine::Tick fetched = port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), f.len) : 0;
-        if (link_->transmit(*this, f, fetched)) {
-            ++stats_.tx_frames;
-            tap_xmit(cpu, f);
-        } else {
-            ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
-        }
-    }
-    if (tx_dma_) tx_queued(first_desc - static_cast<std::size_t>(tx_stats_.reclaimed - reclaimed0), link_->departs(*this));
-    if (txq()) {
-        if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
-            tx_done_.push_back(TxDone{p, link_->departs(*this)});
-            if (!tx_done_armed_) {
-                tx_done_armed_ = true;
-                cpu_.hrtimer_start(tx_done_.front().departs, &Nic::tx_done_irq, this);
-            }
-        }
-        netif_maybe_stop_queue();
-    }
-    co_await kernel::local_irq_restore(cpu, flags);
 }
 
 // The tx completion interrupt once an skb has left: every skb gone by now is freed (its

@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kdsim::net {
@@ -113,6 +114,7 @@ public:
     const std::uint64_t& rx_pause_held() const { return pause_held_; }
     const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
     engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
+    engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
@@ -189,19 +191,19 @@ public:
 private:
     static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
-    engine::Task<int> rx_napi_poll(kernel::Cpu& cpu, int budget);
-    // The ring walk: up to `weight` frames off the ring (each descriptor's completion, hand-off
-    // and refill) and to the stack. Returns the frames taken, dropped ones included.
-    engine::Task<int> fec_enet_rx(kernel::Cpu& cpu, int weight);
+    // The NAPI poll around the ring walk: up to `budget` frames off the ring (each descriptor's
+    // completion, hand-off and refill) and to the stack; in rx_mode NETIF_RX the walk alone.
+    // Returns the frames taken, dropped ones included.
+    engine::Task<int> rx_poll(kernel::Cpu& cpu, int budget);
     // xdp = DROP: the frame's descriptors completed and recycled; no skb is built.
     engine::Task<> rx_xdp_drop(const Packet& p, unsigned fec_writes);
     // The rx tail's posted write: the descriptors refilled since the last one go back to the device.
     // `co_await rx_tail_write()` is its exec (an awaitable: no coroutine frame of its own).
     kernel::Cpu::ExecAwaiter rx_tail_write();
     XdpAction xdp_ = XdpAction::NONE;
-    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk: fec_enet_rx, every frame), netif_rx;
-    // the device's IEVENT bits and its interrupt line (asserted from the first event until the
-    // handler reads IEVENT empty).
+    // rx_mode NETIF_RX: the 3.0 FEC's handler (its ring walk, fec_enet_rx over every frame, is
+    // rx_poll's), netif_rx; the device's IEVENT bits and its interrupt line (asserted from the
+    // first event until the handler reads IEVENT empty).
     engine::Task<> fec_enet_interrupt(kernel::Cpu& cpu);
     engine::Task<> netif_rx(kernel::Cpu& cpu, const Packet& p);
     void fec_event(unsigned bits);
@@ -226,6 +228,10 @@ private:
     // The device raises its rx interrupt, now or when moderation allows.
     void raise_rx_irq();
     engine::Task<> map_ring();
+    // ndo_start_xmit; BH: inside __dev_queue_xmit's rcu_read_lock_bh section, with the stack's
+    // part, all in this frame (dev_queue_xmit_noqueue), and true.
+    template <bool BH>
+    engine::Task<std::conditional_t<BH, bool, void>> start_xmit(kernel::Cpu& cpu, const Packet& p);
     bool fec() const { return tx_dma_ && tx_cfg_.driver == NicDriver::FEC; }
     bool rx_dma_on() const { return rx_dma_.strategy != RxStrategy::NONE; }
     // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged;

@@ -54,6 +54,8 @@
 // queue holds what waits), BQL, the write-back of the descriptor ring (coherent memory).
 #include "net/nic.h"
 
+#include "kernel/irqflags.h"
+#include "kernel/softirq.h"
 #include "net/link.h"
 
 namespace kdsim::net {
@@ -274,5 +276,77 @@ engine::Task<> Nic::tx_reclaim(kernel::Cpu& cpu) {
         co_await cpu.exec(*costs_.mmio_read, Cat::DRIVER);
     }
 }
+
+// A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
+// frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
+// doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
+// fec_enet_txq_submit_tso does per segment and per data chunk.
+// Models: lan743x_netdev_xmit_frame() (drivers/net/ethernet/microchip/lan743x_main.c)
+template <bool BH>
+engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cpu, const Packet& p) {
+    if constexpr (BH) { // NetDevice::dev_queue_xmit_noqueue's steps before the driver's
+        co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
+        co_await cpu.exec(costs_.dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
+    }
+    // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor, doorbell
+    bool flags = co_await kernel::local_irq_save(cpu);
+    co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
+        // per segment a header built in the header buffer and its descriptor; per data chunk a
+        // descriptor: a segment whose data crosses one of the skb's page-frag boundaries
+        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two. The skb's own pages when its sender wrote
+        // it on the hierarchy (tx_map cuts there too), else the pages as if from the first byte.
+        const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
+        co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
+    }
+    // this skb's descriptors start at first_desc; a reclaim on another CPU while tx_map waits
+    // takes descriptors off the head (the kernel's tx lock is not modelled), moving them forward
+    const std::size_t first_desc = tx_count_;
+    const std::uint64_t reclaimed0 = tx_stats_.reclaimed;
+    if (tx_dma_ && !co_await tx_map(cpu, p, segs)) { // dma_mapping_error: the skb is dropped
+        co_await kernel::local_irq_restore(cpu, flags);
+        if constexpr (BH) {
+            co_await kernel::local_bh_enable(cpu);
+            co_return true;
+        } else {
+            co_return;
+        }
+    }
+    if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
+    for (std::uint32_t i = 0; i < segs; ++i) {
+        const Packet f = segs > 1 ? gso_segment_of(p, i) : p;
+        // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
+        // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
+        // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
+        const engine::Tick fetched = port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), f.len) : 0;
+        if (link_->transmit(*this, f, fetched)) {
+            ++stats_.tx_frames;
+            tap_xmit(cpu, f);
+        } else {
+            ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+        }
+    }
+    if (tx_dma_) tx_queued(first_desc - static_cast<std::size_t>(tx_stats_.reclaimed - reclaimed0), link_->departs(*this));
+    if (txq()) {
+        if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
+            tx_done_.push_back(TxDone{p, link_->departs(*this)});
+            if (!tx_done_armed_) {
+                tx_done_armed_ = true;
+                cpu_.hrtimer_start(tx_done_.front().departs, &Nic::tx_done_irq, this);
+            }
+        }
+        netif_maybe_stop_queue();
+    }
+    co_await kernel::local_irq_restore(cpu, flags);
+    if constexpr (BH) {
+        co_await kernel::local_bh_enable(cpu);
+        co_return true;
+    }
+}
+
+engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) { return start_xmit<false>(cpu, p); }
+
+engine::Task<bool> Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) { return start_xmit<true>(cpu, p); }
 
 } // namespace kdsim::net

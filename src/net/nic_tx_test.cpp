@@ -2,6 +2,7 @@
 // hand from this file's own costs: 32-byte lines, map 100, unmap 90, a clean of one line 30 inner +
 // 18 outer, barrier 20, outer sync 40, a bounce copy at 0.5 cycles per byte.
 #include "net/nic.h"
+#include "engine/frame_pool.h"
 
 #include "net/net_test_support.h"
 #include "net/page_placement.h"
@@ -146,6 +147,47 @@ TEST(NicTx, TheFecRingsTheDoorbellAndItsInterruptReadsIeventOnce) {
     EXPECT_EQ(t.na.stats().irqs, 1u);
     EXPECT_EQ(t.na.tx_dma_stats()->mmio_writes, 4u);
     EXPECT_EQ(t.na.tx_dma_stats()->mmio_reads, 1u);
+}
+
+// A tap that notes when each transmitted frame reaches the wire and how many coroutine frames
+// are live then.
+struct LiveTap final : FrameTap {
+    std::vector<engine::Tick> at;
+    std::vector<std::size_t> live;
+    void frame(Dir dir, engine::Tick now, const Packet&) override {
+        if (dir != Dir::TX) return;
+        at.push_back(now);
+        live.push_back(engine::FramePool::live_frames());
+    }
+};
+
+// dev_queue_xmit of an skb on a NIC without a qdisc: the stack's part (100 cycles) and the
+// driver's (200) in the driver's one frame (before: dev_queue_xmit's and the driver's, two), the
+// frame on the wire at 300 ns and the skb sent. The kernel's costs are zero. Live frames are
+// counted from the sending task's own.
+TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
+    NetCosts c{};
+    c.dev_queue_xmit = 100;
+    c.driver_xmit = 200;
+    testing::NicBench t({c}, {}, engine::PS_PER_US);
+    LiveTap tap;
+    t.na.set_tap(&tap);
+    Stack stack(t.na);
+    std::size_t own = 0;
+    bool sent = false;
+    engine::Tick done = 0;
+    auto body = [&]() -> engine::Task<> {
+        own = engine::FramePool::live_frames();
+        sent = co_await stack.dev_queue_xmit(t.a, tcp_frame());
+        done = t.a.now();
+    };
+    t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
+    t.run(engine::PS_PER_MS);
+    ASSERT_EQ(tap.at.size(), 1u);
+    EXPECT_EQ(tap.at[0], 300 * engine::PS_PER_NS);
+    EXPECT_EQ(tap.live[0], own + 1);
+    EXPECT_TRUE(sent);
+    EXPECT_EQ(done, 300 * engine::PS_PER_NS);
 }
 
 TEST(NicTx, TheBoardCpuPaysEveryTransmitAndCompletionCostByHand) {

@@ -113,10 +113,26 @@ engine::Task<> Stack::xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Pack
 }
 
 // With a qdisc, __dev_xmit_skb queues the skb and runs the qdisc (net/qdisc.h); without one the
-// driver takes it at once.
+// driver takes it at once, all of __dev_queue_xmit in the device's Task when the skb needs no
+// software segmenting (NetDevice::dev_queue_xmit_noqueue: the same steps in the same order). A
+// plain function: the Task is the device's or the one below.
 // Models: __dev_queue_xmit() (net/core/dev.c)
 engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, const Packet& p) {
     NetDevice& dev = route(p);
+    // (no qdisc, no segmenting: the awaits below would be exactly those of dev_queue_xmit_noqueue)
+    if (!dev.txq() && !(p.gso_segs > 1 && dev.tso() == TsoKind::NONE)) return dev.dev_queue_xmit_noqueue(cpu, p);
+    return dev_queue_xmit_qdisc(cpu, dev, p);
+}
+
+engine::Task<bool> NetDevice::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
+    co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
+    co_await cpu.exec(costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
+    co_await xmit(cpu, p);
+    co_await kernel::local_bh_enable(cpu);
+    co_return true;
+}
+
+engine::Task<bool> Stack::dev_queue_xmit_qdisc(kernel::Cpu& cpu, NetDevice& dev, const Packet& p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(dev.costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
     bool sent = true;

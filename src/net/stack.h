@@ -117,6 +117,8 @@ public:
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver. False: the
     // qdisc dropped the skb (NET_XMIT_DROP). `p` must live, unchanged, until the Task is done.
     engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, const Packet& p);
+    // The same through a qdisc, or for a GSO skb the stack segments first.
+    engine::Task<bool> dev_queue_xmit_qdisc(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
     // The output route of a locally generated IP packet: through the tunnel when one is
     // configured, else straight to the device. False: dropped by the device's qdisc. `p` must
     // live, unchanged, until the Task is done.
