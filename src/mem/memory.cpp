@@ -1298,7 +1298,7 @@ constexpr auto way_bit = [] {
     return b;
 }();
 template <bool WayMajor>
-[[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
+[[gnu::noinline, gnu::optimize("no-tree-slp-vectorize")]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Tag* tag, std::uint8_t* dirty) {
     // Cache::slot's strides: way w of set s at s x set_stride + w x way_stride
@@ -1326,6 +1326,30 @@ template <bool WayMajor>
         return word == four;
     };
     auto clear_four = [&]() __attribute__((always_inline)) { std::memset(&dir[l], 0, 4 * sizeof dir[l]); };
+    if constexpr (WayMajor) {
+        // Eights of lines in one way of consecutive sets (a buffer's lines mostly are, filled
+        // together: docs/performance.md, twenty-eighth session, ir28a): their tags and flags are
+        // consecutive slots, their empty words consecutive, the one way's bit in each. The first
+        // eight that is not (held elsewhere too, another way, across the sets' wrap) and the lines
+        // after it take the steps below.
+        const std::size_t sets = set_mask + 1;
+        for (; l + 8 <= end; l += 8) {
+            const std::size_t set = static_cast<std::size_t>(l & set_mask);
+            std::uint64_t d[2], h[2];
+            std::memcpy(d, &dir[l], sizeof d);
+            std::memcpy(h, &hints[l], sizeof h);
+            if (set + 8 > sets || d[0] != four || d[1] != four || h[1] != h[0] || std::rotr(h[0], 16) != h[0]) break;
+            const std::size_t w = h[0] & 0xffff, i = w * sets + set;
+            const std::uint64_t b = bit[w];
+            for (std::size_t k = 0; k < 8; ++k) {
+                assert(tag[i + k] == l + k + 1);
+                empty[set + k] |= b;
+            }
+            std::memset(&tag[i], 0, 8 * sizeof tag[i]);
+            std::memset(&dirty[i], 0, 8 * sizeof dirty[i]);
+            std::memset(&dir[l], 0, 8 * sizeof dir[l]);
+        }
+    }
     while (l + 4 <= end) {
         // the lines before the sets wrap to 0 have consecutive sets: each array's slots of a four
         // from one base, stepped by four sets
