@@ -1154,78 +1154,84 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     return t;
 }
 
-Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
+// The memory outside alloc()'s, or no directory: every cache searched, line by line.
+[[gnu::noinline]] Tick MemorySystem::access_searched(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+    const std::size_t nlev = n_levels_;
+    Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
+    const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
+    for (Line l = first; l <= last; ++l) {
+        const std::uint16_t* d = holders(l);
+        std::size_t found = nlev;
+        for (std::size_t k = 0; k < nlev; ++k) {
+            // the directory answers presence; a lookup is needed only to reorder an LRU set
+            const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
+            if (hit) {
+                found = k;
+                break;
+            }
+            ++stats_.levels[k].misses;
+        }
+        bool peer_dirty = false;
+        if (found < nlev) {
+            ++stats_.levels[found].hits;
+            t += hit_ticks_[found];
+            consume_line(t);
+        } else {
+            bool peer = false;
+            if (d) {
+                std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
+                peer = m != 0;
+                while (m) {
+                    const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+                    m = static_cast<std::uint16_t>(m & (m - 1));
+                    peer_dirty = peer_dirty || private_[id].dirty(l);
+                }
+            } else { // every peer: a clean copy in one does not tell that no other has it dirty
+                for (int o = 0; o < cpus_; ++o)
+                    for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
+                        if (level(o, k).contains(l)) {
+                            peer = true;
+                            peer_dirty = peer_dirty || level(o, k).dirty(l);
+                        }
+            }
+            if (peer) {
+                ++stats_.peer_hits;
+                t += peer_ticks_;
+                consume_line(t);
+            } else {
+                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                consume_line(line_ready_);
+            }
+        }
+        fill_from(cpu, found, l, write || peer_dirty, t);
+        if (write) {
+            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            // the directory says whether another CPU's private cache holds the line at all
+            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
+        } else if (peer_dirty) {
+            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
+        }
+    }
+    return t;
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] static void throw_no_cpu(int cpu) {
+    throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+}
+
+// (inline into read, write, together and consume: the access's values stay in registers into the run)
+[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (x.len == 0) return t;
-    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     touched_[static_cast<std::size_t>(cpu)] = 1;
     const bool write = x.write;
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
-    const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
+    // (stride_covered's first test, site 0, inline: most loads are not tracked)
+    const bool stride_ahead = !write && x.site != 0 && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size())
         return a9_fills_ ? access_run<true>(cpu, t, write, first, last, stride_ahead)
                          : access_run<false>(cpu, t, write, first, last, stride_ahead);
-    // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
-    // its values taken by copy, so that the common case above stays a short dispatch with nothing
-    // stored for it)
-    return [this, cpu, write, first, last, stride_ahead](Tick t) __attribute__((noinline)) -> Tick {
-        const std::size_t nlev = n_levels_;
-        Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
-        const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
-        for (Line l = first; l <= last; ++l) {
-            const std::uint16_t* d = holders(l);
-            std::size_t found = nlev;
-            for (std::size_t k = 0; k < nlev; ++k) {
-                // the directory answers presence; a lookup is needed only to reorder an LRU set
-                const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
-                if (hit) {
-                    found = k;
-                    break;
-                }
-                ++stats_.levels[k].misses;
-            }
-            bool peer_dirty = false;
-            if (found < nlev) {
-                ++stats_.levels[found].hits;
-                t += hit_ticks_[found];
-                consume_line(t);
-            } else {
-                bool peer = false;
-                if (d) {
-                    std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
-                    peer = m != 0;
-                    while (m) {
-                        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
-                        m = static_cast<std::uint16_t>(m & (m - 1));
-                        peer_dirty = peer_dirty || private_[id].dirty(l);
-                    }
-                } else { // every peer: a clean copy in one does not tell that no other has it dirty
-                    for (int o = 0; o < cpus_; ++o)
-                        for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
-                            if (level(o, k).contains(l)) {
-                                peer = true;
-                                peer_dirty = peer_dirty || level(o, k).dirty(l);
-                            }
-                }
-                if (peer) {
-                    ++stats_.peer_hits;
-                    t += peer_ticks_;
-                    consume_line(t);
-                } else {
-                    t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-                    consume_line(line_ready_);
-                }
-            }
-            fill_from(cpu, found, l, write || peer_dirty, t);
-            if (write) {
-                if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-                // the directory says whether another CPU's private cache holds the line at all
-                if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
-            } else if (peer_dirty) {
-                drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
-            }
-        }
-        return t;
-    }(t);
+    return access_searched(cpu, t, write, first, last, stride_ahead);
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
@@ -1241,7 +1247,7 @@ Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesse
 }
 Cycles MemorySystem::consume(int cpu, Tick now, const Access& x, Cycles compute) {
     if (x.len == 0) return 0;
-    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     const std::uint64_t lines = ((x.a + x.len - 1) >> line_shift_) - (x.a >> line_shift_) + 1;
     consume_line_ = clock_.to_ticks(compute) / lines;
     consumer_ = now;
