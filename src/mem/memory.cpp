@@ -457,7 +457,11 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
     // (the Cortex-A9's shape: one private level, whose bit is the CPU's own)
-    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~(A9 ? bits[0] : own_bits(cpu)));
+    // the other CPUs' private caches' bits, where a line no level of this CPU holds is looked for
+    // (rare: read where used rather than kept over the loop)
+    auto peers = [&]() __attribute__((always_inline)) {
+        return static_cast<std::uint16_t>(private_bits_ & ~(A9 ? bits[0] : own_bits(cpu)));
+    };
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
         const std::uint16_t h = dir[l];
@@ -506,7 +510,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 ++stats_.levels[found].hits;
                 t += hit_ticks_[found];
                 consume_line(t);
-            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
+            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers())) {
                 for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
                     peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
                 ++stats_.peer_hits;
@@ -590,7 +594,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         }
         if (write) {
             if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
+            if ((dir[l] & peers()) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
