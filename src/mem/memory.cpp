@@ -1001,6 +1001,62 @@ template <std::size_t N, bool A9>
 Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
+    if constexpr (A9) { // (an instance of its own: the general steps below are not taken)
+        // The Cortex-A9's: the fast copy's steps below with only what they use kept. Every line is
+        // found in the L2 (a hit there, a miss in the L1) and filled into the L1 alone: the L2's
+        // LFSR and the DRAM channel do not change but in place_evicted, which reads them itself.
+        std::uint16_t* const dir = dir_.data();
+        std::uint16_t* const ways = way_.data();
+        const Line dir_lines = dir_.size();
+        const std::uint16_t bit0 = bits_[base], bit1 = bits_[base + 1];
+        const Tick hit_l2 = hit_ticks_[1], per_line = consume_line_;
+        FastLevel<4> f0 = FastLevel<4>::of(lv[0]->view());
+        FastLevel<16, true> f1 = FastLevel<16, true>::of(lv[1]->view());
+        Tick consumer = consumer_;
+        std::uint64_t pend = 0; // lines since the consumer was settled (read_unheld_n's closed form)
+        auto settle = [&]() __attribute__((always_inline)) {
+            if (pend != 0 && per_line != 0)
+                consumer = std::max(consumer + pend * per_line,
+                                    hit_l2 >= per_line ? t + per_line : t - (pend - 1) * hit_l2 + pend * per_line);
+            pend = 0;
+        };
+        Line l = a;
+        for (;; ++l) {
+            const Line done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bit0, bit1, true, l, last)
+                                    : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bit0, bit1, false, l, last);
+            t += (done - l) * hit_l2;
+            pend += done - l;
+            l = done;
+            if (l > last || dir[l] != bit1) break;
+            // fast_fills stopped at l: its L1 victim is dirty and the L2 does not hold it
+            t += hit_l2;
+            ++pend;
+            dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            if (!f0.fill(l, write, victim, victim_dirty, w)) continue;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bit0);
+            if (!victim_dirty) continue;
+            if (victim < dir_lines && (dir[victim] & bit1) != 0) {
+                f1.mark_dirty_at(victim, ways[victim]);
+                continue;
+            }
+            settle();
+            lv[0]->commit_lfsr(f0.lfsr);
+            consumer_ = consumer;
+            place_evicted(cpu, 0, Evicted{victim, true}, t);
+            f0.lfsr = lv[0]->view().lfsr;
+            consumer = consumer_;
+        }
+        settle();
+        lv[0]->commit_lfsr(f0.lfsr);
+        consumer_ = consumer;
+        next = l;
+        stats_.levels[1].hits += l - a;
+        stats_.levels[0].misses += l - a;
+        return t;
+    }
     std::uint16_t bits[N], below[N + 1]; // below[k]: the bits of levels 0 .. k - 1
     bool hinted[N];
     Tick hit[N];
@@ -1078,12 +1134,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         for (; l <= last; ++l) {
             if constexpr (fast) { // the lines while none needs the members
-                Line done;
-                if constexpr (A9) // (fast_fills_for's choice, the masks known)
-                    done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, true, l, last)
-                                 : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, false, l, last);
-                else
-                    done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
                 t += (done - l) * hit_l2;
                 pend += done - l;
                 l = done;
@@ -1144,12 +1195,8 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         settle();
         out();
     };
-    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
-        lines(LoopShape<true, 4, 16>{});
-    } else {
-        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
-    }
+    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
         stats_.levels[k].hits += found_at[k];
