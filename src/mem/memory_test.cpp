@@ -1618,6 +1618,18 @@ TEST(Memory, AnInvalidatesFoursOfTheSixteenWaySharedLevelStepThroughItsSetsAndAc
     }
 }
 
+TEST(Memory, AnAccessOfNoBytesIsFreeAndOneByACpuTheMachineLacksThrows) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr a = m.alloc(64, 64);
+    EXPECT_EQ(m.read(2, 0, a, 0), 0u); // no bytes: nothing asked of any CPU
+    EXPECT_THROW(m.read(2, 0, a, 64), std::out_of_range);
+    EXPECT_THROW(m.write(-1, 0, a, 64), std::out_of_range);
+    EXPECT_THROW(m.consume(2, 0, Access{a, 64, false, 0}, 100), std::out_of_range);
+    EXPECT_EQ(m.stats().levels[0].misses, 0u);
+    EXPECT_EQ(m.read(1, 0, a, 64), m.stats().stall_cycles); // CPU 1 exists: a miss from DRAM
+    EXPECT_EQ(m.stats().levels[0].misses, 1u);
+}
+
 TEST(Memory, AnInvalidatesEightsInOneWayOfTheSharedLevelStopAtTheFirstEightInTwoWays) {
     // one CPU; L1 1 set x 1 way (random: each line displaces the one before), shared L2 16 sets x
     // 16 ways (random, way-major); p line-aligned to 16 lines, so that p_i falls in L2 set i % 16,
