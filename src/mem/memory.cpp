@@ -456,11 +456,12 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     const std::uint16_t* const bits = &bits_[base];
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
-    // (the Cortex-A9's shape: one private level, whose bit is the CPU's own)
-    // the other CPUs' private caches' bits, where a line no level of this CPU holds is looked for
-    // (rare: read where used rather than kept over the loop)
+    // The other CPUs' private caches' bits, where a line no level of this CPU holds is looked for.
+    // The Cortex-A9's shape (one private level, whose bit is the CPU's own): read where used (rare
+    // there) rather than kept over the loop; else kept (own_bits' shifts and multiply).
+    const std::uint16_t other_bits = A9 ? 0 : static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
     auto peers = [&]() __attribute__((always_inline)) {
-        return static_cast<std::uint16_t>(private_bits_ & ~(A9 ? bits[0] : own_bits(cpu)));
+        return A9 ? static_cast<std::uint16_t>(private_bits_ & ~bits[0]) : other_bits;
     };
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
@@ -1384,27 +1385,47 @@ template <bool WayMajor>
     };
     auto clear_four = [&]() __attribute__((always_inline)) { std::memset(&dir[l], 0, 4 * sizeof dir[l]); };
     if constexpr (WayMajor) {
-        // Eights of lines in one way of consecutive sets (a buffer's lines mostly are, filled
-        // together: docs/performance.md, twenty-eighth session, ir28a): their tags and flags are
-        // consecutive slots, their empty words consecutive, the one way's bit in each. The first
-        // eight that is not (held elsewhere too, another way, across the sets' wrap) and the lines
-        // after it take the steps below.
+        // Sixteens, then eights, of lines in one way of consecutive sets (a buffer's lines mostly
+        // are, filled together: docs/performance.md, twenty-eighth session, ir28a): their tags and
+        // flags are consecutive slots, their empty words consecutive, the one way's bit in each.
+        // Stretch by stretch up to the sets' wrap; the first eight that is not (held elsewhere too,
+        // in two ways, across the wrap) and the lines after it take the steps below.
         const std::size_t sets = set_mask + 1;
-        for (; l + 8 <= end; l += 8) {
-            const std::size_t set = static_cast<std::size_t>(l & set_mask);
-            std::uint64_t d[2], h[2];
-            std::memcpy(d, &dir[l], sizeof d);
-            std::memcpy(h, &hints[l], sizeof h);
-            if (set + 8 > sets || d[0] != four || d[1] != four || h[1] != h[0] || std::rotr(h[0], 16) != h[0]) break;
-            const std::size_t w = h[0] & 0xffff, i = w * sets + set;
+        std::size_t set = 0;
+        // the n lines from l (n a multiple of 4) held by the shared level alone, in one way
+        auto word = [](const std::uint16_t* p) __attribute__((always_inline)) { // four entries
+            std::uint64_t x;
+            std::memcpy(&x, p, sizeof x);
+            return x;
+        };
+        auto in_one_way = [&](auto n) __attribute__((always_inline)) {
+            const std::uint64_t h = word(&hints[l]);
+            bool one = std::rotr(h, 16) == h;
+            for (std::size_t k = 0; k < n; k += 4) one = one && word(&dir[l + k]) == four && word(&hints[l + k]) == h;
+            return one;
+        };
+        auto drop_in_way = [&](auto n) __attribute__((always_inline)) {
+            const std::size_t w = hints[l], i = w * sets + set;
             const std::uint64_t b = bit[w];
-            for (std::size_t k = 0; k < 8; ++k) {
+            for (std::size_t k = 0; k < n; ++k) {
                 assert(tag[i + k] == l + k + 1);
                 empty[set + k] |= b;
             }
-            std::memset(&tag[i], 0, 8 * sizeof tag[i]);
-            std::memset(&dirty[i], 0, 8 * sizeof dirty[i]);
-            std::memset(&dir[l], 0, 8 * sizeof dir[l]);
+            for (std::size_t k = 0; k < n; k += 8) // (eight at a time: one memset of n tags is a rep stos)
+                std::memset(&tag[i + k], 0, 8 * sizeof tag[i]);
+            std::memset(&dirty[i], 0, n * sizeof dirty[i]);
+            std::memset(&dir[l], 0, n * sizeof dir[l]);
+            l += n;
+            set += n;
+        };
+        for (;;) {
+            set = static_cast<std::size_t>(l & set_mask);
+            const Line stop = std::min<Line>(end, l + (sets - set));
+            while (l + 16 <= stop && in_one_way(std::integral_constant<std::size_t, 16>{}))
+                drop_in_way(std::integral_constant<std::size_t, 16>{});
+            while (l + 8 <= stop && in_one_way(std::integral_constant<std::size_t, 8>{}))
+                drop_in_way(std::integral_constant<std::size_t, 8>{});
+            if (l != stop || stop == end) break; // (else the next stretch, from set 0)
         }
     }
     while (l + 4 <= end) {

@@ -1630,38 +1630,41 @@ TEST(Memory, AnAccessOfNoBytesIsFreeAndOneByACpuTheMachineLacksThrows) {
     EXPECT_EQ(m.stats().levels[0].misses, 1u);
 }
 
-TEST(Memory, AnInvalidatesEightsInOneWayOfTheSharedLevelStopAtTheFirstEightInTwoWays) {
-    // one CPU; L1 1 set x 1 way (random: each line displaces the one before), shared L2 16 sets x
-    // 16 ways (random, way-major); p line-aligned to 16 lines, so that p_i falls in L2 set i % 16,
-    // in its set's lowest empty way. p0 .. p15 are read (way 0), p3 written (dirty in the L1),
-    // then r, in set 5: it takes set 5's way 1 and displaces p3 from the L1, marked dirty in the
-    // L2. Then p16 .. p39: way 1, but p21 (set 5) way 2; p32 .. p39 way 2, but p37 way 3. The
-    // L1 holds p39 at the end; the L2 alone the others.
+TEST(Memory, AnInvalidatesSixteensAndEightsInOneWayOfTheSharedLevelStopAtTheFirstEightInTwoWays) {
+    // one CPU; L1 1 set x 1 way (random: each line displaces the one before), shared L2 32 sets x
+    // 16 ways (random, way-major); p line-aligned to 32 lines, so that p_i falls in L2 set i % 32,
+    // in its set's lowest empty way. p0 .. p31 are read (way 0), p3 written (dirty in the L1),
+    // then r, in set 13: it takes set 13's way 1 and displaces p3 from the L1, marked dirty in
+    // the L2. Then p32 .. p47: way 1, but p45 (set 13) way 2. Then q (set 20, way 1), which the L1
+    // holds at the end: the L2 alone holds every p_i.
     MemoryConfig c = test_profile();
-    c.levels = {{"l1d", 64, 1, 4, false, Replacement::RANDOM}, {"l2", 16 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    c.levels = {{"l1d", 64, 1, 4, false, Replacement::RANDOM}, {"l2", 32 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
     MemorySystem m(c, 1, 1'000'000'000);
     using P = MemorySystemTestPeer;
-    const Addr p = m.alloc(40 * 64, 16 * 64), r = m.alloc(16 * 64, 16 * 64) + 5 * 64;
+    const Addr p = m.alloc(48 * 64, 32 * 64), r = m.alloc(32 * 64, 32 * 64) + 13 * 64; // q = r + 7 lines
     auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
-    auto way = [](int i) { return i == 21 ? 2 : i == 37 ? 3 : i / 16; };
-    m.read(0, 0, p, 16 * 64);
+    auto way = [](int i) { return i == 45 ? 2 : i / 32; };
+    m.read(0, 0, p, 32 * 64);
     m.write(0, 1000 * NS, line(3), 64);
     m.read(0, 2000 * NS, r, 64);
-    m.read(0, 3000 * NS, line(16), 24 * 64);
+    m.read(0, 3000 * NS, line(32), 16 * 64);
+    m.read(0, 3500 * NS, r + 7 * 64, 64);
+    EXPECT_EQ(m.level_of(0, r + 7 * 64), 0);
     EXPECT_EQ(P::searched_way(m, r, 1), 1);
     EXPECT_TRUE(m.dirty_anywhere(line(3)));
-    for (int i = 0; i < 40; ++i) {
-        ASSERT_EQ(m.level_of(0, line(i)), i == 39 ? 0 : 1) << i;
+    for (int i = 0; i < 48; ++i) {
+        ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
         ASSERT_EQ(P::searched_way(m, line(i), 1), way(i)) << i;
     }
-    // p0 .. p7 and p8 .. p15 (sets 0 .. 7, 8 .. 15, way 0) as eights; p16 .. p23 has p21 in way 2:
-    // it and the lines after it by fours (p36 .. p39 by lines: the L1 holds p39)
+    // p0 .. p15 and p16 .. p31 (sets 0 .. 15, 16 .. 31, way 0) as sixteens, up to the sets' wrap;
+    // from set 0 again, p32 .. p47 has p45 in way 2: p32 .. p39 (way 1) as an eight, p40 .. p47
+    // not: by fours
     const std::uint64_t writebacks = m.stats().writebacks;
-    EXPECT_EQ(m.invalidate(p, 40 * 64), 40u);
-    EXPECT_EQ(m.stats().invalidated_lines, 40u);
+    EXPECT_EQ(m.invalidate(p, 48 * 64), 48u);
+    EXPECT_EQ(m.stats().invalidated_lines, 48u);
     EXPECT_EQ(m.stats().writebacks, writebacks); // dirty data dropped, not written
     EXPECT_FALSE(m.dirty_anywhere(line(3)));
-    for (int i = 0; i < 40; ++i) {
+    for (int i = 0; i < 48; ++i) {
         EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
         EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
         EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
@@ -1669,9 +1672,9 @@ TEST(Memory, AnInvalidatesEightsInOneWayOfTheSharedLevelStopAtTheFirstEightInTwo
     EXPECT_EQ(m.level_of(0, r), 1);
     EXPECT_EQ(P::hinted_way(m, r, 1), 1);
     // each way emptied in its own set: read again, each line takes the lowest empty way of its
-    // set, the way it had (set 5: r keeps way 1, p5 way 0, p21 way 2, p37 way 3)
-    m.read(0, 4000 * NS, p, 40 * 64);
-    for (int i = 0; i < 40; ++i) {
+    // set, the way it had (set 13: r keeps way 1, p13 way 0, p45 way 2)
+    m.read(0, 4000 * NS, p, 48 * 64);
+    for (int i = 0; i < 48; ++i) {
         EXPECT_EQ(P::searched_way(m, line(i), 1), way(i)) << i;
         EXPECT_EQ(P::hinted_way(m, line(i), 1), way(i)) << i;
     }
