@@ -1345,9 +1345,11 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // entry cleared. Returns the first line after the run. Out of line, with the arrays as its
 // arguments, so that they stay in registers over the run. Four entries at a time where the word
 // of four equals `shared_bit` four times (a frame's buffer mostly): one load, one test and one
-// store of the word for the four lines' entries. WayMajor: the level's layout is Layout::WAY_MAJOR
-// (a shared level with way hints: the PL310), else SET_MAJOR. The lines' slots are distinct (each
-// holds its own line), so the order of the stores does not matter.
+// store of the word for the four lines' entries; on a way-major level, blocks of sixteen or eight
+// lines in one way first (below). WayMajor: the level's layout is Layout::WAY_MAJOR (a shared level
+// with way hints: the PL310), else SET_MAJOR. The lines' slots are distinct (each holds its own
+// line), so the order of the stores does not matter. Not vectorised: GCC's SLP turned the four ors
+// of the empty words into a longer SSE sequence.
 // The empty bit of each way (way_bit[w] = 1 << w), read by drop_shared_run: one load for the
 // shift's three instructions.
 constexpr auto way_bit = [] {
