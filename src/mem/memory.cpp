@@ -456,8 +456,13 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     const std::uint16_t* const bits = &bits_[base];
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
-    // (the Cortex-A9's shape: one private level, whose bit is the CPU's own)
-    const std::uint16_t peers = static_cast<std::uint16_t>(private_bits_ & ~(A9 ? bits[0] : own_bits(cpu)));
+    // The other CPUs' private caches' bits, where a line no level of this CPU holds is looked for.
+    // The Cortex-A9's shape (one private level, whose bit is the CPU's own): read where used (rare
+    // there) rather than kept over the loop; else kept (own_bits' shifts and multiply).
+    const std::uint16_t other_bits = A9 ? 0 : static_cast<std::uint16_t>(private_bits_ & ~own_bits(cpu));
+    auto peers = [&]() __attribute__((always_inline)) {
+        return A9 ? static_cast<std::uint16_t>(private_bits_ & ~bits[0]) : other_bits;
+    };
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
         const std::uint16_t h = dir[l];
@@ -506,7 +511,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 ++stats_.levels[found].hits;
                 t += hit_ticks_[found];
                 consume_line(t);
-            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers)) {
+            } else if (std::uint16_t m = static_cast<std::uint16_t>(h & peers())) {
                 for (; m; m = static_cast<std::uint16_t>(m & (m - 1)))
                     peer_dirty = peer_dirty || private_[static_cast<std::size_t>(std::countr_zero(m))].dirty(l);
                 ++stats_.peer_hits;
@@ -590,7 +595,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         }
         if (write) {
             if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-            if ((dir[l] & peers) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
+            if ((dir[l] & peers()) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
         }
@@ -1029,6 +1034,62 @@ template <std::size_t N, bool A9>
 Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Line& next) {
     const std::size_t base = static_cast<std::size_t>(cpu) * N;
     Cache* const* const lv = &lv_[base];
+    if constexpr (A9) { // (an instance of its own: the general steps below are not taken)
+        // The Cortex-A9's: the fast copy's steps below with only what they use kept. Every line is
+        // found in the L2 (a hit there, a miss in the L1) and filled into the L1 alone: the L2's
+        // LFSR and the DRAM channel do not change but in place_evicted, which reads them itself.
+        std::uint16_t* const dir = dir_.data();
+        std::uint16_t* const ways = way_.data();
+        const Line dir_lines = dir_.size();
+        const std::uint16_t bit0 = bits_[base], bit1 = bits_[base + 1];
+        const Tick hit_l2 = hit_ticks_[1], per_line = consume_line_;
+        FastLevel<4> f0 = FastLevel<4>::of(lv[0]->view());
+        FastLevel<16, true> f1 = FastLevel<16, true>::of(lv[1]->view());
+        Tick consumer = consumer_;
+        std::uint64_t pend = 0; // lines since the consumer was settled (read_unheld_n's closed form)
+        auto settle = [&]() __attribute__((always_inline)) {
+            if (pend != 0 && per_line != 0)
+                consumer = std::max(consumer + pend * per_line,
+                                    hit_l2 >= per_line ? t + per_line : t - (pend - 1) * hit_l2 + pend * per_line);
+            pend = 0;
+        };
+        Line l = a;
+        for (;; ++l) {
+            const Line done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bit0, bit1, true, l, last)
+                                    : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bit0, bit1, false, l, last);
+            t += (done - l) * hit_l2;
+            pend += done - l;
+            l = done;
+            if (l > last || dir[l] != bit1) break;
+            // fast_fills stopped at l: its L1 victim is dirty and the L2 does not hold it
+            t += hit_l2;
+            ++pend;
+            dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+            Line victim = 0;
+            bool victim_dirty = false;
+            std::uint32_t w;
+            if (!f0.fill(l, write, victim, victim_dirty, w)) continue;
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bit0);
+            if (!victim_dirty) continue;
+            if (victim < dir_lines && (dir[victim] & bit1) != 0) {
+                f1.mark_dirty_at(victim, ways[victim]);
+                continue;
+            }
+            settle();
+            lv[0]->commit_lfsr(f0.lfsr);
+            consumer_ = consumer;
+            place_evicted(cpu, 0, Evicted{victim, true}, t);
+            f0.lfsr = lv[0]->view().lfsr;
+            consumer = consumer_;
+        }
+        settle();
+        lv[0]->commit_lfsr(f0.lfsr);
+        consumer_ = consumer;
+        next = l;
+        stats_.levels[1].hits += l - a;
+        stats_.levels[0].misses += l - a;
+        return t;
+    }
     std::uint16_t bits[N], below[N + 1]; // below[k]: the bits of levels 0 .. k - 1
     bool hinted[N];
     Tick hit[N];
@@ -1106,12 +1167,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         for (; l <= last; ++l) {
             if constexpr (fast) { // the lines while none needs the members
-                Line done;
-                if constexpr (A9) // (fast_fills_for's choice, the masks known)
-                    done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, true, l, last)
-                                 : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, false, l, last);
-                else
-                    done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
+                const Line done = fast_fills_for(f0, f1, dir, ways, dir_lines, bits[0], l2_bit, write, l, last);
                 t += (done - l) * hit_l2;
                 pend += done - l;
                 l = done;
@@ -1172,12 +1228,8 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         settle();
         out();
     };
-    if constexpr (A9) { // (run_loop_for_shape's choice for the Cortex-A9, without the views)
-        lines(LoopShape<true, 4, 16>{});
-    } else {
-        each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
-        run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
-    }
+    each_level([&](auto J) __attribute__((always_inline)) { v[J] = lv[J]->view(); });
+    run_loop_for_shape<N>(v, n_private_ == 1 && use_hint_, lines);
     next = l;
     for (std::size_t k = 0; k < N; ++k) {
         stats_.levels[k].hits += found_at[k];
@@ -1186,78 +1238,84 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     return t;
 }
 
-Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
+// The memory outside alloc()'s, or no directory: every cache searched, line by line.
+[[gnu::noinline]] Tick MemorySystem::access_searched(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+    const std::size_t nlev = n_levels_;
+    Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
+    const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
+    for (Line l = first; l <= last; ++l) {
+        const std::uint16_t* d = holders(l);
+        std::size_t found = nlev;
+        for (std::size_t k = 0; k < nlev; ++k) {
+            // the directory answers presence; a lookup is needed only to reorder an LRU set
+            const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
+            if (hit) {
+                found = k;
+                break;
+            }
+            ++stats_.levels[k].misses;
+        }
+        bool peer_dirty = false;
+        if (found < nlev) {
+            ++stats_.levels[found].hits;
+            t += hit_ticks_[found];
+            consume_line(t);
+        } else {
+            bool peer = false;
+            if (d) {
+                std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
+                peer = m != 0;
+                while (m) {
+                    const unsigned id = static_cast<unsigned>(std::countr_zero(m));
+                    m = static_cast<std::uint16_t>(m & (m - 1));
+                    peer_dirty = peer_dirty || private_[id].dirty(l);
+                }
+            } else { // every peer: a clean copy in one does not tell that no other has it dirty
+                for (int o = 0; o < cpus_; ++o)
+                    for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
+                        if (level(o, k).contains(l)) {
+                            peer = true;
+                            peer_dirty = peer_dirty || level(o, k).dirty(l);
+                        }
+            }
+            if (peer) {
+                ++stats_.peer_hits;
+                t += peer_ticks_;
+                consume_line(t);
+            } else {
+                t = from_dram(cpu, t, write, l, stride_ahead && l == first);
+                consume_line(line_ready_);
+            }
+        }
+        fill_from(cpu, found, l, write || peer_dirty, t);
+        if (write) {
+            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            // the directory says whether another CPU's private cache holds the line at all
+            if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
+        } else if (peer_dirty) {
+            drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
+        }
+    }
+    return t;
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] static void throw_no_cpu(int cpu) {
+    throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+}
+
+// (inline into read, write, together and consume: the access's values stay in registers into the run)
+[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
     if (x.len == 0) return t;
-    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     touched_[static_cast<std::size_t>(cpu)] = 1;
     const bool write = x.write;
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
-    const bool stride_ahead = !write && stride_covered(cpu, x.site, first);
+    // (stride_covered's first test, site 0, inline: most loads are not tracked)
+    const bool stride_ahead = !write && x.site != 0 && stride_covered(cpu, x.site, first);
     if (use_dir_ && last < dir_.size())
         return a9_fills_ ? access_run<true>(cpu, t, write, first, last, stride_ahead)
                          : access_run<false>(cpu, t, write, first, last, stride_ahead);
-    // memory outside alloc()'s, or no directory: every cache searched, line by line (out of line,
-    // its values taken by copy, so that the common case above stays a short dispatch with nothing
-    // stored for it)
-    return [this, cpu, write, first, last, stride_ahead](Tick t) __attribute__((noinline)) -> Tick {
-        const std::size_t nlev = n_levels_;
-        Cache* const* const lv = &lv_[static_cast<std::size_t>(cpu) * nlev]; // this CPU's levels, nearest first
-        const std::uint16_t* const bits = &bits_[static_cast<std::size_t>(cpu) * nlev];
-        for (Line l = first; l <= last; ++l) {
-            const std::uint16_t* d = holders(l);
-            std::size_t found = nlev;
-            for (std::size_t k = 0; k < nlev; ++k) {
-                // the directory answers presence; a lookup is needed only to reorder an LRU set
-                const bool hit = d ? (*d & bits[k]) && (!lv[k]->hits_reorder() || lv[k]->lookup(l)) : lv[k]->lookup(l);
-                if (hit) {
-                    found = k;
-                    break;
-                }
-                ++stats_.levels[k].misses;
-            }
-            bool peer_dirty = false;
-            if (found < nlev) {
-                ++stats_.levels[found].hits;
-                t += hit_ticks_[found];
-                consume_line(t);
-            } else {
-                bool peer = false;
-                if (d) {
-                    std::uint16_t m = static_cast<std::uint16_t>(*d & private_bits_ & ~own_bits(cpu));
-                    peer = m != 0;
-                    while (m) {
-                        const unsigned id = static_cast<unsigned>(std::countr_zero(m));
-                        m = static_cast<std::uint16_t>(m & (m - 1));
-                        peer_dirty = peer_dirty || private_[id].dirty(l);
-                    }
-                } else { // every peer: a clean copy in one does not tell that no other has it dirty
-                    for (int o = 0; o < cpus_; ++o)
-                        for (std::size_t k = 0; o != cpu && touched(o) && k < n_private_; ++k)
-                            if (level(o, k).contains(l)) {
-                                peer = true;
-                                peer_dirty = peer_dirty || level(o, k).dirty(l);
-                            }
-                }
-                if (peer) {
-                    ++stats_.peer_hits;
-                    t += peer_ticks_;
-                    consume_line(t);
-                } else {
-                    t = from_dram(cpu, t, write, l, stride_ahead && l == first);
-                    consume_line(line_ready_);
-                }
-            }
-            fill_from(cpu, found, l, write || peer_dirty, t);
-            if (write) {
-                if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
-                // the directory says whether another CPU's private cache holds the line at all
-                if (!d || (*d & private_bits_ & ~own_bits(cpu)) != 0) drop_everywhere(l, cpu);
-            } else if (peer_dirty) {
-                drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
-            }
-        }
-        return t;
-    }(t);
+    return access_searched(cpu, t, write, first, last, stride_ahead);
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
@@ -1273,7 +1331,7 @@ Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesse
 }
 Cycles MemorySystem::consume(int cpu, Tick now, const Access& x, Cycles compute) {
     if (x.len == 0) return 0;
-    if (cpu < 0 || cpu >= cpus_) throw std::out_of_range("MemorySystem: no CPU " + std::to_string(cpu));
+    if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     const std::uint64_t lines = ((x.a + x.len - 1) >> line_shift_) - (x.a >> line_shift_) + 1;
     consume_line_ = clock_.to_ticks(compute) / lines;
     consumer_ = now;
@@ -1319,9 +1377,11 @@ void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
 // entry cleared. Returns the first line after the run. Out of line, with the arrays as its
 // arguments, so that they stay in registers over the run. Four entries at a time where the word
 // of four equals `shared_bit` four times (a frame's buffer mostly): one load, one test and one
-// store of the word for the four lines' entries. WayMajor: the level's layout is Layout::WAY_MAJOR
-// (a shared level with way hints: the PL310), else SET_MAJOR. The lines' slots are distinct (each
-// holds its own line), so the order of the stores does not matter.
+// store of the word for the four lines' entries; on a way-major level, blocks of sixteen or eight
+// lines in one way first (below). WayMajor: the level's layout is Layout::WAY_MAJOR (a shared level
+// with way hints: the PL310), else SET_MAJOR. The lines' slots are distinct (each holds its own
+// line), so the order of the stores does not matter. Not vectorised: GCC's SLP turned the four ors
+// of the empty words into a longer SSE sequence.
 // The empty bit of each way (way_bit[w] = 1 << w), read by drop_shared_run: one load for the
 // shift's three instructions.
 constexpr auto way_bit = [] {
@@ -1330,7 +1390,7 @@ constexpr auto way_bit = [] {
     return b;
 }();
 template <bool WayMajor>
-[[gnu::noinline]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
+[[gnu::noinline, gnu::optimize("no-tree-slp-vectorize")]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Tag* tag, std::uint8_t* dirty) {
     // Cache::slot's strides: way w of set s at s x set_stride + w x way_stride
@@ -1358,6 +1418,50 @@ template <bool WayMajor>
         return word == four;
     };
     auto clear_four = [&]() __attribute__((always_inline)) { std::memset(&dir[l], 0, 4 * sizeof dir[l]); };
+    if constexpr (WayMajor) {
+        // Sixteens, then eights, of lines in one way of consecutive sets (a buffer's lines mostly
+        // are, filled together: docs/performance.md, twenty-eighth session, ir28a): their tags and
+        // flags are consecutive slots, their empty words consecutive, the one way's bit in each.
+        // Stretch by stretch up to the sets' wrap; the first eight that is not (held elsewhere too,
+        // in two ways, across the wrap) and the lines after it take the steps below.
+        const std::size_t sets = set_mask + 1;
+        std::size_t set = 0;
+        // the n lines from l (n a multiple of 4) held by the shared level alone, in one way
+        auto word = [](const std::uint16_t* p) __attribute__((always_inline)) { // four entries
+            std::uint64_t x;
+            std::memcpy(&x, p, sizeof x);
+            return x;
+        };
+        auto in_one_way = [&](auto n) __attribute__((always_inline)) {
+            const std::uint64_t h = word(&hints[l]);
+            bool one = std::rotr(h, 16) == h;
+            for (std::size_t k = 0; k < n; k += 4) one = one && word(&dir[l + k]) == four && word(&hints[l + k]) == h;
+            return one;
+        };
+        auto drop_in_way = [&](auto n) __attribute__((always_inline)) {
+            const std::size_t w = hints[l], i = w * sets + set;
+            const std::uint64_t b = bit[w];
+            for (std::size_t k = 0; k < n; ++k) {
+                assert(tag[i + k] == l + k + 1);
+                empty[set + k] |= b;
+            }
+            for (std::size_t k = 0; k < n; k += 8) // (eight at a time: one memset of n tags is a rep stos)
+                std::memset(&tag[i + k], 0, 8 * sizeof tag[i]);
+            std::memset(&dirty[i], 0, n * sizeof dirty[i]);
+            std::memset(&dir[l], 0, n * sizeof dir[l]);
+            l += n;
+            set += n;
+        };
+        for (;;) {
+            set = static_cast<std::size_t>(l & set_mask);
+            const Line stop = std::min<Line>(end, l + (sets - set));
+            while (l + 16 <= stop && in_one_way(std::integral_constant<std::size_t, 16>{}))
+                drop_in_way(std::integral_constant<std::size_t, 16>{});
+            while (l + 8 <= stop && in_one_way(std::integral_constant<std::size_t, 8>{}))
+                drop_in_way(std::integral_constant<std::size_t, 8>{});
+            if (l != stop || stop == end) break; // (else the next stretch, from set 0)
+        }
+    }
     while (l + 4 <= end) {
         // the lines before the sets wrap to 0 have consecutive sets: each array's slots of a four
         // from one base, stepped by four sets

@@ -178,6 +178,9 @@ private:
     // entry once per line. A line that no cache holds (a DMA-written frame, a fresh buffer) skips
     // the level probe and the peer search: it misses every level (counted once per access) and
     // comes from DRAM. A9: the copy for the Cortex-A9's shape (a9_fills_).
+    // access() outside the directory (memory outside alloc()'s, or no directory): every cache
+    // searched, line by line. Out of line, so that access() stays a short dispatch.
+    Tick access_searched(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
     template <bool A9>
     Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
     // access_run's per-line steps for a read of [a, b], lines that no cache holds (a received

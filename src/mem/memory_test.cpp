@@ -1664,6 +1664,69 @@ TEST(Memory, AnInvalidatesFoursOfTheSixteenWaySharedLevelStepThroughItsSetsAndAc
     }
 }
 
+TEST(Memory, AnAccessOfNoBytesIsFreeAndOneByACpuTheMachineLacksThrows) {
+    MemorySystem m(test_profile(), 2, 1'000'000'000);
+    const Addr a = m.alloc(64, 64);
+    EXPECT_EQ(m.read(2, 0, a, 0), 0u); // no bytes: nothing asked of any CPU
+    EXPECT_THROW(m.read(2, 0, a, 64), std::out_of_range);
+    EXPECT_THROW(m.write(-1, 0, a, 64), std::out_of_range);
+    EXPECT_THROW(m.consume(2, 0, Access{a, 64, false, 0}, 100), std::out_of_range);
+    EXPECT_EQ(m.stats().levels[0].misses, 0u);
+    EXPECT_EQ(m.read(1, 0, a, 64), m.stats().stall_cycles); // CPU 1 exists: a miss from DRAM
+    EXPECT_EQ(m.stats().levels[0].misses, 1u);
+}
+
+TEST(Memory, AnInvalidatesSixteensAndEightsInOneWayOfTheSharedLevelStopAtTheFirstEightInTwoWays) {
+    // one CPU; L1 1 set x 1 way (random: each line displaces the one before), shared L2 32 sets x
+    // 16 ways (random, way-major); p line-aligned to 32 lines, so that p_i falls in L2 set i % 32,
+    // in its set's lowest empty way. p0 .. p31 are read (way 0), p3 written (dirty in the L1),
+    // then r, in set 13: it takes set 13's way 1 and displaces p3 from the L1, marked dirty in
+    // the L2. Then p32 .. p47: way 1, but p45 (set 13) way 2. Then q (set 20, way 1), which the L1
+    // holds at the end: the L2 alone holds every p_i.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 64, 1, 4, false, Replacement::RANDOM}, {"l2", 32 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(48 * 64, 32 * 64), r = m.alloc(32 * 64, 32 * 64) + 13 * 64; // q = r + 7 lines
+    auto line = [&](int i) { return p + static_cast<Addr>(i) * 64; };
+    auto way = [](int i) { return i == 45 ? 2 : i / 32; };
+    m.read(0, 0, p, 32 * 64);
+    m.write(0, 1000 * NS, line(3), 64);
+    m.read(0, 2000 * NS, r, 64);
+    m.read(0, 3000 * NS, line(32), 16 * 64);
+    m.read(0, 3500 * NS, r + 7 * 64, 64);
+    EXPECT_EQ(m.level_of(0, r + 7 * 64), 0);
+    EXPECT_EQ(P::searched_way(m, r, 1), 1);
+    EXPECT_TRUE(m.dirty_anywhere(line(3)));
+    for (int i = 0; i < 48; ++i) {
+        ASSERT_EQ(m.level_of(0, line(i)), 1) << i;
+        ASSERT_EQ(P::searched_way(m, line(i), 1), way(i)) << i;
+    }
+    // p0 .. p15 and p16 .. p31 (sets 0 .. 15, 16 .. 31, way 0) as sixteens, up to the sets' wrap;
+    // from set 0 again, p32 .. p47 has p45 in way 2: p32 .. p39 (way 1) as an eight, p40 .. p47
+    // not: by fours
+    const std::uint64_t writebacks = m.stats().writebacks;
+    EXPECT_EQ(m.invalidate(p, 48 * 64), 48u);
+    EXPECT_EQ(m.stats().invalidated_lines, 48u);
+    EXPECT_EQ(m.stats().writebacks, writebacks); // dirty data dropped, not written
+    EXPECT_FALSE(m.dirty_anywhere(line(3)));
+    for (int i = 0; i < 48; ++i) {
+        EXPECT_EQ(m.level_of(0, line(i)), -1) << i;
+        EXPECT_EQ(P::searched_way(m, line(i), 1), -1) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), -1) << i;
+    }
+    EXPECT_EQ(m.level_of(0, r), 1);
+    EXPECT_EQ(P::hinted_way(m, r, 1), 1);
+    // each way emptied in its own set: read again, each line takes the lowest empty way of its
+    // set, the way it had (set 13: r keeps way 1, p13 way 0, p45 way 2)
+    m.read(0, 4000 * NS, p, 48 * 64);
+    for (int i = 0; i < 48; ++i) {
+        EXPECT_EQ(P::searched_way(m, line(i), 1), way(i)) << i;
+        EXPECT_EQ(P::hinted_way(m, line(i), 1), way(i)) << i;
+    }
+    EXPECT_EQ(P::searched_way(m, r, 1), 1);
+}
+
 TEST(Memory, AColdReadsDirtyL1VictimIsMarkedDirtyInThePrivateL2ThatHoldsIt) {
     // one CPU; L1 1 set x 2 ways, private L2 1 set x 4 ways, shared L3 4 sets x 4 ways, all LRU
     MemoryConfig c = test_profile();
