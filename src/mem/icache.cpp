@@ -72,6 +72,8 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] >= std::uint64_t{1} << 30) // walk_random counts a walk's misses in 30 bits
             throw std::invalid_argument("InstructionCache: a group of 2^30 lines or more");
     }
+    if (hi + prefetch_ > std::numeric_limits<std::uint32_t>::max()) // walk_random's 32-bit lines
+        throw std::invalid_argument("InstructionCache: a group's line at or above 2^32 - 1 - prefetch");
     resident_.assign(l1i_.size(), 0);
     line_keep_.clear();
     slot_of_.clear();
@@ -122,7 +124,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
             for (Line w = k / 64; w * 64 < end; ++w)
                 group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w),
-                                                     w == k / 64 ? Line{0} : ~Line{0},
+                                                     w == k / 64 ? 0u : ~0u,
                                                      range_mask(std::max(k, w * 64), end)});
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
@@ -176,17 +178,18 @@ struct PrefetchCover {
 // line was prefetched follows no pattern that a predictor learns (a quarter of the Cortex-A9's
 // walk's misses, in no order), so after one compare its carry is added and the cover's move is a
 // conditional one.
-[[gnu::always_inline]] inline void count_miss(Line l, Line next_end, std::uint64_t& counts, Line& covered_end) {
+// Lines below 2^32 - 1 - prefetch: the cover and the compare are 32-bit.
+[[gnu::always_inline]] inline void count_miss(Line l, Line next_end, std::uint64_t& counts, std::uint32_t& covered_end) {
     constexpr std::uint64_t MISS = std::uint64_t{1} << 30;
 #if defined(__x86_64__) && defined(__GNUC__)
-    asm("cmpq %[end], %[l]\n\tcmovaeq %[next], %[end]\n\tadcq %[miss], %[counts]"
+    asm("cmpl %[end], %k[l]\n\tcmovael %k[next], %[end]\n\tadcq %[miss], %[counts]"
         : [end] "+r"(covered_end), [counts] "+r"(counts)
         : [l] "r"(l), [next] "r"(next_end), [miss] "i"(MISS)
         : "cc");
 #else
     counts += MISS;
     if (l < covered_end) ++counts;
-    else covered_end = next_end;
+    else covered_end = static_cast<std::uint32_t>(next_end);
 #endif
 }
 
@@ -331,7 +334,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         const std::size_t base = static_cast<std::size_t>(set) * ways;
         std::uint64_t& e = empty[set];
         std::size_t w;
-        if (e != 0) { // the lowest empty way
+        if (e != 0) [[unlikely]] { // the lowest empty way (the L1Is fill up early in a run)
             w = base + lowest_set(e);
             e &= e - 1;
         } else { // Cache::replace's LFSR draw
@@ -344,7 +347,9 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         }
         tag[w] = l + 1;
     };
-    Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
+    // lines of the span before covered_end were requested with a demand miss (the walk's lines
+    // are below 2^32 - 1 - prefetch_: set_groups)
+    std::uint32_t covered_end = 0;
     const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked

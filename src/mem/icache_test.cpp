@@ -386,6 +386,37 @@ TEST(InstructionCache, RejectsAGroupOf2To30LinesOrMore) {
     EXPECT_THROW(ic.set_groups({{half, half}}), std::invalid_argument);
 }
 
+TEST(InstructionCache, RejectsAGroupLineAtOrAbove2To32Less1LessThePrefetch) {
+    // A walk's lines and its prefetch cover (a demand miss's line + 1 + prefetch) are 32-bit: with
+    // a prefetch of 1, line 2^32 - 2 would request up to 2^32. (No group at 2^32 - 3 is tried: its
+    // absence bits would take 512 MB.)
+    InstructionCache one(l1i(Replacement::RANDOM, 1), 32, MISS, 1);
+    EXPECT_THROW(one.set_groups({{{(Line{1} << 32) - 2, 1}}}), std::invalid_argument);
+    InstructionCache none(l1i(Replacement::RANDOM, 0), 32, MISS, 1);
+    EXPECT_THROW(none.set_groups({{{0, 1}}, {{(Line{1} << 32) - 1, 1}}}), std::invalid_argument);
+}
+
+TEST(InstructionCache, TheCortexA9sWalkCarriesAPrefetchOfTwoAcrossAWordOfAbsenceBits) {
+    // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines: nothing evicted here), a next-line
+    // prefetch of 2. G0 = lines 62-67: 62, 63 in the first word of absence bits, 64-67 in the
+    // second. 62 misses on demand and requests 63 and 64; 63 and 64 (the next word: the same
+    // span's cover) are prefetched; 65 is a demand miss (requesting 66 and 67), 66 and 67 are
+    // prefetched. G1 = line 100, then lines 99-102: 100 misses on demand (requesting 101, 102);
+    // in the second span (its cover anew) 99 is a demand miss (requesting 100, 101), 100 hits,
+    // 101 is prefetched, 102 is a demand miss. 10 misses, 5 of them stalls, 5 prefetched.
+    InstructionCache ic(l1i(Replacement::RANDOM, 2), 32, MISS, 1);
+    ic.set_groups({{{62, 6}}, {{100, 1}, {99, 4}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), 2u * MISS);
+    EXPECT_EQ(ic.stats().prefetched, 4u);
+    EXPECT_EQ(ic.fetch_group(0, 1), 3u * MISS);
+    EXPECT_EQ(ic.stats().misses, 6u + 4u);
+    EXPECT_EQ(ic.stats().prefetched, 4u + 1u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+    EXPECT_EQ(ic.stats().stall_cycles, 5u * MISS);
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u); // whole: 6 hits
+    EXPECT_EQ(ic.stats().hits, 7u);
+}
+
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
     InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
     ic.set_groups({{{0, 4}}});
