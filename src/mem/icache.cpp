@@ -122,10 +122,22 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
-            for (Line w = k / 64; w * 64 < end; ++w)
-                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w),
-                                                     w == k / 64 ? 0u : ~0u,
-                                                     range_mask(std::max(k, w * 64), end)});
+            for (Line w = k / 64; w * 64 < end; ++w) {
+                const GroupWord e{static_cast<std::uint32_t>(w), w == k / 64 ? 0u : ~0u,
+                                  range_mask(std::max(k, w * 64), end)};
+                // A span's first word above the previous entry's lines in the same word, out of
+                // reach of their prefetch cover, joins that entry: its lines are walked in the same
+                // order after the other's, and its first missing line is a demand miss either way.
+                if (group_word_list_.size() > group_word_begin_.back() && e.keep == 0) {
+                    GroupWord& prev = group_word_list_.back();
+                    const Line prev_last = w * 64 + 63 - static_cast<Line>(std::countl_zero(prev.mask));
+                    if (prev.word == e.word && k >= prev_last + 1 + prefetch_) {
+                        prev.mask |= e.mask;
+                        continue;
+                    }
+                }
+                group_word_list_.push_back(e);
+            }
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }

@@ -181,7 +181,10 @@ private:
     // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
     // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; 32 bits,
     // as walk_random's lines are, so that the AND takes it as it is). 16 bytes: four to a host
-    // cache line, none across two (the list is read again at every walk, mostly from the L2).
+    // cache line, none across two (the list is read again at every walk, mostly from the L2). A
+    // span's first word lying in the entry before's word, above its lines by more than the
+    // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
+    // demand miss either way): one word read for both.
     // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
     struct GroupWord {
         std::uint32_t word = 0;
