@@ -72,7 +72,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] >= std::uint64_t{1} << 30) // walk_random counts a walk's misses in 30 bits
             throw std::invalid_argument("InstructionCache: a group of 2^30 lines or more");
     }
-    if (hi + prefetch_ > std::numeric_limits<std::uint32_t>::max()) // walk_random's 32-bit lines
+    if (hi + prefetch_ > std::numeric_limits<std::uint32_t>::max()) // walk_random's cover is 32-bit
         throw std::invalid_argument("InstructionCache: a group's line at or above 2^32 - 1 - prefetch");
     resident_.assign(l1i_.size(), 0);
     line_keep_.clear();

@@ -84,8 +84,8 @@ public:
     // fetch of a group still whole there (nothing has evicted its lines since it last ran) is all
     // hits without a walk.
     // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added), and
-    // for a line of a group at or above 2^32 - 1 - prefetch (a walk's lines and its prefetch cover
-    // are 32-bit numbers).
+    // for a line of a group at or above 2^32 - 1 - prefetch (a walk's prefetch cover, a line + 1 +
+    // prefetch, is a 32-bit number).
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
         if (g < 64) {
@@ -180,7 +180,7 @@ private:
     // and each span's words in ascending order: the word, its bits of the span's lines, and
     // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
     // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; 32 bits,
-    // as walk_random's lines are, so that the AND takes it as it is). 16 bytes: four to a host
+    // as walk_random's cover is, so that the AND takes it as it is). 16 bytes: four to a host
     // cache line, none across two (the list is read again at every walk, mostly from the L2). A
     // span's first word lying in the entry before's word, above its lines by more than the
     // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
