@@ -72,6 +72,8 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] >= std::uint64_t{1} << 30) // walk_random counts a walk's misses in 30 bits
             throw std::invalid_argument("InstructionCache: a group of 2^30 lines or more");
     }
+    if (hi + prefetch_ > std::numeric_limits<std::uint32_t>::max()) // walk_random's cover is 32-bit
+        throw std::invalid_argument("InstructionCache: a group's line at or above 2^32 - 1 - prefetch");
     resident_.assign(l1i_.size(), 0);
     line_keep_.clear();
     slot_of_.clear();
@@ -120,10 +122,22 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
     for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
-            for (Line w = k / 64; w * 64 < end; ++w)
-                group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(w),
-                                                     w == k / 64 ? Line{0} : ~Line{0},
-                                                     range_mask(std::max(k, w * 64), end)});
+            for (Line w = k / 64; w * 64 < end; ++w) {
+                const GroupWord e{static_cast<std::uint32_t>(w), w == k / 64 ? 0u : ~0u,
+                                  range_mask(std::max(k, w * 64), end)};
+                // A span's first word above the previous entry's lines in the same word, out of
+                // reach of their prefetch cover, joins that entry: its lines are walked in the same
+                // order after the other's, and its first missing line is a demand miss either way.
+                if (group_word_list_.size() > group_word_begin_.back() && e.keep == 0) {
+                    GroupWord& prev = group_word_list_.back();
+                    const Line prev_last = w * 64 + 63 - static_cast<Line>(std::countl_zero(prev.mask));
+                    if (prev.word == e.word && k >= prev_last + 1 + prefetch_) {
+                        prev.mask |= e.mask;
+                        continue;
+                    }
+                }
+                group_word_list_.push_back(e);
+            }
         }
         group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
@@ -168,6 +182,28 @@ struct PrefetchCover {
         return true;
     }
 };
+
+// walk_random's count of a missing line `l` of a span, in `counts` (from bit 30 the walk's misses,
+// in bits 0-29 those of them that were prefetched): a miss counted, and where l < covered_end (a
+// line that an earlier demand miss of the span requested) a prefetched one too, else (a demand
+// miss, which stalls) the prefetch cover moved to `next_end`. Without a branch: whether a missing
+// line was prefetched follows no pattern that a predictor learns (a quarter of the Cortex-A9's
+// walk's misses, in no order), so after one compare its carry is added and the cover's move is a
+// conditional one.
+// Lines below 2^32 - 1 - prefetch: the cover and the compare are 32-bit.
+[[gnu::always_inline]] inline void count_miss(Line l, Line next_end, std::uint64_t& counts, std::uint32_t& covered_end) {
+    constexpr std::uint64_t MISS = std::uint64_t{1} << 30;
+#if defined(__x86_64__) && defined(__GNUC__)
+    asm("cmpl %[end], %k[l]\n\tcmovael %k[next], %[end]\n\tadcq %[miss], %[counts]"
+        : [end] "+r"(covered_end), [counts] "+r"(counts)
+        : [l] "r"(l), [next] "r"(next_end), [miss] "i"(MISS)
+        : "cc");
+#else
+    counts += MISS;
+    if (l < covered_end) ++counts;
+    else covered_end = static_cast<std::uint32_t>(next_end);
+#endif
+}
 
 } // namespace
 
@@ -287,9 +323,8 @@ void InstructionCache::fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32
 
 template <std::uint32_t Ways, Line SetMask, bool AnyLine>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
-    // the walk's misses (bits 0-29: at most the group's lines, below 2^30) and, from bit 30, its
-    // demand misses (those that stall; the others were prefetched), in one count
-    constexpr std::uint64_t DEMAND = std::uint64_t{1} << 30;
+    // the walk's misses (from bit 30) and those of them that were prefetched (bits 0-29: at most
+    // the group's lines, below 2^30), in one count (count_miss)
     std::uint64_t counts = 0;
     std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
     // the resident bits are kept; the group known whole from here: a fill below that evicts one of
@@ -311,7 +346,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         const std::size_t base = static_cast<std::size_t>(set) * ways;
         std::uint64_t& e = empty[set];
         std::size_t w;
-        if (e != 0) { // the lowest empty way
+        if (e != 0) [[unlikely]] { // the lowest empty way (the L1Is fill up early in a run)
             w = base + lowest_set(e);
             e &= e - 1;
         } else { // Cache::replace's LFSR draw
@@ -324,7 +359,9 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         }
         tag[w] = l + 1;
     };
-    Line covered_end = 0; // lines of the span before covered_end were requested with a demand miss
+    // lines of the span before covered_end were requested with a demand miss (the walk's lines
+    // are below 2^32 - 1 - prefetch_: set_groups)
+    std::uint32_t covered_end = 0;
     const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
     const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked
@@ -344,11 +381,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             do {
                 const Line l = base_line + lowest_set(missing);
                 fill(l);
-                ++counts;
-                if (l >= covered_end) {
-                    counts += DEMAND;
-                    covered_end = l + 1 + prefetch_;
-                }
+                count_miss(l, l + 1 + prefetch_, counts, covered_end);
                 missing &= missing - 1;
             } while (missing != 0);
         } else {
@@ -357,11 +390,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 const Line l = base_line + b;
                 fill(l);
                 *word &= ~(std::uint64_t{1} << b);
-                ++counts;
-                if (l >= covered_end) {
-                    counts += DEMAND;
-                    covered_end = l + 1 + prefetch_;
-                }
+                count_miss(l, l + 1 + prefetch_, counts, covered_end);
                 // the span's lines above l in this word still missing (a fill may have evicted one)
                 missing = mask & *word & (~std::uint64_t{1} << b);
             } while (missing != 0);
@@ -369,11 +398,11 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     } while (++p != last);
     l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
-    const std::uint64_t misses = counts & (DEMAND - 1), demand = counts / DEMAND;
+    const std::uint64_t misses = counts >> 30, prefetched = counts & ((std::uint64_t{1} << 30) - 1);
     stats_.hits += group_lines_[g] - misses;
     stats_.misses += misses;
-    const Cycles stall = demand * miss_;
-    stats_.prefetched += misses - demand;
+    const Cycles stall = (misses - prefetched) * miss_;
+    stats_.prefetched += prefetched;
     stats_.stall_cycles += stall;
     return stall;
 }

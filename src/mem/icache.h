@@ -83,7 +83,9 @@ public:
     // no lines, from here on) and cleared when a fill evicts one of the group's lines, so that a
     // fetch of a group still whole there (nothing has evicted its lines since it last ran) is all
     // hits without a walk.
-    // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added).
+    // Throws std::invalid_argument for a group of 2^30 lines or more (its spans' lines added), and
+    // for a line of a group at or above 2^32 - 1 - prefetch (a walk's prefetch cover, a line + 1 +
+    // prefetch, is a 32-bit number).
     void set_groups(const std::vector<std::vector<CodeSpan>>& groups);
     Cycles fetch_group(int cpu, std::uint32_t g) {
         if (g < 64) {
@@ -177,14 +179,19 @@ private:
     // A group's spans as the words of absence bits they cover, span by span in the group's order
     // and each span's words in ascending order: the word, its bits of the span's lines, and
     // `keep`: 0 where it is a span's first word, else all ones (a next-line prefetch covers lines
-    // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; a Line,
-    // so that the AND takes it as it is, without a sign extension).
+    // of its own span alone: the prefetch cover, ANDed with it, starts anew at each span; 32 bits,
+    // as walk_random's cover is, so that the AND takes it as it is). 16 bytes: four to a host
+    // cache line, none across two (the list is read again at every walk, mostly from the L2). A
+    // span's first word lying in the entry before's word, above its lines by more than the
+    // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
+    // demand miss either way): one word read for both.
     // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
     struct GroupWord {
         std::uint32_t word = 0;
-        Line keep = 0;
+        std::uint32_t keep = 0;
         std::uint64_t mask = 0;
     };
+    static_assert(sizeof(GroupWord) == 16);
     std::vector<GroupWord> group_word_list_;
     std::vector<std::uint32_t> group_word_begin_{0};
     // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words

@@ -386,6 +386,74 @@ TEST(InstructionCache, RejectsAGroupOf2To30LinesOrMore) {
     EXPECT_THROW(ic.set_groups({{half, half}}), std::invalid_argument);
 }
 
+TEST(InstructionCache, RejectsAGroupLineAtOrAbove2To32Less1LessThePrefetch) {
+    // A walk's lines and its prefetch cover (a demand miss's line + 1 + prefetch) are 32-bit: with
+    // a prefetch of 1, line 2^32 - 2 would request up to 2^32. (No group at 2^32 - 3 is tried: its
+    // absence bits would take 512 MB.)
+    InstructionCache one(l1i(Replacement::RANDOM, 1), 32, MISS, 1);
+    EXPECT_THROW(one.set_groups({{{(Line{1} << 32) - 2, 1}}}), std::invalid_argument);
+    InstructionCache none(l1i(Replacement::RANDOM, 0), 32, MISS, 1);
+    EXPECT_THROW(none.set_groups({{{0, 1}}, {{(Line{1} << 32) - 1, 1}}}), std::invalid_argument);
+}
+
+TEST(InstructionCache, TheCortexA9sWalkCarriesAPrefetchOfTwoAcrossAWordOfAbsenceBits) {
+    // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines: nothing evicted here), a next-line
+    // prefetch of 2. G0 = lines 62-67: 62, 63 in the first word of absence bits, 64-67 in the
+    // second. 62 misses on demand and requests 63 and 64; 63 and 64 (the next word: the same
+    // span's cover) are prefetched; 65 is a demand miss (requesting 66 and 67), 66 and 67 are
+    // prefetched. G1 = line 100, then lines 99-102: 100 misses on demand (requesting 101, 102);
+    // in the second span (its cover anew) 99 is a demand miss (requesting 100, 101), 100 hits,
+    // 101 is prefetched, 102 is a demand miss. 10 misses, 5 of them stalls, 5 prefetched.
+    InstructionCache ic(l1i(Replacement::RANDOM, 2), 32, MISS, 1);
+    ic.set_groups({{{62, 6}}, {{100, 1}, {99, 4}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), 2u * MISS);
+    EXPECT_EQ(ic.stats().prefetched, 4u);
+    EXPECT_EQ(ic.fetch_group(0, 1), 3u * MISS);
+    EXPECT_EQ(ic.stats().misses, 6u + 4u);
+    EXPECT_EQ(ic.stats().prefetched, 4u + 1u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+    EXPECT_EQ(ic.stats().stall_cycles, 5u * MISS);
+    EXPECT_EQ(ic.fetch_group(0, 0), 0u); // whole: 6 hits
+    EXPECT_EQ(ic.stats().hits, 7u);
+}
+
+TEST(InstructionCache, ASpanOutOfThePreviousSpansPrefetchReachInItsWordIsWalkedAsItsOwn) {
+    // set_groups joins a span's first word to the entry before it in the same word where the span
+    // lies above that entry's lines by more than the prefetch reaches. The Cortex-A9's L1I (256
+    // sets: nothing evicted here), a next-line prefetch of 1. G0 = 10-12, 14-15 (joined: 14 >=
+    // 12 + 1 + 1), 13 (below: its own entry). 10 demand (requesting 11), 11 prefetched, 12 demand
+    // (requesting 13), 14 demand, 15 prefetched; 13, its span's first miss, demand: 6 misses, 4
+    // stalls. G1 = 30-32, 33 (within 32's reach: not joined): 30 demand, 31 prefetched, 32
+    // demand (requesting 33); 33, its own span's first miss, demand: 4 misses, 3 stalls (2 had 33
+    // been taken as requested by 32).
+    InstructionCache ic(l1i(Replacement::RANDOM, 1), 32, MISS, 1);
+    ic.set_groups({{{10, 3}, {14, 2}, {13, 1}}, {{30, 3}, {33, 1}}});
+    EXPECT_EQ(ic.fetch_group(0, 0), 4u * MISS);
+    EXPECT_EQ(ic.stats().prefetched, 2u);
+    EXPECT_EQ(ic.fetch_group(0, 1), 3u * MISS);
+    EXPECT_EQ(ic.stats().misses, 6u + 4u);
+    EXPECT_EQ(ic.stats().prefetched, 2u + 1u);
+    // The same against fetch of the spans, where lines evict each other (a 1 KB 2-way cache of 8
+    // sets, and 4 ways of 256 sets with lines 256 apart): spans of a word ascending out of reach,
+    // within reach, adjacent and descending.
+    const std::vector<std::vector<CodeSpan>> groups = {{{0, 2}, {5, 2}, {3, 1}, {9, 1}},
+                                                       {{1, 3}, {8, 2}, {11, 3}, {6, 1}},
+                                                       {{16, 2}, {20, 3}, {24, 1}, {40, 2}},
+                                                       {{256, 2}, {259, 3}, {2, 1}, {512, 1}, {515, 2}}};
+    for (const std::uint64_t size : {std::uint64_t{1024}, std::uint64_t{65536}}) {
+        L1iConfig c = l1i(Replacement::RANDOM, 1);
+        c.size = size;
+        c.ways = size == 1024 ? 2 : 4;
+        InstructionCache grouped(c, 64, MISS, 1), direct(c, 64, MISS, 1);
+        grouped.set_groups(groups);
+        for (std::uint32_t g : {0u, 1u, 2u, 3u, 0u, 3u, 1u, 1u, 2u, 0u, 3u, 3u, 0u, 2u})
+            EXPECT_EQ(grouped.fetch_group(0, g), direct.fetch(0, groups[g])) << size;
+        EXPECT_EQ(grouped.stats().hits, direct.stats().hits) << size;
+        EXPECT_EQ(grouped.stats().misses, direct.stats().misses) << size;
+        EXPECT_EQ(grouped.stats().prefetched, direct.stats().prefetched) << size;
+    }
+}
+
 TEST(InstructionCache, UnderLruNoGroupIsKnownWholeSinceEachHitReordersItsSet) {
     InstructionCache ic(l1i(Replacement::LRU), 64, MISS, 1);
     ic.set_groups({{{0, 4}}});
