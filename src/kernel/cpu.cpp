@@ -116,10 +116,13 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
         np_open_ = true;
         np_start_ = now();
         np_holder_ = np_holder();
+        // KERNEL_CODE: task context, no count, IRQs on, and not preemptible_now()
+        np_quiet_ = np_holder_.why == NpHolder::KERNEL_CODE && preempt_count_ == 0;
     } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
         // The span outlived the section that opened it: what really holds the CPU is kernel
         // code with no preemption point under this preemption model.
         np_holder_ = np_holder();
+        np_quiet_ = true;
     }
 }
 
@@ -301,7 +304,7 @@ void Cpu::start_exec(Frame& f) {
             }
         }();
     }
-    np_mark_exec();
+    if (np_mark_due()) np_mark_exec();
     PendingExec& e = f.execs[f.nexecs - 1];
     if (e.simd_check) [[unlikely]] {
         [this, &f, &e]() __attribute__((noinline)) {
@@ -914,6 +917,7 @@ std::string Cpu::describe_np_state() const {
 void Cpu::np_close(Tick end) {
     if (!np_open_) return;
     np_open_ = false;
+    np_quiet_ = false;
     Tick len = end - np_start_;
     if (len > stats_.longest_np_span) {
         stats_.longest_np_span = len;

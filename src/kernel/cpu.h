@@ -632,8 +632,9 @@ private:
     enum class InPlace : std::uint8_t { REFUSED, DONE, ASK };
     InPlace exec_in_place_plain(const PendingExec& e, Tick& due); // inline, below the class
     // The watchdog view's mark that an exec starting now makes (np_mark(false)), which does
-    // nothing in an interrupt context whose span is already open.
-    bool np_mark_due() const { return idle_ || depth_ == 1 || !np_open_; }
+    // nothing in an interrupt context whose span is already open, nor in task context while the
+    // open span is the current task's kernel code (np_quiet_).
+    bool np_mark_due() const { return idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
     // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
     InPlace exec_in_place_plain_marked(const PendingExec& e, Tick& due); // inline, below the class
@@ -858,6 +859,10 @@ private:
 
     // watchdog view
     bool np_open_ = false;
+    // The open span's holder is KERNEL_CODE, set by a mark of the current task (not the idle
+    // task, in kernel mode, under a preemption model with no point there): until the span
+    // closes or the task switches, a mark in task context changes nothing.
+    bool np_quiet_ = false;
     Tick np_start_ = 0;
     NpHolder np_holder_{};
 
