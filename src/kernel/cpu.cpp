@@ -596,6 +596,33 @@ void Cpu::handle_point(Frame& f) {
     f.st = Frame::St::READY;
 }
 
+bool Cpu::point_in_place(Point p) {
+    const Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+    const bool task_ctx = f.kind == CtxKind::TASK;
+    switch (p) { // handle_point's cases that end with the frame READY
+    case Point::BH_ENABLE:
+        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) return false;
+        [[fallthrough]];
+    case Point::PREEMPT_ENABLE:
+        if (task_ctx && cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            return !need_resched_;
+        }
+        return true;
+    case Point::MIGHT_RESCHED:
+        if (cfg_.preempt != PreemptModel::VOLUNTARY) return true;
+        [[fallthrough]];
+    case Point::COND_RESCHED:
+        if (task_ctx && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            return !need_resched_;
+        }
+        return true;
+    default: return false;
+    }
+}
+
 [[gnu::always_inline]] inline void Cpu::dispatch() {
     in_run_ = true;
     for (;;) {

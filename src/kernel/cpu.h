@@ -387,15 +387,23 @@ public:
     // `c` cycles on `cat`, then the point `p`, with nothing of the caller's between them: the
     // shape of the primitives that end in a preemption point (local_bh_enable, cond_resched).
     // `skip`: neither (the primitive is a no-op under this configuration).
+    // The exec is done in place when exec_in_place takes it, and then the point too when it
+    // would change nothing (Cpu::point_in_place): the caller goes on without suspending.
     struct [[nodiscard]] ExecPointAwaiter {
         Cpu& cpu;
         PendingExec e;
         Point p;
         bool skip;
-        bool await_ready() const noexcept { return skip; }
-        void await_suspend(std::coroutine_handle<> h) noexcept {
+        bool exec_done = false;
+        bool await_ready() noexcept {
+            if (skip) return true;
             Tick due = 0;
-            if (e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due))) cpu.suspend_point(h, p);
+            if (e.remaining != 0 && !(cpu.defer_exec_ && cpu.exec_in_place(e, due))) return false;
+            exec_done = true;
+            return cpu.point_in_place(p);
+        }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (exec_done) cpu.suspend_point(h, p);
             else cpu.suspend_exec_point(h, e, p);
         }
         void await_resume() const noexcept {}
@@ -623,6 +631,10 @@ private:
     void push_frame(Frame& f, CtxKind kind);
     void pop_frame();
     void handle_point(Frame& f);
+    // Whether the running frame, with nothing queued, may pass point `p` now without suspending:
+    // no interrupt is deliverable and handle_point would only make the watchdog view's mark (made
+    // here) and set the frame READY, which the dispatch loop would resume at once.
+    bool point_in_place(Point p);
     void return_from_interrupt(bool saved_irqs_disabled);
     void push_hardirq();
     void push_softirq(bool from_irq_exit);
