@@ -623,6 +623,17 @@ bool Cpu::point_in_place(Point p) {
     }
 }
 
+bool Cpu::return_to_user_in_place(Cycles& restore) {
+    const Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+    np_mark(true);
+    if (need_resched_) return false; // handle_point marks again (a closed span: nothing) and switches
+    TaskStruct& t = *current_task_;
+    t.in_user = true;
+    if (fpu_) restore = fpu_->exit_to_user(*this, t);
+    return restore == 0;
+}
+
 [[gnu::always_inline]] inline void Cpu::dispatch() {
     in_run_ = true;
     for (;;) {

@@ -375,11 +375,17 @@ public:
         return {*this, PendingExec{c, cat, true, false, expect, {}}};
     }
 
+    // RETURN_TO_USER is passed in place when nothing is to be rescheduled or restored
+    // (Cpu::return_to_user_in_place); with a restore owed, the caller waits for its exec.
     struct [[nodiscard]] PointAwaiter {
         Cpu& cpu;
         Point p;
-        bool await_ready() const noexcept { return false; }
-        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_point(h, p); }
+        Cycles restore = 0;
+        bool await_ready() noexcept { return p == Point::RETURN_TO_USER && cpu.return_to_user_in_place(restore); }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (restore) cpu.suspend_exec(h, PendingExec{restore, Cat::SIMD_SAVE_RESTORE, false, false, {}});
+            else cpu.suspend_point(h, p);
+        }
         void await_resume() const noexcept {}
     };
     PointAwaiter point(Point p) { return {*this, p}; }
@@ -635,6 +641,11 @@ private:
     // no interrupt is deliverable and handle_point would only make the watchdog view's mark (made
     // here) and set the frame READY, which the dispatch loop would resume at once.
     bool point_in_place(Point p);
+    // handle_point's RETURN_TO_USER for the running frame, now, when nothing is queued, no
+    // interrupt is deliverable and nothing is to be rescheduled: true when no user state is to be
+    // restored; else `restore` is the exec that handle_point would queue (false, nothing changed,
+    // when it returns with `restore` 0).
+    bool return_to_user_in_place(Cycles& restore);
     void return_from_interrupt(bool saved_irqs_disabled);
     void push_hardirq();
     void push_softirq(bool from_irq_exit);

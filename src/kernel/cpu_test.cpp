@@ -448,6 +448,53 @@ TEST(MergedExecs, PointsThatChangeNothingArePassedInPlaceWithTheQueuedTimesAndSp
     EXPECT_EQ(events[0], events[1]);
 }
 
+// An arch whose return to user mode restores the user state once: 50 cycles at its second call
+// (the first is boot's, for the task that starts in user mode), nothing at the others.
+struct RestoreAtSecondReturn final : ArchFpu {
+    int calls = 0;
+    Cycles switch_fpu(Cpu&, TaskStruct&, TaskStruct&) override { return 0; }
+    Cycles exit_to_user(Cpu&, TaskStruct&) override { return calls++ == 1 ? 50 : 0; }
+};
+
+engine::Task<> two_syscalls(Cpu& cpu, Harness& h) {
+    for (int i = 0; i < 2; ++i) {
+        co_await syscall_enter(cpu);         // irq_entry_extra 20
+        co_await cpu.exec(1000, Cat::OTHER);
+        co_await syscall_exit(cpu);          // RETURN_TO_USER, then exception_return_extra 30
+        h.observe();
+    }
+}
+
+TEST(MergedExecs, AReturnToUserModeIsPassedInPlaceUnlessItRestoresTheUserState) {
+    // A user task makes two system calls: entry 20, 1000 of work, the return to user mode, the
+    // exception return's 30. The first return restores the user state (50 cycles, an exec queued
+    // as handle_point queues it), the second restores nothing and is passed without suspending
+    // (Cpu::return_to_user_in_place). By hand: 20 + 1000 + 50 + 30 = 1100 ns, then 1100 + 20 +
+    // 1000 + 30 = 2150 ns; the same with in-place events off and on.
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        KernelCosts costs = round_costs();
+        costs.irq_entry_extra = 20;
+        costs.exception_return_extra = 30;
+        Harness h(quiet_config(), costs);
+        h.sim.set_inline_events(merge == 1);
+        RestoreAtSecondReturn fpu;
+        h.cpu.set_arch_fpu(&fpu);
+        TaskStruct& t = h.cpu.create_task("user", SchedPolicy::NORMAL, 0, false, two_syscalls(h.cpu, h));
+        t.in_user = true;
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<Tick> times;
+        for (const Observation& o : h.seen) times.push_back(o.time);
+        EXPECT_EQ(times, (std::vector<Tick>{1100 * PS_PER_NS, 2150 * PS_PER_NS})) << "merging " << merge;
+        EXPECT_EQ(fpu.calls, 3);
+        EXPECT_EQ(h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::SIMD_SAVE_RESTORE)],
+                  50u);
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
 engine::Task<> rt_probe(Cpu& cpu, Harness& h, Tick at) {
     co_await hrtimer_sleep_until(cpu, at);
     h.observe();
