@@ -108,6 +108,28 @@ TEST(Clock, TheFastCeilConversionEndsWhereCyclesTimesPicosecondsPerCycleLeaves64
     EXPECT_FALSE(d.ceil_is_fast(14'757'395'258'967'642ull));
 }
 
+TEST(Clock, TheFastCeilConversionStopsWhereTheRoundingAddLeaves64Bits) {
+    // The fast ceil is floor((c * ps + cyc - 1) / cyc). At 73,709,551,617 Hz (gcd with 1e12 is 1:
+    // ps = 1e12, cyc = 73,709,551,617), c = 18,446,744 gives c * 1e12 = 2^64 - 73,709,551,616, which
+    // fits, but adding cyc - 1 reaches 2^64: the fast bound is 18,446,743, one below floor((2^64 - 1)
+    // / 1e12). Both sides convert to the exact ceil(c * 1e12 / hz): 250,262,586 and 250,262,600 ps.
+    Clock c(73'709'551'617);
+    EXPECT_TRUE(c.ceil_is_fast(18'446'743));
+    EXPECT_FALSE(c.ceil_is_fast(18'446'744));
+    EXPECT_EQ(c.to_ticks_ceil(18'446'743), 250'262'586u);
+    EXPECT_EQ(c.to_ticks_ceil(18'446'744), 250'262'600u);
+    // At the E5 clocks, every c up to 20,000 and some large ones: the exact 128-bit ceil.
+    for (std::uint64_t hz : {996'000'000ull, 2'400'000'000ull, 3'600'000'000ull, 1'000'000'000ull}) {
+        Clock k(hz);
+        auto exact = [hz](Cycles n) {
+            return static_cast<Tick>((static_cast<unsigned __int128>(n) * PS_PER_S + hz - 1) / hz);
+        };
+        for (Cycles n = 0; n <= 20'000; ++n) ASSERT_EQ(k.to_ticks_ceil(n), exact(n)) << "hz=" << hz << " c=" << n;
+        for (Cycles n : {1'000'003ull, 999'999'937ull, 123'456'789'012ull, 86'400ull * hz + 7})
+            ASSERT_EQ(k.to_ticks_ceil(n), exact(n)) << "hz=" << hz << " c=" << n;
+    }
+}
+
 TEST(Clock, SaturatingAddStopsAtTheEndOfTime) {
     EXPECT_EQ(sat_add(5, 7), 12u);
     EXPECT_EQ(sat_add(TICK_MAX - 1, 1), TICK_MAX);

@@ -58,7 +58,8 @@ public:
     constexpr Clock() = default;
     explicit constexpr Clock(std::uint64_t hz)
         : hz_(hz), ps_num_(PS_PER_S / std::gcd(PS_PER_S, hz)), cyc_num_(hz / std::gcd(PS_PER_S, hz)),
-          by_cyc_(cyc_num_), by_ps_(ps_num_), fast_cycles_(MAX / ps_num_), fast_ticks_(MAX / cyc_num_) {}
+          by_cyc_(cyc_num_), by_ps_(ps_num_), fast_cycles_(MAX / ps_num_), fast_ticks_(MAX / cyc_num_),
+          ceil_add_(cyc_num_ - 1), fast_ceil_cycles_((MAX - ceil_add_) / ps_num_) {}
 
     constexpr std::uint64_t hz() const { return hz_; }
 
@@ -68,14 +69,11 @@ public:
         return saturate(static_cast<unsigned __int128>(c) * PS_PER_S / hz_);
     }
     // Whether to_ticks_ceil(c) takes the fast conversion (a multiplication and a U64Divider).
-    constexpr bool ceil_is_fast(Cycles c) const { return c <= fast_cycles_; }
+    constexpr bool ceil_is_fast(Cycles c) const { return c <= fast_ceil_cycles_; }
     // Time taken by `c` cycles, rounded up: the first tick at which `c` cycles have completed.
+    // ceil(n / d) as floor((n + d - 1) / d), while n + d - 1 fits 64 bits.
     constexpr Tick to_ticks_ceil(Cycles c) const {
-        if (c <= fast_cycles_) [[likely]] {
-            const std::uint64_t n = c * ps_num_;
-            const Tick q = by_cyc_(n);
-            return q + (q * cyc_num_ != n);
-        }
+        if (c <= fast_ceil_cycles_) [[likely]] return by_cyc_(c * ps_num_ + ceil_add_);
         auto num = static_cast<unsigned __int128>(c) * PS_PER_S;
         return saturate((num + hz_ - 1) / hz_);
     }
@@ -96,6 +94,8 @@ private:
     U64Divider by_ps_{PS_PER_S};      // / ps_num_
     Cycles fast_cycles_ = MAX / PS_PER_S; // largest c with c * ps_num_ < 2^64
     Tick fast_ticks_ = MAX;               // largest t with t * cyc_num_ < 2^64
+    std::uint64_t ceil_add_ = 0;          // cyc_num_ - 1
+    Cycles fast_ceil_cycles_ = MAX / PS_PER_S; // largest c with c * ps_num_ + ceil_add_ < 2^64
 };
 
 constexpr double to_us(Tick t) { return static_cast<double>(t) / static_cast<double>(PS_PER_US); }

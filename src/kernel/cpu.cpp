@@ -116,10 +116,13 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
         np_open_ = true;
         np_start_ = now();
         np_holder_ = np_holder();
+        // KERNEL_CODE: task context, no count, IRQs on, and not preemptible_now()
+        np_quiet_ = np_holder_.why == NpHolder::KERNEL_CODE && preempt_count_ == 0;
     } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
         // The span outlived the section that opened it: what really holds the CPU is kernel
         // code with no preemption point under this preemption model.
         np_holder_ = np_holder();
+        np_quiet_ = true;
     }
 }
 
@@ -301,7 +304,7 @@ void Cpu::start_exec(Frame& f) {
             }
         }();
     }
-    np_mark_exec();
+    if (np_mark_due()) np_mark_exec();
     PendingExec& e = f.execs[f.nexecs - 1];
     if (e.simd_check) [[unlikely]] {
         [this, &f, &e]() __attribute__((noinline)) {
@@ -591,6 +594,44 @@ void Cpu::handle_point(Frame& f) {
     }
     }
     f.st = Frame::St::READY;
+}
+
+bool Cpu::point_in_place(Point p) {
+    const Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+    const bool task_ctx = f.kind == CtxKind::TASK;
+    switch (p) { // handle_point's cases that end with the frame READY
+    case Point::BH_ENABLE:
+        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) return false;
+        [[fallthrough]];
+    case Point::PREEMPT_ENABLE:
+        if (task_ctx && cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            return !need_resched_;
+        }
+        return true;
+    case Point::MIGHT_RESCHED:
+        if (cfg_.preempt != PreemptModel::VOLUNTARY) return true;
+        [[fallthrough]];
+    case Point::COND_RESCHED:
+        if (task_ctx && preempt_count_ == 0 && !irqs_disabled_) {
+            np_mark(true);
+            return !need_resched_;
+        }
+        return true;
+    default: return false;
+    }
+}
+
+bool Cpu::return_to_user_in_place(Cycles& restore) {
+    const Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+    np_mark(true);
+    if (need_resched_) return false; // handle_point marks again (a closed span: nothing) and switches
+    TaskStruct& t = *current_task_;
+    t.in_user = true;
+    if (fpu_) restore = fpu_->exit_to_user(*this, t);
+    return restore == 0;
 }
 
 [[gnu::always_inline]] inline void Cpu::dispatch() {
@@ -914,6 +955,7 @@ std::string Cpu::describe_np_state() const {
 void Cpu::np_close(Tick end) {
     if (!np_open_) return;
     np_open_ = false;
+    np_quiet_ = false;
     Tick len = end - np_start_;
     if (len > stats_.longest_np_span) {
         stats_.longest_np_span = len;

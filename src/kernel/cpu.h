@@ -375,11 +375,17 @@ public:
         return {*this, PendingExec{c, cat, true, false, expect, {}}};
     }
 
+    // RETURN_TO_USER is passed in place when nothing is to be rescheduled or restored
+    // (Cpu::return_to_user_in_place); with a restore owed, the caller waits for its exec.
     struct [[nodiscard]] PointAwaiter {
         Cpu& cpu;
         Point p;
-        bool await_ready() const noexcept { return false; }
-        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_point(h, p); }
+        Cycles restore = 0;
+        bool await_ready() noexcept { return p == Point::RETURN_TO_USER && cpu.return_to_user_in_place(restore); }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (restore) cpu.suspend_exec(h, PendingExec{restore, Cat::SIMD_SAVE_RESTORE, false, false, {}});
+            else cpu.suspend_point(h, p);
+        }
         void await_resume() const noexcept {}
     };
     PointAwaiter point(Point p) { return {*this, p}; }
@@ -387,15 +393,23 @@ public:
     // `c` cycles on `cat`, then the point `p`, with nothing of the caller's between them: the
     // shape of the primitives that end in a preemption point (local_bh_enable, cond_resched).
     // `skip`: neither (the primitive is a no-op under this configuration).
+    // The exec is done in place when exec_in_place takes it, and then the point too when it
+    // would change nothing (Cpu::point_in_place): the caller goes on without suspending.
     struct [[nodiscard]] ExecPointAwaiter {
         Cpu& cpu;
         PendingExec e;
         Point p;
         bool skip;
-        bool await_ready() const noexcept { return skip; }
-        void await_suspend(std::coroutine_handle<> h) noexcept {
+        bool exec_done = false;
+        bool await_ready() noexcept {
+            if (skip) return true;
             Tick due = 0;
-            if (e.remaining == 0 || (cpu.defer_exec_ && cpu.exec_in_place(e, due))) cpu.suspend_point(h, p);
+            if (e.remaining != 0 && !(cpu.defer_exec_ && cpu.exec_in_place(e, due))) return false;
+            exec_done = true;
+            return cpu.point_in_place(p);
+        }
+        void await_suspend(std::coroutine_handle<> h) noexcept {
+            if (exec_done) cpu.suspend_point(h, p);
             else cpu.suspend_exec_point(h, e, p);
         }
         void await_resume() const noexcept {}
@@ -623,6 +637,15 @@ private:
     void push_frame(Frame& f, CtxKind kind);
     void pop_frame();
     void handle_point(Frame& f);
+    // Whether the running frame, with nothing queued, may pass point `p` now without suspending:
+    // no interrupt is deliverable and handle_point would only make the watchdog view's mark (made
+    // here) and set the frame READY, which the dispatch loop would resume at once.
+    bool point_in_place(Point p);
+    // handle_point's RETURN_TO_USER for the running frame, now, when nothing is queued, no
+    // interrupt is deliverable and nothing is to be rescheduled: true when no user state is to be
+    // restored; else `restore` is the exec that handle_point would queue (false, nothing changed,
+    // when it returns with `restore` 0).
+    bool return_to_user_in_place(Cycles& restore);
     void return_from_interrupt(bool saved_irqs_disabled);
     void push_hardirq();
     void push_softirq(bool from_irq_exit);
@@ -632,8 +655,9 @@ private:
     enum class InPlace : std::uint8_t { REFUSED, DONE, ASK };
     InPlace exec_in_place_plain(const PendingExec& e, Tick& due); // inline, below the class
     // The watchdog view's mark that an exec starting now makes (np_mark(false)), which does
-    // nothing in an interrupt context whose span is already open.
-    bool np_mark_due() const { return idle_ || depth_ == 1 || !np_open_; }
+    // nothing in an interrupt context whose span is already open, nor in task context while the
+    // open span is the current task's kernel code (np_quiet_).
+    bool np_mark_due() const { return idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
     // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
     InPlace exec_in_place_plain_marked(const PendingExec& e, Tick& due); // inline, below the class
@@ -858,6 +882,10 @@ private:
 
     // watchdog view
     bool np_open_ = false;
+    // The open span's holder is KERNEL_CODE, set by a mark of the current task (not the idle
+    // task, in kernel mode, under a preemption model with no point there): until the span
+    // closes or the task switches, a mark in task context changes nothing.
+    bool np_quiet_ = false;
     Tick np_start_ = 0;
     NpHolder np_holder_{};
 

@@ -398,6 +398,103 @@ TEST(MergedExecs, AnExecThatCannotBeTakenInPlaceStartsAsItsCoroutineSuspendsWith
     EXPECT_EQ(events[0], events[1]);
 }
 
+engine::Task<> points_between_execs(Cpu& cpu, Harness& h) {
+    co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1000 ns
+    co_await cond_resched(cpu);          // .. 1010, nothing to reschedule: the span closes
+    h.observe();
+    co_await local_bh_disable(cpu);      // .. 1014
+    cpu.__raise_softirq_irqoff(NET_RX_SOFTIRQ);
+    co_await cpu.exec(1000, Cat::OTHER); // .. 2014
+    co_await local_bh_enable(cpu);       // .. 2028, then NET_RX runs in this task's context
+    h.observe();
+    co_await local_bh_disable(cpu);      // .. 2140
+    co_await local_bh_enable(cpu);       // .. 2154, nothing pending
+    co_await might_resched(cpu);         // .. 2164: the span closes
+    h.observe();
+}
+
+TEST(MergedExecs, PointsThatChangeNothingArePassedInPlaceWithTheQueuedTimesAndSpans) {
+    // PREEMPT=voluntary, a kernel thread. cond_resched and might_resched whose exec is taken in
+    // place, with nothing to reschedule, and local_bh_enable with nothing pending are passed
+    // without suspending (Cpu::point_in_place); local_bh_enable with NET_RX pending runs it. By
+    // hand: 1000 + 10 = 1010 ns; bh off 4, 1000, bh on 14: 2028; the softirq's round 100, irq
+    // enable 4 (the handler observes at 2132), exec 1, irq disable 3: 2136; bh off 4 and on 14,
+    // might_resched 10: 2164. The watchdog view: the kernel code's span 0 .. 1010 ns, then one
+    // from bh off at 1010 to might_resched at 2164 (1154 ns, kernel code once bh is on again).
+    const std::vector<std::pair<CtxKind, Tick>> want{{CtxKind::TASK, 1010 * PS_PER_NS},
+                                                     {CtxKind::SOFTIRQ, 2132 * PS_PER_NS},
+                                                     {CtxKind::TASK, 2136 * PS_PER_NS},
+                                                     {CtxKind::TASK, 2164 * PS_PER_NS}};
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, points_between_execs(h.cpu, h));
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<std::pair<CtxKind, Tick>> got;
+        for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time);
+        EXPECT_EQ(got, want) << "merging " << merge;
+        const CpuStats& st = h.cpu.stats();
+        EXPECT_EQ(st.longest_np_span, 1154 * PS_PER_NS) << "merging " << merge;
+        EXPECT_EQ(st.longest_np_span_start, 1010 * PS_PER_NS) << "merging " << merge;
+        EXPECT_NE(st.longest_np_holder.find("kernel code of kthread"), std::string::npos) << st.longest_np_holder;
+        EXPECT_EQ(st.cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::BH_MASK)], 36u);
+        // cond_resched and might_resched, then the switch to idle when the thread ends
+        EXPECT_EQ(st.cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::SCHEDULER)], 10u + 10u + 2000u);
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
+// An arch whose return to user mode restores the user state once: 50 cycles at its second call
+// (the first is boot's, for the task that starts in user mode), nothing at the others.
+struct RestoreAtSecondReturn final : ArchFpu {
+    int calls = 0;
+    Cycles switch_fpu(Cpu&, TaskStruct&, TaskStruct&) override { return 0; }
+    Cycles exit_to_user(Cpu&, TaskStruct&) override { return calls++ == 1 ? 50 : 0; }
+};
+
+engine::Task<> two_syscalls(Cpu& cpu, Harness& h) {
+    for (int i = 0; i < 2; ++i) {
+        co_await syscall_enter(cpu);         // irq_entry_extra 20
+        co_await cpu.exec(1000, Cat::OTHER);
+        co_await syscall_exit(cpu);          // RETURN_TO_USER, then exception_return_extra 30
+        h.observe();
+    }
+}
+
+TEST(MergedExecs, AReturnToUserModeIsPassedInPlaceUnlessItRestoresTheUserState) {
+    // A user task makes two system calls: entry 20, 1000 of work, the return to user mode, the
+    // exception return's 30. The first return restores the user state (50 cycles, an exec queued
+    // as handle_point queues it), the second restores nothing and is passed without suspending
+    // (Cpu::return_to_user_in_place). By hand: 20 + 1000 + 50 + 30 = 1100 ns, then 1100 + 20 +
+    // 1000 + 30 = 2150 ns; the same with in-place events off and on.
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        KernelCosts costs = round_costs();
+        costs.irq_entry_extra = 20;
+        costs.exception_return_extra = 30;
+        Harness h(quiet_config(), costs);
+        h.sim.set_inline_events(merge == 1);
+        RestoreAtSecondReturn fpu;
+        h.cpu.set_arch_fpu(&fpu);
+        TaskStruct& t = h.cpu.create_task("user", SchedPolicy::NORMAL, 0, false, two_syscalls(h.cpu, h));
+        t.in_user = true;
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<Tick> times;
+        for (const Observation& o : h.seen) times.push_back(o.time);
+        EXPECT_EQ(times, (std::vector<Tick>{1100 * PS_PER_NS, 2150 * PS_PER_NS})) << "merging " << merge;
+        EXPECT_EQ(fpu.calls, 3);
+        EXPECT_EQ(h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::SIMD_SAVE_RESTORE)],
+                  50u);
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
 engine::Task<> rt_probe(Cpu& cpu, Harness& h, Tick at) {
     co_await hrtimer_sleep_until(cpu, at);
     h.observe();
