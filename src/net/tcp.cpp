@@ -245,28 +245,36 @@ MaybeTask TcpSource::tcp_write_xmit(kernel::ThisCpu cpu) {
 }
 
 engine::Task<> TcpSource::tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step) {
-    for (;; step = tcp_write_xmit_step()) {
-        if (step.kind != XmitStep::RETRANSMIT && step.kind != XmitStep::NEW_DATA) break;
-        const bool rexmit = step.kind == XmitStep::RETRANSMIT;
-        const std::uint64_t seq = step.seq, segs = rexmit ? 1 : step.segs;
-        if (rexmit) tcp_retransmit_claim(cpu, seq);
-        else tcp_new_data_claim(cpu, seq, segs);
+    for (; step.kind == XmitStep::RETRANSMIT || step.kind == XmitStep::NEW_DATA; step = tcp_write_xmit_step()) {
         // tcp_transmit_skb, its awaits in this frame (one coroutine less per skb sent)
         const engine::Tick prior_wstamp = wstamp_;
-        Packet skb = tcp_transmit_skb_build(cpu, seq, static_cast<std::uint32_t>(segs));
+        Packet skb = tcp_write_xmit_skb(cpu, step);
         co_await cpu->exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
         tcp_skb_set_owner_w(skb);
-        if (co_await stack_.ip_output(cpu, skb)) {
-            tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp, pacing_rate());
-            continue;
-        }
-        tcp_transmit_dropped(skb);
-        if (rexmit) tcp_retransmit_unclaim(seq);
-        else tcp_new_data_unclaim(cpu, seq, segs);
-        step.kind = XmitStep::STOP;
-        break;
+        const bool sent = co_await stack_.ip_output(cpu, skb);
+        if (!tcp_write_xmit_sent(cpu, step, skb, prior_wstamp, sent)) break;
     }
     tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
+}
+
+Packet TcpSource::tcp_write_xmit_skb(kernel::Cpu& cpu, const XmitStep& step) {
+    const std::uint32_t segs = step.kind == XmitStep::RETRANSMIT ? 1 : static_cast<std::uint32_t>(step.segs);
+    if (step.kind == XmitStep::RETRANSMIT) tcp_retransmit_claim(cpu, step.seq);
+    else tcp_new_data_claim(cpu, step.seq, step.segs);
+    return tcp_transmit_skb_build(cpu, step.seq, segs);
+}
+
+bool TcpSource::tcp_write_xmit_sent(kernel::Cpu& cpu, XmitStep& step, const Packet& skb, engine::Tick prior_wstamp,
+                                    bool sent) {
+    if (sent) {
+        tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp, pacing_rate());
+        return true;
+    }
+    tcp_transmit_dropped(skb);
+    if (step.kind == XmitStep::RETRANSMIT) tcp_retransmit_unclaim(step.seq);
+    else tcp_new_data_unclaim(cpu, step.seq, step.segs);
+    step.kind = XmitStep::STOP;
+    return false;
 }
 
 // The lost segment `lost` marked retransmitted before it is sent (tcp_xmit_retransmit_queue).

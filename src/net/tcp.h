@@ -198,6 +198,12 @@ private:
     // with no await is the same with or without a frame); else the loop's Task from that step.
     MaybeTask tcp_write_xmit(kernel::ThisCpu cpu);
     engine::Task<> tcp_write_xmit_from(kernel::ThisCpu cpu, XmitStep step);
+    // The loop's steps around tcp_transmit_skb's two awaits (the tcp_sendmsg exec, ip_output), for
+    // tcp_write_xmit_from and for tcp_ack, which runs the loop in its own frame: the step's
+    // segments claimed and its skb built; then, `sent` being ip_output's result, the pacing clock
+    // advanced, or on NET_XMIT_DROP the claim undone and `step` made STOP (false: the loop ends).
+    Packet tcp_write_xmit_skb(kernel::Cpu& cpu, const XmitStep& step);
+    bool tcp_write_xmit_sent(kernel::Cpu& cpu, XmitStep& step, const Packet& skb, engine::Tick prior_wstamp, bool sent);
     void tcp_retransmit_claim(kernel::Cpu& cpu, std::uint64_t lost);
     void tcp_retransmit_unclaim(std::uint64_t lost);
     void tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);

@@ -313,7 +313,18 @@ engine::Task<> TcpSource::tcp_ack(kernel::ThisCpu cpu, const Packet& p, bool rcv
         if (limited) cc_.cong_avoid(tp_, clk, newly);
     }
     tcp_sndbuf_expand(); // tcp_new_space
-    co_await tcp_write_xmit(cpu);
+    // tcp_data_snd_check: tcp_write_xmit_from's loop in this frame (the same steps, in their
+    // order; one coroutine less per ACK that sends)
+    XmitStep step = tcp_write_xmit_step();
+    for (; step.kind == XmitStep::RETRANSMIT || step.kind == XmitStep::NEW_DATA; step = tcp_write_xmit_step()) {
+        const engine::Tick prior_wstamp = wstamp_;
+        Packet skb = tcp_write_xmit_skb(cpu, step);
+        co_await cpu->exec(costs_.tcp_sendmsg, Cat::PROTOCOL, kernel::Text::TCP_SENDMSG);
+        tcp_skb_set_owner_w(skb);
+        const bool sent = co_await stack_.ip_output(cpu, skb);
+        if (!tcp_write_xmit_sent(cpu, step, skb, prior_wstamp, sent)) break;
+    }
+    tcp_cwnd_validate(step.kind == XmitStep::STOP_CWND);
     // tcp_check_space -> sk_stream_write_space: the writer wakes once the free space is at
     // least half of what is queued (sk_stream_wspace >= sk_stream_min_wspace)
     const std::uint64_t queued = write_seq_ - snd_una_;
