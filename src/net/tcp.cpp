@@ -307,7 +307,7 @@ void TcpSource::tcp_retransmit_unclaim(std::uint64_t lost) {
 // `segs` new segments from `seq` claimed (snd_nxt advanced) before any cycle is spent.
 void TcpSource::tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs) {
     if (packets_out() == 0 && ca_state_ == CaState::OPEN) cc_.on_tx_start(cc_clock(cpu), static_cast<std::uint32_t>(cpu.jiffies()));
-    for (std::uint64_t i = 0; i < segs; ++i) seg(seq + i * mss_) = TxSeg{};
+    for (std::uint64_t i = 0, n = seq / mss_; i < segs; ++i) seg_at(n + i) = TxSeg{};
     snd_nxt_ += segs * mss_;
     if (ca_state_ == CaState::RECOVERY || ca_state_ == CaState::CWR) prr_out_ += static_cast<std::uint32_t>(segs);
     if (!kernel::timer_pending(rto_timer_)) tcp_rearm_rto(cpu);
@@ -343,7 +343,7 @@ void TcpSource::tcp_cwnd_validate(bool cwnd_limited) {
 // local qdisc enters CWR. This is its part before the tcp_sendmsg exec.
 // Models: __tcp_transmit_skb() (net/ipv4/tcp_output.c)
 Packet TcpSource::tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs) {
-    for (std::uint32_t i = 0; i < segs; ++i) seg(seq + std::uint64_t{i} * mss_).sent = cpu.now();
+    for (std::uint64_t i = 0, n = seq / mss_; i < segs; ++i) seg_at(n + i).sent = cpu.now();
     Packet p = transport_packet(FrameKind::TCP_DATA, segs * mss_, TCP_IP_HEADERS, seq, flow_);
     if (!seg_data_.empty()) // the frame convention: the payload follows the headers
         p.data = seg_data_[(seq / mss_) & (seg_data_.size() - 1)] - TCP_IP_HEADERS - ETH_HEADER;

@@ -264,7 +264,10 @@ private:
     mutable std::uint32_t size_goal_ = 0;
     std::uint32_t tcp_size_goal_update(const SizeGoalKey& key) const; // the goal for `key`, kept
 
-    TxSeg& seg(std::uint64_t seq) { return rtx_[(seq / mss_) & (rtx_.size() - 1)]; }
+    TxSeg& seg(std::uint64_t seq) { return seg_at(seq / mss_); }
+    // The slot of segment number `n` (seq / mss): a run of segments from one division, as
+    // (seq + i * mss) / mss is seq / mss + i.
+    TxSeg& seg_at(std::uint64_t n) { return rtx_[n & (rtx_.size() - 1)]; }
     std::uint32_t packets_out() const { return static_cast<std::uint32_t>((snd_nxt_ - snd_una_) / mss_); }
     // tcp_packets_in_flight: sent, minus SACKed or lost, plus retransmitted
     std::uint32_t in_flight() const { return packets_out() - (sacked_out_ + lost_out_) + retrans_out_; }

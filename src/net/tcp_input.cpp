@@ -261,8 +261,8 @@ engine::Task<> TcpSource::tcp_ack(kernel::ThisCpu cpu, const Packet& p, bool rcv
     if (p.sacks) flag |= tcp_sacktag_write_queue(p, newly, first_sackt, reord);
     // as tcp_clean_rtx_queue() (net/ipv4/tcp_input.c)
     if (p.ack > snd_una_) {
-        for (std::uint64_t q = snd_una_; q < p.ack; q += mss_) {
-            const TxSeg g = seg(q);
+        for (std::uint64_t q = snd_una_, n = snd_una_ / mss_; q < p.ack; q += mss_, ++n) {
+            const TxSeg g = seg_at(n);
             if (g.sacked & SACKED_ACKED) --sacked_out_;
             else ++newly;
             if (g.sacked & LOST) --lost_out_;
