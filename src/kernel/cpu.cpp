@@ -90,7 +90,12 @@ std::string Cpu::describe_token(SimdToken t) const {
 // Models: request_irq() (kernel/irq/manage.c)
 void Cpu::request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
     if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
-    irqs_[vector] = IrqDesc{fn, ctx, std::move(name), 0};
+    irqs_[vector] = IrqDesc{fn, nullptr, ctx, std::move(name), 0};
+}
+
+void Cpu::request_irq(unsigned vector, IrqStepsHandler fn, void* ctx, std::string name) {
+    if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
+    irqs_[vector] = IrqDesc{nullptr, fn, ctx, std::move(name), 0};
 }
 
 // Models: request_nmi() (kernel/irq/manage.c)
@@ -466,6 +471,7 @@ void Cpu::push_hardirq() {
         }
     }
     f.st = Frame::St::IRQ_ENTRY; // Cpu::irq_steps
+    f.irq_step = 0;
     if (hyp_) [[unlikely]]
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }

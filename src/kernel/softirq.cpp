@@ -120,11 +120,19 @@ bool Cpu::irq_steps(Frame& f) {
             if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_HANDLER)) return false;
         [[fallthrough]];
     case St::IRQ_HANDLER: {
-        IrqDesc& d = irqs_[f.vector];
-        f.root = d.fn(*this, d.ctx);
-        f.cont = f.root.handle();
-        f.st = St::READY;
-        return true;
+        const IrqDesc& d = irqs_[f.vector];
+        if (!d.steps) {
+            f.root = d.fn(*this, d.ctx);
+            f.cont = f.root.handle();
+            f.st = St::READY;
+            return true;
+        }
+        for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
+            const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
+            if (s.end) break;
+            if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
+        }
+        [[fallthrough]];
     }
     case St::DONE: // the handler has returned: irq_exit
         f.root.rethrow_if_failed();
