@@ -36,7 +36,7 @@ void Cpu::raise_softirq_irqoff(unsigned nr) {
 // handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
 // Models: handle_softirqs(), __do_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::handle_softirqs() {
-    const std::uint64_t end = jiffies() + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+    const Tick start = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
     std::uint32_t max_restart = cfg_.max_softirq_restart;
     preempt_count_add(SOFTIRQ_OFFSET);
     ++stats_.softirq_runs;
@@ -57,6 +57,7 @@ engine::Task<> Cpu::handle_softirqs() {
         }
         co_await local_irq_disable(*this);
         if (!softirq_pending_) break;
+        const std::uint64_t end = start / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
         if (jiffies() < end && !need_resched_ && --max_restart) {
             ++stats_.softirq_restarts;
             continue;
