@@ -701,7 +701,18 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 return;
             }
             continue;
-        case Frame::St::POINT: handle_point(f); continue;
+        case Frame::St::POINT:
+            if (f.point == Point::IRQ_RESTORE) {
+                // handle_point's IRQ_RESTORE, then this loop's next pass up to the resume (the
+                // mask changes neither stalled_ nor in_guest_, and queues no exec)
+                irqs_disabled_ = f.restore_irqs_disabled;
+                f.st = Frame::St::READY;
+                if (deliverable_irqs_at(f)) continue;
+                running_ = &f;
+                goto resume;
+            }
+            handle_point(f);
+            continue;
         case Frame::St::GUEST:
             // A thread whose guest is done (in WFI, its halt poll over) goes on to block, even when
             // a reschedule is due: kvm_vcpu_block's schedule() puts it to sleep, no preemption.
