@@ -90,7 +90,12 @@ std::string Cpu::describe_token(SimdToken t) const {
 // Models: request_irq() (kernel/irq/manage.c)
 void Cpu::request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name) {
     if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
-    irqs_[vector] = IrqDesc{fn, ctx, std::move(name), 0};
+    irqs_[vector] = IrqDesc{fn, nullptr, ctx, std::move(name), 0};
+}
+
+void Cpu::request_irq(unsigned vector, IrqStepsHandler fn, void* ctx, std::string name) {
+    if (vector >= irqs_.size()) throw std::out_of_range("irq vector out of range");
+    irqs_[vector] = IrqDesc{nullptr, fn, ctx, std::move(name), 0};
 }
 
 // Models: request_nmi() (kernel/irq/manage.c)
@@ -466,6 +471,7 @@ void Cpu::push_hardirq() {
         }
     }
     f.st = Frame::St::IRQ_ENTRY; // Cpu::irq_steps
+    f.irq_step = 0;
     if (hyp_) [[unlikely]]
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
 }
@@ -695,7 +701,18 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 return;
             }
             continue;
-        case Frame::St::POINT: handle_point(f); continue;
+        case Frame::St::POINT:
+            if (f.point == Point::IRQ_RESTORE) {
+                // handle_point's IRQ_RESTORE, then this loop's next pass up to the resume (the
+                // mask changes neither stalled_ nor in_guest_, and queues no exec)
+                irqs_disabled_ = f.restore_irqs_disabled;
+                f.st = Frame::St::READY;
+                if (deliverable_irqs_at(f)) continue;
+                running_ = &f;
+                goto resume;
+            }
+            handle_point(f);
+            continue;
         case Frame::St::GUEST:
             // A thread whose guest is done (in WFI, its halt poll over) goes on to block, even when
             // a reschedule is due: kvm_vcpu_block's schedule() puts it to sleep, no preemption.

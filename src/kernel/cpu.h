@@ -107,7 +107,8 @@ struct PendingExec {
 struct Frame {
     // GUEST: a vCPU thread in guest mode (Cpu::run_guest), the host CPU runs its guest.
     // IRQ_*: a hardirq (or NMI) frame's own steps around its handler (Cpu::irq_steps), the next
-    // one to take: the entry's two execs, the handler's start, the exit's second exec, the end.
+    // one to take: the entry's two execs, the handler's start (or a plain handler's next step),
+    // the exit's second exec, the end.
     enum class St : std::uint8_t {
         READY, POINT, BLOCKED, IDLE, DONE, GUEST,
         IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT_EXTRA, IRQ_RETURN
@@ -126,6 +127,7 @@ struct Frame {
     engine::Task<> root;        // the context's coroutine (a hardirq frame's: its handler, once started)
     TaskStruct* task = nullptr; // for TASK frames
     unsigned vector = 0;        // for HARDIRQ frames
+    unsigned irq_step = 0;      // a plain handler's next step (IrqStepsHandler)
     std::uint64_t serial = 0;   // identifies this activation of the context (its saved MSR etc.)
     Tick trace_begin = 0;       // when this activation's trace slice began (tracing only)
 };
@@ -177,6 +179,16 @@ struct TaskStruct {
 };
 
 using IrqHandler = engine::Task<> (*)(Cpu&, void* ctx);
+// A hardirq handler's step in plain steps: its code up to its next exec, `c` cycles of `cat`
+// (none when 0), or `end`: the handler has returned.
+struct IrqStep {
+    Cycles c;
+    Cat cat;
+    bool end;
+};
+// A hardirq handler that suspends on nothing but execs, as plain steps: called with step 0, 1, ...
+// (no coroutine frame); each step's exec is taken as `co_await cpu.exec(...)` would take it.
+using IrqStepsHandler = IrqStep (*)(Cpu&, void* ctx, unsigned step);
 using SoftirqHandler = engine::Task<> (*)(Cpu&, void* ctx);
 // Runs in hardirq context at expiry; returns the cycles its work costs beyond the expiry itself.
 using TimerFn = Cycles (*)(Cpu&, void* ctx, Tick expiry);
@@ -464,6 +476,7 @@ public:
 
     // --- interrupts ---------------------------------------------------------------------
     void request_irq(unsigned vector, IrqHandler fn, void* ctx, std::string name);
+    void request_irq(unsigned vector, IrqStepsHandler fn, void* ctx, std::string name);
     // request_nmi: with pseudo-NMI, the vector is delivered even while interrupts are masked
     // (the PMR lets its priority through); otherwise it is an ordinary interrupt.
     void request_nmi(unsigned vector, IrqHandler fn, void* ctx, std::string name);
@@ -607,6 +620,7 @@ private:
 
     struct IrqDesc {
         IrqHandler fn = nullptr;
+        IrqStepsHandler steps = nullptr; // instead of fn
         void* ctx = nullptr;
         std::string name;
         std::uint64_t count = 0;

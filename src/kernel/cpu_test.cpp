@@ -315,6 +315,70 @@ TEST(MergedExecs, LocalIrqRestoreTakenInPlaceInTaskAndSoftirqContextGivesTheQueu
     EXPECT_EQ(events[0], events[1]);
 }
 
+// A hardirq handler in plain steps: observe, 1 us of driver work, a step without an exec,
+// observe and raise NET_RX, 500 cycles masked, observe. plain_steps_as_coroutine is the same.
+IrqStep plain_steps_irq(Cpu& cpu, void* ctx, unsigned step) {
+    auto& h = *static_cast<Harness*>(ctx);
+    switch (step) {
+    case 0: h.observe(); return {1000, Cat::DRIVER, false};
+    case 1: return {0, Cat::DRIVER, false};
+    case 2:
+        h.observe();
+        cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+        return {500, Cat::IRQ_MASK, false};
+    default: h.observe(); return {0, Cat::DRIVER, true};
+    }
+}
+
+engine::Task<> plain_steps_as_coroutine(Cpu& cpu, void* ctx) {
+    auto& h = *static_cast<Harness*>(ctx);
+    h.observe();
+    co_await cpu.exec(1000, Cat::DRIVER);
+    co_await cpu.exec(0, Cat::DRIVER);
+    h.observe();
+    cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+    co_await cpu.exec(500, Cat::IRQ_MASK);
+    h.observe();
+}
+
+TEST(MergedExecs, AHardirqHandlerInPlainStepsGivesTheCoroutinesTimesCyclesAndEvents) {
+    // A kernel thread computes for 100 us; the interrupt at 10 us. The handler's steps after the
+    // entry's 300: 10,300 ns, + 1000 -> 11,300, + 500 -> 11,800; irq exit 200, the softirq round
+    // 100, local_irq_enable 4: net_rx at 12,104 ns. The thread ends late by 300 + 1000 + 500 +
+    // 200 + 100 + 4 + net_rx's 1 + local_irq_disable 3 = 2,108 ns. The same with the coroutine
+    // handler, and with in-place events off and on.
+    const std::vector<std::pair<CtxKind, Tick>> want{
+        {CtxKind::HARDIRQ, 10'300 * PS_PER_NS}, {CtxKind::HARDIRQ, 11'300 * PS_PER_NS},
+        {CtxKind::HARDIRQ, 11'800 * PS_PER_NS}, {CtxKind::SOFTIRQ, 12'104 * PS_PER_NS},
+        {CtxKind::TASK, 102'108 * PS_PER_NS}};
+    std::uint64_t events[2][2] = {};
+    for (int plain = 0; plain < 2; ++plain) {
+        for (int merge = 0; merge < 2; ++merge) {
+            Harness h;
+            h.sim.set_inline_events(merge == 1);
+            const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+            if (plain) h.cpu.request_irq(v, &plain_steps_irq, &h, "dev");
+            else h.cpu.request_irq(v, &plain_steps_as_coroutine, &h, "dev");
+            h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+            h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
+            IrqAt irq(h.cpu, v);
+            h.sim.schedule_at(10 * PS_PER_US, &irq);
+            h.cpu.boot();
+            h.sim.run(5 * engine::PS_PER_MS);
+            std::vector<std::pair<CtxKind, Tick>> got;
+            for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time);
+            EXPECT_EQ(got, want) << "plain " << plain << " merging " << merge;
+            const auto& cyc = h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::HARDIRQ)];
+            EXPECT_EQ(cyc[static_cast<std::size_t>(Cat::DRIVER)], 1000u);
+            EXPECT_EQ(cyc[static_cast<std::size_t>(Cat::IRQ_MASK)], 500u);
+            EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
+            events[plain][merge] = h.sim.events_processed();
+        }
+    }
+    EXPECT_EQ(events[0][0], events[1][0]);
+    EXPECT_EQ(events[0][1], events[1][1]);
+}
+
 engine::Task<> preempt_off_execs(Cpu& cpu, Harness& h) {
     co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1 us, preemptible
     preempt_disable(cpu, "test");

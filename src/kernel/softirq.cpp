@@ -36,7 +36,7 @@ void Cpu::raise_softirq_irqoff(unsigned nr) {
 // handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
 // Models: handle_softirqs(), __do_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::handle_softirqs() {
-    const std::uint64_t end = jiffies() + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+    const Tick start = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
     std::uint32_t max_restart = cfg_.max_softirq_restart;
     preempt_count_add(SOFTIRQ_OFFSET);
     ++stats_.softirq_runs;
@@ -57,6 +57,7 @@ engine::Task<> Cpu::handle_softirqs() {
         }
         co_await local_irq_disable(*this);
         if (!softirq_pending_) break;
+        const std::uint64_t end = start / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
         if (jiffies() < end && !need_resched_ && --max_restart) {
             ++stats_.softirq_restarts;
             continue;
@@ -120,11 +121,19 @@ bool Cpu::irq_steps(Frame& f) {
             if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_HANDLER)) return false;
         [[fallthrough]];
     case St::IRQ_HANDLER: {
-        IrqDesc& d = irqs_[f.vector];
-        f.root = d.fn(*this, d.ctx);
-        f.cont = f.root.handle();
-        f.st = St::READY;
-        return true;
+        const IrqDesc& d = irqs_[f.vector];
+        if (!d.steps) {
+            f.root = d.fn(*this, d.ctx);
+            f.cont = f.root.handle();
+            f.st = St::READY;
+            return true;
+        }
+        for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
+            const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
+            if (s.end) break;
+            if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
+        }
+        [[fallthrough]];
     }
     case St::DONE: // the handler has returned: irq_exit
         f.root.rethrow_if_failed();

@@ -186,26 +186,37 @@ void Nic::on_event(std::uint64_t arg) {
     if (irq_enabled_ && (count_ > 0 || tx_pending())) raise_rx_irq();
 }
 
-// The driver's interrupt handler: ack and mask the device interrupt, napi_schedule().
+// The driver's interrupt handler: ack and mask the device interrupt, napi_schedule(); in plain
+// steps (no coroutine frame per interrupt), each ending with its exec. In hardirq the mask is
+// already off, so napi_schedule's local_irq_save yields "off" and its restore leaves the mask
+// as it is and takes no interrupt: their execs are all they do.
 // Models: lan743x_intr() (drivers/net/ethernet/microchip/lan743x_main.c)
-engine::Task<> Nic::rx_irq(kernel::Cpu& cpu, void* ctx) {
+kernel::IrqStep Nic::rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step) {
+    auto& n = *static_cast<Nic*>(ctx);
+    switch (step) {
+    case 0:
+        ++n.stats_.irqs;
+        n.ievent_ = 0; // (poll_loop) fec_enet_collect_events acks every event the interrupt found
+        if (n.fec()) // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
+            return {*n.costs_.fec_irq + cpu.text(kernel::Text::FEC_INTERRUPT), Cat::DRIVER, false};
+        return {n.costs_.driver_rx_irq + cpu.text(kernel::Text::DRIVER_IRQ), Cat::DRIVER, false};
+    case 1: return {n.fec() ? n.fec_mmio_cycles(2, 1) : 0, Cat::DRIVER, false};
+    case 2: // napi_schedule: local_irq_save
+        cpu.count_irqflag_op(2);
+        return {cpu.costs().local_irq_save, Cat::IRQ_MASK, false};
+    case 3: // napi_schedule_irqoff, local_irq_restore
+        n.softnet_.napi_schedule_irqoff(n.napi_);
+        cpu.count_irqflag_op(3);
+        return {cpu.costs().local_irq_restore, Cat::IRQ_MASK, false};
+    default: return {0, Cat::DRIVER, true};
+    }
+}
+
+// rx_mode NETIF_RX's interrupt handler (set_netif_rx).
+engine::Task<> Nic::rx_irq_netif_rx(kernel::Cpu& cpu, void* ctx) {
     auto& n = *static_cast<Nic*>(ctx);
     ++n.stats_.irqs;
-    if (n.rx_mode_ == RxMode::NETIF_RX) {
-        co_await n.fec_enet_interrupt(cpu);
-        co_return;
-    }
-    n.ievent_ = 0; // (poll_loop) fec_enet_collect_events acks every event the interrupt found
-    if (n.fec()) { // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
-        co_await cpu.exec(*n.costs_.fec_irq, Cat::DRIVER, kernel::Text::FEC_INTERRUPT);
-        co_await n.fec_mmio(cpu, 2, 1);
-    } else {
-        co_await cpu.exec(n.costs_.driver_rx_irq, Cat::DRIVER, kernel::Text::DRIVER_IRQ);
-    }
-    // napi_schedule, its awaits in this frame (one coroutine less per interrupt)
-    const bool flags = co_await kernel::local_irq_save(cpu);
-    n.softnet_.napi_schedule_irqoff(n.napi_);
-    co_await kernel::local_irq_restore(cpu, flags);
+    co_await n.fec_enet_interrupt(cpu);
 }
 
 // rx_mode NETIF_RX, in hardirq (interrupts off): while IEVENT holds events, read them, ack them
@@ -509,9 +520,13 @@ engine::Task<int> Nic::rx_poll(kernel::Cpu& cpu, int budget) {
 }
 
 kernel::Cpu::ExecAwaiter Nic::fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads) {
+    return cpu.exec(fec_mmio_cycles(writes, reads), Cat::DRIVER);
+}
+
+Cycles Nic::fec_mmio_cycles(unsigned writes, unsigned reads) {
     tx_stats_.mmio_writes += writes;
     tx_stats_.mmio_reads += reads;
-    return cpu.exec(writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read, Cat::DRIVER);
+    return writes * *costs_.mmio_posted_write + reads * *costs_.mmio_read;
 }
 
 // The tx completion interrupt once an skb has left: every skb gone by now is freed (its

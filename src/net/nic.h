@@ -160,6 +160,7 @@ public:
     // "fec" (set_tx_dma) and the [net] netif_rx and fec_irq_loop figures. Call before the run.
     void set_netif_rx(Backlog& backlog) {
         rx_mode_ = RxMode::NETIF_RX;
+        cpu_.request_irq(vector_, &Nic::rx_irq_netif_rx, this, name_ + "-rx");
         backlog_ = &backlog;
         netif_rx_on_ = true;
     }
@@ -189,7 +190,8 @@ public:
     std::size_t tx_room() const override;
 
 private:
-    static engine::Task<> rx_irq(kernel::Cpu& cpu, void* ctx);
+    static kernel::IrqStep rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step);
+    static engine::Task<> rx_irq_netif_rx(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
     // The NAPI poll around the ring walk: up to `budget` frames off the ring (each descriptor's
     // completion, hand-off and refill) and to the stack; in rx_mode NETIF_RX the walk alone.
@@ -237,6 +239,7 @@ private:
     // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged;
     // `co_await fec_mmio(...)` is their exec (an awaitable: no coroutine frame of its own).
     kernel::Cpu::ExecAwaiter fec_mmio(kernel::Cpu& cpu, unsigned writes, unsigned reads);
+    Cycles fec_mmio_cycles(unsigned writes, unsigned reads); // counted, not charged
     // nic_tx.cpp: the skb's descriptors mapped (and bounced) for the device; its frames' departure
     // schedules the completion. tx_reclaim: fec_enet_tx / the completion of what has left.
     // Returns false when a mapping failed: the skb's descriptors are undone and it is dropped.
