@@ -614,10 +614,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 [[gnu::always_inline]] static inline std::uint32_t lfsr_back(std::uint32_t x) {
     return (x & 0x8000u) ? ((x ^ 0xB400u) << 1) | 1u : x << 1;
 }
-// Whether no L1 set that lines l .. e map to (`mask`: the sets' mask) has an empty way: the fill
-// loops then take their victim step at every line without the empty-way test (their fills only
-// take empty ways, never make one). Reads each such set's empty word once (all of them when the
-// lines cover every set).
+// Whether no L1 set that lines l .. e map to (`mask`: the sets' mask) has an empty way: fast_fills
+// then takes its victim step at every line without the empty-way test (its fills only take empty
+// ways, never make one). Reads each such set's empty word once (all of them when the lines cover
+// every set).
 [[gnu::always_inline]] static inline bool sets_full(const std::uint64_t* const empty, const Line mask, const Line l,
                                                     const Line e) {
     auto any_in = [empty](Line s, const Line end) __attribute__((always_inline)) { // sets s .. end
@@ -738,12 +738,11 @@ template <Line M1>
 // L2 set has no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops
 // the loop before anything of it is done (the L1's draw and the L2's fill taken back; only l's way
 // hint may differ, and a hint is read only for a line its level holds). Returns the first line
-// not filled (e + 1 when all were). Full: no L1 set of lines l .. e has an empty way (sets_full),
-// the copy without the L1's empty-way test.
-template <Line M0, Line M1, bool Full>
-[[gnu::noinline]] static Line cold_fill_loop(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
-                                             std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
-                                             const std::uint16_t bit1, Line l, const Line e) {
+// not filled (e + 1 when all were).
+template <Line M0, Line M1>
+[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
+                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
+                                         const std::uint16_t bit1, Line l, const Line e) {
     // where the masks are constants, the flags and empty words from the tag bases (the block layout)
     constexpr bool known = M0 && M1;
     Tag* const tag0 = f0.tag;
@@ -768,7 +767,7 @@ template <Line M0, Line M1, bool Full>
         assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
         hints[l] = static_cast<std::uint16_t>(w1);
         const std::size_t set0 = static_cast<std::size_t>(l & mask0);
-        const std::uint64_t e0 = Full ? 0 : empty0[set0];
+        const std::uint64_t e0 = empty0[set0];
         std::size_t i0;
         if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
             i0 = set0 * 4 + lowest_set(e0);
@@ -804,17 +803,6 @@ template <Line M0, Line M1, bool Full>
     }
     f0.lfsr = lfsr0;
     return l;
-}
-// cold_fill_loop's copy for lines l .. e: the one without the L1's empty-way test when no set of
-// theirs has an empty way. (Its own function: in one function with both copies, GCC spilled the
-// L2's bases in the copy without the test, +1.1 M Ir on the i.MX6 E5 run.)
-template <Line M0, Line M1>
-[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
-                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
-                                         const std::uint16_t bit1, Line l, const Line e) {
-    if (l <= e && sets_full(M0 ? Cache::empty_from<M0 + 1, 4>(f0.tag) : f0.empty, M0 ? M0 : f0.mask, l, e))
-        return cold_fill_loop<M0, M1, true>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
-    return cold_fill_loop<M0, M1, false>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
 }
 [[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,
                                                   std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
