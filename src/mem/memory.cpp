@@ -13,6 +13,10 @@
 #include <type_traits>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace kdsim::mem {
 
 namespace {
@@ -610,6 +614,32 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 [[gnu::always_inline]] static inline std::uint32_t lfsr_back(std::uint32_t x) {
     return (x & 0x8000u) ? ((x ^ 0xB400u) << 1) | 1u : x << 1;
 }
+// Whether no L1 set that lines l .. e map to (`mask`: the sets' mask) has an empty way: fast_fills
+// then takes its victim step at every line without the empty-way test (its fills only take empty
+// ways, never make one). Reads each such set's empty word once (all of them when the lines cover
+// every set).
+[[gnu::always_inline]] static inline bool sets_full(const std::uint64_t* const empty, const Line mask, const Line l,
+                                                    const Line e) {
+    auto any_in = [empty](Line s, const Line end) __attribute__((always_inline)) { // sets s .. end
+        std::uint64_t any = 0;
+#if defined(__SSE2__)
+        if (s + 3 <= end) { // four words a step, two a register
+            __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+            for (; s + 3 <= end; s += 4) {
+                a = _mm_or_si128(a, _mm_loadu_si128(reinterpret_cast<const __m128i*>(empty + s)));
+                b = _mm_or_si128(b, _mm_loadu_si128(reinterpret_cast<const __m128i*>(empty + s + 2)));
+            }
+            a = _mm_or_si128(a, b);
+            any = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_or_si128(a, _mm_unpackhi_epi64(a, a))));
+        }
+#endif
+        for (; s <= end; ++s) any |= empty[s];
+        return any;
+    };
+    if (e - l >= mask) return any_in(0, mask) == 0;
+    const Line s = l & mask, end = e & mask;
+    return (s <= end ? any_in(s, end) : any_in(s, mask) | any_in(0, end)) == 0;
+}
 // held_run_n's fast copy's fills of lines l .. e, out of line and with no call in it, so that its
 // state stays in registers (in the line loop, whose rare steps call out, about ten values a line
 // were reloaded from the stack). The L2 alone holds each line (the loop stops at the first line
@@ -620,6 +650,8 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 // loop before anything of it is done. Returns the first line not filled (e + 1 when all were).
 // M0, M1: the sets' masks where they are the i.MX6's 255 and 2,047 (constants), else 0. Dirty0:
 // `dirty0`, a constant where the masks are (a copy for a store's lines and one for a read's).
+// The loop in two copies: without the L1's empty-way test when no set of lines l .. e has an
+// empty way (sets_full), with it otherwise.
 template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
 [[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1, true>& f1, std::uint16_t* const dir,
                                          const std::uint16_t* const hints, const Line dir_lines,
@@ -636,39 +668,46 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
     std::uint32_t lfsr0 = f0.lfsr;
     std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, W1>(f1.tag) : f1.dirty;
     const Line mask1 = M1 ? M1 : f1.mask;
-    for (; l <= e && dir[l] == bit1; ++l) {
-        const std::uint32_t set0 = static_cast<std::uint32_t>(l & mask0);
-        const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
-        const std::uint64_t e0 = empty0[set0];
-        if (e0 != 0) { // the lowest empty way
-            const std::size_t i0 = base0 + lowest_set(e0);
-            empty0[set0] = e0 & (e0 - 1);
-            tag0[i0] = static_cast<Tag>(l + 1);
-            dirty_0[i0] = dirty0;
-        } else { // Cache::replace's LFSR
-            lfsr0 = lfsr_next(lfsr0);
-            const std::size_t i0 = base0 + (lfsr0 & way_mask0);
-            const Line v0 = Line{tag0[i0]} - 1;
-            const std::uint32_t d = dirty_0[i0]; // 0 or 1
-            if (v0 < dir_lines) [[likely]] {
-                const std::uint32_t h = dir[v0];
-                if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
-                    lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
+    // the loop, with the empty-way test (`full` false) or without it (every set it fills is full)
+    auto fill = [&](auto full) __attribute__((always_inline)) {
+        for (; l <= e && dir[l] == bit1; ++l) {
+            const std::uint32_t set0 = static_cast<std::uint32_t>(l & mask0);
+            const std::size_t base0 = static_cast<std::size_t>(set0) * ways0;
+            const std::uint64_t e0 = full ? 0 : empty0[set0];
+            if (e0 != 0) { // the lowest empty way
+                const std::size_t i0 = base0 + lowest_set(e0);
+                empty0[set0] = e0 & (e0 - 1);
+                tag0[i0] = static_cast<Tag>(l + 1);
+                dirty_0[i0] = dirty0;
+            } else { // Cache::replace's LFSR
+                lfsr0 = lfsr_next(lfsr0);
+                const std::size_t i0 = base0 + (lfsr0 & way_mask0);
+                const Line v0 = Line{tag0[i0]} - 1;
+                const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                if (v0 < dir_lines) [[likely]] {
+                    const std::uint32_t h = dir[v0];
+                    if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                        lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
+                        break;
+                    }
+                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                    // outcome is the data's): a clean victim's or's 0 into the byte there
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+                } else if (d != 0) [[unlikely]] {
+                    lfsr0 = lfsr_back(lfsr0);
                     break;
                 }
-                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
-                // outcome is the data's): a clean victim's or's 0 into the byte there
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-            } else if (d != 0) [[unlikely]] {
-                lfsr0 = lfsr_back(lfsr0);
-                break;
+                tag0[i0] = static_cast<Tag>(l + 1);
+                dirty_0[i0] = dirty0;
             }
-            tag0[i0] = static_cast<Tag>(l + 1);
-            dirty_0[i0] = dirty0;
+            dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
         }
-        dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
-    }
+    };
+    if (l <= e && sets_full(empty0, mask0, l, e))
+        fill(std::true_type{});
+    else
+        fill(std::false_type{});
     f0.lfsr = lfsr0;
     return l;
 }

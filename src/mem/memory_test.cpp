@@ -1306,6 +1306,40 @@ TEST(Memory, AHeldRunsCleanL1VictimLeavesTheL2LineAtItsStaleHintDirty) {
     P::expect_hints_match(m, r, r + 8 * 64, "held run");
 }
 
+TEST(Memory, AHeldRunOverSetsThatWrapTakesTheEmptyL1WayOfASetPastTheWrap) {
+    // The fill loops test the L1 sets of a run's lines for an empty way once (sets_full) and then
+    // fill without the test when none has one; the sets of lines 3 .. 5 of a 4-set L1 wrap (3, 0,
+    // 1), and only set 1, past the wrap, has an empty way. One CPU; L1 4 sets x 1 way (every draw
+    // gives way 0), shared L2 16 sets x 2 ways (lines 2 .. 9: sets 2 .. 9, no eviction).
+    //   lines 2 .. 5 read: L1 sets 2, 3, 0, 1; lines 6 .. 9 read: they displace 2 .. 5 (clean),
+    //   which the L2 alone then holds; line 9 invalidated: L1 set 1 empty.
+    //   lines 3 .. 5 read: a held run; 3, 4 displace 7, 8 (clean, still in the L2); 5 goes into
+    //   set 1's empty way. A loop that took set 1 for full would draw there and leave the way's
+    //   empty bit set: line 13 (set 1) read then would take that way over line 5, not displace it.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 4 * 64, 1, 4, false, Replacement::RANDOM}, {"l2", 32 * 64, 2, 20, true, Replacement::RANDOM}};
+    c.prefetch_streams = 0;
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr r = m.alloc(16 * 64, 4 * 64);
+    auto line = [&](int i) { return r + static_cast<Addr>(i) * 64; };
+    m.read(0, 1000 * NS, line(2), 4 * 64);
+    m.read(0, 2000 * NS, line(6), 4 * 64);
+    for (int i = 2; i <= 5; ++i) ASSERT_EQ(m.level_of(0, line(i)), 1) << "line " << i;
+    m.invalidate(line(9), 64);
+    ASSERT_EQ(m.level_of(0, line(9)), -1);
+    m.read(0, 3000 * NS, line(3), 3 * 64);
+    const int level[8] = {1, 0, 0, 0, 0, 1, 1, -1}; // lines 2 .. 9
+    for (int i = 2; i <= 9; ++i) EXPECT_EQ(m.level_of(0, line(i)), level[i - 2]) << "line " << i;
+    P::expect_hints_match(m, r, r + 16 * 64, "held run");
+    m.read(0, 4000 * NS, line(13), 64);
+    EXPECT_EQ(m.level_of(0, line(13)), 0);
+    EXPECT_EQ(m.level_of(0, line(5)), 1);
+    EXPECT_EQ(m.read(0, 5000 * NS, line(5), 64), 16u); // an L2 hit: 20 - 4 cycles at 1 GHz
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, r, r + 16 * 64, "line 13");
+}
+
 TEST(Memory, AStreamedRunOfEightLinesWaitsForTheRefreshThatFallsInsideIt) {
     // one CPU at 1 GHz; the cold read's caches (random, never a dirty victim here); one stream
     // tracker, trigger 2; one fill buffer; 64 B lines at 6.4 GB/s = 10 ns a line, no core limit;
