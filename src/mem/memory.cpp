@@ -955,18 +955,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                     bool victim_dirty = false;
                     std::uint32_t w;
                     bool displaced;
-                    if constexpr (A9) { // f0, f1 with the shape's constants (cold_fills, taking
-                        // them by reference, leaves their fields to be read from memory)
-                        if constexpr (j == 0) {
-                            auto g = a9_level<255, 4, false>(f0.tag, f0.lfsr);
-                            displaced = g.fill(l, false, victim, victim_dirty, w);
-                            f0.lfsr = g.lfsr;
-                        } else {
-                            auto g = a9_level<2047, 16, true>(f1.tag, f1.lfsr);
-                            displaced = g.fill(l, false, victim, victim_dirty, w);
-                            f1.lfsr = g.lfsr;
-                        }
-                    } else if constexpr (fast) {
+                    if constexpr (fast) {
                         if constexpr (j == 0) displaced = f0.fill(l, false, victim, victim_dirty, w);
                         else displaced = f1.fill(l, false, victim, victim_dirty, w);
                     } else {
@@ -979,8 +968,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                     if constexpr (j + 1 < N) {
                         if (victim < dir_lines && (dir[victim] & bits[j + 1]) != 0) {
                             if (fast || hinted[j + 1]) { // (fast: j + 1 is the shared level)
-                                if constexpr (A9) a9_level<2047, 16, true>(f1.tag, 0).mark_dirty_at(victim, ways[victim]);
-                                else if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
+                                if constexpr (fast) f1.mark_dirty_at(victim, ways[victim]);
                                 else v[j + 1].mark_dirty_at(victim, ways[victim * n_shared + (j + 1 - n_private)]);
                                 return;
                             }
