@@ -205,7 +205,7 @@ inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
     return busy_until_;
 }
 
-inline bool MemorySystem::streamed(int cpu, Line l) {
+inline bool MemorySystem::streamed(int cpu, Line l, Stream** trained) {
     if (cfg_.prefetch_streams == 0) return false;
     Stream* s = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
     Stream* oldest = s;
@@ -214,11 +214,13 @@ inline bool MemorySystem::streamed(int cpu, Line l) {
             ++s[i].run;
             s[i].next = l + 1;
             s[i].used = ++stream_clock_;
+            if (trained) *trained = &s[i];
             return s[i].run > cfg_.prefetch_trigger;
         }
         if (s[i].used < oldest->used) oldest = &s[i];
     }
     *oldest = Stream{l + 1, 1, ++stream_clock_}; // a new candidate stream replaces the least recent
+    if (trained) *trained = oldest;
     return 1 > cfg_.prefetch_trigger;
 }
 
@@ -367,12 +369,13 @@ Cycles MemorySystem::stall_cycles(Tick stall) {
     return c;
 }
 
-[[gnu::always_inline]] inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line) {
+[[gnu::always_inline]] inline Tick MemorySystem::from_dram(int cpu, Tick t, bool write, Line l, bool stride_line,
+                                                                    Stream** trained) {
     if (write) {
         ++stats_.dram_write_allocates;
         return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
     }
-    if (streamed(cpu, l)) { // trains the stream prefetcher even where the stride one covers the line
+    if (streamed(cpu, l, trained)) { // trains the stream prefetcher even where the stride one covers the line
         ++stats_.dram_stream_lines;
         return line_ready_ = std::max(channel(t, cfg_.line), t + core_line_xfer_);
     }
@@ -810,6 +813,12 @@ template <Line M0, Line M1>
     if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
     return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
 }
+// A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
+// empty words at the block layout's offsets from its tags: the fields a fill reads as constants.
+template <Line M, std::uint32_t W, bool WayMajor>
+[[gnu::always_inline]] inline FastLevel<W, WayMajor> a9_level(Tag* tag, std::uint32_t lfsr) {
+    return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
+}
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
 template <bool Fast, std::uint32_t W0, std::uint32_t W1>
@@ -878,21 +887,17 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         }(std::make_index_sequence<N>{});
     };
     // the first line as from_dram has it (a new stream, the stride prefetcher's line, a demand miss)
-    t = from_dram(cpu, t, false, a, stride_first);
+    Stream* trained = nullptr;
+    t = from_dram(cpu, t, false, a, stride_first, &trained);
     Tick ready = line_ready_;
     Tick busy = busy_until_, consumer = consumer_, clear_from = clear_from_, clear_len = clear_len_;
-    // the stream the first line trained: streamed() finds it first for each later line when no
-    // stream before it in the CPU's table expects one of them
+    // the stream the first line trained (its next line a + 1): streamed() finds it first for each
+    // later line when no stream before it in the CPU's table expects one of them
     Stream* s = nullptr;
-    if (cfg_.prefetch_streams != 0 && b > a) {
-        Stream* const ss = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams];
-        std::uint32_t i = 0;
-        while (i < cfg_.prefetch_streams && ss[i].used != stream_clock_) ++i;
-        if (i < cfg_.prefetch_streams && ss[i].run > 0 && ss[i].next == a + 1) {
-            s = &ss[i];
-            for (std::uint32_t k = 0; k < i; ++k)
-                if (ss[k].run > 0 && ss[k].next > a && ss[k].next <= b) s = nullptr;
-        }
+    if (trained && b > a) {
+        s = trained;
+        for (const Stream* k = &streams_[static_cast<std::size_t>(cpu) * cfg_.prefetch_streams]; k < trained; ++k)
+            if (k->run > 0 && k->next > a && k->next <= b) s = nullptr;
     }
     std::uint32_t run = s ? s->run : 0;
     std::uint64_t stream_lines = 0;
@@ -906,7 +911,10 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         // fast: the L1's and the L2's state (random caches: their LFSRs alone change)
         FastLevel<Shape::w0> f0{};
         FastLevel<Shape::w1, true> f1{};
-        if constexpr (fast) {
+        if constexpr (A9) { // the i.MX6's shape (a9_fills_): the masks, flags and empty words known
+            f0 = a9_level<255, 4, false>(lv[0]->view().tag, lv[0]->view().lfsr);
+            f1 = a9_level<2047, 16, true>(lv[1]->view().tag, lv[1]->view().lfsr);
+        } else if constexpr (fast) {
             f0 = FastLevel<Shape::w0>::of(lv[0]->view());
             f1 = FastLevel<Shape::w1, true>::of(lv[N - 1]->view());
         }
@@ -1043,6 +1051,16 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 steady_end = l + left;
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
                 take_stretch(l);
+            } else if (A9 && s) { // the stream not yet followed: a demand miss, which uses the channel
+                // alone (the general copies keep out() and in(): without, Zen 4 ESP's three-level copy
+                // took 2.0 M Ir more)
+                busy_until_ = busy;
+                t = demand_miss(t);
+                ready = line_ready_;
+                busy = busy_until_;
+                clear_from = clear_from_;
+                clear_len = clear_len_;
+                if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
             } else { // the stream not yet followed (a demand miss), or the lines' stream unknown
                 out();
                 t = s ? demand_miss(t) : from_dram(cpu, t, false, l, false);

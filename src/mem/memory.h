@@ -206,7 +206,8 @@ private:
     Tick read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_first);
     // A CPU line from DRAM at `t` (no cache holds it): a store's write-allocate, a streamed line,
     // the stride prefetcher's line (`stride_line`) or a demand miss; returns the issue time after it.
-    Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line);
+    // `trained`, where given: the stream a load's line trained (streamed()).
+    Tick from_dram(int cpu, Tick t, bool write, Line l, bool stride_line, Stream** trained = nullptr);
     // Waits for the misses in flight: the stall from `now` to then, in cycles.
     Cycles finish(Tick now, Tick t);
     // `stall` ps rounded up to whole cycles, counted in the stats.
@@ -225,7 +226,9 @@ private:
     void fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick now);
     void place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now);
     Tick channel(Tick start, std::uint64_t bytes); // returns when the transfer ends
-    bool streamed(int cpu, Line l);                 // prefetcher state on a DRAM line miss
+    // The stream prefetcher's state on a DRAM line miss: whether it had fetched `l`; `trained`,
+    // where given, the stream `l` continued or began (untouched without streams).
+    bool streamed(int cpu, Line l, Stream** trained = nullptr);
     void drop_everywhere(Line l, int keep_cpu);      // coherence / invalidation
     // The holders directory (a snoop filter): per line of the allocated space, one bit per cache
     // (private ones cpu-major, then the shared ones) set while that cache holds the line, so that

@@ -725,6 +725,52 @@ TEST(Memory, AHintedSharedLevelIsWayMajorAndThePrivateOnesSetMajor) {
     EXPECT_EQ(MemorySystemTestPeer::layout(many, 0, 1), Layout::SET_MAJOR);
 }
 
+// The i.MX6's shape (read_unheld_n's Cortex-A9 copy) with the test profile's DRAM: serialised
+// misses of 100 ns (96 stalled past the L1's 4), streamed lines of 10 ns, trigger 2.
+MemoryConfig a9_shape() {
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    return c;
+}
+
+TEST(Memory, AnUnheldRunFollowsTheStreamItsFirstLineBeganInTheThirdTracker) {
+    MemorySystem m(a9_shape(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(64 * 64, 4096);
+    const Line b = buf / 64;
+    m.read(0, 0, buf + 40 * 64, 8); // tracker 0: {b + 41, 1}
+    m.read(0, 1000 * NS, buf + 50 * 64, 8); // tracker 1: {b + 51, 1}
+    const MemoryStats before = m.stats();
+    // lines b .. b + 7 begin a stream in tracker 2 (the least recent, unused); no tracker before it
+    // expects one of them: lines 1-2 demand misses, 3-8 streamed: 2 x 96 + 6 x 10 = 252
+    EXPECT_EQ(m.read(0, 2000 * NS, buf, 8 * 64), 252u);
+    EXPECT_EQ(m.stats().dram_demand_lines - before.dram_demand_lines, 2u);
+    EXPECT_EQ(m.stats().dram_stream_lines - before.dram_stream_lines, 6u);
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 0), std::make_pair(b + 41, 1u));
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 1), std::make_pair(b + 51, 1u));
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 2), std::make_pair(b + 8, 8u));
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 3), std::make_pair(Line{0}, 0u));
+}
+
+TEST(Memory, AnUnheldRunWhoseLineAnEarlierTrackerExpectsTakesEachLinesStreamStep) {
+    MemorySystem m(a9_shape(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(64 * 64, 4096);
+    const Line z = buf / 64 + 20;
+    m.read(0, 0, buf + 20 * 64, 8); // tracker 0: {z + 1, 1}
+    EXPECT_EQ(m.invalidate(buf + 20 * 64, 64), 1u); // line z held nowhere again
+    const MemoryStats before = m.stats();
+    // lines z - 2 .. z + 5: z - 2 begins tracker 1 {z - 1, 1}, which tracker 0 (expecting z + 1,
+    // inside the run) comes before. z - 1: tracker 1's run 2, a demand miss; z: its run 3,
+    // streamed; z + 1: tracker 0's run 2 (found first), a demand miss; z + 2 .. z + 5: tracker 0's
+    // runs 3-6, streamed. 3 demand misses and 5 streamed lines: 3 x 96 + 5 x 10 = 338 (following
+    // tracker 1 throughout would give 2 and 6: 252).
+    EXPECT_EQ(m.read(0, 1000 * NS, buf + 18 * 64, 8 * 64), 338u);
+    EXPECT_EQ(m.stats().dram_demand_lines - before.dram_demand_lines, 3u);
+    EXPECT_EQ(m.stats().dram_stream_lines - before.dram_stream_lines, 5u);
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 0), std::make_pair(z + 6, 6u));
+    EXPECT_EQ(MemorySystemTestPeer::stream(m, 0, 1), std::make_pair(z + 1, 3u));
+}
+
 namespace {
 
 void expect_same_stats(const MemoryStats& a, const MemoryStats& b, const std::string& where) {
