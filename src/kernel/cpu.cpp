@@ -547,7 +547,6 @@ void Cpu::return_from_interrupt(bool saved_irqs_disabled) {
 }
 
 void Cpu::handle_point(Frame& f) {
-    const bool task_ctx = f.kind == CtxKind::TASK;
     switch (f.point) {
     case Point::IRQ_ENABLE: break;
     case Point::IRQ_RESTORE:
@@ -557,30 +556,13 @@ void Cpu::handle_point(Frame& f) {
         irqs_disabled_ = f.restore_irqs_disabled;
         break;
     case Point::BH_ENABLE:
-        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) {
-            push_softirq(false);
-            return; // the point is handled again when the softirq frame pops
-        }
-        [[fallthrough]];
     case Point::PREEMPT_ENABLE:
-        if (task_ctx && cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_) {
-            np_mark(true);
-            if (need_resched_) {
-                schedule(true);
-                return;
-            }
-        }
-        break;
     case Point::MIGHT_RESCHED:
-        if (cfg_.preempt != PreemptModel::VOLUNTARY) break;
-        [[fallthrough]];
     case Point::COND_RESCHED:
-        if (task_ctx && preempt_count_ == 0 && !irqs_disabled_) {
-            np_mark(true);
-            if (need_resched_) {
-                schedule(true);
-                return;
-            }
+        switch (point_due(f, f.point)) {
+        case PointDue::SOFTIRQ: push_softirq(false); return; // handled again when the softirq frame pops
+        case PointDue::SCHEDULE: schedule(true); return;
+        case PointDue::NOTHING: break;
         }
         break;
     case Point::RETURN_TO_USER: {
@@ -602,29 +584,39 @@ void Cpu::handle_point(Frame& f) {
     f.st = Frame::St::READY;
 }
 
-bool Cpu::point_in_place(Point p) {
-    const Frame& f = *running_;
-    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+[[gnu::always_inline]] inline Cpu::PointDue Cpu::point_due(const Frame& f, Point p) {
     const bool task_ctx = f.kind == CtxKind::TASK;
-    switch (p) { // handle_point's cases that end with the frame READY
+    switch (p) {
     case Point::BH_ENABLE:
-        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) return false;
+        if (softirq_pending_ && !in_interrupt(preempt_count_) && !irqs_disabled_) return PointDue::SOFTIRQ;
         [[fallthrough]];
     case Point::PREEMPT_ENABLE:
         if (task_ctx && cfg_.preempt == PreemptModel::FULL && preempt_count_ == 0 && !irqs_disabled_) {
             np_mark(true);
-            return !need_resched_;
+            if (need_resched_) return PointDue::SCHEDULE;
         }
-        return true;
+        return PointDue::NOTHING;
     case Point::MIGHT_RESCHED:
-        if (cfg_.preempt != PreemptModel::VOLUNTARY) return true;
+        if (cfg_.preempt != PreemptModel::VOLUNTARY) return PointDue::NOTHING;
         [[fallthrough]];
     case Point::COND_RESCHED:
         if (task_ctx && preempt_count_ == 0 && !irqs_disabled_) {
             np_mark(true);
-            return !need_resched_;
+            if (need_resched_) return PointDue::SCHEDULE;
         }
-        return true;
+        return PointDue::NOTHING;
+    default: return PointDue::NOTHING;
+    }
+}
+
+bool Cpu::point_in_place(Point p) {
+    const Frame& f = *running_;
+    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false;
+    switch (p) { // handle_point's cases that end with the frame READY when nothing is due
+    case Point::BH_ENABLE:
+    case Point::PREEMPT_ENABLE:
+    case Point::MIGHT_RESCHED:
+    case Point::COND_RESCHED: return point_due(f, p) == PointDue::NOTHING;
     default: return false;
     }
 }

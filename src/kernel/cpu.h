@@ -651,6 +651,11 @@ private:
     void push_frame(Frame& f, CtxKind kind);
     void pop_frame();
     void handle_point(Frame& f);
+    // What preemption point `p` of frame `f` (BH_ENABLE, PREEMPT_ENABLE, MIGHT_RESCHED or
+    // COND_RESCHED) must do now: run the pending softirqs, switch, or nothing; the watchdog view's
+    // mark made where the point is a preemption point (handle_point's steps for those points).
+    enum class PointDue : std::uint8_t { NOTHING, SOFTIRQ, SCHEDULE };
+    PointDue point_due(const Frame& f, Point p);
     // Whether the running frame, with nothing queued, may pass point `p` now without suspending:
     // no interrupt is deliverable and handle_point would only make the watchdog view's mark (made
     // here) and set the frame READY, which the dispatch loop would resume at once.
