@@ -123,8 +123,9 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] == 0)
             for (std::uint64_t& r : resident_) r |= std::uint64_t{1} << g;
     group_word_list_.clear();
-    group_word_begin_.assign(1, 0);
+    group_word_range_.clear();
     if (!random_pow2_) return;
+    std::vector<std::uint32_t> word_begin{0};
     for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
@@ -134,7 +135,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 // A span's first word above the previous entry's lines in the same word, out of
                 // reach of their prefetch cover, joins that entry: its lines are walked in the same
                 // order after the other's, and its first missing line is a demand miss either way.
-                if (group_word_list_.size() > group_word_begin_.back() && e.keep == 0) {
+                if (group_word_list_.size() > word_begin.back() && e.keep == 0) {
                     GroupWord& prev = group_word_list_.back();
                     const Line prev_last = w * 64 + 63 - static_cast<Line>(std::countl_zero(prev.mask));
                     if (prev.word == e.word && k >= prev_last + 1 + prefetch_) {
@@ -145,8 +146,11 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 group_word_list_.push_back(e);
             }
         }
-        group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
+        word_begin.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
+    group_word_range_.resize(word_begin.size() - 1);
+    for (std::size_t g = 0; g < group_word_range_.size(); ++g)
+        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1]};
     a9_groups_ = a9_ && !foreign_ && prefetch_ == 1;
 }
 
@@ -377,8 +381,8 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // lines of the span before covered_end were requested with a demand miss (the walk's lines
     // are below 2^32 - 1 - prefetch_: set_groups)
     std::uint32_t covered_end = 0;
-    const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
-    const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
+    const GroupWord* p = group_word_range_[g].first;
+    const GroupWord* const last = group_word_range_[g].last;
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked
     do {
         // a span's lines ascend: its first miss is a demand miss

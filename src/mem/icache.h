@@ -192,7 +192,8 @@ private:
     // span's first word lying in the entry before's word, above its lines by more than the
     // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
     // demand miss either way): one word read for both.
-    // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
+    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last)
+    // (pointers: one load each at a walk's start).
     struct GroupWord {
         std::uint32_t word = 0;
         std::uint32_t keep = 0;
@@ -200,7 +201,11 @@ private:
     };
     static_assert(sizeof(GroupWord) == 16);
     std::vector<GroupWord> group_word_list_;
-    std::vector<std::uint32_t> group_word_begin_{0};
+    struct GroupWordRange {
+        const GroupWord* first;
+        const GroupWord* last;
+    };
+    std::vector<GroupWordRange> group_word_range_;
     // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words:
     // `lead_` words, then the bits (the last word's bits past the range set too, and never read).
     // Where a9_ the lead is 4 words, a bit per set of the CPU's L1I (its may-empty words), clear
