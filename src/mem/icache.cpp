@@ -148,6 +148,8 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         }
         word_begin.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
+    walk_cpu_.resize(l1i_.size());
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu]};
     group_word_range_.resize(word_begin.size() - 1);
     for (std::size_t g = 0; g < group_word_range_.size(); ++g)
         group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1]};
@@ -342,12 +344,14 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // (SetMask + 1) / 64)
     constexpr std::size_t lead = SetMask >= 63 ? (SetMask + 1) / 64 : 0;
     assert(SetMask < 63 || lead_ == lead);
-    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_ + (lead ? lead : lead_);
+    const WalkCpu& at = walk_cpu_[static_cast<std::size_t>(cpu)];
+    std::uint64_t* const bits = at.bits;
     // the resident bits are kept; the group known whole from here: a fill below that evicts one of
     // its lines clears it again
     assert(!line_keep_.empty() && g < 64);
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)] | std::uint64_t{1} << g;
-    Cache::View v = l1i_[static_cast<std::size_t>(cpu)].view();
+    Cache& cache = *at.l1i;
+    Cache::View v = cache.view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
@@ -429,7 +433,7 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             } while (missing != 0);
         }
     } while (++p != last);
-    l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
+    cache.commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts >> 30, prefetched = counts & ((std::uint64_t{1} << 30) - 1);
     stats_.hits += group_lines_[g] - misses;

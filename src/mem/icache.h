@@ -66,6 +66,11 @@ public:
     // Throws std::invalid_argument when `c` has no size or ways that do not divide it in `line`
     // byte lines, or `cpus` is 0.
     InstructionCache(const L1iConfig& c, std::uint32_t line, std::uint32_t miss_cycles, int cpus);
+    // Movable, not copyable (it keeps pointers into its own arrays: a move keeps them valid).
+    InstructionCache(const InstructionCache&) = delete;
+    InstructionCache& operator=(const InstructionCache&) = delete;
+    InstructionCache(InstructionCache&&) = default;
+    InstructionCache& operator=(InstructionCache&&) = default;
 
     // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
     // L1I updated.
@@ -206,6 +211,12 @@ private:
         const GroupWord* last;
     };
     std::vector<GroupWordRange> group_word_range_;
+    // per CPU, where random_pow2_: its absence bits (bits_of) and its L1I, for a walk's start
+    struct WalkCpu {
+        std::uint64_t* bits;
+        Cache* l1i;
+    };
+    std::vector<WalkCpu> walk_cpu_;
     // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words:
     // `lead_` words, then the bits (the last word's bits past the range set too, and never read).
     // Where a9_ the lead is 4 words, a bit per set of the CPU's L1I (its may-empty words), clear
