@@ -87,11 +87,17 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         for (std::size_t i = 0; i < std::size_t{v.sets} * v.ways; ++i)
             if (v.tag[i] > hi) foreign_ = true;
     }
-    words_ = static_cast<std::size_t>((bits_lines_ + 63) / 64);
+    lead_ = a9_ ? 4 : 0;
+    words_ = lead_ + static_cast<std::size_t>((bits_lines_ + 63) / 64);
     absent_.assign(words_ * l1i_.size(), ~std::uint64_t{0});
-    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) // lines already cached (none before the first fetch)
-        for (Line l = 0; l < hi; ++l)
-            if (l1i_[cpu].contains(l)) absent_[cpu * words_ + l / 64] &= ~(std::uint64_t{1} << (l % 64));
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) {
+        std::uint64_t* const bits = absent_.data() + cpu * words_ + lead_;
+        for (Line l = 0; l < hi; ++l) // lines already cached (none before the first fetch)
+            if (l1i_[cpu].contains(l)) bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
+        const Cache::View v = l1i_[cpu].view();
+        for (std::uint32_t set = 0; set < lead_ * 64; ++set) // the sets without an empty way
+            if (v.empty[set] == 0) bits[set / 64 - lead_] &= ~(std::uint64_t{1} << (set % 64));
+    }
     if (hits_reorder_) {
         const Cache& c0 = l1i_.front();
         if (std::uint64_t{c0.sets()} * c0.ways() > std::numeric_limits<std::uint32_t>::max()) return;
@@ -117,8 +123,9 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (group_lines_[g] == 0)
             for (std::uint64_t& r : resident_) r |= std::uint64_t{1} << g;
     group_word_list_.clear();
-    group_word_begin_.assign(1, 0);
+    group_word_range_.clear();
     if (!random_pow2_) return;
+    std::vector<std::uint32_t> word_begin{0};
     for (std::size_t g = 0; g + 1 < group_begin_.size(); ++g) { // each span's words, in order
         for (std::uint32_t i = group_begin_[g]; i < group_begin_[g + 1]; ++i) {
             const Line k = group_spans_[i].first, end = k + group_spans_[i].lines;
@@ -128,7 +135,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 // A span's first word above the previous entry's lines in the same word, out of
                 // reach of their prefetch cover, joins that entry: its lines are walked in the same
                 // order after the other's, and its first missing line is a demand miss either way.
-                if (group_word_list_.size() > group_word_begin_.back() && e.keep == 0) {
+                if (group_word_list_.size() > word_begin.back() && e.keep == 0) {
                     GroupWord& prev = group_word_list_.back();
                     const Line prev_last = w * 64 + 63 - static_cast<Line>(std::countl_zero(prev.mask));
                     if (prev.word == e.word && k >= prev_last + 1 + prefetch_) {
@@ -139,9 +146,14 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 group_word_list_.push_back(e);
             }
         }
-        group_word_begin_.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
+        word_begin.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
-    a9_groups_ = a9_ && !foreign_;
+    walk_cpu_.resize(l1i_.size());
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu]};
+    group_word_range_.resize(word_begin.size() - 1);
+    for (std::size_t g = 0; g < group_word_range_.size(); ++g)
+        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1]};
+    a9_groups_ = a9_ && !foreign_ && prefetch_ == 1;
 }
 
 void InstructionCache::fill(Cache& c, int cpu, Line l) {
@@ -149,7 +161,7 @@ void InstructionCache::fill(Cache& c, int cpu, Line l) {
     std::uint32_t way;
     const bool displaced = c.fill(l, false, ev, way);
     if (absent_.empty()) return;
-    std::uint64_t* bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint64_t* bits = bits_of(cpu);
     if (l < bits_lines_) {
         bits[l / 64] &= ~(std::uint64_t{1} << (l % 64));
         if (!slot_of_.empty()) slot_of_[static_cast<std::size_t>(cpu) * bits_lines_ + l] = c.view().set_of(l) * c.ways() + way;
@@ -211,7 +223,7 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cycles stall = 0;
     std::uint64_t misses = 0, prefetched = 0, lines = 0;
-    std::uint64_t* bits = absent_.empty() ? nullptr : absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint64_t* bits = absent_.empty() ? nullptr : bits_of(cpu);
     for (std::size_t i = 0; i < spans.size(); ++i) {
         const CodeSpan& s = spans[i];
         lines += s.lines;
@@ -258,12 +270,12 @@ Cycles InstructionCache::walk(int cpu, std::span<const CodeSpan> spans, const Sp
     return stall;
 }
 
-Cycles InstructionCache::walk_a9(int cpu, std::uint32_t g) { return walk_random<4, 255, false>(cpu, g); }
+Cycles InstructionCache::walk_a9(int cpu, std::uint32_t g) { return walk_random<4, 255, false, 1>(cpu, g); }
 
 Cycles InstructionCache::walk_group(int cpu, std::uint32_t g) {
     if (!slot_of_.empty()) return walk_lru(cpu, g);
     if (g < 64 && !line_keep_.empty()) {
-        if (a9_) return foreign_ ? walk_random<4, 255, true>(cpu, g) : walk_a9(cpu, g);
+        if (a9_) return foreign_ ? walk_random<4, 255, true>(cpu, g) : walk_random<4, 255, false>(cpu, g);
         if (four_ways_) return walk_random<4, 0, true>(cpu, g);
         if (random_pow2_) return walk_random<0, 0, true>(cpu, g);
         // known whole from here: a fill below that evicts a line of the group clears it again
@@ -277,7 +289,7 @@ Cycles InstructionCache::walk_group(int cpu, std::uint32_t g) {
 Cycles InstructionCache::walk_lru(int cpu, std::uint32_t g) {
     Cache& c = l1i_[static_cast<std::size_t>(cpu)];
     Cache::View v = c.view();
-    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    std::uint64_t* const bits = bits_of(cpu);
     std::uint32_t* const slot_of = slot_of_.data() + static_cast<std::size_t>(cpu) * bits_lines_;
     std::uint64_t* const stamp = v.stamp;
     std::uint64_t clock = v.clock;
@@ -321,17 +333,25 @@ void InstructionCache::fill_lru(Cache::View& v, std::uint64_t* bits, std::uint32
     if (displaced && victim < bits_lines_) bits[victim / 64] |= std::uint64_t{1} << (victim % 64);
 }
 
-template <std::uint32_t Ways, Line SetMask, bool AnyLine>
+template <std::uint32_t Ways, Line SetMask, bool AnyLine, std::uint32_t Prefetch>
 Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
+    assert(Prefetch == ANY_PREFETCH || Prefetch == prefetch_);
+    const std::uint32_t prefetch = Prefetch == ANY_PREFETCH ? prefetch_ : Prefetch;
     // the walk's misses (from bit 30) and those of them that were prefetched (bits 0-29: at most
     // the group's lines, below 2^30), in one count (count_miss)
     std::uint64_t counts = 0;
-    std::uint64_t* const bits = absent_.data() + static_cast<std::size_t>(cpu) * words_;
+    // (with SetMask, the cache's sets' may-empty words lie just below the absence bits: lead_ is
+    // (SetMask + 1) / 64)
+    constexpr std::size_t lead = SetMask >= 63 ? (SetMask + 1) / 64 : 0;
+    assert(SetMask < 63 || lead_ == lead);
+    const WalkCpu& at = walk_cpu_[static_cast<std::size_t>(cpu)];
+    std::uint64_t* const bits = at.bits;
     // the resident bits are kept; the group known whole from here: a fill below that evicts one of
     // its lines clears it again
     assert(!line_keep_.empty() && g < 64);
     std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)] | std::uint64_t{1} << g;
-    Cache::View v = l1i_[static_cast<std::size_t>(cpu)].view();
+    Cache& cache = *at.l1i;
+    Cache::View v = cache.view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
@@ -339,31 +359,34 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
-    // Cache::fill of line l for a random-replacement cache of power-of-two sets and ways; the
-    // victim leaves (evicted())
-    const auto fill = [&](Line l) {
-        const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
-        const std::size_t base = static_cast<std::size_t>(set) * ways;
-        std::uint64_t& e = empty[set];
-        std::size_t w;
-        if (e != 0) [[unlikely]] { // the lowest empty way (the L1Is fill up early in a run)
-            w = base + lowest_set(e);
-            e &= e - 1;
-        } else { // Cache::replace's LFSR draw
-            lfsr = lfsr_next(lfsr);
-            w = base + (lfsr & way_mask);
-            if (const Line x = tag[w] - 1; !AnyLine || x < bits_lines_) {
-                bits[x / 64] |= std::uint64_t{1} << (x % 64);
-                resident &= line_keep_[x];
-            }
+    // Cache::fill of line l into its set, known full: Cache::replace's LFSR draw; the victim
+    // leaves (evicted())
+    const auto replace = [&](Line l) {
+        const std::size_t base = static_cast<std::size_t>(l & set_mask) * ways;
+        lfsr = lfsr_next(lfsr);
+        const std::size_t w = base + (lfsr & way_mask);
+        if (const Line x = tag[w] - 1; !AnyLine || x < bits_lines_) {
+            bits[x / 64] |= std::uint64_t{1} << (x % 64);
+            resident &= line_keep_[x];
         }
         tag[w] = l + 1;
+    };
+    // Cache::fill of line l for a random-replacement cache of power-of-two sets and ways
+    const auto fill = [&](Line l) {
+        const std::uint32_t set = static_cast<std::uint32_t>(l & set_mask);
+        std::uint64_t& e = empty[set];
+        if (e != 0) [[unlikely]] { // the lowest empty way (the L1Is fill up early in a run)
+            tag[static_cast<std::size_t>(set) * ways + lowest_set(e)] = l + 1;
+            e &= e - 1;
+        } else {
+            replace(l);
+        }
     };
     // lines of the span before covered_end were requested with a demand miss (the walk's lines
     // are below 2^32 - 1 - prefetch_: set_groups)
     std::uint32_t covered_end = 0;
-    const GroupWord* p = group_word_list_.data() + group_word_begin_[g];
-    const GroupWord* const last = group_word_list_.data() + group_word_begin_[g + 1];
+    const GroupWord* p = group_word_range_[g].first;
+    const GroupWord* const last = group_word_range_[g].last;
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked
     do {
         // a span's lines ascend: its first miss is a demand miss
@@ -376,27 +399,41 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         if constexpr (SetMask >= 63) {
             // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
             // this word, so the word's missing lines are known before the first fill, each is
-            // filled once and the word's bits are all cleared at once
+            // filled once and the word's bits are all cleared at once. Its 64 lines' sets are those
+            // of one may-empty word: where none of its missing lines' sets may have an empty way,
+            // each fill is the draw, without the set's empty test.
             *word ^= missing;
-            do {
-                const Line l = base_line + lowest_set(missing);
-                fill(l);
-                count_miss(l, l + 1 + prefetch_, counts, covered_end);
-                missing &= missing - 1;
-            } while (missing != 0);
+            std::uint64_t& may = bits[static_cast<std::size_t>(p->word % lead) - lead];
+            if ((missing & may) == 0) [[likely]] {
+                do {
+                    const Line l = base_line + lowest_set(missing);
+                    replace(l);
+                    count_miss(l, l + 1 + prefetch, counts, covered_end);
+                    missing &= missing - 1;
+                } while (missing != 0);
+            } else {
+                do {
+                    const auto b = static_cast<unsigned>(std::countr_zero(missing));
+                    const Line l = base_line + b;
+                    fill(l);
+                    if (empty[l & set_mask] == 0) may &= ~(std::uint64_t{1} << b); // full from here
+                    count_miss(l, l + 1 + prefetch, counts, covered_end);
+                    missing &= missing - 1;
+                } while (missing != 0);
+            }
         } else {
             do {
                 const auto b = static_cast<unsigned>(std::countr_zero(missing));
                 const Line l = base_line + b;
                 fill(l);
                 *word &= ~(std::uint64_t{1} << b);
-                count_miss(l, l + 1 + prefetch_, counts, covered_end);
+                count_miss(l, l + 1 + prefetch, counts, covered_end);
                 // the span's lines above l in this word still missing (a fill may have evicted one)
                 missing = mask & *word & (~std::uint64_t{1} << b);
             } while (missing != 0);
         }
     } while (++p != last);
-    l1i_[static_cast<std::size_t>(cpu)].commit_lfsr(lfsr);
+    cache.commit_lfsr(lfsr);
     resident_[static_cast<std::size_t>(cpu)] = resident;
     const std::uint64_t misses = counts >> 30, prefetched = counts & ((std::uint64_t{1} << 30) - 1);
     stats_.hits += group_lines_[g] - misses;

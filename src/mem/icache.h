@@ -66,6 +66,11 @@ public:
     // Throws std::invalid_argument when `c` has no size or ways that do not divide it in `line`
     // byte lines, or `cpus` is 0.
     InstructionCache(const L1iConfig& c, std::uint32_t line, std::uint32_t miss_cycles, int cpus);
+    // Movable, not copyable (it keeps pointers into its own arrays: a move keeps them valid).
+    InstructionCache(const InstructionCache&) = delete;
+    InstructionCache& operator=(const InstructionCache&) = delete;
+    InstructionCache(InstructionCache&&) = default;
+    InstructionCache& operator=(InstructionCache&&) = default;
 
     // CPU `cpu` runs the code of `spans`, in order: the stall in cycles beyond warm code, and its
     // L1I updated.
@@ -124,16 +129,21 @@ private:
     // one operand through `this`). After each fill the word is read again above the filled line (a
     // fill may evict a later line of the span); with SetMask (64 sets or more) no fill evicts a line
     // of its own word (its 64 lines are in 64 sets), so a word's missing lines are known before its
-    // first fill and its bits are cleared at once. The group's resident bit is set in the local at
+    // first fill and its bits are cleared at once, and a word none of whose missing lines' sets may
+    // have an empty way (its may-empty word: lead_) fills each by the draw alone, without the
+    // set's empty test. The group's resident bit is set in the local at
     // the start; the LFSR and the resident bits are handed back at the end. Ways: the L1I's ways
     // where 4 (the Cortex-A9's: a constant), else 0 (read from the cache); SetMask: its sets less
     // one where 255 (the Cortex-A9's 256 sets), else 0.
     // AnyLine: an L1I may hold a line at or above bits_lines_ (foreign_), so a victim's line is
     // tested against the bits' range; without it every victim's line is in the range.
-    template <std::uint32_t Ways, Line SetMask, bool AnyLine>
+    // Prefetch: prefetch_ where it is that constant, else ANY_PREFETCH (read from prefetch_).
+    static constexpr std::uint32_t ANY_PREFETCH = ~std::uint32_t{0};
+    template <std::uint32_t Ways, Line SetMask, bool AnyLine, std::uint32_t Prefetch = ANY_PREFETCH>
     Cycles walk_random(int cpu, std::uint32_t g);
-    // walk_random<4, 255, false>: the Cortex-A9's L1I holding no line outside the bits' range
-    // (flattened: the walk is its body, not a jump away).
+    // walk_random<4, 255, false, 1>: the Cortex-A9's L1I holding no line outside the bits' range,
+    // with a prefetch of one line (every profile's) (flattened: the walk is its body, not a jump
+    // away).
     [[gnu::flatten]] Cycles walk_a9(int cpu, std::uint32_t g);
     // fetch_group of a group not known whole, other than walk_a9's: walk_lru where the slots are
     // kept, else the group's resident bit set where kept (g < 64) and its lines walked.
@@ -151,6 +161,8 @@ private:
     // Installs `l` (absent) in `cpu`'s L1I, the absence bits of it and of the line it evicts and
     // its slot (where slot_of_ is kept) kept.
     void fill(Cache& c, int cpu, Line l);
+    // `cpu`'s absence bits (after its lead).
+    std::uint64_t* bits_of(int cpu) { return absent_.data() + static_cast<std::size_t>(cpu) * words_ + lead_; }
     // Line k (< bits_lines_) left `cpu`'s L1I: its absence bit set and the resident bits of its
     // groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
@@ -171,7 +183,7 @@ private:
     // set_groups (from the L1Is' tags) and fetch() (set by a span that reaches past the range: a
     // group's spans lie in it)
     bool foreign_ = false;
-    bool a9_groups_ = false; // a9_, groups set and no foreign_ line: walk_a9
+    bool a9_groups_ = false; // a9_, groups set, no foreign_ line and a prefetch of 1: walk_a9
     // groups: their spans one after another, group g's at [group_begin_[g], group_begin_[g + 1])
     std::vector<CodeSpan> group_spans_;
     std::vector<SpanWord> group_words_; // per group span (where absence bits are kept)
@@ -185,7 +197,8 @@ private:
     // span's first word lying in the entry before's word, above its lines by more than the
     // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
     // demand miss either way): one word read for both.
-    // Group g's at [group_word_begin_[g], group_word_begin_[g + 1]); kept where random_pow2_.
+    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last)
+    // (pointers: one load each at a walk's start).
     struct GroupWord {
         std::uint32_t word = 0;
         std::uint32_t keep = 0;
@@ -193,11 +206,25 @@ private:
     };
     static_assert(sizeof(GroupWord) == 16);
     std::vector<GroupWord> group_word_list_;
-    std::vector<std::uint32_t> group_word_begin_{0};
-    // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words
-    // (the last word's bits past the range set too, and never read)
+    struct GroupWordRange {
+        const GroupWord* first;
+        const GroupWord* last;
+    };
+    std::vector<GroupWordRange> group_word_range_;
+    // per CPU, where random_pow2_: its absence bits (bits_of) and its L1I, for a walk's start
+    struct WalkCpu {
+        std::uint64_t* bits;
+        Cache* l1i;
+    };
+    std::vector<WalkCpu> walk_cpu_;
+    // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words:
+    // `lead_` words, then the bits (the last word's bits past the range set too, and never read).
+    // Where a9_ the lead is 4 words, a bit per set of the CPU's L1I (its may-empty words), clear
+    // once the set is known to have no empty way: from the L1I's empty words at set_groups, and
+    // cleared by walk_random where a fill leaves its set full or finds it so (no way of an L1I is
+    // ever emptied, so a clear bit stays true); else no lead.
     Line bits_lines_ = 0;
-    std::size_t words_ = 0;
+    std::size_t words_ = 0, lead_ = 0;
     std::vector<std::uint64_t> absent_;
     // where a hit reorders (LRU) and the slots fit 32 bits: per CPU and line of the bits' range,
     // the slot (set x ways + way) of its L1I that holds it (read only while its absence bit is

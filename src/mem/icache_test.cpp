@@ -311,6 +311,36 @@ TEST(InstructionCache, TheCortexA9sWalkRefillsAVictimOfALaterWordButNotOfAnEarli
     EXPECT_FALSE(ic.group_resident(0, 1)); // its 256 left (and came back)
 }
 
+TEST(InstructionCache, TheCortexA9sWalkDrawsForAFullSetAndTakesAnEmptyWayInTheSameWord) {
+    // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines), a next-line prefetch of 1. Lines 256,
+    // 512, 768 and 1024 fetched before set_groups fill set 0's ways 0-3 (4 stalls): set_groups
+    // knows set 0 full and set 1 empty. G0 = lines 0 and 1 (one word; sets 0 and 1), G1 = 256,
+    // 512, 768, 1024 (four words). The LFSR's draws from 0xACE1 pick ways 0, 0, 0, 2, 3, 3
+    // (0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313); a fill into a set with an empty way draws
+    // nothing.
+    InstructionCache ic(l1i(Replacement::RANDOM, 1), 32, MISS, 1);
+    for (Line l : {256, 512, 768, 1024}) EXPECT_EQ(ic.fetch(0, CodeSpan{l, 1}), MISS);
+    ic.set_groups({{{0, 2}}, {{256, 1}, {512, 1}, {768, 1}, {1024, 1}}});
+    // G0: 0 draws way 0 (evicting 256), a demand miss; 1 takes set 1's empty way 0, prefetched.
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    EXPECT_FALSE(ic.holds(0, 256));
+    // G1: 256 draws way 0 (evicting 0); 512, 768, 1024 hit.
+    EXPECT_EQ(ic.fetch_group(0, 1), MISS);
+    EXPECT_FALSE(ic.holds(0, 0));
+    // G0: 0 draws way 0 (evicting 256); 1 hits.
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    // G1: 256 draws way 2 (evicting 768, a later word's); 512 hits; 768 draws way 3 (evicting
+    // 1024, a later word's); 1024 draws way 3 (evicting 768: an earlier word's, not fetched
+    // again). 3 misses, each its span's first: 3 stalls.
+    EXPECT_EQ(ic.fetch_group(0, 1), 3u * MISS);
+    for (Line l : {0, 1, 256, 512, 1024}) EXPECT_TRUE(ic.holds(0, l)) << l;
+    EXPECT_FALSE(ic.holds(0, 768));
+    EXPECT_EQ(ic.stats().misses, 4u + 2u + 1u + 1u + 3u);
+    EXPECT_EQ(ic.stats().prefetched, 1u);
+    EXPECT_EQ(ic.stats().hits, 3u + 1u + 1u);
+    EXPECT_EQ(ic.stats().stall_cycles, 10u * MISS);
+}
+
 TEST(InstructionCache, TheCortexA9sWalkLeavesTheBitsAloneForAVictimOutsideTheirRange) {
     // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines), two CPUs, no prefetch. G0 = lines 0,
     // 256, 512, 768 (set 0), G1 and G2 = line 192 (set 192): the bits cover lines 0-768, 13 words
