@@ -53,6 +53,11 @@ public:
         ++events_;
         return true;
     }
+    // schedule_at(t, ...) for the event whose run_inline(t) has just answered false: t >= limit_,
+    // and so is max(t, now()), so the push lowers no bound.
+    void schedule_refused(Tick t, EventTarget* target, std::uint64_t arg) {
+        queue_.push(t < now_ ? now_ : t, target, arg);
+    }
     void set_inline_events(bool on) { inline_events_ = on; }
     bool inline_events() const { return inline_events_; }
 

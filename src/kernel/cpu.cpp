@@ -180,11 +180,17 @@ void Cpu::suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Po
 
 // local_irq_restore's exec that was not done in place: the exec, then Point::IRQ_RESTORE, which
 // sets the mask to `flags` only when the exec has ended (as `co_await exec; set mask; if
-// unmasked: co_await point(IRQ_ENABLE)` in a coroutine of its own did, one frame less).
-void Cpu::suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags) {
+// unmasked: co_await point(IRQ_ENABLE)` in a coroutine of its own did, one frame less). With
+// `due` (ExecAwaiter::due: the dispatch loop's next step would start this exec) the exec starts
+// now, as suspend_exec_started starts it; the loop finds the POINT once it has ended.
+void Cpu::suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags, Tick due) {
     Frame& f = *running_;
     f.restore_irqs_disabled = flags;
-    suspend_exec_point(h, e, Point::IRQ_RESTORE);
+    if (!due) return suspend_exec_point(h, e, Point::IRQ_RESTORE);
+    f.cont = h;
+    f.st = Frame::St::POINT;
+    f.point = Point::IRQ_RESTORE;
+    exec_started(f, e, due);
 }
 
 void Cpu::suspend_block(std::coroutine_handle<> h) {
@@ -374,7 +380,7 @@ void Cpu::on_event(std::uint64_t arg) {
             if (!exec_deferred_) return;
             exec_deferred_ = false;
             if (!sim_.run_inline(exec_done_at_)) {
-                sim_.schedule_at(exec_done_at_, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+                sim_.schedule_refused(exec_done_at_, this, (exec_gen_ << 2) | EV_EXEC_DONE);
                 return;
             }
         }

@@ -685,7 +685,7 @@ private:
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
     void suspend_exec_point(std::coroutine_handle<> h, const PendingExec& e, Point p);
-    void suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags);
+    void suspend_exec_irq_restore(std::coroutine_handle<> h, const PendingExec& e, bool flags, Tick due);
     void suspend_point(std::coroutine_handle<> h, Point p);
     void suspend_block(std::coroutine_handle<> h);
     void suspend_guest(std::coroutine_handle<> h, GuestRun& g);
@@ -704,8 +704,8 @@ private:
     // from this CPU's min_vruntime to `to`'s.
     void migrate_task(TaskStruct& t, Cpu& to);
     static engine::Task<> tick_handler(Cpu& cpu, void* ctx);
-    static engine::Task<> scheduler_ipi(Cpu& cpu, void* ctx);
-    static engine::Task<> call_function_single_ipi(Cpu& cpu, void* ctx);
+    static IrqStep scheduler_ipi(Cpu& cpu, void* ctx, unsigned step);
+    static IrqStep call_function_single_ipi(Cpu& cpu, void* ctx, unsigned step);
     // load balancing (kernel/sched/fair.c), onto this CPU
     // newidle_balance() from schedule() with nothing to pick: true when it pulled a task here;
     // `cost` gets the cycles of the balance it ran (0: none ran).

@@ -462,6 +462,55 @@ TEST(MergedExecs, AnExecThatCannotBeTakenInPlaceStartsAsItsCoroutineSuspendsWith
     EXPECT_EQ(events[0], events[1]);
 }
 
+engine::Task<> masked_section(Cpu& cpu, Harness& h) {
+    co_await cpu.exec(1000, Cat::OTHER);                  // 0 .. 1000 ns
+    const bool flags = co_await local_irq_save(cpu);      // .. 1012
+    co_await cpu.exec(1000, Cat::OTHER);                  // .. 2012
+    co_await local_irq_restore(cpu, flags);               // .. 2017, then the pending interrupt
+    h.observe();
+    co_await cpu.exec(1000, Cat::OTHER);
+    h.observe();
+}
+
+TEST(MergedExecs, ARestoresExecThatCannotBeTakenInPlaceStartsAsItsCoroutineSuspends) {
+    // The device interrupt at 1.5 us waits for the restore; a bystander's event at 2,015 ns stands
+    // between the restore's start (2,012) and its end (2,017), so its exec starts as the thread
+    // suspends (IrqRestoreAwaiter with ExecAwaiter::due) and the IRQ_RESTORE point follows its
+    // end. The point unmasks and the interrupt is taken: entry 300, exit 200, the softirq's round
+    // 100 and local_irq_enable 4 (NET_RX observes at 2,621 ns), its exec 1, local_irq_disable 3:
+    // the thread goes on at 2,625 ns and ends at 3,625 ns. The same with in-place events off.
+    const std::vector<std::pair<CtxKind, Tick>> want{{CtxKind::SOFTIRQ, 2621 * PS_PER_NS},
+                                                     {CtxKind::TASK, 2625 * PS_PER_NS},
+                                                     {CtxKind::TASK, 3625 * PS_PER_NS}};
+    std::uint64_t events[2] = {0, 0};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+        h.cpu.request_irq(v, &device_irq, nullptr, "dev");
+        h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, masked_section(h.cpu, h));
+        IrqAt irq(h.cpu, v);
+        h.sim.schedule_at(1500 * PS_PER_NS, &irq);
+        Bystander b;
+        h.sim.schedule_at(2015 * PS_PER_NS, &b);
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<std::pair<CtxKind, Tick>> got;
+        for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time);
+        EXPECT_EQ(got, want) << "merging " << merge;
+        EXPECT_EQ(b.seen, 1);
+        const auto& cyc = h.cpu.stats().cycles;
+        EXPECT_EQ(cyc[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)], 3000u);
+        EXPECT_EQ(cyc[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::IRQ_MASK)],
+                  12u + 5u + 3u + 4u) // save, restore; __schedule's disable/enable when the thread exits
+            << "merging " << merge;
+        EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
+}
+
 engine::Task<> points_between_execs(Cpu& cpu, Harness& h) {
     co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1000 ns
     co_await cond_resched(cpu);          // .. 1010, nothing to reschedule: the span closes

@@ -622,22 +622,29 @@ TaskStruct& Cpu::wake_list_pop() {
 }
 
 // Models: scheduler_ipi() (kernel/sched/core.c)
-engine::Task<> Cpu::scheduler_ipi(Cpu& cpu, void*) { co_return; }
+IrqStep Cpu::scheduler_ipi(Cpu&, void*, unsigned) { return {0, Cat::OTHER, true}; }
 
 // The wake_list's tasks, each activated here at sched.wakeup_activate (one rq lock and clock
-// update for the whole list in 6.1; the figure holds one per task).
+// update for the whole list in 6.1; the figure holds one per task). In plain steps: step 0
+// begins; every later step follows the exec of the step before it, whose task it activates.
 // Models: generic_smp_call_function_single_interrupt() (kernel/smp.c)
 // Models: sched_ttwu_pending() (kernel/sched/core.c)
-engine::Task<> Cpu::call_function_single_ipi(Cpu& cpu, void*) {
-    if (cpu.nohz_kick_pending_) { // nohz_csd_func: the balance runs in SCHED_SOFTIRQ at irq_exit
-        cpu.nohz_kick_pending_ = false;
-        cpu.__raise_softirq_irqoff(SCHED_SOFTIRQ);
-    }
-    while (!cpu.wake_list_.empty()) {
-        if (cpu.idle_flush_charged_) cpu.idle_flush_charged_ = false; // the idle loop paid for this one
-        else co_await cpu.exec(cpu.costs_.wakeup_activate, Cat::SCHEDULER, Text::WAKEUP_ACTIVATE);
+IrqStep Cpu::call_function_single_ipi(Cpu& cpu, void*, unsigned step) {
+    if (step == 0) {
+        if (cpu.nohz_kick_pending_) { // nohz_csd_func: the balance runs in SCHED_SOFTIRQ at irq_exit
+            cpu.nohz_kick_pending_ = false;
+            cpu.__raise_softirq_irqoff(SCHED_SOFTIRQ);
+        }
+    } else {
         cpu.ttwu_do_activate(cpu.wake_list_pop());
     }
+    while (!cpu.wake_list_.empty()) {
+        if (!cpu.idle_flush_charged_)
+            return {cpu.costs_.wakeup_activate + cpu.text(Text::WAKEUP_ACTIVATE), Cat::SCHEDULER, false};
+        cpu.idle_flush_charged_ = false; // the idle loop paid for this one
+        cpu.ttwu_do_activate(cpu.wake_list_pop());
+    }
+    return {0, Cat::OTHER, true};
 }
 
 // scheduler_tick: account the running task and end its slice if others wait.

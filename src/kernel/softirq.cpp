@@ -83,7 +83,10 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     }
 }
 
-// Inline in irq_steps (one register save for its steps); the caller has tested c != 0.
+// Inline in irq_steps (one register save for its steps); the caller has tested c != 0. An exec
+// that is not done in place starts now when the dispatch loop's next step would start it (no
+// stall, no guest, no deliverable interrupt, the frame's top exec not empty): irq_steps returns
+// false to the loop, which then sees exec_inflight_ and ends as after its own start_exec.
 [[gnu::always_inline]] inline bool Cpu::irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next) {
     const PendingExec e{c, cat, false, false, {}};
     Tick due = 0;
@@ -97,8 +100,17 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
         }
     }
     f.st = next;
-    if (due) exec_started(f, e, due);
-    else push_exec(f, e);
+    if (due) {
+        exec_started(f, e, due);
+        return false;
+    }
+    if (f.nexecs == 0) { // push_exec's result without its call
+        f.execs[0] = e;
+        f.nexecs = 1;
+    } else {
+        push_exec(f, e);
+    }
+    if (!stalled_ && !in_guest_ && !deliverable_irqs_at(f) && f.execs[f.nexecs - 1].remaining != 0) start_exec(f);
     return false;
 }
 
