@@ -83,7 +83,7 @@ void DmaPlatform::report_stale_read(const StaleReadReport& r) {
 
 DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line_size, DmaDevice* dev)
     : platform_(&platform), dev_(dev ? dev : &platform.default_device()), id_(platform.new_buffer_id()), size_(size),
-      line_(line_size) {
+      line_(line_size), shift_(static_cast<unsigned>(std::countr_zero(line_size))) {
     if (line_size == 0 || (line_size & (line_size - 1)) != 0)
         throw std::invalid_argument("DmaBuffer: the cache line size must be a power of two");
     if (size == 0) throw std::invalid_argument("DmaBuffer: a buffer has at least one byte");
@@ -92,14 +92,8 @@ DmaBuffer::DmaBuffer(DmaPlatform& platform, std::size_t size, std::uint32_t line
     clean_.assign(lines() + 1, 0);
 }
 
-void DmaBuffer::set_addr(mem::Addr a) {
-    if (mapped_) throw std::logic_error("DmaBuffer::set_addr: DMA buffer " + std::to_string(id_) + " is mapped");
-    addr_ = a;
-}
-
-void DmaBuffer::set_phys(std::uint64_t p) {
-    if (mapped_) throw std::logic_error("DmaBuffer::set_phys: DMA buffer " + std::to_string(id_) + " is mapped");
-    phys_ = p;
+void DmaBuffer::mapped_move_error(const char* what) const {
+    throw std::logic_error(std::string(what) + ": DMA buffer " + std::to_string(id_) + " is mapped");
 }
 
 namespace {
@@ -289,7 +283,7 @@ struct DmaOps {
                                   mem::Addr base, Tick now) {
         DmaPlatform& p = *b.platform_;
         const std::uint32_t line = b.line_;
-        const int shift = std::countr_zero(line);
+        const unsigned shift = b.shift_;
         const std::uint64_t end = offset + len;
         const std::uint64_t first = offset >> shift, last = (end - 1) >> shift; // the range's lines
         const bool head = offset & (line - 1), tail = end & (line - 1);          // partial end lines
@@ -320,7 +314,7 @@ struct DmaOps {
     // A bounce copy back over [offset, offset + len): the lines it writes hold the device's data.
     static void copied_back(DmaBuffer& b, std::size_t offset, std::size_t len) {
         if (len == 0) return;
-        mem::clear_bits(b.bits_.data(), offset / b.line_, (offset + len - 1) / b.line_ + 1);
+        mem::clear_bits(b.bits_.data(), offset >> b.shift_, ((offset + len - 1) >> b.shift_) + 1);
     }
     static void set_mapping(DmaBuffer& b, bool mapped, std::size_t len, DmaDataDirection dir) {
         b.mapped_ = mapped;
@@ -441,9 +435,7 @@ std::coroutine_handle<> DmaCall::await_suspend(std::coroutine_handle<> h) noexce
     return std::noop_coroutine();
 }
 
-void DmaCall::await_resume() {
-    if (task_.valid()) std::move(task_).operator co_await().await_resume();
-}
+void DmaCall::task_resume() { std::move(task_).operator co_await().await_resume(); }
 
 // Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
 // Models: dma_direct_map_page() (kernel/dma/direct.h)
@@ -569,11 +561,11 @@ void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now)
     if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, device_addr(buf) + offset, len);
     if (buf.bounced() && len > 0) { // the CPU reads the original: stale until copied back, coherent or not
         DmaOps::mark_bounced(buf);
-        DmaOps::mark(buf, offset / buf.line_size(), (offset + len - 1) / buf.line_size() + 1);
+        DmaOps::mark(buf, offset >> buf.line_shift(), ((offset + len - 1) >> buf.line_shift()) + 1);
         return;
     }
     if (buf.platform().coherent() || len == 0) return;
-    DmaOps::mark(buf, offset / buf.line_size(), (offset + len - 1) / buf.line_size() + 1);
+    DmaOps::mark(buf, offset >> buf.line_shift(), ((offset + len - 1) >> buf.line_shift()) + 1);
 }
 
 void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
@@ -608,8 +600,8 @@ namespace {
 bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len) {
     check_range(buf, offset, len, "cpu_read");
     if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
-    const std::size_t line = buf.line_size();
-    const std::size_t from = offset / line, to = (offset + len - 1) / line + 1; // lines [from, to)
+    const unsigned shift = buf.line_shift();
+    const std::size_t from = offset >> shift, to = ((offset + len - 1) >> shift) + 1; // lines [from, to)
     const std::size_t first_line = DmaOps::first_written(buf, from, to);
     if (first_line == to) return false;
     report_stale_read(cpu, buf, offset, len, first_line, to);

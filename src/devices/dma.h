@@ -160,7 +160,9 @@ public:
     std::uint64_t id() const { return id_; }
     std::size_t size() const { return size_; }
     std::uint32_t line_size() const { return line_; }
-    std::size_t lines() const { return (size_ + line_ - 1) / line_; }
+    // log2(line_size()): a byte offset's line is offset >> line_shift() (the line is a power of two)
+    unsigned line_shift() const { return shift_; }
+    std::size_t lines() const { return (size_ + line_ - 1) >> shift_; }
 
     // Functional state of line `i`.
     bool device_wrote(std::size_t i) const { return (bits_[i / 64] >> (i % 64)) & 1U; }
@@ -176,11 +178,17 @@ public:
     // Where the buffer lies in the platform's memory hierarchy (0: none). A driver that refills a
     // descriptor with a fresh buffer moves the unmapped object to the new buffer's address.
     mem::Addr addr() const { return addr_; }
-    void set_addr(mem::Addr a);
+    void set_addr(mem::Addr a) {
+        if (mapped_) [[unlikely]] mapped_move_error("DmaBuffer::set_addr");
+        addr_ = a;
+    }
     // Its physical address, which dma_capable holds against the device's mask (0 with no DRAM
     // layout: every mask reaches it).
     std::uint64_t phys() const { return phys_; }
-    void set_phys(std::uint64_t p);
+    void set_phys(std::uint64_t p) {
+        if (mapped_) [[unlikely]] mapped_move_error("DmaBuffer::set_phys");
+        phys_ = p;
+    }
     // Whether the current mapping is a bounce slot run, and its first slot.
     bool bounced() const { return tlb_ != NO_SLOT; }
     std::size_t tlb_index() const { return tlb_; }
@@ -190,6 +198,8 @@ public:
 private:
     friend struct DmaOps;
     static constexpr std::size_t NO_SLOT = SIZE_MAX;
+    // set_addr's and set_phys's error: a mapped buffer cannot move (dma.cpp, cold).
+    [[noreturn, gnu::noinline, gnu::cold]] void mapped_move_error(const char* what) const;
     DmaPlatform* platform_;
     DmaDevice* dev_;
     std::uint64_t phys_ = 0;
@@ -199,6 +209,7 @@ private:
     std::uint64_t id_;
     std::size_t size_;
     std::uint32_t line_;
+    unsigned shift_;
     std::vector<std::uint64_t> bits_;
     // The counts as differences (lines() + 1 each): an operation on lines [i, e) adds 1 at i and
     // takes 1 at e (modulo 2^32), so that line j's count is the sum of entries 0..j.
@@ -227,9 +238,13 @@ public:
     // inlined at each await would crowd out what GCC inlines of the driver's own awaits.
     bool await_ready() noexcept;
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept;
-    void await_resume();
+    // Inline: the common path (an exec) has nothing to resume with; a Task's result is out of line.
+    void await_resume() {
+        if (task_.valid()) [[unlikely]] task_resume();
+    }
 
 private:
+    void task_resume();
     kernel::Cpu::ExecAwaiter exec_;
     engine::Task<> task_;
 };

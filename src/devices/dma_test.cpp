@@ -477,6 +477,38 @@ TEST(DmaStale, ReadWithoutAnySyncIsStaleAndOnlyTheFirstSixteenReportsAreKept) {
     EXPECT_EQ(h.dma.findings().reports[0].end, 96u);
 }
 
+// The line of a byte is its offset shifted by log2 of the line size, at every line size: a device
+// write of the two bytes around the line 2 / line 3 boundary marks lines 2 and 3 and no other; a sync
+// of line 3's first byte for the CPU clears line 3 only.
+TEST(DmaStale, EachLineSizeMarksAndClearsTheLinesOfTheBytesByHand) {
+    for (const std::uint32_t line : {16u, 64u, 128u}) {
+        SCOPED_TRACE(line);
+        Harness h;
+        DmaBuffer buf(h.dma, 8 * line, line);
+        EXPECT_EQ(1u << buf.line_shift(), line);
+        EXPECT_EQ(buf.lines(), 8u);
+        std::string after_write, after_sync;
+        bool stale_before = true, stale_line2 = false, stale_after = true;
+        h.body = [&]() -> engine::Task<> {
+            co_await dma_map_single(h.cpu, buf, 8 * line, DMA_FROM_DEVICE);
+            device_write(buf, 3 * line - 1, 2, h.cpu.now()); // bytes 3L-1 (line 2) and 3L (line 3)
+            for (std::size_t i = 0; i < 8; ++i) after_write += buf.device_wrote(i) ? '1' : '0';
+            stale_before = cpu_read(h.cpu, buf, 0, 2 * line);   // lines 0-1
+            stale_line2 = cpu_read(h.cpu, buf, 3 * line - 1, 1); // line 2's last byte
+            stale_after = cpu_read(h.cpu, buf, 4 * line, 4 * line); // lines 4-7
+            co_await dma_sync_single_for_cpu(h.cpu, buf, 3 * line, 1, DMA_FROM_DEVICE);
+            for (std::size_t i = 0; i < 8; ++i) after_sync += buf.device_wrote(i) ? '1' : '0';
+            co_await dma_unmap_single_attrs(h.cpu, buf, 8 * line, DMA_FROM_DEVICE, DMA_ATTR_SKIP_CPU_SYNC);
+        };
+        h.run();
+        EXPECT_EQ(after_write, "00110000");
+        EXPECT_FALSE(stale_before);
+        EXPECT_TRUE(stale_line2);
+        EXPECT_FALSE(stale_after);
+        EXPECT_EQ(after_sync, "00100000");
+    }
+}
+
 TEST(DmaStale, CorrectSequencesReportNothingOverManyRandomLengths) {
     // Both rx strategies of E5, 2000 packets each, lengths 60..9018 (random, fixed seed):
     //  before: 9 KiB buffer mapped FROM_DEVICE, device writes, full unmap, read;

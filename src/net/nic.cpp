@@ -342,6 +342,13 @@ engine::Task<> Nic::rx_xdp_drop(const Packet& p, unsigned fec_writes) {
     if (fifo_) fifo_kick(); // writel(0, reg_desc_active): the device writes the frames that waited
 }
 
+// No buffer for descriptor `slot` (its refill's mapping failed): the frame is dropped, and the
+// next poll retries the refill. Out of line: rare, and kept out of rx_poll's actor.
+void Nic::rx_refill_failed(std::size_t slot) {
+    rx_unmapped_.push_back(slot);
+    rx_drop_frame_ = true;
+}
+
 // The NAPI instance's poll callback: the Task of the driver's poll below.
 engine::Task<int> Nic::napi_poll(kernel::Cpu& cpu, void* ctx, int budget) {
     return static_cast<Nic*>(ctx)->rx_poll(cpu, budget);
@@ -436,10 +443,7 @@ engine::Task<int> Nic::rx_poll(kernel::Cpu& cpu, int budget) {
                             co_await devices::dma_sync_single_for_device(cpu_, b, 0, b.size(), devices::DMA_FROM_DEVICE);
                         } else {
                             co_await devices::dma_map_single(cpu_, b, b.size(), devices::DMA_FROM_DEVICE);
-                            if (devices::dma_mapping_error(b)) { // no buffer for the descriptor: this frame is dropped
-                                rx_unmapped_.push_back(slot);
-                                rx_drop_frame_ = true;
-                            }
+                            if (devices::dma_mapping_error(b)) rx_refill_failed(slot);
                         }
                         if (stale) p.corrupt = true;
                     }

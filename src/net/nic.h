@@ -225,6 +225,7 @@ private:
     std::vector<std::size_t> rx_unmapped_;
     bool rx_drop_frame_ = false;
     engine::Task<> rx_retry_refills();
+    [[gnu::cold, gnu::noinline]] void rx_refill_failed(std::size_t slot);
     // Descriptors a frame of `len` bytes (FCS excluded) occupies.
     std::size_t descriptors_for(std::uint32_t len) const;
     // The device raises its rx interrupt, now or when moderation allows.
