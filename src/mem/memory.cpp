@@ -455,8 +455,13 @@ struct FastLevel {
     [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) { dirty[slot(l & mask, w)] = 1; }
 };
 
-template <bool A9>
-Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+template <bool A9, bool Cold>
+Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line last, bool stride_ahead) {
+    static_assert(A9 || !Cold);
+    // Cold: the caller found [first, last] a read of at most two lines, each held nowhere. No step
+    // below changes that before the line's turn (a fill's victim is a held line), so each line takes
+    // the h == 0 steps (a run needs three lines): from DRAM, missing both levels, filled clean.
+    const bool write = Cold ? false : write_arg;
     const std::size_t nlev = A9 ? 2 : n_levels_;
     const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
     Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
@@ -472,7 +477,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     };
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
-        const std::uint16_t h = dir[l];
+        const std::uint16_t h = Cold ? 0 : dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
         if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
@@ -487,7 +492,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         }
         // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
         // a received frame's headers read before its copy, costs less by the general steps below)
-        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
+        if (!Cold && h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
             const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
             t = A9 ? read_unheld_n<2, true>(cpu, t, l, b, stride_ahead && l == first)
@@ -1361,7 +1366,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
 }
 
 // (inline into read, write, together and consume: the access's values stay in registers into the run)
-[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
+[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x, bool header) {
     if (x.len == 0) return t;
     if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     touched_[static_cast<std::size_t>(cpu)] = 1;
@@ -1369,14 +1374,17 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     // (stride_covered's first test, site 0, inline: most loads are not tracked)
     const bool stride_ahead = !write && x.site != 0 && stride_covered(cpu, x.site, first);
-    if (use_dir_ && last < dir_.size())
-        return a9_fills_ ? access_run<true>(cpu, t, write, first, last, stride_ahead)
-                         : access_run<false>(cpu, t, write, first, last, stride_ahead);
+    if (use_dir_ && last < dir_.size()) {
+        if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
+        if (header && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0) // a frame's header, say
+            return access_run<true, true>(cpu, t, false, first, last, stride_ahead);
+        return access_run<true>(cpu, t, write, first, last, stride_ahead);
+    }
     return access_searched(cpu, t, write, first, last, stride_ahead);
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
-    return finish(now, access(cpu, now, Access{a, len, false, site}));
+    return finish(now, access(cpu, now, Access{a, len, false, site}, true));
 }
 Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) {
     return finish(now, access(cpu, now, Access{a, len, true, 0}));

@@ -1008,6 +1008,41 @@ TEST(Memory, TheCortexA9sSingleLinesFillTheL2ThenTheL1ByTheLfsrsAndMoveTheDirtyV
     for (int k = 0; k <= 18; ++k) P::expect_hints_match(m, L(k), L(k) + 64, "line " + std::to_string(k));
 }
 
+TEST(Memory, TheCortexA9sReadOfTwoLinesHeldNowhereMissesBothLevelsAndAHeldOneIsHitThere) {
+    // one CPU of the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, random)
+    // at 1 GHz; test profile's DRAM: one fill buffer, a demand miss 100 - 4 = 96 ns, a streamed line
+    // 10 ns (64 B at 6.4 GB/s), four trackers, trigger 2. read() of one or two lines that no cache
+    // holds takes access_run's Cold copy; one with a held line the general copy.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr b = m.alloc(8 * 64, 64);
+    const Line b0 = b / 64;
+    // b0, b1: tracker 0 begins at b0 (run 1) and follows b1 (run 2, not past the trigger): two
+    // demand misses one after the other
+    EXPECT_EQ(m.read(0, 1000 * NS, b, 2 * 64), 96u + 96);
+    // b2, b3: runs 3 and 4, streamed on the free channel
+    EXPECT_EQ(m.read(0, 2000 * NS, b + 2 * 64, 2 * 64), 10u + 10);
+    // b5 alone: tracker 1 begins (a demand miss)
+    EXPECT_EQ(m.read(0, 3000 * NS, b + 5 * 64, 8), 96u);
+    // b4 (held nowhere: tracker 0's run 5, streamed) and b5 (an L1 hit): the general copy. Taken
+    // as two lines held nowhere, b5 would be streamed again (20) and filled twice.
+    EXPECT_EQ(m.read(0, 4000 * NS, b + 4 * 64, 2 * 64), 10u);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 0) << i;
+    EXPECT_EQ(m.stats().levels[0].hits, 1u); // b5
+    EXPECT_EQ(m.stats().levels[0].misses, 6u);
+    EXPECT_EQ(m.stats().levels[1].hits, 0u);
+    EXPECT_EQ(m.stats().levels[1].misses, 6u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 3u); // b0, b1, b5
+    EXPECT_EQ(m.stats().dram_stream_lines, 3u); // b2, b3, b4
+    EXPECT_EQ(P::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b0 + 5, 5}));
+    EXPECT_EQ(P::stream(m, 0, 1), (std::pair<Line, std::uint32_t>{b0 + 6, 1}));
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, b, b + 6 * 64, "cold reads");
+}
+
 TEST(Memory, TheCortexA9sShortAccessesEqualTheLineByLineSearchOfEveryCache) {
     // the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, both random) on 1 to
     // 3 CPUs: accesses of one to three lines from 24 lines of each of four L2 sets (lines 0, 1, 128
