@@ -1378,6 +1378,13 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
         if (header && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0) // a frame's header, say
             return access_run<true, true>(cpu, t, false, first, last, stride_ahead);
+        if (write && use_held_runs_ && dir_[first] != 0 && (dir_[first] & private_bits_) == 0) {
+            // a store whose first line the L2 alone holds (a copy's destination): access_run's held
+            // run, then its steps for the lines after the run (a store has no stride line)
+            Line next = first + 1;
+            t = held_run_n<2, true>(cpu, t, true, first, last, next);
+            return next > last ? t : access_run<true>(cpu, t, true, next, last, false);
+        }
         return access_run<true>(cpu, t, write, first, last, stride_ahead);
     }
     return access_searched(cpu, t, write, first, last, stride_ahead);
