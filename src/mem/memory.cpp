@@ -455,6 +455,13 @@ struct FastLevel {
     [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) { dirty[slot(l & mask, w)] = 1; }
 };
 
+// A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
+// empty words at the block layout's offsets from its tags: the fields a fill reads as constants.
+template <Line M, std::uint32_t W, bool WayMajor>
+[[gnu::always_inline]] inline FastLevel<W, WayMajor> a9_level(Tag* tag, std::uint32_t lfsr) {
+    return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
+}
+
 template <bool A9, bool Cold>
 Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line last, bool stride_ahead) {
     static_assert(A9 || !Cold);
@@ -561,11 +568,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line 
         if constexpr (A9) { // fill_level's steps for the L2 that missed, then the L1 (found >= 1)
             std::uint16_t* const hints = way_.data(); // hint(x, 1): one shared level, one private
             if (found == 2) {
-                Cache::View v = lv[1]->view();
-                FastLevel<16, true> f = FastLevel<16, true>::of(v);
-                f.mask = 2047;
-                f.dirty = Cache::dirty_from<2048, 16>(f.tag); // (the block layout)
-                f.empty = Cache::empty_from<2048, 16>(f.tag);
+                FastLevel<16, true> f = a9_level<2047, 16, true>(lv[1]->view().tag, lv[1]->view().lfsr);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -579,11 +582,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line 
                 }
             }
             if (found >= 1) {
-                Cache::View v = lv[0]->view();
-                FastLevel<4> f = FastLevel<4>::of(v);
-                f.mask = 255;
-                f.dirty = Cache::dirty_from<256, 4>(f.tag);
-                f.empty = Cache::empty_from<256, 4>(f.tag);
+                FastLevel<4> f = a9_level<255, 4, false>(lv[0]->view().tag, lv[0]->view().lfsr);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -817,12 +816,6 @@ template <Line M0, Line M1>
                                                   std::uint16_t bit1, Line l, Line e) {
     if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
     return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
-}
-// A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
-// empty words at the block layout's offsets from its tags: the fields a fill reads as constants.
-template <Line M, std::uint32_t W, bool WayMajor>
-[[gnu::always_inline]] inline FastLevel<W, WayMajor> a9_level(Tag* tag, std::uint32_t lfsr) {
-    return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
 }
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
@@ -1105,8 +1098,8 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         const Line dir_lines = dir_.size();
         const std::uint16_t bit0 = bits_[base], bit1 = bits_[base + 1];
         const Tick hit_l2 = hit_ticks_[1], per_line = consume_line_;
-        FastLevel<4> f0 = FastLevel<4>::of(lv[0]->view());
-        FastLevel<16, true> f1 = FastLevel<16, true>::of(lv[1]->view());
+        FastLevel<4> f0 = a9_level<255, 4, false>(lv[0]->view().tag, lv[0]->view().lfsr);
+        FastLevel<16, true> f1 = a9_level<2047, 16, true>(lv[1]->view().tag, lv[1]->view().lfsr);
         Tick consumer = consumer_;
         std::uint64_t pend = 0; // lines since the consumer was settled (read_unheld_n's closed form)
         auto settle = [&]() __attribute__((always_inline)) {
