@@ -139,6 +139,7 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     };
     a9_fills_ = use_hint_ && n_levels_ == 2 && n_private_ == 1 && random_of(shared_[0], 2048, 16) &&
                 std::all_of(private_.begin(), private_.end(), [&](Cache& x) { return random_of(x, 256, 4); });
+    assert(!a9_fills_ || use_held_runs_); // (access_run<true> and access() take held runs without the test)
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -463,12 +464,12 @@ template <Line M, std::uint32_t W, bool WayMajor>
 }
 
 template <bool A9, bool Cold>
-Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line last, bool stride_ahead) {
+Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
     static_assert(A9 || !Cold);
     // Cold: the caller found [first, last] a read of at most two lines, each held nowhere. No step
     // below changes that before the line's turn (a fill's victim is a held line), so each line takes
     // the h == 0 steps (a run needs three lines): from DRAM, missing both levels, filled clean.
-    const bool write = Cold ? false : write_arg;
+    if constexpr (Cold) write = false;
     const std::size_t nlev = A9 ? 2 : n_levels_;
     const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
     Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
@@ -487,7 +488,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write_arg, Line first, Line 
         const std::uint16_t h = Cold ? 0 : dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
-        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
+        if (h != 0 && (h & private_bits_) == 0 && (A9 || use_held_runs_)) { // held by shared levels alone: a run
             Line next = l + 1;
             switch (nlev) {
             case 2: t = held_run_n<2, A9>(cpu, t, write, l, last, next); break;
@@ -1371,9 +1372,10 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
         if (header && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0) // a frame's header, say
             return access_run<true, true>(cpu, t, false, first, last, stride_ahead);
-        if (write && use_held_runs_ && dir_[first] != 0 && (dir_[first] & private_bits_) == 0) {
+        if (write && dir_[first] != 0 && (dir_[first] & private_bits_) == 0) {
             // a store whose first line the L2 alone holds (a copy's destination): access_run's held
-            // run, then its steps for the lines after the run (a store has no stride line)
+            // run (use_held_runs_ holds for this shape), then its steps for the lines after the run
+            // (a store has no stride line)
             Line next = first + 1;
             t = held_run_n<2, true>(cpu, t, true, first, last, next);
             return next > last ? t : access_run<true>(cpu, t, true, next, last, false);
