@@ -454,6 +454,15 @@ struct FastLevel {
         return displaced;
     }
     [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) { dirty[slot(l & mask, w)] = 1; }
+    // Cache::mark_dirty: the tag search of l's set
+    [[gnu::always_inline]] void mark_dirty(Line l) {
+        const std::size_t set = l & mask;
+        for (std::uint32_t w = 0; w < (fixed ? W : ways_); ++w)
+            if (const std::size_t i = slot(set, w); tag[i] == l + 1) {
+                dirty[i] = 1;
+                return;
+            }
+    }
 };
 
 // A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
@@ -594,7 +603,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                     if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[0]);
                     if (victim_dirty) {
                         if (victim < dir_lines && (dir[victim] & bits[1]) != 0)
-                            lv[1]->mark_dirty_at(victim, hints[victim]);
+                            a9_level<2047, 16, true>(lv[1]->view().tag, 0).mark_dirty_at(victim, hints[victim]);
                         else
                             place_evicted(cpu, 0, Evicted{victim, true}, t);
                     }
@@ -606,7 +615,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             for (; j > 0; --j) fill_level(j - 1, std::false_type{});
         }
         if (write) {
-            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            if (found == 0) { // (a fill above already made it dirty)
+                if constexpr (A9) a9_level<255, 4, false>(lv[0]->view().tag, 0).mark_dirty(l);
+                else lv[0]->mark_dirty(l);
+            }
             if ((dir[l] & peers()) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
