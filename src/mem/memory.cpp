@@ -481,8 +481,12 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     if constexpr (Cold) write = false;
     const std::size_t nlev = A9 ? 2 : n_levels_;
     const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
-    Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
-    const std::uint16_t* const bits = &bits_[base];
+    // this CPU's levels, nearest first, and their bits (the Cortex-A9's two copied: locals, which
+    // no store to the caches' arrays can alias, so they are not read again after each)
+    Cache* const a9_lv[2] = {A9 ? lv_[base] : nullptr, A9 ? lv_[base + 1] : nullptr};
+    const std::uint16_t a9_bits[2] = {A9 ? bits_[base] : std::uint16_t{0}, A9 ? bits_[base + 1] : std::uint16_t{0}};
+    Cache* const* const lv = A9 ? a9_lv : &lv_[base];
+    const std::uint16_t* const bits = A9 ? a9_bits : &bits_[base];
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
     // The other CPUs' private caches' bits, where a line no level of this CPU holds is looked for.
