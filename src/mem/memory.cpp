@@ -472,7 +472,9 @@ template <Line M, std::uint32_t W, bool WayMajor>
     return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
 }
 
+// (out of line: the Cold copy inline in read() gave read() a larger frame on every machine)
 template <bool A9, bool Cold>
+[[gnu::noinline]]
 Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
     static_assert(A9 || !Cold);
     // Cold: the caller found [first, last] a read of at most two lines, each held nowhere. No step
