@@ -1378,7 +1378,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
 }
 
 // (inline into read, write, together and consume: the access's values stay in registers into the run)
-[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x, bool header) {
+[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x, bool own_paths) {
     if (x.len == 0) return t;
     if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     touched_[static_cast<std::size_t>(cpu)] = 1;
@@ -1386,18 +1386,37 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     // (stride_covered's first test, site 0, inline: most loads are not tracked)
     const bool stride_ahead = !write && x.site != 0 && stride_covered(cpu, x.site, first);
+    // write()'s on the Cortex-A9's shape (no stride line), out of line (inline, its steps moved
+    // every machine's registers in write())
+    auto store_a9 = [this](const int c, Tick at, Line l, const Line end) __attribute__((noinline)) {
+        const std::size_t base = static_cast<std::size_t>(c) * 2;
+        const std::uint16_t bit0 = bits_[base];
+        if (const std::uint16_t h = dir_[l]; (h & private_bits_) == bit0) {
+            // its first line in this CPU's L1 and no other CPU's: access_run's steps for a store
+            // that hits the L1 (no fill, no drop), then the lines after it below
+            ++stats_.levels[0].hits;
+            at += hit_ticks_[0];
+            consume_line(at);
+            a9_level<255, 4, false>(lv_[base]->view().tag, 0).mark_dirty(l);
+            if (l == end) return at;
+            ++l;
+        }
+        if (dir_[l] != 0 && (dir_[l] & private_bits_) == 0) {
+            // a first line the L2 alone holds (a copy's destination): access_run's held run
+            // (use_held_runs_ holds for this shape), then its steps for the lines after the run
+            Line next = l + 1;
+            at = held_run_n<2, true>(c, at, true, l, end, next);
+            if (next > end) return at;
+            l = next;
+        }
+        return access_run<true>(c, at, true, l, end, false);
+    };
     if (use_dir_ && last < dir_.size()) {
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
-        if (header && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0) // a frame's header, say
+        // a read of one or two lines held nowhere (a frame's header, say)
+        if (own_paths && !write && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0)
             return access_run<true, true>(cpu, t, false, first, last, stride_ahead);
-        if (write && dir_[first] != 0 && (dir_[first] & private_bits_) == 0) {
-            // a store whose first line the L2 alone holds (a copy's destination): access_run's held
-            // run (use_held_runs_ holds for this shape), then its steps for the lines after the run
-            // (a store has no stride line)
-            Line next = first + 1;
-            t = held_run_n<2, true>(cpu, t, true, first, last, next);
-            return next > last ? t : access_run<true>(cpu, t, true, next, last, false);
-        }
+        if (own_paths && write) return store_a9(cpu, t, first, last);
         return access_run<true>(cpu, t, write, first, last, stride_ahead);
     }
     return access_searched(cpu, t, write, first, last, stride_ahead);
@@ -1407,7 +1426,7 @@ Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8
     return finish(now, access(cpu, now, Access{a, len, false, site}, true));
 }
 Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) {
-    return finish(now, access(cpu, now, Access{a, len, true, 0}));
+    return finish(now, access(cpu, now, Access{a, len, true, 0}, true));
 }
 Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesses) {
     Tick t = now;

@@ -1043,6 +1043,50 @@ TEST(Memory, TheCortexA9sReadOfTwoLinesHeldNowhereMissesBothLevelsAndAHeldOneIsH
     P::expect_hints_match(m, b, b + 6 * 64, "cold reads");
 }
 
+TEST(Memory, TheCortexA9sStoreHitsItsL1LineThenFillsTheL2sLinesIntoTheL1ByTheLfsr) {
+    // one CPU of the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, random)
+    // at 1 GHz, the test profile's latencies (L1 4 ns, L2 20: an L2 hit stalls 16 ns). The L1's
+    // LFSR draws from 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E (low two bits: ways 0, 0, 0, 2).
+    // write() of [p, q1, q2] with p in the L1 and q1, q2 in the L2 alone takes its own path: p's
+    // L1 hit marked dirty, then the held run of q1, q2.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(1100 * 64, 64), q1 = p + 64, q2 = p + 2 * 64;
+    const auto far = [](Addr q, int k) { return q + static_cast<Addr>(k) * 256 * 64; }; // q's L1 set
+    Tick now = 0;
+    const auto step = [&] { return now += 1000 * NS; };
+    // q1, then q2: way 0 of their L1 sets; three more lines fill ways 1 .. 3 of each set, a fourth
+    // draws way 0 (the 1st and 2nd draws): q1 and q2 are left in the L2 alone
+    m.read(0, step(), q1, 8);
+    m.read(0, step(), q2, 8);
+    for (int k = 1; k <= 4; ++k) m.read(0, step(), far(q1, k), 8);
+    for (int k = 1; k <= 4; ++k) m.read(0, step(), far(q2, k), 8);
+    m.read(0, step(), p, 8); // way 0 of its set, no draw
+    EXPECT_EQ(m.level_of(0, q1), 1);
+    EXPECT_EQ(m.level_of(0, q2), 1);
+    const LevelStats l1 = m.stats().levels[0], l2 = m.stats().levels[1];
+    // p: an L1 hit (no stall); q1, q2: L2 hits, 16 ns each, filled into the L1 dirty by the 3rd draw
+    // (way 0 of q1's set: far(q1, 4)) and the 4th (way 2 of q2's set: far(q2, 2)), both clean
+    EXPECT_EQ(m.write(0, step(), p, 3 * 64), 32u);
+    for (const Addr x : {p, q1, q2}) {
+        EXPECT_EQ(m.level_of(0, x), 0) << x;
+        EXPECT_TRUE(m.dirty_anywhere(x)) << x;
+    }
+    EXPECT_EQ(m.level_of(0, far(q1, 4)), 1);
+    EXPECT_EQ(m.level_of(0, far(q2, 2)), 1);
+    for (const int k : {1, 2, 3}) EXPECT_EQ(m.level_of(0, far(q1, k)), 0) << k;
+    for (const int k : {1, 3, 4}) EXPECT_EQ(m.level_of(0, far(q2, k)), 0) << k;
+    EXPECT_EQ(m.stats().levels[0].hits, l1.hits + 1);
+    EXPECT_EQ(m.stats().levels[0].misses, l1.misses + 2);
+    EXPECT_EQ(m.stats().levels[1].hits, l2.hits + 2);
+    EXPECT_EQ(m.stats().levels[1].misses, l2.misses);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, p, p + 3 * 64, "store");
+}
+
 TEST(Memory, TheCortexA9sShortAccessesEqualTheLineByLineSearchOfEveryCache) {
     // the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, both random) on 1 to
     // 3 CPUs: accesses of one to three lines from 24 lines of each of four L2 sets (lines 0, 1, 128
