@@ -1411,11 +1411,23 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         }
         return access_run<true>(c, at, true, l, end, false);
     };
+    // read()'s on the Cortex-A9's shape, out of line: its first lines in this CPU's L1 (hits:
+    // access_run's steps for them), then one or two lines held nowhere (a frame's header, say)
+    // by access_run's Cold copy, else by access_run<true>; the stride line can only be the first
+    auto read_a9 = [this](const int c, Tick at, Line l, const Line end, bool stride) __attribute__((noinline)) {
+        const std::uint16_t bit0 = bits_[static_cast<std::size_t>(c) * 2];
+        for (; (dir_[l] & bit0) != 0; ++l, stride = false) {
+            ++stats_.levels[0].hits;
+            at += hit_ticks_[0];
+            consume_line(at);
+            if (l == end) return at;
+        }
+        if (end - l <= 1 && dir_[l] == 0 && dir_[end] == 0) return access_run<true, true>(c, at, false, l, end, stride);
+        return access_run<true>(c, at, false, l, end, stride);
+    };
     if (use_dir_ && last < dir_.size()) {
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
-        // a read of one or two lines held nowhere (a frame's header, say)
-        if (own_paths && !write && last - first <= 1 && dir_[first] == 0 && dir_[last] == 0)
-            return access_run<true, true>(cpu, t, false, first, last, stride_ahead);
+        if (own_paths && !write) return read_a9(cpu, t, first, last, stride_ahead);
         if (own_paths && write) return store_a9(cpu, t, first, last);
         return access_run<true>(cpu, t, write, first, last, stride_ahead);
     }

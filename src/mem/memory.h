@@ -172,9 +172,9 @@ private:
     };
     // One access from issue time `t`: returns the issue time after it; its demand misses beyond the
     // first fill buffer stay in inflight_ until finish(). `own_paths`: read()'s and write()'s, whose
-    // accesses on the Cortex-A9's shape take paths of their own where they apply (a read of one or
-    // two lines held nowhere: access_run's Cold copy; a store's first lines held in the L1 or the
-    // L2 alone); the other callers skip the tests.
+    // accesses on the Cortex-A9's shape take paths of their own where they apply (a read's first
+    // lines in the L1, then one or two lines held nowhere: access_run's Cold copy; a store's first
+    // lines held in the L1 or the L2 alone); the other callers skip the tests.
     Tick access(int cpu, Tick t, const Access& x, bool own_paths = false);
     // access() over lines inside the holders directory (every access of alloc()'d memory): the same
     // per-line steps, with the CPU's levels, bits and peers read once per access and the holders

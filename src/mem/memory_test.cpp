@@ -1012,7 +1012,7 @@ TEST(Memory, TheCortexA9sReadOfTwoLinesHeldNowhereMissesBothLevelsAndAHeldOneIsH
     // one CPU of the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, random)
     // at 1 GHz; test profile's DRAM: one fill buffer, a demand miss 100 - 4 = 96 ns, a streamed line
     // 10 ns (64 B at 6.4 GB/s), four trackers, trigger 2. read() of one or two lines that no cache
-    // holds takes access_run's Cold copy; one with a held line the general copy.
+    // holds takes access_run's Cold copy, and so do such lines after L1 hits; others the general copy.
     MemoryConfig c = test_profile();
     c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
                 {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
@@ -1030,17 +1030,20 @@ TEST(Memory, TheCortexA9sReadOfTwoLinesHeldNowhereMissesBothLevelsAndAHeldOneIsH
     // b4 (held nowhere: tracker 0's run 5, streamed) and b5 (an L1 hit): the general copy. Taken
     // as two lines held nowhere, b5 would be streamed again (20) and filled twice.
     EXPECT_EQ(m.read(0, 4000 * NS, b + 4 * 64, 2 * 64), 10u);
-    for (int i = 0; i < 6; ++i) EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 0) << i;
-    EXPECT_EQ(m.stats().levels[0].hits, 1u); // b5
-    EXPECT_EQ(m.stats().levels[0].misses, 6u);
+    // b5 (an L1 hit), then b6 and b7 held nowhere (the Cold copy after the hit): tracker 1's runs 2
+    // (a demand miss, 96 ns) and 3 (streamed once that miss's line arrives: 10 ns)
+    EXPECT_EQ(m.read(0, 5000 * NS, b + 5 * 64, 3 * 64), 96u + 10);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 0) << i;
+    EXPECT_EQ(m.stats().levels[0].hits, 2u); // b5 twice
+    EXPECT_EQ(m.stats().levels[0].misses, 8u);
     EXPECT_EQ(m.stats().levels[1].hits, 0u);
-    EXPECT_EQ(m.stats().levels[1].misses, 6u);
-    EXPECT_EQ(m.stats().dram_demand_lines, 3u); // b0, b1, b5
-    EXPECT_EQ(m.stats().dram_stream_lines, 3u); // b2, b3, b4
+    EXPECT_EQ(m.stats().levels[1].misses, 8u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 4u); // b0, b1, b5, b6
+    EXPECT_EQ(m.stats().dram_stream_lines, 4u); // b2, b3, b4, b7
     EXPECT_EQ(P::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b0 + 5, 5}));
-    EXPECT_EQ(P::stream(m, 0, 1), (std::pair<Line, std::uint32_t>{b0 + 6, 1}));
+    EXPECT_EQ(P::stream(m, 0, 1), (std::pair<Line, std::uint32_t>{b0 + 8, 3}));
     EXPECT_EQ(m.stats().writebacks, 0u);
-    P::expect_hints_match(m, b, b + 6 * 64, "cold reads");
+    P::expect_hints_match(m, b, b + 8 * 64, "cold reads");
 }
 
 TEST(Memory, TheCortexA9sStoreHitsItsL1LineThenFillsTheL2sLinesIntoTheL1ByTheLfsr) {
