@@ -139,6 +139,7 @@ MemorySystem::MemorySystem(const MemoryConfig& c, int cpus, std::uint64_t hz) : 
     };
     a9_fills_ = use_hint_ && n_levels_ == 2 && n_private_ == 1 && random_of(shared_[0], 2048, 16) &&
                 std::all_of(private_.begin(), private_.end(), [&](Cache& x) { return random_of(x, 256, 4); });
+    assert(!a9_fills_ || use_held_runs_); // (access_run<true> and access() take held runs without the test)
     if (use_dir_) private_bits_ = static_cast<std::uint16_t>((1u << private_.size()) - 1);
     for (int cpu = 0; cpu < cpus; ++cpu)
         for (std::size_t k = 0; k < c.levels.size(); ++k) {
@@ -453,14 +454,41 @@ struct FastLevel {
         return displaced;
     }
     [[gnu::always_inline]] void mark_dirty_at(Line l, std::uint32_t w) { dirty[slot(l & mask, w)] = 1; }
+    // Cache::mark_dirty: the tag search of l's set
+    [[gnu::always_inline]] void mark_dirty(Line l) {
+        const std::size_t set = l & mask;
+        for (std::uint32_t w = 0; w < (fixed ? W : ways_); ++w)
+            if (const std::size_t i = slot(set, w); tag[i] == l + 1) {
+                dirty[i] = 1;
+                return;
+            }
+    }
 };
 
-template <bool A9>
+// A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
+// empty words at the block layout's offsets from its tags: the fields a fill reads as constants.
+template <Line M, std::uint32_t W, bool WayMajor>
+[[gnu::always_inline]] inline FastLevel<W, WayMajor> a9_level(Tag* tag, std::uint32_t lfsr) {
+    return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
+}
+
+// (out of line: the Cold copy inline in read() gave read() a larger frame on every machine)
+template <bool A9, bool Cold>
+[[gnu::noinline]]
 Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead) {
+    static_assert(A9 || !Cold);
+    // Cold: the caller found [first, last] a read of at most two lines, each held nowhere. No step
+    // below changes that before the line's turn (a fill's victim is a held line), so each line takes
+    // the h == 0 steps (a run needs three lines): from DRAM, missing both levels, filled clean.
+    if constexpr (Cold) write = false;
     const std::size_t nlev = A9 ? 2 : n_levels_;
     const std::size_t base = static_cast<std::size_t>(cpu) * nlev;
-    Cache* const* const lv = &lv_[base]; // this CPU's levels, nearest first
-    const std::uint16_t* const bits = &bits_[base];
+    // this CPU's levels, nearest first, and their bits (the Cortex-A9's two copied: locals, which
+    // no store to the caches' arrays can alias, so they are not read again after each)
+    Cache* const a9_lv[2] = {A9 ? lv_[base] : nullptr, A9 ? lv_[base + 1] : nullptr};
+    const std::uint16_t a9_bits[2] = {A9 ? bits_[base] : std::uint16_t{0}, A9 ? bits_[base + 1] : std::uint16_t{0}};
+    Cache* const* const lv = A9 ? a9_lv : &lv_[base];
+    const std::uint16_t* const bits = A9 ? a9_bits : &bits_[base];
     std::uint16_t* const dir = dir_.data(); // every line of [first, last] has its entry
     const Line dir_lines = dir_.size();
     // The other CPUs' private caches' bits, where a line no level of this CPU holds is looked for.
@@ -472,10 +500,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
     };
     std::uint64_t unheld = 0; // lines no cache held: each a miss in every level
     for (Line l = first; l <= last; ++l) {
-        const std::uint16_t h = dir[l];
+        const std::uint16_t h = Cold ? 0 : dir[l];
         std::size_t found = nlev;
         bool peer_dirty = false;
-        if (h != 0 && (h & private_bits_) == 0 && use_held_runs_) { // held by shared levels alone: a run
+        if (h != 0 && (h & private_bits_) == 0 && (A9 || use_held_runs_)) { // held by shared levels alone: a run
             Line next = l + 1;
             switch (nlev) {
             case 2: t = held_run_n<2, A9>(cpu, t, write, l, last, next); break;
@@ -487,7 +515,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         }
         // a run of three lines or more that no cache holds: read_unheld's steps (a shorter one, as
         // a received frame's headers read before its copy, costs less by the general steps below)
-        if (h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
+        if (!Cold && h == 0 && !write && l + 2 <= last && dir[l + 1] == 0 && dir[l + 2] == 0) {
             const Line b = next_held(dir, l + 3, last + 1) - 1;
             unheld += b - l + 1;
             t = A9 ? read_unheld_n<2, true>(cpu, t, l, b, stride_ahead && l == first)
@@ -556,11 +584,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
         if constexpr (A9) { // fill_level's steps for the L2 that missed, then the L1 (found >= 1)
             std::uint16_t* const hints = way_.data(); // hint(x, 1): one shared level, one private
             if (found == 2) {
-                Cache::View v = lv[1]->view();
-                FastLevel<16, true> f = FastLevel<16, true>::of(v);
-                f.mask = 2047;
-                f.dirty = Cache::dirty_from<2048, 16>(f.tag); // (the block layout)
-                f.empty = Cache::empty_from<2048, 16>(f.tag);
+                FastLevel<16, true> f = a9_level<2047, 16, true>(lv[1]->view().tag, lv[1]->view().lfsr);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -574,11 +598,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                 }
             }
             if (found >= 1) {
-                Cache::View v = lv[0]->view();
-                FastLevel<4> f = FastLevel<4>::of(v);
-                f.mask = 255;
-                f.dirty = Cache::dirty_from<256, 4>(f.tag);
-                f.empty = Cache::empty_from<256, 4>(f.tag);
+                FastLevel<4> f = a9_level<255, 4, false>(lv[0]->view().tag, lv[0]->view().lfsr);
                 Line victim;
                 bool victim_dirty = false;
                 std::uint32_t w;
@@ -589,7 +609,7 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
                     if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bits[0]);
                     if (victim_dirty) {
                         if (victim < dir_lines && (dir[victim] & bits[1]) != 0)
-                            lv[1]->mark_dirty_at(victim, hints[victim]);
+                            a9_level<2047, 16, true>(lv[1]->view().tag, 0).mark_dirty_at(victim, hints[victim]);
                         else
                             place_evicted(cpu, 0, Evicted{victim, true}, t);
                     }
@@ -601,7 +621,10 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
             for (; j > 0; --j) fill_level(j - 1, std::false_type{});
         }
         if (write) {
-            if (found == 0) lv[0]->mark_dirty(l); // a fill above already made it dirty
+            if (found == 0) { // (a fill above already made it dirty)
+                if constexpr (A9) a9_level<255, 4, false>(lv[0]->view().tag, 0).mark_dirty(l);
+                else lv[0]->mark_dirty(l);
+            }
             if ((dir[l] & peers()) != 0) drop_everywhere(l, cpu); // another CPU's private cache holds it
         } else if (peer_dirty) {
             drop_everywhere(l, cpu); // the owner's dirty data moves with the line (filled dirty above)
@@ -812,12 +835,6 @@ template <Line M0, Line M1>
                                                   std::uint16_t bit1, Line l, Line e) {
     if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
     return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
-}
-// A FastLevel of a level whose shape is known (M: the sets' mask, W: the ways), its flags and
-// empty words at the block layout's offsets from its tags: the fields a fill reads as constants.
-template <Line M, std::uint32_t W, bool WayMajor>
-[[gnu::always_inline]] inline FastLevel<W, WayMajor> a9_level(Tag* tag, std::uint32_t lfsr) {
-    return {tag, Cache::dirty_from<M + 1, W>(tag), Cache::empty_from<M + 1, W>(tag), M, W, W - 1, lfsr};
 }
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
@@ -1100,8 +1117,8 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         const Line dir_lines = dir_.size();
         const std::uint16_t bit0 = bits_[base], bit1 = bits_[base + 1];
         const Tick hit_l2 = hit_ticks_[1], per_line = consume_line_;
-        FastLevel<4> f0 = FastLevel<4>::of(lv[0]->view());
-        FastLevel<16, true> f1 = FastLevel<16, true>::of(lv[1]->view());
+        FastLevel<4> f0 = a9_level<255, 4, false>(lv[0]->view().tag, lv[0]->view().lfsr);
+        FastLevel<16, true> f1 = a9_level<2047, 16, true>(lv[1]->view().tag, lv[1]->view().lfsr);
         Tick consumer = consumer_;
         std::uint64_t pend = 0; // lines since the consumer was settled (read_unheld_n's closed form)
         auto settle = [&]() __attribute__((always_inline)) {
@@ -1361,7 +1378,7 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
 }
 
 // (inline into read, write, together and consume: the access's values stay in registers into the run)
-[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x) {
+[[gnu::always_inline]] inline Tick MemorySystem::access(int cpu, Tick t, const Access& x, bool own_paths) {
     if (x.len == 0) return t;
     if (cpu < 0 || cpu >= cpus_) throw_no_cpu(cpu);
     touched_[static_cast<std::size_t>(cpu)] = 1;
@@ -1369,17 +1386,59 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     const Line first = x.a >> line_shift_, last = (x.a + x.len - 1) >> line_shift_;
     // (stride_covered's first test, site 0, inline: most loads are not tracked)
     const bool stride_ahead = !write && x.site != 0 && stride_covered(cpu, x.site, first);
-    if (use_dir_ && last < dir_.size())
-        return a9_fills_ ? access_run<true>(cpu, t, write, first, last, stride_ahead)
-                         : access_run<false>(cpu, t, write, first, last, stride_ahead);
+    // write()'s on the Cortex-A9's shape (no stride line), out of line (inline, its steps moved
+    // every machine's registers in write())
+    auto store_a9 = [this](const int c, Tick at, Line l, const Line end) __attribute__((noinline)) {
+        const std::size_t base = static_cast<std::size_t>(c) * 2;
+        const std::uint16_t bit0 = bits_[base];
+        if (const std::uint16_t h = dir_[l]; (h & private_bits_) == bit0) {
+            // its first line in this CPU's L1 and no other CPU's: access_run's steps for a store
+            // that hits the L1 (no fill, no drop), then the lines after it below
+            ++stats_.levels[0].hits;
+            at += hit_ticks_[0];
+            consume_line(at);
+            a9_level<255, 4, false>(lv_[base]->view().tag, 0).mark_dirty(l);
+            if (l == end) return at;
+            ++l;
+        }
+        if (dir_[l] != 0 && (dir_[l] & private_bits_) == 0) {
+            // a first line the L2 alone holds (a copy's destination): access_run's held run
+            // (use_held_runs_ holds for this shape), then its steps for the lines after the run
+            Line next = l + 1;
+            at = held_run_n<2, true>(c, at, true, l, end, next);
+            if (next > end) return at;
+            l = next;
+        }
+        return access_run<true>(c, at, true, l, end, false);
+    };
+    // read()'s on the Cortex-A9's shape, out of line: its first lines in this CPU's L1 (hits:
+    // access_run's steps for them), then one or two lines held nowhere (a frame's header, say)
+    // by access_run's Cold copy, else by access_run<true>; the stride line can only be the first
+    auto read_a9 = [this](const int c, Tick at, Line l, const Line end, bool stride) __attribute__((noinline)) {
+        const std::uint16_t bit0 = bits_[static_cast<std::size_t>(c) * 2];
+        for (; (dir_[l] & bit0) != 0; ++l, stride = false) {
+            ++stats_.levels[0].hits;
+            at += hit_ticks_[0];
+            consume_line(at);
+            if (l == end) return at;
+        }
+        if (end - l <= 1 && dir_[l] == 0 && dir_[end] == 0) return access_run<true, true>(c, at, false, l, end, stride);
+        return access_run<true>(c, at, false, l, end, stride);
+    };
+    if (use_dir_ && last < dir_.size()) {
+        if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
+        if (own_paths && !write) return read_a9(cpu, t, first, last, stride_ahead);
+        if (own_paths && write) return store_a9(cpu, t, first, last);
+        return access_run<true>(cpu, t, write, first, last, stride_ahead);
+    }
     return access_searched(cpu, t, write, first, last, stride_ahead);
 }
 
 Cycles MemorySystem::read(int cpu, Tick now, Addr a, std::size_t len, std::uint8_t site) {
-    return finish(now, access(cpu, now, Access{a, len, false, site}));
+    return finish(now, access(cpu, now, Access{a, len, false, site}, true));
 }
 Cycles MemorySystem::write(int cpu, Tick now, Addr a, std::size_t len) {
-    return finish(now, access(cpu, now, Access{a, len, true, 0}));
+    return finish(now, access(cpu, now, Access{a, len, true, 0}, true));
 }
 Cycles MemorySystem::together(int cpu, Tick now, std::span<const Access> accesses) {
     Tick t = now;

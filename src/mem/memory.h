@@ -171,8 +171,11 @@ private:
         bool valid = false;
     };
     // One access from issue time `t`: returns the issue time after it; its demand misses beyond the
-    // first fill buffer stay in inflight_ until finish().
-    Tick access(int cpu, Tick t, const Access& x);
+    // first fill buffer stay in inflight_ until finish(). `own_paths`: read()'s and write()'s, whose
+    // accesses on the Cortex-A9's shape take paths of their own where they apply (a read's first
+    // lines in the L1, then one or two lines held nowhere: access_run's Cold copy; a store's first
+    // lines held in the L1 or the L2 alone); the other callers skip the tests.
+    Tick access(int cpu, Tick t, const Access& x, bool own_paths = false);
     // access() over lines inside the holders directory (every access of alloc()'d memory): the same
     // per-line steps, with the CPU's levels, bits and peers read once per access and the holders
     // entry once per line. A line that no cache holds (a DMA-written frame, a fresh buffer) skips
@@ -181,7 +184,9 @@ private:
     // access() outside the directory (memory outside alloc()'s, or no directory): every cache
     // searched, line by line. Out of line, so that access() stays a short dispatch.
     Tick access_searched(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
-    template <bool A9>
+    // Cold (A9 only): a read of one or two lines that no cache holds (a received frame's header),
+    // the copy with only the steps such lines take (from DRAM, then the L2's and the L1's fills).
+    template <bool A9, bool Cold = false>
     Tick access_run(int cpu, Tick t, bool write, Line first, Line last, bool stride_ahead);
     // access_run's per-line steps for a read of [a, b], lines that no cache holds (a received
     // frame after its DMA): each from DRAM, consumed, then filled into every level, the farthest

@@ -1008,6 +1008,88 @@ TEST(Memory, TheCortexA9sSingleLinesFillTheL2ThenTheL1ByTheLfsrsAndMoveTheDirtyV
     for (int k = 0; k <= 18; ++k) P::expect_hints_match(m, L(k), L(k) + 64, "line " + std::to_string(k));
 }
 
+TEST(Memory, TheCortexA9sReadOfTwoLinesHeldNowhereMissesBothLevelsAndAHeldOneIsHitThere) {
+    // one CPU of the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, random)
+    // at 1 GHz; test profile's DRAM: one fill buffer, a demand miss 100 - 4 = 96 ns, a streamed line
+    // 10 ns (64 B at 6.4 GB/s), four trackers, trigger 2. read() of one or two lines that no cache
+    // holds takes access_run's Cold copy, and so do such lines after L1 hits; others the general copy.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr b = m.alloc(8 * 64, 64);
+    const Line b0 = b / 64;
+    // b0, b1: tracker 0 begins at b0 (run 1) and follows b1 (run 2, not past the trigger): two
+    // demand misses one after the other
+    EXPECT_EQ(m.read(0, 1000 * NS, b, 2 * 64), 96u + 96);
+    // b2, b3: runs 3 and 4, streamed on the free channel
+    EXPECT_EQ(m.read(0, 2000 * NS, b + 2 * 64, 2 * 64), 10u + 10);
+    // b5 alone: tracker 1 begins (a demand miss)
+    EXPECT_EQ(m.read(0, 3000 * NS, b + 5 * 64, 8), 96u);
+    // b4 (held nowhere: tracker 0's run 5, streamed) and b5 (an L1 hit): the general copy. Taken
+    // as two lines held nowhere, b5 would be streamed again (20) and filled twice.
+    EXPECT_EQ(m.read(0, 4000 * NS, b + 4 * 64, 2 * 64), 10u);
+    // b5 (an L1 hit), then b6 and b7 held nowhere (the Cold copy after the hit): tracker 1's runs 2
+    // (a demand miss, 96 ns) and 3 (streamed once that miss's line arrives: 10 ns)
+    EXPECT_EQ(m.read(0, 5000 * NS, b + 5 * 64, 3 * 64), 96u + 10);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(m.level_of(0, b + static_cast<Addr>(i) * 64), 0) << i;
+    EXPECT_EQ(m.stats().levels[0].hits, 2u); // b5 twice
+    EXPECT_EQ(m.stats().levels[0].misses, 8u);
+    EXPECT_EQ(m.stats().levels[1].hits, 0u);
+    EXPECT_EQ(m.stats().levels[1].misses, 8u);
+    EXPECT_EQ(m.stats().dram_demand_lines, 4u); // b0, b1, b5, b6
+    EXPECT_EQ(m.stats().dram_stream_lines, 4u); // b2, b3, b4, b7
+    EXPECT_EQ(P::stream(m, 0, 0), (std::pair<Line, std::uint32_t>{b0 + 5, 5}));
+    EXPECT_EQ(P::stream(m, 0, 1), (std::pair<Line, std::uint32_t>{b0 + 8, 3}));
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, b, b + 8 * 64, "cold reads");
+}
+
+TEST(Memory, TheCortexA9sStoreHitsItsL1LineThenFillsTheL2sLinesIntoTheL1ByTheLfsr) {
+    // one CPU of the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, random)
+    // at 1 GHz, the test profile's latencies (L1 4 ns, L2 20: an L2 hit stalls 16 ns). The L1's
+    // LFSR draws from 0xACE1: 0xE270, 0x7138, 0x389C, 0x1C4E (low two bits: ways 0, 0, 0, 2).
+    // write() of [p, q1, q2] with p in the L1 and q1, q2 in the L2 alone takes its own path: p's
+    // L1 hit marked dirty, then the held run of q1, q2.
+    MemoryConfig c = test_profile();
+    c.levels = {{"l1d", 256 * 4 * 64, 4, 4, false, Replacement::RANDOM},
+                {"l2", 2048 * 16 * 64, 16, 20, true, Replacement::RANDOM}};
+    MemorySystem m(c, 1, 1'000'000'000);
+    using P = MemorySystemTestPeer;
+    const Addr p = m.alloc(1100 * 64, 64), q1 = p + 64, q2 = p + 2 * 64;
+    const auto far = [](Addr q, int k) { return q + static_cast<Addr>(k) * 256 * 64; }; // q's L1 set
+    Tick now = 0;
+    const auto step = [&] { return now += 1000 * NS; };
+    // q1, then q2: way 0 of their L1 sets; three more lines fill ways 1 .. 3 of each set, a fourth
+    // draws way 0 (the 1st and 2nd draws): q1 and q2 are left in the L2 alone
+    m.read(0, step(), q1, 8);
+    m.read(0, step(), q2, 8);
+    for (int k = 1; k <= 4; ++k) m.read(0, step(), far(q1, k), 8);
+    for (int k = 1; k <= 4; ++k) m.read(0, step(), far(q2, k), 8);
+    m.read(0, step(), p, 8); // way 0 of its set, no draw
+    EXPECT_EQ(m.level_of(0, q1), 1);
+    EXPECT_EQ(m.level_of(0, q2), 1);
+    const LevelStats l1 = m.stats().levels[0], l2 = m.stats().levels[1];
+    // p: an L1 hit (no stall); q1, q2: L2 hits, 16 ns each, filled into the L1 dirty by the 3rd draw
+    // (way 0 of q1's set: far(q1, 4)) and the 4th (way 2 of q2's set: far(q2, 2)), both clean
+    EXPECT_EQ(m.write(0, step(), p, 3 * 64), 32u);
+    for (const Addr x : {p, q1, q2}) {
+        EXPECT_EQ(m.level_of(0, x), 0) << x;
+        EXPECT_TRUE(m.dirty_anywhere(x)) << x;
+    }
+    EXPECT_EQ(m.level_of(0, far(q1, 4)), 1);
+    EXPECT_EQ(m.level_of(0, far(q2, 2)), 1);
+    for (const int k : {1, 2, 3}) EXPECT_EQ(m.level_of(0, far(q1, k)), 0) << k;
+    for (const int k : {1, 3, 4}) EXPECT_EQ(m.level_of(0, far(q2, k)), 0) << k;
+    EXPECT_EQ(m.stats().levels[0].hits, l1.hits + 1);
+    EXPECT_EQ(m.stats().levels[0].misses, l1.misses + 2);
+    EXPECT_EQ(m.stats().levels[1].hits, l2.hits + 2);
+    EXPECT_EQ(m.stats().levels[1].misses, l2.misses);
+    EXPECT_EQ(m.stats().writebacks, 0u);
+    P::expect_hints_match(m, p, p + 3 * 64, "store");
+}
+
 TEST(Memory, TheCortexA9sShortAccessesEqualTheLineByLineSearchOfEveryCache) {
     // the i.MX6's shape (L1 256 sets x 4 ways, shared L2 2,048 sets x 16 ways, both random) on 1 to
     // 3 CPUs: accesses of one to three lines from 24 lines of each of four L2 sets (lines 0, 1, 128
