@@ -206,6 +206,23 @@ TEST(DatapathMemory, ACopysSourceStreamsUnderItsLoopAndAnInPlaceCiphersUnderItsC
 
 engine::Task<> send_udp(UdpSource& src, kernel::Cpu& cpu, engine::Tick stop) { co_await src.send_loop(cpu, stop); }
 
+TEST(DatapathMemory, ACopysLoopCyclesFollowEachLengthChangeAndANewCopyFigure) {
+    // Source and destination in CPU 1's L1: no stall, each copy costs its loop alone, rounded
+    // half away from zero (kernel_copy keeps the last length's figure: it must follow a change).
+    TwoCpus t;
+    const mem::Addr src = t.memory.alloc(MSS), dst = t.memory.alloc(MSS);
+    (void)t.memory.write(1, 0, dst, MSS);
+    (void)t.memory.read(1, 0, src, MSS);
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);     // 0.5 x 3 = 1.5
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, MSS), 724u); // 0.5 x 1448
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 1), 1u);     // 0.5
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);
+    t.stack.set_memory(&t.memory, 1.25); // a new [memory].copy: the same length, its own figure
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 4u);     // 1.25 x 3 = 3.75
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, MSS), 1810u); // 1.25 x 1448
+}
+
 TEST(DatapathMemory, WithoutAHierarchyEachDatagramCostsCopyFromUserPerByteAndCarriesNoAddress) {
     // 1000-byte datagrams at 8 Mbit/s (one due per ms), copy_from_user 0.5 cycles/byte: 500
     // cycles = 500 ns after each is due it leaves; every other cost 0.
