@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace kdsim::net {
 namespace {
 
@@ -41,6 +43,22 @@ struct TwoCpus {
     Stack stack{wire};
     TwoCpus() { stack.set_memory(&memory, COPY_WARM); }
 };
+
+TEST(PerByte, RoundsHalfAwayFromZeroAsLlroundDoes) {
+    EXPECT_EQ(per_byte(0.5, 0), 0u);
+    EXPECT_EQ(per_byte(0.5, 1), 1u);    // 0.5
+    EXPECT_EQ(per_byte(0.5, 3), 2u);    // 1.5
+    EXPECT_EQ(per_byte(0.5, 5), 3u);    // 2.5
+    EXPECT_EQ(per_byte(0.25, 1), 0u);   // 0.25
+    EXPECT_EQ(per_byte(0.75, 1), 1u);   // 0.75
+    EXPECT_EQ(per_byte(0x1.fffffffffffffp-2, 1), 0u); // the double just below 0.5
+    EXPECT_EQ(per_byte(0.5, (std::uint64_t{1} << 53) - 1), std::uint64_t{1} << 52); // 2^52 - 0.5
+    EXPECT_EQ(per_byte(1.0, std::uint64_t{1} << 53), std::uint64_t{1} << 53);       // past 2^52: llround
+    EXPECT_EQ(per_byte(-0.5, 1), static_cast<Cycles>(std::llround(-0.5)));          // negative: llround
+    for (std::uint64_t n = 0; n < 5000; ++n)
+        for (const double cpb : {0.1, 0.3, 0.5, 1.0 / 3, 0.7, 1.5, 2.125, 3.7, 12.34})
+            EXPECT_EQ(per_byte(cpb, n), static_cast<Cycles>(std::llround(cpb * static_cast<double>(n)))) << cpb << " x " << n;
+}
 
 TEST(SkbSlab, HandsOutTheObjectFreedLastFirstAndIgnoresAddressesOutsideItAndDoubleFrees) {
     TwoCpus t;
