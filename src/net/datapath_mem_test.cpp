@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace kdsim::net {
 namespace {
 
@@ -41,6 +43,22 @@ struct TwoCpus {
     Stack stack{wire};
     TwoCpus() { stack.set_memory(&memory, COPY_WARM); }
 };
+
+TEST(PerByte, RoundsHalfAwayFromZeroAsLlroundDoes) {
+    EXPECT_EQ(per_byte(0.5, 0), 0u);
+    EXPECT_EQ(per_byte(0.5, 1), 1u);    // 0.5
+    EXPECT_EQ(per_byte(0.5, 3), 2u);    // 1.5
+    EXPECT_EQ(per_byte(0.5, 5), 3u);    // 2.5
+    EXPECT_EQ(per_byte(0.25, 1), 0u);   // 0.25
+    EXPECT_EQ(per_byte(0.75, 1), 1u);   // 0.75
+    EXPECT_EQ(per_byte(0x1.fffffffffffffp-2, 1), 0u); // the double just below 0.5
+    EXPECT_EQ(per_byte(0.5, (std::uint64_t{1} << 53) - 1), std::uint64_t{1} << 52); // 2^52 - 0.5
+    EXPECT_EQ(per_byte(1.0, std::uint64_t{1} << 53), std::uint64_t{1} << 53);       // past 2^52: llround
+    EXPECT_EQ(per_byte(-0.5, 1), static_cast<Cycles>(std::llround(-0.5)));          // negative: llround
+    for (std::uint64_t n = 0; n < 5000; ++n)
+        for (const double cpb : {0.1, 0.3, 0.5, 1.0 / 3, 0.7, 1.5, 2.125, 3.7, 12.34})
+            EXPECT_EQ(per_byte(cpb, n), static_cast<Cycles>(std::llround(cpb * static_cast<double>(n)))) << cpb << " x " << n;
+}
 
 TEST(SkbSlab, HandsOutTheObjectFreedLastFirstAndIgnoresAddressesOutsideItAndDoubleFrees) {
     TwoCpus t;
@@ -205,6 +223,23 @@ TEST(DatapathMemory, ACopysSourceStreamsUnderItsLoopAndAnInPlaceCiphersUnderItsC
 // ---- the UDP sender (udp_sendmsg -> ip_make_skb -> getfrag) ----------------------------------
 
 engine::Task<> send_udp(UdpSource& src, kernel::Cpu& cpu, engine::Tick stop) { co_await src.send_loop(cpu, stop); }
+
+TEST(DatapathMemory, ACopysLoopCyclesFollowEachLengthChangeAndANewCopyFigure) {
+    // Source and destination in CPU 1's L1: no stall, each copy costs its loop alone, rounded
+    // half away from zero (kernel_copy keeps the last length's figure: it must follow a change).
+    TwoCpus t;
+    const mem::Addr src = t.memory.alloc(MSS), dst = t.memory.alloc(MSS);
+    (void)t.memory.write(1, 0, dst, MSS);
+    (void)t.memory.read(1, 0, src, MSS);
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);     // 0.5 x 3 = 1.5
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, MSS), 724u); // 0.5 x 1448
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 1), 1u);     // 0.5
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 2u);
+    t.stack.set_memory(&t.memory, 1.25); // a new [memory].copy: the same length, its own figure
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, 3), 4u);     // 1.25 x 3 = 3.75
+    EXPECT_EQ(t.stack.kernel_copy(t.c1, src, dst, MSS), 1810u); // 1.25 x 1448
+}
 
 TEST(DatapathMemory, WithoutAHierarchyEachDatagramCostsCopyFromUserPerByteAndCarriesNoAddress) {
     // 1000-byte datagrams at 8 Mbit/s (one due per ms), copy_from_user 0.5 cycles/byte: 500

@@ -13,9 +13,14 @@ namespace kdsim::net {
 
 using engine::Cycles;
 
-// Cycles of a per-byte cost over `bytes`, rounded.
+// Cycles of a per-byte cost over `bytes`, rounded (half away from zero: std::llround's).
 inline Cycles per_byte(double cycles_per_byte, std::uint64_t bytes) {
-    return static_cast<Cycles>(std::llround(cycles_per_byte * static_cast<double>(bytes)));
+    const double c = cycles_per_byte * static_cast<double>(bytes);
+    if (c >= 0 && c < 0x1p52) [[likely]] { // llround without the call: below 2^52, c - trunc(c) is exact
+        const auto whole = static_cast<std::uint64_t>(c);
+        return whole + (c - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+    }
+    return static_cast<Cycles>(std::llround(c));
 }
 
 struct NetCosts {

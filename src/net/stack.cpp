@@ -67,7 +67,11 @@ Cycles Stack::copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, st
 
 // Models: skb_copy_bits() (net/core/skbuff.c)
 Cycles Stack::kernel_copy(kernel::Cpu& cpu, mem::Addr src, mem::Addr dst, std::uint32_t len) {
-    const Cycles loop = per_byte(copy_warm_, len);
+    if (len != copy_len_) { // the same length rounds to the same cycles: computed once per length change
+        copy_len_ = len;
+        copy_loop_ = per_byte(copy_warm_, len);
+    }
+    const Cycles loop = copy_loop_;
     const Cycles rd = memory_->consume(cpu.id(), cpu.now(), mem::Access{src, len, false, 0}, loop);
     const Cycles wr = memory_->write(cpu.id(), cpu.now() + cpu.clock().to_ticks(rd), dst, len);
     return loop + rd + wr;

@@ -74,6 +74,8 @@ public:
     void set_memory(mem::MemorySystem* m, double copy_cycles_per_byte) {
         memory_ = m;
         copy_warm_ = copy_cycles_per_byte;
+        copy_len_ = 0;
+        copy_loop_ = 0;
     }
     mem::MemorySystem* memory() const { return memory_; }
     // The stall of `cpu` reading bytes [from, to) of the received frame `p` (headers): 0 without
@@ -225,6 +227,10 @@ private:
     static engine::Task<> netif_receive_on(kernel::Cpu& cpu, void* ctx, const Packet& p);
     mem::MemorySystem* memory_ = nullptr;
     double copy_warm_ = 0;
+    // the copy loop's cycles of the last length kernel_copy saw (per_byte(copy_warm_, copy_len_)):
+    // a stream copies one segment size over and over
+    std::uint32_t copy_len_ = 0;
+    Cycles copy_loop_ = 0;
     SkbSlab* slab_ = nullptr;
     PagePlacement* pages_ = nullptr;
     Tunnel* tunnel_ = nullptr;

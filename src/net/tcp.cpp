@@ -19,7 +19,8 @@ using kernel::Cat;
 
 TcpSource::TcpSource(Stack& stack, const TcpCosts& costs, std::uint64_t window_cap, std::uint32_t mss,
                      std::uint32_t flow, std::uint64_t sndbuf, CongestionAlgorithm cc)
-    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss), flow_(flow),
+    : stack_(stack), costs_(costs), window_cap_(window_cap), mss_(mss),
+      copy_from_user_mss_(per_byte(costs.copy_from_user, mss)), flow_(flow),
       sndbuf_(sndbuf ? sndbuf : 2 * window_cap), rwnd_(window_cap), cc_(cc) {
     std::size_t slots = 1;
     while (slots < sndbuf_ / mss_ + 2) slots <<= 1;
@@ -182,7 +183,7 @@ std::uint64_t TcpSource::sndbuf_max() const {
 // Models: tcp_sendmsg_locked() (net/ipv4/tcp.c)
 Cycles TcpSource::tcp_copy_from_user(kernel::Cpu& cpu) {
     mem::MemorySystem* m = stack_.memory();
-    if (!m) return per_byte(costs_.copy_from_user, mss_);
+    if (!m) return copy_from_user_mss_;
     const std::uint64_t max = round_up(sndbuf_max(), FRAG_PAGE);
     if (frag_ring_ == 0) {
         frag_ring_ = m->alloc(FRAG_LEAD + max + FRAG_TAIL, 4096) + FRAG_LEAD;

@@ -276,6 +276,7 @@ private:
     TcpCosts costs_;
     std::uint64_t window_cap_;
     std::uint32_t mss_;
+    Cycles copy_from_user_mss_; // per_byte(costs_.copy_from_user, mss_): one MSS's copy without a hierarchy
     std::uint32_t flow_;
     std::uint64_t sndbuf_; // bytes of data the send queue may hold
     bool sndbuf_auto_ = false;

@@ -3,6 +3,7 @@
 // tcp.c tcp_recvmsg, tcp_cleanup_rbuf).
 #include "net/tcp.h"
 
+#include "kernel/irqflags.h"
 #include "kernel/sched.h"
 #include "kernel/softirq.h"
 
@@ -260,10 +261,17 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
         co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
         co_await stack_.ip_output(cpu, ack);
     }
-    if (rcv_nxt_ > before && reader_) {
-        kernel::TaskStruct* t = reader_;
+    if (rcv_nxt_ > before && reader_) { // sock_def_readable
+        kernel::TaskStruct& t = *reader_;
         reader_ = nullptr;
-        co_await kernel::try_to_wake_up(cpu, *t); // sock_def_readable
+        // kernel::try_to_wake_up's steps, its awaits in this frame (one coroutine less per wake-up)
+        const bool flags = co_await kernel::local_irq_save(cpu);
+        co_await cpu.exec(cpu.costs().wakeup, Cat::SCHEDULER, kernel::Text::WAKEUP);
+        if (!cpu.ttwu_queue_wakelist(t)) {
+            co_await cpu.exec(cpu.costs().wakeup_activate, Cat::SCHEDULER, kernel::Text::WAKEUP_ACTIVATE);
+            cpu.ttwu_do_activate(t);
+        }
+        co_await kernel::local_irq_restore(cpu, flags);
     }
 }
 
