@@ -84,7 +84,6 @@ public:
     // take() after peek() returned an event: the near tier holds it.
     Event take_peeked() {
         held_ = 1;
-        child_known_ = false;
         return near_front();
     }
 
@@ -94,7 +93,6 @@ public:
     Event take() {
         if (near_empty()) refill();
         held_ = 1;
-        child_known_ = false;
         return near_front();
     }
     // Ends the handling of the taken event (removes it unless a push already replaced it).
@@ -112,7 +110,8 @@ public:
         const Tick far = far_count_ ? limit_ : TICK_MAX; // far events are at limit_ or later
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
-            if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 1].time : far;
+            // (the sentinel's TICK_MAX when it is the only one; an event of the run is before far)
+            if (sorted_) return std::min(run_[run_n_ - 1].time, far);
             return heap_next_bound(far);
         }
         return near_empty() ? far : near_front().time;
@@ -191,6 +190,7 @@ private:
         return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
     }
     [[gnu::noinline]] Event heap_pop() {
+        child_known_ = false; // a taken event's hold ends here or in heap_replace_top
         const Event ev = heap_.pop();
         if (heap_.size() <= RUN_AGAIN) [[unlikely]]
             heap_to_run();
@@ -202,8 +202,12 @@ private:
             spill();
     }
     [[gnu::noinline]] void heap_replace_top(const Event& ev) {
-        if (child_known_) heap_.replace_top_known(child_, ev);
-        else heap_.replace_top(ev);
+        if (child_known_) {
+            child_known_ = false;
+            heap_.replace_top_known(child_, ev);
+        } else {
+            heap_.replace_top(ev);
+        }
     }
     // The run's events are run_[1 .. run_n_], in descending (time, seq) order, its least event
     // last; run_[0] is a sentinel that sorts after every event, so the walk needs no bound.
@@ -413,7 +417,8 @@ private:
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
-    // While held_: the root's least child, once next_time_bound() found it (the heap unchanged since).
+    // While held_: the root's least child, once next_time_bound() found it (the heap unchanged
+    // since); cleared where the hold ends in the heap (heap_replace_top, heap_pop).
     bool child_known_ = false;
     std::size_t child_ = 0;
     std::uint64_t next_seq_ = 0;
