@@ -61,7 +61,7 @@ public:
     }
 
     [[gnu::always_inline]] void push(Tick time, EventTarget* target, std::uint64_t arg) {
-        push_seq(time, target, arg, next_seq_++);
+        push_event<true>(Event{time, next_seq_++, target, arg});
     }
     // A sequence number taken now for an event pushed later by push_seq: among the events at its
     // time, that event then sorts as if it had been pushed when the number was taken.
@@ -69,20 +69,7 @@ public:
     // Pushes an event with a number from reserve_seq() (each used once). Precondition: it sorts
     // after a taken event, as every push does (time >= the taken event's, seq taken after its).
     [[gnu::always_inline]] void push_seq(Tick time, EventTarget* target, std::uint64_t arg, std::uint64_t seq) {
-        const Event ev{time, seq, target, arg};
-        if (time < limit_) [[likely]] {
-            if (held_) {
-                // The event being handled is still the near tier's least: the first event its
-                // handler schedules there takes its place (one sift-down in the heap, which
-                // starts below the root when next_time_bound() found the root's least child).
-                held_ = 0;
-                near_replace_top(ev);
-                return;
-            }
-            near_push(ev);
-            return;
-        }
-        push_far(ev);
+        push_event<false>(Event{time, seq, target, arg});
     }
 
     // The earliest event, nullptr when none is pending (the run loop's empty() and top() in one).
@@ -97,7 +84,6 @@ public:
     // take() after peek() returned an event: the near tier holds it.
     Event take_peeked() {
         held_ = 1;
-        child_known_ = false;
         return near_front();
     }
 
@@ -107,7 +93,6 @@ public:
     Event take() {
         if (near_empty()) refill();
         held_ = 1;
-        child_known_ = false;
         return near_front();
     }
     // Ends the handling of the taken event (removes it unless a push already replaced it).
@@ -125,7 +110,8 @@ public:
         const Tick far = far_count_ ? limit_ : TICK_MAX; // far events are at limit_ or later
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
-            if (sorted_) return run_n_ >= 2 ? run_[run_n_ - 2].time : far;
+            // (the sentinel's TICK_MAX when it is the only one; an event of the run is before far)
+            if (sorted_) return std::min(run_[run_n_ - 1].time, far);
             return heap_next_bound(far);
         }
         return near_empty() ? far : near_front().time;
@@ -143,6 +129,25 @@ public:
     }
 
 private:
+    // NEWEST: ev's seq is the largest yet (push), so it sorts after every pending event at its
+    // time, and the run's walk compares times alone.
+    template <bool NEWEST>
+    [[gnu::always_inline]] void push_event(const Event& ev) {
+        if (ev.time < limit_) [[likely]] {
+            if (held_) {
+                // The event being handled is still the near tier's least: the first event its
+                // handler schedules there takes its place (one sift-down in the heap, which
+                // starts below the root when next_time_bound() found the root's least child).
+                held_ = 0;
+                near_replace_top<NEWEST>(ev);
+                return;
+            }
+            near_push<NEWEST>(ev);
+            return;
+        }
+        push_far(ev);
+    }
+
     // The near tier is a sorted run while it holds at most SORTED_MAX events (its least event is
     // taken in O(1) and a near-term push is an insertion from the least end) and the heap
     // otherwise (a run that outgrew its array, or a bucket too large for it), until the heap
@@ -152,16 +157,17 @@ private:
 
     bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
     std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
-    const Event& near_front() const { return sorted_ ? run_[run_n_ - 1] : heap_.front(); }
+    const Event& near_front() const { return sorted_ ? run_[run_n_] : heap_.front(); }
     Event near_pop() {
-        if (sorted_) return run_[--run_n_];
+        if (sorted_) return run_[run_n_--];
         return heap_pop();
     }
     // Spills into the far tier (spill()) when the near tier alone holds all and grows past spill_at.
+    template <bool NEWEST>
     void near_push(const Event& ev) {
         if (sorted_) {
             if (run_n_ < SORTED_MAX) {
-                run_insert(ev);
+                run_insert<NEWEST>(ev);
                 if (heap_only_ && run_n_ > tuning_.spill_at) [[unlikely]]
                     spill();
                 return;
@@ -170,10 +176,11 @@ private:
         }
         heap_push(ev);
     }
+    template <bool NEWEST>
     void near_replace_top(const Event& ev) {
         if (!sorted_) return heap_replace_top(ev);
         --run_n_;
-        run_insert(ev);
+        run_insert<NEWEST>(ev);
     }
     // The heap's steps, out of line: with the run taking the small sets, the inline paths (push,
     // take, the next bound) keep few values live and save no registers.
@@ -183,6 +190,7 @@ private:
         return child_ && heap_.data()[child_].time < far ? heap_.data()[child_].time : far;
     }
     [[gnu::noinline]] Event heap_pop() {
+        child_known_ = false; // a taken event's hold ends here or in heap_replace_top
         const Event ev = heap_.pop();
         if (heap_.size() <= RUN_AGAIN) [[unlikely]]
             heap_to_run();
@@ -194,36 +202,50 @@ private:
             spill();
     }
     [[gnu::noinline]] void heap_replace_top(const Event& ev) {
-        if (child_known_) heap_.replace_top_known(child_, ev);
-        else heap_.replace_top(ev);
-    }
-    // run_ is in descending (time, seq) order, its least event last. Most pushes land within
-    // NEAR_STEPS of the least end (a CPU's next completion, a packet's next step) and are placed
-    // by the linear walk from there; a push that sorts behind as many events (a timer, a later
-    // flow's event in a run of a hundred) is placed by run_insert_deep.
-    static constexpr std::size_t NEAR_STEPS = 8;
-    void run_insert(const Event& ev) {
-        std::size_t i = run_n_++;
-        const std::size_t stop = i > NEAR_STEPS ? i - NEAR_STEPS : 0;
-        while (i > stop && event_before(run_[i - 1], ev)) {
-            run_[i] = run_[i - 1];
-            --i;
+        if (child_known_) {
+            child_known_ = false;
+            heap_.replace_top_known(child_, ev);
+        } else {
+            heap_.replace_top(ev);
         }
-        if (i == stop && i > 0 && event_before(run_[i - 1], ev)) [[unlikely]]
-            return run_insert_deep(i, ev);
-        run_[i] = ev;
     }
-    // run_insert past its walk: slot i is free and ev sorts after run_[i - 1]. A binary search of
-    // run_[0, i) for ev's place, then one move of the events from there to i up by a slot.
-    [[gnu::noinline]] void run_insert_deep(std::size_t i, const Event& ev) {
-        const Event* at = std::partition_point(run_, run_ + i, [&ev](const Event& e) { return !event_before(e, ev); });
+    // The run's events are run_[1 .. run_n_], in descending (time, seq) order, its least event
+    // last; run_[0] is a sentinel that sorts after every event, so the walk needs no bound.
+    // Most pushes land within NEAR_STEPS of the least end (a CPU's next completion, a packet's
+    // next step) and are placed by the linear walk from there; a push that sorts after the event
+    // NEAR_STEPS + 1 from that end (a timer, a later flow's event in a run of a hundred) is placed
+    // by run_insert_deep, so the walk stops at that event or before it.
+    static constexpr std::size_t NEAR_STEPS = 8;
+    template <bool NEWEST>
+    static bool run_before(const Event& e, const Event& ev) {
+        if constexpr (NEWEST) return e.time <= ev.time;
+        else return event_before(e, ev);
+    }
+    template <bool NEWEST>
+    void run_insert(const Event& ev) {
+        const std::size_t j = ++run_n_; // the free slot
+        if (j > NEAR_STEPS + 1 && run_before<NEWEST>(run_[j - 1 - NEAR_STEPS], ev)) [[unlikely]]
+            return run_insert_deep(j, ev);
+        Event* p = run_ + j;
+        while (run_before<NEWEST>(p[-1], ev)) {
+            *p = p[-1];
+            --p;
+        }
+        *p = ev;
+    }
+    // run_insert for an event that sorts after run_[j - 1 - NEAR_STEPS] (slot j free): a binary
+    // search of the run below that event for ev's place, then one move of the events from there
+    // to j - 1 up by a slot.
+    [[gnu::noinline]] void run_insert_deep(std::size_t j, const Event& ev) {
+        const Event* at = std::partition_point(run_ + 1, run_ + (j - 1 - NEAR_STEPS),
+                                               [&ev](const Event& e) { return !event_before(e, ev); });
         const std::size_t p = static_cast<std::size_t>(at - run_);
-        std::memmove(&run_[p + 1], &run_[p], (i - p) * sizeof(Event));
+        std::memmove(&run_[p + 1], &run_[p], (j - p) * sizeof(Event));
         run_[p] = ev;
     }
     [[gnu::noinline]] void near_to_heap() {
         heap_.clear();
-        for (std::size_t i = run_n_; i-- > 0;) heap_.push(run_[i]); // ascending: no sift moves
+        for (std::size_t i = run_n_; i > 0; --i) heap_.push(run_[i]); // ascending: no sift moves
         run_n_ = 0;
         sorted_ = false;
     }
@@ -231,7 +253,7 @@ private:
     // slot. Precondition: the near tier is the heap, nothing taken.
     [[gnu::noinline]] void heap_to_run() {
         const std::size_t n = heap_.size();
-        for (std::size_t i = n; i-- > 0;) run_[i] = heap_.pop();
+        for (std::size_t i = n; i > 0; --i) run_[i] = heap_.pop();
         run_n_ = n;
         sorted_ = true;
     }
@@ -315,7 +337,7 @@ private:
                 if (b.count == 0) continue;
                 far_count_ -= b.count;
                 sorted_ = b.count <= SORTED_MAX;
-                if (sorted_) list_drain(b, [this](const Event& ev) { run_insert(ev); });
+                if (sorted_) list_drain(b, [this](const Event& ev) { run_insert<false>(ev); });
                 else list_drain(b, [this](const Event& ev) { heap_.push(ev); });
                 limit_ = cur_ == nb_ ? year_end_ : base_ + (Tick(cur_) << shift_);
                 return;
@@ -347,7 +369,7 @@ private:
         nb_ = cur_ = 0;
         if (n <= tuning_.heap_only_max) {
             sorted_ = n <= SORTED_MAX;
-            if (sorted_) list_drain(overflow_, [this](const Event& ev) { run_insert(ev); });
+            if (sorted_) list_drain(overflow_, [this](const Event& ev) { run_insert<false>(ev); });
             else list_drain(overflow_, [this](const Event& ev) { heap_.push(ev); });
             limit_ = TICK_MAX;
             year_end_ = 0;
@@ -375,7 +397,7 @@ private:
     // The near tier alone has grown past spill_at: moves its events to the overflow, so the next
     // take lays out a year. Precondition: heap_only_, nothing taken (held_ == 0).
     [[gnu::noinline]] void spill() {
-        const Event* h = sorted_ ? run_ : heap_.data();
+        const Event* h = sorted_ ? run_ + 1 : heap_.data();
         const std::size_t n = near_size();
         for (std::size_t i = 0; i < n; ++i) list_push(overflow_, h[i]);
         far_count_ += n;
@@ -389,13 +411,14 @@ private:
 
     Tuning tuning_{};
     EventHeap heap_;
-    Event run_[SORTED_MAX];
+    Event run_[SORTED_MAX + 1]{{TICK_MAX, ~std::uint64_t{0}, nullptr, 0}};
     std::size_t run_n_ = 0;
     bool sorted_ = true; // the near tier is run_ (else heap_)
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root
-    // While held_: the root's least child, once next_time_bound() found it (the heap unchanged since).
+    // While held_: the root's least child, once next_time_bound() found it (the heap unchanged
+    // since); cleared where the hold ends in the heap (heap_replace_top, heap_pop).
     bool child_known_ = false;
     std::size_t child_ = 0;
     std::uint64_t next_seq_ = 0;

@@ -332,6 +332,38 @@ TEST(EventQueue, APushThatSortsAfterMoreThanEightEventsOfTheRunFindsItsPlaceToo)
     EXPECT_TRUE(q.empty());
 }
 
+TEST(EventQueue, APushSortsAfterEveryTieAndAReservedNumberAmongThemWithTheWalkEndingAtTheNinthEventOrBefore) {
+    // A push's number is the newest, so its walk compares times alone and passes every pending
+    // event at its time; an event pushed with a number reserved earlier compares (time, seq). The
+    // walk stops at the ninth event from the least end (one that sorts after more is placed by
+    // the search) or at the run's end. Numbers: #r reserved first (seq 0), then #0..#9 pushed at
+    // 50 ps (seqs 1..10, a run of ten ties).
+    EventQueue q;
+    const std::uint64_t r = q.reserve_seq();
+    for (std::uint64_t i = 0; i < 10; ++i) q.push(50, nullptr, i);
+    // #10 at 50: after all ten ties, placed by the search (it sorts after the ninth event from
+    // the least end, #8). #11 at 40: before every event, at the least end (the walk passes none).
+    // #12 at 50 with the reserved seq 0: after #11, before #0..#10 (the walk passes #11 alone).
+    q.push(50, nullptr, 10);
+    q.push(40, nullptr, 11);
+    q.push_seq(50, nullptr, 12, r);
+    // #13 at 60 into a run of 13: after every event (the search); #14 at 0: first.
+    q.push(60, nullptr, 13);
+    q.push(0, nullptr, 14);
+    EXPECT_EQ(q.size(), 15u);
+    std::vector<std::uint64_t> want{14, 11, 12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13};
+    for (std::uint64_t w : want) EXPECT_EQ(q.pop().arg, w) << "want=" << w;
+    EXPECT_TRUE(q.empty());
+    // A run of one: a push at the same time sorts after it, one at an earlier time before it
+    // (the walk stops at the sentinel), and a push at TICK_MAX - 1 after both.
+    q.push(7, nullptr, 0);
+    q.push(7, nullptr, 1);
+    q.push(TICK_MAX - 1, nullptr, 2);
+    q.push(3, nullptr, 3);
+    for (std::uint64_t w : {3u, 0u, 1u, 2u}) EXPECT_EQ(q.pop().arg, w) << "want=" << w;
+    EXPECT_TRUE(q.empty());
+}
+
 TEST(EventQueue, PushesAfterTheTakenEventsBoundWasLookedUpMatchMultimapAtEverySize) {
     // The run loop asks for the next bound (Simulation::run_inline) before its handler's first
     // push, which then starts its sift-down below the root. Every heap size from 1 to 300 (the

@@ -660,6 +660,19 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 --f.nexecs;
                 continue;
             }
+            if (defer_exec_ && !idle_ && !f.execs[f.nexecs - 1].simd_check) [[likely]] {
+                // start_exec's steps in on_event's completion loop, for an exec without SIMD
+                // work on a busy CPU: its completion deferred to that loop
+                if (np_mark_due()) np_mark_exec();
+                exec_start_cycles_ = busy_cycles_;
+                exec_inflight_ = true;
+                if constexpr (TRACE_COMPILED)
+                    if (trace_) [[unlikely]] trace_exec_begin_ = now();
+                exec_done_at_ = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + f.execs[f.nexecs - 1].remaining));
+                ++exec_gen_;
+                exec_deferred_ = true;
+                break;
+            }
             start_exec(f);
             break;
         }
