@@ -592,6 +592,7 @@ public:
     void set_trace(TraceRecorder* t, std::uint16_t track) {
         trace_ = t;
         trace_track_ = track;
+        plain_end_ = tracing() ? 0 : clock_.ceil_fast_end();
     }
     bool tracing() const {
         if constexpr (TRACE_COMPILED) return trace_ != nullptr;
@@ -676,7 +677,9 @@ private:
     // The watchdog view's mark that an exec starting now makes (np_mark(false)), which does
     // nothing in an interrupt context whose span is already open, nor in task context while the
     // open span is the current task's kernel code (np_quiet_).
-    bool np_mark_due() const { return idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
+    // Kept in np_due_, set by np_due_update() at each change of idle_, depth_, np_quiet_, np_open_.
+    bool np_mark_due() const { return np_due_; }
+    void np_due_update() { np_due_ = idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
     // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
     InPlace exec_in_place_plain_marked(const PendingExec& e, Tick& due); // inline, below the class
@@ -806,6 +809,9 @@ private:
     Tick busy_base_ = 0;      // start of the current busy period
     Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
     Cycles exec_start_cycles_ = 0;
+    // exec_in_place_plain converts a busy-period end below this itself (Clock::ceil_fast_end(),
+    // 0 while tracing: the trace is recorded out of line).
+    Cycles plain_end_ = 0;
     // Merged execs: while the completion handler's dispatch runs, start_exec leaves the next
     // completion (at exec_done_at_) to the handler, which takes it in place when nothing can
     // come before it (Simulation::run_inline) and schedules it otherwise.
@@ -905,6 +911,7 @@ private:
     // task, in kernel mode, under a preemption model with no point there): until the span
     // closes or the task switches, a mark in task context changes nothing.
     bool np_quiet_ = false;
+    bool np_due_ = true; // np_mark_due(): idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_)
     Tick np_start_ = 0;
     NpHolder np_holder_{};
 
@@ -935,7 +942,7 @@ private:
 inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
-    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false; // running_ is the stack's top
+    if (f.nexecs != 0 || (pending_irqs_ != 0 && deliverable_irqs_at(f))) return false; // running_ is the stack's top
     if (np_mark_due()) np_mark(false);
     return exec_in_place_marked(e, due);
 }
@@ -963,7 +970,7 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
 // of line (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
 inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
-    if (f.nexecs != 0 || deliverable_irqs_at(f)) return InPlace::REFUSED;
+    if (f.nexecs != 0 || (pending_irqs_ != 0 && deliverable_irqs_at(f))) return InPlace::REFUSED;
     if (np_mark_due()) [[unlikely]] return InPlace::ASK;
     return exec_in_place_plain_marked(e, due);
 }
@@ -972,8 +979,8 @@ inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
 // (then exec_in_place_marked has the answer).
 inline Cpu::InPlace Cpu::exec_in_place_plain_marked(const PendingExec& e, Tick& due) {
     const Cycles end = busy_cycles_ + e.remaining;
-    if (tracing() || !clock_.ceil_is_fast(end)) [[unlikely]] return InPlace::ASK;
-    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(end));
+    if (end >= plain_end_) [[unlikely]] return InPlace::ASK; // tracing, or the slow conversion
+    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil_fast(end));
     if (!sim_.run_inline(done)) {
         if (!idle_ && !stalled_) due = done; // as exec_in_place_marked
         return InPlace::REFUSED;

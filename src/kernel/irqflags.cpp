@@ -8,7 +8,7 @@ inline bool IrqRestoreAwaiter::restored_in_place() noexcept {
     exec_.cpu.set_irqs_disabled(flags_);
     // The point takes pending interrupts; with none deliverable it would resume at once. The
     // running coroutine's frame is the stack's top.
-    return flags_ || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
+    return flags_ || exec_.cpu.pending_irqs_ == 0 || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
 }
 
 // The exec as ExecAwaiter::await_ready takes it, then the new mask.
