@@ -139,12 +139,12 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // slow conversion exec_in_place's own way. Only the awaiter lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
     if (cpu.np_mark_due()) cpu.np_mark_exec();
-    switch (cpu.exec_in_place_plain_marked(e, due)) {
+    switch (cpu.exec_in_place_plain_marked(remaining, cat, due)) {
     case InPlace::REFUSED: return false;
     case InPlace::DONE: return true;
     case InPlace::ASK: break;
     }
-    return cpu.exec_in_place_marked_slow(e, due);
+    return cpu.exec_in_place_marked_slow(pending(), due);
 }
 
 [[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
