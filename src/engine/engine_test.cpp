@@ -130,6 +130,32 @@ TEST(Clock, TheFastCeilConversionStopsWhereTheRoundingAddLeaves64Bits) {
     }
 }
 
+TEST(Clock, TheFastCeilIsAMultiplyHighAndAShiftUpToWhereCyclesTimesPicosecondsLeave64Bits) {
+    // Zen 4's measured clock, 2,596,211,000 Hz: gcd with 1e12 is 1000, so ps = 1e9 and cyc =
+    // 2,596,211 (a 22-bit divisor: the shift is floor(log2(2,596,210)) = 21). The fast form is
+    // exact while c * 1e9 + 2,596,210 fits 64 bits: up to c = 18,446,744,073.
+    const std::uint64_t hz = 2'596'211'000;
+    Clock k(hz);
+    EXPECT_EQ(k.ceil_fast_end(), 18'446'744'074u);
+    EXPECT_TRUE(k.ceil_is_fast(18'446'744'073ull));
+    EXPECT_FALSE(k.ceil_is_fast(18'446'744'074ull));
+    EXPECT_EQ(k.to_ticks_ceil(1), 386u);   // 1e9 / 2,596,211 = 385.17 ps
+    EXPECT_EQ(k.to_ticks_ceil(2'596'211), 1'000'000'000u); // exactly 1 ms: no rounding up
+    EXPECT_EQ(k.to_ticks_ceil(2'596'212), 1'000'000'386u); // 1 ms + 385.17 ps
+    auto exact = [hz](Cycles n) {
+        return static_cast<Tick>((static_cast<unsigned __int128>(n) * PS_PER_S + hz - 1) / hz);
+    };
+    for (Cycles n = 0; n <= 20'000; ++n) ASSERT_EQ(k.to_ticks_ceil(n), exact(n)) << "c=" << n;
+    for (Cycles n = 18'446'744'073ull - 20'000; n <= 18'446'744'073ull + 20'000; ++n)
+        ASSERT_EQ(k.to_ticks_ceil(n), exact(n)) << "c=" << n;
+    // A clock whose reduced divisor is a power of two (2^40 Hz: gcd 2^12, ps = 244,140,625 and
+    // cyc = 2^28, the shift 27 and the factor exactly 2^63) converts exactly too.
+    Clock two(1ull << 40);
+    EXPECT_EQ(two.to_ticks_ceil(1), 1u);
+    EXPECT_EQ(two.to_ticks_ceil(1ull << 28), 244'140'625u);
+    EXPECT_EQ(two.to_ticks_ceil((1ull << 28) + 1), 244'140'626u);
+}
+
 TEST(Clock, SaturatingAddStopsAtTheEndOfTime) {
     EXPECT_EQ(sat_add(5, 7), 12u);
     EXPECT_EQ(sat_add(TICK_MAX - 1, 1), TICK_MAX);

@@ -23,6 +23,7 @@ Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts
          const KernelConfig& cfg)
     : sim_(sim), id_(id), clock_(clock), costs_(costs), cfg_(cfg),
       tick_period_(engine::PS_PER_S / cfg.hz) {
+    plain_end_ = clock_.ceil_fast_end();
     timers_.reserve(16);
     expired_.reserve(16);
     softirq_frame_.kind = CtxKind::SOFTIRQ;
@@ -123,11 +124,13 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
         np_holder_ = np_holder();
         // KERNEL_CODE: task context, no count, IRQs on, and not preemptible_now()
         np_quiet_ = np_holder_.why == NpHolder::KERNEL_CODE && preempt_count_ == 0;
+        np_due_update();
     } else if (np_holder_.why != NpHolder::KERNEL_CODE && depth_ == 1 && preempt_count_ == 0 && !irqs_disabled_) {
         // The span outlived the section that opened it: what really holds the CPU is kernel
         // code with no preemption point under this preemption model.
         np_holder_ = np_holder();
         np_quiet_ = true;
+        np_due_update();
     }
 }
 
@@ -136,12 +139,12 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // slow conversion exec_in_place's own way. Only the awaiter lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
     if (cpu.np_mark_due()) cpu.np_mark_exec();
-    switch (cpu.exec_in_place_plain_marked(e, due)) {
+    switch (cpu.exec_in_place_plain_marked(remaining, cat, due)) {
     case InPlace::REFUSED: return false;
     case InPlace::DONE: return true;
     case InPlace::ASK: break;
     }
-    return cpu.exec_in_place_marked_slow(e, due);
+    return cpu.exec_in_place_marked_slow(pending(), due);
 }
 
 [[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
@@ -432,6 +435,7 @@ void Cpu::raise_irq(unsigned vector) {
 
 void Cpu::end_idle() {
     idle_ = false;
+    np_due_update();
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_idle_end();
     stats_.idle_ticks += now() - idle_since_;
@@ -448,6 +452,7 @@ void Cpu::push_frame(Frame& f, CtxKind kind) {
     f.nexecs = 0;
     f.simd_clobbered = false;
     stack_[depth_++] = &f;
+    np_due_update();
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_ctx_begin(f);
 }
@@ -501,6 +506,7 @@ void Cpu::pop_frame() {
     f.root.rethrow_if_failed();
     f.root.reset();
     --depth_;
+    np_due_update();
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_ctx_end(f);
     switch (f.kind) {
@@ -781,6 +787,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 np_mark(true);
                 np_close(now());
                 idle_ = true;
+                np_due_update();
                 idle_since_ = now();
                 if constexpr (TRACE_COMPILED)
                     if (trace_) [[unlikely]] trace_idle_begin();
@@ -814,6 +821,7 @@ void Cpu::boot() {
         if (trace_) [[unlikely]] first->frame.trace_begin = now();
     depth_ = 0;
     stack_[depth_++] = &first->frame;
+    np_due_update();
     if (first->in_user && fpu_)
         if (Cycles c = fpu_->exit_to_user(*this, *first))
             push_exec(first->frame, PendingExec{c, Cat::SIMD_SAVE_RESTORE, false, false, {}});
@@ -984,6 +992,7 @@ void Cpu::np_close(Tick end) {
     if (!np_open_) return;
     np_open_ = false;
     np_quiet_ = false;
+    np_due_update();
     Tick len = end - np_start_;
     if (len > stats_.longest_np_span) {
         stats_.longest_np_span = len;

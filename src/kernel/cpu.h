@@ -357,9 +357,12 @@ public:
     bool last_simd_clobbered() const { return stack_[depth_ - 1]->simd_clobbered; }
 
     // --- awaitables: the only ways simulated code gives up the CPU ----------------------
+    // An exec without SIMD work: only what its pending exec needs lives in the awaiter (in the
+    // coroutine's frame, written at every co_await); the PendingExec is made where it suspends.
     struct [[nodiscard]] ExecAwaiter {
         Cpu& cpu;
-        PendingExec e;
+        Cycles remaining;
+        Cat cat;
         Tick due = 0; // set by await_ready when the exec could not be taken in place (exec_in_place)
         // Without suspending when there is nothing to do, or when nothing can come between the
         // exec's start and its end (Cpu::exec_in_place). Inline at every co_await is only
@@ -367,15 +370,24 @@ public:
         // path saves no registers (inline, below the class).
         bool await_ready() noexcept;
         bool ready_asked() noexcept; // cpu.cpp
+        PendingExec pending() const noexcept { return {remaining, cat, false, false, {}}; }
         void await_suspend(std::coroutine_handle<> h) noexcept {
-            if (due) cpu.suspend_exec_started(h, e, due);
-            else cpu.suspend_exec(h, e);
+            if (due) cpu.suspend_exec_started(h, pending(), due);
+            else cpu.suspend_exec(h, pending());
         }
-        // True when SIMD work found foreign contents in the register file.
-        bool await_resume() const noexcept { return e.simd_check && cpu.last_simd_clobbered(); }
+        void await_resume() const noexcept {}
+    };
+    // An exec of SIMD work: it always suspends (the dispatch checks the register file at its
+    // start and end); yields true when it found foreign contents in the register file.
+    struct [[nodiscard]] SimdExecAwaiter {
+        Cpu& cpu;
+        PendingExec e;
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h) noexcept { cpu.suspend_exec(h, e); }
+        bool await_resume() const noexcept { return cpu.last_simd_clobbered(); }
     };
     // Spends `c` cycles of the running context on category `cat`.
-    ExecAwaiter exec(Cycles c, Cat cat) { return {*this, PendingExec{c, cat, false, false, {}}}; }
+    ExecAwaiter exec(Cycles c, Cat cat) { return {*this, c, cat}; }
     // The same, running the kernel code `t`: `c` warm cycles and the stall of its instruction fetch.
     ExecAwaiter exec(Cycles c, Cat cat, Text t) { return exec(c + text(t), cat); }
     // The instruction fetch stall of running `t` now (0 without an instruction cache modelled).
@@ -383,7 +395,7 @@ public:
     // The machine's instruction fetch (nullptr: code is warm).
     void set_text_fetch(TextFetch* f) { text_ = f; }
     // Spends `c` cycles computing with SIMD registers that must hold `expect` throughout.
-    ExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
+    SimdExecAwaiter exec_simd(Cycles c, Cat cat, SimdToken expect) {
         return {*this, PendingExec{c, cat, true, false, expect, {}}};
     }
 
@@ -592,6 +604,7 @@ public:
     void set_trace(TraceRecorder* t, std::uint16_t track) {
         trace_ = t;
         trace_track_ = track;
+        plain_end_ = tracing() ? 0 : clock_.ceil_fast_end();
     }
     bool tracing() const {
         if constexpr (TRACE_COMPILED) return trace_ != nullptr;
@@ -672,14 +685,16 @@ private:
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
     bool exec_in_place(const PendingExec& e, Tick& due); // inline, below the class
     enum class InPlace : std::uint8_t { REFUSED, DONE, ASK };
-    InPlace exec_in_place_plain(const PendingExec& e, Tick& due); // inline, below the class
+    InPlace exec_in_place_plain(Cycles remaining, Cat cat, Tick& due); // inline, below the class
     // The watchdog view's mark that an exec starting now makes (np_mark(false)), which does
     // nothing in an interrupt context whose span is already open, nor in task context while the
     // open span is the current task's kernel code (np_quiet_).
-    bool np_mark_due() const { return idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
+    // Kept in np_due_, set by np_due_update() at each change of idle_, depth_, np_quiet_, np_open_.
+    bool np_mark_due() const { return np_due_; }
+    void np_due_update() { np_due_ = idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
     // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
-    InPlace exec_in_place_plain_marked(const PendingExec& e, Tick& due); // inline, below the class
+    InPlace exec_in_place_plain_marked(Cycles remaining, Cat cat, Tick& due); // inline, below the class
     bool exec_in_place_marked_slow(const PendingExec& e, Tick& due); // out of line, cpu.cpp
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
@@ -806,6 +821,9 @@ private:
     Tick busy_base_ = 0;      // start of the current busy period
     Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
     Cycles exec_start_cycles_ = 0;
+    // exec_in_place_plain converts a busy-period end below this itself (Clock::ceil_fast_end(),
+    // 0 while tracing: the trace is recorded out of line).
+    Cycles plain_end_ = 0;
     // Merged execs: while the completion handler's dispatch runs, start_exec leaves the next
     // completion (at exec_done_at_) to the handler, which takes it in place when nothing can
     // come before it (Simulation::run_inline) and schedules it otherwise.
@@ -905,6 +923,7 @@ private:
     // task, in kernel mode, under a preemption model with no point there): until the span
     // closes or the task switches, a mark in task context changes nothing.
     bool np_quiet_ = false;
+    bool np_due_ = true; // np_mark_due(): idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_)
     Tick np_start_ = 0;
     NpHolder np_holder_{};
 
@@ -935,7 +954,7 @@ private:
 inline bool Cpu::exec_in_place(const PendingExec& e, Tick& due) {
     Frame& f = *running_;
     // The dispatch loop would first take an interrupt that the coroutine raised on this CPU.
-    if (f.nexecs != 0 || deliverable_irqs_at(f)) return false; // running_ is the stack's top
+    if (f.nexecs != 0 || (pending_irqs_ != 0 && deliverable_irqs_at(f))) return false; // running_ is the stack's top
     if (np_mark_due()) np_mark(false);
     return exec_in_place_marked(e, due);
 }
@@ -961,33 +980,32 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
 // the clock's slow conversion) in its prologue on every exec: with none of them due, DONE or
 // REFUSED as exec_in_place answers; else ASK, with nothing changed, and the caller finishes out
 // of line (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
-inline Cpu::InPlace Cpu::exec_in_place_plain(const PendingExec& e, Tick& due) {
+inline Cpu::InPlace Cpu::exec_in_place_plain(Cycles remaining, Cat cat, Tick& due) {
     Frame& f = *running_;
-    if (f.nexecs != 0 || deliverable_irqs_at(f)) return InPlace::REFUSED;
+    if (f.nexecs != 0 || (pending_irqs_ != 0 && deliverable_irqs_at(f))) return InPlace::REFUSED;
     if (np_mark_due()) [[unlikely]] return InPlace::ASK;
-    return exec_in_place_plain_marked(e, due);
+    return exec_in_place_plain_marked(remaining, cat, due);
 }
 
 // exec_in_place_plain after the mark: ASK only for the trace and the clock's slow conversion
 // (then exec_in_place_marked has the answer).
-inline Cpu::InPlace Cpu::exec_in_place_plain_marked(const PendingExec& e, Tick& due) {
-    const Cycles end = busy_cycles_ + e.remaining;
-    if (tracing() || !clock_.ceil_is_fast(end)) [[unlikely]] return InPlace::ASK;
-    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(end));
+inline Cpu::InPlace Cpu::exec_in_place_plain_marked(Cycles remaining, Cat cat, Tick& due) {
+    const Cycles end = busy_cycles_ + remaining;
+    if (end >= plain_end_) [[unlikely]] return InPlace::ASK; // tracing, or the slow conversion
+    const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil_fast(end));
     if (!sim_.run_inline(done)) {
         if (!idle_ && !stalled_) due = done; // as exec_in_place_marked
         return InPlace::REFUSED;
     }
     busy_cycles_ = end;
-    account(running_->kind, e.cat, e.remaining);
+    account(running_->kind, cat, remaining);
     return InPlace::DONE;
 }
 
 inline bool Cpu::ExecAwaiter::await_ready() noexcept {
-    if (e.simd_check) return false;
-    if (e.remaining == 0) return true;
+    if (remaining == 0) return true;
     if (!cpu.defer_exec_) return false;
-    switch (cpu.exec_in_place_plain(e, due)) {
+    switch (cpu.exec_in_place_plain(remaining, cat, due)) {
     case InPlace::REFUSED: return false;
     case InPlace::DONE: return true;
     case InPlace::ASK: break;

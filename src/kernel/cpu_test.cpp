@@ -14,6 +14,15 @@
 #include <vector>
 
 namespace kdsim::kernel {
+
+struct CpuTestAccess {
+    // np_mark_due() as kept in np_due_, and as its definition computes it from the fields.
+    static bool np_due(const Cpu& c) { return c.np_mark_due(); }
+    static bool np_due_by_definition(const Cpu& c) {
+        return c.idle_ || (c.depth_ == 1 ? !c.np_quiet_ : !c.np_open_);
+    }
+};
+
 namespace {
 
 using engine::PS_PER_NS;
@@ -991,6 +1000,54 @@ TEST(Sched, AMigratedTaskKeepsItsLagBehindTheMinVruntimeOfItsNewRunqueue) {
     ASSERT_EQ(p.landed(), 0);
     EXPECT_NE(p.vruntime_before, 5 * PS_PER_US);
     EXPECT_EQ(p.vruntime_after, 5 * PS_PER_US);
+}
+
+struct NpDueLog {
+    std::vector<bool> due;
+    std::vector<bool> by_definition;
+    void note(const Cpu& c) {
+        due.push_back(CpuTestAccess::np_due(c));
+        by_definition.push_back(CpuTestAccess::np_due_by_definition(c));
+    }
+};
+
+engine::Task<> np_due_task(Cpu& cpu, NpDueLog& log) {
+    log.note(cpu);                       // no span open in task context: due
+    co_await cpu.exec(1000, Cat::OTHER); // its mark opens the kthread's KERNEL_CODE span (quiet)
+    log.note(cpu);                       // not due
+    co_await cpu.exec(1000, Cat::OTHER); // 1 .. 2 us, interrupted at 1.5 us
+    log.note(cpu);
+}
+
+engine::Task<> np_due_irq(Cpu& cpu, void* ctx) {
+    static_cast<NpDueLog*>(ctx)->note(cpu); // hardirq, the span open: not due
+    co_return;
+}
+
+TEST(MergedExecs, TheWatchdogMarksDueFlagFollowsIdleDepthAndTheOpenSpan) {
+    // PREEMPT=voluntary. The kept flag (np_due_) equals idle_ || (depth_ == 1 ? !np_quiet_ :
+    // !np_open_) at each note: task context before any exec (due), after the first exec opened
+    // the quiet span (not due), in the hardirq at 1.5 us with the span open (not due), back in
+    // the task, and idle after the task has ended (due). In-place events off and on.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        NpDueLog log;
+        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+        h.cpu.request_irq(v, &np_due_irq, &log, "dev");
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, np_due_task(h.cpu, log));
+        IrqAt irq(h.cpu, v);
+        h.sim.schedule_at(1500 * PS_PER_NS, &irq);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        log.note(h.cpu);
+        ASSERT_EQ(log.due.size(), 5u) << "merging " << merge;
+        EXPECT_EQ(log.due, log.by_definition) << "merging " << merge;
+        EXPECT_TRUE(log.due[0]) << "merging " << merge;
+        EXPECT_FALSE(log.due[1]) << "merging " << merge;
+        EXPECT_FALSE(log.due[2]) << "merging " << merge;
+        EXPECT_TRUE(log.due[4]) << "merging " << merge;
+    }
 }
 
 } // namespace

@@ -8,7 +8,7 @@ inline bool IrqRestoreAwaiter::restored_in_place() noexcept {
     exec_.cpu.set_irqs_disabled(flags_);
     // The point takes pending interrupts; with none deliverable it would resume at once. The
     // running coroutine's frame is the stack's top.
-    return flags_ || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
+    return flags_ || exec_.cpu.pending_irqs_ == 0 || !exec_.cpu.deliverable_irqs_at(*exec_.cpu.running_);
 }
 
 // The exec as ExecAwaiter::await_ready takes it, then the new mask.
@@ -16,7 +16,7 @@ bool IrqRestoreAwaiter::await_ready() noexcept { return exec_.await_ready() && r
 
 void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     if (in_place_) exec_.cpu.suspend_point(h, Point::IRQ_ENABLE);
-    else exec_.cpu.suspend_exec_irq_restore(h, exec_.e, flags_, exec_.due);
+    else exec_.cpu.suspend_exec_irq_restore(h, exec_.pending(), flags_, exec_.due);
 }
 
 } // namespace kdsim::kernel

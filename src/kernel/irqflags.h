@@ -38,7 +38,7 @@ public:
 private:
     bool restored_in_place() noexcept;
 
-    Cpu::ExecAwaiter exec_; // never SIMD work
+    Cpu::ExecAwaiter exec_;
     bool flags_;
     bool in_place_ = false;
 };

@@ -139,6 +139,7 @@ void Cpu::schedule(bool preempt) {
     Cycles fpu_cycles = fpu_ ? fpu_->switch_fpu(*this, *prev, *next) : 0;
     current_task_ = next;
     np_quiet_ = false; // the open span, if any, is prev's
+    np_due_update();
     stack_[0] = &next->frame;
     next->slice_start = now();
     // Paid on the incoming side before it continues: switch_to, then the FPU work, then the

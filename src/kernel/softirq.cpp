@@ -91,7 +91,7 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     const PendingExec e{c, cat, false, false, {}};
     Tick due = 0;
     if (defer_exec_) {
-        switch (exec_in_place_plain(e, due)) {
+        switch (exec_in_place_plain(c, cat, due)) {
         case InPlace::DONE: return true;
         case InPlace::ASK: [[unlikely]]
             if (exec_in_place(e, due)) return true;
