@@ -1425,9 +1425,53 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         if (end - l <= 1 && dir_[l] == 0 && dir_[end] == 0) return access_run<true, true>(c, at, false, l, end, stride);
         return access_run<true>(c, at, false, l, end, stride);
     };
+    // consume()'s and together()'s reads on the Cortex-A9's shape, out of line: a first line the L2
+    // and another CPU's L1 hold (a copy's source) takes access_run<true>'s steps for an L2 hit (the
+    // hit, the L1's fill); three lines or more held nowhere after it go to read_unheld_n as there
+    // (its fill's victim is a held line: their holders stay 0), and access_run<true> takes the rest
+    auto copy_a9 = [](MemorySystem& m, const int c, Tick at, Line l, const Line end, bool stride) __attribute__((noinline)) {
+        const std::size_t base = static_cast<std::size_t>(c) * 2;
+        const std::uint16_t bit0 = m.bits_[base], bit1 = m.bits_[base + 1];
+        std::uint16_t* const dir = m.dir_.data();
+        const std::uint16_t h = dir[l];
+        if ((h & bit0) != 0 || (h & bit1) == 0 || (h & m.private_bits_) == 0) return m.access_run<true>(c, at, false, l, end, stride);
+        ++m.stats_.levels[0].misses;
+        ++m.stats_.levels[1].hits;
+        at += m.hit_ticks_[1];
+        m.consume_line(at);
+        FastLevel<4> f = a9_level<255, 4, false>(m.lv_[base]->view().tag, m.lv_[base]->view().lfsr);
+        Line victim;
+        bool victim_dirty = false;
+        std::uint32_t w;
+        const bool displaced = f.fill(l, false, victim, victim_dirty, w);
+        dir[l] = static_cast<std::uint16_t>(h | bit0);
+        if (displaced) {
+            m.lv_[base]->commit_lfsr(f.lfsr);
+            const Line dir_lines = m.dir_.size();
+            if (victim < dir_lines) dir[victim] = static_cast<std::uint16_t>(dir[victim] & ~bit0);
+            if (victim_dirty) {
+                if (victim < dir_lines && (dir[victim] & bit1) != 0)
+                    a9_level<2047, 16, true>(m.lv_[base + 1]->view().tag, 0).mark_dirty_at(victim, m.way_[victim]);
+                else
+                    m.place_evicted(c, 0, Evicted{victim, true}, at);
+            }
+        }
+        if (l == end) return at;
+        ++l;
+        if (l + 2 <= end && dir[l] == 0 && dir[l + 1] == 0 && dir[l + 2] == 0) {
+            const Line b = next_held(dir, l + 3, end + 1) - 1;
+            m.stats_.levels[0].misses += b - l + 1;
+            m.stats_.levels[1].misses += b - l + 1;
+            at = m.read_unheld_n<2, true>(c, at, l, b, false);
+            if (b == end) return at;
+            l = b + 1;
+        }
+        return m.access_run<true>(c, at, false, l, end, false);
+    };
     if (use_dir_ && last < dir_.size()) {
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
         if (own_paths && !write) return read_a9(cpu, t, first, last, stride_ahead);
+        if (!own_paths && !write) return copy_a9(*this, cpu, t, first, last, stride_ahead);
         if (own_paths && write) return store_a9(cpu, t, first, last);
         return access_run<true>(cpu, t, write, first, last, stride_ahead);
     }

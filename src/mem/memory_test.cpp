@@ -1199,6 +1199,58 @@ TEST(Memory, TheQuadCortexA9sRunsEqualTheLineByLineSearchOfEveryCacheOnEachCpu) 
     }
 }
 
+TEST(Memory, TheQuadCortexA9sConsumedReadsEqualTheLineByLineSearchOfEveryCache) {
+    // the i.MX6's shape on four CPUs: consume()'s reads (access()'s copy path: a first line the L2
+    // and another CPU's L1 hold, then a cold run) of 1 to 64 lines among reads and writes that put
+    // lines in the CPUs' L1s, DMA writes and invalidates, against the every-cache search; the lines
+    // in 24 stretches of 2,048 (the L2's sets: its fills evict, and dirty L1 victims the L2 lost
+    // are written back)
+    for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+        std::mt19937 rng(seed + 4000);
+        MemoryConfig cfg = a9_shape();
+        constexpr int cpus = 4;
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const std::size_t bytes = (24 * 2048 + 128) * cfg.line;
+        const Addr buf = run.alloc(bytes, cfg.line);
+        ASSERT_EQ(ref.alloc(bytes, cfg.line), buf);
+        Tick now = 0;
+        for (int op = 0; op < 1500; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 2000) * NS;
+            const int cpu = static_cast<int>(rng() % cpus);
+            const std::size_t lines = 1 + rng() % 64;
+            const std::size_t stretch = rng() % 24;
+            const Addr a = buf + (stretch * 2048 + rng() % 64) * cfg.line;
+            const std::size_t len = lines * cfg.line;
+            switch (rng() % 8) {
+            case 0:
+            case 1:
+            case 2: {
+                const Cycles compute = rng() % 3 == 0 ? 0 : lines * (rng() % 40);
+                EXPECT_EQ(run.consume(cpu, now, Access{a, len, false, 0}, compute),
+                          ref.consume(cpu, now, Access{a, len, false, 0}, compute)) << where;
+                break;
+            }
+            case 3: EXPECT_EQ(run.read(cpu, now, a, std::min<std::size_t>(len, 4 * cfg.line), 0),
+                              ref.read(cpu, now, a, std::min<std::size_t>(len, 4 * cfg.line), 0)) << where; break;
+            case 4:
+            case 5: EXPECT_EQ(run.write(cpu, now, a, len), ref.write(cpu, now, a, len)) << where; break;
+            case 6:
+                run.device_write(now, a, len);
+                ref.device_write(now, a, len);
+                break;
+            case 7: EXPECT_EQ(run.invalidate(a, len), ref.invalidate(a, len)) << where; break;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
+            if (::testing::Test::HasFailure()) return;
+        }
+        expect_same_state(run, ref, buf, buf + bytes, cpus);
+        MemorySystemTestPeer::expect_hints_match(run, buf, buf + bytes, "end");
+    }
+}
+
 TEST(Memory, RunsOfMoreLinesThanTheLfsrsPeriodEqualTheLineByLineSearchOfEveryCache) {
     // one CPU; L1 64 sets x 4 ways, shared L2 8,192 sets x 16 ways (131,072 lines), both random:
     // the fill loops' shape with sets' masks not the i.MX6's. A cold read of 70,000 lines fills
