@@ -1425,16 +1425,18 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         if (end - l <= 1 && dir_[l] == 0 && dir_[end] == 0) return access_run<true, true>(c, at, false, l, end, stride);
         return access_run<true>(c, at, false, l, end, stride);
     };
-    // consume()'s and together()'s reads on the Cortex-A9's shape, out of line: a first line the L2
+    // consume()'s and together()'s accesses on the Cortex-A9's shape, out of line (access_run<true>'s
+    // for a store); a read's first line the L2
     // and another CPU's L1 hold (a copy's source) takes access_run<true>'s steps for an L2 hit (the
     // hit, the L1's fill); three lines or more held nowhere after it go to read_unheld_n as there
     // (its fill's victim is a held line: their holders stay 0), and access_run<true> takes the rest
-    auto copy_a9 = [](MemorySystem& m, const int c, Tick at, Line l, const Line end, bool stride) __attribute__((noinline)) {
+    auto copy_a9 = [](MemorySystem& m, const int c, Tick at, const bool write, Line l, const Line end, bool stride) __attribute__((noinline)) {
         const std::size_t base = static_cast<std::size_t>(c) * 2;
         const std::uint16_t bit0 = m.bits_[base], bit1 = m.bits_[base + 1];
         std::uint16_t* const dir = m.dir_.data();
         const std::uint16_t h = dir[l];
-        if ((h & bit0) != 0 || (h & bit1) == 0 || (h & m.private_bits_) == 0) return m.access_run<true>(c, at, false, l, end, stride);
+        if (write || (h & bit0) != 0 || (h & bit1) == 0 || (h & m.private_bits_) == 0)
+            return m.access_run<true>(c, at, write, l, end, stride);
         ++m.stats_.levels[0].misses;
         ++m.stats_.levels[1].hits;
         at += m.hit_ticks_[1];
@@ -1471,9 +1473,8 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
     if (use_dir_ && last < dir_.size()) {
         if (!a9_fills_) return access_run<false>(cpu, t, write, first, last, stride_ahead);
         if (own_paths && !write) return read_a9(cpu, t, first, last, stride_ahead);
-        if (!own_paths && !write) return copy_a9(*this, cpu, t, first, last, stride_ahead);
         if (own_paths && write) return store_a9(cpu, t, first, last);
-        return access_run<true>(cpu, t, write, first, last, stride_ahead);
+        return copy_a9(*this, cpu, t, write, first, last, stride_ahead);
     }
     return access_searched(cpu, t, write, first, last, stride_ahead);
 }
