@@ -1425,11 +1425,12 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         if (end - l <= 1 && dir_[l] == 0 && dir_[end] == 0) return access_run<true, true>(c, at, false, l, end, stride);
         return access_run<true>(c, at, false, l, end, stride);
     };
-    // consume()'s and together()'s accesses on the Cortex-A9's shape, out of line (access_run<true>'s
-    // for a store); a read's first line the L2
-    // and another CPU's L1 hold (a copy's source) takes access_run<true>'s steps for an L2 hit (the
-    // hit, the L1's fill); three lines or more held nowhere after it go to read_unheld_n as there
-    // (its fill's victim is a held line: their holders stay 0), and access_run<true> takes the rest
+    // consume()'s and together()'s accesses on the Cortex-A9's shape, out of line (a store:
+    // access_run<true>): a read's first line that the L2 and another CPU's L1 hold (a copy's source)
+    // takes access_run<true>'s steps for an L2 hit (the hit, the L1's fill); three lines or more
+    // held nowhere after it go to read_unheld_n as there (its fill's victim is a held line: their
+    // holders stay 0), and access_run<true> takes the rest. (It takes `*this` and every such
+    // access, so that consume()'s call site is the one it had.)
     auto copy_a9 = [](MemorySystem& m, const int c, Tick at, const bool write, Line l, const Line end, bool stride) __attribute__((noinline)) {
         const std::size_t base = static_cast<std::size_t>(c) * 2;
         const std::uint16_t bit0 = m.bits_[base], bit1 = m.bits_[base + 1];
