@@ -197,13 +197,28 @@ Tick MemorySystem::after_refresh(Tick t) {
     return t + (refresh_busy_ - into);
 }
 
-inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
+inline Tick MemorySystem::xfer_ticks(std::uint64_t bytes) const {
+    return bytes == cfg_.line ? line_xfer_
+                              : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
+}
+
+inline Tick MemorySystem::channel_for(Tick start, Tick xfer) {
     const Tick begin = after_refresh(std::max(start, busy_until_));
-    const Tick xfer = bytes == cfg_.line
-                          ? line_xfer_
-                          : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
     busy_until_ = begin + xfer;
     return busy_until_;
+}
+
+inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) { return channel_for(start, xfer_ticks(bytes)); }
+
+// A device's transfer (device_write, device_read): a run's frames repeat a few lengths, so the
+// last length's xfer_ticks (a double division and its ceil) is kept. The same time: a memo of a
+// function of the length alone (the configuration is fixed).
+inline Tick MemorySystem::device_channel(Tick start, std::uint64_t bytes) {
+    if (bytes != dev_bytes_) {
+        dev_bytes_ = bytes;
+        dev_xfer_ = xfer_ticks(bytes);
+    }
+    return channel_for(start, dev_xfer_);
 }
 
 inline bool MemorySystem::streamed(int cpu, Line l, Stream** trained) {
@@ -1478,7 +1493,7 @@ void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
         }(now, first, last);
         return;
     }
-    channel(now, (last - first + 1) * cfg_.line);
+    device_channel(now, (last - first + 1) * cfg_.line);
     if (cfg_.dma_coherent)
         [this](Line first, Line last) __attribute__((noinline)) { // the snoops (out of line, as above)
             for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) drop_everywhere(l, -1);
