@@ -197,13 +197,28 @@ Tick MemorySystem::after_refresh(Tick t) {
     return t + (refresh_busy_ - into);
 }
 
-inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) {
+inline Tick MemorySystem::xfer_ticks(std::uint64_t bytes) const {
+    return bytes == cfg_.line ? line_xfer_
+                              : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
+}
+
+inline Tick MemorySystem::channel_for(Tick start, Tick xfer) {
     const Tick begin = after_refresh(std::max(start, busy_until_));
-    const Tick xfer = bytes == cfg_.line
-                          ? line_xfer_
-                          : static_cast<Tick>(std::ceil(static_cast<double>(bytes) * 1e12 / cfg_.dram_bandwidth));
     busy_until_ = begin + xfer;
     return busy_until_;
+}
+
+inline Tick MemorySystem::channel(Tick start, std::uint64_t bytes) { return channel_for(start, xfer_ticks(bytes)); }
+
+// A device's transfer (device_write, device_read): a run's frames repeat a few lengths, so the
+// last length's xfer_ticks (a double division and its ceil) is kept. The same time: a memo of a
+// function of the length alone (the configuration is fixed).
+inline Tick MemorySystem::device_channel(Tick start, std::uint64_t bytes) {
+    if (bytes != dev_bytes_) {
+        dev_bytes_ = bytes;
+        dev_xfer_ = xfer_ticks(bytes);
+    }
+    return channel_for(start, dev_xfer_);
 }
 
 inline bool MemorySystem::streamed(int cpu, Line l, Stream** trained) {
@@ -1512,18 +1527,23 @@ void MemorySystem::device_write(Tick now, Addr a, std::size_t len) {
     stats_.dma_write_bytes += len;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
     if (cfg_.dma_write_allocate) { // DDIO-like: into the last shared level, not to DRAM
-        for (Line l = first; l <= last; ++l) {
-            drop_everywhere(l, -1);
-            if (auto ev = fill_at(0, cfg_.levels.size() - 1, l, true); ev && ev->dirty) {
-                ++stats_.writebacks;
-                channel(now, cfg_.line);
+        // (out of line: the DRAM path below then saves no registers for this loop)
+        [this](Tick now, Line first, Line last) __attribute__((noinline)) {
+            for (Line l = first; l <= last; ++l) {
+                drop_everywhere(l, -1);
+                if (auto ev = fill_at(0, cfg_.levels.size() - 1, l, true); ev && ev->dirty) {
+                    ++stats_.writebacks;
+                    channel(now, cfg_.line);
+                }
             }
-        }
+        }(now, first, last);
         return;
     }
-    channel(now, (last - first + 1) * cfg_.line);
+    device_channel(now, (last - first + 1) * cfg_.line);
     if (cfg_.dma_coherent)
-        for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) drop_everywhere(l, -1);
+        [this](Line first, Line last) __attribute__((noinline)) { // the snoops (out of line, as above)
+            for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) drop_everywhere(l, -1);
+        }(first, last);
 }
 
 void MemorySystem::device_read(Tick now, Addr a, std::size_t len) {
@@ -1745,31 +1765,39 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
 
 std::uint64_t MemorySystem::clean(Tick now, Addr a, std::size_t len) {
     if (len == 0) return 0;
-    std::uint64_t written = 0;
     const Line first = a >> line_shift_, last = (a + len - 1) >> line_shift_;
-    for (Line l = skip_unheld(first, last); l <= last; l = skip_unheld(l + 1, last)) {
-        bool was_dirty = false;
-        if (const std::uint16_t* d = holders(l)) {
-            for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
-                const std::size_t id = static_cast<std::size_t>(std::countr_zero(m));
-                const bool c = use_hint_ && id >= first_shared_id_
-                                   ? cache_by_id(id).clean_at(l, hint_by_id(l, id))
-                                   : cache_by_id(id).clean(l);
-                was_dirty = c || was_dirty;
+    // The write-backs from the first held line `l` on: out of line, so that a range the directory
+    // shows held nowhere (a received frame's partial end line, dropped at its map) returns after
+    // the search alone, without the loop's registers saved and restored.
+    auto clean_from = [this, now, last](Line l) __attribute__((noinline)) {
+        std::uint64_t written = 0;
+        for (; l <= last; l = skip_unheld(l + 1, last)) {
+            bool was_dirty = false;
+            if (const std::uint16_t* d = holders(l)) {
+                for (std::uint16_t m = *d; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
+                    const std::size_t id = static_cast<std::size_t>(std::countr_zero(m));
+                    const bool c = use_hint_ && id >= first_shared_id_
+                                       ? cache_by_id(id).clean_at(l, hint_by_id(l, id))
+                                       : cache_by_id(id).clean(l);
+                    was_dirty = c || was_dirty;
+                }
+            } else {
+                for (int cpu = 0; cpu < cpus_; ++cpu)
+                    for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
+                        was_dirty = level(cpu, k).clean(l) || was_dirty;
+                for (auto& c : shared_) was_dirty = c.clean(l) || was_dirty;
             }
-        } else {
-            for (int cpu = 0; cpu < cpus_; ++cpu)
-                for (std::size_t k = 0; touched(cpu) && k < n_private_; ++k)
-                    was_dirty = level(cpu, k).clean(l) || was_dirty;
-            for (auto& c : shared_) was_dirty = c.clean(l) || was_dirty;
+            if (was_dirty) {
+                ++written;
+                channel(now, cfg_.line);
+            }
         }
-        if (was_dirty) {
-            ++written;
-            channel(now, cfg_.line);
-        }
-    }
-    stats_.writebacks += written;
-    return written;
+        stats_.writebacks += written;
+        return written;
+    };
+    const Line l = skip_unheld(first, last);
+    if (l > last) return 0; // held nowhere (the directory says so): nothing written back
+    return clean_from(l);
 }
 
 int MemorySystem::level_of(int cpu, Addr a) const {

@@ -231,6 +231,9 @@ private:
     void fill_from(int cpu, std::size_t k, Line l, bool dirty, Tick now);
     void place_evicted(int cpu, std::size_t k, const Evicted& e, Tick now);
     Tick channel(Tick start, std::uint64_t bytes); // returns when the transfer ends
+    Tick xfer_ticks(std::uint64_t bytes) const;    // channel's transfer time of `bytes`, ps
+    Tick channel_for(Tick start, Tick xfer);       // channel with its transfer time given
+    Tick device_channel(Tick start, std::uint64_t bytes); // channel, the time memoised by length
     // The stream prefetcher's state on a DRAM line miss: whether it had fetched `l`; `trained`,
     // where given, the stream `l` continued or began (untouched without streams).
     bool streamed(int cpu, Line l, Stream** trained = nullptr);
@@ -307,6 +310,8 @@ private:
     Tick line_xfer_ = 0;         // one line on the DRAM channel, ps
     Tick core_line_xfer_ = 0;    // one line at one core's streaming limit, ps (0: none)
     Tick busy_until_ = 0;
+    std::uint64_t dev_bytes_ = 0; // device_channel's memo: the last device transfer's length (0: none)
+    Tick dev_xfer_ = 0;           // and its xfer_ticks
     Tick line_ready_ = 0;   // when the last line from_dram() gave arrives (a demand miss: completes)
     Tick consume_line_ = 0; // consume(): the consumer's work per line, ps (0: no consumer)
     Tick consumer_ = 0;     // consume(): when the consumer is done with the lines so far

@@ -292,6 +292,30 @@ TEST(Memory, CleanThenDmaForTransmitWritesBackEveryDirtyLineThenTheDeviceReads) 
     EXPECT_EQ(m.clean(2000 * NS, buf, 1500), 0u); // nothing left to write
 }
 
+TEST(Memory, DeviceWritesOfChangingLengthsTakeTheChannelForTheirOwnLengthEachTime) {
+    // device_write keeps the last length's transfer time: each length, new or repeated, must
+    // still take its own (10 ns a line on this profile's channel), one after another from 0
+    MemorySystem m(test_profile(), 1, 1'000'000'000);
+    const Addr buf = m.alloc(4096);
+    m.device_write(0, buf, 1500); // 24 lines
+    EXPECT_EQ(m.dram_busy_until(), 240 * NS);
+    m.device_write(0, buf, 64); // one line
+    EXPECT_EQ(m.dram_busy_until(), 250 * NS);
+    m.device_write(0, buf, 1500); // 24 again
+    EXPECT_EQ(m.dram_busy_until(), 490 * NS);
+    m.device_write(0, buf + 64, 1500); // lines 1 to 24: 24, the same length
+    EXPECT_EQ(m.dram_busy_until(), 730 * NS);
+    m.device_write(0, buf + 32, 1536); // bytes 32 to 1567: lines 0 to 24, 25
+    EXPECT_EQ(m.dram_busy_until(), 980 * NS);
+    m.device_write(0, buf, 128); // two
+    EXPECT_EQ(m.dram_busy_until(), 1000 * NS);
+    m.device_read(0, buf, 1500); // a device read between: 24 lines, by channel's own steps
+    EXPECT_EQ(m.dram_busy_until(), 1240 * NS);
+    m.device_write(2000 * NS, buf, 128); // two, from an idle channel
+    EXPECT_EQ(m.dram_busy_until(), 2020 * NS);
+    EXPECT_EQ(m.stats().dma_write_bytes, 1500u * 3 + 1536 + 64 + 128 * 2);
+}
+
 TEST(Memory, NonCoherentDmaLeavesTheCpuCopiesWhileCoherentDmaDropsThem) {
     MemoryConfig c = test_profile();
     MemorySystem nc(c, 1, 1'000'000'000);
