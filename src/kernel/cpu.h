@@ -679,7 +679,7 @@ private:
     // when it returns with `restore` 0).
     bool return_to_user_in_place(Cycles& restore);
     void return_from_interrupt(bool saved_irqs_disabled);
-    void push_hardirq();
+    Frame& push_hardirq(); // the new hardirq (or NMI) frame, on top of the stack
     void push_softirq(bool from_irq_exit);
     void end_idle();
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);
