@@ -457,14 +457,13 @@ void Cpu::push_frame(Frame& f, CtxKind kind) {
         if (trace_) [[unlikely]] trace_ctx_begin(f);
 }
 
-void Cpu::push_hardirq() {
-    const std::uint64_t ready = deliverable_irqs();
+Frame& Cpu::push_hardirq(std::uint64_t ready) {
     // NMIs first: an NMI-priority vector passes the mask and preempts ordinary ones.
-    const std::uint64_t pick = (ready & nmi_vectors_ && cfg_.pseudo_nmi) ? (ready & nmi_vectors_) : ready;
-    unsigned vector = static_cast<unsigned>(__builtin_ctzll(pick));
+    const std::uint64_t nmi_ready = cfg_.pseudo_nmi ? ready & nmi_vectors_ : 0;
+    const unsigned vector = static_cast<unsigned>(__builtin_ctzll(nmi_ready ? nmi_ready : ready));
     pending_irqs_ &= ~(1ULL << vector);
     ++irqs_[vector].count;
-    const bool nmi = cfg_.pseudo_nmi && (nmi_vectors_ >> vector & 1);
+    const bool nmi = nmi_ready != 0; // the vector is one of them
     Frame& f = nmi ? nmi_frame_ : hardirq_frame_;
     push_frame(f, nmi ? CtxKind::NMI : CtxKind::HARDIRQ);
     f.saved_irqs_disabled = irqs_disabled_;
@@ -485,6 +484,7 @@ void Cpu::push_hardirq() {
     f.irq_step = 0;
     if (hyp_) [[unlikely]]
         if (Cycles c = hyp_->irq_delivery(*this, vector, idle_)) push_exec(f, PendingExec{c, Cat::VIRT, false, false, {}});
+    return f;
 }
 
 // The softirq context: its root is handle_softirqs itself (a coroutine that only awaited it cost
@@ -655,8 +655,20 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 break; // the guest keeps the CPU
             leave_guest();
         }
-        if (deliverable_irqs_at(f) && f.st != Frame::St::DONE) {
-            push_hardirq();
+        if (const std::uint64_t ready = deliverable_irqs_at(f); ready && f.st != Frame::St::DONE) {
+            // The next pass's steps for the new frame when they lead to its entry steps: without a
+            // hypervisor the push changes neither stalled_ nor in_guest_ (both clear here), so with
+            // no exec queued (no soft-masking replay) and no NMI deliverable the pass runs irq_steps.
+            Frame& h = push_hardirq(ready);
+            if (h.nexecs == 0 && !hyp_ && !deliverable_irqs_at(h)) [[likely]] {
+                running_ = &h;
+                if (irq_steps(h)) continue; // a coroutine handler: READY, resumed at the next pass
+                running_ = nullptr;
+                if (exec_inflight_) {
+                    in_run_ = false;
+                    return;
+                }
+            }
             continue;
         }
         if (f.nexecs > 0) {

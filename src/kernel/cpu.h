@@ -679,7 +679,8 @@ private:
     // when it returns with `restore` 0).
     bool return_to_user_in_place(Cycles& restore);
     void return_from_interrupt(bool saved_irqs_disabled);
-    void push_hardirq();
+    // Takes the first of `ready` (deliverable_irqs(), not 0); returns its new frame, now on top.
+    Frame& push_hardirq(std::uint64_t ready);
     void push_softirq(bool from_irq_exit);
     void end_idle();
     void suspend_exec(std::coroutine_handle<> h, const PendingExec& e);

@@ -145,11 +145,12 @@ bool Cpu::irq_steps(Frame& f) {
             if (s.end) break;
             if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
         }
-        [[fallthrough]];
+        goto irq_exit; // f.root is empty
     }
     case St::DONE: // the handler has returned: irq_exit
         f.root.rethrow_if_failed();
         f.root.reset();
+    irq_exit:
         if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
             if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
         [[fallthrough]];
