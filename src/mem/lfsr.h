@@ -3,6 +3,7 @@
 // Cache::replace's draw (memory.cpp's fast fills, the L1I's walk).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace kdsim::mem {
@@ -17,6 +18,60 @@ namespace kdsim::mem {
 #else
     return (x >> 1) ^ (-(x & 1u) & 0xB400u);
 #endif
+}
+
+// Eight steps at a time. As the lowest tap is bit 10, the k-th step (k <= 10) shifts out bit
+// k - 1 of the state x it started from, so k steps xor into x >> k taps that depend on x's low k
+// bits alone: lfsr_taps8[b], what eight steps xor into x >> 8 for low byte b (bit j shifted out at
+// step j + 1, its taps 0xB400 shifted 7 - j more).
+inline constexpr std::array<std::uint16_t, 256> lfsr_taps8 = [] {
+    std::array<std::uint16_t, 256> t{};
+    for (std::uint32_t b = 0; b < 256; ++b) {
+        std::uint32_t v = 0;
+        for (std::uint32_t j = 0; j < 8; ++j)
+            if (b >> j & 1u) v ^= 0xB400u >> (7 - j);
+        t[b] = static_cast<std::uint16_t>(v);
+    }
+    return t;
+}();
+// The state after k steps from x, k <= 8: k steps' taps are those of eight steps from a byte whose
+// top k bits are x's low k.
+[[gnu::always_inline]] inline std::uint32_t lfsr_jump8(std::uint32_t x, std::uint32_t k) {
+    return (x >> k) ^ lfsr_taps8[(x << (8 - k)) & 255u];
+}
+
+// The draws as a stream of bits. Bit i of a state's stream is the bit that the (i + 1)-th step from
+// it shifts out (bit 0 of the state after i steps; the state after i steps has bits i .. i + 9 as
+// its low ten, as no tap reaches below bit 10 in nine steps), so that the k-th draw's way of a
+// 4-way set, the state after k steps & 3, is the stream's bits k and k + 1. The stream is linear in
+// the state (over GF(2)): two tables by byte (4 KiB).
+namespace lfsr_detail {
+// the first 64 bits of the stream of x
+constexpr std::uint64_t stream_of(std::uint32_t x) {
+    std::uint64_t s = 0;
+    for (unsigned i = 0; i < 64; ++i) {
+        s |= std::uint64_t{x & 1u} << i;
+        x = (x >> 1) ^ (-(x & 1u) & 0xB400u);
+    }
+    return s;
+}
+// [h][b]: the stream of the state b << 8h
+inline constexpr std::array<std::array<std::uint64_t, 256>, 2> streams = [] {
+    std::array<std::array<std::uint64_t, 256>, 2> t{};
+    for (unsigned h = 0; h < 2; ++h)
+        for (std::uint32_t b = 0; b < 256; ++b) t[h][b] = stream_of(b << (8 * h));
+    return t;
+}();
+} // namespace lfsr_detail
+
+// The first 64 bits of state x's stream (x < 2^16).
+[[gnu::always_inline]] inline std::uint64_t lfsr_stream(std::uint32_t x) {
+    return lfsr_detail::streams[0][x & 255u] ^ lfsr_detail::streams[1][(x >> 8) & 255u];
+}
+// The state after k steps from x: eight at a time, then the rest (lfsr_jump8).
+[[gnu::always_inline]] inline std::uint32_t lfsr_jump(std::uint32_t x, std::uint32_t k) {
+    for (; k >= 8; k -= 8) x = lfsr_jump8(x, 8);
+    return lfsr_jump8(x, k);
 }
 
 } // namespace kdsim::mem

@@ -796,53 +796,71 @@ template <Line M0, Line M1>
     std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
     const Line mask1 = M1 ? M1 : f1.mask;
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
-    for (; l <= e; ++l) {
-        // the L2's fill first (its values' lives end before the L1's step: fewer registers held
-        // over it); taken back below if the L1's step stops the loop
-        const std::size_t set1 = static_cast<std::size_t>(l & mask1);
-        const std::uint64_t e1 = empty1[set1];
-        if (e1 == 0) break; // the L2's fill would evict
-        const std::uint64_t w1 = lowest_set(e1);
-        empty1[set1] = e1 & (e1 - 1);
-        tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
-        assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
-        hints[l] = static_cast<std::uint16_t>(w1);
-        const std::size_t set0 = static_cast<std::size_t>(l & mask0);
-        const std::uint64_t e0 = empty0[set0];
-        std::size_t i0;
-        if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
-            i0 = set0 * 4 + lowest_set(e0);
-            empty0[set0] = e0 & (e0 - 1);
-        } else { // Cache::replace's LFSR
-            lfsr0 = lfsr_next(lfsr0);
-            i0 = set0 * 4 + (lfsr0 & 3u);
-            const Line v0 = Line{tag0[i0]} - 1;
-            const std::uint32_t d = dirty_0[i0]; // 0 or 1
-            if (v0 < dir_lines) [[likely]] {
-                const std::uint32_t h = dir[v0];
-                if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
-                    lfsr0 = lfsr_back(lfsr0);
+    // the L1's draws from the LFSR's stream (lfsr.h), 56 a block: x the block's first state, y its
+    // stream >> the block's draws so far; the line `first` + k - 1 takes the block's k-th draw
+    // (first moves up at a line that takes an empty way); lines up to `stop` draw within the block
+    std::uint32_t x = lfsr0;
+    std::uint64_t y = lfsr_stream(x);
+    Line first = l;
+    for (;;) {
+        Line stop = std::min(e, first + 55);
+        for (; l <= stop; ++l) {
+            // the L2's fill first (its values' lives end before the L1's step: fewer registers held
+            // over it); taken back below if the L1's step stops the loop
+            const std::size_t set1 = static_cast<std::size_t>(l & mask1);
+            const std::uint64_t e1 = empty1[set1];
+            if (e1 == 0) goto out; // the L2's fill would evict
+            const std::uint64_t w1 = lowest_set(e1);
+            empty1[set1] = e1 & (e1 - 1);
+            tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
+            assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
+            hints[l] = static_cast<std::uint16_t>(w1);
+            const std::size_t set0 = static_cast<std::size_t>(l & mask0);
+            const std::uint64_t e0 = empty0[set0];
+            std::size_t i0;
+            if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
+                i0 = set0 * 4 + lowest_set(e0);
+                empty0[set0] = e0 & (e0 - 1);
+                assert(dirty_0[i0] == 0); // (as every step that empties a way clears its flag)
+                dir[l] = both;
+                tag0[i0] = static_cast<Tag>(l + 1);
+                ++first; // (no draw)
+                stop = std::min(e, first + 55);
+                continue;
+            } else { // Cache::replace's LFSR
+                y >>= 1;
+                i0 = set0 * 4 + (y & 3u);
+                const Line v0 = Line{tag0[i0]} - 1;
+                const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                if (v0 < dir_lines) [[likely]] {
+                    const std::uint32_t h = dir[v0];
+                    if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                        cold_fill_back<M1>(f1, hints, l);
+                        goto out;
+                    }
+                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                    // outcome is the data's): a clean victim's or's 0 into the byte there
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+                } else if (d != 0) [[unlikely]] {
                     cold_fill_back<M1>(f1, hints, l);
-                    break;
+                    goto out;
                 }
-                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
-                // outcome is the data's): a clean victim's or's 0 into the byte there
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-            } else if (d != 0) [[unlikely]] {
-                lfsr0 = lfsr_back(lfsr0);
-                cold_fill_back<M1>(f1, hints, l);
-                break;
+                dirty_0[i0] = 0; // (l goes in clean)
             }
-            dirty_0[i0] = 0; // (l goes in clean)
+            // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
+            // way clears it, and a victim's was cleared above)
+            assert(dirty_0[i0] == 0);
+            dir[l] = both;
+            tag0[i0] = static_cast<Tag>(l + 1);
         }
-        // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
-        // way clears it, and a victim's was cleared above)
-        assert(dirty_0[i0] == 0);
-        dir[l] = both;
-        tag0[i0] = static_cast<Tag>(l + 1);
+        if (l > e) break;
+        x = lfsr_jump(x, 56); // the block's draws taken
+        y = lfsr_stream(x);
+        first = l;
     }
-    f0.lfsr = lfsr0;
+out: // the block's draws before line l taken (a stop line's draw is not)
+    f0.lfsr = lfsr_jump(x, static_cast<std::uint32_t>(l - first));
     return l;
 }
 [[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,

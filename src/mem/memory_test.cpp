@@ -1223,6 +1223,47 @@ TEST(Memory, TheQuadCortexA9sRunsEqualTheLineByLineSearchOfEveryCacheOnEachCpu) 
     }
 }
 
+TEST(Memory, TheCortexA9sColdRunsOfMoreLinesThanADrawBlockEqualTheLineByLineSearchOfEveryCache) {
+    // the i.MX6's shape on two CPUs: reads of 60 to 600 lines (cold_fills' steady stretches, whose
+    // L1 draws come from the LFSR's stream in blocks of 56: stretches of more than one block) among
+    // writes of 1 to 64 lines (dirty L1 victims), DMA writes and invalidates (unheld lines again)
+    // of a 16,384-line buffer, against the every-cache search
+    for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+        std::mt19937 rng(seed + 5000);
+        MemoryConfig cfg = a9_shape();
+        constexpr int cpus = 2;
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const std::size_t bytes = 16384 * cfg.line;
+        const Addr buf = run.alloc(bytes, cfg.line);
+        ASSERT_EQ(ref.alloc(bytes, cfg.line), buf);
+        Tick now = 0;
+        for (int op = 0; op < 400; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 20000) * NS;
+            const int cpu = static_cast<int>(rng() % cpus);
+            const int kind = static_cast<int>(rng() % 8);
+            const std::size_t lines = kind < 4 ? 60 + rng() % 541 : 1 + rng() % 64;
+            const Addr a = buf + (rng() % (16384 - lines)) * cfg.line;
+            const std::size_t len = lines * cfg.line;
+            if (kind < 4) {
+                EXPECT_EQ(run.read(cpu, now, a, len, 0), ref.read(cpu, now, a, len, 0)) << where;
+            } else if (kind < 6) {
+                EXPECT_EQ(run.write(cpu, now, a, len), ref.write(cpu, now, a, len)) << where;
+            } else if (kind == 6) {
+                run.device_write(now, a, len);
+                ref.device_write(now, a, len);
+            } else {
+                EXPECT_EQ(run.invalidate(a, len), ref.invalidate(a, len)) << where;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            if (::testing::Test::HasFailure()) return;
+        }
+        expect_same_state(run, ref, buf, buf + bytes, cpus);
+        MemorySystemTestPeer::expect_hints_match(run, buf, buf + bytes, "end");
+    }
+}
+
 TEST(Memory, TheQuadCortexA9sConsumedReadsEqualTheLineByLineSearchOfEveryCache) {
     // the i.MX6's shape on four CPUs: consume()'s reads (access()'s copy path: a first line the L2
     // and another CPU's L1 hold, then a cold run) of 1 to 64 lines among reads and writes that put
