@@ -62,11 +62,49 @@ inline constexpr std::array<std::array<std::uint64_t, 256>, 2> streams = [] {
         for (std::uint32_t b = 0; b < 256; ++b) t[h][b] = stream_of(b << (8 * h));
     return t;
 }();
+// [h][b]: the state whose stream's first 16 bits are b << 8h (16 bits determine a state: the map
+// of the states' bits to them inverted by elimination)
+inline constexpr std::array<std::array<std::uint16_t, 256>, 2> states = [] {
+    std::uint32_t state[16] = {}, bits[16] = {}; // pairs: a state, its stream's first 16 bits
+    for (unsigned j = 0; j < 16; ++j) {
+        state[j] = 1u << j;
+        bits[j] = static_cast<std::uint32_t>(stream_of(state[j]) & 0xFFFFu);
+    }
+    for (unsigned m = 0; m < 16; ++m) { // pair m's bits become 1 << m
+        unsigned r = m;
+        while (!(bits[r] >> m & 1u)) ++r;
+        std::uint32_t t = state[r];
+        state[r] = state[m];
+        state[m] = t;
+        t = bits[r];
+        bits[r] = bits[m];
+        bits[m] = t;
+        for (unsigned j = 0; j < 16; ++j)
+            if (j != m && (bits[j] >> m & 1u)) {
+                bits[j] ^= bits[m];
+                state[j] ^= state[m];
+            }
+    }
+    std::array<std::array<std::uint16_t, 256>, 2> t{};
+    for (unsigned h = 0; h < 2; ++h)
+        for (std::uint32_t b = 0; b < 256; ++b) {
+            std::uint32_t x = 0;
+            for (unsigned m = 0; m < 8; ++m)
+                if (b >> m & 1u) x ^= state[8 * h + m];
+            t[h][b] = static_cast<std::uint16_t>(x);
+        }
+    return t;
+}();
 } // namespace lfsr_detail
 
 // The first 64 bits of state x's stream (x < 2^16).
 [[gnu::always_inline]] inline std::uint64_t lfsr_stream(std::uint32_t x) {
     return lfsr_detail::streams[0][x & 255u] ^ lfsr_detail::streams[1][(x >> 8) & 255u];
+}
+// The state whose stream begins with s's low 16 bits: for the stream of x shifted right by k <= 48,
+// the state after k steps from x.
+[[gnu::always_inline]] inline std::uint32_t lfsr_state(std::uint64_t s) {
+    return lfsr_detail::states[0][s & 255u] ^ lfsr_detail::states[1][(s >> 8) & 255u];
 }
 // The state after k steps from x: eight at a time, then the rest (lfsr_jump8).
 [[gnu::always_inline]] inline std::uint32_t lfsr_jump(std::uint32_t x, std::uint32_t k) {

@@ -87,5 +87,27 @@ TEST(LfsrStream, HoldsEveryStatesNext64ShiftedOutBits) {
     }
 }
 
+TEST(LfsrState, TheResetStateFromItsStreamByHand) {
+    // 0xACE1's low eleven bits shift out first (1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1): a tap xor'd in at
+    // step j >= 1 at bit 10 or above reaches bit 0 at step j + 10 at the earliest
+    EXPECT_EQ(lfsr_stream(0xACE1u) & 0x7FFu, 0x4E1u);
+    EXPECT_EQ(lfsr_state(lfsr_stream(0xACE1u)), 0xACE1u);
+    // the stream after four steps begins at the stream's bit 4: the state 0x1C4E
+    EXPECT_EQ(lfsr_state(lfsr_stream(0xACE1u) >> 4), 0x1C4Eu);
+    EXPECT_EQ(lfsr_state(0), 0u);
+}
+
+TEST(LfsrState, FindsEveryStateAfterUpTo48StepsFromItsStream) {
+    for (std::uint32_t x = 0; x <= 0xFFFFu; ++x) {
+        const std::uint64_t s = lfsr_stream(x);
+        ASSERT_EQ(lfsr_state(s), x) << x;
+        std::uint32_t y = x;
+        for (std::uint32_t k = 1; k <= 48; ++k) {
+            y = lfsr_next(y);
+            if (x % 97 == 0 || k == 48) ASSERT_EQ(lfsr_state(s >> k), y) << x << " " << k;
+        }
+    }
+}
+
 } // namespace
 } // namespace kdsim::mem

@@ -796,14 +796,13 @@ template <Line M0, Line M1>
     std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
     const Line mask1 = M1 ? M1 : f1.mask;
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
-    // the L1's draws from the LFSR's stream (lfsr.h), 56 a block: x the block's first state, y its
-    // stream >> the block's draws so far; the line `first` + k - 1 takes the block's k-th draw
+    // the L1's draws from the LFSR's stream (lfsr.h), 48 a block: s the stream of the block's first
+    // state, y = s >> the block's draws so far; the line `first` + k - 1 takes the block's k-th draw
     // (first moves up at a line that takes an empty way); lines up to `stop` draw within the block
-    std::uint32_t x = lfsr0;
-    std::uint64_t y = lfsr_stream(x);
+    std::uint64_t s = lfsr_stream(lfsr0), y = s;
     Line first = l;
     for (;;) {
-        Line stop = std::min(e, first + 55);
+        Line stop = std::min(e, first + 47);
         for (; l <= stop; ++l) {
             // the L2's fill first (its values' lives end before the L1's step: fewer registers held
             // over it); taken back below if the L1's step stops the loop
@@ -825,7 +824,7 @@ template <Line M0, Line M1>
                 dir[l] = both;
                 tag0[i0] = static_cast<Tag>(l + 1);
                 ++first; // (no draw)
-                stop = std::min(e, first + 55);
+                stop = std::min(e, first + 47);
                 continue;
             } else { // Cache::replace's LFSR
                 y >>= 1;
@@ -855,12 +854,11 @@ template <Line M0, Line M1>
             tag0[i0] = static_cast<Tag>(l + 1);
         }
         if (l > e) break;
-        x = lfsr_jump(x, 56); // the block's draws taken
-        y = lfsr_stream(x);
+        s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
         first = l;
     }
 out: // the block's draws before line l taken (a stop line's draw is not)
-    f0.lfsr = lfsr_jump(x, static_cast<std::uint32_t>(l - first));
+    f0.lfsr = lfsr_state(s >> (l - first));
     return l;
 }
 [[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,
