@@ -745,10 +745,44 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
             dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
         }
     };
-    if (l <= e && sets_full(empty0, mask0, l, e))
-        fill(std::true_type{});
-    else
+    if (l <= e && sets_full(empty0, mask0, l, e)) {
+        if constexpr (known && W0 == 4) {
+            // every line draws: the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills')
+            std::uint64_t s = lfsr_stream(lfsr0), y = s;
+            Line first = l;
+            for (;;) {
+                const Line stop = std::min(e, first + 47);
+                for (; l <= stop && dir[l] == bit1; ++l) {
+                    const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
+                    y >>= 1;
+                    const std::size_t i0 = base0 + (y & 3u);
+                    const Line v0 = Line{tag0[i0]} - 1;
+                    const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                    if (v0 < dir_lines) [[likely]] {
+                        const std::uint32_t h = dir[v0];
+                        if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
+                        dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                        dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+                    } else if (d != 0) [[unlikely]] {
+                        goto out;
+                    }
+                    tag0[i0] = static_cast<Tag>(l + 1);
+                    dirty_0[i0] = dirty0;
+                    dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+                }
+                if (l <= stop || l > e) break;
+                s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
+                first = l;
+            }
+        out: // the block's draws before line l taken (a stop line's draw is not)
+            f0.lfsr = lfsr_state(s >> (l - first));
+            return l;
+        } else {
+            fill(std::true_type{});
+        }
+    } else {
         fill(std::false_type{});
+    }
     f0.lfsr = lfsr0;
     return l;
 }

@@ -1224,10 +1224,11 @@ TEST(Memory, TheQuadCortexA9sRunsEqualTheLineByLineSearchOfEveryCacheOnEachCpu) 
 }
 
 TEST(Memory, TheCortexA9sColdRunsOfMoreLinesThanADrawBlockEqualTheLineByLineSearchOfEveryCache) {
-    // the i.MX6's shape on two CPUs: reads of 60 to 600 lines (cold_fills' steady stretches, whose
-    // L1 draws come from the LFSR's stream in blocks of 56: stretches of more than one block) among
-    // writes of 1 to 64 lines (dirty L1 victims), DMA writes and invalidates (unheld lines again)
-    // of a 16,384-line buffer, against the every-cache search
+    // the i.MX6's shape on two CPUs: reads of 60 to 600 lines (cold_fills' steady stretches and
+    // fast_fills' runs of lines the L2 alone holds, whose L1 draws come from the LFSR's stream in
+    // blocks of 48: runs of more than one block) among writes of 1 to 64 lines (dirty L1 victims),
+    // DMA writes and invalidates (unheld lines again) of a 16,384-line buffer, against the
+    // every-cache search
     for (std::uint32_t seed = 1; seed <= 3; ++seed) {
         std::mt19937 rng(seed + 5000);
         MemoryConfig cfg = a9_shape();
