@@ -20,31 +20,12 @@ namespace kdsim::mem {
 #endif
 }
 
-// Eight steps at a time. As the lowest tap is bit 10, the k-th step (k <= 10) shifts out bit
-// k - 1 of the state x it started from, so k steps xor into x >> k taps that depend on x's low k
-// bits alone: lfsr_taps8[b], what eight steps xor into x >> 8 for low byte b (bit j shifted out at
-// step j + 1, its taps 0xB400 shifted 7 - j more).
-inline constexpr std::array<std::uint16_t, 256> lfsr_taps8 = [] {
-    std::array<std::uint16_t, 256> t{};
-    for (std::uint32_t b = 0; b < 256; ++b) {
-        std::uint32_t v = 0;
-        for (std::uint32_t j = 0; j < 8; ++j)
-            if (b >> j & 1u) v ^= 0xB400u >> (7 - j);
-        t[b] = static_cast<std::uint16_t>(v);
-    }
-    return t;
-}();
-// The state after k steps from x, k <= 8: k steps' taps are those of eight steps from a byte whose
-// top k bits are x's low k.
-[[gnu::always_inline]] inline std::uint32_t lfsr_jump8(std::uint32_t x, std::uint32_t k) {
-    return (x >> k) ^ lfsr_taps8[(x << (8 - k)) & 255u];
-}
-
 // The draws as a stream of bits. Bit i of a state's stream is the bit that the (i + 1)-th step from
-// it shifts out (bit 0 of the state after i steps; the state after i steps has bits i .. i + 9 as
-// its low ten, as no tap reaches below bit 10 in nine steps), so that the k-th draw's way of a
-// 4-way set, the state after k steps & 3, is the stream's bits k and k + 1. The stream is linear in
-// the state (over GF(2)): two tables by byte (4 KiB).
+// it shifts out (bit 0 of the state after i steps). A state's bit 1 is the next state's bit 0 (the
+// taps are at bit 10 and above), so the k-th draw's way of a 4-way set (the state after k steps
+// & 3) is the stream's bits k and k + 1, and the stream >> k is the stream of the state after k
+// steps. The stream is linear in the state (over GF(2)), and so is the state in its stream's first
+// 16 bits: tables by byte (4 KiB and 1 KiB).
 namespace lfsr_detail {
 // the first 64 bits of the stream of x
 constexpr std::uint64_t stream_of(std::uint32_t x) {
@@ -105,11 +86,6 @@ inline constexpr std::array<std::array<std::uint16_t, 256>, 2> states = [] {
 // the state after k steps from x.
 [[gnu::always_inline]] inline std::uint32_t lfsr_state(std::uint64_t s) {
     return lfsr_detail::states[0][s & 255u] ^ lfsr_detail::states[1][(s >> 8) & 255u];
-}
-// The state after k steps from x: eight at a time, then the rest (lfsr_jump8).
-[[gnu::always_inline]] inline std::uint32_t lfsr_jump(std::uint32_t x, std::uint32_t k) {
-    for (; k >= 8; k -= 8) x = lfsr_jump8(x, 8);
-    return lfsr_jump8(x, k);
 }
 
 } // namespace kdsim::mem

@@ -34,38 +34,6 @@ TEST(LfsrNext, VisitsEveryNonzeroStateOnceAPeriod) {
     EXPECT_EQ(n, 65535u); // taps 0xB400: a maximal 16-bit LFSR
 }
 
-TEST(LfsrJump, EightStepsFromTheResetStateByHand) {
-    // 0xACE1 steps to 0xE270, 0x7138, 0x389C, 0x1C4E, 0x0E27, 0xB313, 0xED89, 0xC2C4 (low bits 1, 0,
-    // 0, 0, 0, 1, 1, 1, 0 shifted out: the taps xor'd in at the 1st, 6th, 7th and 8th steps)
-    EXPECT_EQ(lfsr_jump8(0xACE1u, 0), 0xACE1u);
-    EXPECT_EQ(lfsr_jump8(0xACE1u, 1), 0xE270u);
-    EXPECT_EQ(lfsr_jump8(0xACE1u, 4), 0x1C4Eu);
-    EXPECT_EQ(lfsr_jump8(0xACE1u, 6), 0xB313u);
-    // eight: 0xACE1 >> 8 = 0xAC; the low byte 0xE1's taps 0xE1 << 3 ^ << 5 ^ << 6 ^ << 8 = 0x0708 ^
-    // 0x1C20 ^ 0x3840 ^ 0xE100 = 0xC268; 0xAC ^ 0xC268 = 0xC2C4
-    EXPECT_EQ(lfsr_taps8[0xE1], 0xC268u);
-    EXPECT_EQ(lfsr_jump8(0xACE1u, 8), 0xC2C4u);
-    // nine: 0xC2C4's low bit 0, a shift alone
-    EXPECT_EQ(lfsr_jump(0xACE1u, 9), 0x6162u);
-}
-
-TEST(LfsrJump, EqualsTheStepsOneByOneForEveryState) {
-    for (std::uint32_t x = 0; x <= 0xFFFFu; ++x) {
-        std::uint32_t y = x;
-        for (std::uint32_t k = 0; k <= 8; ++k) {
-            ASSERT_EQ(lfsr_jump8(x, k), y) << x << " " << k;
-            y = lfsr_next(y);
-        }
-    }
-    for (const std::uint32_t x : {0xACE1u, 1u, 0x8000u, 0xFFFFu, 0x1234u}) {
-        std::uint32_t y = x;
-        for (std::uint32_t k = 0; k <= 130; ++k) {
-            EXPECT_EQ(lfsr_jump(x, k), y) << x << " " << k;
-            y = lfsr_next(y);
-        }
-    }
-}
-
 TEST(LfsrStream, TheResetStatesDrawsByHand) {
     // 0xACE1's low ten bits 0b00'1110'0001 are the first ten bits shifted out; the draws' ways of a
     // 4-way set are bits k, k + 1: 0, 0, 0, 2, 3, 3, 1, 0 (the states above & 3)
