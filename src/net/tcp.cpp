@@ -109,6 +109,24 @@ std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64
     return static_cast<std::uint64_t>(static_cast<unsigned __int128>(segs) * mss * ratio / 100 * engine::PS_PER_S / srtt);
 }
 
+std::uint64_t tcp_pacing_segs_max(std::uint64_t mss, std::uint64_t ratio) {
+    // segs * mss * ratio <= 100 * floor(UINT64_MAX / 1e12): then neither product overflows
+    return 100 * (UINT64_MAX / engine::PS_PER_S) / (mss * ratio);
+}
+
+engine::Tick tcp_pacing_srtt_max(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, std::uint64_t rate_min) {
+    // floor(X / srtt) >= rate_min  <=>  X >= rate_min * srtt  <=>  srtt <= floor(X / rate_min)
+    return segs * mss * ratio / 100 * engine::PS_PER_S / rate_min;
+}
+
+std::uint32_t tcp_tso_segs(std::uint64_t bytes, std::uint32_t mss, std::uint64_t half_wnd) {
+    constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
+    std::uint64_t segs = std::max<std::uint64_t>(bytes / mss, 2);
+    segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss);
+    if (half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(half_wnd / mss, 1));
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+}
+
 // tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
 std::uint64_t TcpSource::pacing_rate() const {
     if (!srtt_) return 0;
@@ -433,6 +451,10 @@ void TcpSource::tcp_enter_cwr() {
     ca_state_ = CaState::CWR;
 }
 
+inline TcpSource::SizeGoalKey TcpSource::size_goal_key() const {
+    return {srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_, tp_.in_slow_start()};
+}
+
 // The segments of one skb: 1 without GSO; else tcp_tso_autosize's pacing-rate goal (the bytes of
 // 1 ms at sk_pacing_rate, plus gso_max_size >> (min RTT in units of 512 us: tcp_tso_rtt_log 9),
 // at most gso_max_size = 64 KiB, at least tcp_min_tso_segs = 2), bounded by the 64 KiB less
@@ -441,23 +463,33 @@ void TcpSource::tcp_enter_cwr() {
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
 inline std::uint32_t TcpSource::tcp_size_goal() const {
     if (!stack_.can_gso()) return 1;
-    const SizeGoalKey key{srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_,
-                          tp_.in_slow_start()};
-    if (key == size_goal_key_) [[likely]] return size_goal_; // the same inputs: the same goal
-    return tcp_size_goal_update(key);
+    if (size_goal_held_.holds(size_goal_key())) [[likely]] return size_goal_;
+    return tcp_size_goal_update();
 }
 
-std::uint32_t TcpSource::tcp_size_goal_update(const SizeGoalKey& key) const {
-    constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
+// The goal for size_goal_key(), held for these inputs; a goal at its ceiling (the goal of GSO_MAX_SIZE
+// bytes) also for every srtt in [1, srtt_max] and segs in [segs, segs_max]: there the pacing
+// rate's bytes alone, at least ceiling * mss, give the ceiling (tcp_tso_segs does not decrease).
+std::uint32_t TcpSource::tcp_size_goal_update() const {
+    const SizeGoalKey key = size_goal_key();
+    constexpr std::uint64_t GSO_MAX_SIZE = 65536;
     std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift
     const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;
     if (r < 32) bytes += GSO_MAX_SIZE >> r;
-    bytes = std::min(bytes, GSO_MAX_SIZE);
-    std::uint64_t segs = std::max<std::uint64_t>(bytes / mss_, 2);
-    segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss_);
-    if (key.half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(key.half_wnd / mss_, 1));
-    size_goal_key_ = key;
-    size_goal_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+    size_goal_ = tcp_tso_segs(std::min(bytes, GSO_MAX_SIZE), mss_, key.half_wnd);
+    SizeGoalHeld held{key.srtt, 0, key.half_wnd, key.segs, 0, key.mss, key.slow_start};
+    const std::uint32_t ceiling = tcp_tso_segs(GSO_MAX_SIZE, mss_, key.half_wnd);
+    const std::uint64_t ratio = key.slow_start ? 200 : 120; // pacing_rate's
+    const std::uint64_t segs_max = std::min<std::uint64_t>(tcp_pacing_segs_max(mss_, ratio), UINT32_MAX);
+    if (size_goal_ == ceiling && key.segs <= segs_max) {
+        const engine::Tick srtt_max = tcp_pacing_srtt_max(key.segs, mss_, ratio, std::uint64_t{ceiling} * mss_ << 10);
+        if (key.srtt >= 1 && key.srtt <= srtt_max) {
+            held.srtt_lo = 1;
+            held.srtt_span = srtt_max - 1;
+            held.segs_span = static_cast<std::uint32_t>(segs_max - key.segs);
+        }
+    }
+    size_goal_held_ = held;
     return size_goal_;
 }
 

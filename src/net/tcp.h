@@ -83,6 +83,17 @@ constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP
 // picoseconds (> 0). In 64-bit arithmetic when no product overflows, else in 128-bit: the same
 // value either way.
 std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, engine::Tick srtt);
+// The most segments for which tcp_pacing_rate takes its 64-bit path (no product overflows).
+std::uint64_t tcp_pacing_segs_max(std::uint64_t mss, std::uint64_t ratio);
+// The largest srtt (ps) at which tcp_pacing_rate(segs, mss, ratio, srtt) >= rate_min (> 0), for
+// `segs` up to tcp_pacing_segs_max(mss, ratio): floor(X / rate_min), X the rate's dividend. The
+// rate falls as srtt grows and grows with segs: the bound holds at any srtt below and more segs.
+engine::Tick tcp_pacing_srtt_max(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, std::uint64_t rate_min);
+// tcp_tso_autosize's segments from its byte goal `bytes` (at most GSO_MAX_SIZE): bytes / mss, at
+// least 2 (tcp_min_tso_segs), at most what a 64 KiB GSO skb less MAX_TCP_HEADER holds, at most
+// half the peer's largest window `half_wnd` in segments (at least 1; 0: no bound), at least 1.
+// Non-decreasing in `bytes`.
+std::uint32_t tcp_tso_segs(std::uint64_t bytes, std::uint32_t mss, std::uint64_t half_wnd);
 
 // include/net/tcp.h timing constants.
 inline constexpr engine::Tick TCP_RTO_MIN = 200 * engine::PS_PER_MS;
@@ -250,19 +261,32 @@ private:
     CcClock cc_clock(const kernel::Cpu& cpu) const;
     std::uint64_t pacing_rate() const; // cc_clock's pacing_rate alone (0 before an RTT sample)
 
-    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS): the
-    // last ones it computed from, and its result then
+    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS)
     struct SizeGoalKey {
         engine::Tick srtt = 0;
         std::uint64_t half_wnd = 0;
         std::uint32_t segs = 0; // max(cwnd, packets_out)
-        std::uint32_t mss = 0;  // 0: nothing computed yet
+        std::uint32_t mss = 0;
         bool slow_start = false;
-        bool operator==(const SizeGoalKey&) const = default;
     };
-    mutable SizeGoalKey size_goal_key_;
+    // The inputs for which the last goal computed holds: its window's half, MSS and slow start,
+    // srtt and segs each within [lo, lo + span] (the inputs it was computed from alone, or, for a
+    // goal at the most GSO and the window allow, every srtt and segs whose pacing rate gives it).
+    struct SizeGoalHeld {
+        engine::Tick srtt_lo = 0, srtt_span = 0; // srtt - srtt_lo <= srtt_span
+        std::uint64_t half_wnd = 0;
+        std::uint32_t segs_lo = 0, segs_span = 0;
+        std::uint32_t mss = 0; // 0: nothing computed yet
+        bool slow_start = false;
+        bool holds(const SizeGoalKey& k) const {
+            return k.srtt - srtt_lo <= srtt_span && k.segs - segs_lo <= segs_span && k.half_wnd == half_wnd &&
+                   k.mss == mss && k.slow_start == slow_start;
+        }
+    };
+    SizeGoalKey size_goal_key() const;
+    mutable SizeGoalHeld size_goal_held_;
     mutable std::uint32_t size_goal_ = 0;
-    std::uint32_t tcp_size_goal_update(const SizeGoalKey& key) const; // the goal for `key`, kept
+    std::uint32_t tcp_size_goal_update() const; // the goal for size_goal_key(), held
 
     TxSeg& seg(std::uint64_t seq) { return seg_at(seq / mss_); }
     // The slot of segment number `n` (seq / mss): a run of segments from one division, as
