@@ -286,7 +286,7 @@ Packet TcpSource::tcp_write_xmit_skb(kernel::Cpu& cpu, const XmitStep& step) {
 bool TcpSource::tcp_write_xmit_sent(kernel::Cpu& cpu, XmitStep& step, const Packet& skb, engine::Tick prior_wstamp,
                                     bool sent) {
     if (sent) {
-        tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp, pacing_rate());
+        tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp);
         return true;
     }
     tcp_transmit_dropped(skb);
@@ -403,8 +403,10 @@ void TcpSource::tcp_transmit_dropped(const Packet& p) {
 }
 
 // Models: tcp_update_skb_after_send() (net/ipv4/tcp_output.c)
-void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate) {
-    if (!pacing_fq_ || rate == 0 || data_segs_out_ < 10) return; // sch_fq did not pace the first 10 MSS
+void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp) {
+    if (!pacing_fq_ || data_segs_out_ < 10) return; // sch_fq did not pace the first 10 MSS
+    const std::uint64_t rate = pacing_rate();
+    if (rate == 0) return;
     std::uint64_t len_ns = std::uint64_t{len} * 1'000'000'000 / rate;
     const std::uint64_t credit = (wstamp_ - prior_wstamp) / engine::PS_PER_NS;
     len_ns -= std::min(len_ns / 2, credit); // OS jitter

@@ -113,24 +113,26 @@ public:
         std::size_t c = 1;
         while (c < min_capacity) c <<= 1;
         v_.resize(c);
+        mask_ = c - 1;
     }
     bool empty() const { return n_ == 0; }
     std::size_t size() const { return n_; }
-    std::size_t capacity() const { return v_.size(); }
+    std::size_t capacity() const { return mask_ + 1; }
     T& front() { return v_[head_]; }
-    T& operator[](std::size_t i) { return v_[(head_ + i) & (v_.size() - 1)]; }
+    T& operator[](std::size_t i) { return v_[(head_ + i) & mask_]; }
     void push_back(const T& x) {
-        if (n_ == v_.size()) throw std::length_error("tcp: segment ring full"); // a model bug
-        v_[(head_ + n_) & (v_.size() - 1)] = x;
+        if (n_ > mask_) throw std::length_error("tcp: segment ring full"); // a model bug
+        v_[(head_ + n_) & mask_] = x;
         ++n_;
     }
     void pop_front() {
-        head_ = (head_ + 1) & (v_.size() - 1);
+        head_ = (head_ + 1) & mask_;
         --n_;
     }
 
 private:
     std::vector<T> v_;
+    std::size_t mask_ = 0; // capacity - 1 (v_.size() without its division by sizeof(T))
     std::size_t head_ = 0, n_ = 0;
 };
 
@@ -230,7 +232,7 @@ private:
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
     bool tcp_small_queue_check(std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
-    void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
+    void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp);
     // tcp_tso_autosize's segments per skb (1 without GSO); kept while its inputs stay the same
     // (it is asked for at every MSS written). The inputs' test is inline in tcp.cpp, the goal's
     // computation for new inputs (tcp_size_goal_update) out of line.
