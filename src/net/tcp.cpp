@@ -229,10 +229,8 @@ std::uint64_t TcpSource::next_retransmit() {
     return std::numeric_limits<std::uint64_t>::max();
 }
 
-// The tests at the top of tcp_write_xmit's loop, before a send (tcp.h).
-TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
-    if (aborted_) return {};
-    if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+// The tests at the top of tcp_write_xmit's loop, before a send, after cwnd's (tcp.h).
+TcpSource::XmitStep TcpSource::tcp_write_xmit_step_open() {
     const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
     if (lost != std::numeric_limits<std::uint64_t>::max()) {
         // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
@@ -342,16 +340,6 @@ void TcpSource::tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::u
     if (packets_out() == 0) { // no ACK will come: tcp_check_probe_timer (ICSK_TIME_PROBE0)
         probe_pending_ = true;
         kernel::mod_timer(cpu, rto_timer_, cpu.now() + rto_);
-    }
-}
-
-// Whether cwnd limited the flow in this window.
-// Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
-void TcpSource::tcp_cwnd_validate(bool cwnd_limited) {
-    if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
-        max_packets_out_ = packets_out();
-        cwnd_usage_seq_ = snd_nxt_;
-        is_cwnd_limited_ = cwnd_limited;
     }
 }
 

@@ -205,7 +205,14 @@ private:
         enum Kind : std::uint8_t { STOP, STOP_CWND, RETRANSMIT, NEW_DATA } kind = STOP;
         std::uint64_t seq = 0, segs = 0;
     };
-    XmitStep tcp_write_xmit_step();
+    // Its first tests inline (most calls end there: the writer's after each MSS and the ACK's
+    // after its sends find cwnd full), the others in tcp_write_xmit_step_open.
+    XmitStep tcp_write_xmit_step() {
+        if (aborted_) return {};
+        if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+        return tcp_write_xmit_step_open();
+    }
+    XmitStep tcp_write_xmit_step_open();
     // To be awaited at once: when the loop's first step sends nothing (most calls: an ACK that
     // opens no room) tcp_write_xmit is done when called and there is no Task to await (a run
     // with no await is the same with or without a frame); else the loop's Task from that step.
@@ -221,7 +228,15 @@ private:
     void tcp_retransmit_unclaim(std::uint64_t lost);
     void tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
     void tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
-    void tcp_cwnd_validate(bool cwnd_limited);
+    // Whether cwnd limited the flow in this window (inline: called after every tcp_write_xmit loop).
+    // Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
+    void tcp_cwnd_validate(bool cwnd_limited) {
+        if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
+            max_packets_out_ = packets_out();
+            cwnd_usage_seq_ = snd_nxt_;
+            is_cwnd_limited_ = cwnd_limited;
+        }
+    }
     // tcp_transmit_skb's steps around its tcp_sendmsg exec and ip_output (tcp_write_xmit_from
     // awaits both): the skb, its owner, and on NET_XMIT_DROP the undo (the segments not sent).
     Packet tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs);
