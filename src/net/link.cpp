@@ -16,10 +16,16 @@ Link::Link(engine::Simulation& sim, std::uint64_t rate_bps, engine::Tick latency
         wire_den_ = rate_bps_ / g;
         wire_max_bits_ = UINT64_MAX / wire_num_;
     }
+    std::size_t cap = 1;
+    while (cap < queue_) cap <<= 1;
+    Packet empty{};
+    empty.len = 0;
     for (auto& d : dir_) {
-        d.ring.resize(queue_);
-        d.departs.resize(queue_);
-        d.seqs.resize(queue_);
+        d.ring.resize(cap);
+        d.departs.resize(cap);
+        d.seqs.resize(cap);
+        d.mask = cap - 1;
+        d.wire = wire_time(empty);
     }
 }
 
@@ -34,26 +40,31 @@ void Link::attach(Nic& a, Nic& b) {
 bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
     std::size_t d = &from == ends_[0] ? 0 : 1;
     Direction& dir = dir_[d];
-    const std::size_t cap = dir.ring.size();
-    while (dir.departed < dir.count && dir.departs[(dir.head + dir.departed) % cap] <= sim_.now()) ++dir.departed;
+    while (dir.departed < dir.count && dir.departs[(dir.head + dir.departed) & dir.mask] <= sim_.now()) ++dir.departed;
     if (dir.count - dir.departed >= queue_) return false;
-    if (dir.count == cap) { // more frames on the wire than ever: a larger ring, in order
+    if (dir.count == dir.mask + 1) { // more frames on the wire than ever: a larger ring, in order
+        const std::size_t cap = dir.mask + 1;
         std::vector<Packet> ring(2 * cap);
         std::vector<engine::Tick> departs(2 * cap);
         std::vector<std::uint64_t> seqs(2 * cap);
         for (std::size_t i = 0; i < dir.count; ++i) {
-            ring[i] = dir.ring[(dir.head + i) % cap];
-            departs[i] = dir.departs[(dir.head + i) % cap];
-            seqs[i] = dir.seqs[(dir.head + i) % cap];
+            ring[i] = dir.ring[(dir.head + i) & dir.mask];
+            departs[i] = dir.departs[(dir.head + i) & dir.mask];
+            seqs[i] = dir.seqs[(dir.head + i) & dir.mask];
         }
         dir.ring = std::move(ring);
         dir.departs = std::move(departs);
         dir.seqs = std::move(seqs);
+        dir.mask = 2 * cap - 1;
         dir.head = 0;
     }
     engine::Tick start = std::max({sim_.now(), dir.free_at, ready});
-    dir.free_at = start + wire_time(p);
-    const std::size_t slot = (dir.head + dir.count) % dir.ring.size();
+    if (p.len != dir.wire_len) { // the same length crosses in the same time: computed once per length change
+        dir.wire_len = p.len;
+        dir.wire = wire_time(p);
+    }
+    dir.free_at = start + dir.wire;
+    const std::size_t slot = (dir.head + dir.count) & dir.mask;
     dir.ring[slot] = p;
     dir.departs[slot] = dir.free_at;
     // The arrival's event: now for the only frame in flight; else its place among equal times
@@ -74,7 +85,7 @@ engine::Tick Link::wire_time(const Packet& p) const {
 std::size_t Link::room(const Nic& from) const {
     const Direction& dir = dir_[&from == ends_[0] ? 0 : 1];
     std::size_t left = dir.departed;
-    while (left < dir.count && dir.departs[(dir.head + left) % dir.ring.size()] <= sim_.now()) ++left;
+    while (left < dir.count && dir.departs[(dir.head + left) & dir.mask] <= sim_.now()) ++left;
     const std::size_t held = dir.count - left;
     return held >= queue_ ? 0 : queue_ - held;
 }
@@ -83,13 +94,13 @@ engine::Tick Link::room_at(const Nic& from, std::size_t n) const {
     const Direction& dir = dir_[&from == ends_[0] ? 0 : 1];
     std::size_t held = 0, first = dir.departed; // frames not yet departed, from the oldest
     for (std::size_t i = dir.departed; i < dir.count; ++i) {
-        if (dir.departs[(dir.head + i) % dir.ring.size()] > sim_.now()) break;
+        if (dir.departs[(dir.head + i) & dir.mask] > sim_.now()) break;
         first = i + 1;
     }
     held = dir.count - first;
     if (held + n <= queue_) return sim_.now();
     const std::size_t must_leave = held + n - queue_; // the oldest of them must have departed
-    return dir.departs[(dir.head + first + must_leave - 1) % dir.ring.size()];
+    return dir.departs[(dir.head + first + must_leave - 1) & dir.mask];
 }
 
 void Link::on_event(std::uint64_t d) {
@@ -98,7 +109,7 @@ void Link::on_event(std::uint64_t d) {
     // grows the ring), and what runs below reads the frame before it can run one (the receiving
     // NIC stores the frame, then raises its interrupt).
     const Packet& p = dir.ring[dir.head];
-    dir.head = (dir.head + 1) % dir.ring.size();
+    dir.head = (dir.head + 1) & dir.mask;
     --dir.count;
     if (dir.departed) --dir.departed;
     if (dir.count) sim_.schedule_at_seq(dir.departs[dir.head] + latency_, this, d, dir.seqs[dir.head]);

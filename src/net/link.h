@@ -56,11 +56,14 @@ private:
     struct Direction {
         Nic* to = nullptr;
         engine::Tick free_at = 0;
-        std::vector<Packet> ring;
+        std::vector<Packet> ring;          // a power of two long
         std::vector<engine::Tick> departs; // when each frame has left the sender (serialised)
         std::vector<std::uint64_t> seqs;   // each frame's arrival event's sequence number (not the head's)
+        std::size_t mask = 0;              // ring.size() - 1
         std::size_t head = 0, count = 0;
         std::size_t departed = 0; // of the `count` from head on, those known to have left the sender
+        std::uint32_t wire_len = 0; // the last frame's length and its wire_time (at first a 0-byte frame's)
+        engine::Tick wire = 0;
     };
     std::size_t queue_;
     engine::Simulation& sim_;

@@ -118,7 +118,7 @@ TEST(Link, AnArrivalSortsAmongEventsAtItsTickAsIfScheduledWhenItsFrameWasSent) {
 
 TEST(Link, FramesBeyondTheRingArriveInOrderEachAheadOfEventsScheduledAfterItsSend) {
     // Ten frames at 0, ten more at 123.04 us (the first ten have left the sender, so the ring of
-    // ten grows to hold twenty in flight). The wire is busy without a gap, so frame i arrives at
+    // sixteen, the queue of ten rounded up to a power of two, grows to hold twenty in flight). The wire is busy without a gap, so frame i arrives at
     // 1 ms + (i + 1) x 12.304 us; an event scheduled at each of those ticks after all the sends
     // comes right after its frame.
     Ends e;
@@ -142,6 +142,29 @@ TEST(Link, FramesBeyondTheRingArriveInOrderEachAheadOfEventsScheduledAfterItsSen
     }
     EXPECT_EQ(log.seen, want);
     EXPECT_EQ(e.link.frames_lost(), 20u);
+}
+
+TEST(Link, EachFrameIsSerialisedForItsOwnLengthWhenLengthsAlternate) {
+    // Back to back at 0 on one direction: 1514 bytes (12.304 us), a 66-byte ACK ((66 + 24) x 8 =
+    // 720 bits, 0.72 us), another ACK, a 1514 again, a 0-byte frame (counted as 60: 672 bits,
+    // 0.672 us) and an ACK. Each arrives 1 ms after the wire has carried it and those before it:
+    // at 12.304, 13.024, 13.744, 26.048, 26.72 and 27.44 us past 1 ms.
+    Ends e;
+    Log log;
+    log.sim = &e.sim;
+    e.link.set_loss(&Log::observe, &log);
+    const std::uint32_t lens[] = {1514, 66, 66, 1514, 0, 66};
+    for (std::uint64_t i = 0; i < 6; ++i) {
+        Packet p;
+        p.len = lens[i];
+        p.seq = i;
+        ASSERT_TRUE(e.link.transmit(e.na, p));
+    }
+    e.sim.run(LATENCY + 3 * FRAME);
+    const std::vector<std::pair<engine::Tick, std::uint64_t>> want{
+        {LATENCY + 12'304'000, 0}, {LATENCY + 13'024'000, 1}, {LATENCY + 13'744'000, 2},
+        {LATENCY + 26'048'000, 3}, {LATENCY + 26'720'000, 4}, {LATENCY + 27'440'000, 5}};
+    EXPECT_EQ(log.seen, want);
 }
 
 } // namespace

@@ -221,7 +221,9 @@ engine::Task<> Stack::netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p
     case FrameKind::ARP_REPLY: return s.packet_rcv(cpu, p);
     case FrameKind::TCP_DATA:
     case FrameKind::TCP_ACK:
-    case FrameKind::UDP_DATA: return s.ip_local_deliver(cpu, p);
+    case FrameKind::UDP_DATA: // ip_local_deliver's first lookup here, without its call
+        if (p.flow < s.tcp_.size() && s.tcp_[p.flow]) return s.tcp_[p.flow]->tcp_rcv(cpu, p);
+        return s.ip_local_deliver(cpu, p);
     case FrameKind::WG_DATA:
     case FrameKind::ESP:
         if (s.tunnel_) return s.tunnel_->rcv(cpu, p);

@@ -109,6 +109,24 @@ std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64
     return static_cast<std::uint64_t>(static_cast<unsigned __int128>(segs) * mss * ratio / 100 * engine::PS_PER_S / srtt);
 }
 
+std::uint64_t tcp_pacing_segs_max(std::uint64_t mss, std::uint64_t ratio) {
+    // segs * mss * ratio <= 100 * floor(UINT64_MAX / 1e12): then neither product overflows
+    return 100 * (UINT64_MAX / engine::PS_PER_S) / (mss * ratio);
+}
+
+engine::Tick tcp_pacing_srtt_max(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, std::uint64_t rate_min) {
+    // floor(X / srtt) >= rate_min  <=>  X >= rate_min * srtt  <=>  srtt <= floor(X / rate_min)
+    return segs * mss * ratio / 100 * engine::PS_PER_S / rate_min;
+}
+
+std::uint32_t tcp_tso_segs(std::uint64_t bytes, std::uint32_t mss, std::uint64_t half_wnd) {
+    constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
+    std::uint64_t segs = std::max<std::uint64_t>(bytes / mss, 2);
+    segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss);
+    if (half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(half_wnd / mss, 1));
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+}
+
 // tcp_update_pacing_rate: 200% of cwnd * mss / srtt in slow start, 120% after
 std::uint64_t TcpSource::pacing_rate() const {
     if (!srtt_) return 0;
@@ -211,10 +229,8 @@ std::uint64_t TcpSource::next_retransmit() {
     return std::numeric_limits<std::uint64_t>::max();
 }
 
-// The tests at the top of tcp_write_xmit's loop, before a send (tcp.h).
-TcpSource::XmitStep TcpSource::tcp_write_xmit_step() {
-    if (aborted_) return {};
-    if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+// The tests at the top of tcp_write_xmit's loop, before a send, after cwnd's (tcp.h).
+TcpSource::XmitStep TcpSource::tcp_write_xmit_step_open() {
     const std::uint64_t lost = ca_state_ >= CaState::RECOVERY ? next_retransmit() : std::numeric_limits<std::uint64_t>::max();
     if (lost != std::numeric_limits<std::uint64_t>::max()) {
         // as tcp_xmit_retransmit_queue() (net/ipv4/tcp_output.c)
@@ -268,7 +284,7 @@ Packet TcpSource::tcp_write_xmit_skb(kernel::Cpu& cpu, const XmitStep& step) {
 bool TcpSource::tcp_write_xmit_sent(kernel::Cpu& cpu, XmitStep& step, const Packet& skb, engine::Tick prior_wstamp,
                                     bool sent) {
     if (sent) {
-        tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp, pacing_rate());
+        tcp_update_skb_after_send(skb.len - ETH_HEADER, prior_wstamp);
         return true;
     }
     tcp_transmit_dropped(skb);
@@ -327,16 +343,6 @@ void TcpSource::tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::u
     }
 }
 
-// Whether cwnd limited the flow in this window.
-// Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
-void TcpSource::tcp_cwnd_validate(bool cwnd_limited) {
-    if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
-        max_packets_out_ = packets_out();
-        cwnd_usage_seq_ = snd_nxt_;
-        is_cwnd_limited_ = cwnd_limited;
-    }
-}
-
 // tcp_transmit_skb (awaited in tcp_write_xmit_from's frame): stamps the skb's segments and
 // hands it to IP; tcp_sendmsg's figure (skb, headers, IP output) is charged once per skb. An skb
 // of several segments is a GSO skb (gso_size = mss, gso_segs = segs). skb->tstamp is
@@ -385,8 +391,10 @@ void TcpSource::tcp_transmit_dropped(const Packet& p) {
 }
 
 // Models: tcp_update_skb_after_send() (net/ipv4/tcp_output.c)
-void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate) {
-    if (!pacing_fq_ || rate == 0 || data_segs_out_ < 10) return; // sch_fq did not pace the first 10 MSS
+void TcpSource::tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp) {
+    if (!pacing_fq_ || data_segs_out_ < 10) return; // sch_fq did not pace the first 10 MSS
+    const std::uint64_t rate = pacing_rate();
+    if (rate == 0) return;
     std::uint64_t len_ns = std::uint64_t{len} * 1'000'000'000 / rate;
     const std::uint64_t credit = (wstamp_ - prior_wstamp) / engine::PS_PER_NS;
     len_ns -= std::min(len_ns / 2, credit); // OS jitter
@@ -433,6 +441,10 @@ void TcpSource::tcp_enter_cwr() {
     ca_state_ = CaState::CWR;
 }
 
+inline TcpSource::SizeGoalKey TcpSource::size_goal_key() const {
+    return {srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_, tp_.in_slow_start()};
+}
+
 // The segments of one skb: 1 without GSO; else tcp_tso_autosize's pacing-rate goal (the bytes of
 // 1 ms at sk_pacing_rate, plus gso_max_size >> (min RTT in units of 512 us: tcp_tso_rtt_log 9),
 // at most gso_max_size = 64 KiB, at least tcp_min_tso_segs = 2), bounded by the 64 KiB less
@@ -441,23 +453,33 @@ void TcpSource::tcp_enter_cwr() {
 // Models: tcp_tso_autosize() (net/ipv4/tcp_output.c)
 inline std::uint32_t TcpSource::tcp_size_goal() const {
     if (!stack_.can_gso()) return 1;
-    const SizeGoalKey key{srtt_, std::min(window_cap_, max_window_) / 2, std::max(tp_.cwnd, packets_out()), mss_,
-                          tp_.in_slow_start()};
-    if (key == size_goal_key_) [[likely]] return size_goal_; // the same inputs: the same goal
-    return tcp_size_goal_update(key);
+    if (size_goal_held_.holds(size_goal_key())) [[likely]] return size_goal_;
+    return tcp_size_goal_update();
 }
 
-std::uint32_t TcpSource::tcp_size_goal_update(const SizeGoalKey& key) const {
-    constexpr std::uint64_t GSO_MAX_SIZE = 65536, MAX_TCP_HEADER = 320;
+// The goal for size_goal_key(), held for these inputs; a goal at its ceiling (the goal of GSO_MAX_SIZE
+// bytes) also for every srtt in [1, srtt_max] and segs in [segs, segs_max]: there the pacing
+// rate's bytes alone, at least ceiling * mss, give the ceiling (tcp_tso_segs does not decrease).
+std::uint32_t TcpSource::tcp_size_goal_update() const {
+    const SizeGoalKey key = size_goal_key();
+    constexpr std::uint64_t GSO_MAX_SIZE = 65536;
     std::uint64_t bytes = pacing_rate() >> 10; // sk_pacing_shift
     const std::uint64_t r = engine::to_us(srtt_) > 0 ? static_cast<std::uint64_t>(engine::to_us(srtt_)) >> 9 : 0;
     if (r < 32) bytes += GSO_MAX_SIZE >> r;
-    bytes = std::min(bytes, GSO_MAX_SIZE);
-    std::uint64_t segs = std::max<std::uint64_t>(bytes / mss_, 2);
-    segs = std::min(segs, (GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) / mss_);
-    if (key.half_wnd > 0) segs = std::min(segs, std::max<std::uint64_t>(key.half_wnd / mss_, 1));
-    size_goal_key_ = key;
-    size_goal_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(segs, 1));
+    size_goal_ = tcp_tso_segs(std::min(bytes, GSO_MAX_SIZE), mss_, key.half_wnd);
+    SizeGoalHeld held{key.srtt, 0, key.half_wnd, key.segs, 0, key.mss, key.slow_start};
+    const std::uint32_t ceiling = tcp_tso_segs(GSO_MAX_SIZE, mss_, key.half_wnd);
+    const std::uint64_t ratio = key.slow_start ? 200 : 120; // pacing_rate's
+    const std::uint64_t segs_max = std::min<std::uint64_t>(tcp_pacing_segs_max(mss_, ratio), UINT32_MAX);
+    if (size_goal_ == ceiling && key.segs <= segs_max) {
+        const engine::Tick srtt_max = tcp_pacing_srtt_max(key.segs, mss_, ratio, std::uint64_t{ceiling} * mss_ << 10);
+        if (key.srtt >= 1 && key.srtt <= srtt_max) {
+            held.srtt_lo = 1;
+            held.srtt_span = srtt_max - 1;
+            held.segs_span = static_cast<std::uint32_t>(segs_max - key.segs);
+        }
+    }
+    size_goal_held_ = held;
     return size_goal_;
 }
 

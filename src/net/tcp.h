@@ -83,6 +83,17 @@ constexpr std::uint32_t tcp_mss_for_mtu(std::uint32_t mtu) { return mtu - TCP_IP
 // picoseconds (> 0). In 64-bit arithmetic when no product overflows, else in 128-bit: the same
 // value either way.
 std::uint64_t tcp_pacing_rate(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, engine::Tick srtt);
+// The most segments for which tcp_pacing_rate takes its 64-bit path (no product overflows).
+std::uint64_t tcp_pacing_segs_max(std::uint64_t mss, std::uint64_t ratio);
+// The largest srtt (ps) at which tcp_pacing_rate(segs, mss, ratio, srtt) >= rate_min (> 0), for
+// `segs` up to tcp_pacing_segs_max(mss, ratio): floor(X / rate_min), X the rate's dividend. The
+// rate falls as srtt grows and grows with segs: the bound holds at any srtt below and more segs.
+engine::Tick tcp_pacing_srtt_max(std::uint64_t segs, std::uint64_t mss, std::uint64_t ratio, std::uint64_t rate_min);
+// tcp_tso_autosize's segments from its byte goal `bytes` (at most GSO_MAX_SIZE): bytes / mss, at
+// least 2 (tcp_min_tso_segs), at most what a 64 KiB GSO skb less MAX_TCP_HEADER holds, at most
+// half the peer's largest window `half_wnd` in segments (at least 1; 0: no bound), at least 1.
+// Non-decreasing in `bytes`.
+std::uint32_t tcp_tso_segs(std::uint64_t bytes, std::uint32_t mss, std::uint64_t half_wnd);
 
 // include/net/tcp.h timing constants.
 inline constexpr engine::Tick TCP_RTO_MIN = 200 * engine::PS_PER_MS;
@@ -102,24 +113,26 @@ public:
         std::size_t c = 1;
         while (c < min_capacity) c <<= 1;
         v_.resize(c);
+        mask_ = c - 1;
     }
     bool empty() const { return n_ == 0; }
     std::size_t size() const { return n_; }
-    std::size_t capacity() const { return v_.size(); }
+    std::size_t capacity() const { return mask_ + 1; }
     T& front() { return v_[head_]; }
-    T& operator[](std::size_t i) { return v_[(head_ + i) & (v_.size() - 1)]; }
+    T& operator[](std::size_t i) { return v_[(head_ + i) & mask_]; }
     void push_back(const T& x) {
-        if (n_ == v_.size()) throw std::length_error("tcp: segment ring full"); // a model bug
-        v_[(head_ + n_) & (v_.size() - 1)] = x;
+        if (n_ > mask_) throw std::length_error("tcp: segment ring full"); // a model bug
+        v_[(head_ + n_) & mask_] = x;
         ++n_;
     }
     void pop_front() {
-        head_ = (head_ + 1) & (v_.size() - 1);
+        head_ = (head_ + 1) & mask_;
         --n_;
     }
 
 private:
     std::vector<T> v_;
+    std::size_t mask_ = 0; // capacity - 1 (v_.size() without its division by sizeof(T))
     std::size_t head_ = 0, n_ = 0;
 };
 
@@ -192,7 +205,14 @@ private:
         enum Kind : std::uint8_t { STOP, STOP_CWND, RETRANSMIT, NEW_DATA } kind = STOP;
         std::uint64_t seq = 0, segs = 0;
     };
-    XmitStep tcp_write_xmit_step();
+    // Its first tests inline (most calls end there: the writer's after each MSS and the ACK's
+    // after its sends find cwnd full), the others in tcp_write_xmit_step_open.
+    XmitStep tcp_write_xmit_step() {
+        if (aborted_) return {};
+        if (in_flight() >= tp_.cwnd) return {XmitStep::STOP_CWND};
+        return tcp_write_xmit_step_open();
+    }
+    XmitStep tcp_write_xmit_step_open();
     // To be awaited at once: when the loop's first step sends nothing (most calls: an ACK that
     // opens no room) tcp_write_xmit is done when called and there is no Task to await (a run
     // with no await is the same with or without a frame); else the loop's Task from that step.
@@ -208,7 +228,15 @@ private:
     void tcp_retransmit_unclaim(std::uint64_t lost);
     void tcp_new_data_claim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
     void tcp_new_data_unclaim(kernel::Cpu& cpu, std::uint64_t seq, std::uint64_t segs);
-    void tcp_cwnd_validate(bool cwnd_limited);
+    // Whether cwnd limited the flow in this window (inline: called after every tcp_write_xmit loop).
+    // Models: tcp_cwnd_validate() (net/ipv4/tcp_output.c)
+    void tcp_cwnd_validate(bool cwnd_limited) {
+        if (snd_una_ >= cwnd_usage_seq_ || cwnd_limited || packets_out() > max_packets_out_) {
+            max_packets_out_ = packets_out();
+            cwnd_usage_seq_ = snd_nxt_;
+            is_cwnd_limited_ = cwnd_limited;
+        }
+    }
     // tcp_transmit_skb's steps around its tcp_sendmsg exec and ip_output (tcp_write_xmit_from
     // awaits both): the skb, its owner, and on NET_XMIT_DROP the undo (the segments not sent).
     Packet tcp_transmit_skb_build(kernel::Cpu& cpu, std::uint64_t seq, std::uint32_t segs);
@@ -219,7 +247,7 @@ private:
     // an skb of `truesize` (then TSQ_THROTTLED: tcp_wfree reschedules the socket).
     bool tcp_small_queue_check(std::uint32_t truesize, unsigned factor);
     // The EDT pacing of SK_PACING_FQ: the next skb's departure after one of `len` bytes left.
-    void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp, std::uint64_t rate);
+    void tcp_update_skb_after_send(std::uint32_t len, engine::Tick prior_wstamp);
     // tcp_tso_autosize's segments per skb (1 without GSO); kept while its inputs stay the same
     // (it is asked for at every MSS written). The inputs' test is inline in tcp.cpp, the goal's
     // computation for new inputs (tcp_size_goal_update) out of line.
@@ -250,19 +278,32 @@ private:
     CcClock cc_clock(const kernel::Cpu& cpu) const;
     std::uint64_t pacing_rate() const; // cc_clock's pacing_rate alone (0 before an RTT sample)
 
-    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS): the
-    // last ones it computed from, and its result then
+    // tcp_size_goal's inputs besides GSO (the pacing rate's, the window's half, the MSS)
     struct SizeGoalKey {
         engine::Tick srtt = 0;
         std::uint64_t half_wnd = 0;
         std::uint32_t segs = 0; // max(cwnd, packets_out)
-        std::uint32_t mss = 0;  // 0: nothing computed yet
+        std::uint32_t mss = 0;
         bool slow_start = false;
-        bool operator==(const SizeGoalKey&) const = default;
     };
-    mutable SizeGoalKey size_goal_key_;
+    // The inputs for which the last goal computed holds: its window's half, MSS and slow start,
+    // srtt and segs each within [lo, lo + span] (the inputs it was computed from alone, or, for a
+    // goal at the most GSO and the window allow, every srtt and segs whose pacing rate gives it).
+    struct SizeGoalHeld {
+        engine::Tick srtt_lo = 0, srtt_span = 0; // srtt - srtt_lo <= srtt_span
+        std::uint64_t half_wnd = 0;
+        std::uint32_t segs_lo = 0, segs_span = 0;
+        std::uint32_t mss = 0; // 0: nothing computed yet
+        bool slow_start = false;
+        bool holds(const SizeGoalKey& k) const {
+            return k.srtt - srtt_lo <= srtt_span && k.segs - segs_lo <= segs_span && k.half_wnd == half_wnd &&
+                   k.mss == mss && k.slow_start == slow_start;
+        }
+    };
+    SizeGoalKey size_goal_key() const;
+    mutable SizeGoalHeld size_goal_held_;
     mutable std::uint32_t size_goal_ = 0;
-    std::uint32_t tcp_size_goal_update(const SizeGoalKey& key) const; // the goal for `key`, kept
+    std::uint32_t tcp_size_goal_update() const; // the goal for size_goal_key(), held
 
     TxSeg& seg(std::uint64_t seq) { return seg_at(seq / mss_); }
     // The slot of segment number `n` (seq / mss): a run of segments from one division, as

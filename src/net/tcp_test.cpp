@@ -488,6 +488,61 @@ TEST(TcpPacingRate, SixtyFourAndOneHundredTwentyEightBitPathsGiveTheFormulasFloo
     EXPECT_EQ(tcp_pacing_rate(3, 1000, 120, 3), 1'200'000'000'000'000u);
 }
 
+// tcp_tso_autosize's goal in whole segments, by hand, MSS 1448: 65,536 bytes are 45 segments, as
+// many as 65,535 - 320 bytes hold (45.04); half a window of 725,592 bytes is 501 segments, of
+// 32,768 bytes 22 (22.6); 2,000 bytes are 1 segment, raised to tcp_min_tso_segs' 2; half a window
+// under one segment bounds the goal to 1.
+TEST(TcpTsoSegs, BytesPerMssBetweenTwoAndWhatGsoAndHalfTheWindowHold) {
+    EXPECT_EQ(tcp_tso_segs(65'536, 1448, 725'592), 45u);
+    EXPECT_EQ(tcp_tso_segs(65'536, 1448, 32'768), 22u);
+    EXPECT_EQ(tcp_tso_segs(2'000, 1448, 0), 2u);
+    EXPECT_EQ(tcp_tso_segs(0, 1448, 1'000), 1u);
+    EXPECT_EQ(tcp_tso_segs(30 * 1448 + 1447, 1448, 0), 30u);
+}
+
+// The 64-bit path's bound: floor(2^64 / 1e12) = 18,446,744; x 100 = 1,844,674,400; over
+// 1448 x 200 = 289,600 that is 6,369 segments (6,369 x 289,600 / 100 = 18,444,624 fits, 6,370's
+// 18,447,520 does not), over 1448 x 120 = 173,760 it is 10,616.
+// srtt_max by hand: 10 segments at 200% are 28,960 bytes, x 1e12 = 2.896e16, which over a rate of
+// 28,960,000 bytes/s is 1e9 ps (1 ms): the rate there is exactly 28,960,000, 1 ps later below it.
+// At the E5 run's figures (839 segments at 120%, the ceiling 45 x 1448 x 1024 = 66,723,840 bytes/s):
+// 1,457,846 (1,457,846.4 floored) x 1e12 / 66,723,840 = 21,848,952,338 ps (21.8 ms).
+TEST(TcpPacingRate, SrttMaxIsTheLargestSrttWhoseRateReachesTheBound) {
+    EXPECT_EQ(tcp_pacing_segs_max(1448, 200), 6'369u);
+    EXPECT_EQ(tcp_pacing_segs_max(1448, 120), 10'616u);
+    EXPECT_EQ(tcp_pacing_srtt_max(10, 1448, 200, 28'960'000), engine::PS_PER_MS);
+    EXPECT_EQ(tcp_pacing_rate(10, 1448, 200, engine::PS_PER_MS), 28'960'000u);
+    EXPECT_EQ(tcp_pacing_rate(10, 1448, 200, engine::PS_PER_MS + 1), 28'959'999u);
+    const engine::Tick e5 = tcp_pacing_srtt_max(839, 1448, 120, 45 * 1448 * 1024);
+    EXPECT_EQ(e5, 21'848'952'338u);
+    EXPECT_EQ(tcp_pacing_rate(839, 1448, 120, e5), 66'723'840u);
+    EXPECT_EQ(tcp_pacing_rate(839, 1448, 120, e5 + 1), 66'723'839u);
+}
+
+// What TcpSource's held size goal relies on: for a goal at its ceiling, every srtt in
+// [1, srtt_max] and segs in [segs, segs_max] gives tcp_tso_autosize's full computation (the pacing
+// bytes plus gso_max_size >> (srtt in 512 us units)) the same ceiling.
+TEST(TcpTsoSegs, TheCeilingHoldsForSmallerSrttAndMoreSegments) {
+    const auto autosize = [](std::uint64_t segs, engine::Tick srtt, std::uint64_t ratio, std::uint64_t half_wnd) {
+        std::uint64_t bytes = tcp_pacing_rate(segs, 1448, ratio, srtt) >> 10;
+        const std::uint64_t r = static_cast<std::uint64_t>(engine::to_us(srtt)) >> 9;
+        if (r < 32) bytes += 65'536 >> r;
+        return tcp_tso_segs(std::min<std::uint64_t>(bytes, 65'536), 1448, half_wnd);
+    };
+    for (const std::uint64_t ratio : {120u, 200u}) {
+        for (const std::uint64_t half_wnd : {0u, 32'768u, 725'592u}) {
+            const std::uint32_t ceiling = tcp_tso_segs(65'536, 1448, half_wnd);
+            const std::uint64_t segs_max = tcp_pacing_segs_max(1448, ratio);
+            for (const std::uint64_t segs : {10u, 100u, 839u, 6'000u}) {
+                const engine::Tick srtt_max = tcp_pacing_srtt_max(segs, 1448, ratio, std::uint64_t{ceiling} * 1448 << 10);
+                for (const engine::Tick srtt : {engine::Tick{1}, srtt_max / 3, srtt_max / 2, srtt_max - 1, srtt_max})
+                    for (std::uint64_t more = segs; more <= segs_max; more += (segs_max - segs) / 7 + 1)
+                        EXPECT_EQ(autosize(more, srtt, ratio, half_wnd), ceiling) << segs << " " << srtt << " " << more;
+            }
+        }
+    }
+}
+
 // MaybeTask (what tcp_write_xmit returns): awaiting an empty one goes on at once; awaiting one
 // that holds a Task runs that Task to its end first, and an exception it threw reaches the awaiter
 // with the Task's frame freed once (an aggregate MaybeTask was freed twice: GCC 12).
