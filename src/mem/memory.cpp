@@ -364,13 +364,14 @@ bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
 [[gnu::always_inline]] inline Tick MemorySystem::demand_miss(Tick t) {
     ++stats_.dram_demand_lines;
     // (channel(begin, line)'s steps: begin is past busy_until_ and outside a refresh already)
-    if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
+    // (inflight_ has cfg_.fill_buffers entries: the constructor's, never resized)
+    if (cfg_.fill_buffers <= 1) { // serialised: the core waits for each miss before the next
         const Tick begin = after_refresh_here(std::max(t, busy_until_));
         busy_until_ = begin + line_xfer_;
         line_ready_ = begin + dram_stall_;
         return line_ready_;
     }
-    if (n_inflight_ == inflight_.size()) { // every fill buffer busy: wait for the earliest
+    if (n_inflight_ == cfg_.fill_buffers) { // every fill buffer busy: wait for the earliest
         const auto it = std::min_element(inflight_.begin(), inflight_.end());
         t = std::max(t, *it);
         *it = inflight_[--n_inflight_];
