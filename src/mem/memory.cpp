@@ -185,8 +185,14 @@ void MemorySystem::set_refresh_phase(Tick phase) {
 Tick MemorySystem::after_refresh(Tick t) {
     if (refresh_period_ == 0) return t;
     if (t - clear_from_ < clear_len_) return t; // between the same two refreshes as the last time asked
-    const Tick x = t + refresh_period_ - refresh_phase_; // refreshes begin at phase + k x period
-    const Tick into = x - by_refresh_(x) * refresh_period_;
+    // how far into its refresh period t is (refreshes begin at phase + k x period); within the period
+    // after the span last found, from the refresh that ends it (clear_from_ + clear_len_, a refresh's
+    // start), without the division
+    Tick into = t - (clear_from_ + clear_len_);
+    if (clear_len_ == 0 || into >= refresh_period_) {
+        const Tick x = t + refresh_period_ - refresh_phase_;
+        into = x - by_refresh_(x) * refresh_period_;
+    }
     if (into >= refresh_busy_) {
         // [this refresh's end, the next one's start); modulo 2^64 when it began before time 0
         clear_from_ = t - into + refresh_busy_;
@@ -196,6 +202,11 @@ Tick MemorySystem::after_refresh(Tick t) {
     ++stats_.refresh_waits;
     return t + (refresh_busy_ - into);
 }
+// after_refresh's first tests inline (no refresh, or t in the span last found), else its call
+[[gnu::always_inline]] inline Tick MemorySystem::after_refresh_here(Tick t) {
+    if (refresh_period_ == 0 || t - clear_from_ < clear_len_) return t;
+    return after_refresh(t);
+}
 
 inline Tick MemorySystem::xfer_ticks(std::uint64_t bytes) const {
     return bytes == cfg_.line ? line_xfer_
@@ -203,7 +214,7 @@ inline Tick MemorySystem::xfer_ticks(std::uint64_t bytes) const {
 }
 
 inline Tick MemorySystem::channel_for(Tick start, Tick xfer) {
-    const Tick begin = after_refresh(std::max(start, busy_until_));
+    const Tick begin = after_refresh_here(std::max(start, busy_until_));
     busy_until_ = begin + xfer;
     return busy_until_;
 }
@@ -348,22 +359,25 @@ bool MemorySystem::stride_covered(int cpu, std::uint8_t site, Line l) {
     return covered;
 }
 
-Tick MemorySystem::demand_miss(Tick t) {
+// (inline in every caller: a call's saves and restores cost more than its steps; docs/performance.md,
+// thirty-first session, ir31f)
+[[gnu::always_inline]] inline Tick MemorySystem::demand_miss(Tick t) {
     ++stats_.dram_demand_lines;
     // (channel(begin, line)'s steps: begin is past busy_until_ and outside a refresh already)
-    if (inflight_.size() <= 1) { // serialised: the core waits for each miss before the next
-        const Tick begin = after_refresh(std::max(t, busy_until_));
+    // (inflight_ has cfg_.fill_buffers entries: the constructor's, never resized)
+    if (cfg_.fill_buffers <= 1) { // serialised: the core waits for each miss before the next
+        const Tick begin = after_refresh_here(std::max(t, busy_until_));
         busy_until_ = begin + line_xfer_;
         line_ready_ = begin + dram_stall_;
         return line_ready_;
     }
-    if (n_inflight_ == inflight_.size()) { // every fill buffer busy: wait for the earliest
+    if (n_inflight_ == cfg_.fill_buffers) { // every fill buffer busy: wait for the earliest
         const auto it = std::min_element(inflight_.begin(), inflight_.end());
         t = std::max(t, *it);
         *it = inflight_[--n_inflight_];
     }
     if (n_inflight_ > 0) ++stats_.overlapped_misses;
-    const Tick begin = after_refresh(std::max(t, busy_until_));
+    const Tick begin = after_refresh_here(std::max(t, busy_until_));
     busy_until_ = begin + line_xfer_;
     line_ready_ = begin + dram_stall_;
     inflight_[n_inflight_++] = line_ready_;
@@ -1047,28 +1061,25 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             pend = 0;
         };
         if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line, line a
-        // The Cortex-A9's shape: line l, whose time step is taken (a stretch's step, or the stream
-        // step before a stretch), and the stretch's lines after it to steady_end, filled by
-        // cold_fills while none needs the members, their steps taken as the loop's. Then either l
-        // is the stretch's last line, filled (`filled`), or the first line cold_fills left, its
-        // step taken, for the loop to fill.
-        bool filled = false;
-        auto take_stretch = [&](Line& l) __attribute__((always_inline)) {
-            if constexpr (Shape::w0 == 4 && Shape::w1 == 16) {
-                if (l >= steady_end) return; // (a stretch of one line stays in the loop)
-                const Line done = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end)
-                                     : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, steady_end);
-                const Line last = done > steady_end ? steady_end : done;
-                t += (last - l) * c;
-                pend += last - l;
-                l = last;
-                filled = done > steady_end;
-            }
-        };
+        // The Cortex-A9's shape (`cold`): cold_fills fills lines ahead of their time steps, from the
+        // first line not filled (filled_to) on, up to b or to the first line (`stop`) whose fill needs
+        // the members (a full L2 set, a dirty L1 victim the L2 does not hold); that line takes the
+        // general fill below at its turn, after its time step, as the loop's order has it. Exact: a
+        // fill by cold_fills reads and writes the caches, the directory and the hints alone, a time
+        // step the channel, the streams and the consumer alone, so the two commute; the general fill
+        // (its write-back at t) runs in the loop's order, and no line after it is filled before it.
+        constexpr bool cold = Shape::w0 == 4 && Shape::w1 == 16;
+        Line filled_to = a, stop = b + 1;
         for (Line l = a;;) {
+            // (l == stop: cold_fills would stop at l again, the state it stopped on being unchanged)
+            if constexpr (cold)
+                if (l >= filled_to && l != stop)
+                    filled_to = stop = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b)
+                                          : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b);
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
-            if (!filled) { // (else the stretch's last line, by cold_fills)
+            if (!cold || l >= filled_to) {
+                if constexpr (cold) filled_to = l + 1;
                 dir[l] = all_bits;
                 each_level([&](auto J) __attribute__((always_inline)) {
                     constexpr std::size_t j = N - 1 - decltype(J)::value; // N - 1 .. 0
@@ -1103,13 +1114,17 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                     steady_end = l; // the channel's busy time may have moved: the next line by the general step
                 });
             }
-            filled = false;
             if (l == b) break;
             ++l;
             if (l <= steady_end) { // a line of the steady stretch (above)
+                if constexpr (cold) { // with the filled lines after it
+                    const Line last = l < filled_to ? std::min(steady_end, filled_to - 1) : l;
+                    t += (last - l) * c;
+                    pend += last - l;
+                    l = last;
+                }
                 t += c;
                 ++pend;
-                take_stretch(l);
                 continue;
             }
             settle();
@@ -1132,7 +1147,6 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
                 }
                 steady_end = l + left;
                 if (per_line != 0) consumer = std::max(consumer, ready) + per_line; // consume_line
-                take_stretch(l);
             } else if (A9 && s) { // the stream not yet followed: a demand miss, which uses the channel
                 // alone (the general copies keep out() and in(): without, Zen 4 ESP's three-level copy
                 // took 2.0 M Ir more)

@@ -586,6 +586,22 @@ TEST(Memory, TheSpanBetweenTwoRefreshesIsRememberedToItsEdgesAndForgottenWithThe
     EXPECT_EQ(m.stats().refresh_waits, 4u);
 }
 
+TEST(Memory, TheNextSpanBetweenRefreshesIsTakenFromTheRefreshThatEndsTheLastOneAndAFartherOneByTheDivision) {
+    // refreshes hold [0, 200), [1000, 1200), [2000, 2200), ...
+    MemorySystem m(refreshing(), 1, 1'000'000'000);
+    EXPECT_EQ(m.after_refresh(500 * NS), 500 * NS);   // the span [200, 1000)
+    EXPECT_EQ(m.after_refresh(1500 * NS), 1500 * NS); // 500 ns past the refresh at 1000: [1200, 2000)
+    EXPECT_EQ(m.after_refresh(1200 * NS), 1200 * NS); // its first picosecond
+    EXPECT_EQ(m.after_refresh(2000 * NS - 1), 2000 * NS - 1);
+    EXPECT_EQ(m.after_refresh(2100 * NS), 2200 * NS); // 100 ns into the refresh at 2000: waits
+    EXPECT_EQ(m.after_refresh(2200 * NS), 2200 * NS); // that refresh's end: [2200, 3000)
+    EXPECT_EQ(m.after_refresh(4500 * NS), 4500 * NS); // a period farther: [4200, 5000)
+    EXPECT_EQ(m.after_refresh(4100 * NS), 4200 * NS); // before that span: in the refresh at 4000
+    EXPECT_EQ(m.after_refresh(5000 * NS), 5200 * NS); // the refresh that ends it
+    EXPECT_EQ(m.after_refresh(4200 * NS - 1), 4200 * NS);
+    EXPECT_EQ(m.stats().refresh_waits, 4u);
+}
+
 TEST(Memory, ADeviceTransferAlsoWaitsForTheRefresh) {
     MemorySystem m(refreshing(), 1, 1'000'000'000);
     const Addr buf = m.alloc(1536);
@@ -1312,6 +1328,65 @@ TEST(Memory, TheQuadCortexA9sConsumedReadsEqualTheLineByLineSearchOfEveryCache) 
             EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
             if (::testing::Test::HasFailure()) return;
         }
+        expect_same_state(run, ref, buf, buf + bytes, cpus);
+        MemorySystemTestPeer::expect_hints_match(run, buf, buf + bytes, "end");
+    }
+}
+
+TEST(Memory, TheCortexA9sColdRunsAcrossRefreshesAndWriteBacksEqualTheLineByLineSearchOfEveryCache) {
+    // the i.MX6's shape on one or two CPUs, four fill buffers, a refresh every 3 us for 150 ns at a
+    // drawn phase: reads and consumed reads of 1 to 64 lines held nowhere (cold runs, whose fills
+    // cold_fills takes ahead of the lines' time steps) among stores (dirty L1 lines) and
+    // invalidates over 24 stretches of 2,048 lines (so the L2's sets fill, and dirty L1 victims
+    // the L2 lost are written back in the middle of a run), against the every-cache search: every
+    // result, the stats, the channel's busy time, the caches' state and the hints
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+        std::mt19937 rng(seed + 5000);
+        MemoryConfig cfg = a9_shape();
+        cfg.fill_buffers = 4;
+        cfg.refresh_interval_ns = 3000;
+        cfg.refresh_time_ns = 150;
+        const int cpus = 1 + static_cast<int>(seed % 2);
+        MemorySystem run(cfg, cpus, 1'000'000'000), ref(cfg, cpus, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const Tick phase = (rng() % 3000) * NS;
+        run.set_refresh_phase(phase);
+        ref.set_refresh_phase(phase);
+        const std::size_t bytes = (24 * 2048 + 128) * cfg.line;
+        const Addr buf = run.alloc(bytes, cfg.line);
+        ASSERT_EQ(ref.alloc(bytes, cfg.line), buf);
+        Tick now = 0;
+        for (int op = 0; op < 2000; ++op) {
+            const std::string where = "seed " + std::to_string(seed) + " op " + std::to_string(op);
+            now += (rng() % 1500) * NS;
+            const int cpu = static_cast<int>(rng() % static_cast<std::uint32_t>(cpus));
+            const std::size_t lines = 1 + rng() % 64;
+            const std::size_t stretch = rng() % 24;
+            const Addr a = buf + (stretch * 2048 + rng() % 64) * cfg.line;
+            const std::size_t len = lines * cfg.line;
+            switch (rng() % 8) {
+            case 0:
+            case 1: EXPECT_EQ(run.read(cpu, now, a, len, 0), ref.read(cpu, now, a, len, 0)) << where; break;
+            case 2: {
+                const Cycles compute = rng() % 3 == 0 ? 0 : lines * (rng() % 40);
+                EXPECT_EQ(run.consume(cpu, now, Access{a, len, false, 0}, compute),
+                          ref.consume(cpu, now, Access{a, len, false, 0}, compute)) << where;
+                break;
+            }
+            case 3:
+            case 4: EXPECT_EQ(run.write(cpu, now, a, len), ref.write(cpu, now, a, len)) << where; break;
+            case 5:
+                run.device_write(now, a, len);
+                ref.device_write(now, a, len);
+                [[fallthrough]];
+            default: EXPECT_EQ(run.invalidate(a, len), ref.invalidate(a, len)) << where; break;
+            }
+            expect_same_stats(run.stats(), ref.stats(), where);
+            EXPECT_EQ(run.dram_busy_until(), ref.dram_busy_until()) << where;
+            if (::testing::Test::HasFailure()) return;
+        }
+        EXPECT_GT(run.stats().refresh_waits, 0u);
+        EXPECT_GT(run.stats().writebacks, 0u);
         expect_same_state(run, ref, buf, buf + bytes, cpus);
         MemorySystemTestPeer::expect_hints_match(run, buf, buf + bytes, "end");
     }
