@@ -62,6 +62,21 @@ void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
     h.order = next_order_++;
 }
 
+const Packet& Gro::release(std::size_t i) {
+    Held& held = list_[i];
+    const std::uint32_t count = held.count;
+    used_[i] = false;
+    --count_;
+    ++st_.skbs_up;
+    st_.segs_up += count;
+    if (count > 1) { // as take's
+        held.skb.gso_segs = count;
+        held.skb.gso_size = held.gso_size;
+        held.skb.frag_data = held.frag_data.data();
+    }
+    return held.skb;
+}
+
 // Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
 void Gro::append_frags(Held& h, const Packet& p) {
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
@@ -188,8 +203,7 @@ const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
         if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
     }
     if (i == MAX_GRO_SKBS) return nullptr;
-    take(i, flushing_, flushing_frags_);
-    return &flushing_;
+    return &release(i);
 }
 
 } // namespace kdsim::net
