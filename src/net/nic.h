@@ -190,6 +190,9 @@ public:
     std::size_t tx_room() const override;
 
 private:
+    // FEC = fec(): the FEC's register accesses are a step of their own; set_tx_dma registers the
+    // form that matches the driver (other drivers have no such step, not one of no cycles).
+    template <bool FEC>
     static kernel::IrqStep rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step);
     static engine::Task<> rx_irq_netif_rx(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);
