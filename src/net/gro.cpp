@@ -184,7 +184,7 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 }
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
-    const std::uint64_t now = cpu.jiffies();
+    const std::uint64_t now = flush_old ? cpu.jiffies() : 0; // (read by flush_old only)
     while (const Packet* skb = flush_take(now, flush_old)) {
         if (skb->gso_segs > 1) co_await gro_complete(cpu);
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);

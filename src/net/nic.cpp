@@ -514,7 +514,7 @@ engine::Task<int> Nic::rx_poll(kernel::Cpu& cpu, int budget) {
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
         // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
         // UpCost and up are the device's netif_receive_skb cost and deliver
-        const std::uint64_t now = cpu.jiffies();
+        const std::uint64_t now = flush_old ? cpu.jiffies() : 0; // (read by flush_old only)
         while (const Packet* skb = gro_->flush_take(now, flush_old)) {
             if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
             co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);
