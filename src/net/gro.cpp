@@ -98,12 +98,6 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
     }
 }
 
-kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
-    ++st_.packets;
-    const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
-    return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
-}
-
 // Only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
 // without a GRO socket and a tunnel packet go the normal way (NORMAL). A segment GSO does not
 // split (ends false), of a flow nothing is held for, with a slot free: receive_rest would hold it

@@ -73,7 +73,11 @@ public:
         enum Kind : std::uint8_t { HELD, NORMAL, MERGED, REST } kind;
         engine::Task<> rest;
     };
-    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
+    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p) {
+        ++st_.packets;
+        const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
+        return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), kernel::Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+    }
     Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // skb_gro_receive's cost, for a segment merged into a held skb.
     kernel::Cpu::ExecAwaiter gro_merge(kernel::Cpu& cpu) const {
