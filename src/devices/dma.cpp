@@ -303,9 +303,7 @@ struct DmaOps {
             if (tail) m->clean(now, base + (hi << shift), line);
             m->invalidate(base + (first << shift), (last - first + 1) << shift);
         }
-        const DmaCosts& c = p.costs();
-        return whole * (c.inner_inv_line + c.outer_inv_line) + flush * (c.inner_flush_line + c.outer_flush_line) +
-               c.barrier + c.outer_sync;
+        return whole * p.inv_line_cycles() + flush * p.flush_line_cycles() + p.inv_fixed_cycles();
     }
     static void set_tlb(DmaBuffer& b, std::size_t index) { b.tlb_ = index; }
     static void set_map_failed(DmaBuffer& b, bool f) { b.map_failed_ = f; }

@@ -107,11 +107,18 @@ struct DmaStats {
 // The DMA side of one machine: whether it is coherent, what maintenance costs, what was found.
 class DmaPlatform {
 public:
-    explicit DmaPlatform(const DmaCosts& costs) : costs_(costs) {}
+    explicit DmaPlatform(const DmaCosts& costs)
+        : costs_(costs), inv_line_(costs.inner_inv_line + costs.outer_inv_line),
+          flush_line_(costs.inner_flush_line + costs.outer_flush_line), inv_fixed_(costs.barrier + costs.outer_sync) {}
     DmaPlatform(const DmaPlatform&) = delete;
     DmaPlatform& operator=(const DmaPlatform&) = delete;
 
     const DmaCosts& costs() const { return costs_; }
+    // An invalidate's cycles, inner and outer together (the costs never change): per whole line,
+    // per partial end line (cleaned and invalidated), and once (the barrier and the outer sync).
+    engine::Cycles inv_line_cycles() const { return inv_line_; }
+    engine::Cycles flush_line_cycles() const { return flush_line_; }
+    engine::Cycles inv_fixed_cycles() const { return inv_fixed_; }
     bool coherent() const { return costs_.coherent; }
     const DmaFindings& findings() const { return findings_; }
     const DmaStats& stats() const { return stats_; }
@@ -139,6 +146,7 @@ public:
 
 private:
     DmaCosts costs_;
+    engine::Cycles inv_line_, flush_line_, inv_fixed_;
     mem::MemorySystem* memory_ = nullptr;
     DmaDevice default_device_{"dma", ~std::uint64_t{0}, {}};
     std::vector<std::unique_ptr<DmaDevice>> devices_;

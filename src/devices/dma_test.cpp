@@ -424,6 +424,33 @@ TEST(DmaCost, NoOuterCacheChargesInnerLinesOnly) {
     EXPECT_EQ(60 + dma_maintenance_cycles(c, 64, 0, 1518, DMA_FROM_DEVICE, false), 334u);
 }
 
+TEST(DmaCost, AnInvalidatesCyclesFromThePlatformsInnerAndOuterSumsByHand) {
+    // The round figures: per whole line inner 10 + outer 5 = 15, per partial end line 14 + 7 = 21,
+    // once dsb 30 + outer sync 20 = 50. A sync for the CPU of [16, 116) on 32 B lines: lines 0 and
+    // 3 partial, 1 and 2 whole: 2*15 + 2*21 + 50 = 122, call 60 -> 182 ns at 1 GHz, as the walkers
+    // (dma_maintenance_cycles) count it.
+    Harness h;
+    EXPECT_EQ(h.dma.inv_line_cycles(), 15u);
+    EXPECT_EQ(h.dma.flush_line_cycles(), 21u);
+    EXPECT_EQ(h.dma.inv_fixed_cycles(), 50u);
+    EXPECT_EQ(dma_maintenance_cycles(h.dma.costs(), 32, 16, 100, DMA_FROM_DEVICE, false), 122u);
+    DmaBuffer buf(h.dma, 256, 32);
+    Tick before = 0, after = 0;
+    engine::Cycles charged = 0;
+    h.body = [&]() -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+        const engine::Cycles c0 = h.dma.stats().cycles;
+        before = h.cpu.now();
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 16, 100, DMA_FROM_DEVICE);
+        after = h.cpu.now();
+        charged = h.dma.stats().cycles - c0;
+        co_await dma_unmap_single(h.cpu, buf, 256, DMA_FROM_DEVICE);
+    };
+    h.run();
+    EXPECT_EQ(after - before, 182 * engine::PS_PER_NS);
+    EXPECT_EQ(charged, 182u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stale reads.
 

@@ -62,6 +62,21 @@ void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
     h.order = next_order_++;
 }
 
+const Packet& Gro::release(std::size_t i) {
+    Held& held = list_[i];
+    const std::uint32_t count = held.count;
+    used_[i] = false;
+    --count_;
+    ++st_.skbs_up;
+    st_.segs_up += count;
+    if (count > 1) { // as take's
+        held.skb.gso_segs = count;
+        held.skb.gso_size = held.gso_size;
+        held.skb.frag_data = held.frag_data.data();
+    }
+    return held.skb;
+}
+
 // Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
 void Gro::append_frags(Held& h, const Packet& p) {
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
@@ -81,12 +96,6 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);
         co_await up_(cpu, ctx_, p);
     }
-}
-
-kernel::Cpu::ExecAwaiter Gro::gro_receive(kernel::Cpu& cpu, const Packet& p) {
-    ++st_.packets;
-    const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
-    return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
 }
 
 // Only TCP segments with data are held: a pure ACK is flushed (len < mss), a UDP datagram
@@ -169,7 +178,7 @@ engine::Task<> Gro::receive_rest(kernel::Cpu& cpu, const Packet& p) {
 }
 
 engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
-    const std::uint64_t now = cpu.jiffies();
+    const std::uint64_t now = flush_old ? cpu.jiffies() : 0; // (read by flush_old only)
     while (const Packet* skb = flush_take(now, flush_old)) {
         if (skb->gso_segs > 1) co_await gro_complete(cpu);
         if (up_cost_.cycles) co_await netif_receive_skb(cpu);
@@ -188,8 +197,7 @@ const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
         if (i == MAX_GRO_SKBS || list_[j].order < list_[i].order) i = j;
     }
     if (i == MAX_GRO_SKBS) return nullptr;
-    take(i, flushing_, flushing_frags_);
-    return &flushing_;
+    return &release(i);
 }
 
 } // namespace kdsim::net

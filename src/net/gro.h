@@ -73,7 +73,11 @@ public:
         enum Kind : std::uint8_t { HELD, NORMAL, MERGED, REST } kind;
         engine::Task<> rest;
     };
-    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p);
+    kernel::Cpu::ExecAwaiter gro_receive(kernel::Cpu& cpu, const Packet& p) {
+        ++st_.packets;
+        const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
+        return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), kernel::Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
+    }
     Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
     // skb_gro_receive's cost, for a segment merged into a held skb.
     kernel::Cpu::ExecAwaiter gro_merge(kernel::Cpu& cpu) const {
@@ -89,8 +93,9 @@ public:
     // one coroutine less per poll that flushes). Takes the oldest held skb (flush_old: of those
     // held before jiffy `now`) out of the list, or gives nullptr. Before the next call the caller
     // passes it up as napi_gro_flush does: gro_complete when it has several segments, then
-    // netif_receive_skb's cost (UpCost) and `up`. The skb is GRO's until that next call (only the
-    // NAPI poll, one at a time, takes skbs out of the list).
+    // netif_receive_skb's cost (UpCost) and `up`. The skb is given in place, in the slot it was
+    // held in, now free: it stays there until a later hold takes that slot (only the NAPI poll,
+    // one at a time, holds and takes skbs, and it holds none while it passes one up).
     const Packet* flush_take(std::uint64_t now, bool flush_old) {
         return count_ ? flush_take_oldest(now, flush_old) : nullptr;
     }
@@ -121,6 +126,9 @@ private:
     // complete's first step: the skb out of slot i into `skb` as it goes up, its segments' frames
     // copied to `frag_data` (which must outlive the skb's delivery).
     void take(std::size_t i, Packet& skb, Frags& frag_data);
+    // take's in-place form: slot i freed, its skb given its gso fields where it lies (its
+    // fragments' frames in the slot's own array) and returned.
+    const Packet& release(std::size_t i);
     const Packet* flush_take_oldest(std::uint64_t now, bool flush_old); // flush_take with count_ > 0
     void hold(kernel::Cpu& cpu, const Packet& p);
     static void append_frags(Held& h, const Packet& p);
@@ -144,8 +152,6 @@ private:
     std::array<bool, MAX_GRO_SKBS> used_{};
     std::size_t count_ = 0;
     std::uint64_t next_order_ = 0;
-    Packet flushing_;        // flush_take's skb, being passed up
-    Frags flushing_frags_;   // its segments' frames
     GroStats st_;
 };
 

@@ -295,5 +295,37 @@ TEST(Gro, FlushTakeGivesTheOldestHeldSkbFirstWithItsSegmentsFrames) {
     EXPECT_EQ(h->gro.stats().segs_up, 6u);
 }
 
+// flush_take gives the skb in place, in the slot it was held in (no copy): it and its segments'
+// frames stay as taken while later takes free other slots, until a hold takes its slot (the lowest
+// free one), and that hold starts a fresh skb (one segment, no frame list) over it.
+TEST(Gro, AFlushedSkbLiesInItsFreedSlotUntilAHoldTakesThatSlot) {
+    auto h = std::make_unique<Harness>();
+    for (const Packet& p : {gso_from_virtio(7, 0, 3), segment(5, 0)}) // slots 0, 1
+        ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, p).kind, Gro::Verdict::HELD);
+    const Packet* first = h->gro.flush_take(0, false);
+    ASSERT_NE(first, nullptr);
+    const Packet* second = h->gro.flush_take(0, false);
+    ASSERT_NE(second, nullptr);
+    EXPECT_NE(first, second);
+    EXPECT_EQ(second->flow, 5u);
+    EXPECT_EQ(second->frag_data, nullptr);
+    EXPECT_EQ(first->flow, 7u); // unchanged by the second take
+    EXPECT_EQ(first->gso_segs, 3u);
+    EXPECT_EQ(first->gso_size, MSS);
+    ASSERT_NE(first->frag_data, nullptr);
+    EXPECT_EQ(first->frag_data[1], 0x100000u + MSS);
+    EXPECT_EQ(first->frag_data[2], 0x100000u + 2 * MSS);
+    EXPECT_TRUE(h->gro.empty());
+    ASSERT_EQ(h->gro.dev_gro_receive(h->cpu, segment(9, 0)).kind, Gro::Verdict::HELD); // slot 0
+    EXPECT_EQ(first->flow, 9u); // the slot's new skb
+    const Packet* third = h->gro.flush_take(0, false);
+    EXPECT_EQ(third, first);
+    EXPECT_EQ(third->gso_segs, 1u);
+    EXPECT_EQ(third->frag_data, nullptr);
+    EXPECT_EQ(third->payload, MSS);
+    EXPECT_EQ(h->gro.stats().skbs_up, 3u);
+    EXPECT_EQ(h->gro.stats().segs_up, 5u);
+}
+
 } // namespace
 } // namespace kdsim::net

@@ -26,7 +26,7 @@ Nic::Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string n
     : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), ring_(ring) {
     napi_.poll = &Nic::napi_poll;
     napi_.ctx = this;
-    cpu_.request_irq(vector_, &Nic::rx_irq, this, name_ + "-rx");
+    cpu_.request_irq(vector_, &Nic::rx_irq<false>, this, name_ + "-rx");
 }
 
 void Nic::set_dma_device(devices::DmaDevice& dev, const devices::DramLayout* dram, std::uint64_t index) {
@@ -189,28 +189,35 @@ void Nic::on_event(std::uint64_t arg) {
 // The driver's interrupt handler: ack and mask the device interrupt, napi_schedule(); in plain
 // steps (no coroutine frame per interrupt), each ending with its exec. In hardirq the mask is
 // already off, so napi_schedule's local_irq_save yields "off" and its restore leaves the mask
-// as it is and takes no interrupt: their execs are all they do.
+// as it is and takes no interrupt: their execs are all they do. The FEC's handler has a step
+// more (1: its register accesses), after which its steps are the others' shifted by one.
 // Models: lan743x_intr() (drivers/net/ethernet/microchip/lan743x_main.c)
+template <bool FEC>
 kernel::IrqStep Nic::rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step) {
     auto& n = *static_cast<Nic*>(ctx);
+    if constexpr (FEC) {
+        if (step == 1) return {n.fec_mmio_cycles(2, 1), Cat::DRIVER, false};
+        if (step > 1) --step;
+    }
     switch (step) {
     case 0:
         ++n.stats_.irqs;
         n.ievent_ = 0; // (poll_loop) fec_enet_collect_events acks every event the interrupt found
-        if (n.fec()) // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
+        if constexpr (FEC) // fec_enet_interrupt: read IEVENT, write it back (ack), write IMASK (mask)
             return {*n.costs_.fec_irq + cpu.text(kernel::Text::FEC_INTERRUPT), Cat::DRIVER, false};
         return {n.costs_.driver_rx_irq + cpu.text(kernel::Text::DRIVER_IRQ), Cat::DRIVER, false};
-    case 1: return {n.fec() ? n.fec_mmio_cycles(2, 1) : 0, Cat::DRIVER, false};
-    case 2: // napi_schedule: local_irq_save
+    case 1: // napi_schedule: local_irq_save
         cpu.count_irqflag_op(2);
         return {cpu.costs().local_irq_save, Cat::IRQ_MASK, false};
-    case 3: // napi_schedule_irqoff, local_irq_restore
+    case 2: // napi_schedule_irqoff, local_irq_restore
         n.softnet_.napi_schedule_irqoff(n.napi_);
         cpu.count_irqflag_op(3);
         return {cpu.costs().local_irq_restore, Cat::IRQ_MASK, false};
     default: return {0, Cat::DRIVER, true};
     }
 }
+template kernel::IrqStep Nic::rx_irq<false>(kernel::Cpu&, void*, unsigned);
+template kernel::IrqStep Nic::rx_irq<true>(kernel::Cpu&, void*, unsigned);
 
 // rx_mode NETIF_RX's interrupt handler (set_netif_rx).
 engine::Task<> Nic::rx_irq_netif_rx(kernel::Cpu& cpu, void* ctx) {
@@ -507,7 +514,7 @@ engine::Task<int> Nic::rx_poll(kernel::Cpu& cpu, int budget) {
         const bool flush_old = done >= budget && cpu.tick_period() <= engine::PS_PER_MS;
         // napi_gro_flush's awaits in this frame (one coroutine less per poll that flushes); GRO's
         // UpCost and up are the device's netif_receive_skb cost and deliver
-        const std::uint64_t now = cpu.jiffies();
+        const std::uint64_t now = flush_old ? cpu.jiffies() : 0; // (read by flush_old only)
         while (const Packet* skb = gro_->flush_take(now, flush_old)) {
             if (skb->gso_segs > 1) co_await gro_->gro_complete(cpu);
             co_await cpu.exec(costs_.netif_receive_skb, Cat::PROTOCOL, kernel::Text::NETIF_RECEIVE_SKB);

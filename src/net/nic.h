@@ -137,7 +137,8 @@ public:
     // The transmit side through the DMA API (nic_tx.cpp): each tx buffer mapped DMA_TO_DEVICE in
     // xmit (bounced first under `cfg`'s tx_align), reclaimed by the NAPI poll once the frame has
     // left. `copy_per_byte`: the bounce memcpy's warm cycles per byte. Needs the [net] tx_clean and
-    // tx_skb_free figures (FEC: also fec_xmit, fec_irq, mmio_*). Call before set_memory.
+    // tx_skb_free figures (FEC: also fec_xmit, fec_irq, mmio_*). Registers the rx interrupt's handler
+    // of its driver (rx_irq<FEC>; in rx_mode NAPI). Call before set_memory and before the run.
     void set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std::uint32_t line_size, double copy_per_byte);
     const TxDmaStats* tx_dma_stats() const { return tx_dma_ ? &tx_stats_ : nullptr; }
     TsoKind tso() const override { return tso_; }
@@ -190,6 +191,9 @@ public:
     std::size_t tx_room() const override;
 
 private:
+    // FEC = fec(): the FEC's register accesses are a step of their own; set_tx_dma registers the
+    // form that matches the driver (other drivers have no such step, not one of no cycles).
+    template <bool FEC>
     static kernel::IrqStep rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step);
     static engine::Task<> rx_irq_netif_rx(kernel::Cpu& cpu, void* ctx);
     static engine::Task<int> napi_poll(kernel::Cpu& cpu, void* ctx, int budget);

@@ -48,12 +48,14 @@ struct Bench : testing::NicBench {
     devices::DmaPlatform dma{coherent()};
     Backlog backlog{sb, PROCESS_BACKLOG};
     std::vector<Delivered> delivered;
-    Bench(engine::Tick delivery, std::size_t ring, std::size_t link_queue)
+    // netif_rx_first: set_netif_rx before set_tx_dma (whose handler for NAPI must not replace it)
+    Bench(engine::Tick delivery, std::size_t ring, std::size_t link_queue, bool netif_rx_first = false)
         : NicBench({}, {board_costs(), 41, ring}, engine::PS_PER_US, link_queue) {
         TxDmaConfig fec;
         fec.driver = NicDriver::FEC;
+        if (netif_rx_first) nb.set_netif_rx(backlog);
         nb.set_tx_dma(dma, fec, 32, 0.5);
-        nb.set_netif_rx(backlog);
+        if (!netif_rx_first) nb.set_netif_rx(backlog);
         nb.set_irq_delivery(delivery);
         nb.set_rx_handler([](kernel::Cpu& cpu, void* ctx, const Packet&) -> engine::Task<> {
             static_cast<Bench*>(ctx)->delivered.push_back({cpu.ctx_kind(), cpu.now()});
@@ -88,6 +90,17 @@ TEST(NicNetifRx, ABurstOfEightOnTheRingCostsTheHardirqEightFramesOfDriverWorkAnd
     EXPECT_EQ(t.nb.stats().irq_loops, 2u);
     EXPECT_EQ(t.cycles(kernel::CtxKind::HARDIRQ), 2 * (IRQ_LOOP + MMIO_READ + MMIO_WRITE) + 8 * (DRIVER_RX + MMIO_WRITE + NETIF_RX));
     EXPECT_EQ(t.nb.tx_dma_stats()->mmio_reads, 2u);
+}
+
+TEST(NicNetifRx, SetBeforeTheTxDmaTheHandlerIsStillTheNetifRxOne) {
+    // the burst above, set_netif_rx called first: the same hardirq work and stack path
+    Bench t(200 * engine::PS_PER_US, 256, 1000, true);
+    t.run(8, 1000);
+    EXPECT_EQ(t.nb.stats().irqs, 1u);
+    EXPECT_EQ(t.nb.stats().irq_loops, 2u);
+    EXPECT_EQ(t.cycles(kernel::CtxKind::HARDIRQ), 2 * (IRQ_LOOP + MMIO_READ + MMIO_WRITE) + 8 * (DRIVER_RX + MMIO_WRITE + NETIF_RX));
+    EXPECT_EQ(t.nb.stats().polls, 0u);
+    EXPECT_EQ(t.sb.stats().processed, 8u);
 }
 
 TEST(NicNetifRx, TheStackRunsFromProcessBacklogInNetRxAfterTheHandlerReturns) {

@@ -85,6 +85,7 @@ void Nic::set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std
     tx_copy_per_byte_ = copy_per_byte;
     tx_ring_.assign(std::max<std::size_t>(cfg.tx_ring, 1), TxDesc{});
     tx_dma_stats_ = &tx_stats_;
+    if (rx_mode_ != RxMode::NETIF_RX) cpu_.request_irq(vector_, fec() ? &Nic::rx_irq<true> : &Nic::rx_irq<false>, this, name_ + "-rx");
 }
 
 void Nic::tx_set_memory(mem::MemorySystem& m) {
