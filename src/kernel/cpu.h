@@ -838,6 +838,8 @@ private:
     Tick guest_since_ = 0;
     Cat guest_cat_ = Cat::USER;
     bool stalled_ = false;
+    // Nonzero exactly while in_guest_ or stalled_: the dispatch pass tests it with pending_irqs_.
+    std::uint64_t guest_or_stalled_ = 0;
     Tick stalled_since_ = 0;
     Cpu* vcpu_host_ = nullptr;
 
