@@ -334,13 +334,13 @@ void Cpu::start_exec(Frame& f) {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_begin_ = now();
     Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
-    ++exec_gen_;
+    exec_done_arg_ += 4;
     if (defer_exec_) {
         exec_deferred_ = true;
         exec_done_at_ = done;
         return;
     }
-    sim_.schedule_at(done, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+    sim_.schedule_at(done, this, exec_done_arg_);
 }
 
 // The exec in flight has run to its end.
@@ -370,12 +370,14 @@ void Cpu::interrupt_exec() {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_end(f, e.cat, done);
     exec_inflight_ = false;
-    ++exec_gen_; // the scheduled completion is now stale
+    exec_done_arg_ += 4; // the scheduled completion is now stale
 }
 
 void Cpu::on_event(std::uint64_t arg) {
-    if ((arg & 3) == EV_EXEC_DONE) [[likely]] { // nearly every event: tested first, not last
-        if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
+    // Nearly every event: the current exec's completion, told by one compare (its kind bits are
+    // EV_EXEC_DONE's 0); an EV_EXEC_DONE with another arg is an earlier exec's (stale).
+    if (arg == exec_done_arg_) [[likely]] {
+        if (!exec_inflight_) return; // stale
         // The dispatch after a completion ends with start_exec or with nothing to run, and
         // nothing is scheduled after start_exec in this handler: deferring its push keeps the
         // event's place in the order. Each completion taken in place is one engine event.
@@ -388,7 +390,7 @@ void Cpu::on_event(std::uint64_t arg) {
             exec_deferred_ = false;
             if (!sim_.run_inline(exec_done_at_)) {
                 defer_exec_ = false;
-                sim_.schedule_refused(exec_done_at_, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+                sim_.schedule_refused(exec_done_at_, this, exec_done_arg_);
                 return;
             }
         }
@@ -396,6 +398,7 @@ void Cpu::on_event(std::uint64_t arg) {
         return;
     }
     switch (arg & 3) {
+    case EV_EXEC_DONE: return; // stale
     case EV_TIMER:
         timer_event_at_ = engine::TICK_MAX;
         expire_timers();
@@ -697,7 +700,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 if constexpr (TRACE_COMPILED)
                     if (trace_) [[unlikely]] trace_exec_begin_ = now();
                 exec_done_at_ = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + f.execs[f.nexecs - 1].remaining));
-                ++exec_gen_;
+                exec_done_arg_ += 4;
                 exec_deferred_ = true;
                 break;
             }
