@@ -439,6 +439,35 @@ TEST_F(RunInline, RefusesPastTheHorizonAfterStopAndWhenTurnedOff) {
     EXPECT_EQ(sim.now(), 300u);
 }
 
+TEST_F(RunInline, TheHorizonsBoundHoldsUpToTheEndOfTime) {
+    // The bound at a take is min(next event, until + 1), with until + 1 taken as TICK_MAX when
+    // until is TICK_MAX itself (run()). run(TICK_MAX - 2): TICK_MAX - 1 refused (after the
+    // horizon), TICK_MAX - 2 agreed (the horizon). run(), events at TICK_MAX - 2 and TICK_MAX - 1:
+    // the first refuses TICK_MAX - 1 (the pending event there sorts first); the second, with
+    // nothing pending, refuses TICK_MAX (no event is handled in place at the end of time) and
+    // agrees to TICK_MAX - 1.
+    r.hook = [&](std::uint64_t arg) {
+        if (arg == 1) {
+            agreed.push_back(sim.run_inline(TICK_MAX - 1));
+            agreed.push_back(sim.run_inline(TICK_MAX - 2));
+        } else if (arg == 2) {
+            agreed.push_back(sim.run_inline(TICK_MAX - 1));
+        } else if (arg == 3) {
+            agreed.push_back(sim.run_inline(TICK_MAX));
+            agreed.push_back(sim.run_inline(TICK_MAX - 1));
+        }
+    };
+    sim.schedule_at(10, &r, 1);
+    EXPECT_EQ(sim.run(TICK_MAX - 2), 2u);
+    EXPECT_EQ(sim.now(), TICK_MAX - 2);
+    sim.schedule_at(TICK_MAX - 2, &r, 2);
+    sim.schedule_at(TICK_MAX - 1, &r, 3);
+    EXPECT_EQ(sim.run(), 3u);
+    EXPECT_EQ(sim.now(), TICK_MAX - 1);
+    EXPECT_EQ(agreed, (std::vector<bool>{false, true, false, false, true}));
+    EXPECT_EQ(r.seen, (Seen{{10, 1}, {TICK_MAX - 2, 2}, {TICK_MAX - 1, 3}}));
+}
+
 TEST_F(RunInline, StopAfterAnAgreementRefusesTheRestOfTheEvent) {
     // The first request works the bound out (pending: 500); stop() must still refuse the next.
     r.hook = [&](std::uint64_t arg) {

@@ -60,8 +60,28 @@ public:
         return near_front();
     }
 
+    // Its seq is the largest yet, so it sorts after every pending event at its time: the run's
+    // walk compares times alone. The run's paths take the event's fields as they are, so that
+    // the event is written once, into its slot; the other paths make it whole.
     [[gnu::always_inline]] void push(Tick time, EventTarget* target, std::uint64_t arg) {
-        push_event<true>(Event{time, next_seq_++, target, arg});
+        const std::uint64_t seq = next_seq_++;
+        if (time < limit_) [[likely]] {
+            if (held_) {
+                // The event being handled is still the near tier's least: the first event its
+                // handler schedules there takes its place (in the run, its slot run_n_).
+                held_ = 0;
+                if (sorted_) [[likely]] return run_insert_newest(run_n_, time, seq, target, arg);
+                return heap_replace_top(Event{time, seq, target, arg});
+            }
+            if (sorted_ && run_n_ < SORTED_MAX) [[likely]] {
+                run_insert_newest(++run_n_, time, seq, target, arg);
+                if (heap_only_ && run_n_ > tuning_.spill_at) [[unlikely]]
+                    spill();
+                return;
+            }
+            return heap_push_newest(Event{time, seq, target, arg});
+        }
+        push_far(Event{time, seq, target, arg});
     }
     // A sequence number taken now for an event pushed later by push_seq: among the events at its
     // time, that event then sorts as if it had been pushed when the number was taken.
@@ -111,7 +131,7 @@ public:
         if (held_) {
             // The taken event is still the near tier's least: the next is the second least.
             // (the sentinel's TICK_MAX when it is the only one; an event of the run is before far)
-            if (sorted_) return std::min(run_[run_n_ - 1].time, far);
+            if (sorted_) return std::min(run()[run_n_ - 1].time, far);
             return heap_next_bound(far);
         }
         return near_empty() ? far : near_front().time;
@@ -124,13 +144,13 @@ public:
 
     // Bytes held by the set's storage (heap array, chunk pool, bucket table).
     std::size_t storage_bytes() const {
-        return sizeof(run_) + heap_.capacity() * sizeof(Event) + slabs_.size() * SLAB * sizeof(Chunk) +
+        return sizeof(slots_) + heap_.capacity() * sizeof(Event) + slabs_.size() * SLAB * sizeof(Chunk) +
                buckets_.capacity() * sizeof(List);
     }
 
 private:
-    // NEWEST: ev's seq is the largest yet (push), so it sorts after every pending event at its
-    // time, and the run's walk compares times alone.
+    // push_seq's steps (push has its own, for the same cases). NEWEST: ev's seq is the largest
+    // yet, so it sorts after every pending event at its time, and the run's walk compares times alone.
     template <bool NEWEST>
     [[gnu::always_inline]] void push_event(const Event& ev) {
         if (ev.time < limit_) [[likely]] {
@@ -157,9 +177,9 @@ private:
 
     bool near_empty() const { return sorted_ ? run_n_ == 0 : heap_.empty(); }
     std::size_t near_size() const { return sorted_ ? run_n_ : heap_.size(); }
-    const Event& near_front() const { return sorted_ ? run_[run_n_] : heap_.front(); }
+    const Event& near_front() const { return sorted_ ? run()[run_n_] : heap_.front(); }
     Event near_pop() {
-        if (sorted_) return run_[run_n_--];
+        if (sorted_) return run()[run_n_--];
         return heap_pop();
     }
     // Spills into the far tier (spill()) when the near tier alone holds all and grows past spill_at.
@@ -174,6 +194,11 @@ private:
             }
             near_to_heap();
         }
+        heap_push(ev);
+    }
+    // push's near_push when the run is full or the heap is the near tier.
+    [[gnu::noinline]] void heap_push_newest(const Event& ev) {
+        if (sorted_) near_to_heap();
         heap_push(ev);
     }
     template <bool NEWEST>
@@ -209,8 +234,9 @@ private:
             heap_.replace_top(ev);
         }
     }
-    // The run's events are run_[1 .. run_n_], in descending (time, seq) order, its least event
-    // last; run_[0] is a sentinel that sorts after every event, so the walk needs no bound.
+    // The run's events are run()[1 .. run_n_], in descending (time, seq) order, its least event
+    // last; run()[-NEAR_STEPS .. 0] are sentinels that sort after every event, so neither the walk
+    // nor the deep test needs a bound.
     // Most pushes land within NEAR_STEPS of the least end (a CPU's next completion, a packet's
     // next step) and are placed by the linear walk from there; a push that sorts after the event
     // NEAR_STEPS + 1 from that end (a timer, a later flow's event in a run of a hundred) is placed
@@ -224,28 +250,45 @@ private:
     template <bool NEWEST>
     void run_insert(const Event& ev) {
         const std::size_t j = ++run_n_; // the free slot
-        if (j > NEAR_STEPS + 1 && run_before<NEWEST>(run_[j - 1 - NEAR_STEPS], ev)) [[unlikely]]
+        if (run_before<NEWEST>(run()[j - 1 - NEAR_STEPS], ev)) [[unlikely]]
             return run_insert_deep(j, ev);
-        Event* p = run_ + j;
+        Event* p = run() + j;
         while (run_before<NEWEST>(p[-1], ev)) {
             *p = p[-1];
             --p;
         }
         *p = ev;
     }
-    // run_insert for an event that sorts after run_[j - 1 - NEAR_STEPS] (slot j free): a binary
+    // run_insert<true> into the free slot j of push's event, from its fields.
+    [[gnu::always_inline]] void run_insert_newest(std::size_t j, Tick time, std::uint64_t seq, EventTarget* target,
+                                                  std::uint64_t arg) {
+        Event* const r = run();
+        if (r[j - 1 - NEAR_STEPS].time <= time) [[unlikely]]
+            return run_insert_deep(j, Event{time, seq, target, arg});
+        Event* p = r + j;
+        while (p[-1].time <= time) {
+            *p = p[-1];
+            --p;
+        }
+        p->time = time;
+        p->seq = seq;
+        p->target = target;
+        p->arg = arg;
+    }
+    // run_insert for an event that sorts after run()[j - 1 - NEAR_STEPS] (slot j free): a binary
     // search of the run below that event for ev's place, then one move of the events from there
     // to j - 1 up by a slot.
     [[gnu::noinline]] void run_insert_deep(std::size_t j, const Event& ev) {
-        const Event* at = std::partition_point(run_ + 1, run_ + (j - 1 - NEAR_STEPS),
+        Event* const r = run();
+        const Event* at = std::partition_point(r + 1, r + (j - 1 - NEAR_STEPS),
                                                [&ev](const Event& e) { return !event_before(e, ev); });
-        const std::size_t p = static_cast<std::size_t>(at - run_);
-        std::memmove(&run_[p + 1], &run_[p], (j - p) * sizeof(Event));
-        run_[p] = ev;
+        const std::size_t p = static_cast<std::size_t>(at - r);
+        std::memmove(&r[p + 1], &r[p], (j - p) * sizeof(Event));
+        r[p] = ev;
     }
     [[gnu::noinline]] void near_to_heap() {
         heap_.clear();
-        for (std::size_t i = run_n_; i > 0; --i) heap_.push(run_[i]); // ascending: no sift moves
+        for (std::size_t i = run_n_; i > 0; --i) heap_.push(run()[i]); // ascending: no sift moves
         run_n_ = 0;
         sorted_ = false;
     }
@@ -253,7 +296,7 @@ private:
     // slot. Precondition: the near tier is the heap, nothing taken.
     [[gnu::noinline]] void heap_to_run() {
         const std::size_t n = heap_.size();
-        for (std::size_t i = n; i > 0; --i) run_[i] = heap_.pop();
+        for (std::size_t i = n; i > 0; --i) run()[i] = heap_.pop();
         run_n_ = n;
         sorted_ = true;
     }
@@ -397,7 +440,7 @@ private:
     // The near tier alone has grown past spill_at: moves its events to the overflow, so the next
     // take lays out a year. Precondition: heap_only_, nothing taken (held_ == 0).
     [[gnu::noinline]] void spill() {
-        const Event* h = sorted_ ? run_ + 1 : heap_.data();
+        const Event* h = sorted_ ? run() + 1 : heap_.data();
         const std::size_t n = near_size();
         for (std::size_t i = 0; i < n; ++i) list_push(overflow_, h[i]);
         far_count_ += n;
@@ -411,9 +454,15 @@ private:
 
     Tuning tuning_{};
     EventHeap heap_;
-    Event run_[SORTED_MAX + 1]{{TICK_MAX, ~std::uint64_t{0}, nullptr, 0}};
+    static_assert(NEAR_STEPS == 8, "one sentinel below the run for each near step, and run()[0]");
+    static constexpr Event SENTINEL{TICK_MAX, ~std::uint64_t{0}, nullptr, 0};
+    // run()[k] is slots_[NEAR_STEPS + k]: the sentinels, then the run.
+    Event slots_[NEAR_STEPS + 1 + SORTED_MAX]{SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL,
+                                              SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+    Event* run() { return slots_ + NEAR_STEPS; }
+    const Event* run() const { return slots_ + NEAR_STEPS; }
     std::size_t run_n_ = 0;
-    bool sorted_ = true; // the near tier is run_ (else heap_)
+    bool sorted_ = true; // the near tier is the run (else heap_)
     Tick limit_ = TICK_MAX; // every event earlier than this is in near_, every other in the far tier
     bool heap_only_ = true; // no year laid out: the heap holds all but events at TICK_MAX
     std::size_t held_ = 0;  // 1 while a taken event still occupies the heap's root

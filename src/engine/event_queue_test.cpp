@@ -364,6 +364,28 @@ TEST(EventQueue, APushSortsAfterEveryTieAndAReservedNumberAmongThemWithTheWalkEn
     EXPECT_TRUE(q.empty());
 }
 
+TEST(EventQueue, APushIntoARunOfAtMostNineEventsFindsTheSentinelsBelowItForTheDeepTest) {
+    // The deep test reads the event nine below the free slot, which in a run of n <= 9 events is
+    // one of the sentinels below the run (TICK_MAX, never before a push): the walk places the
+    // push. For n = 0 .. 10 events at 10, 20, .., 10 n ps: a push at 10 n + 5 (after all of
+    // them: the walk passes all n, or the search for n = 10), one at 1 (the least end), that one taken
+    // and its slot refilled by a push at 10 n + 7 (the held slot's walk passes n); pops in order.
+    for (std::uint64_t n = 0; n <= 10; ++n) {
+        EventQueue q;
+        for (std::uint64_t i = 1; i <= n; ++i) q.push(10 * i, nullptr, i);
+        q.push(10 * n + 5, nullptr, 100);
+        q.push(1, nullptr, 0);
+        EXPECT_EQ(q.take().arg, 0u) << n;
+        q.push(10 * n + 7, nullptr, 101); // into the taken event's slot
+        q.finish_take();
+        EXPECT_EQ(q.size(), n + 2) << n;
+        for (std::uint64_t i = 1; i <= n; ++i) EXPECT_EQ(q.pop().arg, i) << n;
+        EXPECT_EQ(q.pop().arg, 100u) << n;
+        EXPECT_EQ(q.pop().arg, 101u) << n;
+        EXPECT_TRUE(q.empty()) << n;
+    }
+}
+
 TEST(EventQueue, PushesAfterTheTakenEventsBoundWasLookedUpMatchMultimapAtEverySize) {
     // The run loop asks for the next bound (Simulation::run_inline) before its handler's first
     // push, which then starts its sift-down below the root. Every heap size from 1 to 300 (the

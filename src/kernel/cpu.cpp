@@ -219,6 +219,7 @@ void Cpu::enter_guest(GuestRun& g) {
     if (idle_) end_idle();
     np_mark(true);
     in_guest_ = &g;
+    guest_or_stalled_ = 1;
     guest_since_ = now();
     guest_cat_ = Cat::USER;
     g.enter(*this);
@@ -231,6 +232,7 @@ void Cpu::enter_guest(GuestRun& g) {
 void Cpu::leave_guest() {
     GuestRun& g = *in_guest_;
     in_guest_ = nullptr;
+    guest_or_stalled_ = stalled_;
     const bool host_irq = deliverable_irqs() != 0;
     account(CtxKind::TASK, guest_cat_, clock_.to_cycles(now() - guest_since_));
     stats_.busy_ticks += now() - busy_base_;
@@ -249,6 +251,7 @@ void Cpu::guest_time_as(Cat cat) {
 void Cpu::vcpu_stall() {
     if (stalled_) return;
     stalled_ = true;
+    guest_or_stalled_ = 1;
     stalled_since_ = now();
     if (idle_) return; // in WFI: idle time goes on
     interrupt_exec();
@@ -260,6 +263,7 @@ void Cpu::vcpu_stall() {
 void Cpu::vcpu_resume() {
     if (!stalled_) return;
     stalled_ = false;
+    guest_or_stalled_ = in_guest_ != nullptr;
     if (!idle_) {
         busy_base_ = now();
         busy_cycles_ = 0;
@@ -330,13 +334,13 @@ void Cpu::start_exec(Frame& f) {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_begin_ = now();
     Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + e.remaining));
-    ++exec_gen_;
+    exec_done_arg_ += 4;
     if (defer_exec_) {
         exec_deferred_ = true;
         exec_done_at_ = done;
         return;
     }
-    sim_.schedule_at(done, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+    sim_.schedule_at(done, this, exec_done_arg_);
 }
 
 // The exec in flight has run to its end.
@@ -366,29 +370,35 @@ void Cpu::interrupt_exec() {
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_end(f, e.cat, done);
     exec_inflight_ = false;
-    ++exec_gen_; // the scheduled completion is now stale
+    exec_done_arg_ += 4; // the scheduled completion is now stale
 }
 
 void Cpu::on_event(std::uint64_t arg) {
-    if ((arg & 3) == EV_EXEC_DONE) [[likely]] { // nearly every event: tested first, not last
-        if ((arg >> 2) != exec_gen_ || !exec_inflight_) return; // stale
+    // Nearly every event: the current exec's completion, told by one compare (its kind bits are
+    // EV_EXEC_DONE's 0); an EV_EXEC_DONE with another arg is an earlier exec's (stale).
+    if (arg == exec_done_arg_) [[likely]] {
+        if (!exec_inflight_) return; // stale
         // The dispatch after a completion ends with start_exec or with nothing to run, and
         // nothing is scheduled after start_exec in this handler: deferring its push keeps the
         // event's place in the order. Each completion taken in place is one engine event.
+        // Only the engine's run loop calls on_event, never a dispatch: in_run_ is false here.
+        defer_exec_ = true;
         for (;;) {
             complete_exec();
-            defer_exec_ = true;
-            if (!in_run_) dispatch();
-            defer_exec_ = false;
-            if (!exec_deferred_) return;
+            dispatch();
+            if (!exec_deferred_) break;
             exec_deferred_ = false;
             if (!sim_.run_inline(exec_done_at_)) {
-                sim_.schedule_refused(exec_done_at_, this, (exec_gen_ << 2) | EV_EXEC_DONE);
+                defer_exec_ = false;
+                sim_.schedule_refused(exec_done_at_, this, exec_done_arg_);
                 return;
             }
         }
+        defer_exec_ = false;
+        return;
     }
     switch (arg & 3) {
+    case EV_EXEC_DONE: return; // stale
     case EV_TIMER:
         timer_event_at_ = engine::TICK_MAX;
         expire_timers();
@@ -648,28 +658,31 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
     in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
-        if (stalled_) [[unlikely]] break;
-        if (in_guest_) [[unlikely]] {
-            if (depth_ == 1 && f.st == Frame::St::GUEST && f.nexecs == 0 && !deliverable_irqs() && !need_resched_ &&
-                in_guest_->runnable())
-                break; // the guest keeps the CPU
-            leave_guest();
-        }
-        if (const std::uint64_t ready = deliverable_irqs_at(f); ready && f.st != Frame::St::DONE) {
-            // The next pass's steps for the new frame when they lead to its entry steps: without a
-            // hypervisor the push changes neither stalled_ nor in_guest_ (both clear here), so with
-            // no exec queued (no soft-masking replay) and no NMI deliverable the pass runs irq_steps.
-            Frame& h = push_hardirq(ready);
-            if (h.nexecs == 0 && !hyp_ && !deliverable_irqs_at(h)) [[likely]] {
-                running_ = &h;
-                if (irq_steps(h)) continue; // a coroutine handler: READY, resumed at the next pass
-                running_ = nullptr;
-                if (exec_inflight_) {
-                    in_run_ = false;
-                    return;
-                }
+        // A stall, guest mode and a deliverable interrupt all need one of the two words nonzero.
+        if ((pending_irqs_ | guest_or_stalled_) != 0) [[unlikely]] {
+            if (stalled_) [[unlikely]] break;
+            if (in_guest_) [[unlikely]] {
+                if (depth_ == 1 && f.st == Frame::St::GUEST && f.nexecs == 0 && !deliverable_irqs() && !need_resched_ &&
+                    in_guest_->runnable())
+                    break; // the guest keeps the CPU
+                leave_guest();
             }
-            continue;
+            if (const std::uint64_t ready = deliverable_irqs_at(f); ready && f.st != Frame::St::DONE) {
+                // The next pass's steps for the new frame when they lead to its entry steps: without a
+                // hypervisor the push changes neither stalled_ nor in_guest_ (both clear here), so with
+                // no exec queued (no soft-masking replay) and no NMI deliverable the pass runs irq_steps.
+                Frame& h = push_hardirq(ready);
+                if (h.nexecs == 0 && !hyp_ && !deliverable_irqs_at(h)) [[likely]] {
+                    running_ = &h;
+                    if (irq_steps(h)) continue; // a coroutine handler: READY, resumed at the next pass
+                    running_ = nullptr;
+                    if (exec_inflight_) {
+                        in_run_ = false;
+                        return;
+                    }
+                }
+                continue;
+            }
         }
         if (f.nexecs > 0) {
             if (f.execs[f.nexecs - 1].remaining == 0) {
@@ -687,7 +700,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 if constexpr (TRACE_COMPILED)
                     if (trace_) [[unlikely]] trace_exec_begin_ = now();
                 exec_done_at_ = engine::sat_add(busy_base_, clock_.to_ticks_ceil(busy_cycles_ + f.execs[f.nexecs - 1].remaining));
-                ++exec_gen_;
+                exec_done_arg_ += 4;
                 exec_deferred_ = true;
                 break;
             }

@@ -818,7 +818,9 @@ private:
 
     // exec in flight
     bool exec_inflight_ = false;
-    std::uint64_t exec_gen_ = 0;
+    // The exec in flight's completion event arg: its generation << 2 | EV_EXEC_DONE, the
+    // generation moved (+4) by each start and by interrupt_exec, so that an older one is stale.
+    std::uint64_t exec_done_arg_ = EV_EXEC_DONE;
     Tick busy_base_ = 0;      // start of the current busy period
     Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
     Cycles exec_start_cycles_ = 0;
@@ -838,6 +840,8 @@ private:
     Tick guest_since_ = 0;
     Cat guest_cat_ = Cat::USER;
     bool stalled_ = false;
+    // Nonzero exactly while in_guest_ or stalled_: the dispatch pass tests it with pending_irqs_.
+    std::uint64_t guest_or_stalled_ = 0;
     Tick stalled_since_ = 0;
     Cpu* vcpu_host_ = nullptr;
 
@@ -968,7 +972,7 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
         if (!idle_ && !stalled_) due = done; // (both false here: the dispatch runs after a completion)
         return false;
     }
-    // No completion is scheduled for this exec, so exec_gen_ need not move: a stale completion
+    // No completion is scheduled for this exec, so exec_done_arg_ need not move: a stale completion
     // event is already told apart by exec_inflight_, which is false here.
     busy_cycles_ += e.remaining;
     account(f.kind, e.cat, e.remaining);
@@ -1035,7 +1039,7 @@ inline void Cpu::exec_started(Frame& f, const PendingExec& e, Tick due) {
     exec_inflight_ = true;
     if constexpr (TRACE_COMPILED)
         if (trace_) [[unlikely]] trace_exec_begin_ = now();
-    ++exec_gen_;
+    exec_done_arg_ += 4;
     exec_deferred_ = true;
     exec_done_at_ = due;
 }

@@ -21,6 +21,9 @@ struct CpuTestAccess {
     static bool np_due_by_definition(const Cpu& c) {
         return c.idle_ || (c.depth_ == 1 ? !c.np_quiet_ : !c.np_open_);
     }
+    // The dispatch pass's word for a stall and guest mode, and the two fields it stands for.
+    static std::uint64_t guest_or_stalled(const Cpu& c) { return c.guest_or_stalled_; }
+    static bool in_guest_or_stalled(const Cpu& c) { return c.in_guest_ != nullptr || c.stalled_; }
 };
 
 namespace {
@@ -1047,6 +1050,80 @@ TEST(MergedExecs, TheWatchdogMarksDueFlagFollowsIdleDepthAndTheOpenSpan) {
         EXPECT_FALSE(log.due[1]) << "merging " << merge;
         EXPECT_FALSE(log.due[2]) << "merging " << merge;
         EXPECT_TRUE(log.due[4]) << "merging " << merge;
+    }
+}
+
+// A guest that runs until `stop_at`; each note keeps the dispatch's word and the two fields.
+struct WordGuest final : GuestRun {
+    Cpu* cpu = nullptr;
+    Tick stop_at = 0;
+    std::vector<std::pair<std::uint64_t, bool>> notes;
+    int enters = 0, exits = 0;
+    void note() { notes.emplace_back(CpuTestAccess::guest_or_stalled(*cpu), CpuTestAccess::in_guest_or_stalled(*cpu)); }
+    bool runnable() const override { return cpu->now() < stop_at; }
+    void enter(Cpu&) override {
+        ++enters;
+        note(); // in_guest_ set: 1
+    }
+    Cycles exit(Cpu&, bool) override {
+        ++exits;
+        note(); // in_guest_ cleared: 0
+        return 0;
+    }
+    Cycles entry_cost(Cpu&) override { return 0; }
+};
+
+engine::Task<> empty_irq(Cpu&, void*) { co_return; }
+
+engine::Task<> word_guest_task(Cpu& cpu, WordGuest& g) {
+    co_await cpu.run_guest(g);
+    g.note(); // back from the guest: 0
+    co_await cpu.exec(1000, Cat::OTHER);
+}
+
+// Calls vcpu_stall (arg 0) or vcpu_resume (arg 1) on the CPU and notes the word after it.
+struct StallAt final : engine::EventTarget {
+    WordGuest& g;
+    explicit StallAt(WordGuest& w) : g(w) {}
+    void on_event(std::uint64_t arg) override {
+        if (arg == 0) g.cpu->vcpu_stall();
+        else g.cpu->vcpu_resume();
+        g.note();
+    }
+};
+
+TEST(Dispatch, TheGuestOrStalledWordIsNonzeroExactlyInGuestModeOrAStall) {
+    // A kernel thread enters a guest at boot (enter: 1); a device interrupt at 1 us takes the
+    // CPU from it (exit: 0) and the thread enters again after it (enter: 1); a stall at 1.5 us
+    // while in guest mode (1), its end at 1.7 us (1: still in guest mode); the guest stops being
+    // runnable at 2 us and an interrupt at 2 us makes the dispatch look (exit: 0), the thread
+    // returns from the await (0) and computes 1 us; a stall at 4 us while idle (1) and its end at
+    // 5 us (0). Each note: the word equals the two fields' or. In-place events off and on.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        WordGuest g;
+        g.cpu = &h.cpu;
+        g.stop_at = 2 * PS_PER_US;
+        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+        h.cpu.request_irq(v, &empty_irq, nullptr, "dev");
+        h.cpu.create_task("vcpu", SchedPolicy::NORMAL, 0, true, word_guest_task(h.cpu, g));
+        IrqAt irq(h.cpu, v);
+        StallAt stall(g);
+        h.sim.schedule_at(1 * PS_PER_US, &irq);
+        h.sim.schedule_at(1500 * PS_PER_NS, &stall, 0);
+        h.sim.schedule_at(1700 * PS_PER_NS, &stall, 1);
+        h.sim.schedule_at(2 * PS_PER_US, &irq);
+        h.sim.schedule_at(4 * PS_PER_US, &stall, 0);
+        h.sim.schedule_at(5 * PS_PER_US, &stall, 1);
+        h.cpu.boot();
+        h.sim.run(6 * PS_PER_US);
+        const std::vector<std::pair<std::uint64_t, bool>> want{
+            {1, true}, {0, false}, {1, true}, {1, true}, {1, true}, {0, false}, {0, false}, {1, true}, {0, false}};
+        EXPECT_EQ(g.notes, want) << "merging " << merge;
+        EXPECT_EQ(g.enters, 2) << "merging " << merge;
+        EXPECT_EQ(g.exits, 2) << "merging " << merge;
+        EXPECT_EQ(h.cpu.stats().hardirqs, 2u) << "merging " << merge;
     }
 }
 
