@@ -33,7 +33,8 @@ void Cpu::raise_softirq_irqoff(unsigned nr) {
     if (!in_interrupt(preempt_count_)) wakeup_softirqd();
 }
 
-// handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
+// handle_softirqs() in ksoftirqd; the softirq frame (irq_exit, local_bh_enable) runs the same body
+// as plain steps (Cpu::irq_steps' SOFTIRQ_* stages).
 // Models: handle_softirqs(), __do_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::handle_softirqs() {
     const Tick start = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
@@ -119,8 +120,9 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // The steps around the handler are the dispatch loop's (a coroutine awaiting the handler cost a
 // frame, its resumptions and a destroy per interrupt): each step's exec, and the instruction
 // fetch in it, is taken when such a coroutine would have taken it. The loop enters at the frame's
-// stage and, once the handler has returned, at DONE (Cpu::dispatch).
-// Models: irq_enter(), irq_exit() (kernel/softirq.c)
+// stage and, once the handler has returned, at DONE (Cpu::dispatch). The softirq frame's steps
+// (SOFTIRQ_*) are handle_softirqs' body in the same way, each vector's handler the frame's root.
+// Models: irq_enter(), irq_exit(), __do_softirq() (kernel/softirq.c)
 bool Cpu::irq_steps(Frame& f) {
     using St = Frame::St;
     switch (f.st) {
@@ -147,9 +149,10 @@ bool Cpu::irq_steps(Frame& f) {
         }
         goto irq_exit; // f.root is empty
     }
-    case St::DONE: // the handler has returned: irq_exit
+    case St::DONE: // the handler has returned: irq_exit, or a softirq frame's next vector
         f.root.rethrow_if_failed();
         f.root.reset();
+        if (f.kind == CtxKind::SOFTIRQ) goto softirq_action;
     irq_exit:
         if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
             if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
@@ -159,6 +162,67 @@ bool Cpu::irq_steps(Frame& f) {
             if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_RETURN)) return false;
         [[fallthrough]];
     case St::IRQ_RETURN: f.st = St::DONE; return false;
+
+    // The softirq frame: handle_softirqs' body, each exec and point where the coroutine took it.
+    case St::SOFTIRQ_START:
+        softirq_start_ = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
+        softirq_restarts_left_ = cfg_.max_softirq_restart;
+        preempt_count_add(SOFTIRQ_OFFSET);
+        ++stats_.softirq_runs;
+    softirq_round:
+        if (const Cycles c = costs_.softirq_round)
+            if (!irq_step_exec(f, c, Cat::SOFTIRQ, St::SOFTIRQ_ROUND)) return false;
+        [[fallthrough]];
+    case St::SOFTIRQ_ROUND: {
+        const std::uint32_t pending = softirq_pending_;
+        softirq_pending_ = 0;
+        if constexpr (TRACE_COMPILED)
+            if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
+        f.irq_step = pending & ((1u << NR_SOFTIRQS) - 1);
+        count_irqflag_op(1); // local_irq_enable: its exec, then the mask, then its point
+        if (const Cycles c = costs_.local_irq_enable)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_ENABLED)) return false;
+    }
+        [[fallthrough]];
+    case St::SOFTIRQ_ENABLED:
+        irqs_disabled_ = false;
+        if (pending_irqs_ != 0 && deliverable_irqs_at(f)) { // taken before the first vector
+            f.st = St::SOFTIRQ_ACTION;
+            return false;
+        }
+        [[fallthrough]];
+    case St::SOFTIRQ_ACTION:
+    softirq_action:
+        // The pending vectors in bit order, lowest first (h->action for each set bit).
+        for (std::uint32_t& left = f.irq_step; left;) {
+            const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
+            left &= left - 1;
+            if (!softirq_vec_[nr].fn) continue;
+            softirq_running_nr_ = nr;
+            ++stats_.softirq_handled[nr];
+            f.root = softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
+            f.cont = f.root.handle();
+            f.st = St::READY;
+            return true;
+        }
+        count_irqflag_op(0); // local_irq_disable: the mask, then its exec
+        irqs_disabled_ = true;
+        if (const Cycles c = costs_.local_irq_disable)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_DISABLED)) return false;
+        [[fallthrough]];
+    case St::SOFTIRQ_DISABLED:
+        if (softirq_pending_) {
+            const std::uint64_t end =
+                softirq_start_ / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+            if (jiffies() < end && !need_resched_ && --softirq_restarts_left_) {
+                ++stats_.softirq_restarts;
+                goto softirq_round;
+            }
+            wakeup_softirqd();
+        }
+        preempt_count_sub(SOFTIRQ_OFFSET);
+        f.st = St::DONE; // popped at the dispatch loop's next pass
+        return false;
     default: return false;
     }
 }
