@@ -704,9 +704,8 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                     std::abort();
                 }
                 // A hardirq's or softirq's handler has returned: the frame's steps after it follow
-                // at once, as in the coroutine that awaited the handler (a softirq's next handler
-                // may start).
-                if (f.kind != CtxKind::TASK && irq_steps(f)) goto resume;
+                // at once, as in the coroutine that awaited the handler.
+                if (f.kind != CtxKind::TASK) irq_steps(f);
             }
             running_ = nullptr;
             if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)

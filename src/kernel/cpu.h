@@ -767,6 +767,14 @@ private:
     // One exec (c > 0) of those steps, as `co_await exec(c, cat)` in a coroutine: true when done
     // in place; else the frame waits for it and then takes stage `next`.
     bool irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next);
+    bool irq_step_asked(Frame& f, Cycles c, Cat cat, Frame::St next);
+    bool irq_step_queued(Frame& f, Cycles c, Cat cat, Frame::St next, Tick due);
+    // The softirq frame's handler just started by irq_steps, resumed here, and the steps and
+    // handlers after it (softirq.cpp).
+    void softirq_resume(Frame& f);
+    // A hardirq's, NMI's or softirq's steps have ended: the pop, and the softirq's start, that the
+    // dispatch loop's next passes would make (softirq.cpp). Always false.
+    bool irq_frame_end(Frame& f);
     static engine::Task<> idle_body(Cpu& cpu);
 
     // timers
