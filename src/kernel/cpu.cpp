@@ -497,8 +497,9 @@ Frame& Cpu::push_hardirq(std::uint64_t ready) {
     return f;
 }
 
-// The softirq context: its root is handle_softirqs itself (a coroutine that only awaited it cost
-// a frame, two resumptions and a destroy per run).
+// The softirq context: handle_softirqs' body as the frame's steps (Cpu::irq_steps), each vector's
+// handler its root while it runs (a coroutine of its own cost a frame, its resumptions and a
+// destroy per run). The steps start where the coroutine's first resumption did.
 // Models: invoke_softirq() (kernel/softirq.c)
 void Cpu::push_softirq(bool from_irq_exit) {
     Frame& f = softirq_frame_;
@@ -506,9 +507,7 @@ void Cpu::push_softirq(bool from_irq_exit) {
     f.from_irq_exit = from_irq_exit;
     f.saved_irqs_disabled = irqs_disabled_;
     irqs_disabled_ = true; // do_softirq: local_irq_save
-    f.root = handle_softirqs();
-    f.cont = f.root.handle();
-    f.st = Frame::St::READY;
+    f.st = Frame::St::SOFTIRQ_START;
 }
 
 void Cpu::pop_frame() {
@@ -717,9 +716,9 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                     std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
                     std::abort();
                 }
-                // A hardirq's handler has returned: its exit steps follow at once, as in the
-                // coroutine that awaited the handler.
-                if (f.kind == CtxKind::HARDIRQ || f.kind == CtxKind::NMI) irq_steps(f);
+                // A hardirq's or softirq's handler has returned: the frame's steps after it follow
+                // at once, as in the coroutine that awaited the handler.
+                if (f.kind != CtxKind::TASK) irq_steps(f);
             }
             running_ = nullptr;
             if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)
@@ -735,6 +734,11 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
         case Frame::St::IRQ_HANDLER:
         case Frame::St::IRQ_EXIT_EXTRA:
         case Frame::St::IRQ_RETURN:
+        case Frame::St::SOFTIRQ_START:
+        case Frame::St::SOFTIRQ_ROUND:
+        case Frame::St::SOFTIRQ_ENABLED:
+        case Frame::St::SOFTIRQ_ACTION:
+        case Frame::St::SOFTIRQ_DISABLED:
             running_ = &f;
             if (irq_steps(f)) goto resume; // the handler starts now, as the awaiting coroutine started it
             running_ = nullptr;

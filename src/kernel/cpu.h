@@ -109,9 +109,13 @@ struct Frame {
     // IRQ_*: a hardirq (or NMI) frame's own steps around its handler (Cpu::irq_steps), the next
     // one to take: the entry's two execs, the handler's start (or a plain handler's next step),
     // the exit's second exec, the end.
+    // SOFTIRQ_*: the softirq frame's __do_softirq steps around its vectors' handlers (irq_steps):
+    // the start, after a round's exec, after its local_irq_enable's exec, the next vector's
+    // handler, after its local_irq_disable's exec.
     enum class St : std::uint8_t {
         READY, POINT, BLOCKED, IDLE, DONE, GUEST,
-        IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT_EXTRA, IRQ_RETURN
+        IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT_EXTRA, IRQ_RETURN,
+        SOFTIRQ_START, SOFTIRQ_ROUND, SOFTIRQ_ENABLED, SOFTIRQ_ACTION, SOFTIRQ_DISABLED
     };
 
     CtxKind kind = CtxKind::TASK;
@@ -127,7 +131,7 @@ struct Frame {
     engine::Task<> root;        // the context's coroutine (a hardirq frame's: its handler, once started)
     TaskStruct* task = nullptr; // for TASK frames
     unsigned vector = 0;        // for HARDIRQ frames
-    unsigned irq_step = 0;      // a plain handler's next step (IrqStepsHandler)
+    unsigned irq_step = 0;      // a plain handler's next step (IrqStepsHandler); a softirq frame's vectors left
     std::uint64_t serial = 0;   // identifies this activation of the context (its saved MSR etc.)
     Tick trace_begin = 0;       // when this activation's trace slice began (tracing only)
 };
@@ -753,15 +757,24 @@ private:
     void push_exec(Frame& f, const PendingExec& e);
 
     // softirq
-    engine::Task<> handle_softirqs();
+    engine::Task<> handle_softirqs(); // ksoftirqd's; a softirq frame runs the same as steps (irq_steps)
     void wakeup_softirqd();
     static engine::Task<> ksoftirqd_body(Cpu& cpu);
-    // The hardirq context's steps without a coroutine of their own (irq_enter/irq_exit), from the
-    // stage in f.st; true when the handler is to start now (f.root, f.cont set, f.st READY).
+    // The hardirq context's steps without a coroutine of their own (irq_enter/irq_exit), and the
+    // softirq context's (__do_softirq), from the stage in f.st; true when a handler is to start
+    // now (f.root, f.cont set, f.st READY).
     bool irq_steps(Frame& f);
     // One exec (c > 0) of those steps, as `co_await exec(c, cat)` in a coroutine: true when done
     // in place; else the frame waits for it and then takes stage `next`.
     bool irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next);
+    bool irq_step_asked(Frame& f, Cycles c, Cat cat, Frame::St next);
+    bool irq_step_queued(Frame& f, Cycles c, Cat cat, Frame::St next, Tick due);
+    // The softirq frame's handler just started by irq_steps, resumed here, and the steps and
+    // handlers after it (softirq.cpp).
+    void softirq_resume(Frame& f);
+    // A hardirq's, NMI's or softirq's steps have ended: the pop, and the softirq's start, that the
+    // dispatch loop's next passes would make (softirq.cpp). Always false.
+    bool irq_frame_end(Frame& f);
     static engine::Task<> idle_body(Cpu& cpu);
 
     // timers
@@ -873,6 +886,10 @@ private:
     std::array<SoftirqAction, NR_SOFTIRQS> softirq_vec_{};
     std::unique_ptr<TimerBase> timer_base_;
     std::uint32_t softirq_pending_ = 0;
+    // The softirq frame's __do_softirq: its start (MAX_SOFTIRQ_TIME counts from it) and the
+    // rounds it may still run (max_restart).
+    Tick softirq_start_ = 0;
+    std::uint32_t softirq_restarts_left_ = 0;
 
     // timers: a small heap of armed timers; one engine event for the earliest
     std::vector<HrTimer> timers_;

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace kdsim::kernel {
@@ -389,6 +390,87 @@ TEST(MergedExecs, AHardirqHandlerInPlainStepsGivesTheCoroutinesTimesCyclesAndEve
     }
     EXPECT_EQ(events[0][0], events[1][0]);
     EXPECT_EQ(events[0][1], events[1][1]);
+}
+
+// The softirq frame's steps (Cpu::irq_steps' SOFTIRQ_*): NET_RX's handler computes 1 us, NET_TX's
+// 10 ns; one device interrupt raises NET_RX, another observes and raises NET_TX.
+engine::Task<> rx_1us(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    co_await cpu.exec(1000, Cat::OTHER);
+}
+
+engine::Task<> tx_10ns(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    co_await cpu.exec(10, Cat::OTHER);
+}
+
+engine::Task<> raise_net_tx_irq(Cpu& cpu, void* ctx) {
+    static_cast<Harness*>(ctx)->observe();
+    cpu.raise_softirq_irqoff(NET_TX_SOFTIRQ);
+    co_return;
+}
+
+TEST(Softirq, TheIrqExitSoftirqsStepsTakeTheirMaskPointsAndNestedHardirqsWhereTheCoroutineDid) {
+    // A kernel thread computes for 100 us. A at 10 us raises NET_RX: entry 300, exit 200, the
+    // softirq from 10,500: round 100, local_irq_enable 4 (10,600 .. 10,604). B, raised at 10,602
+    // inside that exec while the mask is still on, is taken at its end (the enable's point, before
+    // the first vector): entry to 10,904 (B observes, in SOFTIRQ_OFFSET + HARDIRQ_OFFSET, raises
+    // NET_TX), exit to 11,104. NET_RX's handler at 11,104; C (B's vector) at 11,604 cuts its exec
+    // after 500: C observes at 11,904, exits at 12,104; the other 500 end at 12,604.
+    // local_irq_disable 3 to 12,607; NET_TX is pending and a jiffy has not passed: a restart,
+    // round 100 and enable 4 to 12,711, NET_TX's handler at 12,711, 10 to 12,721, disable 3 to
+    // 12,724. D (B's vector) at 12,723 waits for the mask: after the frame's pop, on the thread,
+    // D observes at 13,024 (HARDIRQ_OFFSET alone) and exits at 13,224; a second softirq run:
+    // round and enable to 13,328, NET_TX at 13,328, 10 and disable 3 to 13,341. The thread's
+    // 90 us left end at 13,341 + 90,000 = 103,341. The same with in-place events off and on.
+    const std::vector<std::tuple<CtxKind, Tick, std::uint32_t>> want{
+        {CtxKind::HARDIRQ, 10'904 * PS_PER_NS, SOFTIRQ_OFFSET + HARDIRQ_OFFSET},
+        {CtxKind::SOFTIRQ, 11'104 * PS_PER_NS, SOFTIRQ_OFFSET},
+        {CtxKind::HARDIRQ, 11'904 * PS_PER_NS, SOFTIRQ_OFFSET + HARDIRQ_OFFSET},
+        {CtxKind::SOFTIRQ, 12'711 * PS_PER_NS, SOFTIRQ_OFFSET},
+        {CtxKind::HARDIRQ, 13'024 * PS_PER_NS, HARDIRQ_OFFSET},
+        {CtxKind::SOFTIRQ, 13'328 * PS_PER_NS, SOFTIRQ_OFFSET},
+        {CtxKind::TASK, 103'341 * PS_PER_NS, 0u}};
+    std::uint64_t events[2] = {};
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        const unsigned a = Cpu::FIRST_DEVICE_VECTOR, b = Cpu::FIRST_DEVICE_VECTOR + 1;
+        h.cpu.request_irq(a, &device_irq, nullptr, "a");
+        h.cpu.request_irq(b, &raise_net_tx_irq, &h, "b");
+        h.cpu.open_softirq(NET_RX_SOFTIRQ, &rx_1us, &h);
+        h.cpu.open_softirq(NET_TX_SOFTIRQ, &tx_10ns, &h);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
+        IrqAt ia(h.cpu, a), ib(h.cpu, b), ic(h.cpu, b), id(h.cpu, b);
+        h.sim.schedule_at(10 * PS_PER_US, &ia);
+        h.sim.schedule_at(10'602 * PS_PER_NS, &ib);
+        h.sim.schedule_at(11'604 * PS_PER_NS, &ic);
+        h.sim.schedule_at(12'723 * PS_PER_NS, &id);
+        h.cpu.boot();
+        h.sim.run(5 * engine::PS_PER_MS);
+        std::vector<std::tuple<CtxKind, Tick, std::uint32_t>> got;
+        for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time, o.preempt_count);
+        EXPECT_EQ(got, want) << "merging " << merge;
+        const CpuStats& st = h.cpu.stats();
+        EXPECT_EQ(st.hardirqs, 4u);
+        EXPECT_EQ(st.softirq_runs, 2u);
+        EXPECT_EQ(st.softirq_restarts, 1u);
+        EXPECT_EQ(st.softirq_handled[NET_RX_SOFTIRQ], 1u);
+        EXPECT_EQ(st.softirq_handled[NET_TX_SOFTIRQ], 2u);
+        EXPECT_EQ(st.ksoftirqd_wakeups, 0u);
+        // three rounds' enables and disables; __schedule's disable and enable when the thread exits
+        EXPECT_EQ(st.irqflag_ops, (std::array<std::uint64_t, 4>{4u, 4u, 0u, 0u}));
+        const auto& soft = st.cycles[static_cast<std::size_t>(CtxKind::SOFTIRQ)];
+        EXPECT_EQ(soft[static_cast<std::size_t>(Cat::SOFTIRQ)], 300u);
+        EXPECT_EQ(soft[static_cast<std::size_t>(Cat::IRQ_MASK)], 3u * (4u + 3u));
+        EXPECT_EQ(soft[static_cast<std::size_t>(Cat::OTHER)], 1000u + 10u + 10u);
+        const auto& hard = st.cycles[static_cast<std::size_t>(CtxKind::HARDIRQ)];
+        EXPECT_EQ(hard[static_cast<std::size_t>(Cat::IRQ_ENTRY_EXIT)], 4u * 500u);
+        EXPECT_EQ(h.cpu.preempt_count(), 0u);
+        EXPECT_FALSE(h.cpu.irqs_disabled());
+        events[merge] = h.sim.events_processed();
+    }
+    EXPECT_EQ(events[0], events[1]);
 }
 
 engine::Task<> preempt_off_execs(Cpu& cpu, Harness& h) {

@@ -13,6 +13,9 @@
 #include "kernel/irqflags.h"
 #include "kernel/sched.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace kdsim::kernel {
 
 std::string_view softirq_name(unsigned nr) {
@@ -33,7 +36,8 @@ void Cpu::raise_softirq_irqoff(unsigned nr) {
     if (!in_interrupt(preempt_count_)) wakeup_softirqd();
 }
 
-// handle_softirqs(): the body shared by irq_exit, local_bh_enable and ksoftirqd.
+// handle_softirqs() in ksoftirqd; the softirq frame (irq_exit, local_bh_enable) runs the same body
+// as plain steps (Cpu::irq_steps' SOFTIRQ_* stages).
 // Models: handle_softirqs(), __do_softirq() (kernel/softirq.c)
 engine::Task<> Cpu::handle_softirqs() {
     const Tick start = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
@@ -87,18 +91,30 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // that is not done in place starts now when the dispatch loop's next step would start it (no
 // stall, no guest, no deliverable interrupt, the frame's top exec not empty): irq_steps returns
 // false to the loop, which then sees exec_inflight_ and ends as after its own start_exec.
+// exec_in_place's rare calls (ASK) are out of line, so that nothing of the step lives across a call.
 [[gnu::always_inline]] inline bool Cpu::irq_step_exec(Frame& f, Cycles c, Cat cat, Frame::St next) {
-    const PendingExec e{c, cat, false, false, {}};
     Tick due = 0;
     if (defer_exec_) {
         switch (exec_in_place_plain(c, cat, due)) {
         case InPlace::DONE: return true;
-        case InPlace::ASK: [[unlikely]]
-            if (exec_in_place(e, due)) return true;
-            break;
+        case InPlace::ASK: [[unlikely]] return irq_step_asked(f, c, cat, next);
         case InPlace::REFUSED: break;
         }
     }
+    return irq_step_queued(f, c, cat, next, due);
+}
+
+// irq_step_exec when exec_in_place_plain asked: exec_in_place's work after its first test, which
+// exec_in_place_plain has passed (ExecAwaiter::ready_asked), then the exec queued or started.
+[[gnu::noinline, gnu::cold]] bool Cpu::irq_step_asked(Frame& f, Cycles c, Cat cat, Frame::St next) {
+    ExecAwaiter a{*this, c, cat};
+    if (a.ready_asked()) return true;
+    return irq_step_queued(f, c, cat, next, a.due);
+}
+
+// An exec of the steps not done in place: the frame takes stage `next` once it has ended; false.
+[[gnu::always_inline]] inline bool Cpu::irq_step_queued(Frame& f, Cycles c, Cat cat, Frame::St next, Tick due) {
+    const PendingExec e{c, cat, false, false, {}};
     f.st = next;
     if (due) {
         exec_started(f, e, due);
@@ -119,8 +135,9 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // The steps around the handler are the dispatch loop's (a coroutine awaiting the handler cost a
 // frame, its resumptions and a destroy per interrupt): each step's exec, and the instruction
 // fetch in it, is taken when such a coroutine would have taken it. The loop enters at the frame's
-// stage and, once the handler has returned, at DONE (Cpu::dispatch).
-// Models: irq_enter(), irq_exit() (kernel/softirq.c)
+// stage and, once the handler has returned, at DONE (Cpu::dispatch). The softirq frame's steps
+// (SOFTIRQ_*) are handle_softirqs' body in the same way, each vector's handler the frame's root.
+// Models: irq_enter(), irq_exit(), __do_softirq() (kernel/softirq.c)
 bool Cpu::irq_steps(Frame& f) {
     using St = Frame::St;
     switch (f.st) {
@@ -147,9 +164,14 @@ bool Cpu::irq_steps(Frame& f) {
         }
         goto irq_exit; // f.root is empty
     }
-    case St::DONE: // the handler has returned: irq_exit
+    case St::DONE: // the handler has returned: irq_exit, or a softirq frame's next vector
         f.root.rethrow_if_failed();
         f.root.reset();
+        if (f.kind == CtxKind::SOFTIRQ) { // the next vector's handler, resumed here
+            f.st = St::SOFTIRQ_ACTION;
+            if (irq_steps(f)) softirq_resume(f);
+            return false;
+        }
     irq_exit:
         if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
             if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
@@ -158,9 +180,108 @@ bool Cpu::irq_steps(Frame& f) {
         if (const Cycles c = costs_.exception_return_extra)
             if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_RETURN)) return false;
         [[fallthrough]];
-    case St::IRQ_RETURN: f.st = St::DONE; return false;
+    case St::IRQ_RETURN: return irq_frame_end(f);
+
+    // The softirq frame: handle_softirqs' body, each exec and point where the coroutine took it.
+    case St::SOFTIRQ_START:
+        softirq_start_ = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
+        softirq_restarts_left_ = cfg_.max_softirq_restart;
+        preempt_count_add(SOFTIRQ_OFFSET);
+        ++stats_.softirq_runs;
+    softirq_round:
+        if (const Cycles c = costs_.softirq_round)
+            if (!irq_step_exec(f, c, Cat::SOFTIRQ, St::SOFTIRQ_ROUND)) return false;
+        [[fallthrough]];
+    case St::SOFTIRQ_ROUND: {
+        const std::uint32_t pending = softirq_pending_;
+        softirq_pending_ = 0;
+        if constexpr (TRACE_COMPILED)
+            if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
+        f.irq_step = pending & ((1u << NR_SOFTIRQS) - 1);
+        count_irqflag_op(1); // local_irq_enable: its exec, then the mask, then its point
+        if (const Cycles c = costs_.local_irq_enable)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_ENABLED)) return false;
+    }
+        [[fallthrough]];
+    case St::SOFTIRQ_ENABLED:
+        irqs_disabled_ = false;
+        if (pending_irqs_ != 0 && deliverable_irqs_at(f)) { // taken before the first vector
+            f.st = St::SOFTIRQ_ACTION;
+            return false;
+        }
+        [[fallthrough]];
+    case St::SOFTIRQ_ACTION:
+        // The pending vectors in bit order, lowest first (h->action for each set bit).
+        for (std::uint32_t& left = f.irq_step; left;) {
+            const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
+            left &= left - 1;
+            if (!softirq_vec_[nr].fn) continue;
+            softirq_running_nr_ = nr;
+            ++stats_.softirq_handled[nr];
+            f.root = softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
+            f.cont = f.root.handle();
+            f.st = St::READY;
+            return true;
+        }
+        count_irqflag_op(0); // local_irq_disable: the mask, then its exec
+        irqs_disabled_ = true;
+        if (const Cycles c = costs_.local_irq_disable)
+            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_DISABLED)) return false;
+        [[fallthrough]];
+    case St::SOFTIRQ_DISABLED:
+        if (softirq_pending_) {
+            const std::uint64_t end =
+                softirq_start_ / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+            if (jiffies() < end && !need_resched_ && --softirq_restarts_left_) {
+                ++stats_.softirq_restarts;
+                goto softirq_round;
+            }
+            wakeup_softirqd();
+        }
+        preempt_count_sub(SOFTIRQ_OFFSET);
+        return irq_frame_end(f);
     default: return false;
     }
+}
+
+// The softirq frame's handler that irq_steps has just started (f.st READY), resumed as the dispatch
+// loop's resume would; each time a handler returns, the steps after it follow at once and the next
+// handler is resumed here, as handle_softirqs' loop went on. Returns when the frame waits (an
+// exec, a point) or its steps have ended.
+[[gnu::noinline]] void Cpu::softirq_resume(Frame& f) {
+    for (;;) {
+        f.st = Frame::St::DONE; // unless the handler suspends on an awaitable
+        f.cont.resume();
+        if (f.st != Frame::St::DONE) return;
+        if (!f.root.done()) {
+            std::fprintf(stderr, "kdsim internal error: a context suspended on a foreign awaitable\n");
+            std::abort();
+        }
+        f.root.rethrow_if_failed();
+        f.root.reset();
+        f.st = Frame::St::SOFTIRQ_ACTION;
+        if (!irq_steps(f)) return;
+    }
+}
+
+// A hardirq's, NMI's or softirq's steps have ended (DONE). The dispatch loop's next pass would only
+// pop the frame (no exec is queued, a DONE frame takes no interrupt) unless the CPU has stalled or
+// is in a guest: the pop is made here. When irq_exit's pop pushed the softirq frame and the pass
+// after would run its steps (no stall, no guest, nothing queued or deliverable), they run here
+// too, a handler resumed here (softirq_resume). False: the frame on top waits, or the loop's next
+// pass takes it.
+[[gnu::noinline]] bool Cpu::irq_frame_end(Frame& f) {
+    f.st = Frame::St::DONE;
+    if (stalled_ || in_guest_ || f.nexecs != 0) [[unlikely]] return false;
+    running_ = nullptr; // as in the loop's pass
+    pop_frame();
+    Frame& s = softirq_frame_;
+    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || stalled_ || in_guest_ || s.nexecs != 0 ||
+        deliverable_irqs_at(s))
+        return false;
+    running_ = &s;
+    if (irq_steps(s)) softirq_resume(s);
+    return false;
 }
 
 // Models: raise_softirq() (kernel/softirq.c)
