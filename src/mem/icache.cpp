@@ -88,7 +88,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
             if (v.tag[i] > hi) foreign_ = true;
     }
     lead_ = a9_ ? 4 : 0;
-    words_ = lead_ + static_cast<std::size_t>((bits_lines_ + 63) / 64);
+    words_ = lead_ + static_cast<std::size_t>((bits_lines_ + 63) / 64) + 1; // + the sentinel word
     absent_.assign(words_ * l1i_.size(), ~std::uint64_t{0});
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) {
         std::uint64_t* const bits = absent_.data() + cpu * words_ + lead_;
@@ -146,13 +146,16 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 group_word_list_.push_back(e);
             }
         }
+        // the group's sentinel: the sentinel word (all ones) under the group's line count (not 0:
+        // a group of no lines is never walked)
+        group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(words_ - lead_ - 1), ~0u, group_lines_[g]});
         word_begin.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
     walk_cpu_.resize(l1i_.size());
-    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu]};
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu], &resident_[cpu]};
     group_word_range_.resize(word_begin.size() - 1);
     for (std::size_t g = 0; g < group_word_range_.size(); ++g)
-        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1]};
+        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1] - 1};
     a9_groups_ = a9_ && !foreign_ && prefetch_ == 1;
 }
 
@@ -344,14 +347,13 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // (SetMask + 1) / 64)
     constexpr std::size_t lead = SetMask >= 63 ? (SetMask + 1) / 64 : 0;
     assert(SetMask < 63 || lead_ == lead);
-    const WalkCpu& at = walk_cpu_[static_cast<std::size_t>(cpu)];
-    std::uint64_t* const bits = at.bits;
+    const WalkCpu* at = &walk_cpu_[static_cast<std::size_t>(cpu)];
+    std::uint64_t* const bits = at->bits;
     // the resident bits are kept; the group known whole from here: a fill below that evicts one of
     // its lines clears it again
     assert(!line_keep_.empty() && g < 64);
-    std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)] | std::uint64_t{1} << g;
-    Cache& cache = *at.l1i;
-    Cache::View v = cache.view();
+    std::uint64_t resident = *at->resident | std::uint64_t{1} << g;
+    Cache::View v = at->l1i->view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
@@ -386,15 +388,16 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // are below 2^32 - 1 - prefetch_: set_groups)
     std::uint32_t covered_end = 0;
     const GroupWord* p = group_word_range_[g].first;
-    const GroupWord* const last = group_word_range_[g].last;
+    const GroupWord* const last = group_word_range_[g].last; // the group's sentinel
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked
-    do {
+    for (;; ++p) {
         // a span's lines ascend: its first miss is a demand miss
         covered_end &= p->keep;
-        std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
-        std::uint64_t missing = mask & *word;
-        if (missing == 0) continue; // every line of the span in this word present: all hits
+        std::uint64_t missing = mask & bits[p->word];
+        if (missing == 0) [[likely]] continue; // every line of the span in this word present: all hits
+        if (p == last) [[unlikely]] break; // the sentinel (its word all ones)
+        std::uint64_t* const word = bits + p->word;
         const Line base_line = Line{p->word} * 64;
         if constexpr (SetMask >= 63) {
             // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
@@ -402,7 +405,12 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             // filled once and the word's bits are all cleared at once. Its 64 lines' sets are those
             // of one may-empty word: where none of its missing lines' sets may have an empty way,
             // each fill is the draw, without the set's empty test.
+            // (a memory xor: the word's value read for the test need not stay live past it)
+#if defined(__x86_64__) && defined(__GNUC__)
+            asm("xorq %[m], %[w]" : [w] "+m"(*word) : [m] "r"(missing) : "cc");
+#else
             *word ^= missing;
+#endif
             std::uint64_t& may = bits[static_cast<std::size_t>(p->word % lead) - lead];
             if ((missing & may) == 0) [[likely]] {
                 do {
@@ -432,11 +440,14 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 missing = mask & *word & (~std::uint64_t{1} << b);
             } while (missing != 0);
         }
-    } while (++p != last);
-    cache.commit_lfsr(lfsr);
-    resident_[static_cast<std::size_t>(cpu)] = resident;
+    }
+#if defined(__GNUC__)
+    asm("" : "+r"(at)); // (its fields read again here: one register held over the loop, not three)
+#endif
+    at->l1i->commit_lfsr(lfsr);
+    *at->resident = resident;
     const std::uint64_t misses = counts >> 30, prefetched = counts & ((std::uint64_t{1} << 30) - 1);
-    stats_.hits += group_lines_[g] - misses;
+    stats_.hits += last->mask - misses; // the group's lines
     stats_.misses += misses;
     const Cycles stall = (misses - prefetched) * miss_;
     stats_.prefetched += prefetched;

@@ -196,9 +196,12 @@ private:
     // cache line, none across two (the list is read again at every walk, mostly from the L2). A
     // span's first word lying in the entry before's word, above its lines by more than the
     // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
-    // demand miss either way): one word read for both.
-    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last)
-    // (pointers: one load each at a walk's start).
+    // demand miss either way): one word read for both. Each group's entries end with a sentinel:
+    // the CPU's sentinel word (all ones, after its bits) under a mask of the group's line count
+    // (not 0: a group of no lines is never walked), so that a walk tests for its end only at an
+    // entry with missing lines and takes the group's line count from there.
+    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last],
+    // `last` its sentinel (pointers: one load each at a walk's start).
     struct GroupWord {
         std::uint32_t word = 0;
         std::uint32_t keep = 0;
@@ -211,14 +214,17 @@ private:
         const GroupWord* last;
     };
     std::vector<GroupWordRange> group_word_range_;
-    // per CPU, where random_pow2_: its absence bits (bits_of) and its L1I, for a walk's start
+    // per CPU, where random_pow2_: its absence bits (bits_of), its L1I and its resident bits, for a
+    // walk's start and end
     struct WalkCpu {
         std::uint64_t* bits;
         Cache* l1i;
+        std::uint64_t* resident;
     };
     std::vector<WalkCpu> walk_cpu_;
     // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words:
-    // `lead_` words, then the bits (the last word's bits past the range set too, and never read).
+    // `lead_` words, then the bits (the last word's bits past the range set too, and never read),
+    // then the sentinel word (all ones, never written: the group word list's sentinels').
     // Where a9_ the lead is 4 words, a bit per set of the CPU's L1I (its may-empty words), clear
     // once the set is known to have no empty way: from the L1I's empty words at set_groups, and
     // cleared by walk_random where a fill leaves its set full or finds it so (no way of an L1I is
