@@ -102,6 +102,18 @@ public:
         }
         return walk_group(cpu, g);
     }
+    // Whether fetch_group of a group g < 64 is fetch_group_a9's: from set_groups on where the L1I
+    // is the Cortex-A9's (random, 4 ways, 256 sets) with a prefetch of 1 and holds no line past
+    // the groups', until a fetch() of a span past them.
+    bool walks_a9() const { return a9_groups_; }
+    // fetch_group(cpu, g) where walks_a9() and g < 64, without its tests of the shape.
+    Cycles fetch_group_a9(int cpu, std::uint32_t g) {
+        if ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) {
+            stats_.hits += group_lines_[g]; // every line present: no state a hit would change
+            return 0;
+        }
+        return walk_a9(cpu, g);
+    }
     // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
     bool group_resident(int cpu, std::uint32_t g) const {
         return g < 64 && ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) != 0;
