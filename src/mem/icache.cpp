@@ -115,10 +115,10 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (k % 64 + n <= 64)
             group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), range_mask(k, k + n)};
     }
-    line_keep_.assign(static_cast<std::size_t>(bits_lines_), ~std::uint64_t{0});
+    line_keep_.assign(static_cast<std::size_t>(bits_lines_) + 1, ~std::uint64_t{0});
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
-            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l] &= ~(std::uint64_t{1} << g);
+            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l + 1] &= ~(std::uint64_t{1} << g);
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g) // a group of no lines: known whole
         if (group_lines_[g] == 0)
             for (std::uint64_t& r : resident_) r |= std::uint64_t{1} << g;
@@ -367,9 +367,10 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         const std::size_t base = static_cast<std::size_t>(l & set_mask) * ways;
         lfsr = lfsr_next(lfsr);
         const std::size_t w = base + (lfsr & way_mask);
-        if (const Line x = tag[w] - 1; !AnyLine || x < bits_lines_) {
-            bits[x / 64] |= std::uint64_t{1} << (x % 64);
-            resident &= line_keep_[x];
+        if (const Line t = tag[w], x = t - 1; !AnyLine || x < bits_lines_) {
+            // (with SetMask, x and l lie in one set of 64 or more: x's bit in its word is l's)
+            bits[x / 64] |= std::uint64_t{1} << (SetMask >= 63 ? l % 64 : x % 64);
+            resident &= line_keep_[t]; // (by the tag: x's)
         }
         tag[w] = l + 1;
     };

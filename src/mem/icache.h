@@ -179,7 +179,7 @@ private:
     // groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
         bits[k / 64] |= std::uint64_t{1} << (k % 64);
-        if (!line_keep_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
+        if (!line_keep_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k + 1];
     }
 
     std::vector<Cache> l1i_; // per CPU
@@ -251,8 +251,8 @@ private:
     // per CPU, a bit per group (the first 64) whose every line its L1I holds; always 0 where a hit
     // reorders (LRU: each hit must be looked up) or without groups
     std::vector<std::uint64_t> resident_;
-    // per line of the bits' range: the groups (< 64) not holding it; empty where the resident bits
-    // are not kept
+    // per line of the bits' range, at its tag (line + 1: a victim's tag indexes it as it is; entry 0
+    // unused): the groups (< 64) not holding it; empty where the resident bits are not kept
     std::vector<std::uint64_t> line_keep_;
     std::vector<std::uint64_t> group_lines_;  // per group: its lines, counted per span
     ICacheStats stats_;
