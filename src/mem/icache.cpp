@@ -357,7 +357,8 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
-    if constexpr (SetMask != 0 && Ways != 0) empty = Cache::empty_from<SetMask + 1, Ways>(tag); // (the block layout)
+    // (the block layout; with SetMask, found where a fill may take an empty way: not held over the walk)
+    if constexpr (SetMask != 0 && Ways != 0 && SetMask < 63) empty = Cache::empty_from<SetMask + 1, Ways>(tag);
     const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
@@ -421,6 +422,13 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                     missing &= missing - 1;
                 } while (missing != 0);
             } else {
+                if constexpr (Ways != 0) {
+                    Line* t = tag;
+#if defined(__GNUC__)
+                    asm volatile("" : "+r"(t)); // (computed here, not before the walk's loop)
+#endif
+                    empty = Cache::empty_from<SetMask + 1, Ways>(t);
+                }
                 do {
                     const auto b = static_cast<unsigned>(std::countr_zero(missing));
                     const Line l = base_line + b;
