@@ -88,7 +88,7 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
             if (v.tag[i] > hi) foreign_ = true;
     }
     lead_ = a9_ ? 4 : 0;
-    words_ = lead_ + static_cast<std::size_t>((bits_lines_ + 63) / 64);
+    words_ = lead_ + static_cast<std::size_t>((bits_lines_ + 63) / 64) + 1; // + the sentinel word
     absent_.assign(words_ * l1i_.size(), ~std::uint64_t{0});
     for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) {
         std::uint64_t* const bits = absent_.data() + cpu * words_ + lead_;
@@ -115,10 +115,10 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
         if (k % 64 + n <= 64)
             group_words_[i] = SpanWord{static_cast<std::size_t>(k / 64), range_mask(k, k + n)};
     }
-    line_keep_.assign(static_cast<std::size_t>(bits_lines_), ~std::uint64_t{0});
+    line_keep_.assign(static_cast<std::size_t>(bits_lines_) + 1, ~std::uint64_t{0});
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g)
         for (const CodeSpan& s : groups[g])
-            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l] &= ~(std::uint64_t{1} << g);
+            for (Line l = s.first; l < s.first + s.lines; ++l) line_keep_[l + 1] &= ~(std::uint64_t{1} << g);
     for (std::size_t g = 0; g < groups.size() && g < 64; ++g) // a group of no lines: known whole
         if (group_lines_[g] == 0)
             for (std::uint64_t& r : resident_) r |= std::uint64_t{1} << g;
@@ -146,13 +146,16 @@ void InstructionCache::set_groups(const std::vector<std::vector<CodeSpan>>& grou
                 group_word_list_.push_back(e);
             }
         }
+        // the group's sentinel: the sentinel word (all ones) under the group's line count (not 0:
+        // a group of no lines is never walked)
+        group_word_list_.push_back(GroupWord{static_cast<std::uint32_t>(words_ - lead_ - 1), ~0u, group_lines_[g]});
         word_begin.push_back(static_cast<std::uint32_t>(group_word_list_.size()));
     }
     walk_cpu_.resize(l1i_.size());
-    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu]};
+    for (std::size_t cpu = 0; cpu < l1i_.size(); ++cpu) walk_cpu_[cpu] = {bits_of(static_cast<int>(cpu)), &l1i_[cpu], &resident_[cpu]};
     group_word_range_.resize(word_begin.size() - 1);
     for (std::size_t g = 0; g < group_word_range_.size(); ++g)
-        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1]};
+        group_word_range_[g] = {group_word_list_.data() + word_begin[g], group_word_list_.data() + word_begin[g + 1] - 1};
     a9_groups_ = a9_ && !foreign_ && prefetch_ == 1;
 }
 
@@ -344,18 +347,18 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // (SetMask + 1) / 64)
     constexpr std::size_t lead = SetMask >= 63 ? (SetMask + 1) / 64 : 0;
     assert(SetMask < 63 || lead_ == lead);
-    const WalkCpu& at = walk_cpu_[static_cast<std::size_t>(cpu)];
-    std::uint64_t* const bits = at.bits;
+    const WalkCpu* at = &walk_cpu_[static_cast<std::size_t>(cpu)];
+    std::uint64_t* const bits = at->bits;
     // the resident bits are kept; the group known whole from here: a fill below that evicts one of
     // its lines clears it again
     assert(!line_keep_.empty() && g < 64);
-    std::uint64_t resident = resident_[static_cast<std::size_t>(cpu)] | std::uint64_t{1} << g;
-    Cache& cache = *at.l1i;
-    Cache::View v = cache.view();
+    std::uint64_t resident = *at->resident | std::uint64_t{1} << g;
+    Cache::View v = at->l1i->view();
     // (no dirty flags: a code line is never written, so every one stays 0 as the fill would set it)
     Line* const tag = v.tag;
     std::uint64_t* empty = v.empty;
-    if constexpr (SetMask != 0 && Ways != 0) empty = Cache::empty_from<SetMask + 1, Ways>(tag); // (the block layout)
+    // (the block layout; with SetMask, found where a fill may take an empty way: not held over the walk)
+    if constexpr (SetMask != 0 && Ways != 0 && SetMask < 63) empty = Cache::empty_from<SetMask + 1, Ways>(tag);
     const Line set_mask = SetMask ? SetMask : v.mask;
     const std::uint32_t ways = Ways ? Ways : v.ways, way_mask = Ways ? Ways - 1 : v.way_mask;
     std::uint32_t lfsr = v.lfsr;
@@ -365,9 +368,10 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
         const std::size_t base = static_cast<std::size_t>(l & set_mask) * ways;
         lfsr = lfsr_next(lfsr);
         const std::size_t w = base + (lfsr & way_mask);
-        if (const Line x = tag[w] - 1; !AnyLine || x < bits_lines_) {
-            bits[x / 64] |= std::uint64_t{1} << (x % 64);
-            resident &= line_keep_[x];
+        if (const Line t = tag[w], x = t - 1; !AnyLine || x < bits_lines_) {
+            // (with SetMask, x and l lie in one set of 64 or more: x's bit in its word is l's)
+            bits[x / 64] |= std::uint64_t{1} << (SetMask >= 63 ? l % 64 : x % 64);
+            resident &= line_keep_[t]; // (by the tag: x's)
         }
         tag[w] = l + 1;
     };
@@ -386,15 +390,16 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
     // are below 2^32 - 1 - prefetch_: set_groups)
     std::uint32_t covered_end = 0;
     const GroupWord* p = group_word_range_[g].first;
-    const GroupWord* const last = group_word_range_[g].last;
+    const GroupWord* const last = group_word_range_[g].last; // the group's sentinel
     assert(p != last); // a group of no lines is known whole from set_groups on: never walked
-    do {
+    for (;; ++p) {
         // a span's lines ascend: its first miss is a demand miss
         covered_end &= p->keep;
-        std::uint64_t* const word = bits + p->word;
         const std::uint64_t mask = p->mask;
-        std::uint64_t missing = mask & *word;
-        if (missing == 0) continue; // every line of the span in this word present: all hits
+        std::uint64_t missing = mask & bits[p->word];
+        if (missing == 0) [[likely]] continue; // every line of the span in this word present: all hits
+        if (p == last) [[unlikely]] break; // the sentinel (its word all ones)
+        std::uint64_t* const word = bits + p->word;
         const Line base_line = Line{p->word} * 64;
         if constexpr (SetMask >= 63) {
             // 64 consecutive lines lie in 64 different sets: a fill's victim is never a line of
@@ -402,7 +407,12 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
             // filled once and the word's bits are all cleared at once. Its 64 lines' sets are those
             // of one may-empty word: where none of its missing lines' sets may have an empty way,
             // each fill is the draw, without the set's empty test.
+            // (a memory xor: the word's value read for the test need not stay live past it)
+#if defined(__x86_64__) && defined(__GNUC__)
+            asm("xorq %[m], %[w]" : [w] "+m"(*word) : [m] "r"(missing) : "cc");
+#else
             *word ^= missing;
+#endif
             std::uint64_t& may = bits[static_cast<std::size_t>(p->word % lead) - lead];
             if ((missing & may) == 0) [[likely]] {
                 do {
@@ -412,6 +422,13 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                     missing &= missing - 1;
                 } while (missing != 0);
             } else {
+                if constexpr (Ways != 0) {
+                    Line* t = tag;
+#if defined(__GNUC__)
+                    asm volatile("" : "+r"(t)); // (computed here, not before the walk's loop)
+#endif
+                    empty = Cache::empty_from<SetMask + 1, Ways>(t);
+                }
                 do {
                     const auto b = static_cast<unsigned>(std::countr_zero(missing));
                     const Line l = base_line + b;
@@ -432,11 +449,14 @@ Cycles InstructionCache::walk_random(int cpu, std::uint32_t g) {
                 missing = mask & *word & (~std::uint64_t{1} << b);
             } while (missing != 0);
         }
-    } while (++p != last);
-    cache.commit_lfsr(lfsr);
-    resident_[static_cast<std::size_t>(cpu)] = resident;
+    }
+#if defined(__GNUC__)
+    asm("" : "+r"(at)); // (its fields read again here: one register held over the loop, not three)
+#endif
+    at->l1i->commit_lfsr(lfsr);
+    *at->resident = resident;
     const std::uint64_t misses = counts >> 30, prefetched = counts & ((std::uint64_t{1} << 30) - 1);
-    stats_.hits += group_lines_[g] - misses;
+    stats_.hits += last->mask - misses; // the group's lines
     stats_.misses += misses;
     const Cycles stall = (misses - prefetched) * miss_;
     stats_.prefetched += prefetched;

@@ -102,6 +102,18 @@ public:
         }
         return walk_group(cpu, g);
     }
+    // Whether fetch_group of a group g < 64 is fetch_group_a9's: from set_groups on where the L1I
+    // is the Cortex-A9's (random, 4 ways, 256 sets) with a prefetch of 1 and holds no line past
+    // the groups', until a fetch() of a span past them.
+    bool walks_a9() const { return a9_groups_; }
+    // fetch_group(cpu, g) where walks_a9() and g < 64, without its tests of the shape.
+    Cycles fetch_group_a9(int cpu, std::uint32_t g) {
+        if ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) {
+            stats_.hits += group_lines_[g]; // every line present: no state a hit would change
+            return 0;
+        }
+        return walk_a9(cpu, g);
+    }
     // Whether CPU `cpu`'s L1I is known to hold every line of group `g` (false: not known).
     bool group_resident(int cpu, std::uint32_t g) const {
         return g < 64 && ((resident_[static_cast<std::size_t>(cpu)] >> g) & 1) != 0;
@@ -167,7 +179,7 @@ private:
     // groups cleared.
     void evicted(std::uint64_t* bits, int cpu, Line k) {
         bits[k / 64] |= std::uint64_t{1} << (k % 64);
-        if (!line_keep_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k];
+        if (!line_keep_.empty()) resident_[static_cast<std::size_t>(cpu)] &= line_keep_[k + 1];
     }
 
     std::vector<Cache> l1i_; // per CPU
@@ -196,9 +208,12 @@ private:
     // cache line, none across two (the list is read again at every walk, mostly from the L2). A
     // span's first word lying in the entry before's word, above its lines by more than the
     // prefetch reaches, joins that entry (its lines walked in the same order, its first miss a
-    // demand miss either way): one word read for both.
-    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last)
-    // (pointers: one load each at a walk's start).
+    // demand miss either way): one word read for both. Each group's entries end with a sentinel:
+    // the CPU's sentinel word (all ones, after its bits) under a mask of the group's line count
+    // (not 0: a group of no lines is never walked), so that a walk tests for its end only at an
+    // entry with missing lines and takes the group's line count from there.
+    // Kept where random_pow2_, group g's at [group_word_range_[g].first, group_word_range_[g].last],
+    // `last` its sentinel (pointers: one load each at a walk's start).
     struct GroupWord {
         std::uint32_t word = 0;
         std::uint32_t keep = 0;
@@ -211,14 +226,17 @@ private:
         const GroupWord* last;
     };
     std::vector<GroupWordRange> group_word_range_;
-    // per CPU, where random_pow2_: its absence bits (bits_of) and its L1I, for a walk's start
+    // per CPU, where random_pow2_: its absence bits (bits_of), its L1I and its resident bits, for a
+    // walk's start and end
     struct WalkCpu {
         std::uint64_t* bits;
         Cache* l1i;
+        std::uint64_t* resident;
     };
     std::vector<WalkCpu> walk_cpu_;
     // absence bits of lines [0, bits_lines_) (to the groups' last line), per CPU `words_` words:
-    // `lead_` words, then the bits (the last word's bits past the range set too, and never read).
+    // `lead_` words, then the bits (the last word's bits past the range set too, and never read),
+    // then the sentinel word (all ones, never written: the group word list's sentinels').
     // Where a9_ the lead is 4 words, a bit per set of the CPU's L1I (its may-empty words), clear
     // once the set is known to have no empty way: from the L1I's empty words at set_groups, and
     // cleared by walk_random where a fill leaves its set full or finds it so (no way of an L1I is
@@ -233,8 +251,8 @@ private:
     // per CPU, a bit per group (the first 64) whose every line its L1I holds; always 0 where a hit
     // reorders (LRU: each hit must be looked up) or without groups
     std::vector<std::uint64_t> resident_;
-    // per line of the bits' range: the groups (< 64) not holding it; empty where the resident bits
-    // are not kept
+    // per line of the bits' range, at its tag (line + 1: a victim's tag indexes it as it is; entry 0
+    // unused): the groups (< 64) not holding it; empty where the resident bits are not kept
     std::vector<std::uint64_t> line_keep_;
     std::vector<std::uint64_t> group_lines_;  // per group: its lines, counted per span
     ICacheStats stats_;

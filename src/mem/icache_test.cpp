@@ -341,6 +341,37 @@ TEST(InstructionCache, TheCortexA9sWalkDrawsForAFullSetAndTakesAnEmptyWayInTheSa
     EXPECT_EQ(ic.stats().stall_cycles, 10u * MISS);
 }
 
+TEST(InstructionCache, TheCortexA9sWalkEndsAtItsGroupsLastWordEvenWhereThatWordIsAllPresent) {
+    // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines), a next-line prefetch of 1, two CPUs.
+    // G0 = lines 0 and 64 (words 0 and 1; sets 0 and 64), G1 = line 128 (word 2), G2 = 256, 512,
+    // 768, 1024 (set 0; words 4, 8, 12, 16). The walk of a group stops after its last word (a
+    // sentinel entry whose word is all ones) and takes the group's line count from there: here
+    // G0's last word is all present, and G1's lines, listed next, are not filled.
+    InstructionCache ic(l1i(Replacement::RANDOM, 1), 32, MISS, 2);
+    ic.set_groups({{{0, 1}, {64, 1}}, {{128, 1}}, {{256, 1}, {512, 1}, {768, 1}, {1024, 1}}});
+    // G0: 0 and 64 into empty ways, each its span's demand miss.
+    EXPECT_EQ(ic.fetch_group(0, 0), 2u * MISS);
+    // G2: 256, 512, 768 into set 0's ways 1-3; 1024 draws way 0 (0xE270) and evicts 0.
+    EXPECT_EQ(ic.fetch_group(0, 2), 4u * MISS);
+    EXPECT_FALSE(ic.holds(0, 0));
+    EXPECT_FALSE(ic.group_resident(0, 0));
+    // G0: 0 draws way 0 (0x7138) and evicts 1024; 64 hits (G0's last word: all present).
+    EXPECT_EQ(ic.fetch_group(0, 0), MISS);
+    EXPECT_FALSE(ic.holds(0, 128));
+    EXPECT_FALSE(ic.holds(0, 1024));
+    EXPECT_TRUE(ic.group_resident(0, 0));
+    EXPECT_EQ(ic.stats().misses, 2u + 4u + 1u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+    EXPECT_EQ(ic.stats().prefetched, 0u);
+    EXPECT_EQ(ic.stats().stall_cycles, 7u * MISS);
+    // CPU 1 (its bits and sentinel after CPU 0's): G1's 128 into an empty way; then G0's two.
+    EXPECT_EQ(ic.fetch_group(1, 1), MISS);
+    EXPECT_EQ(ic.fetch_group(1, 0), 2u * MISS);
+    EXPECT_FALSE(ic.holds(1, 256));
+    EXPECT_EQ(ic.stats().misses, 7u + 3u);
+    EXPECT_EQ(ic.stats().hits, 1u);
+}
+
 TEST(InstructionCache, TheCortexA9sWalkLeavesTheBitsAloneForAVictimOutsideTheirRange) {
     // The Cortex-A9's L1I (256 sets of 4 ways, 32 B lines), two CPUs, no prefetch. G0 = lines 0,
     // 256, 512, 768 (set 0), G1 and G2 = line 192 (set 192): the bits cover lines 0-768, 13 words

@@ -21,4 +21,10 @@ KernelTextFetch::KernelTextFetch(const mem::MemoryConfig& c, int cpus)
     icache_.set_groups(groups);
 }
 
+std::unique_ptr<KernelTextFetch> KernelTextFetch::make(const mem::MemoryConfig& c, int cpus) {
+    KernelTextFetch t(c, cpus);
+    if (t.icache().walks_a9()) return std::make_unique<KernelTextFetchA9>(std::move(t));
+    return std::unique_ptr<KernelTextFetch>(new KernelTextFetch(std::move(t))); // (its move is protected)
+}
+
 } // namespace kdsim::system

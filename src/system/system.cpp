@@ -405,7 +405,7 @@ mem::MemorySystem* System::datapath_memory(Machine& box) {
         box.skb_slab = std::make_unique<net::SkbSlab>(*box.memory, 4096, 4096);
         box.pages = std::make_unique<net::PagePlacement>();
         if (mc.profile.memory->l1i.size > 0) { // the CPUs' instruction fetch on the L1I
-            box.text = std::make_unique<KernelTextFetch>(*mc.profile.memory, mc.cpus);
+            box.text = KernelTextFetch::make(*mc.profile.memory, mc.cpus);
             for (auto& c : box.cpus) c->set_text_fetch(box.text.get());
         }
     }
