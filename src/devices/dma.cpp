@@ -550,20 +550,13 @@ engine::Task<> sync_bounced(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset
     if (!for_device && dir != DMA_TO_DEVICE) co_await bounce(cpu, buf, offset, len, false);
 }
 
-// sync_bounced's call: out of line, so that a sync of a buffer of its own reserves no stack for the
-// Task's ramp.
-[[gnu::noinline]] DmaCall sync_bounced_call(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len,
-                                            DmaDataDirection dir, bool for_device) {
-    return {cpu, sync_bounced(cpu, buf, offset, len, dir, for_device)};
-}
-
 // __dma_sync_single_for_{cpu,device}: the call's cost plus the maintenance of the range's lines.
 DmaCall dma_sync_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t len, DmaDataDirection dir,
                         bool for_device) {
     check_mapped(buf, offset, len, dir, for_device ? "dma_sync_single_for_device" : "dma_sync_single_for_cpu");
     DmaPlatform& p = buf.platform();
     ++(for_device ? p.stats().syncs_for_device : p.stats().syncs_for_cpu);
-    if (buf.bounced()) [[unlikely]] return sync_bounced_call(cpu, buf, offset, len, dir, for_device);
+    if (buf.bounced()) return {cpu, sync_bounced(cpu, buf, offset, len, dir, for_device)};
     engine::Cycles c = p.costs().sync_call + DmaOps::run(buf, offset, len, dir, for_device, cpu.now());
     return charge(cpu, p, c, for_device ? kernel::Text::DMA_SYNC_FOR_DEVICE : kernel::Text::DMA_SYNC_FOR_CPU);
 }
