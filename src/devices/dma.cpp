@@ -454,31 +454,16 @@ std::coroutine_handle<> DmaCall::await_suspend(std::coroutine_handle<> h) noexce
 
 void DmaCall::task_resume() { std::move(task_).operator co_await().await_resume(); }
 
-namespace {
-
-// dma_map_single's error of a buffer already mapped (cold).
-[[noreturn, gnu::noinline, gnu::cold]] void already_mapped_error(const DmaBuffer& buf) {
-    throw std::logic_error("dma_map_single: DMA buffer " + std::to_string(buf.id()) + " is already mapped");
-}
-
-// swiotlb_map's call: out of line, so that a mapping without bounce slots saves no registers and
-// reserves no stack for the Task's ramp.
-[[gnu::noinline]] DmaCall swiotlb_map_call(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
-                                           unsigned long attrs) {
-    return {cpu, swiotlb_map(cpu, buf, len, dir, attrs)};
-}
-
-} // namespace
-
 // Models: dma_map_single_attrs() (include/linux/dma-mapping.h)
 // Models: dma_direct_map_page() (kernel/dma/direct.h)
 DmaCall dma_map_single(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir, unsigned long attrs) {
     check_range(buf, 0, len, "dma_map_single");
-    if (buf.mapped()) [[unlikely]] already_mapped_error(buf);
+    if (buf.mapped())
+        throw std::logic_error("dma_map_single: DMA buffer " + std::to_string(buf.id()) + " is already mapped");
     DmaPlatform& p = buf.platform();
     ++p.stats().maps;
     DmaOps::set_map_failed(buf, false);
-    if (needs_bounce(buf, len)) [[unlikely]] return swiotlb_map_call(cpu, buf, len, dir, attrs);
+    if (needs_bounce(buf, len)) return {cpu, swiotlb_map(cpu, buf, len, dir, attrs)};
     // State first: a device write racing with the maintenance is then still seen as stale.
     engine::Cycles c = p.costs().map_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, true, cpu.now());
