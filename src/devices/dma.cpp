@@ -98,6 +98,14 @@ void DmaBuffer::mapped_move_error(const char* what) const {
 
 namespace {
 
+// Lines [a, b] (a <= b) of a buffer's bitmap lying in one 64-bit word: almost every call's case (a
+// buffer of at most 64 lines, a frame's lines within one word), done as one word's mask instead of
+// line_bits' loop over words; the same bits.
+inline bool one_word(std::uint64_t a, std::uint64_t b) { return (a >> 6) == (b >> 6); }
+inline std::uint64_t word_mask(std::uint64_t a, std::uint64_t b) {
+    return (~std::uint64_t{0} << (a & 63)) & (~std::uint64_t{0} >> (63 - (b & 63)));
+}
+
 enum class LineOp : std::uint8_t { INV, CLEAN, FLUSH };
 
 // The line operations of one range operation, in the kernel's order.
@@ -293,7 +301,7 @@ struct DmaOps {
             if (head) ++b.clean_[first], --b.clean_[first + 1], ++b.inv_[first], --b.inv_[first + 1];
             if (tail) ++b.clean_[hi], --b.clean_[hi + 1], ++b.inv_[hi], --b.inv_[hi + 1];
             if (whole) ++b.inv_[lo], --b.inv_[hi];
-            mem::clear_bits(b.bits_.data(), first, last + 1);
+            clear_lines(b, first, last);
         }
         DmaStats& st = p.stats();
         st.inner_inv += whole, st.outer_inv += whole, st.inner_flush += flush, st.outer_flush += flush;
@@ -319,12 +327,23 @@ struct DmaOps {
         b.mapped_len_ = len;
         b.mapped_dir_ = dir;
     }
-    // Marks lines [i, e) written by the device, a word at a time.
-    static void mark(DmaBuffer& b, std::size_t i, std::size_t e) { mem::set_bits(b.bits_.data(), i, e); }
-    // The first and last line of [i, e) the device wrote (first == e: none).
-    static std::size_t first_written(const DmaBuffer& b, std::size_t i, std::size_t e) {
-        return mem::first_set(b.bits_.data(), i, e);
+    // Marks lines [first, last] written by the device.
+    static void mark(DmaBuffer& b, std::size_t first, std::size_t last) {
+        if (one_word(first, last)) b.bits_[first >> 6] |= word_mask(first, last);
+        else mem::set_bits(b.bits_.data(), first, last + 1);
     }
+    // Clears lines [first, last] (an invalidate of them).
+    static void clear_lines(DmaBuffer& b, std::size_t first, std::size_t last) {
+        if (one_word(first, last)) b.bits_[first >> 6] &= ~word_mask(first, last);
+        else mem::clear_bits(b.bits_.data(), first, last + 1);
+    }
+    // The first line of [first, last] the device wrote (last + 1: none).
+    static std::size_t first_written(const DmaBuffer& b, std::size_t first, std::size_t last) {
+        if (!one_word(first, last)) return mem::first_set(b.bits_.data(), first, last + 1);
+        const std::uint64_t x = b.bits_[first >> 6] & word_mask(first, last);
+        return x ? (first & ~std::size_t{63}) + mem::lowest_set(x) : last + 1;
+    }
+    // The last line of [i, e) the device wrote (e: none).
     static std::size_t last_written(const DmaBuffer& b, std::size_t i, std::size_t e) {
         return mem::last_set(b.bits_.data(), i, e);
     }
@@ -472,6 +491,19 @@ engine::Task<> unmap_bounced(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, 
     DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
 }
 
+// dma_unmap_single_attrs's error of a length other than the mapping's (cold).
+[[noreturn, gnu::noinline, gnu::cold]] void unmap_length_error(const DmaBuffer& buf, std::size_t len) {
+    throw std::logic_error("dma_unmap_single_attrs: length " + std::to_string(len) + " differs from the mapped " +
+                           std::to_string(buf.mapped_len()));
+}
+
+// unmap_bounced's call: out of line, so that an unmap of a buffer of its own saves no registers
+// and reserves no stack for the Task's ramp.
+[[gnu::noinline]] DmaCall unmap_bounced_call(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
+                                             unsigned long attrs, engine::Cycles c) {
+    return {cpu, unmap_bounced(cpu, buf, len, dir, attrs, c)};
+}
+
 } // namespace
 
 // Models: dma_unmap_single_attrs() (include/linux/dma-mapping.h)
@@ -480,14 +512,12 @@ engine::Task<> unmap_bounced(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, 
 DmaCall dma_unmap_single_attrs(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t len, DmaDataDirection dir,
                                unsigned long attrs) {
     check_mapped(buf, 0, len, dir, "dma_unmap_single_attrs");
-    if (len != buf.mapped_len())
-        throw std::logic_error("dma_unmap_single_attrs: length " + std::to_string(len) + " differs from the mapped " +
-                               std::to_string(buf.mapped_len()));
+    if (len != buf.mapped_len()) [[unlikely]] unmap_length_error(buf, len);
     DmaPlatform& p = buf.platform();
     ++p.stats().unmaps;
     engine::Cycles c = p.costs().unmap_call;
     if (!(attrs & DMA_ATTR_SKIP_CPU_SYNC)) c += DmaOps::run(buf, 0, len, dir, false, cpu.now());
-    if (buf.bounced()) return {cpu, unmap_bounced(cpu, buf, len, dir, attrs, c)};
+    if (buf.bounced()) [[unlikely]] return unmap_bounced_call(cpu, buf, len, dir, attrs, c);
     DmaOps::set_mapping(buf, false, 0, DMA_BIDIRECTIONAL);
     return charge(cpu, p, c, kernel::Text::DMA_SYNC_FOR_CPU);
 }
@@ -559,11 +589,11 @@ void device_write(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now)
     if (mem::MemorySystem* m = buf.platform().memory()) m->device_write(now, device_addr(buf) + offset, len);
     if (buf.bounced() && len > 0) { // the CPU reads the original: stale until copied back, coherent or not
         DmaOps::mark_bounced(buf);
-        DmaOps::mark(buf, offset >> buf.line_shift(), ((offset + len - 1) >> buf.line_shift()) + 1);
+        DmaOps::mark(buf, offset >> buf.line_shift(), (offset + len - 1) >> buf.line_shift());
         return;
     }
     if (buf.platform().coherent() || len == 0) return;
-    DmaOps::mark(buf, offset >> buf.line_shift(), ((offset + len - 1) >> buf.line_shift()) + 1);
+    DmaOps::mark(buf, offset >> buf.line_shift(), (offset + len - 1) >> buf.line_shift());
 }
 
 void device_read(DmaBuffer& buf, std::size_t offset, std::size_t len, Tick now) {
@@ -600,7 +630,7 @@ bool cpu_read(kernel::Cpu& cpu, DmaBuffer& buf, std::size_t offset, std::size_t 
     if (len == 0 || !DmaOps::may_be_stale(buf)) return false;
     const unsigned shift = buf.line_shift();
     const std::size_t from = offset >> shift, to = ((offset + len - 1) >> shift) + 1; // lines [from, to)
-    const std::size_t first_line = DmaOps::first_written(buf, from, to);
+    const std::size_t first_line = DmaOps::first_written(buf, from, to - 1);
     if (first_line == to) return false;
     report_stale_read(cpu, buf, offset, len, first_line, to);
     return true;

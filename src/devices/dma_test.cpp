@@ -536,6 +536,52 @@ TEST(DmaStale, EachLineSizeMarksAndClearsTheLinesOfTheBytesByHand) {
     }
 }
 
+TEST(DmaStale, LinesInOneWordAndAcrossAWordBoundaryAreMarkedFoundAndClearedByHand) {
+    // 192 lines of 32 B: three 64-bit words of the bitmap (lines 0-63, 64-127, 128-191). Writes
+    // of line 0 (a word's lowest bit), lines 63-64 (across words 0 and 1: bytes 2047-2048), line
+    // 127 (word 1's highest bit) and lines 130-132 (within word 2).
+    Harness h;
+    DmaBuffer buf(h.dma, 192 * 32, 32);
+    auto written = [&] {
+        std::string s;
+        for (std::size_t i = 0; i < buf.lines(); ++i)
+            if (buf.device_wrote(i)) s += std::to_string(i) + " ";
+        return s;
+    };
+    std::string after_write, after_sync;
+    std::vector<bool> stale;
+    h.body = [&]() -> engine::Task<> {
+        co_await dma_map_single(h.cpu, buf, buf.size(), DMA_FROM_DEVICE);
+        device_write(buf, 0, 1, h.cpu.now());
+        device_write(buf, 2047, 2, h.cpu.now());
+        device_write(buf, 127 * 32 + 31, 1, h.cpu.now());
+        device_write(buf, 130 * 32, 3 * 32, h.cpu.now());
+        after_write = written();
+        stale.push_back(cpu_read(h.cpu, buf, 32, 62 * 32));       // lines 1-62: none written
+        stale.push_back(cpu_read(h.cpu, buf, 64 * 32, 1));        // line 64 (found: bytes 2048-2049)
+        stale.push_back(cpu_read(h.cpu, buf, 65 * 32, 62 * 32));  // lines 65-126: none
+        stale.push_back(cpu_read(h.cpu, buf, 126 * 32, 64));      // lines 126-127 (4064-4096)
+        stale.push_back(cpu_read(h.cpu, buf, 133 * 32, 59 * 32)); // lines 133-191: none
+        stale.push_back(cpu_read(h.cpu, buf, 32, 129 * 32));      // lines 1-129, three words (2016-4096)
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 63 * 32, 64, DMA_FROM_DEVICE);         // lines 63-64
+        co_await dma_sync_single_for_cpu(h.cpu, buf, 130 * 32 + 1, 64, DMA_FROM_DEVICE);    // lines 130-132
+        after_sync = written();
+        co_await dma_unmap_single_attrs(h.cpu, buf, buf.size(), DMA_FROM_DEVICE, DMA_ATTR_SKIP_CPU_SYNC);
+    };
+    h.run();
+    EXPECT_EQ(after_write, "0 63 64 127 130 131 132 ");
+    EXPECT_EQ(stale, (std::vector<bool>{false, true, false, true, false, true}));
+    EXPECT_EQ(after_sync, "0 127 ");
+    ASSERT_EQ(h.dma.findings().reports.size(), 3u);
+    const auto& r = h.dma.findings().reports;
+    EXPECT_EQ(r[0].first, 2048u);
+    EXPECT_EQ(r[0].end, 2049u);
+    EXPECT_EQ(r[1].first, 4064u);
+    EXPECT_EQ(r[1].end, 4096u);
+    EXPECT_EQ(r[2].first, 2016u);
+    EXPECT_EQ(r[2].end, 4096u);
+}
+
 TEST(DmaStale, CorrectSequencesReportNothingOverManyRandomLengths) {
     // Both rx strategies of E5, 2000 packets each, lengths 60..9018 (random, fixed seed):
     //  before: 9 KiB buffer mapped FROM_DEVICE, device writes, full unmap, read;

@@ -60,7 +60,9 @@ bool Softnet::napi_poll_done(NapiStruct& n, int work, int& budget) {
 engine::Task<> Softnet::net_rx_action(kernel::Cpu& cpu, void* ctx) {
     auto& sd = *static_cast<Softnet*>(ctx);
     ++sd.stats_.net_rx_actions;
-    const std::uint64_t time_limit = cpu.jiffies() + BUDGET_JIFFIES;
+    // time_after_eq(jiffies, time_limit) as a time: jiffies >= L exactly when now >= L * tick, so
+    // the test after each poll needs no division of the clock
+    const engine::Tick time_limit = (cpu.jiffies() + BUDGET_JIFFIES) * cpu.tick_period();
     int budget = NETDEV_BUDGET;
     NapiList list, repoll;
     bool squeezed = false;
@@ -74,7 +76,7 @@ engine::Task<> Softnet::net_rx_action(kernel::Cpu& cpu, void* ctx) {
             ++sd.stats_.polls; // napi_poll: the instance's poll with its weight
             const int work = n.scheduled ? co_await n.poll(sd.cpu_, n.ctx, n.weight) : 0;
             if (sd.napi_poll_done(n, work, budget)) repoll.add_tail(n);
-            if (budget <= 0 || cpu.jiffies() >= time_limit) {
+            if (budget <= 0 || cpu.now() >= time_limit) {
                 ++sd.stats_.time_squeeze;
                 squeezed = true;
                 break;
