@@ -38,10 +38,22 @@ void Link::attach(Nic& a, Nic& b) {
 }
 
 bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
+    return push(from, ready, [&](Packet& s) { s = p; }) != nullptr;
+}
+
+const Packet* Link::transmit_segment(const Nic& from, const Packet& p, std::uint32_t i, engine::Tick ready) {
+    if (p.gso_segs <= 1) return push(from, ready, [&](Packet& s) { s = p; });
+    return push(from, ready, [&](Packet& s) {
+        s = p;
+        gso_segment_in_place(s, i);
+    });
+}
+
+template <class Fill> const Packet* Link::push(const Nic& from, engine::Tick ready, Fill fill) {
     std::size_t d = &from == ends_[0] ? 0 : 1;
     Direction& dir = dir_[d];
     while (dir.departed < dir.count && dir.departs[(dir.head + dir.departed) & dir.mask] <= sim_.now()) ++dir.departed;
-    if (dir.count - dir.departed >= queue_) return false;
+    if (dir.count - dir.departed >= queue_) return nullptr;
     if (dir.count == dir.mask + 1) { // more frames on the wire than ever: a larger ring, in order
         const std::size_t cap = dir.mask + 1;
         std::vector<Packet> ring(2 * cap);
@@ -59,13 +71,14 @@ bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
         dir.head = 0;
     }
     engine::Tick start = std::max({sim_.now(), dir.free_at, ready});
+    const std::size_t slot = (dir.head + dir.count) & dir.mask;
+    Packet& p = dir.ring[slot];
+    fill(p);
     if (p.len != dir.wire_len) { // the same length crosses in the same time: computed once per length change
         dir.wire_len = p.len;
         dir.wire = wire_time(p);
     }
     dir.free_at = start + dir.wire;
-    const std::size_t slot = (dir.head + dir.count) & dir.mask;
-    dir.ring[slot] = p;
     dir.departs[slot] = dir.free_at;
     // The arrival's event: now for the only frame in flight; else its place among equal times
     // now, the event itself once the frame ahead of it has arrived (on_event).
@@ -73,7 +86,7 @@ bool Link::transmit(const Nic& from, const Packet& p, engine::Tick ready) {
     else dir.seqs[slot] = sim_.reserve_seq();
     ++dir.count;
     ++frames_;
-    return true;
+    return &p;
 }
 
 engine::Tick Link::wire_time(const Packet& p) const {

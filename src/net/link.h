@@ -30,6 +30,9 @@ public:
     // `ready` (the device has fetched the whole frame: a store-and-forward MAC behind a slow DMA
     // port); false when the direction's queue is full and the frame is dropped.
     bool transmit(const Nic& from, const Packet& p, engine::Tick ready = 0);
+    // transmit of segment i of `p` (p itself when it is no GSO skb), built in the wire's queue
+    // in place: the frame queued, or nullptr when the full queue dropped it.
+    const Packet* transmit_segment(const Nic& from, const Packet& p, std::uint32_t i, engine::Tick ready);
     // When the last frame `from` queued has left its end of the wire (the device is done with it).
     engine::Tick departs(const Nic& from) const { return dir_[&from == ends_[0] ? 0 : 1].free_at; }
     void on_event(std::uint64_t arg) override;
@@ -53,6 +56,8 @@ public:
 
 private:
     static constexpr std::uint32_t WIRE_OVERHEAD = 24; // preamble + SFD 8, IFG 12, FCS 4
+    // Queues the frame `fill` writes into its slot, or drops it (nullptr) when the queue is full.
+    template <class Fill> const Packet* push(const Nic& from, engine::Tick ready, Fill fill);
     struct Direction {
         Nic* to = nullptr;
         engine::Tick free_at = 0;

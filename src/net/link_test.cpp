@@ -167,5 +167,59 @@ TEST(Link, EachFrameIsSerialisedForItsOwnLengthWhenLengthsAlternate) {
     EXPECT_EQ(log.seen, want);
 }
 
+// What arrives, whole (the frames a transmit_segment built in the queue).
+struct Arrivals {
+    std::vector<std::pair<engine::Tick, Packet>> seen;
+    engine::Simulation* sim = nullptr;
+    static bool observe(const Packet& p, void* ctx) {
+        auto* a = static_cast<Arrivals*>(ctx);
+        a->seen.emplace_back(a->sim->now(), p);
+        return true;
+    }
+};
+
+TEST(Link, ASegmentIsBuiltInTheQueueAsSkbSegmentWouldCutIt) {
+    // A GSO skb of 3,000 payload bytes in segments of 1,448 (66 header bytes, seq 1,000, data at
+    // 0x10000): 1,514, 1,514 and 66 + 104 = 170 bytes, seq 1,000, 2,448 and 3,896, data 0x10000,
+    // + 1,448 and + 2,896, each a plain frame. Then a plain 66-byte ACK (gso_segs 1) as it is.
+    // Serialised back to back: 12.304, 12.304, (170 + 24) x 8 = 1,552 bits 1.552 us, 0.72 us: they
+    // arrive at 12.304, 24.608, 26.16 and 26.88 us past 1 ms. With the queue full (ten frames) the
+    // next segment is dropped: nullptr.
+    Ends e;
+    Arrivals got;
+    got.sim = &e.sim;
+    e.link.set_loss(&Arrivals::observe, &got);
+    Packet skb = transport_packet(FrameKind::TCP_DATA, 3000, 52, 1000, 0);
+    skb.gso_segs = 3;
+    skb.gso_size = 1448;
+    skb.data = 0x10000;
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        const Packet* f = e.link.transmit_segment(e.na, skb, i, 0);
+        ASSERT_NE(f, nullptr);
+        EXPECT_EQ(f->len, i < 2 ? 1514u : 170u);
+        EXPECT_EQ(f->seq, 1000u + i * 1448);
+    }
+    Packet ack = transport_packet(FrameKind::TCP_ACK, 0, 52, 7, 0);
+    ASSERT_NE(e.link.transmit_segment(e.na, ack, 0, 0), nullptr);
+    e.sim.run(LATENCY + 3 * FRAME);
+    ASSERT_EQ(got.seen.size(), 4u);
+    const engine::Tick at[] = {12'304'000, 24'608'000, 26'160'000, 26'880'000};
+    const std::uint32_t len[] = {1514, 1514, 170, 66}, payload[] = {1448, 1448, 104, 0};
+    const std::uint64_t seq[] = {1000, 2448, 3896, 7}, data[] = {0x10000, 0x10000 + 1448, 0x10000 + 2896, 0};
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& [t, f] = got.seen[i];
+        EXPECT_EQ(t, LATENCY + at[i]) << i;
+        EXPECT_EQ(f.len, len[i]) << i;
+        EXPECT_EQ(f.payload, payload[i]) << i;
+        EXPECT_EQ(f.seq, seq[i]) << i;
+        EXPECT_EQ(f.data, data[i]) << i;
+        EXPECT_EQ(f.gso_segs, 1u) << i;
+        EXPECT_EQ(f.gso_size, 0u) << i;
+        EXPECT_EQ(f.kind, i < 3 ? FrameKind::TCP_DATA : FrameKind::TCP_ACK) << i;
+    }
+    EXPECT_EQ(e.fill(), 10);
+    EXPECT_EQ(e.link.transmit_segment(e.na, skb, 0, 0), nullptr);
+}
+
 } // namespace
 } // namespace kdsim::net

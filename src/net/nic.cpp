@@ -102,21 +102,25 @@ void Nic::receive_from_wire(const Packet& p) {
 
 void Nic::ring_write(const Packet& p) {
     const std::size_t k = descriptors_for(p.len);
-    for (std::size_t i = 0; i < k && !rx_unmapped_.empty(); ++i)
-        if (!bufs_[(head_ + count_ + i) % ring_.size()].mapped()) { // a descriptor without a buffer
-            ++stats_.rx_dropped;
-            return;
-        }
+    const std::size_t size = ring_.size();
+    const std::size_t first = (head_ + count_) % size; // the frame's descriptors: first on, one after the other
+    const auto next = [size](std::size_t slot) { return slot + 1 == size ? 0 : slot + 1; };
+    if (!rx_unmapped_.empty())
+        for (std::size_t i = 0, slot = first; i < k; ++i, slot = next(slot))
+            if (!bufs_[slot].mapped()) { // a descriptor without a buffer
+                ++stats_.rx_dropped;
+                return;
+            }
     // the frame goes to the first descriptor; its bytes are spread over k buffers
+    const bool dma = rx_dma_on();
+    const mem::Addr data = memory_ ? slot_addr_[first] : 0;
     std::size_t left = p.len + 4; // + FCS
-    const std::size_t first = (head_ + count_) % ring_.size();
-    for (std::size_t i = 0; i < k; ++i) {
-        std::size_t slot = (head_ + count_) % ring_.size();
+    for (std::size_t i = 0, slot = first; i < k; ++i, slot = next(slot)) {
         ring_[slot] = p;
-        ring_[slot].data = memory_ ? slot_addr_[first] : 0;
+        ring_[slot].data = data;
         ++count_;
-        const std::size_t here = rx_dma_on() ? std::min(left, rx_dma_.buffer_size) : left;
-        if (rx_dma_on()) devices::device_write(bufs_[slot], 0, here, cpu_.now());
+        const std::size_t here = dma ? std::min(left, rx_dma_.buffer_size) : left;
+        if (dma) devices::device_write(bufs_[slot], 0, here, cpu_.now());
         else if (memory_) { // no DMA API modelled: the write lands in memory, no CPU cache keeps a copy
             memory_->device_write(cpu_.now(), slot_addr_[slot], here);
             // a coherent write has already dropped the caches' copies (and with write-allocate, x86

@@ -315,15 +315,15 @@ engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cp
         }
     }
     if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
-    for (std::uint32_t i = 0; i < segs; ++i) {
-        const Packet f = segs > 1 ? gso_segment_of(p, i) : p;
+    for (std::uint32_t i = 0; i < segs; ++i) { // each frame built in the wire's queue (no copy of its own)
         // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
         // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
         // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
-        const engine::Tick fetched = port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), f.len) : 0;
-        if (link_->transmit(*this, f, fetched)) {
+        const engine::Tick fetched =
+            port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), segs > 1 ? gso_segment_len(p, i) : p.len) : 0;
+        if (const Packet* f = link_->transmit_segment(*this, p, i, fetched)) {
             ++stats_.tx_frames;
-            tap_xmit(cpu, f);
+            tap_xmit(cpu, *f);
         } else {
             ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
         }

@@ -76,19 +76,30 @@ inline Packet transport_packet(FrameKind kind, std::uint32_t payload, std::uint3
     return p;
 }
 
+// The frame length of segment i of the GSO skb `p` (gso_segment_of(p, i).len).
+inline std::uint32_t gso_segment_len(const Packet& p, std::uint32_t i) {
+    return p.len - p.payload + (i + 1 < p.gso_segs ? p.gso_size : p.payload - i * p.gso_size);
+}
+
+// Turns `s`, a copy of a GSO skb, into its segment i (gso_segment_of's fields, in place).
+inline void gso_segment_in_place(Packet& s, std::uint32_t i) {
+    const std::uint32_t off = i * s.gso_size;
+    const std::uint32_t payload = i + 1 < s.gso_segs ? s.gso_size : s.payload - off;
+    s.seq += off;
+    s.len = s.len - s.payload + payload;
+    s.payload = payload;
+    s.data = s.data ? s.data + off : 0;
+    s.gso_segs = 1;
+    s.gso_size = 0;
+    s.frag_data = nullptr;
+}
+
 // Segment i of the GSO skb `p` (skb_segment): its own sequence number and payload (gso_size, the
 // last one the rest), the same headers; its data where its payload lies in the skb's (a locally
 // built skb's payload is one run of bytes in the sender's page frags: tcp.h).
 inline Packet gso_segment_of(const Packet& p, std::uint32_t i) {
     Packet s = p;
-    const std::uint32_t off = i * p.gso_size;
-    s.seq = p.seq + off;
-    s.payload = i + 1 < p.gso_segs ? p.gso_size : p.payload - off;
-    s.len = p.len - p.payload + s.payload;
-    s.data = p.data ? p.data + off : 0;
-    s.gso_segs = 1;
-    s.gso_size = 0;
-    s.frag_data = nullptr;
+    gso_segment_in_place(s, i);
     return s;
 }
 

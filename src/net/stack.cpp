@@ -170,7 +170,9 @@ engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, const Packet& p) {
     return tunnel_output(cpu, p);
 }
 
-engine::Task<bool> Stack::tunnel_output(kernel::Cpu& cpu, Packet p) {
+engine::Task<bool> Stack::tunnel_output(kernel::Cpu& cpu, const Packet& p) { return tunnel_xmit(cpu, p); }
+
+engine::Task<bool> Stack::tunnel_xmit(kernel::Cpu& cpu, Packet p) {
     co_await tunnel_->xmit(cpu, p);
     co_return true;
 }

@@ -200,8 +200,10 @@ private:
     engine::Task<> dev_hard_start_xmit(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
     // dev_hard_start_xmit's segmenting path: skb_gso_segment, then each segment to the driver.
     engine::Task<> xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
-    // ip_output through the tunnel.
-    engine::Task<bool> tunnel_output(kernel::Cpu& cpu, Packet p);
+    // ip_output through the tunnel: tunnel_xmit's copy of the skb is made here, out of line, so that
+    // ip_output without a tunnel is a plain jump to dev_queue_xmit (no copy's stack frame).
+    [[gnu::noinline]] engine::Task<bool> tunnel_output(kernel::Cpu& cpu, const Packet& p);
+    engine::Task<bool> tunnel_xmit(kernel::Cpu& cpu, Packet p);
     // What a device's qdisc calls below it.
     struct DevDriver final : TxDriver {
         Stack* stack;
