@@ -812,37 +812,36 @@ template <std::uint32_t W0, std::uint32_t W1>
 }
 // cold_fills' L2 fill of l taken back (the way its hint gives emptied again, its tag 0 as an empty
 // way's), out of line: the loop keeps none of that fill's values for it.
-template <Line M1>
-[[gnu::noinline, gnu::cold]] static void cold_fill_back(const FastLevel<16, true>& f1, const std::uint16_t* hints, Line l) {
-    const Line mask1 = M1 ? M1 : f1.mask;
+[[gnu::noinline, gnu::cold]] static void cold_fill_back(std::uint64_t* empty1, Tag* tag1, Line mask1,
+                                                        const std::uint16_t* hints, Line l) {
     const std::size_t set1 = static_cast<std::size_t>(l & mask1), w1 = hints[l];
-    f1.empty[set1] |= std::uint64_t{1} << w1;
-    f1.tag[w1 * (mask1 + 1) + set1] = 0;
+    empty1[set1] |= std::uint64_t{1} << w1;
+    tag1[w1 * (mask1 + 1) + set1] = 0;
 }
+// What cold_fills leaves: the first line not filled, and the L1's LFSR after the draws before it
+// (two words: returned in registers).
+struct ColdFilled {
+    Line next;
+    std::uint32_t lfsr0;
+};
 // read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
-// line and the stretch after it), out of line and with no call in it (as fast_fills): each line,
-// held nowhere, goes into the L2's lowest empty way (its way hint kept) and then into the L1, as
-// the line loop's steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the
-// victim's directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose
-// L2 set has no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops
-// the loop before anything of it is done (the L1's draw and the L2's fill taken back; only l's way
-// hint may differ, and a hint is read only for a line its level holds). Returns the first line
-// not filled (e + 1 when all were).
-template <Line M0, Line M1>
-[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
-                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
-                                         const std::uint16_t bit1, Line l, const Line e) {
-    // where the masks are constants, the flags and empty words from the tag bases (the block layout)
-    constexpr bool known = M0 && M1;
-    Tag* const tag0 = f0.tag;
-    std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, 4>(tag0) : f0.dirty;
-    std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, 4>(tag0) : f0.empty;
-    const Line mask0 = M0 ? M0 : f0.mask;
-    std::uint32_t lfsr0 = f0.lfsr;
-    Tag* const tag1 = f1.tag;
-    std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, 16>(tag1) : f1.dirty;
-    std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
-    const Line mask1 = M1 ? M1 : f1.mask;
+// line and the stretch after it), with no call in it (as fast_fills): each line, held nowhere,
+// goes into the L2's lowest empty way (its way hint kept) and then into the L1, as the line loop's
+// steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the victim's
+// directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose L2 set has
+// no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops the loop
+// before anything of it is done (the L1's draw and the L2's fill taken back; only l's way hint
+// may differ, and a hint is read only for a line its level holds). The levels by their arrays,
+// masks and the L1's LFSR (constants where the entry below knows them); the two entries below are
+// out of line.
+[[gnu::always_inline]] static inline ColdFilled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
+                                                              std::uint64_t* const empty0, const Line mask0,
+                                                              const std::uint32_t lfsr0, Tag* const tag1,
+                                                              std::uint8_t* const dirty_1, std::uint64_t* const empty1,
+                                                              const Line mask1, std::uint16_t* const dir,
+                                                              std::uint16_t* const hints, const Line dir_lines,
+                                                              const std::uint16_t bit0, const std::uint16_t bit1, Line l,
+                                                              const Line e) {
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
     // the L1's draws from the LFSR's stream (lfsr.h), 48 a block: s the stream of the block's first
     // state, y = s >> the block's draws so far; the line `first` + k - 1 takes the block's k-th draw
@@ -882,7 +881,7 @@ template <Line M0, Line M1>
                 if (v0 < dir_lines) [[likely]] {
                     const std::uint32_t h = dir[v0];
                     if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
-                        cold_fill_back<M1>(f1, hints, l);
+                        cold_fill_back(empty1, tag1, mask1, hints, l);
                         goto out;
                     }
                     dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
@@ -890,7 +889,7 @@ template <Line M0, Line M1>
                     // outcome is the data's): a clean victim's or's 0 into the byte there
                     dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
                 } else if (d != 0) [[unlikely]] {
-                    cold_fill_back<M1>(f1, hints, l);
+                    cold_fill_back(empty1, tag1, mask1, hints, l);
                     goto out;
                 }
                 dirty_0[i0] = 0; // (l goes in clean)
@@ -906,14 +905,28 @@ template <Line M0, Line M1>
         first = l;
     }
 out: // the block's draws before line l taken (a stop line's draw is not)
-    f0.lfsr = lfsr_state(s >> (l - first));
-    return l;
+    return {l, lfsr_state(s >> (l - first))};
 }
-[[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,
-                                                  std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
-                                                  std::uint16_t bit1, Line l, Line e) {
-    if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
-    return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
+// The i.MX6's shape: the levels by their tags alone, and the L1's LFSR, in registers (no FastLevel
+// stored for the call: read_unheld_n's per-call set-up); `bits`: bit0 | bit1 << 16.
+[[gnu::noinline]] static ColdFilled cold_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                                  std::uint16_t* const hints, const Line l, const Line e,
+                                                  const std::uint32_t lfsr0, const std::uint32_t bits,
+                                                  const Line dir_lines) {
+    return cold_fills_body(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255,
+                                      lfsr0, tag1, Cache::dirty_from<2048, 16>(tag1),
+                                      Cache::empty_from<2048, 16>(tag1), 2047, dir, hints, dir_lines,
+                                      static_cast<std::uint16_t>(bits), static_cast<std::uint16_t>(bits >> 16), l, e);
+}
+// The other shapes of 4 and 16 ways: the levels' FastLevels; f0's LFSR left as the draws leave it.
+// Returns the first line not filled (e + 1 when all were).
+[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
+                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
+                                         const std::uint16_t bit1, const Line l, const Line e) {
+    const ColdFilled r = cold_fills_body(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
+                                               f1.mask, dir, hints, dir_lines, bit0, bit1, l, e);
+    f0.lfsr = r.lfsr0;
+    return r.next;
 }
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
@@ -1072,10 +1085,18 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         Line filled_to = a, stop = b + 1;
         for (Line l = a;;) {
             // (l == stop: cold_fills would stop at l again, the state it stopped on being unchanged)
-            if constexpr (cold)
-                if (l >= filled_to && l != stop)
-                    filled_to = stop = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b)
-                                          : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b);
+            if constexpr (cold) {
+                if (l >= filled_to && l != stop) {
+                    if constexpr (A9) {
+                        const ColdFilled r = cold_fills_a9(f0.tag, f1.tag, dir, ways, l, b, f0.lfsr,
+                                                           bits[0] | std::uint32_t{bits[1]} << 16, dir_lines);
+                        f0.lfsr = r.lfsr0;
+                        filled_to = stop = r.next;
+                    } else {
+                        filled_to = stop = cold_fills(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b);
+                    }
+                }
+            }
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
             if (!cold || l >= filled_to) {
