@@ -707,6 +707,54 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 // `dirty0`, a constant where the masks are (a copy for a store's lines and one for a read's).
 // The loop in two copies: without the L1's empty-way test when no set of lines l .. e has an
 // empty way (sets_full), with it otherwise.
+// What a fill loop of the i.MX6's shape leaves: the first line not filled, and the L1's LFSR after
+// the draws before it (two words: returned in registers).
+struct Filled {
+    Line next;
+    std::uint32_t lfsr0;
+};
+// fast_fills' loop where the shape is the i.MX6's and every L1 set it fills is full (every line
+// draws): the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills'). Out of line, its
+// arguments in registers where they fit: the loop's values alone to keep (fast_fills' other
+// copies gave GCC a larger set of values to allocate). `bits`: bit0 | bit1 << 16.
+template <bool Dirty0>
+[[gnu::noinline]] static Filled full_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                              const std::uint16_t* const hints, Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    constexpr Line mask0 = 255, mask1 = 2047;
+    std::uint8_t* const dirty_0 = Cache::dirty_from<mask0 + 1, 4>(tag0);
+    std::uint8_t* const dirty_1 = Cache::dirty_from<mask1 + 1, 16>(tag1);
+    const auto bit0 = static_cast<std::uint16_t>(bits), bit1 = static_cast<std::uint16_t>(bits >> 16);
+    std::uint64_t s = lfsr_stream(lfsr0), y = s;
+    Line first = l;
+    for (;;) {
+        const Line stop = std::min(e, first + 47);
+        for (; l <= stop && dir[l] == bit1; ++l) {
+            const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
+            y >>= 1;
+            const std::size_t i0 = base0 + (y & 3u);
+            const Line v0 = Line{tag0[i0]} - 1;
+            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            if (v0 < dir_lines) [[likely]] {
+                const std::uint32_t h = dir[v0];
+                if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
+                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+            } else if (d != 0) [[unlikely]] {
+                goto out;
+            }
+            tag0[i0] = static_cast<Tag>(l + 1);
+            dirty_0[i0] = Dirty0;
+            dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+        }
+        if (l <= stop || l > e) break;
+        s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
+        first = l;
+    }
+out: // the block's draws before line l taken (a stop line's draw is not)
+    return {l, lfsr_state(s >> (l - first))};
+}
 template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
 [[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1, true>& f1, std::uint16_t* const dir,
                                          const std::uint16_t* const hints, const Line dir_lines,
@@ -760,37 +808,11 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
         }
     };
     if (l <= e && sets_full(empty0, mask0, l, e)) {
-        if constexpr (known && W0 == 4) {
-            // every line draws: the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills')
-            std::uint64_t s = lfsr_stream(lfsr0), y = s;
-            Line first = l;
-            for (;;) {
-                const Line stop = std::min(e, first + 47);
-                for (; l <= stop && dir[l] == bit1; ++l) {
-                    const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
-                    y >>= 1;
-                    const std::size_t i0 = base0 + (y & 3u);
-                    const Line v0 = Line{tag0[i0]} - 1;
-                    const std::uint32_t d = dirty_0[i0]; // 0 or 1
-                    if (v0 < dir_lines) [[likely]] {
-                        const std::uint32_t h = dir[v0];
-                        if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
-                        dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                        dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                    } else if (d != 0) [[unlikely]] {
-                        goto out;
-                    }
-                    tag0[i0] = static_cast<Tag>(l + 1);
-                    dirty_0[i0] = dirty0;
-                    dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
-                }
-                if (l <= stop || l > e) break;
-                s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
-                first = l;
-            }
-        out: // the block's draws before line l taken (a stop line's draw is not)
-            f0.lfsr = lfsr_state(s >> (l - first));
-            return l;
+        if constexpr (known && W0 == 4) { // every line draws
+            const Filled r = full_fills_a9<Dirty0 != 0>(tag0, f1.tag, dir, hints, l, e, lfsr0,
+                                                        bit0 | std::uint32_t{bit1} << 16, dir_lines);
+            f0.lfsr = r.lfsr0;
+            return r.next;
         } else {
             fill(std::true_type{});
         }
@@ -818,12 +840,6 @@ template <std::uint32_t W0, std::uint32_t W1>
     empty1[set1] |= std::uint64_t{1} << w1;
     tag1[w1 * (mask1 + 1) + set1] = 0;
 }
-// What cold_fills leaves: the first line not filled, and the L1's LFSR after the draws before it
-// (two words: returned in registers).
-struct ColdFilled {
-    Line next;
-    std::uint32_t lfsr0;
-};
 // read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
 // line and the stretch after it), with no call in it (as fast_fills): each line, held nowhere,
 // goes into the L2's lowest empty way (its way hint kept) and then into the L1, as the line loop's
@@ -834,7 +850,7 @@ struct ColdFilled {
 // may differ, and a hint is read only for a line its level holds). The levels by their arrays,
 // masks and the L1's LFSR (constants where the entry below knows them); the two entries below are
 // out of line.
-[[gnu::always_inline]] static inline ColdFilled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
+[[gnu::always_inline]] static inline Filled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
                                                               std::uint64_t* const empty0, const Line mask0,
                                                               const std::uint32_t lfsr0, Tag* const tag1,
                                                               std::uint8_t* const dirty_1, std::uint64_t* const empty1,
@@ -909,7 +925,7 @@ out: // the block's draws before line l taken (a stop line's draw is not)
 }
 // The i.MX6's shape: the levels by their tags alone, and the L1's LFSR, in registers (no FastLevel
 // stored for the call: read_unheld_n's per-call set-up); `bits`: bit0 | bit1 << 16.
-[[gnu::noinline]] static ColdFilled cold_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+[[gnu::noinline]] static Filled cold_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
                                                   std::uint16_t* const hints, const Line l, const Line e,
                                                   const std::uint32_t lfsr0, const std::uint32_t bits,
                                                   const Line dir_lines) {
@@ -923,7 +939,7 @@ out: // the block's draws before line l taken (a stop line's draw is not)
 [[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
                                          const std::uint16_t bit1, const Line l, const Line e) {
-    const ColdFilled r = cold_fills_body(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
+    const Filled r = cold_fills_body(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
                                                f1.mask, dir, hints, dir_lines, bit0, bit1, l, e);
     f0.lfsr = r.lfsr0;
     return r.next;
@@ -1088,7 +1104,7 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
             if constexpr (cold) {
                 if (l >= filled_to && l != stop) {
                     if constexpr (A9) {
-                        const ColdFilled r = cold_fills_a9(f0.tag, f1.tag, dir, ways, l, b, f0.lfsr,
+                        const Filled r = cold_fills_a9(f0.tag, f1.tag, dir, ways, l, b, f0.lfsr,
                                                            bits[0] | std::uint32_t{bits[1]} << 16, dir_lines);
                         f0.lfsr = r.lfsr0;
                         filled_to = stop = r.next;
