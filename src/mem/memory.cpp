@@ -850,6 +850,7 @@ template <std::uint32_t W0, std::uint32_t W1>
 // may differ, and a hint is read only for a line its level holds). The levels by their arrays,
 // masks and the L1's LFSR (constants where the entry below knows them); the two entries below are
 // out of line.
+template <bool Full>
 [[gnu::always_inline]] static inline Filled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
                                                               std::uint64_t* const empty0, const Line mask0,
                                                               const std::uint32_t lfsr0, Tag* const tag1,
@@ -878,7 +879,7 @@ template <std::uint32_t W0, std::uint32_t W1>
             assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
             hints[l] = static_cast<std::uint16_t>(w1);
             const std::size_t set0 = static_cast<std::size_t>(l & mask0);
-            const std::uint64_t e0 = empty0[set0];
+            const std::uint64_t e0 = Full ? 0 : empty0[set0];
             std::size_t i0;
             if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
                 i0 = set0 * 4 + lowest_set(e0);
@@ -924,22 +925,39 @@ out: // the block's draws before line l taken (a stop line's draw is not)
     return {l, lfsr_state(s >> (l - first))};
 }
 // The i.MX6's shape: the levels by their tags alone, and the L1's LFSR, in registers (no FastLevel
-// stored for the call: read_unheld_n's per-call set-up); `bits`: bit0 | bit1 << 16.
+// stored for the call: read_unheld_n's per-call set-up); `bits`: bit0 | bit1 << 16. Full: no L1
+// set of the lines has an empty way (sets_full), so none has one at its line's turn (the L1's
+// fills take the victims' ways, and the L2's change nothing in the L1): the copy without the test.
+template <bool Full>
+[[gnu::always_inline]] inline Filled cold_fills_a9_body(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                                        std::uint16_t* const hints, const Line l, const Line e,
+                                                        const std::uint32_t lfsr0, const std::uint32_t bits,
+                                                        const Line dir_lines) {
+    return cold_fills_body<Full>(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255, lfsr0,
+                                 tag1, Cache::dirty_from<2048, 16>(tag1), Cache::empty_from<2048, 16>(tag1), 2047, dir,
+                                 hints, dir_lines, static_cast<std::uint16_t>(bits),
+                                 static_cast<std::uint16_t>(bits >> 16), l, e);
+}
+[[gnu::noinline]] static Filled cold_fills_a9_some_empty(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                                         std::uint16_t* const hints, const Line l, const Line e,
+                                                         const std::uint32_t lfsr0, const std::uint32_t bits,
+                                                         const Line dir_lines) {
+    return cold_fills_a9_body<false>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+}
 [[gnu::noinline]] static Filled cold_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
-                                                  std::uint16_t* const hints, const Line l, const Line e,
-                                                  const std::uint32_t lfsr0, const std::uint32_t bits,
-                                                  const Line dir_lines) {
-    return cold_fills_body(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255,
-                                      lfsr0, tag1, Cache::dirty_from<2048, 16>(tag1),
-                                      Cache::empty_from<2048, 16>(tag1), 2047, dir, hints, dir_lines,
-                                      static_cast<std::uint16_t>(bits), static_cast<std::uint16_t>(bits >> 16), l, e);
+                                              std::uint16_t* const hints, const Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    if (!sets_full(Cache::empty_from<256, 4>(tag0), 255, l, e))
+        return cold_fills_a9_some_empty(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+    return cold_fills_a9_body<true>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
 }
 // The other shapes of 4 and 16 ways: the levels' FastLevels; f0's LFSR left as the draws leave it.
 // Returns the first line not filled (e + 1 when all were).
 [[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
                                          std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
                                          const std::uint16_t bit1, const Line l, const Line e) {
-    const Filled r = cold_fills_body(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
+    const Filled r = cold_fills_body<false>(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
                                                f1.mask, dir, hints, dir_lines, bit0, bit1, l, e);
     f0.lfsr = r.lfsr0;
     return r.next;
