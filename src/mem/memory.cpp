@@ -714,11 +714,12 @@ struct Filled {
     std::uint32_t lfsr0;
 };
 // fast_fills' loop where the shape is the i.MX6's and every L1 set it fills is full (every line
-// draws): the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills'). Out of line, its
-// arguments in registers where they fit: the loop's values alone to keep (fast_fills' other
-// copies gave GCC a larger set of values to allocate). `bits`: bit0 | bit1 << 16.
+// draws): the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills'). In a function
+// whose arguments are in registers where they fit and that has the loop's values alone to keep
+// (fast_fills_a9; fast_fills' other copies gave GCC a larger set of values to allocate). `bits`:
+// bit0 | bit1 << 16.
 template <bool Dirty0>
-[[gnu::noinline]] static Filled full_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+[[gnu::always_inline]] static inline Filled full_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
                                               const std::uint16_t* const hints, Line l, const Line e,
                                               const std::uint32_t lfsr0, const std::uint32_t bits,
                                               const Line dir_lines) {
@@ -831,6 +832,22 @@ template <std::uint32_t W0, std::uint32_t W1>
             return dirty0 ? fast_fills<W0, W1, 255, 2047, 1>(f0, f1, dir, hints, dir_lines, bit0, bit1, true, l, e)
                           : fast_fills<W0, W1, 255, 2047, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, false, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
+}
+// held_run_n's fills on the i.MX6's shape (fast_fills<4, 16, 255, 2047, Dirty0>'s), its levels by
+// their tags and the L1's LFSR in registers (no FastLevel stored for the call): the full-set loop
+// here, the copy with the L1's empty-way test by fast_fills. `bits`: bit0 | bit1 << 16.
+template <bool Dirty0>
+[[gnu::noinline]] static Filled fast_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                              const std::uint16_t* const hints, const Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    if (l <= e && sets_full(Cache::empty_from<256, 4>(tag0), 255, l, e))
+        return full_fills_a9<Dirty0>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+    FastLevel<4> f0 = a9_level<255, 4, false>(tag0, lfsr0);
+    const FastLevel<16, true> f1 = a9_level<2047, 16, true>(tag1, 0);
+    const Line next = fast_fills<4, 16, 255, 2047, Dirty0>(f0, f1, dir, hints, dir_lines, static_cast<std::uint16_t>(bits),
+                                                         static_cast<std::uint16_t>(bits >> 16), Dirty0, l, e);
+    return {next, f0.lfsr};
 }
 // cold_fills' L2 fill of l taken back (the way its hint gives emptied again, its tag 0 as an empty
 // way's), out of line: the loop keeps none of that fill's values for it.
@@ -1263,8 +1280,11 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         Line l = a;
         for (;; ++l) {
-            const Line done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bit0, bit1, true, l, last)
-                                    : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bit0, bit1, false, l, last);
+            const std::uint32_t bits = bit0 | std::uint32_t{bit1} << 16;
+            const Filled r = write ? fast_fills_a9<true>(f0.tag, f1.tag, dir, ways, l, last, f0.lfsr, bits, dir_lines)
+                                   : fast_fills_a9<false>(f0.tag, f1.tag, dir, ways, l, last, f0.lfsr, bits, dir_lines);
+            f0.lfsr = r.lfsr0;
+            const Line done = r.next;
             t += (done - l) * hit_l2;
             pend += done - l;
             l = done;
