@@ -1838,7 +1838,25 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             // (the PL310): the set is the line's low bits, the empty mask is kept, and the slot's LRU
             // stamp is left as it is (only LRU replacement reads one).
             // (the private copies, rare here, out of line: the loop's values then stay in registers)
-            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) { drop_bits(x, m); };
+            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) {
+                if (!a9_fills_) {
+                    drop_bits(x, m);
+                    return;
+                }
+                // the Cortex-A9's L1Ds (256 sets of 4 ways, random): x's way found among its set's
+                // four tags (the directory says the cache holds x), then Cache::invalidate_at's steps
+                // but the LRU stamp's (a random cache's stamps stay 0)
+                for (; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
+                    Tag* const tag = private_[static_cast<std::size_t>(std::countr_zero(m))].view().tag;
+                    const std::size_t set = static_cast<std::size_t>(x & 255);
+                    std::size_t i = set * 4;
+                    while (tag[i] != x + 1) ++i;
+                    assert(i < set * 4 + 4);
+                    Cache::empty_from<256, 4>(tag)[set] |= std::uint64_t{1} << (i - set * 4);
+                    tag[i] = 0;
+                    Cache::dirty_from<256, 4>(tag)[i] = 0;
+                }
+            };
             auto drop_run = [&](auto pow2) {
                 const Line set_mask = c.sets - 1;
                 auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
