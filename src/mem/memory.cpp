@@ -1710,10 +1710,18 @@ constexpr auto way_bit = [] {
     for (std::size_t w = 0; w < 64; ++w) b[w] = std::uint64_t{1} << w;
     return b;
 }();
-template <bool WayMajor>
+// M, W: the sets' mask and the ways where they are the i.MX6's PL310's (2,047 and 16: constants,
+// its empty words and flags at the block layout's offsets from its tags), else 0.
+template <bool WayMajor, Line M = 0, std::uint32_t W = 0>
 [[gnu::noinline, gnu::optimize("no-tree-slp-vectorize")]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Tag* tag, std::uint8_t* dirty) {
+    if constexpr (M != 0) {
+        set_mask = M;
+        ways = W;
+        empty = Cache::empty_from<M + 1, W>(tag);
+        dirty = Cache::dirty_from<M + 1, W>(tag);
+    }
     // Cache::slot's strides: way w of set s at s x set_stride + w x way_stride
     const std::size_t set_stride = WayMajor ? 1 : ways, way_stride = WayMajor ? set_mask + 1 : 1;
     const std::uint64_t* const bit = way_bit.data();
@@ -1874,8 +1882,9 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
-                                                  : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                            l = a9_fills_ ? drop_shared_run<true, 2047, 16>(dir, l, end, shared_bit, hints, 0, 0, nullptr, c.tag, nullptr)
+                                : c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
+                                                    : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
                             do {
                                 drop_shared(l);
