@@ -1836,7 +1836,6 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             // which changes no scalar state of the cache (nothing to commit); the private caches'
             // copies by drop_bits (a tag search). A view per level for more shared levels, indexed
             // at run time, measured slower than drop_bits (docs/performance.md, twenty-first session).
-            const Cache::View c = shared_[0].view();
             const std::uint16_t* const hints = way_.data();
             const std::uint16_t priv = private_bits_;
             const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
@@ -1865,7 +1864,8 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     Cache::dirty_from<256, 4>(tag)[i] = 0;
                 }
             };
-            auto drop_run = [&](auto pow2) {
+            // a9: the i.MX6's PL310 (a9_fills_), the view's fields constants but its tags
+            auto drop_run = [&](auto pow2, auto a9, const Cache::View& c) {
                 const Line set_mask = c.sets - 1;
                 auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
                     const std::uint32_t w = hints[x];
@@ -1882,7 +1882,7 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = a9_fills_ ? drop_shared_run<true, 2047, 16>(dir, l, end, shared_bit, hints, 0, 0, nullptr, c.tag, nullptr)
+                            l = a9 ? drop_shared_run<true, 2047, 16>(dir, l, end, shared_bit, hints, 0, 0, nullptr, c.tag, nullptr)
                                 : c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
                                                     : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
@@ -1905,10 +1905,19 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     ++l;
                 }
             };
-            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU)
-                drop_run(std::true_type{});
-            else
-                drop_run(std::false_type{});
+            if (a9_fills_) { // (the PL310 way-major: Cache's constructor, the layout above)
+                Tag* const tag = shared_[0].view().tag;
+                const Cache::View c{tag,  Cache::dirty_from<2048, 16>(tag), Cache::empty_from<2048, 16>(tag), nullptr,
+                                    nullptr, 2047, 2048, 16, 15, 1, 2048, Replacement::RANDOM, 0, 0};
+                assert(shared_[0].view().set_stride == 1 && shared_[0].view().way_stride == 2048 &&
+                       shared_[0].view().empty == c.empty && shared_[0].view().dirty == c.dirty);
+                drop_run(std::true_type{}, std::true_type{}, c);
+            } else if (const Cache::View c = shared_[0].view();
+                       (c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU) {
+                drop_run(std::true_type{}, std::false_type{}, c);
+            } else {
+                drop_run(std::false_type{}, std::false_type{}, c);
+            }
         }
         for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);
