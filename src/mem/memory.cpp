@@ -707,6 +707,55 @@ Tick MemorySystem::access_run(int cpu, Tick t, bool write, Line first, Line last
 // `dirty0`, a constant where the masks are (a copy for a store's lines and one for a read's).
 // The loop in two copies: without the L1's empty-way test when no set of lines l .. e has an
 // empty way (sets_full), with it otherwise.
+// What a fill loop of the i.MX6's shape leaves: the first line not filled, and the L1's LFSR after
+// the draws before it (two words: returned in registers).
+struct Filled {
+    Line next;
+    std::uint32_t lfsr0;
+};
+// fast_fills' loop where the shape is the i.MX6's and every L1 set it fills is full (every line
+// draws): the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills'). In a function
+// whose arguments are in registers where they fit and that has the loop's values alone to keep
+// (fast_fills_a9; fast_fills' other copies gave GCC a larger set of values to allocate). `bits`:
+// bit0 | bit1 << 16.
+template <bool Dirty0>
+[[gnu::always_inline]] static inline Filled full_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                              const std::uint16_t* const hints, Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    constexpr Line mask0 = 255, mask1 = 2047;
+    std::uint8_t* const dirty_0 = Cache::dirty_from<mask0 + 1, 4>(tag0);
+    std::uint8_t* const dirty_1 = Cache::dirty_from<mask1 + 1, 16>(tag1);
+    const auto bit0 = static_cast<std::uint16_t>(bits), bit1 = static_cast<std::uint16_t>(bits >> 16);
+    std::uint64_t s = lfsr_stream(lfsr0), y = s;
+    Line first = l;
+    for (;;) {
+        const Line stop = std::min(e, first + 47);
+        for (; l <= stop && dir[l] == bit1; ++l) {
+            const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
+            y >>= 1;
+            const std::size_t i0 = base0 + (y & 3u);
+            const Line v0 = Line{tag0[i0]} - 1;
+            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            if (v0 < dir_lines) [[likely]] {
+                const std::uint32_t h = dir[v0];
+                if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
+                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+            } else if (d != 0) [[unlikely]] {
+                goto out;
+            }
+            tag0[i0] = static_cast<Tag>(l + 1);
+            dirty_0[i0] = Dirty0;
+            dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
+        }
+        if (l <= stop || l > e) break;
+        s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
+        first = l;
+    }
+out: // the block's draws before line l taken (a stop line's draw is not)
+    return {l, lfsr_state(s >> (l - first))};
+}
 template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
 [[gnu::noinline]] static Line fast_fills(FastLevel<W0>& f0, const FastLevel<W1, true>& f1, std::uint16_t* const dir,
                                          const std::uint16_t* const hints, const Line dir_lines,
@@ -760,37 +809,11 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
         }
     };
     if (l <= e && sets_full(empty0, mask0, l, e)) {
-        if constexpr (known && W0 == 4) {
-            // every line draws: the draws from the LFSR's stream (lfsr.h), 48 a block (cold_fills')
-            std::uint64_t s = lfsr_stream(lfsr0), y = s;
-            Line first = l;
-            for (;;) {
-                const Line stop = std::min(e, first + 47);
-                for (; l <= stop && dir[l] == bit1; ++l) {
-                    const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
-                    y >>= 1;
-                    const std::size_t i0 = base0 + (y & 3u);
-                    const Line v0 = Line{tag0[i0]} - 1;
-                    const std::uint32_t d = dirty_0[i0]; // 0 or 1
-                    if (v0 < dir_lines) [[likely]] {
-                        const std::uint32_t h = dir[v0];
-                        if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
-                        dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                        dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                    } else if (d != 0) [[unlikely]] {
-                        goto out;
-                    }
-                    tag0[i0] = static_cast<Tag>(l + 1);
-                    dirty_0[i0] = dirty0;
-                    dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
-                }
-                if (l <= stop || l > e) break;
-                s = y = lfsr_stream(lfsr_state(y)); // the block's 48 draws taken
-                first = l;
-            }
-        out: // the block's draws before line l taken (a stop line's draw is not)
-            f0.lfsr = lfsr_state(s >> (l - first));
-            return l;
+        if constexpr (known && W0 == 4) { // every line draws
+            const Filled r = full_fills_a9<Dirty0 != 0>(tag0, f1.tag, dir, hints, l, e, lfsr0,
+                                                        bit0 | std::uint32_t{bit1} << 16, dir_lines);
+            f0.lfsr = r.lfsr0;
+            return r.next;
         } else {
             fill(std::true_type{});
         }
@@ -810,39 +833,49 @@ template <std::uint32_t W0, std::uint32_t W1>
                           : fast_fills<W0, W1, 255, 2047, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, false, l, e);
     return fast_fills<W0, W1, 0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, dirty0, l, e);
 }
+// held_run_n's fills on the i.MX6's shape (fast_fills<4, 16, 255, 2047, Dirty0>'s), its levels by
+// their tags and the L1's LFSR in registers (no FastLevel stored for the call): the full-set loop
+// here, the copy with the L1's empty-way test by fast_fills. `bits`: bit0 | bit1 << 16.
+template <bool Dirty0>
+[[gnu::noinline]] static Filled fast_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                              const std::uint16_t* const hints, const Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    if (l <= e && sets_full(Cache::empty_from<256, 4>(tag0), 255, l, e))
+        return full_fills_a9<Dirty0>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+    FastLevel<4> f0 = a9_level<255, 4, false>(tag0, lfsr0);
+    const FastLevel<16, true> f1 = a9_level<2047, 16, true>(tag1, 0);
+    const Line next = fast_fills<4, 16, 255, 2047, Dirty0>(f0, f1, dir, hints, dir_lines, static_cast<std::uint16_t>(bits),
+                                                         static_cast<std::uint16_t>(bits >> 16), Dirty0, l, e);
+    return {next, f0.lfsr};
+}
 // cold_fills' L2 fill of l taken back (the way its hint gives emptied again, its tag 0 as an empty
 // way's), out of line: the loop keeps none of that fill's values for it.
-template <Line M1>
-[[gnu::noinline, gnu::cold]] static void cold_fill_back(const FastLevel<16, true>& f1, const std::uint16_t* hints, Line l) {
-    const Line mask1 = M1 ? M1 : f1.mask;
+[[gnu::noinline, gnu::cold]] static void cold_fill_back(std::uint64_t* empty1, Tag* tag1, Line mask1,
+                                                        const std::uint16_t* hints, Line l) {
     const std::size_t set1 = static_cast<std::size_t>(l & mask1), w1 = hints[l];
-    f1.empty[set1] |= std::uint64_t{1} << w1;
-    f1.tag[w1 * (mask1 + 1) + set1] = 0;
+    empty1[set1] |= std::uint64_t{1} << w1;
+    tag1[w1 * (mask1 + 1) + set1] = 0;
 }
 // read_unheld_n's fast copy's fills of lines l .. e of a steady stretch (or of the stream step's
-// line and the stretch after it), out of line and with no call in it (as fast_fills): each line,
-// held nowhere, goes into the L2's lowest empty way (its way hint kept) and then into the L1, as
-// the line loop's steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the
-// victim's directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose
-// L2 set has no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops
-// the loop before anything of it is done (the L1's draw and the L2's fill taken back; only l's way
-// hint may differ, and a hint is read only for a line its level holds). Returns the first line
-// not filled (e + 1 when all were).
-template <Line M0, Line M1>
-[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
-                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
-                                         const std::uint16_t bit1, Line l, const Line e) {
-    // where the masks are constants, the flags and empty words from the tag bases (the block layout)
-    constexpr bool known = M0 && M1;
-    Tag* const tag0 = f0.tag;
-    std::uint8_t* const dirty_0 = known ? Cache::dirty_from<M0 + 1, 4>(tag0) : f0.dirty;
-    std::uint64_t* const empty0 = known ? Cache::empty_from<M0 + 1, 4>(tag0) : f0.empty;
-    const Line mask0 = M0 ? M0 : f0.mask;
-    std::uint32_t lfsr0 = f0.lfsr;
-    Tag* const tag1 = f1.tag;
-    std::uint8_t* const dirty_1 = known ? Cache::dirty_from<M1 + 1, 16>(tag1) : f1.dirty;
-    std::uint64_t* const empty1 = known ? Cache::empty_from<M1 + 1, 16>(tag1) : f1.empty;
-    const Line mask1 = M1 ? M1 : f1.mask;
+// line and the stretch after it), with no call in it (as fast_fills): each line, held nowhere,
+// goes into the L2's lowest empty way (its way hint kept) and then into the L1, as the line loop's
+// steps do, in the same order (the L2's fill, then the L1's: FastLevel::fill, the victim's
+// directory bit, a dirty victim marked dirty in the L2 in its hinted way). A line whose L2 set has
+// no empty way, or whose dirty L1 victim the L2 does not hold (place_evicted), stops the loop
+// before anything of it is done (the L1's draw and the L2's fill taken back; only l's way hint
+// may differ, and a hint is read only for a line its level holds). The levels by their arrays,
+// masks and the L1's LFSR (constants where the entry below knows them); the two entries below are
+// out of line.
+template <bool Full>
+[[gnu::always_inline]] static inline Filled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
+                                                              std::uint64_t* const empty0, const Line mask0,
+                                                              const std::uint32_t lfsr0, Tag* const tag1,
+                                                              std::uint8_t* const dirty_1, std::uint64_t* const empty1,
+                                                              const Line mask1, std::uint16_t* const dir,
+                                                              std::uint16_t* const hints, const Line dir_lines,
+                                                              const std::uint16_t bit0, const std::uint16_t bit1, Line l,
+                                                              const Line e) {
     const auto both = static_cast<std::uint16_t>(bit0 | bit1);
     // the L1's draws from the LFSR's stream (lfsr.h), 48 a block: s the stream of the block's first
     // state, y = s >> the block's draws so far; the line `first` + k - 1 takes the block's k-th draw
@@ -863,7 +896,7 @@ template <Line M0, Line M1>
             assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
             hints[l] = static_cast<std::uint16_t>(w1);
             const std::size_t set0 = static_cast<std::size_t>(l & mask0);
-            const std::uint64_t e0 = empty0[set0];
+            const std::uint64_t e0 = Full ? 0 : empty0[set0];
             std::size_t i0;
             if (e0 != 0) [[unlikely]] { // the L1's lowest empty way
                 i0 = set0 * 4 + lowest_set(e0);
@@ -882,7 +915,7 @@ template <Line M0, Line M1>
                 if (v0 < dir_lines) [[likely]] {
                     const std::uint32_t h = dir[v0];
                     if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
-                        cold_fill_back<M1>(f1, hints, l);
+                        cold_fill_back(empty1, tag1, mask1, hints, l);
                         goto out;
                     }
                     dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
@@ -890,7 +923,7 @@ template <Line M0, Line M1>
                     // outcome is the data's): a clean victim's or's 0 into the byte there
                     dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
                 } else if (d != 0) [[unlikely]] {
-                    cold_fill_back<M1>(f1, hints, l);
+                    cold_fill_back(empty1, tag1, mask1, hints, l);
                     goto out;
                 }
                 dirty_0[i0] = 0; // (l goes in clean)
@@ -906,14 +939,45 @@ template <Line M0, Line M1>
         first = l;
     }
 out: // the block's draws before line l taken (a stop line's draw is not)
-    f0.lfsr = lfsr_state(s >> (l - first));
-    return l;
+    return {l, lfsr_state(s >> (l - first))};
 }
-[[gnu::always_inline]] inline Line cold_fills_for(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* dir,
-                                                  std::uint16_t* hints, Line dir_lines, std::uint16_t bit0,
-                                                  std::uint16_t bit1, Line l, Line e) {
-    if (f0.mask == 255 && f1.mask == 2047) return cold_fills<255, 2047>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
-    return cold_fills<0, 0>(f0, f1, dir, hints, dir_lines, bit0, bit1, l, e);
+// The i.MX6's shape: the levels by their tags alone, and the L1's LFSR, in registers (no FastLevel
+// stored for the call: read_unheld_n's per-call set-up); `bits`: bit0 | bit1 << 16. Full: no L1
+// set of the lines has an empty way (sets_full), so none has one at its line's turn (the L1's
+// fills take the victims' ways, and the L2's change nothing in the L1): the copy without the test.
+template <bool Full>
+[[gnu::always_inline]] inline Filled cold_fills_a9_body(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                                        std::uint16_t* const hints, const Line l, const Line e,
+                                                        const std::uint32_t lfsr0, const std::uint32_t bits,
+                                                        const Line dir_lines) {
+    return cold_fills_body<Full>(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255, lfsr0,
+                                 tag1, Cache::dirty_from<2048, 16>(tag1), Cache::empty_from<2048, 16>(tag1), 2047, dir,
+                                 hints, dir_lines, static_cast<std::uint16_t>(bits),
+                                 static_cast<std::uint16_t>(bits >> 16), l, e);
+}
+[[gnu::noinline]] static Filled cold_fills_a9_some_empty(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                                         std::uint16_t* const hints, const Line l, const Line e,
+                                                         const std::uint32_t lfsr0, const std::uint32_t bits,
+                                                         const Line dir_lines) {
+    return cold_fills_a9_body<false>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+}
+[[gnu::noinline]] static Filled cold_fills_a9(Tag* const tag0, Tag* const tag1, std::uint16_t* const dir,
+                                              std::uint16_t* const hints, const Line l, const Line e,
+                                              const std::uint32_t lfsr0, const std::uint32_t bits,
+                                              const Line dir_lines) {
+    if (!sets_full(Cache::empty_from<256, 4>(tag0), 255, l, e))
+        return cold_fills_a9_some_empty(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+    return cold_fills_a9_body<true>(tag0, tag1, dir, hints, l, e, lfsr0, bits, dir_lines);
+}
+// The other shapes of 4 and 16 ways: the levels' FastLevels; f0's LFSR left as the draws leave it.
+// Returns the first line not filled (e + 1 when all were).
+[[gnu::noinline]] static Line cold_fills(FastLevel<4>& f0, const FastLevel<16, true>& f1, std::uint16_t* const dir,
+                                         std::uint16_t* const hints, const Line dir_lines, const std::uint16_t bit0,
+                                         const std::uint16_t bit1, const Line l, const Line e) {
+    const Filled r = cold_fills_body<false>(f0.tag, f0.dirty, f0.empty, f0.mask, f0.lfsr, f1.tag, f1.dirty, f1.empty,
+                                               f1.mask, dir, hints, dir_lines, bit0, bit1, l, e);
+    f0.lfsr = r.lfsr0;
+    return r.next;
 }
 // Which copy of a run's line loop: the general one, or the fast one (RandomPow2) with the L1's
 // and the L2's ways W0 and W1 known (both 0: read from the views).
@@ -1072,10 +1136,18 @@ Tick MemorySystem::read_unheld_n(int cpu, Tick t, Line a, Line b, bool stride_fi
         Line filled_to = a, stop = b + 1;
         for (Line l = a;;) {
             // (l == stop: cold_fills would stop at l again, the state it stopped on being unchanged)
-            if constexpr (cold)
-                if (l >= filled_to && l != stop)
-                    filled_to = stop = A9 ? cold_fills<255, 2047>(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b)
-                                          : cold_fills_for(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b);
+            if constexpr (cold) {
+                if (l >= filled_to && l != stop) {
+                    if constexpr (A9) {
+                        const Filled r = cold_fills_a9(f0.tag, f1.tag, dir, ways, l, b, f0.lfsr,
+                                                           bits[0] | std::uint32_t{bits[1]} << 16, dir_lines);
+                        f0.lfsr = r.lfsr0;
+                        filled_to = stop = r.next;
+                    } else {
+                        filled_to = stop = cold_fills(f0, f1, dir, ways, dir_lines, bits[0], bits[1], l, b);
+                    }
+                }
+            }
             // fill_from's levels, the farthest first, as access_run's fill_level; `l` was held nowhere
             // and no fill's victim is `l`, so its holders are the levels' bits together
             if (!cold || l >= filled_to) {
@@ -1208,8 +1280,11 @@ Tick MemorySystem::held_run_n(int cpu, Tick t, bool write, Line a, Line last, Li
         };
         Line l = a;
         for (;; ++l) {
-            const Line done = write ? fast_fills<4, 16, 255, 2047, 1>(f0, f1, dir, ways, dir_lines, bit0, bit1, true, l, last)
-                                    : fast_fills<4, 16, 255, 2047, 0>(f0, f1, dir, ways, dir_lines, bit0, bit1, false, l, last);
+            const std::uint32_t bits = bit0 | std::uint32_t{bit1} << 16;
+            const Filled r = write ? fast_fills_a9<true>(f0.tag, f1.tag, dir, ways, l, last, f0.lfsr, bits, dir_lines)
+                                   : fast_fills_a9<false>(f0.tag, f1.tag, dir, ways, l, last, f0.lfsr, bits, dir_lines);
+            f0.lfsr = r.lfsr0;
+            const Line done = r.next;
             t += (done - l) * hit_l2;
             pend += done - l;
             l = done;
@@ -1635,10 +1710,18 @@ constexpr auto way_bit = [] {
     for (std::size_t w = 0; w < 64; ++w) b[w] = std::uint64_t{1} << w;
     return b;
 }();
-template <bool WayMajor>
+// M, W: the sets' mask and the ways where they are the i.MX6's PL310's (2,047 and 16: constants,
+// its empty words and flags at the block layout's offsets from its tags), else 0.
+template <bool WayMajor, Line M = 0, std::uint32_t W = 0>
 [[gnu::noinline, gnu::optimize("no-tree-slp-vectorize")]] static Line drop_shared_run(std::uint16_t* dir, Line l, Line end, std::uint16_t shared_bit,
                                               const std::uint16_t* hints, Line set_mask, std::uint32_t ways,
                                               std::uint64_t* empty, Tag* tag, std::uint8_t* dirty) {
+    if constexpr (M != 0) {
+        set_mask = M;
+        ways = W;
+        empty = Cache::empty_from<M + 1, W>(tag);
+        dirty = Cache::dirty_from<M + 1, W>(tag);
+    }
     // Cache::slot's strides: way w of set s at s x set_stride + w x way_stride
     const std::size_t set_stride = WayMajor ? 1 : ways, way_stride = WayMajor ? set_mask + 1 : 1;
     const std::uint64_t* const bit = way_bit.data();
@@ -1753,7 +1836,6 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             // which changes no scalar state of the cache (nothing to commit); the private caches'
             // copies by drop_bits (a tag search). A view per level for more shared levels, indexed
             // at run time, measured slower than drop_bits (docs/performance.md, twenty-first session).
-            const Cache::View c = shared_[0].view();
             const std::uint16_t* const hints = way_.data();
             const std::uint16_t priv = private_bits_;
             const std::uint16_t shared_bit = static_cast<std::uint16_t>(1u << first_shared_id_);
@@ -1763,8 +1845,27 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
             // (the PL310): the set is the line's low bits, the empty mask is kept, and the slot's LRU
             // stamp is left as it is (only LRU replacement reads one).
             // (the private copies, rare here, out of line: the loop's values then stay in registers)
-            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) { drop_bits(x, m); };
-            auto drop_run = [&](auto pow2) {
+            auto drop_private = [this](Line x, std::uint16_t m) __attribute__((noinline)) {
+                if (!a9_fills_) {
+                    drop_bits(x, m);
+                    return;
+                }
+                // the Cortex-A9's L1Ds (256 sets of 4 ways, random): x's way found among its set's
+                // four tags (the directory says the cache holds x), then Cache::invalidate_at's steps
+                // but the LRU stamp's (a random cache's stamps stay 0)
+                for (; m; m = static_cast<std::uint16_t>(m & (m - 1))) {
+                    Tag* const tag = private_[static_cast<std::size_t>(std::countr_zero(m))].view().tag;
+                    const std::size_t set = static_cast<std::size_t>(x & 255);
+                    std::size_t i = set * 4;
+                    while (tag[i] != x + 1) ++i;
+                    assert(i < set * 4 + 4);
+                    Cache::empty_from<256, 4>(tag)[set] |= std::uint64_t{1} << (i - set * 4);
+                    tag[i] = 0;
+                    Cache::dirty_from<256, 4>(tag)[i] = 0;
+                }
+            };
+            // a9: the i.MX6's PL310 (a9_fills_), the view's fields constants but its tags
+            auto drop_run = [&](auto pow2, auto a9, const Cache::View& c) {
                 const Line set_mask = c.sets - 1;
                 auto drop_shared = [&](Line x) { // Cache::invalidate_at(x, its hinted way)
                     const std::uint32_t w = hints[x];
@@ -1781,8 +1882,9 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     if (m == shared_bit) { // held by the shared level alone: so are the lines after it, mostly
                         const Line from = l;
                         if constexpr (pow2) {
-                            l = c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
-                                                  : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
+                            l = a9 ? drop_shared_run<true, 2047, 16>(dir, l, end, shared_bit, hints, 0, 0, nullptr, c.tag, nullptr)
+                                : c.set_stride == 1 ? drop_shared_run<true>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty)
+                                                    : drop_shared_run<false>(dir, l, end, shared_bit, hints, set_mask, c.ways, c.empty, c.tag, c.dirty);
                         } else {
                             do {
                                 drop_shared(l);
@@ -1803,10 +1905,19 @@ std::uint64_t MemorySystem::invalidate(Addr a, std::size_t len) {
                     ++l;
                 }
             };
-            if ((c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU)
-                drop_run(std::true_type{});
-            else
-                drop_run(std::false_type{});
+            if (a9_fills_) { // (the PL310 way-major: Cache's constructor, the layout above)
+                Tag* const tag = shared_[0].view().tag;
+                const Cache::View c{tag,  Cache::dirty_from<2048, 16>(tag), Cache::empty_from<2048, 16>(tag), nullptr,
+                                    nullptr, 2047, 2048, 16, 15, 1, 2048, Replacement::RANDOM, 0, 0};
+                assert(shared_[0].view().set_stride == 1 && shared_[0].view().way_stride == 2048 &&
+                       shared_[0].view().empty == c.empty && shared_[0].view().dirty == c.dirty);
+                drop_run(std::true_type{}, std::true_type{}, c);
+            } else if (const Cache::View c = shared_[0].view();
+                       (c.sets & (c.sets - 1)) == 0 && c.ways <= 64 && c.repl != Replacement::LRU) {
+                drop_run(std::true_type{}, std::false_type{}, c);
+            } else {
+                drop_run(std::false_type{}, std::false_type{}, c);
+            }
         }
         for (; l < end; l = next_held(dir, l + 1, end)) {
             drop_bits(l, dir[l]);

@@ -1281,6 +1281,41 @@ TEST(Memory, TheCortexA9sColdRunsOfMoreLinesThanADrawBlockEqualTheLineByLineSear
     }
 }
 
+TEST(Memory, TheCortexA9sColdRunIntoFullL1SetsOrOneWithAnEmptyWayEqualsTheLineByLineSearchOfEveryCache) {
+    // The i.MX6's shape on one CPU: 1,024 stored lines fill every way of the L1's 256 sets (and
+    // stay in the L2, so no L1 victim stops the run); a cold read of 40 lines (sets 0 .. 39) then
+    // finds every set it fills full (cold_fills' copy without the empty-way test) or, with one
+    // stored line of set 10 invalidated first, one set with an empty way (the copy with the test).
+    // By hand: each full set gives up one of its four stored lines to its new line (three left),
+    // and set 10 with an empty way gives up none (its other three stored lines stay); and each
+    // result against the every-cache search.
+    for (const bool one_empty : {false, true}) {
+        const std::string where = one_empty ? "one empty way" : "every set full";
+        MemoryConfig cfg = a9_shape();
+        MemorySystem run(cfg, 1, 1'000'000'000), ref(cfg, 1, 1'000'000'000);
+        MemorySystemTestPeer::search_every_cache(ref);
+        const Addr buf = run.alloc(8192 * cfg.line, 2048 * cfg.line); // line i of buf: L1 set i % 256
+        ASSERT_EQ(ref.alloc(8192 * cfg.line, 2048 * cfg.line), buf);
+        auto at = [&](std::size_t i) { return buf + i * cfg.line; };
+        EXPECT_EQ(run.write(0, 0, buf, 1024 * cfg.line), ref.write(0, 0, buf, 1024 * cfg.line)) << where;
+        for (std::size_t i = 0; i < 1024; ++i) ASSERT_EQ(run.level_of(0, at(i)), 0) << where << " line " << i;
+        if (one_empty) EXPECT_EQ(run.invalidate(at(10), cfg.line), ref.invalidate(at(10), cfg.line)) << where;
+        const Tick now = 100'000 * NS;
+        EXPECT_EQ(run.read(0, now, at(4096), 40 * cfg.line), ref.read(0, now, at(4096), 40 * cfg.line)) << where;
+        expect_same_stats(run.stats(), ref.stats(), where);
+        for (std::size_t set = 0; set < 40; ++set) {
+            EXPECT_EQ(run.level_of(0, at(4096 + set)), 0) << where << " set " << set;
+            int stored_left = 0;
+            for (std::size_t k = 0; k < 4; ++k) stored_left += run.level_of(0, at(set + 256 * k)) == 0;
+            EXPECT_EQ(stored_left, 3) << where << " set " << set;
+        }
+        if (one_empty)
+            for (std::size_t k = 1; k < 4; ++k) EXPECT_EQ(run.level_of(0, at(10 + 256 * k)), 0) << where << " way " << k;
+        expect_same_state(run, ref, buf, buf + 8192 * cfg.line, 1);
+        MemorySystemTestPeer::expect_hints_match(run, buf, buf + 8192 * cfg.line, where);
+    }
+}
+
 TEST(Memory, TheQuadCortexA9sConsumedReadsEqualTheLineByLineSearchOfEveryCache) {
     // the i.MX6's shape on four CPUs: consume()'s reads (access()'s copy path: a first line the L2
     // and another CPU's L1 hold, then a cold run) of 1 to 64 lines among reads and writes that put
