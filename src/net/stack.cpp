@@ -41,28 +41,13 @@ Cycles Stack::frame_read(kernel::Cpu& cpu, const Packet& p, std::uint32_t from, 
     return memory_->read(cpu.id(), cpu.now(), p.data + from, to - from);
 }
 
-namespace {
-// The next `len` bytes of the user buffer `ub` (placed in `m` at first use, filled round-robin).
-mem::Addr user_bytes(mem::MemorySystem& m, UserBuffer& ub, std::uint32_t len) {
-    if (ub.base == 0) ub.base = m.alloc(UserBuffer::SIZE);
-    if (ub.off + len > UserBuffer::SIZE) ub.off = 0;
-    const mem::Addr a = ub.base + ub.off;
-    ub.off += len;
-    return a;
-}
-} // namespace
-
-// Models: skb_copy_datagram_iter() (net/core/datagram.c)
-Cycles Stack::copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb) {
-    if (!memory_ || s.data == 0) return per_byte(cold_cpb, s.len);
-    return kernel_copy(cpu, s.data, user_bytes(*memory_, ub, s.len), s.len);
-}
+mem::Addr Stack::place_user_buffer() { return memory_->alloc(UserBuffer::SIZE); }
 
 // skb_copy_to_page_nocache's copy from the user buffer (copy_from_user: arch/arm64/lib/copy_from_user.S).
 // Models: skb_copy_to_page_nocache() (include/net/sock.h)
 Cycles Stack::copy_from_user(kernel::Cpu& cpu, UserBuffer& ub, mem::Addr dst, std::uint32_t len, double cached_cpb) {
     if (!memory_ || dst == 0) return per_byte(cached_cpb, len);
-    return kernel_copy(cpu, user_bytes(*memory_, ub, len), dst, len);
+    return kernel_copy(cpu, user_bytes(ub, len), dst, len);
 }
 
 // Models: skb_copy_bits() (net/core/skbuff.c)

@@ -84,7 +84,12 @@ public:
     // skb_copy_datagram_iter of `s` into `ub`: with a hierarchy, [memory].copy per byte plus the
     // stalls of reading the skb's lines and writing the user buffer's; else `cold_cpb` per byte
     // (the profile's copy figure, which has the cold source in it).
-    Cycles copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb);
+    // Inline: the reader's call per segment goes to kernel_copy without a frame of its own.
+    // Models: skb_copy_datagram_iter() (net/core/datagram.c)
+    Cycles copy_to_user(kernel::Cpu& cpu, const QueuedSkb& s, UserBuffer& ub, double cold_cpb) {
+        if (!memory_ || s.data == 0) return per_byte(cold_cpb, s.len);
+        return kernel_copy(cpu, s.data, user_bytes(ub, s.len), s.len);
+    }
     // The copy of `len` bytes of the writer's buffer `ub` into an skb's data at `dst`
     // (skb_copy_to_page_nocache): with a hierarchy, [memory].copy per byte plus the stalls of
     // reading ub's lines and writing dst's; else `cached_cpb` per byte (the profile's
@@ -190,6 +195,16 @@ public:
     }
 
 private:
+    // The next `len` bytes of the user buffer `ub` (placed in the hierarchy at first use, filled
+    // round-robin).
+    mem::Addr user_bytes(UserBuffer& ub, std::uint32_t len) {
+        if (ub.base == 0) ub.base = place_user_buffer();
+        if (ub.off + len > UserBuffer::SIZE) ub.off = 0;
+        const mem::Addr a = ub.base + ub.off;
+        ub.off += len;
+        return a;
+    }
+    mem::Addr place_user_buffer();
     static engine::Task<> netif_receive(kernel::Cpu& cpu, void* ctx, const Packet& p);
     engine::Task<> arp_rcv(kernel::Cpu& cpu, const Packet& p);
     engine::Task<> packet_rcv(kernel::Cpu& cpu, const Packet& p);

@@ -93,7 +93,7 @@ engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
 
 // __tcp_send_ack's skb: the ACK of what arrived in order, the window, the SACK blocks.
 Packet TcpSink::tcp_build_ack() {
-    kernel::del_timer(delack_timer_); // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
+    if (kernel::timer_pending(delack_timer_)) kernel::del_timer(delack_timer_); // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
     last_window_ = window();
     ++st_.acks;
     unacked_segments_ = 0;
