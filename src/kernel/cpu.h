@@ -772,8 +772,8 @@ private:
     // The softirq frame's handler just started by irq_steps, resumed here, and the steps and
     // handlers after it (softirq.cpp).
     void softirq_resume(Frame& f);
-    // A hardirq's, NMI's or softirq's steps have ended: the pop, and the softirq's start, that the
-    // dispatch loop's next passes would make (softirq.cpp). Always false.
+    // A hardirq's, NMI's or softirq's steps have ended: the pop that the dispatch loop's next pass
+    // would make (softirq.cpp); true when the softirq frame's steps are to run now (irq_steps).
     bool irq_frame_end(Frame& f);
     static engine::Task<> idle_body(Cpu& cpu);
 
