@@ -126,7 +126,7 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     } else {
         push_exec(f, e);
     }
-    if (!stalled_ && !in_guest_ && !deliverable_irqs_at(f) && f.execs[f.nexecs - 1].remaining != 0) start_exec(f);
+    if (!guest_or_stalled_ && !deliverable_irqs_at(f) && f.execs[f.nexecs - 1].remaining != 0) start_exec(f);
     return false;
 }
 
@@ -290,11 +290,11 @@ bool Cpu::irq_steps(Frame& first) {
 // loop's next pass takes it.
 [[gnu::noinline]] bool Cpu::irq_frame_end(Frame& f) {
     f.st = Frame::St::DONE;
-    if (stalled_ || in_guest_ || f.nexecs != 0) [[unlikely]] return false;
+    if (guest_or_stalled_ || f.nexecs != 0) [[unlikely]] return false; // stalled_ or in_guest_: one word
     running_ = nullptr; // as in the loop's pass
     pop_frame();
     Frame& s = softirq_frame_;
-    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || stalled_ || in_guest_ || s.nexecs != 0 ||
+    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || guest_or_stalled_ || s.nexecs != 0 ||
         deliverable_irqs_at(s))
         return false;
     running_ = &s;
