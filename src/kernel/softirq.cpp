@@ -126,7 +126,9 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     } else {
         push_exec(f, e);
     }
-    if (!guest_or_stalled_ && !deliverable_irqs_at(f) && f.execs[f.nexecs - 1].remaining != 0) start_exec(f);
+    // (nothing deliverable when nothing is pending: the mask only removes vectors)
+    if (!guest_or_stalled_ && (pending_irqs_ == 0 || !deliverable_irqs_at(f)) && f.execs[f.nexecs - 1].remaining != 0)
+        start_exec(f);
     return false;
 }
 
@@ -294,8 +296,9 @@ bool Cpu::irq_steps(Frame& first) {
     running_ = nullptr; // as in the loop's pass
     pop_frame();
     Frame& s = softirq_frame_;
+    // s is not an NMI frame: deliverable_irqs_at(s) is unmasked_irqs(), 0 when nothing is pending
     if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || guest_or_stalled_ || s.nexecs != 0 ||
-        deliverable_irqs_at(s))
+        (pending_irqs_ != 0 && unmasked_irqs()))
         return false;
     running_ = &s;
     return true;
