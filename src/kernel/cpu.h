@@ -658,7 +658,9 @@ private:
 
     // dispatch
     void run();
-    inline void dispatch(); // run()'s loop, inline in run() and in on_event's completion loop
+    // run()'s loop, inline in run() and (IN_LOOP) in on_event's completion loop, which keeps
+    // in_run_ set across its dispatches itself
+    template <bool IN_LOOP> inline void dispatch();
     void start_exec(Frame& f);
     void complete_exec();
     void account(CtxKind kind, Cat cat, Cycles c) {
