@@ -787,6 +787,7 @@ void Cpu::run() {
     dispatch<false>();
 }
 
+// Defined after dispatch, so that dispatch<true> is inlined here (it was not from above it).
 void Cpu::on_event(std::uint64_t arg) {
     // Nearly every event: the current exec's completion, told by one compare (its kind bits are
     // EV_EXEC_DONE's 0); an EV_EXEC_DONE with another arg is an earlier exec's (stale).
