@@ -373,55 +373,6 @@ void Cpu::interrupt_exec() {
     exec_done_arg_ += 4; // the scheduled completion is now stale
 }
 
-void Cpu::on_event(std::uint64_t arg) {
-    // Nearly every event: the current exec's completion, told by one compare (its kind bits are
-    // EV_EXEC_DONE's 0); an EV_EXEC_DONE with another arg is an earlier exec's (stale).
-    if (arg == exec_done_arg_) [[likely]] {
-        if (!exec_inflight_) return; // stale
-        // The dispatch after a completion ends with start_exec or with nothing to run, and
-        // nothing is scheduled after start_exec in this handler: deferring its push keeps the
-        // event's place in the order. Each completion taken in place is one engine event.
-        // Only the engine's run loop calls on_event, never a dispatch: in_run_ is false here.
-        defer_exec_ = true;
-        for (;;) {
-            complete_exec();
-            dispatch();
-            if (!exec_deferred_) break;
-            exec_deferred_ = false;
-            if (!sim_.run_inline(exec_done_at_)) {
-                defer_exec_ = false;
-                sim_.schedule_refused(exec_done_at_, this, exec_done_arg_);
-                return;
-            }
-        }
-        defer_exec_ = false;
-        return;
-    }
-    switch (arg & 3) {
-    case EV_EXEC_DONE: return; // stale
-    case EV_TIMER:
-        timer_event_at_ = engine::TICK_MAX;
-        expire_timers();
-        arm_next_timer_event();
-        return;
-    case EV_KICK:
-        if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
-            // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once);
-            // a wake_list entry's is the call-function IPI
-            if (!wake_list_.empty() || nohz_kick_pending_) {
-                raise_irq(CALL_FUNCTION_SINGLE_VECTOR);
-                return;
-            }
-            if (runqueue_.empty() && !need_resched_) return;
-            raise_irq(RESCHEDULE_VECTOR);
-            return;
-        }
-        if (idle_ || !exec_inflight_) run();
-        return;
-    case EV_IPI: raise_irq(static_cast<unsigned>(arg >> 2)); return;
-    }
-}
-
 void Cpu::raise_irq(unsigned vector) {
     pending_irqs_ |= (1ULL << vector);
     if (in_run_) return; // the dispatch loop will see it
@@ -653,8 +604,9 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
     return restore == 0;
 }
 
+template <bool IN_LOOP>
 [[gnu::always_inline]] inline void Cpu::dispatch() {
-    in_run_ = true;
+    if constexpr (!IN_LOOP) in_run_ = true;
     for (;;) {
         Frame& f = *stack_[depth_ - 1];
         // A stall, guest mode and a deliverable interrupt all need one of the two words nonzero.
@@ -676,7 +628,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                     if (irq_steps(h)) continue; // a coroutine handler: READY, resumed at the next pass
                     running_ = nullptr;
                     if (exec_inflight_) {
-                        in_run_ = false;
+                        if constexpr (!IN_LOOP) in_run_ = false;
                         return;
                     }
                 }
@@ -722,7 +674,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
             }
             running_ = nullptr;
             if (exec_inflight_) { // its exec started as it suspended (suspend_exec_started)
-                in_run_ = false;
+                if constexpr (!IN_LOOP) in_run_ = false;
                 return;
             }
             continue;
@@ -743,7 +695,7 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
             if (irq_steps(f)) goto resume; // the handler starts now, as the awaiting coroutine started it
             running_ = nullptr;
             if (exec_inflight_) {
-                in_run_ = false;
+                if constexpr (!IN_LOOP) in_run_ = false;
                 return;
             }
             continue;
@@ -823,16 +775,71 @@ bool Cpu::return_to_user_in_place(Cycles& restore) {
                 stats_.busy_ticks += now() - busy_base_;
             }
             if (hyp_) [[unlikely]] hyp_->wfi(*this);
-            in_run_ = false;
+            if constexpr (!IN_LOOP) in_run_ = false;
             return;
         }
     }
-    in_run_ = false;
+    if constexpr (!IN_LOOP) in_run_ = false;
 }
 
 void Cpu::run() {
     if (in_run_) return;
-    dispatch();
+    dispatch<false>();
+}
+
+// Defined after dispatch, so that dispatch<true> is inlined here (it was not from above it).
+void Cpu::on_event(std::uint64_t arg) {
+    // Nearly every event: the current exec's completion, told by one compare (its kind bits are
+    // EV_EXEC_DONE's 0); an EV_EXEC_DONE with another arg is an earlier exec's (stale).
+    if (arg == exec_done_arg_) [[likely]] {
+        if (!exec_inflight_) return; // stale
+        // The dispatch after a completion ends with start_exec or with nothing to run, and
+        // nothing is scheduled after start_exec in this handler: deferring its push keeps the
+        // event's place in the order. Each completion taken in place is one engine event.
+        // Only the engine's run loop calls on_event, never a dispatch: in_run_ is false here. It
+        // is set for the whole loop: between two dispatches only complete_exec and run_inline run,
+        // and neither raises an interrupt or reads it.
+        defer_exec_ = true;
+        in_run_ = true;
+        for (;;) {
+            complete_exec();
+            dispatch<true>();
+            if (!exec_deferred_) break;
+            exec_deferred_ = false;
+            if (!sim_.run_inline(exec_done_at_)) {
+                defer_exec_ = false;
+                in_run_ = false;
+                sim_.schedule_refused(exec_done_at_, this, exec_done_arg_);
+                return;
+            }
+        }
+        defer_exec_ = false;
+        in_run_ = false;
+        return;
+    }
+    switch (arg & 3) {
+    case EV_EXEC_DONE: return; // stale
+    case EV_TIMER:
+        timer_event_at_ = engine::TICK_MAX;
+        expire_timers();
+        arm_next_timer_event();
+        return;
+    case EV_KICK:
+        if (hyp_ && idle_) { // a vCPU in WFI: the scheduler's wake-up comes as an IPI, through KVM
+            // (none for a look with nothing to run: the boot's, after a shared vCPU idled at once);
+            // a wake_list entry's is the call-function IPI
+            if (!wake_list_.empty() || nohz_kick_pending_) {
+                raise_irq(CALL_FUNCTION_SINGLE_VECTOR);
+                return;
+            }
+            if (runqueue_.empty() && !need_resched_) return;
+            raise_irq(RESCHEDULE_VECTOR);
+            return;
+        }
+        if (idle_ || !exec_inflight_) run();
+        return;
+    case EV_IPI: raise_irq(static_cast<unsigned>(arg >> 2)); return;
+    }
 }
 
 void Cpu::boot() {

@@ -658,7 +658,9 @@ private:
 
     // dispatch
     void run();
-    inline void dispatch(); // run()'s loop, inline in run() and in on_event's completion loop
+    // run()'s loop, inline in run() and (IN_LOOP) in on_event's completion loop, which keeps
+    // in_run_ set across its dispatches itself
+    template <bool IN_LOOP> inline void dispatch();
     void start_exec(Frame& f);
     void complete_exec();
     void account(CtxKind kind, Cat cat, Cycles c) {
@@ -772,8 +774,8 @@ private:
     // The softirq frame's handler just started by irq_steps, resumed here, and the steps and
     // handlers after it (softirq.cpp).
     void softirq_resume(Frame& f);
-    // A hardirq's, NMI's or softirq's steps have ended: the pop, and the softirq's start, that the
-    // dispatch loop's next passes would make (softirq.cpp). Always false.
+    // A hardirq's, NMI's or softirq's steps have ended: the pop that the dispatch loop's next pass
+    // would make (softirq.cpp); true when the softirq frame's steps are to run now (irq_steps).
     bool irq_frame_end(Frame& f);
     static engine::Task<> idle_body(Cpu& cpu);
 

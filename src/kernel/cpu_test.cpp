@@ -25,6 +25,8 @@ struct CpuTestAccess {
     // The dispatch pass's word for a stall and guest mode, and the two fields it stands for.
     static std::uint64_t guest_or_stalled(const Cpu& c) { return c.guest_or_stalled_; }
     static bool in_guest_or_stalled(const Cpu& c) { return c.in_guest_ != nullptr || c.stalled_; }
+    // Set while a dispatch runs, and across on_event's completion loop (dispatch<true>).
+    static bool in_run(const Cpu& c) { return c.in_run_; }
 };
 
 namespace {
@@ -554,6 +556,36 @@ TEST(MergedExecs, AnExecThatCannotBeTakenInPlaceStartsAsItsCoroutineSuspendsWith
         events[merge] = h.sim.events_processed();
     }
     EXPECT_EQ(events[0], events[1]);
+}
+
+// An event between an exec's start and its end that notes whether the CPU's dispatch looks busy.
+struct InRunProbe final : engine::EventTarget {
+    explicit InRunProbe(const Cpu& c) : cpu(c) {}
+    const Cpu& cpu;
+    std::vector<bool> in_run;
+    void on_event(std::uint64_t) override { in_run.push_back(CpuTestAccess::in_run(cpu)); }
+};
+
+TEST(MergedExecs, TheCompletionLoopsInRunIsClearWheneverTheEngineHandlesAnotherEvent) {
+    // on_event sets in_run_ once for its completion loop and clears it at both of the loop's ends
+    // (nothing left to start, a completion refused): the three probe events at 1.5, 2.5 and 3.5 us,
+    // each of which refuses the completion of the exec then running (execs_between_events: 1 us
+    // each), see it clear, and the times are those of queued execs (1, 2, 3, 4 us).
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, execs_between_events(h.cpu, h));
+        InRunProbe p(h.cpu);
+        for (int i = 0; i < 3; ++i) h.sim.schedule_at((1500 + 1000 * i) * PS_PER_NS, &p);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        EXPECT_EQ(p.in_run, (std::vector<bool>{false, false, false})) << "merging " << merge;
+        EXPECT_FALSE(CpuTestAccess::in_run(h.cpu));
+        std::vector<Tick> times;
+        for (const Observation& o : h.seen) times.push_back(o.time);
+        EXPECT_EQ(times, (std::vector<Tick>{1000 * PS_PER_NS, 2000 * PS_PER_NS, 3000 * PS_PER_NS, 4000 * PS_PER_NS}))
+            << "merging " << merge;
+    }
 }
 
 engine::Task<> masked_section(Cpu& cpu, Harness& h) {

@@ -126,7 +126,9 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     } else {
         push_exec(f, e);
     }
-    if (!stalled_ && !in_guest_ && !deliverable_irqs_at(f) && f.execs[f.nexecs - 1].remaining != 0) start_exec(f);
+    // (nothing deliverable when nothing is pending: the mask only removes vectors)
+    if (!guest_or_stalled_ && (pending_irqs_ == 0 || !deliverable_irqs_at(f)) && f.execs[f.nexecs - 1].remaining != 0)
+        start_exec(f);
     return false;
 }
 
@@ -137,110 +139,128 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 // fetch in it, is taken when such a coroutine would have taken it. The loop enters at the frame's
 // stage and, once the handler has returned, at DONE (Cpu::dispatch). The softirq frame's steps
 // (SOFTIRQ_*) are handle_softirqs' body in the same way, each vector's handler the frame's root.
+// The softirq frame's steps that follow in the same call (a handler's return, irq_exit's pop that
+// pushed the frame: irq_frame_end) are this loop's next turn, not a nested call (`chained`): a
+// handler started in such a turn is resumed here (softirq_resume) and the call returns false, as
+// the nested call's caller did.
 // Models: irq_enter(), irq_exit(), __do_softirq() (kernel/softirq.c)
-bool Cpu::irq_steps(Frame& f) {
+bool Cpu::irq_steps(Frame& first) {
     using St = Frame::St;
-    switch (f.st) {
-    case St::IRQ_ENTRY:
-        if (const Cycles c = costs_.irq_entry + text(Text::IRQ_ENTER))
-            if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_ENTRY_EXTRA)) return false;
-        [[fallthrough]];
-    case St::IRQ_ENTRY_EXTRA:
-        if (const Cycles c = costs_.irq_entry_extra)
-            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_HANDLER)) return false;
-        [[fallthrough]];
-    case St::IRQ_HANDLER: {
-        const IrqDesc& d = irqs_[f.vector];
-        if (!d.steps) {
-            f.root = d.fn(*this, d.ctx);
-            f.cont = f.root.handle();
-            f.st = St::READY;
-            return true;
-        }
-        for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
-            const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
-            if (s.end) break;
-            if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
-        }
-        goto irq_exit; // f.root is empty
-    }
-    case St::DONE: // the handler has returned: irq_exit, or a softirq frame's next vector
-        f.root.rethrow_if_failed();
-        f.root.reset();
-        if (f.kind == CtxKind::SOFTIRQ) { // the next vector's handler, resumed here
-            f.st = St::SOFTIRQ_ACTION;
-            if (irq_steps(f)) softirq_resume(f);
-            return false;
-        }
-    irq_exit:
-        if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
-            if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
-        [[fallthrough]];
-    case St::IRQ_EXIT_EXTRA:
-        if (const Cycles c = costs_.exception_return_extra)
-            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_RETURN)) return false;
-        [[fallthrough]];
-    case St::IRQ_RETURN: return irq_frame_end(f);
-
-    // The softirq frame: handle_softirqs' body, each exec and point where the coroutine took it.
-    case St::SOFTIRQ_START:
-        softirq_start_ = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
-        softirq_restarts_left_ = cfg_.max_softirq_restart;
-        preempt_count_add(SOFTIRQ_OFFSET);
-        ++stats_.softirq_runs;
-    softirq_round:
-        if (const Cycles c = costs_.softirq_round)
-            if (!irq_step_exec(f, c, Cat::SOFTIRQ, St::SOFTIRQ_ROUND)) return false;
-        [[fallthrough]];
-    case St::SOFTIRQ_ROUND: {
-        const std::uint32_t pending = softirq_pending_;
-        softirq_pending_ = 0;
-        if constexpr (TRACE_COMPILED)
-            if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
-        f.irq_step = pending & ((1u << NR_SOFTIRQS) - 1);
-        count_irqflag_op(1); // local_irq_enable: its exec, then the mask, then its point
-        if (const Cycles c = costs_.local_irq_enable)
-            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_ENABLED)) return false;
-    }
-        [[fallthrough]];
-    case St::SOFTIRQ_ENABLED:
-        irqs_disabled_ = false;
-        if (pending_irqs_ != 0 && deliverable_irqs_at(f)) { // taken before the first vector
-            f.st = St::SOFTIRQ_ACTION;
-            return false;
-        }
-        [[fallthrough]];
-    case St::SOFTIRQ_ACTION:
-        // The pending vectors in bit order, lowest first (h->action for each set bit).
-        for (std::uint32_t& left = f.irq_step; left;) {
-            const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
-            left &= left - 1;
-            if (!softirq_vec_[nr].fn) continue;
-            softirq_running_nr_ = nr;
-            ++stats_.softirq_handled[nr];
-            f.root = softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
-            f.cont = f.root.handle();
-            f.st = St::READY;
-            return true;
-        }
-        count_irqflag_op(0); // local_irq_disable: the mask, then its exec
-        irqs_disabled_ = true;
-        if (const Cycles c = costs_.local_irq_disable)
-            if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_DISABLED)) return false;
-        [[fallthrough]];
-    case St::SOFTIRQ_DISABLED:
-        if (softirq_pending_) {
-            const std::uint64_t end =
-                softirq_start_ / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
-            if (jiffies() < end && !need_resched_ && --softirq_restarts_left_) {
-                ++stats_.softirq_restarts;
-                goto softirq_round;
+    Frame* fp = &first;
+    bool chained = false;
+    for (;;) {
+        Frame& f = *fp;
+        switch (f.st) {
+        case St::IRQ_ENTRY:
+            if (const Cycles c = costs_.irq_entry + text(Text::IRQ_ENTER))
+                if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_ENTRY_EXTRA)) return false;
+            [[fallthrough]];
+        case St::IRQ_ENTRY_EXTRA:
+            if (const Cycles c = costs_.irq_entry_extra)
+                if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_HANDLER)) return false;
+            [[fallthrough]];
+        case St::IRQ_HANDLER: {
+            const IrqDesc& d = irqs_[f.vector];
+            if (!d.steps) {
+                f.root = d.fn(*this, d.ctx);
+                f.cont = f.root.handle();
+                f.st = St::READY;
+                return true;
             }
-            wakeup_softirqd();
+            for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
+                const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
+                if (s.end) break;
+                if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
+            }
+            goto irq_exit; // f.root is empty
         }
-        preempt_count_sub(SOFTIRQ_OFFSET);
-        return irq_frame_end(f);
-    default: return false;
+        case St::DONE: // the handler has returned: irq_exit, or a softirq frame's next vector
+            f.root.rethrow_if_failed();
+            f.root.reset();
+            if (f.kind == CtxKind::SOFTIRQ) { // the next vector's handler, resumed here
+                f.st = St::SOFTIRQ_ACTION;
+                chained = true;
+                continue;
+            }
+        irq_exit:
+            if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
+                if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
+            [[fallthrough]];
+        case St::IRQ_EXIT_EXTRA:
+            if (const Cycles c = costs_.exception_return_extra)
+                if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::IRQ_RETURN)) return false;
+            [[fallthrough]];
+        case St::IRQ_RETURN:
+            if (!irq_frame_end(f)) return false;
+            fp = &softirq_frame_;
+            chained = true;
+            continue;
+
+        // The softirq frame: handle_softirqs' body, each exec and point where the coroutine took it.
+        case St::SOFTIRQ_START:
+            softirq_start_ = now(); // MAX_SOFTIRQ_TIME counts from here: in jiffies, when a restart asks
+            softirq_restarts_left_ = cfg_.max_softirq_restart;
+            preempt_count_add(SOFTIRQ_OFFSET);
+            ++stats_.softirq_runs;
+        softirq_round:
+            if (const Cycles c = costs_.softirq_round)
+                if (!irq_step_exec(f, c, Cat::SOFTIRQ, St::SOFTIRQ_ROUND)) return false;
+            [[fallthrough]];
+        case St::SOFTIRQ_ROUND: {
+            const std::uint32_t pending = softirq_pending_;
+            softirq_pending_ = 0;
+            if constexpr (TRACE_COMPILED)
+                if (trace_) [[unlikely]] trace_softirq_mask_ |= pending;
+            f.irq_step = pending & ((1u << NR_SOFTIRQS) - 1);
+            count_irqflag_op(1); // local_irq_enable: its exec, then the mask, then its point
+            if (const Cycles c = costs_.local_irq_enable)
+                if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_ENABLED)) return false;
+        }
+            [[fallthrough]];
+        case St::SOFTIRQ_ENABLED:
+            irqs_disabled_ = false;
+            if (pending_irqs_ != 0 && deliverable_irqs_at(f)) { // taken before the first vector
+                f.st = St::SOFTIRQ_ACTION;
+                return false;
+            }
+            [[fallthrough]];
+        case St::SOFTIRQ_ACTION:
+            // The pending vectors in bit order, lowest first (h->action for each set bit).
+            for (std::uint32_t& left = f.irq_step; left;) {
+                const unsigned nr = static_cast<unsigned>(__builtin_ctz(left));
+                left &= left - 1;
+                if (!softirq_vec_[nr].fn) continue;
+                softirq_running_nr_ = nr;
+                ++stats_.softirq_handled[nr];
+                f.root = softirq_vec_[nr].fn(*this, softirq_vec_[nr].ctx);
+                f.cont = f.root.handle();
+                f.st = St::READY;
+                if (!chained) return true;
+                softirq_resume(f);
+                return false;
+            }
+            count_irqflag_op(0); // local_irq_disable: the mask, then its exec
+            irqs_disabled_ = true;
+            if (const Cycles c = costs_.local_irq_disable)
+                if (!irq_step_exec(f, c, Cat::IRQ_MASK, St::SOFTIRQ_DISABLED)) return false;
+            [[fallthrough]];
+        case St::SOFTIRQ_DISABLED:
+            if (softirq_pending_) {
+                const std::uint64_t end =
+                    softirq_start_ / tick_period_ + (cfg_.max_softirq_time + tick_period_ - 1) / tick_period_;
+                if (jiffies() < end && !need_resched_ && --softirq_restarts_left_) {
+                    ++stats_.softirq_restarts;
+                    goto softirq_round;
+                }
+                wakeup_softirqd();
+            }
+            preempt_count_sub(SOFTIRQ_OFFSET);
+            if (!irq_frame_end(f)) return false;
+            fp = &softirq_frame_;
+            chained = true;
+            continue;
+        default: return false;
+        }
     }
 }
 
@@ -266,22 +286,22 @@ bool Cpu::irq_steps(Frame& f) {
 
 // A hardirq's, NMI's or softirq's steps have ended (DONE). The dispatch loop's next pass would only
 // pop the frame (no exec is queued, a DONE frame takes no interrupt) unless the CPU has stalled or
-// is in a guest: the pop is made here. When irq_exit's pop pushed the softirq frame and the pass
-// after would run its steps (no stall, no guest, nothing queued or deliverable), they run here
-// too, a handler resumed here (softirq_resume). False: the frame on top waits, or the loop's next
-// pass takes it.
+// is in a guest: the pop is made here. True when irq_exit's pop pushed the softirq frame and the
+// pass after would run its steps (no stall, no guest, nothing queued or deliverable): the caller
+// (irq_steps) runs them at once, softirq_frame_ running. False: the frame on top waits, or the
+// loop's next pass takes it.
 [[gnu::noinline]] bool Cpu::irq_frame_end(Frame& f) {
     f.st = Frame::St::DONE;
-    if (stalled_ || in_guest_ || f.nexecs != 0) [[unlikely]] return false;
+    if (guest_or_stalled_ || f.nexecs != 0) [[unlikely]] return false; // stalled_ or in_guest_: one word
     running_ = nullptr; // as in the loop's pass
     pop_frame();
     Frame& s = softirq_frame_;
-    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || stalled_ || in_guest_ || s.nexecs != 0 ||
-        deliverable_irqs_at(s))
+    // s is not an NMI frame: deliverable_irqs_at(s) is unmasked_irqs(), 0 when nothing is pending
+    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || guest_or_stalled_ || s.nexecs != 0 ||
+        (pending_irqs_ != 0 && unmasked_irqs()))
         return false;
     running_ = &s;
-    if (irq_steps(s)) softirq_resume(s);
-    return false;
+    return true;
 }
 
 // Models: raise_softirq() (kernel/softirq.c)
