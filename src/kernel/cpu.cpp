@@ -135,11 +135,22 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 }
 
 // await_ready when exec_in_place_plain asked (the frame's exec list was empty): exec_in_place's
-// work after that test.
+// work after that test, the exec as exec_in_place_plain takes it below the clock's fast end,
+// and only for the trace or the slow conversion exec_in_place's own way. Only the awaiter
+// lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
     if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) return false;
     if (cpu.np_mark_due()) cpu.np_mark_exec();
-    return cpu.exec_in_place_marked(pending(), due);
+    switch (cpu.exec_in_place_below(remaining, cat, due, cpu.tracing() ? 0 : cpu.clock_.ceil_fast_end())) {
+    case InPlace::REFUSED: return false;
+    case InPlace::DONE: return true;
+    case InPlace::ASK: break;
+    }
+    return cpu.exec_in_place_marked_slow(pending(), due);
+}
+
+[[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
+    return exec_in_place_marked(e, due);
 }
 
 void Cpu::suspend_exec(std::coroutine_handle<> h, const PendingExec& e) {

@@ -704,6 +704,8 @@ private:
     void plain_end_update() { plain_end_ = tracing() || np_due_ || pending_irqs_ != 0 ? 0 : clock_.ceil_fast_end(); }
     // exec_in_place's work after its first test and the mark (also ExecAwaiter::ready_asked's).
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
+    InPlace exec_in_place_below(Cycles remaining, Cat cat, Tick& due, Cycles bound); // inline, below
+    bool exec_in_place_marked_slow(const PendingExec& e, Tick& due); // out of line, cpu.cpp
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
     void trace_exec_in_place(Frame& f, const PendingExec& e, Tick start);
@@ -1010,8 +1012,14 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
 // (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
 inline Cpu::InPlace Cpu::exec_in_place_plain(Cycles remaining, Cat cat, Tick& due) {
     if (running_->nexecs != 0) return InPlace::REFUSED;
+    return exec_in_place_below(remaining, cat, due, plain_end_);
+}
+
+// exec_in_place_plain's work after its first test (and after the mark when `bound` is not
+// plain_end_): ASK when the busy period's end reaches `bound`.
+inline Cpu::InPlace Cpu::exec_in_place_below(Cycles remaining, Cat cat, Tick& due, Cycles bound) {
     const Cycles end = busy_cycles_ + remaining;
-    if (end >= plain_end_) [[unlikely]] return InPlace::ASK;
+    if (end >= bound) [[unlikely]] return InPlace::ASK;
     const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil_fast(end));
     if (!sim_.run_inline(done)) {
         if (!idle_ && !stalled_) due = done; // as exec_in_place_marked
