@@ -696,13 +696,13 @@ private:
     // open span is the current task's kernel code (np_quiet_).
     // Kept in np_due_, set by np_due_update() at each change of idle_, depth_, np_quiet_, np_open_.
     bool np_mark_due() const { return np_due_; }
-    // Also plain_end_'s update: each change of np_due_ or pending_irqs_ ends in one of them.
+    // Also updates plain_end_, which depends on np_due_.
     void np_due_update() {
         np_due_ = idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_);
         plain_end_update();
     }
     void plain_end_update() { plain_end_ = tracing() || np_due_ || pending_irqs_ != 0 ? 0 : clock_.ceil_fast_end(); }
-    // exec_in_place's work after its first test and the mark (also ExecAwaiter::ready_asked's).
+    // exec_in_place's work after its first test and the mark (and exec_in_place_marked_slow's).
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
     InPlace exec_in_place_below(Cycles remaining, Cat cat, Tick& due, Cycles bound); // inline, below
     bool exec_in_place_marked_slow(const PendingExec& e, Tick& due); // out of line, cpu.cpp
