@@ -23,7 +23,7 @@ Cpu::Cpu(engine::Simulation& sim, int id, engine::Clock clock, const KernelCosts
          const KernelConfig& cfg)
     : sim_(sim), id_(id), clock_(clock), costs_(costs), cfg_(cfg),
       tick_period_(engine::PS_PER_S / cfg.hz) {
-    plain_end_ = clock_.ceil_fast_end();
+    plain_end_update();
     timers_.reserve(16);
     expired_.reserve(16);
     softirq_frame_.kind = CtxKind::SOFTIRQ;
@@ -134,12 +134,14 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
     }
 }
 
-// await_ready when exec_in_place_plain asked (its first test passed): exec_in_place's
-// mark, then the exec as exec_in_place_plain takes it, and only for the trace or the clock's
-// slow conversion exec_in_place's own way. Only the awaiter lives across the mark.
+// await_ready when exec_in_place_plain asked (the frame's exec list was empty): exec_in_place's
+// work after that test, the exec as exec_in_place_plain takes it below the clock's fast end,
+// and only for the trace or the slow conversion exec_in_place's own way. Only the awaiter
+// lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
+    if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) return false;
     if (cpu.np_mark_due()) cpu.np_mark_exec();
-    switch (cpu.exec_in_place_plain_marked(remaining, cat, due)) {
+    switch (cpu.exec_in_place_below(remaining, cat, due, cpu.tracing() ? 0 : cpu.clock_.ceil_fast_end())) {
     case InPlace::REFUSED: return false;
     case InPlace::DONE: return true;
     case InPlace::ASK: break;
@@ -375,6 +377,7 @@ void Cpu::interrupt_exec() {
 
 void Cpu::raise_irq(unsigned vector) {
     pending_irqs_ |= (1ULL << vector);
+    plain_end_ = 0; // plain_end_update() with an interrupt pending
     if (in_run_) return; // the dispatch loop will see it
     if (stalled_) [[unlikely]] {
         if (hyp_) hyp_->stalled_irq(*this, vector);

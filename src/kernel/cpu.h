@@ -608,7 +608,7 @@ public:
     void set_trace(TraceRecorder* t, std::uint16_t track) {
         trace_ = t;
         trace_track_ = track;
-        plain_end_ = tracing() ? 0 : clock_.ceil_fast_end();
+        plain_end_update();
     }
     bool tracing() const {
         if constexpr (TRACE_COMPILED) return trace_ != nullptr;
@@ -698,10 +698,15 @@ private:
     // open span is the current task's kernel code (np_quiet_).
     // Kept in np_due_, set by np_due_update() at each change of idle_, depth_, np_quiet_, np_open_.
     bool np_mark_due() const { return np_due_; }
-    void np_due_update() { np_due_ = idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_); }
-    // exec_in_place's and exec_in_place_plain's work after their first test and the mark.
+    // Also updates plain_end_, which depends on np_due_.
+    void np_due_update() {
+        np_due_ = idle_ || (depth_ == 1 ? !np_quiet_ : !np_open_);
+        plain_end_update();
+    }
+    void plain_end_update() { plain_end_ = tracing() || np_due_ || pending_irqs_ != 0 ? 0 : clock_.ceil_fast_end(); }
+    // exec_in_place's work after its first test and the mark (and exec_in_place_marked_slow's).
     bool exec_in_place_marked(const PendingExec& e, Tick& due);    // inline, below the class
-    InPlace exec_in_place_plain_marked(Cycles remaining, Cat cat, Tick& due); // inline, below the class
+    InPlace exec_in_place_below(Cycles remaining, Cat cat, Tick& due, Cycles bound); // inline, below
     bool exec_in_place_marked_slow(const PendingExec& e, Tick& due); // out of line, cpu.cpp
     void suspend_exec_started(std::coroutine_handle<> h, const PendingExec& e, Tick due); // inline, below
     void exec_started(Frame& f, const PendingExec& e, Tick due); // inline, below
@@ -839,8 +844,10 @@ private:
     Tick busy_base_ = 0;      // start of the current busy period
     Cycles busy_cycles_ = 0;  // cycles completed since busy_base_
     Cycles exec_start_cycles_ = 0;
-    // exec_in_place_plain converts a busy-period end below this itself (Clock::ceil_fast_end(),
-    // 0 while tracing: the trace is recorded out of line).
+    // exec_in_place_plain converts a busy-period end below this itself: Clock::ceil_fast_end(),
+    // or 0 while tracing, np_mark_due() or an interrupt pending, each of which exec_in_place
+    // takes out of line (ExecAwaiter::ready_asked). Kept by plain_end_update(), at set_trace,
+    // np_due_update() and raise_irq (push_hardirq's clear is followed by push_frame's update).
     Cycles plain_end_ = 0;
     // Merged execs: while the completion handler's dispatch runs, start_exec leaves the next
     // completion (at exec_done_at_) to the handler, which takes it in place when nothing can
@@ -1000,22 +1007,21 @@ inline bool Cpu::exec_in_place_marked(const PendingExec& e, Tick& due) {
     return true;
 }
 
-// exec_in_place for a caller that pays for its rare calls (the watchdog view's mark, the trace,
-// the clock's slow conversion) in its prologue on every exec: with none of them due, DONE or
-// REFUSED as exec_in_place answers; else ASK, with nothing changed, and the caller finishes out
-// of line (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
+// exec_in_place for a caller that pays for its rare calls (a pending interrupt, the watchdog
+// view's mark, the trace, the clock's slow conversion: plain_end_ is 0 for the first three) in
+// its prologue on every exec: with none of them due, DONE or REFUSED as exec_in_place answers;
+// else ASK, with nothing changed, and the caller asks exec_in_place out of line
+// (ExecAwaiter::ready_asked). The same work and result as exec_in_place, with no call.
 inline Cpu::InPlace Cpu::exec_in_place_plain(Cycles remaining, Cat cat, Tick& due) {
-    Frame& f = *running_;
-    if (f.nexecs != 0 || (pending_irqs_ != 0 && deliverable_irqs_at(f))) return InPlace::REFUSED;
-    if (np_mark_due()) [[unlikely]] return InPlace::ASK;
-    return exec_in_place_plain_marked(remaining, cat, due);
+    if (running_->nexecs != 0) return InPlace::REFUSED;
+    return exec_in_place_below(remaining, cat, due, plain_end_);
 }
 
-// exec_in_place_plain after the mark: ASK only for the trace and the clock's slow conversion
-// (then exec_in_place_marked has the answer).
-inline Cpu::InPlace Cpu::exec_in_place_plain_marked(Cycles remaining, Cat cat, Tick& due) {
+// exec_in_place_plain's work after its first test (and after the mark when `bound` is not
+// plain_end_): ASK when the busy period's end reaches `bound`.
+inline Cpu::InPlace Cpu::exec_in_place_below(Cycles remaining, Cat cat, Tick& due, Cycles bound) {
     const Cycles end = busy_cycles_ + remaining;
-    if (end >= plain_end_) [[unlikely]] return InPlace::ASK; // tracing, or the slow conversion
+    if (end >= bound) [[unlikely]] return InPlace::ASK;
     const Tick done = engine::sat_add(busy_base_, clock_.to_ticks_ceil_fast(end));
     if (!sim_.run_inline(done)) {
         if (!idle_ && !stalled_) due = done; // as exec_in_place_marked

@@ -27,6 +27,12 @@ struct CpuTestAccess {
     static bool in_guest_or_stalled(const Cpu& c) { return c.in_guest_ != nullptr || c.stalled_; }
     // Set while a dispatch runs, and across on_event's completion loop (dispatch<true>).
     static bool in_run(const Cpu& c) { return c.in_run_; }
+    // The lean exec path's bound as kept in plain_end_, and as its definition computes it.
+    static Cycles plain_end(const Cpu& c) { return c.plain_end_; }
+    static Cycles plain_end_by_definition(const Cpu& c) {
+        return c.tracing() || c.np_due_ || c.pending_irqs_ != 0 ? 0 : c.clock_.ceil_fast_end();
+    }
+    static std::uint64_t pending_irqs(const Cpu& c) { return c.pending_irqs_; }
 };
 
 namespace {
@@ -1139,6 +1145,60 @@ engine::Task<> np_due_task(Cpu& cpu, NpDueLog& log) {
 engine::Task<> np_due_irq(Cpu& cpu, void* ctx) {
     static_cast<NpDueLog*>(ctx)->note(cpu); // hardirq, the span open: not due
     co_return;
+}
+
+struct PlainEndLog {
+    std::vector<Cycles> kept;
+    std::vector<Cycles> by_definition;
+    std::vector<std::uint64_t> pending;
+    void note(const Cpu& c) {
+        kept.push_back(CpuTestAccess::plain_end(c));
+        by_definition.push_back(CpuTestAccess::plain_end_by_definition(c));
+        pending.push_back(CpuTestAccess::pending_irqs(c));
+    }
+};
+
+engine::Task<> plain_end_task(Cpu& cpu, PlainEndLog& log) {
+    log.note(cpu);                       // task context, no span open: the mark is due
+    co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1 us; opens the quiet span
+    log.note(cpu);                       // nothing due, nothing pending
+    co_await local_irq_disable(cpu);
+    co_await cpu.exec(1000, Cat::OTHER); // the interrupt raised at 1.5 us waits: masked
+    log.note(cpu);                       // pending
+    co_await local_irq_enable(cpu);      // takes it (the handler notes in the hardirq)
+    log.note(cpu);                       // back in the task, nothing pending
+}
+
+engine::Task<> plain_end_irq(Cpu& cpu, void* ctx) {
+    static_cast<PlainEndLog*>(ctx)->note(cpu); // hardirq: its vector no longer pending
+    co_return;
+}
+
+TEST(MergedExecs, TheLeanExecBoundIsZeroWhileTheMarkIsDueOrAnInterruptIsPending) {
+    // plain_end_ equals (tracing || np_due_ || pending_irqs_ != 0) ? 0 : the clock's fast end at
+    // each note: task context before any exec (the mark due: 0), after the first exec (the fast
+    // end), after a masked exec during which the interrupt was raised (pending: 0), in the
+    // hardirq (pending cleared by its entry, the span open: the fast end), back in the task (the
+    // fast end), and idle after the task has ended (0). In-place events off and on.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        PlainEndLog log;
+        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+        h.cpu.request_irq(v, &plain_end_irq, &log, "dev");
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, plain_end_task(h.cpu, log));
+        IrqAt irq(h.cpu, v);
+        h.sim.schedule_at(1500 * PS_PER_NS, &irq);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        log.note(h.cpu);
+        ASSERT_EQ(log.kept.size(), 6u) << "merging " << merge;
+        EXPECT_EQ(log.kept, log.by_definition) << "merging " << merge;
+        const Cycles fast = engine::Clock(1'000'000'000).ceil_fast_end();
+        EXPECT_EQ(log.kept, (std::vector<Cycles>{0, fast, 0, fast, fast, 0})) << "merging " << merge;
+        EXPECT_NE(log.pending[2], 0u) << "merging " << merge;
+        EXPECT_EQ(log.pending[3], 0u) << "merging " << merge;
+    }
 }
 
 TEST(MergedExecs, TheWatchdogMarksDueFlagFollowsIdleDepthAndTheOpenSpan) {
