@@ -645,7 +645,9 @@ template <bool IN_LOOP>
                 --f.nexecs;
                 continue;
             }
-            if (defer_exec_ && !idle_ && !f.execs[f.nexecs - 1].simd_check) [[likely]] {
+            // defer_exec_ is IN_LOOP: on_event sets and clears it with in_run_, and run() calls
+            // dispatch<false> only when in_run_ is clear
+            if (IN_LOOP && !idle_ && !f.execs[f.nexecs - 1].simd_check) [[likely]] {
                 // start_exec's steps in on_event's completion loop, for an exec without SIMD
                 // work on a busy CPU: its completion deferred to that loop
                 if (np_mark_due()) np_mark_exec();

@@ -27,6 +27,8 @@ struct CpuTestAccess {
     static bool in_guest_or_stalled(const Cpu& c) { return c.in_guest_ != nullptr || c.stalled_; }
     // Set while a dispatch runs, and across on_event's completion loop (dispatch<true>).
     static bool in_run(const Cpu& c) { return c.in_run_; }
+    // Set across on_event's completion loop only (dispatch<true>'s in-loop exec start relies on it).
+    static bool defer_exec(const Cpu& c) { return c.defer_exec_; }
     // The lean exec path's bound as kept in plain_end_, and as its definition computes it.
     static Cycles plain_end(const Cpu& c) { return c.plain_end_; }
     static Cycles plain_end_by_definition(const Cpu& c) {
@@ -591,6 +593,41 @@ TEST(MergedExecs, TheCompletionLoopsInRunIsClearWheneverTheEngineHandlesAnotherE
         for (const Observation& o : h.seen) times.push_back(o.time);
         EXPECT_EQ(times, (std::vector<Tick>{1000 * PS_PER_NS, 2000 * PS_PER_NS, 3000 * PS_PER_NS, 4000 * PS_PER_NS}))
             << "merging " << merge;
+    }
+}
+
+struct DispatchLog {
+    std::vector<std::pair<bool, bool>> seen; // (in_run_, defer_exec_)
+    void note(const Cpu& c) { seen.emplace_back(CpuTestAccess::in_run(c), CpuTestAccess::defer_exec(c)); }
+};
+
+engine::Task<> dispatch_log_task(Cpu& cpu, DispatchLog& log) {
+    log.note(cpu);                       // first run: the boot's dispatch<false>
+    co_await cpu.exec(1000, Cat::OTHER); // 0 .. 1 us
+    log.note(cpu);                       // resumed by the completion loop's dispatch<true>
+    co_await cpu.exec(1000, Cat::OTHER); // 1 .. 2 us, refused at 1.5 us by the probe
+    log.note(cpu);                       // the completion event's loop again
+}
+
+TEST(MergedExecs, DeferExecIsSetInTheCompletionLoopsDispatchesAndInNoOther) {
+    // dispatch<true> starts an exec as deferred without testing defer_exec_: it is set exactly
+    // while on_event's loop runs its dispatches, and clear in dispatch<false> (run()), which runs
+    // only while in_run_ is clear. The task's first note comes from the boot's dispatch<false>
+    // (in_run_ set, defer_exec_ clear), the next two from the completion loop (both set); the probe
+    // at 1.5 us sees both clear. In-place events off and on.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        DispatchLog log;
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, dispatch_log_task(h.cpu, log));
+        InRunProbe p(h.cpu);
+        h.sim.schedule_at(1500 * PS_PER_NS, &p);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        using P = std::pair<bool, bool>;
+        EXPECT_EQ(log.seen, (std::vector<P>{P{true, false}, P{true, true}, P{true, true}})) << "merging " << merge;
+        EXPECT_EQ(p.in_run, (std::vector<bool>{false})) << "merging " << merge;
+        EXPECT_FALSE(CpuTestAccess::defer_exec(h.cpu));
     }
 }
 
