@@ -139,7 +139,9 @@ CcClock TcpSource::cc_clock(const kernel::Cpu& cpu) const {
     c.hz = static_cast<std::uint32_t>(engine::PS_PER_S / cpu.tick_period());
     c.now_us = cpu.now() / engine::PS_PER_US;
     c.pacing_fq = pacing_fq_;
-    c.pacing_rate = pacing_rate();
+    // HyStart, the rate's one reader, runs only in slow start before it found its exit (pkts_acked's
+    // test, on this tp_ and cc_ unchanged): no division for it elsewhere (most ACKs).
+    if (tp_.in_slow_start() && !cc_.cubic().found) c.pacing_rate = pacing_rate();
     return c;
 }
 
