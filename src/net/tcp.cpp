@@ -51,6 +51,7 @@ void TcpSource::autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t
     std::size_t slots = 1;
     while (slots < wmem_max_ / PER_MSS_TRUESIZE + 2) slots <<= 1;
     rtx_.assign(std::max(slots, rtx_.size()), TxSeg{});
+    sndbuf_segs_ = 0;
     tcp_sndbuf_expand(); // tcp_init_buffer_space
 }
 
@@ -59,6 +60,9 @@ void TcpSource::autotune(const std::array<std::uint64_t, 3>& wmem, std::uint64_t
 void TcpSource::tcp_sndbuf_expand() {
     if (!sndbuf_auto_) return;
     const std::uint64_t nr_segs = std::max({tp_.cwnd, TCP_INIT_CWND, reordering_ + 1});
+    // sndmem grows with nr_segs and sndbuf_ only grows after autotune: no more segments, no change
+    if (nr_segs <= sndbuf_segs_) return;
+    sndbuf_segs_ = nr_segs;
     const std::uint64_t sndmem = std::min(2 * nr_segs * PER_MSS_TRUESIZE, wmem_max_);
     sndbuf_ = std::max(sndbuf_, sndmem * mss_ / PER_MSS_TRUESIZE);
 }

@@ -322,6 +322,7 @@ private:
     std::uint64_t sndbuf_; // bytes of data the send queue may hold
     bool sndbuf_auto_ = false;
     std::uint64_t wmem_max_ = 0;
+    std::uint64_t sndbuf_segs_ = 0; // the most skbs tcp_sndbuf_expand sized sndbuf_ for since autotune
     std::uint64_t snd_una_ = 0, snd_nxt_ = 0, write_seq_ = 0, rwnd_;
     std::uint64_t max_window_ = 0; // the largest window the peer advertised (tp->max_window)
     // congestion state

@@ -293,6 +293,17 @@ TEST(TcpBuffers, AnAutotunedSendBufferStartsAtTwiceTheInitialCwndOfSkbs) {
     EXPECT_EQ(src.sndbuf(), 2u * 10 * 1448);
 }
 
+TEST(TcpBuffers, ASecondAutotuneSizesTheSendBufferAgainForTheSameCwnd) {
+    // The second autotune's wmem[1] 4096 gives max(4096 x 1448 / 4096, MSS) = 1448 bytes; its
+    // tcp_init_buffer_space sizes it again for the same 10 skbs: 2 x 10 x 1448 = 28960 bytes (the
+    // segments held from the first call do not skip it).
+    Harness h;
+    TcpSource src(h.stack, TcpCosts{}, 64 * MSS);
+    src.autotune({4096, 16384, 4194304}, 65536);
+    src.autotune({4096, 4096, 4194304}, 65536);
+    EXPECT_EQ(src.sndbuf(), 2u * 10 * 1448);
+}
+
 TEST(TcpBuffers, AutotuningGrowsBothBuffersWithinTheirMaximaAndEveryByteIsReadOnce) {
     // Default tcp_rmem / tcp_wmem: the receive buffer starts at 131072 and grows with what the
     // reader copies per RTT, never past 6291456; the send buffer follows cwnd.
