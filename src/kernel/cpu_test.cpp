@@ -1211,6 +1211,21 @@ engine::Task<> plain_end_irq(Cpu& cpu, void* ctx) {
     co_return;
 }
 
+// The kept-flag tests' run: `task` as a kthread, `handler` on the first device vector raised at
+// 1.5 us, the run to 5 us, then one more note (idle), in-place events on when `merge`.
+template <class Log>
+void run_noting(Harness& h, bool merge, Log& log, IrqHandler handler, engine::Task<> task) {
+    h.sim.set_inline_events(merge);
+    const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
+    h.cpu.request_irq(v, handler, &log, "dev");
+    h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, std::move(task));
+    IrqAt irq(h.cpu, v);
+    h.sim.schedule_at(1500 * PS_PER_NS, &irq);
+    h.cpu.boot();
+    h.sim.run(5 * PS_PER_US);
+    log.note(h.cpu);
+}
+
 TEST(MergedExecs, TheLeanExecBoundIsZeroWhileTheMarkIsDueOrAnInterruptIsPending) {
     // plain_end_ equals (tracing || np_due_ || pending_irqs_ != 0) ? 0 : the clock's fast end at
     // each note: task context before any exec (the mark due: 0), after the first exec (the fast
@@ -1219,16 +1234,8 @@ TEST(MergedExecs, TheLeanExecBoundIsZeroWhileTheMarkIsDueOrAnInterruptIsPending)
     // fast end), and idle after the task has ended (0). In-place events off and on.
     for (int merge = 0; merge < 2; ++merge) {
         Harness h;
-        h.sim.set_inline_events(merge == 1);
         PlainEndLog log;
-        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
-        h.cpu.request_irq(v, &plain_end_irq, &log, "dev");
-        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, plain_end_task(h.cpu, log));
-        IrqAt irq(h.cpu, v);
-        h.sim.schedule_at(1500 * PS_PER_NS, &irq);
-        h.cpu.boot();
-        h.sim.run(5 * PS_PER_US);
-        log.note(h.cpu);
+        run_noting(h, merge == 1, log, &plain_end_irq, plain_end_task(h.cpu, log));
         ASSERT_EQ(log.kept.size(), 6u) << "merging " << merge;
         EXPECT_EQ(log.kept, log.by_definition) << "merging " << merge;
         const Cycles fast = engine::Clock(1'000'000'000).ceil_fast_end();
@@ -1245,16 +1252,8 @@ TEST(MergedExecs, TheWatchdogMarksDueFlagFollowsIdleDepthAndTheOpenSpan) {
     // the task, and idle after the task has ended (due). In-place events off and on.
     for (int merge = 0; merge < 2; ++merge) {
         Harness h;
-        h.sim.set_inline_events(merge == 1);
         NpDueLog log;
-        const unsigned v = Cpu::FIRST_DEVICE_VECTOR;
-        h.cpu.request_irq(v, &np_due_irq, &log, "dev");
-        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, np_due_task(h.cpu, log));
-        IrqAt irq(h.cpu, v);
-        h.sim.schedule_at(1500 * PS_PER_NS, &irq);
-        h.cpu.boot();
-        h.sim.run(5 * PS_PER_US);
-        log.note(h.cpu);
+        run_noting(h, merge == 1, log, &np_due_irq, np_due_task(h.cpu, log));
         ASSERT_EQ(log.due.size(), 5u) << "merging " << merge;
         EXPECT_EQ(log.due, log.by_definition) << "merging " << merge;
         EXPECT_TRUE(log.due[0]) << "merging " << merge;
