@@ -911,22 +911,15 @@ template <bool Full>
                 y >>= 1;
                 i0 = set0 * 4 + (y & 3u);
                 const Line v0 = Line{tag0[i0]} - 1;
-                const std::uint32_t d = dirty_0[i0]; // 0 or 1
-                if (v0 < dir_lines) [[likely]] {
-                    const std::uint32_t h = dir[v0];
-                    if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint, its flag cleared
+                    if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] { // the L2 does not hold it
                         cold_fill_back(empty1, tag1, mask1, hints, l);
                         goto out;
                     }
-                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
-                    // outcome is the data's): a clean victim's or's 0 into the byte there
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                } else if (d != 0) [[unlikely]] {
-                    cold_fill_back(empty1, tag1, mask1, hints, l);
-                    goto out;
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
+                    dirty_0[i0] = 0; // (l goes in clean)
                 }
-                dirty_0[i0] = 0; // (l goes in clean)
+                if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
             }
             // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
             // way clears it, and a victim's was cleared above)
