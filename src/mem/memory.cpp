@@ -736,17 +736,15 @@ template <bool Dirty0>
             y >>= 1;
             const std::size_t i0 = base0 + (y & 3u);
             const Line v0 = Line{tag0[i0]} - 1;
-            const std::uint32_t d = dirty_0[i0]; // 0 or 1
-            if (v0 < dir_lines) [[likely]] {
-                const std::uint32_t h = dir[v0];
-                if (d > (h & bit1)) [[unlikely]] goto out; // a dirty victim the L2 does not hold
-                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-            } else if (d != 0) [[unlikely]] {
-                goto out;
+            if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint
+                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] goto out; // the L2 does not hold it
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
+                if constexpr (!Dirty0) dirty_0[i0] = 0;
+            } else if constexpr (Dirty0) {
+                dirty_0[i0] = 1;
             }
+            if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
             tag0[i0] = static_cast<Tag>(l + 1);
-            dirty_0[i0] = Dirty0;
             dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
         }
         if (l <= stop || l > e) break;
