@@ -785,21 +785,14 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
                 lfsr0 = lfsr_next(lfsr0);
                 const std::size_t i0 = base0 + (lfsr0 & way_mask0);
                 const Line v0 = Line{tag0[i0]} - 1;
-                const std::uint32_t d = dirty_0[i0]; // 0 or 1
-                if (v0 < dir_lines) [[likely]] {
-                    const std::uint32_t h = dir[v0];
-                    if (d > (h & bit1)) [[unlikely]] { // a dirty victim the L2 does not hold (bit1 > 1)
+                if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint
+                    if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] { // the L2 does not hold it
                         lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
                         break;
                     }
-                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
-                    // outcome is the data's): a clean victim's or's 0 into the byte there
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                } else if (d != 0) [[unlikely]] {
-                    lfsr0 = lfsr_back(lfsr0);
-                    break;
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
                 }
+                if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
                 tag0[i0] = static_cast<Tag>(l + 1);
                 dirty_0[i0] = dirty0;
             }
