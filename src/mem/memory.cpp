@@ -857,8 +857,10 @@ template <bool Dirty0>
 // before anything of it is done (the L1's draw and the L2's fill taken back; only l's way hint
 // may differ, and a hint is read only for a line its level holds). The levels by their arrays,
 // masks and the L1's LFSR (constants where the entry below knows them); the two entries below are
-// out of line.
-template <bool Full>
+// out of line. E1Off: where not 0, empty1 is tag1 + E1Off bytes (the block layout's), and its
+// words are addressed from tag1 (one address: GCC otherwise held tag1 + E1Off in a register of
+// its own over the loop, and spilled another value).
+template <bool Full, std::size_t E1Off = 0>
 [[gnu::always_inline]] static inline Filled cold_fills_body(Tag* const tag0, std::uint8_t* const dirty_0,
                                                               std::uint64_t* const empty0, const Line mask0,
                                                               const std::uint32_t lfsr0, Tag* const tag1,
@@ -879,10 +881,13 @@ template <bool Full>
             // the L2's fill first (its values' lives end before the L1's step: fewer registers held
             // over it); taken back below if the L1's step stops the loop
             const std::size_t set1 = static_cast<std::size_t>(l & mask1);
-            const std::uint64_t e1 = empty1[set1];
+            std::uint64_t& e1_word = E1Off ? *reinterpret_cast<std::uint64_t*>(reinterpret_cast<char*>(tag1) +
+                                                                               (set1 * sizeof(std::uint64_t) + E1Off))
+                                           : empty1[set1];
+            const std::uint64_t e1 = e1_word;
             if (e1 == 0) goto out; // the L2's fill would evict
             const std::uint64_t w1 = lowest_set(e1);
-            empty1[set1] = e1 & (e1 - 1);
+            e1_word = e1 & (e1 - 1);
             tag1[w1 * (mask1 + 1) + set1] = static_cast<Tag>(l + 1);
             assert(dirty_1[w1 * (mask1 + 1) + set1] == 0);
             hints[l] = static_cast<std::uint16_t>(w1);
@@ -934,7 +939,9 @@ template <bool Full>
                                                         std::uint16_t* const hints, const Line l, const Line e,
                                                         const std::uint32_t lfsr0, const std::uint32_t bits,
                                                         const Line dir_lines) {
-    return cold_fills_body<Full>(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255, lfsr0,
+    constexpr std::size_t e1_off = Cache::empty_offset(2048, 16);
+    static_assert(e1_off != 0);
+    return cold_fills_body<Full, e1_off>(tag0, Cache::dirty_from<256, 4>(tag0), Cache::empty_from<256, 4>(tag0), 255, lfsr0,
                                  tag1, Cache::dirty_from<2048, 16>(tag1), Cache::empty_from<2048, 16>(tag1), 2047, dir,
                                  hints, dir_lines, static_cast<std::uint16_t>(bits),
                                  static_cast<std::uint16_t>(bits >> 16), l, e);
