@@ -736,15 +736,18 @@ template <bool Dirty0>
             y >>= 1;
             const std::size_t i0 = base0 + (y & 3u);
             const Line v0 = Line{tag0[i0]} - 1;
-            if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint
-                if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] goto out; // the L2 does not hold it
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
-                if constexpr (!Dirty0) dirty_0[i0] = 0;
-            } else if constexpr (Dirty0) {
-                dirty_0[i0] = 1;
+            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            if (v0 < dir_lines) [[likely]] {
+                const std::uint32_t h = dir[v0];
+                if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
+                    if (d != 0) goto out;
+                dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+            } else if (d != 0) [[unlikely]] {
+                goto out;
             }
-            if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
             tag0[i0] = static_cast<Tag>(l + 1);
+            dirty_0[i0] = Dirty0;
             dir[l] = static_cast<std::uint16_t>(bit0 | bit1);
         }
         if (l <= stop || l > e) break;
@@ -785,14 +788,22 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
                 lfsr0 = lfsr_next(lfsr0);
                 const std::size_t i0 = base0 + (lfsr0 & way_mask0);
                 const Line v0 = Line{tag0[i0]} - 1;
-                if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint
-                    if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] { // the L2 does not hold it
-                        lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
-                        break;
-                    }
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
+                const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                if (v0 < dir_lines) [[likely]] {
+                    const std::uint32_t h = dir[v0];
+                    if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
+                        if (d != 0) {
+                            lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
+                            break;
+                        }
+                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                    // outcome is the data's): a clean victim's or's 0 into the byte there
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+                } else if (d != 0) [[unlikely]] {
+                    lfsr0 = lfsr_back(lfsr0);
+                    break;
                 }
-                if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
                 tag0[i0] = static_cast<Tag>(l + 1);
                 dirty_0[i0] = dirty0;
             }
@@ -907,15 +918,23 @@ template <bool Full, std::size_t E1Off = 0>
                 y >>= 1;
                 i0 = set0 * 4 + (y & 3u);
                 const Line v0 = Line{tag0[i0]} - 1;
-                if (dirty_0[i0] != 0) { // a dirty victim: marked dirty in the L2 at its hint, its flag cleared
-                    if (v0 >= dir_lines || (dir[v0] & bit1) == 0) [[unlikely]] { // the L2 does not hold it
-                        cold_fill_back(empty1, tag1, mask1, hints, l);
-                        goto out;
-                    }
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] = 1;
-                    dirty_0[i0] = 0; // (l goes in clean)
+                const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                if (v0 < dir_lines) [[likely]] {
+                    const std::uint32_t h = dir[v0];
+                    if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
+                        if (d != 0) {
+                            cold_fill_back(empty1, tag1, mask1, hints, l);
+                            goto out;
+                        }
+                    dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
+                    // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
+                    // outcome is the data's): a clean victim's or's 0 into the byte there
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
+                } else if (d != 0) [[unlikely]] {
+                    cold_fill_back(empty1, tag1, mask1, hints, l);
+                    goto out;
                 }
-                if (v0 < dir_lines) [[likely]] dir[v0] = static_cast<std::uint16_t>(dir[v0] & ~bit0);
+                dirty_0[i0] = 0; // (l goes in clean)
             }
             // (the flags of the ways l takes are 0 now: an empty way's is, as every step that empties a
             // way clears it, and a victim's was cleared above)
