@@ -735,15 +735,14 @@ template <bool Dirty0>
             const std::size_t base0 = static_cast<std::size_t>(l & mask0) * 4;
             y >>= 1;
             const std::size_t i0 = base0 + (y & 3u);
-            const Line v0 = Line{tag0[i0]} - 1;
-            const std::uint32_t d = dirty_0[i0]; // 0 or 1
+            const Line v0 = Line{tag0[i0]} - 1; // (its flag, dirty_0[i0], read at each use: no register held)
             if (v0 < dir_lines) [[likely]] {
                 const std::uint32_t h = dir[v0];
                 if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
-                    if (d != 0) goto out;
+                    if (dirty_0[i0] != 0) goto out;
                 dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
-                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-            } else if (d != 0) [[unlikely]] {
+                dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= dirty_0[i0]; // (0 or 1)
+            } else if (dirty_0[i0] != 0) [[unlikely]] {
                 goto out;
             }
             tag0[i0] = static_cast<Tag>(l + 1);
@@ -788,19 +787,18 @@ template <std::uint32_t W0, std::uint32_t W1, Line M0, Line M1, int Dirty0 = -1>
                 lfsr0 = lfsr_next(lfsr0);
                 const std::size_t i0 = base0 + (lfsr0 & way_mask0);
                 const Line v0 = Line{tag0[i0]} - 1;
-                const std::uint32_t d = dirty_0[i0]; // 0 or 1
                 if (v0 < dir_lines) [[likely]] {
                     const std::uint32_t h = dir[v0];
                     if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
-                        if (d != 0) {
+                        if (dirty_0[i0] != 0) {
                             lfsr0 = lfsr_back(lfsr0); // (rather than the LFSR kept twice over the loop)
                             break;
                         }
                     dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
                     // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
                     // outcome is the data's): a clean victim's or's 0 into the byte there
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                } else if (d != 0) [[unlikely]] {
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= dirty_0[i0]; // (0 or 1)
+                } else if (dirty_0[i0] != 0) [[unlikely]] {
                     lfsr0 = lfsr_back(lfsr0);
                     break;
                 }
@@ -917,20 +915,19 @@ template <bool Full, std::size_t E1Off = 0>
             } else { // Cache::replace's LFSR
                 y >>= 1;
                 i0 = set0 * 4 + (y & 3u);
-                const Line v0 = Line{tag0[i0]} - 1;
-                const std::uint32_t d = dirty_0[i0]; // 0 or 1
+                const Line v0 = Line{tag0[i0]} - 1; // (its flag, dirty_0[i0], read at each use: no register held)
                 if (v0 < dir_lines) [[likely]] {
                     const std::uint32_t h = dir[v0];
                     if ((h & bit1) == 0) [[unlikely]] // a victim the L2 does not hold: a dirty one stops the loop
-                        if (d != 0) {
+                        if (dirty_0[i0] != 0) {
                             cold_fill_back(empty1, tag1, mask1, hints, l);
                             goto out;
                         }
                     dir[v0] = static_cast<std::uint16_t>(h & ~bit0);
                     // a dirty victim marked dirty in the L2 at its hint with no branch on the flag (the
                     // outcome is the data's): a clean victim's or's 0 into the byte there
-                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= static_cast<std::uint8_t>(d);
-                } else if (d != 0) [[unlikely]] {
+                    dirty_1[std::size_t{hints[v0]} * (mask1 + 1) + (v0 & mask1)] |= dirty_0[i0]; // (0 or 1)
+                } else if (dirty_0[i0] != 0) [[unlikely]] {
                     cold_fill_back(empty1, tag1, mask1, hints, l);
                     goto out;
                 }
