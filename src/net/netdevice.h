@@ -181,6 +181,9 @@ public:
     // rcu_read_unlock_bh; true (sent). `p` as for xmit. A driver may run it all in its own
     // frame, or as steps in the caller's (Nic); this one is a coroutine that awaits xmit (stack.cpp).
     virtual XmitAwaiter dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
+    // dev_queue_xmit_noqueue's steps (XmitRun, its `dev` this NetDevice), when the device runs it
+    // as steps now: the stack builds their awaiter itself (no call); nullptr: call it.
+    XmitSteps noqueue_steps() const { return noqueue_steps_; }
     virtual const NetCosts& costs() const = 0;
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }
@@ -271,6 +274,7 @@ public:
     }
 
 protected:
+    XmitSteps noqueue_steps_ = nullptr;
     // dev_queue_xmit_noqueue's coroutine: its awaits and xmit's, two frames.
     engine::Task<bool> noqueue_task(kernel::Cpu& cpu, const Packet& p);
     // The receive hook's Task for `p`, for the caller to await at once (the tap sees the frame now).

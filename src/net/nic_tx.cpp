@@ -81,6 +81,7 @@ void Nic::set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std
     dma_ = &platform;
     tx_line_ = line_size;
     tx_dma_ = true;
+    noqueue_steps_ = nullptr; // tx_map is a Task: start_xmit<true>
     tx_cfg_ = cfg;
     tx_copy_per_byte_ = copy_per_byte;
     tx_ring_.assign(std::max<std::size_t>(cfg.tx_ring, 1), TxDesc{});
@@ -359,7 +360,7 @@ engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cp
 // start_xmit<true> without tx_dma_ (so without fec(), tx_map, the doorbell and tx_queued), one
 // case per await, each falling through to the next when its await was done in place.
 bool Nic::xmit_steps(XmitRun& r) {
-    Nic& n = *static_cast<Nic*>(r.dev);
+    Nic& n = *static_cast<Nic*>(static_cast<NetDevice*>(r.dev));
     kernel::Cpu& cpu = *r.cpu;
     const Packet& p = *r.p;
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
@@ -401,7 +402,7 @@ engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) { return start_xmit<
 
 XmitAwaiter Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
     if (tx_dma_) return start_xmit<true>(cpu, p);
-    return {&Nic::xmit_steps, this, cpu, p};
+    return {&Nic::xmit_steps, static_cast<NetDevice*>(this), cpu, p};
 }
 
 } // namespace kdsim::net

@@ -109,7 +109,10 @@ engine::Task<> Stack::xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Pack
 XmitAwaiter Stack::dev_queue_xmit(kernel::Cpu& cpu, const Packet& p) {
     NetDevice& dev = route(p);
     // (no qdisc, no segmenting: the awaits below would be exactly those of dev_queue_xmit_noqueue)
-    if (!dev.txq() && !(p.gso_segs > 1 && dev.tso() == TsoKind::NONE)) return dev.dev_queue_xmit_noqueue(cpu, p);
+    if (!dev.txq() && !(p.gso_segs > 1 && dev.tso() == TsoKind::NONE)) {
+        if (const XmitSteps steps = dev.noqueue_steps()) return {steps, &dev, cpu, p};
+        return dev.dev_queue_xmit_noqueue(cpu, p);
+    }
     return dev_queue_xmit_qdisc(cpu, dev, p);
 }
 
