@@ -223,6 +223,25 @@ TEST(NicTx, DevQueueXmitWhoseAwaitsAreAllDoneInPlaceMakesNoCoroutineFrame) {
     EXPECT_EQ(done, 1300 * engine::PS_PER_NS);
 }
 
+// The stack builds a Nic's steps awaiter itself (NetDevice::noqueue_steps) while its transmit
+// awaits no Task; set_tx_dma turns that off (tx_map is a Task: start_xmit<true>'s frame), and
+// dev_queue_xmit still sends the skb through the DMA API: one linear frame without SG, one
+// descriptor, sent.
+TEST(NicTx, ANicTransmitsAsStepsInItsCallersFrameUntilItsTransmitUsesTheDmaApi) {
+    testing::NicBench plain({}, {}, engine::PS_PER_US);
+    EXPECT_NE(plain.na.noqueue_steps(), nullptr);
+    TxBench t(false, fec());
+    EXPECT_EQ(t.na.noqueue_steps(), nullptr);
+    Stack stack(t.na);
+    bool sent = false;
+    auto body = [&]() -> engine::Task<> { sent = co_await stack.dev_queue_xmit(t.a, tcp_frame()); };
+    t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
+    t.run(5 * engine::PS_PER_MS);
+    EXPECT_TRUE(sent);
+    EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 1u);
+    EXPECT_EQ(t.na.stats().tx_frames, 1u);
+}
+
 TEST(NicTx, TheBoardCpuPaysEveryTransmitAndCompletionCostByHand) {
     // Board CPU cycles for one frame, FEC, no memory hierarchy: fec_xmit 500 + bounce 1514 x 0.5 =
     // 757 + map 2464 + doorbell 80; irq: fec_irq 130 + read 140 + 2 x 80; poll: napi_poll 0 +
