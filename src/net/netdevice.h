@@ -5,15 +5,18 @@
 
 #include "engine/task.h"
 #include "kernel/cpu.h"
+#include "kernel/irqflags.h"
 #include "net/config.h"
 #include "net/gro.h"
 #include "net/net_costs.h"
 #include "net/packet.h"
 #include "net/qdisc.h"
 
+#include <coroutine>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 
 namespace kdsim::devices {
@@ -46,6 +49,86 @@ using RxHandler = engine::Task<> (*)(kernel::Cpu& cpu, void* ctx, const Packet& 
 // Defined once in stack.cpp: clang with the sanitizers cannot emit this coroutine inline in every
 // translation unit ("Cannot represent a difference across sections", the fuzzer's build).
 engine::Task<> nothing();
+
+// A device's part of __dev_queue_xmit run as plain steps in its caller's frame (XmitAwaiter): the
+// steps function takes each of its awaits as `co_await` would (take()); at one that must suspend
+// it keeps that awaiter, its await_ready asked, and the step to go on with, and returns false.
+// It is called again at that step once the await has completed. True: done, `sent` its result.
+struct XmitRun {
+    enum class Stop : std::uint8_t { EXEC, IRQ_RESTORE, EXEC_POINT };
+    XmitRun(void* d, kernel::Cpu* c, const Packet* skb) : dev(d), cpu(c), p(skb) {}
+    void* dev;
+    kernel::Cpu* cpu;
+    const Packet* p;
+    unsigned step = 0;
+    bool flags = false; // the driver's local_irq_save
+    bool sent = false;
+    Stop stop = Stop::EXEC;
+    union Await {
+        Await() {}
+        kernel::Cpu::ExecAwaiter exec;
+        kernel::IrqRestoreAwaiter restore;
+        kernel::Cpu::ExecPointAwaiter point;
+    } await;
+
+    // `co_await a`: true when it is done in place; else it is kept and `next` is the step after it.
+    bool take(kernel::Cpu::ExecAwaiter a, unsigned next) {
+        if (a.await_ready()) return true;
+        ::new (&await.exec) kernel::Cpu::ExecAwaiter(a);
+        return keep(Stop::EXEC, next);
+    }
+    bool take(kernel::IrqRestoreAwaiter a, unsigned next) {
+        if (a.await_ready()) return true;
+        ::new (&await.restore) kernel::IrqRestoreAwaiter(a);
+        return keep(Stop::IRQ_RESTORE, next);
+    }
+    bool take(kernel::Cpu::ExecPointAwaiter a, unsigned next) {
+        if (a.await_ready()) return true;
+        ::new (&await.point) kernel::Cpu::ExecPointAwaiter(a);
+        return keep(Stop::EXEC_POINT, next);
+    }
+    // The kept await's await_suspend, for the coroutine `h` that waits for it.
+    void suspend(std::coroutine_handle<> h) noexcept {
+        if (stop == Stop::EXEC) await.exec.await_suspend(h);
+        else if (stop == Stop::IRQ_RESTORE) await.restore.await_suspend(h);
+        else await.point.await_suspend(h);
+    }
+
+private:
+    bool keep(Stop s, unsigned next) {
+        stop = s;
+        step = next;
+        return false;
+    }
+};
+using XmitSteps = bool (*)(XmitRun&);
+
+// The steps from the await they stopped at, in a coroutine of their own: made only when a step
+// must suspend (stack.cpp).
+engine::Task<bool> xmit_rest(XmitRun& r, XmitSteps steps);
+
+// What `co_await dev_queue_xmit(...)` awaits: a device's Task, or its steps (XmitRun) run in the
+// awaiting coroutine's frame, without a frame of their own unless one of them suspends; yields
+// the Task's or the steps' result.
+class [[nodiscard]] XmitAwaiter {
+public:
+    XmitAwaiter(engine::Task<bool> t) : task_(std::move(t)), run_(nullptr, nullptr, nullptr) {} // NOLINT(google-explicit-constructor)
+    XmitAwaiter(XmitSteps steps, void* dev, kernel::Cpu& cpu, const Packet& p) : steps_(steps), run_(dev, &cpu, &p) {}
+    bool await_ready() { return steps_ && steps_(run_); }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+        if (steps_) task_ = xmit_rest(run_, steps_);
+        return std::move(task_).operator co_await().await_suspend(h);
+    }
+    bool await_resume() {
+        if (!task_.valid()) return run_.sent;
+        return std::move(task_).operator co_await().await_resume();
+    }
+
+private:
+    XmitSteps steps_ = nullptr;
+    engine::Task<bool> task_;
+    XmitRun run_;
+};
 
 struct NicStats {
     std::uint64_t rx_frames = 0;
@@ -96,8 +179,11 @@ public:
     // __dev_queue_xmit of an skb this device takes as it is (no qdisc: noqueue; no software GSO):
     // rcu_read_lock_bh, the stack's part (costs().dev_queue_xmit), ndo_start_xmit,
     // rcu_read_unlock_bh; true (sent). `p` as for xmit. A driver may run it all in its own
-    // frame (Nic: one coroutine per skb sent, not two); this one awaits xmit (stack.cpp).
-    virtual engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
+    // frame, or as steps in the caller's (Nic); this one is a coroutine that awaits xmit (stack.cpp).
+    virtual XmitAwaiter dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
+    // dev_queue_xmit_noqueue's steps (XmitRun, its `dev` this NetDevice), when the device runs it
+    // as steps now: the stack builds their awaiter itself (no call); nullptr: call it.
+    XmitSteps noqueue_steps() const { return noqueue_steps_; }
     virtual const NetCosts& costs() const = 0;
     // The DMA platform of the rx buffers, when the device's rx goes through the DMA API.
     virtual const devices::DmaPlatform* dma() const { return nullptr; }
@@ -188,6 +274,9 @@ public:
     }
 
 protected:
+    XmitSteps noqueue_steps_ = nullptr;
+    // dev_queue_xmit_noqueue's coroutine: its awaits and xmit's, two frames.
+    engine::Task<bool> noqueue_task(kernel::Cpu& cpu, const Packet& p);
     // The receive hook's Task for `p`, for the caller to await at once (the tap sees the frame now).
     engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {
         if (tap_) [[unlikely]] tap_->frame(FrameTap::Dir::RX, cpu.now(), p);

@@ -26,6 +26,7 @@ Nic::Nic(Softnet& softnet, unsigned vector, const NetCosts& costs, std::string n
     : NetDevice(std::move(name)), softnet_(softnet), cpu_(softnet.cpu()), vector_(vector), costs_(costs), ring_(ring) {
     napi_.poll = &Nic::napi_poll;
     napi_.ctx = this;
+    noqueue_steps_ = &Nic::xmit_steps; // until set_tx_dma
     cpu_.request_irq(vector_, &Nic::rx_irq<false>, this, name_ + "-rx");
 }
 

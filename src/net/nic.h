@@ -114,7 +114,8 @@ public:
     const std::uint64_t& rx_pause_held() const { return pause_held_; }
     const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
     engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
-    engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
+    // Without the DMA API (no tx_map), start_xmit<true>'s steps in the caller's frame (xmit_steps).
+    XmitAwaiter dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);
@@ -239,6 +240,14 @@ private:
     // part, all in this frame (dev_queue_xmit_noqueue), and true.
     template <bool BH>
     engine::Task<std::conditional_t<BH, bool, void>> start_xmit(kernel::Cpu& cpu, const Packet& p);
+    // start_xmit<true>'s awaits as XmitRun steps, for a Nic without tx_dma_ (whose start_xmit
+    // awaits no Task): the same execs, mask operations and frames, in the same order.
+    static bool xmit_steps(XmitRun& r);
+    // start_xmit's plain parts: FEC software TSO's cycles for a GSO skb of `segs`; the frames
+    // onto the wire; after tx_queued, the qdisc's completion bookkeeping.
+    Cycles tso_cycles(const Packet& p, std::uint32_t segs);
+    void xmit_frames(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs);
+    void xmit_queued(const Packet& p);
     bool fec() const { return tx_dma_ && tx_cfg_.driver == NicDriver::FEC; }
     bool rx_dma_on() const { return rx_dma_.strategy != RxStrategy::NONE; }
     // FEC register accesses (driver = "fec"): `writes` writel()s and `reads` readl()s, charged;

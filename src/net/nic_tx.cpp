@@ -81,6 +81,7 @@ void Nic::set_tx_dma(devices::DmaPlatform& platform, const TxDmaConfig& cfg, std
     dma_ = &platform;
     tx_line_ = line_size;
     tx_dma_ = true;
+    noqueue_steps_ = nullptr; // tx_map is a Task: start_xmit<true>
     tx_cfg_ = cfg;
     tx_copy_per_byte_ = copy_per_byte;
     tx_ring_.assign(std::max<std::size_t>(cfg.tx_ring, 1), TxDesc{});
@@ -278,6 +279,44 @@ engine::Task<> Nic::tx_reclaim(kernel::Cpu& cpu) {
     }
 }
 
+// Per segment a header built in the header buffer and its descriptor; per data chunk a
+// descriptor: a segment whose data crosses one of the skb's page-frag boundaries (SKB_FRAG_PAGE_ORDER:
+// 32 KiB pages) takes two. The skb's own pages when its sender wrote it on the hierarchy (tx_map
+// cuts there too), else the pages as if from the first byte.
+Cycles Nic::tso_cycles(const Packet& p, std::uint32_t segs) {
+    const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
+    return segs * *costs_.tso_hdr + chunks * *costs_.tso_data;
+}
+
+inline void Nic::xmit_frames(kernel::Cpu& cpu, const Packet& p, std::uint32_t segs) {
+    for (std::uint32_t i = 0; i < segs; ++i) { // each frame built in the wire's queue (no copy of its own)
+        // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
+        // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
+        // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
+        const engine::Tick fetched =
+            port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), segs > 1 ? gso_segment_len(p, i) : p.len) : 0;
+        if (const Packet* f = link_->transmit_segment(*this, p, i, fetched)) {
+            ++stats_.tx_frames;
+            tap_xmit(cpu, *f);
+        } else {
+            ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
+        }
+    }
+}
+
+inline void Nic::xmit_queued(const Packet& p) {
+    if (txq()) {
+        if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
+            tx_done_.push_back(TxDone{p, link_->departs(*this)});
+            if (!tx_done_armed_) {
+                tx_done_armed_ = true;
+                cpu_.hrtimer_start(tx_done_.front().departs, &Nic::tx_done_irq, this);
+            }
+        }
+        netif_maybe_stop_queue();
+    }
+}
+
 // A GSO skb reaches the driver only with TSO: the hardware, or the FEC's software TSO, puts one
 // frame per segment on the wire (headers replicated, sequence numbers advanced), after the one
 // doorbell. FEC_SOFTWARE charges what drivers/net/ethernet/freescale/fec_main.c
@@ -293,14 +332,7 @@ engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cp
     bool flags = co_await kernel::local_irq_save(cpu);
     co_await cpu.exec(fec() ? *costs_.fec_xmit : costs_.driver_xmit, Cat::DRIVER);
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
-    if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) {
-        // per segment a header built in the header buffer and its descriptor; per data chunk a
-        // descriptor: a segment whose data crosses one of the skb's page-frag boundaries
-        // (SKB_FRAG_PAGE_ORDER: 32 KiB pages) takes two. The skb's own pages when its sender wrote
-        // it on the hierarchy (tx_map cuts there too), else the pages as if from the first byte.
-        const std::uint32_t chunks = memory_ && p.data ? tso_chunks(p) : segs + (p.payload - 1) / TSO_FRAG_PAGE;
-        co_await cpu.exec(segs * *costs_.tso_hdr + chunks * *costs_.tso_data, Cat::DRIVER);
-    }
+    if (segs > 1 && tso_ == TsoKind::FEC_SOFTWARE) co_await cpu.exec(tso_cycles(p, segs), Cat::DRIVER);
     // this skb's descriptors start at first_desc; a reclaim on another CPU while tx_map waits
     // takes descriptors off the head (the kernel's tx lock is not modelled), moving them forward
     const std::size_t first_desc = tx_count_;
@@ -315,30 +347,9 @@ engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cp
         }
     }
     if (fec()) co_await fec_mmio(cpu, 1, 0); // the doorbell: writel(0, FEC_X_DES_ACTIVE)
-    for (std::uint32_t i = 0; i < segs; ++i) { // each frame built in the wire's queue (no copy of its own)
-        // behind a SoC port the MAC sends a frame once its DMA has fetched all of it into the tx
-        // FIFO: store and forward (fec_restart writes FEC_TXWMRK_STRFWD to FEC_X_WMRK on every
-        // ENET, fec_main.c:1236-1240); a frame the full queue drops is not fetched
-        const engine::Tick fetched =
-            port_ && link_->room(*this) > 0 ? port_->post(cpu.now(), segs > 1 ? gso_segment_len(p, i) : p.len) : 0;
-        if (const Packet* f = link_->transmit_segment(*this, p, i, fetched)) {
-            ++stats_.tx_frames;
-            tap_xmit(cpu, *f);
-        } else {
-            ++stats_.tx_dropped; // the tx queue is full: dropped (counted, never hidden)
-        }
-    }
+    xmit_frames(cpu, p, segs);
     if (tx_dma_) tx_queued(first_desc - static_cast<std::size_t>(tx_stats_.reclaimed - reclaimed0), link_->departs(*this));
-    if (txq()) {
-        if (p.truesize) { // a socket's skb: freed at its tx completion (tcp_wfree: TSQ)
-            tx_done_.push_back(TxDone{p, link_->departs(*this)});
-            if (!tx_done_armed_) {
-                tx_done_armed_ = true;
-                cpu_.hrtimer_start(tx_done_.front().departs, &Nic::tx_done_irq, this);
-            }
-        }
-        netif_maybe_stop_queue();
-    }
+    xmit_queued(p);
     co_await kernel::local_irq_restore(cpu, flags);
     if constexpr (BH) {
         co_await kernel::local_bh_enable(cpu);
@@ -346,8 +357,52 @@ engine::Task<std::conditional_t<BH, bool, void>> Nic::start_xmit(kernel::Cpu& cp
     }
 }
 
+// start_xmit<true> without tx_dma_ (so without fec(), tx_map, the doorbell and tx_queued), one
+// case per await, each falling through to the next when its await was done in place.
+bool Nic::xmit_steps(XmitRun& r) {
+    Nic& n = *static_cast<Nic*>(static_cast<NetDevice*>(r.dev));
+    kernel::Cpu& cpu = *r.cpu;
+    const Packet& p = *r.p;
+    const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
+    switch (r.step) {
+    case 0:
+        if (!r.take(kernel::local_bh_disable(cpu), 1)) return false; // rcu_read_lock_bh()
+        [[fallthrough]];
+    case 1:
+        if (!r.take(cpu.exec(n.costs_.dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT), 2)) return false;
+        [[fallthrough]];
+    case 2: { // ndo_start_xmit: the driver's tx ring lock (spin_lock_irqsave), descriptor
+        const kernel::IrqSaveAwaiter save = kernel::local_irq_save(cpu);
+        r.flags = save.flags;
+        if (!r.take(save.exec, 3)) return false;
+    }
+        [[fallthrough]];
+    case 3:
+        if (!r.take(cpu.exec(n.costs_.driver_xmit, Cat::DRIVER), 4)) return false;
+        [[fallthrough]];
+    case 4:
+        if (segs > 1 && n.tso_ == TsoKind::FEC_SOFTWARE && !r.take(cpu.exec(n.tso_cycles(p, segs), Cat::DRIVER), 5))
+            return false;
+        [[fallthrough]];
+    case 5:
+        n.xmit_frames(cpu, p, segs);
+        n.xmit_queued(p);
+        if (!r.take(kernel::local_irq_restore(cpu, r.flags), 6)) return false;
+        [[fallthrough]];
+    case 6:
+        if (!r.take(kernel::local_bh_enable(cpu), 7)) return false;
+        [[fallthrough]];
+    default:
+        r.sent = true;
+        return true;
+    }
+}
+
 engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) { return start_xmit<false>(cpu, p); }
 
-engine::Task<bool> Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) { return start_xmit<true>(cpu, p); }
+XmitAwaiter Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
+    if (tx_dma_) return start_xmit<true>(cpu, p);
+    return {&Nic::xmit_steps, static_cast<NetDevice*>(this), cpu, p};
+}
 
 } // namespace kdsim::net

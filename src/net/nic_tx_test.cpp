@@ -162,9 +162,11 @@ struct LiveTap final : FrameTap {
 };
 
 // dev_queue_xmit of an skb on a NIC without a qdisc: the stack's part (100 cycles) and the
-// driver's (200) in the driver's one frame (before: dev_queue_xmit's and the driver's, two), the
-// frame on the wire at 300 ns and the skb sent. The kernel's costs are zero. Live frames are
-// counted from the sending task's own.
+// driver's (200), the frame on the wire at 300 ns and the skb sent. The kernel's costs are zero.
+// Live frames are counted from the sending task's own. Without the DMA API the Nic's steps run
+// in the sender's frame (XmitRun) until an await must suspend: the task's first run comes from
+// the boot's dispatch, which takes no exec in place, so the stack's exec suspends and the rest
+// runs in one frame of its own (xmit_rest), live when the frame reaches the wire.
 TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
     NetCosts c{};
     c.dev_queue_xmit = 100;
@@ -188,6 +190,56 @@ TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
     EXPECT_EQ(tap.live[0], own + 1);
     EXPECT_TRUE(sent);
     EXPECT_EQ(done, 300 * engine::PS_PER_NS);
+}
+
+// The same after an exec of 1,000 cycles: the task now runs from the completion loop, which
+// takes each exec in place when nothing comes before its end (nothing does: the next event is
+// the frame's arrival), so every await of the stack's and the driver's part is done in place
+// and no coroutine frame is made for them: the sender's own frames alone are live when the
+// frame reaches the wire at 1,000 + 100 + 200 = 1,300 ns.
+TEST(NicTx, DevQueueXmitWhoseAwaitsAreAllDoneInPlaceMakesNoCoroutineFrame) {
+    NetCosts c{};
+    c.dev_queue_xmit = 100;
+    c.driver_xmit = 200;
+    testing::NicBench t({c}, {}, engine::PS_PER_US);
+    LiveTap tap;
+    t.na.set_tap(&tap);
+    Stack stack(t.na);
+    std::size_t own = 0;
+    bool sent = false;
+    engine::Tick done = 0;
+    auto body = [&]() -> engine::Task<> {
+        co_await t.a.exec(1000, kernel::Cat::OTHER);
+        own = engine::FramePool::live_frames();
+        sent = co_await stack.dev_queue_xmit(t.a, tcp_frame());
+        done = t.a.now();
+    };
+    t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
+    t.run(engine::PS_PER_MS);
+    ASSERT_EQ(tap.at.size(), 1u);
+    EXPECT_EQ(tap.at[0], 1300 * engine::PS_PER_NS);
+    EXPECT_EQ(tap.live[0], own);
+    EXPECT_TRUE(sent);
+    EXPECT_EQ(done, 1300 * engine::PS_PER_NS);
+}
+
+// The stack builds a Nic's steps awaiter itself (NetDevice::noqueue_steps) while its transmit
+// awaits no Task; set_tx_dma turns that off (tx_map is a Task: start_xmit<true>'s frame), and
+// dev_queue_xmit still sends the skb through the DMA API: one linear frame without SG, one
+// descriptor, sent.
+TEST(NicTx, ANicTransmitsAsStepsInItsCallersFrameUntilItsTransmitUsesTheDmaApi) {
+    testing::NicBench plain({}, {}, engine::PS_PER_US);
+    EXPECT_NE(plain.na.noqueue_steps(), nullptr);
+    TxBench t(false, fec());
+    EXPECT_EQ(t.na.noqueue_steps(), nullptr);
+    Stack stack(t.na);
+    bool sent = false;
+    auto body = [&]() -> engine::Task<> { sent = co_await stack.dev_queue_xmit(t.a, tcp_frame()); };
+    t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
+    t.run(5 * engine::PS_PER_MS);
+    EXPECT_TRUE(sent);
+    EXPECT_EQ(t.na.tx_dma_stats()->descriptors, 1u);
+    EXPECT_EQ(t.na.stats().tx_frames, 1u);
 }
 
 TEST(NicTx, TheBoardCpuPaysEveryTransmitAndCompletionCostByHand) {

@@ -106,14 +106,35 @@ engine::Task<> Stack::xmit_segments(kernel::Cpu& cpu, NetDevice& dev, const Pack
 // software segmenting (NetDevice::dev_queue_xmit_noqueue: the same steps in the same order). A
 // plain function: the Task is the device's or the one below.
 // Models: __dev_queue_xmit() (net/core/dev.c)
-engine::Task<bool> Stack::dev_queue_xmit(kernel::Cpu& cpu, const Packet& p) {
+XmitAwaiter Stack::dev_queue_xmit(kernel::Cpu& cpu, const Packet& p) {
     NetDevice& dev = route(p);
     // (no qdisc, no segmenting: the awaits below would be exactly those of dev_queue_xmit_noqueue)
-    if (!dev.txq() && !(p.gso_segs > 1 && dev.tso() == TsoKind::NONE)) return dev.dev_queue_xmit_noqueue(cpu, p);
+    if (!dev.txq() && !(p.gso_segs > 1 && dev.tso() == TsoKind::NONE)) {
+        if (const XmitSteps steps = dev.noqueue_steps()) return {steps, &dev, cpu, p};
+        return dev.dev_queue_xmit_noqueue(cpu, p);
+    }
     return dev_queue_xmit_qdisc(cpu, dev, p);
 }
 
-engine::Task<bool> NetDevice::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
+namespace {
+// The await a device's steps stopped at (XmitRun::suspend), for xmit_rest's frame.
+struct XmitStop {
+    XmitRun& r;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) noexcept { r.suspend(h); }
+    void await_resume() const noexcept {}
+};
+} // namespace
+
+engine::Task<bool> xmit_rest(XmitRun& r, XmitSteps steps) {
+    do co_await XmitStop{r};
+    while (!steps(r));
+    co_return r.sent;
+}
+
+XmitAwaiter NetDevice::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) { return noqueue_task(cpu, p); }
+
+engine::Task<bool> NetDevice::noqueue_task(kernel::Cpu& cpu, const Packet& p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
     co_await xmit(cpu, p);
@@ -150,7 +171,7 @@ void Stack::tsq_schedule(kernel::Cpu& cpu, TcpEndpoint& ep) {
 // segments it (wg_xmit's, xfrm_output_gso's skb_gso_segment). A plain function: the Task is
 // dev_queue_xmit's, which reads the caller's skb in place, or the tunnel path's, which copies it.
 // Models: ip_output() (net/ipv4/ip_output.c)
-engine::Task<bool> Stack::ip_output(kernel::Cpu& cpu, const Packet& p) {
+XmitAwaiter Stack::ip_output(kernel::Cpu& cpu, const Packet& p) {
     if (!tunnel_) return dev_queue_xmit(cpu, p);
     return tunnel_output(cpu, p);
 }

@@ -122,14 +122,15 @@ public:
     }
 
     // __dev_queue_xmit on the calling CPU: rcu_read_lock_bh, qdisc, the driver. False: the
-    // qdisc dropped the skb (NET_XMIT_DROP). `p` must live, unchanged, until the Task is done.
-    engine::Task<bool> dev_queue_xmit(kernel::Cpu& cpu, const Packet& p);
+    // qdisc dropped the skb (NET_XMIT_DROP). For `co_await` at once; `p` must live, unchanged,
+    // until it is done.
+    XmitAwaiter dev_queue_xmit(kernel::Cpu& cpu, const Packet& p);
     // The same through a qdisc, or for a GSO skb the stack segments first.
     engine::Task<bool> dev_queue_xmit_qdisc(kernel::Cpu& cpu, NetDevice& dev, const Packet& p);
     // The output route of a locally generated IP packet: through the tunnel when one is
-    // configured, else straight to the device. False: dropped by the device's qdisc. `p` must
-    // live, unchanged, until the Task is done.
-    engine::Task<bool> ip_output(kernel::Cpu& cpu, const Packet& p);
+    // configured, else straight to the device. False: dropped by the device's qdisc. For
+    // `co_await` at once; `p` must live, unchanged, until it is done.
+    XmitAwaiter ip_output(kernel::Cpu& cpu, const Packet& p);
     // An skb of a qdisc device was freed after transmission: its socket's destructor.
     void skb_free(kernel::Cpu& cpu, const Packet& p);
     // tsq_tasklet on `cpu`: the socket's tcp_tsq_handler runs in its TASKLET_SOFTIRQ.
