@@ -689,6 +689,7 @@ template <bool IN_LOOP>
         case Frame::St::IRQ_ENTRY:
         case Frame::St::IRQ_ENTRY_EXTRA:
         case Frame::St::IRQ_HANDLER:
+        case Frame::St::IRQ_EXIT:
         case Frame::St::IRQ_EXIT_EXTRA:
         case Frame::St::IRQ_RETURN:
         case Frame::St::SOFTIRQ_START:

@@ -169,7 +169,10 @@ bool Cpu::irq_steps(Frame& first) {
             }
             for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
                 const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
-                if (s.end) break;
+                if (s.end) { // its last exec, if any, then irq_exit (a copy of the exec: `end` not live across it)
+                    if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_EXIT)) return false;
+                    break;
+                }
                 if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
             }
             goto irq_exit; // f.root is empty
@@ -182,6 +185,8 @@ bool Cpu::irq_steps(Frame& first) {
                 chained = true;
                 continue;
             }
+            [[fallthrough]];
+        case St::IRQ_EXIT: // a plain handler's last exec has ended
         irq_exit:
             if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
                 if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
