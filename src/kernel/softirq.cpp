@@ -259,7 +259,9 @@ bool Cpu::irq_steps(Frame& first) {
                 }
                 wakeup_softirqd();
             }
-            preempt_count_sub(SOFTIRQ_OFFSET);
+            // preempt_count_sub(SOFTIRQ_OFFSET) without its call: its underflow check goes to it
+            if (preempt_count_ < SOFTIRQ_OFFSET) [[unlikely]] preempt_count_sub(SOFTIRQ_OFFSET);
+            preempt_count_ -= SOFTIRQ_OFFSET;
             if (!irq_frame_end(f)) return false;
             fp = &softirq_frame_;
             chained = true;
