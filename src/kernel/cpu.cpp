@@ -464,10 +464,10 @@ void Cpu::push_softirq(bool from_irq_exit) {
     f.st = Frame::St::SOFTIRQ_START;
 }
 
+// An interrupt frame's root is empty here: irq_steps took (rethrew) and reset each handler's as it
+// returned, and a plain handler has none.
 void Cpu::pop_frame() {
     Frame& f = *stack_[depth_ - 1];
-    f.root.rethrow_if_failed();
-    f.root.reset();
     --depth_;
     np_due_update();
     if constexpr (TRACE_COMPILED)
