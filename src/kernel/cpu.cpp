@@ -464,10 +464,10 @@ void Cpu::push_softirq(bool from_irq_exit) {
     f.st = Frame::St::SOFTIRQ_START;
 }
 
+// An interrupt frame's root is empty here: irq_steps took (rethrew) and reset each handler's as it
+// returned, and a plain handler has none.
 void Cpu::pop_frame() {
     Frame& f = *stack_[depth_ - 1];
-    f.root.rethrow_if_failed();
-    f.root.reset();
     --depth_;
     np_due_update();
     if constexpr (TRACE_COMPILED)
@@ -689,6 +689,7 @@ template <bool IN_LOOP>
         case Frame::St::IRQ_ENTRY:
         case Frame::St::IRQ_ENTRY_EXTRA:
         case Frame::St::IRQ_HANDLER:
+        case Frame::St::IRQ_EXIT:
         case Frame::St::IRQ_EXIT_EXTRA:
         case Frame::St::IRQ_RETURN:
         case Frame::St::SOFTIRQ_START:

@@ -108,13 +108,13 @@ struct Frame {
     // GUEST: a vCPU thread in guest mode (Cpu::run_guest), the host CPU runs its guest.
     // IRQ_*: a hardirq (or NMI) frame's own steps around its handler (Cpu::irq_steps), the next
     // one to take: the entry's two execs, the handler's start (or a plain handler's next step),
-    // the exit's second exec, the end.
+    // irq_exit after a plain handler's last exec (IrqStep::end), the exit's second exec, the end.
     // SOFTIRQ_*: the softirq frame's __do_softirq steps around its vectors' handlers (irq_steps):
     // the start, after a round's exec, after its local_irq_enable's exec, the next vector's
     // handler, after its local_irq_disable's exec.
     enum class St : std::uint8_t {
         READY, POINT, BLOCKED, IDLE, DONE, GUEST,
-        IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT_EXTRA, IRQ_RETURN,
+        IRQ_ENTRY, IRQ_ENTRY_EXTRA, IRQ_HANDLER, IRQ_EXIT, IRQ_EXIT_EXTRA, IRQ_RETURN,
         SOFTIRQ_START, SOFTIRQ_ROUND, SOFTIRQ_ENABLED, SOFTIRQ_ACTION, SOFTIRQ_DISABLED
     };
 
@@ -184,7 +184,8 @@ struct TaskStruct {
 
 using IrqHandler = engine::Task<> (*)(Cpu&, void* ctx);
 // A hardirq handler's step in plain steps: its code up to its next exec, `c` cycles of `cat`
-// (none when 0), or `end`: the handler has returned.
+// (none when 0); with `end`, the handler returns after that exec (at once when c is 0) and
+// irq_exit follows it: a last step need not be called only to say so.
 struct IrqStep {
     Cycles c;
     Cat cat;

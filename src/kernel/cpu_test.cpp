@@ -976,6 +976,81 @@ TEST(Irq, PseudoNmisDuringAHardirqsEntryAndExitStepsRunBetweenThoseStepsExecs) {
     EXPECT_EQ(h.cpu.stats().hardirqs, 1u);
 }
 
+// A plain handler whose last step carries both its exec and the end (IrqStep::end with cycles):
+// step 0 observes, raises NET_RX and computes 1 us; step 1 observes and returns 500 cycles masked
+// with the end. No step is asked for after it (`after_end` counts any).
+struct LastExecEnds {
+    Harness& h;
+    int after_end = 0;
+};
+
+IrqStep last_exec_ends_irq(Cpu& cpu, void* ctx, unsigned step) {
+    auto& l = *static_cast<LastExecEnds*>(ctx);
+    switch (step) {
+    case 0:
+        l.h.observe();
+        cpu.raise_softirq_irqoff(NET_RX_SOFTIRQ);
+        return {1000, Cat::DRIVER, false};
+    case 1: l.h.observe(); return {500, Cat::IRQ_MASK, true};
+    default: ++l.after_end; return {0, Cat::DRIVER, true};
+    }
+}
+
+TEST(Irq, APlainHandlersStepWithCyclesAndTheEndRunsItsExecThenIrqExitWithoutAnotherStep) {
+    // Entry 300 + extra 50, exit 200 + extra 20 (a cycle is a ns). A kernel thread computes for
+    // 100 us; the interrupt at 10 us: step 0 at 10,350, step 1 at 11,350, its 500 to 11,850, then
+    // irq_exit 200 and the extra 20 to 12,070; NET_RX: round 100, enable 4, at 12,174; its 1 and
+    // disable 3: the thread ends late by 2,178 ns, at 102,178.
+    // With a pseudo-NMI at 11,600 the last exec is cut after 250 (the frame waits at irq_exit):
+    // the NMI's entry 350 to 11,950 (it observes), its 1,000 and exit 220 to 13,170; the exec's
+    // other 250 to 13,420, exit 220 to 13,640, NET_RX at 13,744; the thread at 103,748.
+    // The same with in-place events off (every exec queued) and on.
+    for (int with_nmi = 0; with_nmi < 2; ++with_nmi) {
+        const Tick nmi_took = with_nmi ? 1570 * PS_PER_NS : 0; // 350 + 1,000 + 220
+        std::vector<std::pair<CtxKind, Tick>> want{{CtxKind::HARDIRQ, 10'350 * PS_PER_NS},
+                                                   {CtxKind::HARDIRQ, 11'350 * PS_PER_NS}};
+        if (with_nmi) want.emplace_back(CtxKind::NMI, 11'950 * PS_PER_NS);
+        want.emplace_back(CtxKind::SOFTIRQ, 12'174 * PS_PER_NS + nmi_took);
+        want.emplace_back(CtxKind::TASK, 102'178 * PS_PER_NS + nmi_took);
+        std::uint64_t events[2] = {};
+        for (int merge = 0; merge < 2; ++merge) {
+            KernelConfig cfg = quiet_config();
+            cfg.pseudo_nmi = true;
+            KernelCosts costs = round_costs();
+            costs.irq_entry_extra = 50;
+            costs.exception_return_extra = 20;
+            Harness h(cfg, costs);
+            h.sim.set_inline_events(merge == 1);
+            LastExecEnds l{h};
+            const unsigned nmi = Cpu::FIRST_DEVICE_VECTOR, dev = Cpu::FIRST_DEVICE_VECTOR + 1;
+            h.cpu.request_nmi(nmi, &long_nmi_handler, &h, "pmu");
+            h.cpu.request_irq(dev, &last_exec_ends_irq, &l, "dev");
+            h.cpu.open_softirq(NET_RX_SOFTIRQ, &net_rx, &h);
+            h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, busy_kthread(h.cpu, h, 100'000));
+            IrqAt d(h.cpu, dev), n(h.cpu, nmi);
+            h.sim.schedule_at(10 * PS_PER_US, &d);
+            if (with_nmi) h.sim.schedule_at(11'600 * PS_PER_NS, &n);
+            h.cpu.boot();
+            h.sim.run(5 * engine::PS_PER_MS);
+            std::vector<std::pair<CtxKind, Tick>> got;
+            for (const Observation& o : h.seen) got.emplace_back(o.ctx, o.time);
+            EXPECT_EQ(got, want) << "nmi " << with_nmi << " merging " << merge;
+            EXPECT_EQ(l.after_end, 0);
+            const CpuStats& st = h.cpu.stats();
+            EXPECT_EQ(st.hardirqs, 1u);
+            EXPECT_EQ(h.cpu.nmis(), static_cast<std::uint64_t>(with_nmi));
+            EXPECT_EQ(st.softirq_runs, 1u);
+            const auto& hard = st.cycles[static_cast<std::size_t>(CtxKind::HARDIRQ)];
+            EXPECT_EQ(hard[static_cast<std::size_t>(Cat::DRIVER)], 1000u);
+            EXPECT_EQ(hard[static_cast<std::size_t>(Cat::IRQ_MASK)], 500u + 50u + 20u);
+            EXPECT_EQ(hard[static_cast<std::size_t>(Cat::IRQ_ENTRY_EXIT)], 300u + 200u);
+            EXPECT_EQ(h.cpu.preempt_count(), 0u);
+            events[merge] = h.sim.events_processed();
+        }
+        EXPECT_EQ(events[0], events[1]) << "nmi " << with_nmi;
+    }
+}
+
 engine::Task<> failing_irq_handler(Cpu&, void*) {
     throw std::runtime_error("handler failed");
     co_return;

@@ -132,6 +132,27 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
     return false;
 }
 
+// A hardirq's, NMI's or softirq's steps have ended (DONE). The dispatch loop's next pass would only
+// pop the frame (no exec is queued, a DONE frame takes no interrupt) unless the CPU has stalled or
+// is in a guest: the pop is made here. True when irq_exit's pop pushed the softirq frame and the
+// pass after would run its steps (no stall, no guest, nothing queued or deliverable): the caller
+// (irq_steps) runs them at once, softirq_frame_ running. False: the frame on top waits, or the
+// loop's next pass takes it. Inline: GCC merges its two sites in irq_steps, which then saves one
+// register fewer.
+[[gnu::always_inline]] inline bool Cpu::irq_frame_end(Frame& f) {
+    f.st = Frame::St::DONE;
+    if (guest_or_stalled_ || f.nexecs != 0) [[unlikely]] return false; // stalled_ or in_guest_: one word
+    running_ = nullptr; // as in the loop's pass
+    pop_frame();
+    Frame& s = softirq_frame_;
+    // s is not an NMI frame: deliverable_irqs_at(s) is unmasked_irqs(), 0 when nothing is pending
+    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || guest_or_stalled_ || s.nexecs != 0 ||
+        (pending_irqs_ != 0 && unmasked_irqs()))
+        return false;
+    running_ = &s;
+    return true;
+}
+
 // The hardirq context: exception entry and irq_enter, the handler, irq_exit bookkeeping and
 // exception return. irq_exit's softirq processing and the return path are the Cpu's (pop_frame).
 // The steps around the handler are the dispatch loop's (a coroutine awaiting the handler cost a
@@ -169,7 +190,10 @@ bool Cpu::irq_steps(Frame& first) {
             }
             for (;;) { // a plain handler: its steps until it returns, then irq_exit (f.root stays empty)
                 const IrqStep s = d.steps(*this, d.ctx, f.irq_step++);
-                if (s.end) break;
+                if (s.end) { // its last exec, if any, then irq_exit (a copy of the exec: `end` not live across it)
+                    if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_EXIT)) return false;
+                    break;
+                }
                 if (s.c && !irq_step_exec(f, s.c, s.cat, St::IRQ_HANDLER)) return false;
             }
             goto irq_exit; // f.root is empty
@@ -182,6 +206,8 @@ bool Cpu::irq_steps(Frame& first) {
                 chained = true;
                 continue;
             }
+            [[fallthrough]];
+        case St::IRQ_EXIT: // a plain handler's last exec has ended
         irq_exit:
             if (const Cycles c = costs_.irq_exit + text(Text::IRQ_EXIT))
                 if (!irq_step_exec(f, c, Cat::IRQ_ENTRY_EXIT, St::IRQ_EXIT_EXTRA)) return false;
@@ -254,7 +280,9 @@ bool Cpu::irq_steps(Frame& first) {
                 }
                 wakeup_softirqd();
             }
-            preempt_count_sub(SOFTIRQ_OFFSET);
+            // preempt_count_sub(SOFTIRQ_OFFSET) without its call: its underflow check goes to it
+            if (preempt_count_ < SOFTIRQ_OFFSET) [[unlikely]] preempt_count_sub(SOFTIRQ_OFFSET);
+            preempt_count_ -= SOFTIRQ_OFFSET;
             if (!irq_frame_end(f)) return false;
             fp = &softirq_frame_;
             chained = true;
@@ -282,26 +310,6 @@ bool Cpu::irq_steps(Frame& first) {
         f.st = Frame::St::SOFTIRQ_ACTION;
         if (!irq_steps(f)) return;
     }
-}
-
-// A hardirq's, NMI's or softirq's steps have ended (DONE). The dispatch loop's next pass would only
-// pop the frame (no exec is queued, a DONE frame takes no interrupt) unless the CPU has stalled or
-// is in a guest: the pop is made here. True when irq_exit's pop pushed the softirq frame and the
-// pass after would run its steps (no stall, no guest, nothing queued or deliverable): the caller
-// (irq_steps) runs them at once, softirq_frame_ running. False: the frame on top waits, or the
-// loop's next pass takes it.
-[[gnu::noinline]] bool Cpu::irq_frame_end(Frame& f) {
-    f.st = Frame::St::DONE;
-    if (guest_or_stalled_ || f.nexecs != 0) [[unlikely]] return false; // stalled_ or in_guest_: one word
-    running_ = nullptr; // as in the loop's pass
-    pop_frame();
-    Frame& s = softirq_frame_;
-    // s is not an NMI frame: deliverable_irqs_at(s) is unmasked_irqs(), 0 when nothing is pending
-    if (stack_[depth_ - 1] != &s || s.st != Frame::St::SOFTIRQ_START || guest_or_stalled_ || s.nexecs != 0 ||
-        (pending_irqs_ != 0 && unmasked_irqs()))
-        return false;
-    running_ = &s;
-    return true;
 }
 
 // Models: raise_softirq() (kernel/softirq.c)

@@ -192,7 +192,8 @@ void Nic::on_event(std::uint64_t arg) {
 }
 
 // The driver's interrupt handler: ack and mask the device interrupt, napi_schedule(); in plain
-// steps (no coroutine frame per interrupt), each ending with its exec. In hardirq the mask is
+// steps (no coroutine frame per interrupt), each ending with its exec, the last with the
+// handler's end (IrqStep::end: irq_exit follows its exec). In hardirq the mask is
 // already off, so napi_schedule's local_irq_save yields "off" and its restore leaves the mask
 // as it is and takes no interrupt: their execs are all they do. The FEC's handler has a step
 // more (1: its register accesses), after which its steps are the others' shifted by one.
@@ -214,11 +215,10 @@ kernel::IrqStep Nic::rx_irq(kernel::Cpu& cpu, void* ctx, unsigned step) {
     case 1: // napi_schedule: local_irq_save
         cpu.count_irqflag_op(2);
         return {cpu.costs().local_irq_save, Cat::IRQ_MASK, false};
-    case 2: // napi_schedule_irqoff, local_irq_restore
+    default: // 2: napi_schedule_irqoff, local_irq_restore; the handler returns
         n.softnet_.napi_schedule_irqoff(n.napi_);
         cpu.count_irqflag_op(3);
-        return {cpu.costs().local_irq_restore, Cat::IRQ_MASK, false};
-    default: return {0, Cat::DRIVER, true};
+        return {cpu.costs().local_irq_restore, Cat::IRQ_MASK, true};
     }
 }
 template kernel::IrqStep Nic::rx_irq<false>(kernel::Cpu&, void*, unsigned);
