@@ -51,13 +51,22 @@ void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
     used_[i] = true;
     ++count_;
     ++st_.held;
+    // (p's fields read before the copy: the compiler cannot know that p is not a held skb)
+    const bool plain = p.gso_segs <= 1;
+    const std::uint64_t frame = p.frag_data ? p.frag_data[0] : p.data; // a plain frame's one fragment
+    // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
+    const std::uint32_t gso_size = plain ? p.payload : p.gso_size;
     h.skb = p;
     h.skb.gso_segs = 1;
     h.skb.frag_data = nullptr;
-    h.count = 0;
-    append_frags(h, p);
-    // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
-    h.gso_size = p.gso_segs > 1 ? p.gso_size : p.payload;
+    if (plain) {
+        h.frag_data[0] = frame;
+        h.count = 1;
+    } else {
+        h.count = 0;
+        append_frags(h, p);
+    }
+    h.gso_size = gso_size;
     h.age = cpu.jiffies();
     h.order = next_order_++;
 }
@@ -79,6 +88,10 @@ const Packet& Gro::release(std::size_t i) {
 
 // Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
 void Gro::append_frags(Held& h, const Packet& p) {
+    if (p.gso_segs <= 1) { // a plain frame: the loop's one turn
+        h.frag_data[h.count++] = p.frag_data ? p.frag_data[0] : p.data;
+        return;
+    }
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
     for (std::uint32_t k = 0; k < segs; ++k)
         h.frag_data[h.count++] = p.frag_data ? p.frag_data[k] : (p.data ? p.data + std::uint64_t{k} * p.gso_size : 0);
