@@ -429,6 +429,12 @@ private:
     static engine::Task<> tcp_delack_timer(kernel::Cpu& cpu, kernel::TimerList& t);
     std::uint64_t window() const { return adv_win_ > unread_ ? adv_win_ - unread_ : 0; }
     void tcp_rcv_rtt_measure(kernel::Cpu& cpu);
+    // read_loop's copy of `s` to the user buffer, as an exec on `cpu` (its QueuedSkb in no
+    // coroutine frame).
+    kernel::Cpu::ExecAwaiter copy_exec(kernel::Cpu& cpu, const RxSeg& s) {
+        return cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), kernel::Cat::COPY,
+                        kernel::Text::COPY_TO_USER);
+    }
     void tcp_rcv_space_adjust(kernel::Cpu& cpu);
 
     Stack& stack_;

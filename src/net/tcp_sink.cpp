@@ -305,8 +305,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& start, kernel::TaskStruct& self) 
                                        std::to_string(s.seq) + " not delivered in order exactly once (next segment at " +
                                        std::to_string(s.seq) + ")",
                                    "tcp_recvmsg");
-            co_await cpu->exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY,
-                              kernel::Text::COPY_TO_USER);
+            co_await copy_exec(cpu, s);
             co_await cpu->exec(costs_.skb_free, Cat::PROTOCOL);
             stack_.skb_data_free(s.data); // tcp_eat_recv_skb -> __kfree_skb: a slab head goes back
             unread_ -= s.len;
