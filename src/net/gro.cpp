@@ -202,6 +202,11 @@ engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
 const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
     // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at the
     // last used slot (the slots after it hold nothing)
+    if (count_ == 1 && !flush_old) { // the one used slot is the oldest
+        std::size_t j = 0;
+        while (!used_[j]) ++j;
+        return &release(j);
+    }
     std::size_t i = MAX_GRO_SKBS;
     for (std::size_t j = 0, left = count_; left > 0; ++j) {
         if (!used_[j]) continue;
