@@ -118,8 +118,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
 // with no await, so it is held here (no coroutine for it).
 // A segment that continues its flow's held skb without ending it: receive_rest would await the
 // merge's cost and append it, nothing else; the caller does the same (MERGED, no coroutine).
-Gro::Verdict Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
-    if (p.kind != FrameKind::TCP_DATA || p.payload == 0) return {Verdict::NORMAL, {}};
+Gro::Verdict Gro::dev_gro_receive_data(kernel::Cpu& cpu, const Packet& p) {
     const std::size_t i = held_slot(p.flow);
     if (i == MAX_GRO_SKBS) {
         if (!ends_skb(p) && count_ < MAX_GRO_SKBS) {
