@@ -44,20 +44,30 @@ void Gro::take(std::size_t i, Packet& skb, Frags& frag_data) {
     }
 }
 
-void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
+// Inline in its two callers: dev_gro_receive holds most segments, without a call.
+[[gnu::always_inline]] inline void Gro::hold(kernel::Cpu& cpu, const Packet& p) {
     std::size_t i = 0;
     while (used_[i]) ++i;
     Held& h = list_[i];
     used_[i] = true;
     ++count_;
     ++st_.held;
+    // (p's fields read before the copy: the compiler cannot know that p is not a held skb)
+    const bool plain = p.gso_segs <= 1;
+    const std::uint64_t frame = p.frag_data ? p.frag_data[0] : p.data; // a plain frame's one fragment
+    // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
+    const std::uint32_t gso_size = plain ? p.payload : p.gso_size;
     h.skb = p;
     h.skb.gso_segs = 1;
     h.skb.frag_data = nullptr;
-    h.count = 0;
-    append_frags(h, p);
-    // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
-    h.gso_size = p.gso_segs > 1 ? p.gso_size : p.payload;
+    if (plain) {
+        h.frag_data[0] = frame;
+        h.count = 1;
+    } else {
+        h.count = 0;
+        append_frags(h, p);
+    }
+    h.gso_size = gso_size;
     h.age = cpu.jiffies();
     h.order = next_order_++;
 }
@@ -79,6 +89,10 @@ const Packet& Gro::release(std::size_t i) {
 
 // Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
 void Gro::append_frags(Held& h, const Packet& p) {
+    if (p.gso_segs <= 1) { // a plain frame: the loop's one turn
+        h.frag_data[h.count++] = p.frag_data ? p.frag_data[0] : p.data;
+        return;
+    }
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
     for (std::uint32_t k = 0; k < segs; ++k)
         h.frag_data[h.count++] = p.frag_data ? p.frag_data[k] : (p.data ? p.data + std::uint64_t{k} * p.gso_size : 0);
@@ -104,8 +118,7 @@ engine::Task<> Gro::napi_gro_receive(kernel::Cpu& cpu, const Packet& p) {
 // with no await, so it is held here (no coroutine for it).
 // A segment that continues its flow's held skb without ending it: receive_rest would await the
 // merge's cost and append it, nothing else; the caller does the same (MERGED, no coroutine).
-Gro::Verdict Gro::dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
-    if (p.kind != FrameKind::TCP_DATA || p.payload == 0) return {Verdict::NORMAL, {}};
+Gro::Verdict Gro::dev_gro_receive_data(kernel::Cpu& cpu, const Packet& p) {
     const std::size_t i = held_slot(p.flow);
     if (i == MAX_GRO_SKBS) {
         if (!ends_skb(p) && count_ < MAX_GRO_SKBS) {
@@ -189,6 +202,11 @@ engine::Task<> Gro::napi_gro_flush(kernel::Cpu& cpu, bool flush_old) {
 const Packet* Gro::flush_take_oldest(std::uint64_t now, bool flush_old) {
     // oldest first (__napi_gro_flush_chain walks the list from its tail); the walk ends at the
     // last used slot (the slots after it hold nothing)
+    if (count_ == 1 && !flush_old) { // the one used slot is the oldest
+        std::size_t j = 0;
+        while (!used_[j]) ++j;
+        return &release(j);
+    }
     std::size_t i = MAX_GRO_SKBS;
     for (std::size_t j = 0, left = count_; left > 0; ++j) {
         if (!used_[j]) continue;

@@ -78,7 +78,10 @@ public:
         const bool tcp = p.kind == FrameKind::TCP_DATA || p.kind == FrameKind::TCP_ACK;
         return cpu.exec(costs_.receive + (tcp ? costs_.tcp : 0), kernel::Cat::PROTOCOL, kernel::Text::GRO_RECEIVE);
     }
-    Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p);
+    Verdict dev_gro_receive(kernel::Cpu& cpu, const Packet& p) {
+        if (p.kind != FrameKind::TCP_DATA || p.payload == 0) return {Verdict::NORMAL, {}};
+        return dev_gro_receive_data(cpu, p);
+    }
     // skb_gro_receive's cost, for a segment merged into a held skb.
     kernel::Cpu::ExecAwaiter gro_merge(kernel::Cpu& cpu) const {
         return cpu.exec(costs_.merge, kernel::Cat::PROTOCOL, kernel::Text::GRO_MERGE);
@@ -116,6 +119,8 @@ private:
         std::uint64_t order = 0;                // arrival order: the oldest is flushed first
     };
     using Frags = std::array<std::uint64_t, MAX_SEGS>;
+    // dev_gro_receive for a TCP segment with data (the rest is NORMAL, in the caller's code).
+    Verdict dev_gro_receive_data(kernel::Cpu& cpu, const Packet& p);
     // dev_gro_receive's path for TCP data it does not hold at once: merge, complete, hold or
     // pass up.
     engine::Task<> receive_rest(kernel::Cpu& cpu, const Packet& p);

@@ -46,7 +46,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -409,8 +408,16 @@ private:
         mem::Addr data; // the payload's first byte in memory (0: no memory hierarchy)
     };
     engine::Task<> send_ack(kernel::Cpu& cpu);
-    // send_ack's skb, the delayed-ACK timer stopped and the ACK counted (the caller sends it).
-    Packet tcp_build_ack();
+    // send_ack's skb, the delayed-ACK timer stopped and the ACK counted (the caller sends it):
+    // written into `ack`, an ACK skb as ack_skb made it or as an earlier call left it.
+    void tcp_build_ack(Packet& ack);
+    // An ACK skb's fields that are the same for every ACK of the sink.
+    Packet ack_skb() const {
+        Packet p{};
+        p.kind = FrameKind::TCP_ACK;
+        p.flow = flow_;
+        return p;
+    }
     // Queues the segment (no cycles of its own); true: the ACK goes at once (the caller sends it),
     // else the delayed-ACK timer is armed.
     bool tcp_data_queue(kernel::Cpu& cpu, const Packet& p);
@@ -422,6 +429,12 @@ private:
     static engine::Task<> tcp_delack_timer(kernel::Cpu& cpu, kernel::TimerList& t);
     std::uint64_t window() const { return adv_win_ > unread_ ? adv_win_ - unread_ : 0; }
     void tcp_rcv_rtt_measure(kernel::Cpu& cpu);
+    // read_loop's copy of `s` to the user buffer, as an exec on `cpu` (its QueuedSkb in no
+    // coroutine frame).
+    kernel::Cpu::ExecAwaiter copy_exec(kernel::Cpu& cpu, const RxSeg& s) {
+        return cpu.exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), kernel::Cat::COPY,
+                        kernel::Text::COPY_TO_USER);
+    }
     void tcp_rcv_space_adjust(kernel::Cpu& cpu);
 
     Stack& stack_;
@@ -453,6 +466,10 @@ private:
     kernel::TimerList delack_timer_;
     kernel::TaskStruct* reader_ = nullptr;
     TcpReceiverStats st_;
+    // tcp_rcv's ACK skb, built in place, and whether an ACK built in it is in flight (until its
+    // ip_output has returned; another ACK meanwhile is send_ack's, in a skb of its own).
+    Packet ack_;
+    bool ack_busy_ = false;
 };
 
 } // namespace kdsim::net

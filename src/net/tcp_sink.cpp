@@ -15,7 +15,7 @@ using kernel::Cat;
 
 TcpSink::TcpSink(Stack& stack, const TcpCosts& costs, std::uint64_t rcvbuf, std::uint32_t flow)
     : stack_(stack), costs_(costs), rcvbuf_(rcvbuf), adv_win_(rcvbuf), flow_(flow), last_window_(rcvbuf),
-      queue_(rcvbuf / 536 + 2) {
+      queue_(rcvbuf / 536 + 2), ack_(ack_skb()) {
     ofo_.reserve(rcvbuf / 536 + 2);
     delack_timer_.function = &TcpSink::tcp_delack_timer;
     delack_timer_.data = this;
@@ -86,35 +86,35 @@ std::uint64_t TcpSink::ofo_bytes() const {
 
 // Models: tcp_send_ack() (net/ipv4/tcp_output.c)
 engine::Task<> TcpSink::send_ack(kernel::Cpu& cpu) {
-    const Packet ack = tcp_build_ack();
+    Packet ack = ack_skb();
+    tcp_build_ack(ack);
     co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
     co_await stack_.ip_output(cpu, ack);
 }
 
 // __tcp_send_ack's skb: the ACK of what arrived in order, the window, the SACK blocks.
-Packet TcpSink::tcp_build_ack() {
+// Every field that differs from ack_skb's is written: `ack` ends as the same skb whatever an
+// earlier call left in it.
+void TcpSink::tcp_build_ack(Packet& ack) {
     if (kernel::timer_pending(delack_timer_)) kernel::del_timer(delack_timer_); // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
     last_window_ = window();
     ++st_.acks;
     unacked_segments_ = 0;
     if (quick_) --quick_; // tcp_dec_quickack_mode
-    Packet ack{};
-    ack.kind = FrameKind::TCP_ACK;
-    ack.len = TCP_ACK_FRAME;
     ack.ack = rcv_nxt_;
     ack.window = last_window_;
-    ack.flow = flow_;
     // tcp_build_sack: the blocks, most recent first
-    for (std::size_t i = 0; i < nsack_ && i < TCP_MAX_SACKS; ++i) {
+    const std::size_t n = std::min(nsack_, TCP_MAX_SACKS);
+    for (std::size_t i = 0; i < n; ++i)
         ack.sack[i] = SackBlock{static_cast<std::uint32_t>(sack_[i].start - rcv_nxt_),
                                 static_cast<std::uint32_t>(sack_[i].end - rcv_nxt_)};
-        ack.sacks = static_cast<std::uint8_t>(i + 1);
-    }
-    if (ack.sacks) {
+    for (std::size_t i = n; i < ack.sacks; ++i) ack.sack[i] = SackBlock{}; // the last ACK's, zero again
+    ack.sacks = static_cast<std::uint8_t>(n);
+    ack.len = TCP_ACK_FRAME;
+    if (n) {
         ++st_.sack_acks;
         ack.len += 2 + 8 * ack.sacks; // the SACK option (with NOP padding)
     }
-    return ack;
 }
 
 // The delayed ACK is due: send it, unless nothing is left to ACK.
@@ -256,10 +256,16 @@ engine::Task<> TcpSink::tcp_rcv(kernel::Cpu& cpu, const Packet& p) {
                       Cat::PROTOCOL, kernel::Text::TCP_V4_RCV);
     st_.segments += std::max<std::uint32_t>(p.gso_segs, 1); // InSegs counts a GRO skb's segments
     const std::uint64_t before = rcv_nxt_;
-    if (tcp_data_queue(cpu, p)) { // send_ack, its awaits in this frame (one coroutine less per ACK)
-        const Packet ack = tcp_build_ack();
-        co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
-        co_await stack_.ip_output(cpu, ack);
+    if (tcp_data_queue(cpu, p)) {
+        if (ack_busy_) {
+            co_await send_ack(cpu);
+        } else { // send_ack, its awaits in this frame (one coroutine less per ACK), in ack_
+            ack_busy_ = true;
+            tcp_build_ack(ack_);
+            co_await cpu.exec(costs_.tcp_ack_send, Cat::PROTOCOL, kernel::Text::TCP_SEND_ACK);
+            co_await stack_.ip_output(cpu, ack_);
+            ack_busy_ = false;
+        }
     }
     if (rcv_nxt_ > before && reader_) { // sock_def_readable
         kernel::TaskStruct& t = *reader_;
@@ -299,8 +305,7 @@ engine::Task<> TcpSink::read_loop(kernel::Cpu& start, kernel::TaskStruct& self) 
                                        std::to_string(s.seq) + " not delivered in order exactly once (next segment at " +
                                        std::to_string(s.seq) + ")",
                                    "tcp_recvmsg");
-            co_await cpu->exec(stack_.copy_to_user(cpu, QueuedSkb{s.len, s.data}, user_, costs_.copy_to_user_cold), Cat::COPY,
-                              kernel::Text::COPY_TO_USER);
+            co_await copy_exec(cpu, s);
             co_await cpu->exec(costs_.skb_free, Cat::PROTOCOL);
             stack_.skb_data_free(s.data); // tcp_eat_recv_skb -> __kfree_skb: a slab head goes back
             unread_ -= s.len;

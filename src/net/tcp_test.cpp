@@ -149,6 +149,70 @@ TEST(TcpSink, OutOfOrderSegmentsAreAckedAtOnceWithSackBlocksMostRecentFirst) {
     EXPECT_EQ(sink.rcv_nxt(), 5 * MSS);
 }
 
+// Segment n arriving at `at` on `cpu`, delivered as NET_RX would (bottom halves off).
+engine::Task<> segment_at(TcpSink& sink, kernel::Cpu& cpu, engine::Tick at, std::uint64_t n) {
+    if (at) co_await kernel::hrtimer_sleep_until(cpu, at);
+    co_await kernel::local_bh_disable(cpu);
+    co_await sink.tcp_rcv(cpu, data_segment(n));
+    co_await kernel::local_bh_enable(cpu);
+}
+
+TEST(TcpSink, AnAckBuiltWhileTheSinksAckSkbIsInFlightGoesInASkbOfItsOwn) {
+    // Two 1 GHz CPUs receive for one sink; sending an ACK costs 1,000 cycles (1 us), the rest
+    // nothing. Segment 0 on CPU 0 at 0: its ACK (ack 1 MSS, window 64 - 1 MSS) is built at 0
+    // in the sink's ACK skb and leaves at 1 us. Segment 1 on CPU 1 at 0.5 us (a quick ACK
+    // too: quota min(64 / 2, 16) = 16): its ACK (ack 2 MSS, window 64 - 2 MSS) is built while
+    // the first is in flight, so in a skb of its own, and leaves at 1.5 us. Had it been built
+    // in the same skb, the first ACK would leave with its fields.
+    engine::Simulation sim{1};
+    kernel::Cpu cpu0{sim, 0, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    kernel::Cpu cpu1{sim, 1, engine::Clock(1'000'000'000), kernel::KernelCosts{}, kernel::KernelConfig{}};
+    testing::Wire wire;
+    Stack stack{wire};
+    TcpCosts costs{};
+    costs.tcp_ack_send = 1'000;
+    TcpSink sink(stack, costs, 64 * MSS);
+    cpu0.create_task("net_rx0", kernel::SchedPolicy::FIFO, 50, true, segment_at(sink, cpu0, 0, 0));
+    cpu1.create_task("net_rx1", kernel::SchedPolicy::FIFO, 50, true, segment_at(sink, cpu1, 500 * engine::PS_PER_NS, 1));
+    cpu0.boot();
+    cpu1.boot();
+    sim.run(10 * engine::PS_PER_US);
+    cpu0.finish();
+    cpu1.finish();
+    ASSERT_EQ(wire.sent.size(), 2u);
+    EXPECT_EQ(wire.sent[0].at, 1 * engine::PS_PER_US);
+    EXPECT_EQ(wire.sent[0].p.ack, 1 * MSS);
+    EXPECT_EQ(wire.sent[0].p.window, 63 * MSS);
+    EXPECT_EQ(wire.sent[1].at, 1'500 * engine::PS_PER_NS);
+    EXPECT_EQ(wire.sent[1].p.ack, 2 * MSS);
+    EXPECT_EQ(wire.sent[1].p.window, 62 * MSS);
+    EXPECT_EQ(sink.acks_sent(), 2u);
+}
+
+TEST(TcpSink, AnAckAfterOneWithSackBlocksCarriesNoneOfThem) {
+    // Segments 0, 2, 3, then 1 (one skb at a time, each ACKed at once): the third ACK carries
+    // SACK [2, 4) (len 66 + 2 + 8 = 76), the fourth fills the hole (ack 4 MSS): no block, len 66,
+    // and its unused block slots are zero, as in a new skb.
+    Harness h;
+    TcpSink sink(h.stack, TcpCosts{}, 64 * MSS);
+    h.cpu.create_task("net_rx", kernel::SchedPolicy::FIFO, 50, true, segments(sink, h.cpu, {0, 2, 3, 1}));
+    h.run();
+    ASSERT_EQ(h.wire.sent.size(), 4u);
+    const Packet& third = h.wire.sent[2].p;
+    ASSERT_EQ(third.sacks, 1);
+    EXPECT_EQ(third.len, 76u);
+    EXPECT_EQ(third.sack[0].start, 1 * MSS);
+    EXPECT_EQ(third.sack[0].end, 3 * MSS);
+    const Packet& fourth = h.wire.sent[3].p;
+    EXPECT_EQ(fourth.ack, 4 * MSS);
+    EXPECT_EQ(fourth.sacks, 0);
+    EXPECT_EQ(fourth.len, 66u);
+    for (const SackBlock& b : fourth.sack) {
+        EXPECT_EQ(b.start, 0u);
+        EXPECT_EQ(b.end, 0u);
+    }
+}
+
 using testing::Pair;
 using testing::reader;
 using testing::writer;
