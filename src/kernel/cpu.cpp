@@ -139,14 +139,21 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // and only for the trace or the slow conversion exec_in_place's own way. Only the awaiter
 // lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
-    if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) return false;
+    Tick due = 0;
+    if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) {
+        cpu.refused_due_ = 0;
+        return false;
+    }
     if (cpu.np_mark_due()) cpu.np_mark_exec();
     switch (cpu.exec_in_place_below(remaining, cat, due, cpu.tracing() ? 0 : cpu.clock_.ceil_fast_end())) {
-    case InPlace::REFUSED: return false;
+    case InPlace::REFUSED: break;
     case InPlace::DONE: return true;
-    case InPlace::ASK: break;
+    case InPlace::ASK:
+        if (cpu.exec_in_place_marked_slow(pending(), due)) return true;
+        break;
     }
-    return cpu.exec_in_place_marked_slow(pending(), due);
+    cpu.refused_due_ = due;
+    return false;
 }
 
 [[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {
