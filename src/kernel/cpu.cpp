@@ -139,14 +139,21 @@ void Cpu::open_softirq(unsigned nr, SoftirqHandler fn, void* ctx) {
 // and only for the trace or the slow conversion exec_in_place's own way. Only the awaiter
 // lives across the mark.
 [[gnu::noinline]] bool Cpu::ExecAwaiter::ready_asked() noexcept {
-    if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) return false;
-    if (cpu.np_mark_due()) cpu.np_mark_exec();
-    switch (cpu.exec_in_place_below(remaining, cat, due, cpu.tracing() ? 0 : cpu.clock_.ceil_fast_end())) {
-    case InPlace::REFUSED: return false;
-    case InPlace::DONE: return true;
-    case InPlace::ASK: break;
+    if (cpu.pending_irqs_ != 0 && cpu.deliverable_irqs_at(*cpu.running_)) {
+        cpu.refused_due_ = 0;
+        return false;
     }
-    return cpu.exec_in_place_marked_slow(pending(), due);
+    if (cpu.np_mark_due()) cpu.np_mark_exec();
+    Tick due = 0; // in a register: only the slow path's due goes through memory, into refused_due_
+    switch (cpu.exec_in_place_below(remaining, cat, due, cpu.tracing() ? 0 : cpu.clock_.ceil_fast_end())) {
+    case InPlace::REFUSED: break;
+    case InPlace::DONE: return true;
+    case InPlace::ASK:
+        cpu.refused_due_ = 0;
+        return cpu.exec_in_place_marked_slow(pending(), cpu.refused_due_);
+    }
+    cpu.refused_due_ = due;
+    return false;
 }
 
 [[gnu::noinline, gnu::cold]] bool Cpu::exec_in_place_marked_slow(const PendingExec& e, Tick& due) {

@@ -368,16 +368,16 @@ public:
         Cpu& cpu;
         Cycles remaining;
         Cat cat;
-        Tick due = 0; // set by await_ready when the exec could not be taken in place (exec_in_place)
         // Without suspending when there is nothing to do, or when nothing can come between the
         // exec's start and its end (Cpu::exec_in_place). Inline at every co_await is only
         // exec_in_place_plain; exec_in_place's rare calls are in ready_asked, so that the common
-        // path saves no registers (inline, below the class).
+        // path saves no registers (inline, below the class). False: cpu.refused_due_ is written
+        // (exec_in_place's `due`), for await_suspend, which the caller makes next.
         bool await_ready() noexcept;
         bool ready_asked() noexcept; // cpu.cpp
         PendingExec pending() const noexcept { return {remaining, cat, false, false, {}}; }
         void await_suspend(std::coroutine_handle<> h) noexcept {
-            if (due) cpu.suspend_exec_started(h, pending(), due);
+            if (const Tick due = cpu.refused_due_) cpu.suspend_exec_started(h, pending(), due);
             else cpu.suspend_exec(h, pending());
         }
         void await_resume() const noexcept {}
@@ -856,6 +856,10 @@ private:
     bool defer_exec_ = false;
     bool exec_deferred_ = false;
     Tick exec_done_at_ = 0;
+    // exec_in_place's `due` of the exec an awaiter's await_ready has just refused (written on each
+    // of its false returns, read by the await_suspend that follows it): in the CPU rather than in
+    // the awaiter, so that an exec taken in place stores nothing for it.
+    Tick refused_due_ = 0;
     bool idle_ = false;
     Tick idle_since_ = 0;
     // guest mode of the running task (a vCPU thread), and this CPU's own stall as a vCPU
@@ -1035,13 +1039,16 @@ inline Cpu::InPlace Cpu::exec_in_place_below(Cycles remaining, Cat cat, Tick& du
 
 inline bool Cpu::ExecAwaiter::await_ready() noexcept {
     if (remaining == 0) return true;
-    if (!cpu.defer_exec_) return false;
-    switch (cpu.exec_in_place_plain(remaining, cat, due)) {
-    case InPlace::REFUSED: return false;
-    case InPlace::DONE: return true;
-    case InPlace::ASK: break;
+    Tick due = 0;
+    if (cpu.defer_exec_) {
+        switch (cpu.exec_in_place_plain(remaining, cat, due)) {
+        case InPlace::REFUSED: break;
+        case InPlace::DONE: return true;
+        case InPlace::ASK: return ready_asked();
+        }
     }
-    return ready_asked();
+    cpu.refused_due_ = due;
+    return false;
 }
 
 // An exec that exec_in_place could not take: the coroutine suspends and the exec starts now, as

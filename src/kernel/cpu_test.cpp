@@ -35,6 +35,9 @@ struct CpuTestAccess {
         return c.tracing() || c.np_due_ || c.pending_irqs_ != 0 ? 0 : c.clock_.ceil_fast_end();
     }
     static std::uint64_t pending_irqs(const Cpu& c) { return c.pending_irqs_; }
+    // exec_in_place's `due` of the exec an awaiter last refused, kept for its await_suspend.
+    static Tick refused_due(const Cpu& c) { return c.refused_due_; }
+    static void set_refused_due(Cpu& c, Tick t) { c.refused_due_ = t; }
 };
 
 namespace {
@@ -628,6 +631,39 @@ TEST(MergedExecs, DeferExecIsSetInTheCompletionLoopsDispatchesAndInNoOther) {
         EXPECT_EQ(log.seen, (std::vector<P>{P{true, false}, P{true, true}, P{true, true}})) << "merging " << merge;
         EXPECT_EQ(p.in_run, (std::vector<bool>{false})) << "merging " << merge;
         EXPECT_FALSE(CpuTestAccess::defer_exec(h.cpu));
+    }
+}
+
+// Each exec preceded by a stale refused_due_ (7 ps, no exec's end); after each, what it holds.
+engine::Task<> refused_due_task(Cpu& cpu, std::vector<Tick>& held) {
+    for (int i = 0; i < 3; ++i) {
+        CpuTestAccess::set_refused_due(cpu, 7);
+        co_await cpu.exec(1000, Cat::OTHER);
+        held.push_back(CpuTestAccess::refused_due(cpu));
+    }
+}
+
+TEST(MergedExecs, AnAwaiterThatRefusesAnExecWritesItsDueAndOneTakenInPlaceWritesNothing) {
+    // ExecAwaiter::await_ready writes refused_due_ on every false return, so that its
+    // await_suspend never reads a stale one. The first exec (0 .. 1 us) is awaited in the boot's
+    // dispatch<false>, outside the completion loop: refused with due 0, queued. The second (1 ..
+    // 2 us) in the completion loop: taken in place with in-place events on (7 stays), refused with
+    // its end, 2 us, with them off. The third (2 .. 3 us) is refused by the probe's event at
+    // 2.5 us: due 3 us. The times are those of queued execs (1, 2, 3 us): no stale 7 ps was used.
+    for (int merge = 0; merge < 2; ++merge) {
+        Harness h;
+        h.sim.set_inline_events(merge == 1);
+        std::vector<Tick> held;
+        h.cpu.create_task("kthread", SchedPolicy::NORMAL, 0, true, refused_due_task(h.cpu, held));
+        InRunProbe p(h.cpu);
+        h.sim.schedule_at(2500 * PS_PER_NS, &p);
+        h.cpu.boot();
+        h.sim.run(5 * PS_PER_US);
+        const Tick second = merge == 1 ? 7 : 2000 * PS_PER_NS;
+        EXPECT_EQ(held, (std::vector<Tick>{0, second, 3000 * PS_PER_NS})) << "merging " << merge;
+        EXPECT_EQ(h.cpu.stats().cycles[static_cast<std::size_t>(CtxKind::TASK)][static_cast<std::size_t>(Cat::OTHER)],
+                  3000u);
+        EXPECT_EQ(p.in_run.size(), 1u);
     }
 }
 

@@ -16,7 +16,7 @@ bool IrqRestoreAwaiter::await_ready() noexcept { return exec_.await_ready() && r
 
 void IrqRestoreAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     if (in_place_) exec_.cpu.suspend_point(h, Point::IRQ_ENABLE);
-    else exec_.cpu.suspend_exec_irq_restore(h, exec_.pending(), flags_, exec_.due);
+    else exec_.cpu.suspend_exec_irq_restore(h, exec_.pending(), flags_, exec_.cpu.refused_due_);
 }
 
 } // namespace kdsim::kernel

@@ -109,7 +109,7 @@ engine::Task<> Cpu::ksoftirqd_body(Cpu& cpu) {
 [[gnu::noinline, gnu::cold]] bool Cpu::irq_step_asked(Frame& f, Cycles c, Cat cat, Frame::St next) {
     ExecAwaiter a{*this, c, cat};
     if (a.ready_asked()) return true;
-    return irq_step_queued(f, c, cat, next, a.due);
+    return irq_step_queued(f, c, cat, next, refused_due_);
 }
 
 // An exec of the steps not done in place: the frame takes stage `next` once it has ended; false.
