@@ -179,8 +179,9 @@ public:
     // __dev_queue_xmit of an skb this device takes as it is (no qdisc: noqueue; no software GSO):
     // rcu_read_lock_bh, the stack's part (costs().dev_queue_xmit), ndo_start_xmit,
     // rcu_read_unlock_bh; true (sent). `p` as for xmit. A driver may run it all in its own
-    // frame, or as steps in the caller's (Nic); this one is a coroutine that awaits xmit (stack.cpp).
-    virtual XmitAwaiter dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
+    // frame (Nic: one coroutine per skb sent, not two); this one awaits xmit (stack.cpp). Not
+    // called while noqueue_steps() is set: the stack runs those steps in the caller's frame.
+    virtual engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p);
     // dev_queue_xmit_noqueue's steps (XmitRun, its `dev` this NetDevice), when the device runs it
     // as steps now: the stack builds their awaiter itself (no call); nullptr: call it.
     XmitSteps noqueue_steps() const { return noqueue_steps_; }
@@ -275,8 +276,6 @@ public:
 
 protected:
     XmitSteps noqueue_steps_ = nullptr;
-    // dev_queue_xmit_noqueue's coroutine: its awaits and xmit's, two frames.
-    engine::Task<bool> noqueue_task(kernel::Cpu& cpu, const Packet& p);
     // The receive hook's Task for `p`, for the caller to await at once (the tap sees the frame now).
     engine::Task<> deliver(kernel::Cpu& cpu, const Packet& p) {
         if (tap_) [[unlikely]] tap_->frame(FrameTap::Dir::RX, cpu.now(), p);

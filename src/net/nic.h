@@ -114,8 +114,9 @@ public:
     const std::uint64_t& rx_pause_held() const { return pause_held_; }
     const std::uint64_t& rx_pause_held_max() const { return pause_held_max_; }
     engine::Task<> xmit(kernel::Cpu& cpu, const Packet& p) override;
-    // Without the DMA API (no tx_map), start_xmit<true>'s steps in the caller's frame (xmit_steps).
-    XmitAwaiter dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
+    // start_xmit<true>'s frame; without the DMA API (no tx_map) the stack runs its steps in the
+    // caller's frame instead (noqueue_steps: xmit_steps) and does not call this.
+    engine::Task<bool> dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) override;
     // Interrupt moderation (ethtool -C rx-usecs): at least `t` between two rx interrupts.
     void set_rx_usecs(engine::Tick t) { rx_usecs_ = t; }
     // The NAPI poll's loop over IEVENT (PollLoop, net/config.h: the 6.1 FEC's fec_enet_rx_napi);

@@ -400,9 +400,6 @@ bool Nic::xmit_steps(XmitRun& r) {
 
 engine::Task<> Nic::xmit(kernel::Cpu& cpu, const Packet& p) { return start_xmit<false>(cpu, p); }
 
-XmitAwaiter Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
-    if (tx_dma_) return start_xmit<true>(cpu, p);
-    return {&Nic::xmit_steps, static_cast<NetDevice*>(this), cpu, p};
-}
+engine::Task<bool> Nic::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) { return start_xmit<true>(cpu, p); }
 
 } // namespace kdsim::net

@@ -132,9 +132,7 @@ engine::Task<bool> xmit_rest(XmitRun& r, XmitSteps steps) {
     co_return r.sent;
 }
 
-XmitAwaiter NetDevice::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) { return noqueue_task(cpu, p); }
-
-engine::Task<bool> NetDevice::noqueue_task(kernel::Cpu& cpu, const Packet& p) {
+engine::Task<bool> NetDevice::dev_queue_xmit_noqueue(kernel::Cpu& cpu, const Packet& p) {
     co_await kernel::local_bh_disable(cpu); // rcu_read_lock_bh()
     co_await cpu.exec(costs().dev_queue_xmit, Cat::PROTOCOL, kernel::Text::DEV_QUEUE_XMIT);
     co_await xmit(cpu, p);
