@@ -161,13 +161,20 @@ struct LiveTap final : FrameTap {
     }
 };
 
-// dev_queue_xmit of an skb on a NIC without a qdisc: the stack's part (100 cycles) and the
-// driver's (200), the frame on the wire at 300 ns and the skb sent. The kernel's costs are zero.
-// Live frames are counted from the sending task's own. Without the DMA API the Nic's steps run
-// in the sender's frame (XmitRun) until an await must suspend: the task's first run comes from
-// the boot's dispatch, which takes no exec in place, so the stack's exec suspends and the rest
-// runs in one frame of its own (xmit_rest), live when the frame reaches the wire.
-TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
+// What one dev_queue_xmit of an skb saw: when its frame reached the wire, the coroutine frames
+// live then and the sender's own before the call, its result and when it returned.
+struct XmitOnce {
+    std::vector<engine::Tick> at;
+    std::vector<std::size_t> live;
+    std::size_t own = 0;
+    bool sent = false;
+    engine::Tick done = 0;
+};
+
+// A task sends one skb by dev_queue_xmit on a NIC without a qdisc, after an exec of `before`
+// cycles when it is non-zero: the stack's part (100 cycles) and the driver's (200), the kernel's
+// costs zero.
+XmitOnce xmit_once(Cycles before) {
     NetCosts c{};
     c.dev_queue_xmit = 100;
     c.driver_xmit = 200;
@@ -175,21 +182,32 @@ TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
     LiveTap tap;
     t.na.set_tap(&tap);
     Stack stack(t.na);
-    std::size_t own = 0;
-    bool sent = false;
-    engine::Tick done = 0;
+    XmitOnce r;
     auto body = [&]() -> engine::Task<> {
-        own = engine::FramePool::live_frames();
-        sent = co_await stack.dev_queue_xmit(t.a, tcp_frame());
-        done = t.a.now();
+        if (before) co_await t.a.exec(before, kernel::Cat::OTHER);
+        r.own = engine::FramePool::live_frames();
+        r.sent = co_await stack.dev_queue_xmit(t.a, tcp_frame());
+        r.done = t.a.now();
     };
     t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
     t.run(engine::PS_PER_MS);
-    ASSERT_EQ(tap.at.size(), 1u);
-    EXPECT_EQ(tap.at[0], 300 * engine::PS_PER_NS);
-    EXPECT_EQ(tap.live[0], own + 1);
-    EXPECT_TRUE(sent);
-    EXPECT_EQ(done, 300 * engine::PS_PER_NS);
+    r.at = tap.at;
+    r.live = tap.live;
+    return r;
+}
+
+// The frame on the wire at 300 ns and the skb sent. Live frames are counted from the sending
+// task's own. Without the DMA API the Nic's steps run in the sender's frame (XmitRun) until an
+// await must suspend: the task's first run comes from the boot's dispatch, which takes no exec in
+// place, so the stack's exec suspends and the rest runs in one frame of its own (xmit_rest), live
+// when the frame reaches the wire.
+TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
+    const XmitOnce r = xmit_once(0);
+    ASSERT_EQ(r.at.size(), 1u);
+    EXPECT_EQ(r.at[0], 300 * engine::PS_PER_NS);
+    EXPECT_EQ(r.live[0], r.own + 1);
+    EXPECT_TRUE(r.sent);
+    EXPECT_EQ(r.done, 300 * engine::PS_PER_NS);
 }
 
 // The same after an exec of 1,000 cycles: the task now runs from the completion loop, which
@@ -198,29 +216,12 @@ TEST(NicTx, DevQueueXmitWithoutAQdiscRunsTheStacksPartInTheNicsOneFrame) {
 // and no coroutine frame is made for them: the sender's own frames alone are live when the
 // frame reaches the wire at 1,000 + 100 + 200 = 1,300 ns.
 TEST(NicTx, DevQueueXmitWhoseAwaitsAreAllDoneInPlaceMakesNoCoroutineFrame) {
-    NetCosts c{};
-    c.dev_queue_xmit = 100;
-    c.driver_xmit = 200;
-    testing::NicBench t({c}, {}, engine::PS_PER_US);
-    LiveTap tap;
-    t.na.set_tap(&tap);
-    Stack stack(t.na);
-    std::size_t own = 0;
-    bool sent = false;
-    engine::Tick done = 0;
-    auto body = [&]() -> engine::Task<> {
-        co_await t.a.exec(1000, kernel::Cat::OTHER);
-        own = engine::FramePool::live_frames();
-        sent = co_await stack.dev_queue_xmit(t.a, tcp_frame());
-        done = t.a.now();
-    };
-    t.a.create_task("sender", kernel::SchedPolicy::NORMAL, 0, false, body());
-    t.run(engine::PS_PER_MS);
-    ASSERT_EQ(tap.at.size(), 1u);
-    EXPECT_EQ(tap.at[0], 1300 * engine::PS_PER_NS);
-    EXPECT_EQ(tap.live[0], own);
-    EXPECT_TRUE(sent);
-    EXPECT_EQ(done, 1300 * engine::PS_PER_NS);
+    const XmitOnce r = xmit_once(1000);
+    ASSERT_EQ(r.at.size(), 1u);
+    EXPECT_EQ(r.at[0], 1300 * engine::PS_PER_NS);
+    EXPECT_EQ(r.live[0], r.own);
+    EXPECT_TRUE(r.sent);
+    EXPECT_EQ(r.done, 1300 * engine::PS_PER_NS);
 }
 
 // The stack builds a Nic's steps awaiter itself (NetDevice::noqueue_steps) while its transmit
