@@ -8,6 +8,11 @@ namespace kdsim::net {
 
 using kernel::Cat;
 
+namespace {
+// A frame of one segment's data in memory: its one fragment, or its linear data.
+std::uint64_t plain_frag(const Packet& p) { return p.frag_data ? p.frag_data[0] : p.data; }
+} // namespace
+
 std::size_t Gro::oldest() const {
     std::size_t best = MAX_GRO_SKBS;
     for (std::size_t i = 0; i < MAX_GRO_SKBS; ++i)
@@ -54,7 +59,7 @@ void Gro::take(std::size_t i, Packet& skb, Frags& frag_data) {
     ++st_.held;
     // (p's fields read before the copy: the compiler cannot know that p is not a held skb)
     const bool plain = p.gso_segs <= 1;
-    const std::uint64_t frame = p.frag_data ? p.frag_data[0] : p.data; // a plain frame's one fragment
+    const std::uint64_t frame = plain_frag(p);
     // dev_gro_receive: skb_shinfo(skb)->gso_size = skb_gro_len(skb), or the GSO skb's own
     const std::uint32_t gso_size = plain ? p.payload : p.gso_size;
     h.skb = p;
@@ -90,7 +95,7 @@ const Packet& Gro::release(std::size_t i) {
 // Each segment's frame in memory: a GSO skb (from virtio) is one buffer, its segments in a row.
 void Gro::append_frags(Held& h, const Packet& p) {
     if (p.gso_segs <= 1) { // a plain frame: the loop's one turn
-        h.frag_data[h.count++] = p.frag_data ? p.frag_data[0] : p.data;
+        h.frag_data[h.count++] = plain_frag(p);
         return;
     }
     const std::uint32_t segs = std::max<std::uint32_t>(p.gso_segs, 1);
